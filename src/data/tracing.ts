@@ -1,0 +1,191 @@
+/**
+ * The tracing contract between plumber-data and whoever watches it run (the Plumber runner).
+ *
+ * The two meet through global symbols rather than imports, because a user's pipeline may load its
+ * own copy of plumber-data while the runner ships another: `Symbol.for` keys are shared by every
+ * copy in the process. With no tracer and no overrides installed, the library records nothing and
+ * captures no call sites, so an untraced pipeline pays (almost) nothing.
+ */
+
+/** Every operator the library offers, by the method or function name a user writes. */
+export type OpKind =
+  | 'from'
+  | 'range'
+  | 'files'
+  | 'lines'
+  | 'map'
+  | 'filter'
+  | 'flatMap'
+  | 'interleave'
+  | 'batch'
+  | 'unbatch'
+  | 'shuffle'
+  | 'prefetch'
+  | 'cache'
+  | 'repeat'
+  | 'take'
+  | 'skip'
+  | 'zip'
+  | 'concatenate';
+
+/** Where an operator's own work runs. `libuv` is Node's thread pool (fs, zlib, sharp); `remote` is reserved for later. */
+export type Placement = 'main' | 'worker' | 'libuv' | 'remote';
+
+/** A position in the user's source: absolute file path, 1-based line and column of the operator's method name. */
+export interface CallSite {
+  file: string;
+  line: number;
+  column: number;
+}
+
+/** The knob values an operator was built with (after overrides), as the runtime resolved them. */
+export interface OpKnobs {
+  /** As written: a number, `'auto'`, or absent. */
+  parallelism?: number | 'auto';
+  /** What the runtime actually used. */
+  resolvedParallelism?: number;
+  deterministic?: boolean;
+  /** prefetch(n), shuffle(n): buffer size. */
+  bufferSize?: number;
+  /** batch(n). */
+  batchSize?: number;
+  dropRemainder?: boolean;
+  /** interleave(cycleLength). */
+  cycleLength?: number;
+  /** take(n), skip(n), repeat(n): the count; repeat() without a count is `Infinity`, encoded as -1. */
+  count?: number;
+  /** cache(path): the path; cache(): undefined with `cacheMemory: true`. */
+  cachePath?: string;
+  cacheMemory?: boolean;
+}
+
+/** What the library tells a tracer about an operator when it is built. */
+export interface OpInfo {
+  /**
+   * Identity of the operator across the run: `${kind}@${file}:${line}:${column}` when the call site
+   * is known, else `${kind}#${n}`. Operators built at the same call site (an interleave's inner
+   * datasets, a helper called twice) share a key, and their counters add up.
+   */
+  key: string;
+  kind: OpKind;
+  site?: CallSite;
+  /** Keys of the operators this one pulls from, in argument order. */
+  inputs: string[];
+  /** The user function's `name`, if the operator takes one. */
+  fnName?: string;
+  /**
+   * The user function itself, so a tracer can find where it is exported (to tell whether it can
+   * move to worker threads). Never serialised.
+   */
+  fn?: Function;
+  /** Where the fn can be imported from, when the library knows (a map with `module`). */
+  fnModule?: { file: string; exportName: string };
+  /** True when the user function is declared `async` (a sync fn that returns a promise is found at run time: see `counters.asyncCalls`). */
+  fnAsync?: boolean;
+  placement: Placement;
+  knobs: OpKnobs;
+  /** The operator introduces randomness (shuffle; a map/filter declared `random: true` or handed the library's RNG). */
+  random: boolean;
+  /** Elements this operator will produce in one pass, when the library can tell (`Infinity` for repeat()). */
+  cardinality?: number;
+  /** Set when the operator was added or changed by an override rather than written in the source. */
+  overridden?: boolean;
+}
+
+/**
+ * Counters an operator updates while it runs. The tracer owns the object; the library only adds to
+ * it. Times are seconds. "Self" time excludes the time spent waiting on the operator's input.
+ */
+export interface OpCounters {
+  /** Elements handed downstream. */
+  produced: number;
+  /** Elements taken from the input(s). */
+  pulled: number;
+  /** Main-thread seconds in the operator's own synchronous code (user fn + bookkeeping). */
+  selfSeconds: number;
+  /** CPU seconds worker threads spent in this operator's tasks, as measured by the workers. */
+  workerCpuSeconds: number;
+  /** Main-thread seconds spent posting tasks to workers and receiving their results. */
+  dispatchSeconds: number;
+  /** Seconds downstream spent waiting for this operator with nothing buffered. */
+  waitSeconds: number;
+  /** Sum over async calls of their latency from start to settle. */
+  asyncLatencySeconds: number;
+  /** Number of user-function calls that returned a promise. */
+  asyncCalls: number;
+  /** Number of user-function calls. */
+  calls: number;
+  /** Approximate bytes of produced elements (typed arrays, strings, buffers; sampled). */
+  bytesProduced: number;
+  /** Bytes read from disk by this operator (files, lines, cache(path) reads). */
+  diskBytesRead: number;
+  /** Files read to completion. */
+  filesRead: number;
+  /** Largest number of elements held in the operator's buffer at once. */
+  bufferHighWater: number;
+  /** Largest number of calls in flight at once. */
+  inFlightHighWater: number;
+  /** Cache operators: elements served from the cache rather than from upstream. */
+  cacheHits: number;
+}
+
+/** The interface a tracer installs at `globalThis[TRACER_KEY]`. */
+export interface Tracer {
+  /** Called once per operator instance when it is built; returns the counters it must update. Same key, same counters. */
+  register(info: OpInfo): OpCounters;
+}
+
+/**
+ * A knob change applied at build time without editing the source. Keyed (see `OVERRIDES_KEY`) by
+ * `${file}:${line}:${column}` of the operator's call site.
+ */
+export interface KnobOverride {
+  /** map/filter/flatMap/interleave: the parallelism to use. */
+  parallelism?: number;
+  /** map/filter: run the fn on the main thread or in worker threads. Worker placement needs the fn's module (from the map's own `module` option, or `module` here). */
+  placement?: 'main' | 'worker';
+  /** With `placement: 'worker'`: absolute path or file URL of the module that exports the fn. */
+  module?: string;
+  /** With `placement: 'worker'`: the export's name, when it differs from the fn's `name`. */
+  exportName?: string;
+  deterministic?: boolean;
+  /** prefetch(n): its buffer size. On any other operator: insert `.prefetch(n)` right after it (0 removes an existing prefetch). */
+  prefetch?: number;
+  /** Insert `.cache()` (`'memory'`) or `.cache(path)` right after this operator; `false` disables an existing cache. */
+  cache?: 'memory' | string | false;
+  /** interleave: cycle length. */
+  cycleLength?: number;
+}
+
+/** `globalThis[TRACER_KEY]`: the installed tracer, if any. */
+export const TRACER_KEY: unique symbol = Symbol.for('plumber-data.tracer') as never;
+/** `globalThis[OVERRIDES_KEY]`: a `Map<string, KnobOverride>` keyed by `${file}:${line}:${column}`. */
+export const OVERRIDES_KEY: unique symbol = Symbol.for('plumber-data.overrides') as never;
+/** `dataset[DATASET_KEY]`: the `OpInfo.key` of the operator that produces the dataset (set on every Dataset). */
+export const DATASET_KEY: unique symbol = Symbol.for('plumber-data.key') as never;
+
+/** A fresh, zeroed counters object. */
+export function newCounters(): OpCounters {
+  return {
+    produced: 0,
+    pulled: 0,
+    selfSeconds: 0,
+    workerCpuSeconds: 0,
+    dispatchSeconds: 0,
+    waitSeconds: 0,
+    asyncLatencySeconds: 0,
+    asyncCalls: 0,
+    calls: 0,
+    bytesProduced: 0,
+    diskBytesRead: 0,
+    filesRead: 0,
+    bufferHighWater: 0,
+    inFlightHighWater: 0,
+    cacheHits: 0,
+  };
+}
+
+/** The key used in the overrides map for a call site. */
+export function siteKey(site: CallSite): string {
+  return `${site.file}:${site.line}:${site.column}`;
+}

@@ -1,0 +1,120 @@
+/**
+ * What the model says about a profile: the analysis (rates, bounds, the bottleneck) and the plan
+ * (knob changes with their predicted effect). Produced by `src/model`, shown by the server, the
+ * extension and the CLI. Rates are root elements per second.
+ */
+import type { Overrides } from './profile';
+
+/** A resource that can cap the pipeline's rate. */
+export type Resource =
+  | 'cpu' // all cores together
+  | 'main-thread' // Node's one JavaScript thread: every sync fn and all operator bookkeeping
+  | 'sequential-op' // one operator running one element at a time
+  | 'parallel-op' // one operator at its parallelism limit
+  | 'latency' // an awaiting operator with too few calls in flight
+  | 'disk' // read bandwidth of the data's filesystem
+  | 'libuv' // Node's thread pool (fs, zlib, sharp)
+  | 'source'; // the source produced no more elements than this (a finite or slow source)
+
+/** One upper bound on the pipeline's rate. */
+export interface Bound {
+  resource: Resource;
+  /** The operator the bound belongs to, for per-operator bounds. */
+  opId?: string;
+  /** The highest root rate this resource allows. */
+  rate: number;
+  /** One sentence: what was measured and how the bound follows from it. */
+  detail: string;
+}
+
+/** Per-operator numbers. */
+export interface OpAnalysis {
+  opId: string;
+  /** Elements at this operator per root element (V_i). */
+  visitRatio: number;
+  /** Measured elements per second produced by this operator during the run. */
+  measuredRate: number;
+  /** Root elements per CPU-second this operator could sustain on one core (R_i); Infinity when it used no measurable CPU. */
+  ratePerCore: number;
+  /** CPU seconds per root element (V_i · c_i / C_i), all threads. */
+  cpuPerRootElement: number;
+  /** Share of all measured CPU spent in this operator (0..1). */
+  cpuShare: number;
+  /** Main-thread seconds per root element. */
+  mainThreadPerRootElement: number;
+  /** The highest root rate this operator allows with its current knobs. */
+  bound: number;
+  /** Where its work runs. */
+  placement: 'main' | 'worker' | 'libuv' | 'remote';
+  /** True for the operator that holds the pipeline back. */
+  isBottleneck: boolean;
+}
+
+/** The answer to "why is it slow": the binding resource and, if one, the operator. */
+export interface Bottleneck {
+  resource: Resource;
+  opId?: string;
+  /** A sentence for a person, e.g. "map(decode) runs on the main thread and needs 12 ms per element". */
+  reason: string;
+}
+
+export interface Analysis {
+  /** Root rate measured in the profiled run. */
+  measuredRate: number;
+  /** The model's bound with the current knobs: min over `bounds`. */
+  bound: number;
+  bottleneck: Bottleneck;
+  bounds: Bound[];
+  ops: OpAnalysis[];
+  /** Cores the model assumed. */
+  cores: number;
+}
+
+/** One knob change in a plan. */
+export type PlanChange =
+  | { kind: 'parallelism'; opId: string; from: number | 'auto' | undefined; to: number; reason: string }
+  | { kind: 'placement'; opId: string; to: 'worker'; parallelism: number; reason: string }
+  | {
+      kind: 'prefetch';
+      /** The operator after which a prefetch goes (or the existing prefetch op whose size changes). */
+      opId: string;
+      /** True when `opId` is an existing prefetch whose buffer changes; false to insert a new one. */
+      existing: boolean;
+      from?: number;
+      size: number;
+      reason: string;
+    }
+  | {
+      kind: 'cache';
+      /** Insert `.cache()` right after this operator. */
+      opId: string;
+      /** Estimated bytes the cache will hold (cardinality × bytes per element). */
+      estimatedBytes: number;
+      reason: string;
+    };
+
+export interface Plan {
+  changes: PlanChange[];
+  /** The rate measured before the plan. */
+  currentRate: number;
+  /** The model's predicted root rate with every change applied. */
+  predictedRate: number;
+  /** The bound the model computes with the plan applied. */
+  predictedBound: number;
+  /** The binding resource after the plan. */
+  predictedBottleneck: Bottleneck;
+  /** The same plan as runner overrides: what `--override` / `plumber/profile` accept. */
+  overrides: Overrides;
+}
+
+/** Inputs the model takes besides the profile. */
+export interface ModelOptions {
+  /** Cores to plan for (default: the profile's machine). */
+  cores?: number;
+  /** Bytes a cache may use (default: 0.5 × free memory at profile time). */
+  memoryBudgetBytes?: number;
+  /** Largest worker pool to propose per operator (default: cores). */
+  maxWorkers?: number;
+  /** Largest concurrency to propose for an awaiting operator (default 64). */
+  maxConcurrency?: number;
+}

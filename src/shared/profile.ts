@@ -1,0 +1,117 @@
+/**
+ * The profile: what one traced run of a pipeline measured. Written by the runner, read by the
+ * model, the language server, the extension and the CLI. Versioned JSON: bump PROFILE_VERSION on
+ * any change a reader could misread, and keep `profile.schema.json` in step (a unit test checks).
+ *
+ * Rates are root elements per second unless a name says otherwise. Times are seconds.
+ */
+import type { CallSite, KnobOverride, OpCounters, OpKind, OpKnobs, Placement } from '../data/tracing';
+
+export type { CallSite, KnobOverride, OpCounters, OpKind, OpKnobs, Placement };
+
+export const PROFILE_VERSION = 1 as const;
+
+/** The machine the run happened on. */
+export interface Machine {
+  /** Logical cores available to the process (`os.availableParallelism()`). */
+  cores: number;
+  memoryTotalBytes: number;
+  memoryFreeBytes: number;
+  nodeVersion: string;
+  platform: string;
+  arch: string;
+  cpuModel: string;
+  /** libuv thread-pool size (UV_THREADPOOL_SIZE, default 4): the concurrency of fs, zlib and sharp work. */
+  libuvThreads: number;
+  /** Sequential read bandwidth of the filesystem holding the pipeline's files, from a short probe; absent when not measured. */
+  diskReadBytesPerSec?: number;
+  /** Which clock measured per-thread CPU: Node ≥ 22 `threadCpuUsage`, Linux `schedstat`, or wall time as a fallback. */
+  cpuClock: 'threadCpuUsage' | 'schedstat' | 'wall';
+}
+
+/** Knob overrides applied to a run, keyed by operator id (`OpProfile.id`). */
+export type Overrides = Record<string, KnobOverride>;
+
+/** How and how long the pipeline ran. */
+export interface RunInfo {
+  startedAt: string;
+  /** Root elements consumed during the measured window (after warm-up). */
+  elements: number;
+  /** Wall seconds of the measured window. */
+  seconds: number;
+  warmupElements: number;
+  warmupSeconds: number;
+  /** Successive rate estimates agreed within 2% before the budget ran out. */
+  converged: boolean;
+  /** Why measurement stopped. */
+  endReason: 'converged' | 'budget' | 'exhausted' | 'error' | 'cancelled';
+  /** Root rate estimates taken during the run, in order (elements per second). */
+  rateEstimates: number[];
+  overrides: Overrides;
+  /** Main-thread CPU seconds in the measured window (per `Machine.cpuClock`). */
+  mainThreadCpuSeconds: number;
+  /** Whole-process CPU seconds (all threads) in the measured window, from `process.cpuUsage()`. */
+  processCpuSeconds: number;
+  /** Peak resident set size of the runner process, bytes. */
+  peakRssBytes: number;
+}
+
+/** One operator as it ran. Counters cover the measured window only. */
+export interface OpProfile {
+  /**
+   * Stable id within the profile: `${line}:${column}` when the operator is in the pipeline's own
+   * file, `${relativePath}:${line}:${column}` when it is in another file, `${kind}#${n}` when the
+   * call site is unknown. Overrides and plans refer to operators by this id.
+   */
+  id: string;
+  kind: OpKind;
+  site?: CallSite;
+  /** Ids of the operators it pulls from. */
+  inputs: string[];
+  fnName?: string;
+  fnAsync?: boolean;
+  /** Where the fn is exported from, when the runner or library found it: such a fn can run in worker threads. */
+  fnModule?: { file: string; exportName: string };
+  placement: Placement;
+  knobs: OpKnobs;
+  random: boolean;
+  cardinality?: number;
+  overridden?: boolean;
+  counters: OpCounters;
+}
+
+/** Why a run failed, in words a person can act on. */
+export interface ProfileError {
+  kind: 'not-found' | 'compile' | 'load' | 'no-pipeline' | 'throw' | 'timeout' | 'exit' | 'oom' | 'empty' | 'cancelled' | 'override' | 'internal';
+  message: string;
+  /** The operator that failed, if known. */
+  opId?: string;
+  /** The index of the element that failed in that operator's input, if known. */
+  elementIndex?: number;
+  site?: CallSite;
+  /** Pipelines that were found, when the one asked for was not. */
+  available?: string[];
+}
+
+/** A profile: one run of one pipeline. */
+export interface Profile {
+  version: typeof PROFILE_VERSION;
+  pipeline: {
+    /** Absolute path of the module that exports the pipeline. */
+    file: string;
+    /** The export's name (`default` for a default export). */
+    exportName: string;
+    /** Id of the operator whose output is the pipeline's output. */
+    rootId: string;
+  };
+  machine: Machine;
+  run: RunInfo;
+  ops: OpProfile[];
+  error?: ProfileError;
+}
+
+/** Messages the runner streams on its IPC channel, in order: any number of `progress`, then one `profile`. */
+export type RunnerMessage =
+  | { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number }
+  | { type: 'profile'; profile: Profile }
+  | { type: 'pipelines'; file: string; pipelines: string[] };

@@ -1,0 +1,156 @@
+/**
+ * Custom LSP messages between the extension (client) and the language server, declared once.
+ * Method names are `plumber/…`. Ranges and URIs are plain LSP shapes so both sides can use them
+ * without importing vscode or ts-morph.
+ */
+import type { Analysis, Plan } from './analysis';
+import type { Profile } from './profile';
+
+/** An LSP position/range, structurally identical to vscode-languageserver-types'. */
+export interface Position {
+  line: number;
+  character: number;
+}
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** How bad an operator's position is, for icons and sorting. */
+export type OpSeverity = 'bottleneck' | 'warning' | 'ok' | 'unknown';
+
+/** One operator in the Bottlenecks tree. */
+export interface OpSummary {
+  /** The operator's id as in profiles (`line:column` in the pipeline's file, 1-based). */
+  id: string;
+  kind: string;
+  /** A short label such as `map(decode)`. */
+  label: string;
+  uri: string;
+  range: Range;
+  /** Measured elements per second at this operator; absent before a profile. */
+  rate?: number;
+  /** Share of the pipeline's CPU (0..1). */
+  cpuShare?: number;
+  /** The root rate this operator allows (the model's per-operator bound). */
+  bound?: number;
+  severity: OpSeverity;
+  /** One sentence: why this operator holds the pipeline back, if it does. */
+  reason?: string;
+  /** The title of the fix the plan proposes for it ("Apply Plumber fix: …"), if any. */
+  fixTitle?: string;
+}
+
+/** One pipeline in a document. */
+export interface PipelineSummary {
+  uri: string;
+  /** Export name (`default` for a default export), or a synthetic name for an unexported chain. */
+  name: string;
+  /** The range of the pipeline's head (first line of the chain). */
+  range: Range;
+  /** Operators, most limiting first once profiled, else in chain order. */
+  ops: OpSummary[];
+  /** Measured root rate of the last profile. */
+  rate?: number;
+  /** The model's bound with the current knobs. */
+  bound?: number;
+  /** The model's predicted rate with every fix applied. */
+  predictedRate?: number;
+  /** The file changed since the profile was taken. */
+  stale: boolean;
+  /** The last profile failed: the message to show. */
+  error?: string;
+  /** ISO time of the last profile. */
+  profiledAt?: string;
+}
+
+/** client → server request: the pipelines of one document, or of every open document when `uri` is absent. */
+export const PipelinesRequest = 'plumber/pipelines' as const;
+export interface PipelinesParams {
+  uri?: string;
+}
+export interface PipelinesResult {
+  pipelines: PipelineSummary[];
+}
+
+/**
+ * client → server request: run the runner on one pipeline (or all pipelines of a document) with
+ * cancellable work-done progress. Refused with a message when the workspace is untrusted.
+ */
+export const ProfileRequest = 'plumber/profile' as const;
+export interface ProfileParams {
+  uri: string;
+  /** Export name; all pipelines of the document when absent. */
+  pipeline?: string;
+  /** LSP work-done token for progress (set by the client library). */
+  workDoneToken?: string | number;
+}
+export interface ProfileOutcome {
+  pipeline: string;
+  ok: boolean;
+  /** Measured root rate, when ok. */
+  rate?: number;
+  /** Predicted rate after the plan, when ok. */
+  predictedRate?: number;
+  /** What went wrong, in a sentence, when not ok. */
+  error?: string;
+}
+export interface ProfileResult {
+  outcomes: ProfileOutcome[];
+}
+
+/** client → server request: everything the report view shows for one pipeline. */
+export const ReportRequest = 'plumber/report' as const;
+export interface ReportParams {
+  uri: string;
+  pipeline: string;
+}
+export interface ReportHistoryEntry {
+  at: string;
+  rate: number;
+  bound: number;
+  predictedRate?: number;
+  /** Short description of the knobs at the time, e.g. "map(decode) ×2, prefetch 4". */
+  label: string;
+}
+export interface ReportResult {
+  pipeline: PipelineSummary;
+  profile?: Profile;
+  analysis?: Analysis;
+  plan?: Plan;
+  /** Ids of operators on the critical path (the chain from source to root through the bottleneck). */
+  criticalPath: string[];
+  history: ReportHistoryEntry[];
+}
+
+/** client → server request: the edit that applies every fix of the plan for one pipeline (or all in the document). */
+export const FixAllRequest = 'plumber/fixAll' as const;
+export interface FixAllParams {
+  uri: string;
+  pipeline?: string;
+}
+/** `edit` is an LSP WorkspaceEdit (documentChanges with a version); absent with `reason` when no fix applies. */
+export interface FixAllResult {
+  edit?: unknown;
+  title?: string;
+  reason?: string;
+}
+
+/** client → server request: forget the profiles of one document, or of all documents. */
+export const ClearProfileRequest = 'plumber/clearProfile' as const;
+export interface ClearProfileParams {
+  uri?: string;
+}
+
+/** server → client notification: profiles of a document changed (new, stale, cleared); refresh views. */
+export const ProfileUpdatedNotification = 'plumber/profileUpdated' as const;
+export interface ProfileUpdatedParams {
+  uri: string;
+  pipelines: string[];
+}
+
+/** client → server notification: the workspace's trust changed (the server runs no code while untrusted). */
+export const TrustChangedNotification = 'plumber/trustChanged' as const;
+export interface TrustChangedParams {
+  trusted: boolean;
+}
