@@ -60,7 +60,8 @@ export interface RunInfo {
 export interface OpProfile {
   /**
    * Stable id within the profile: `${line}:${column}` when the operator is in the pipeline's own
-   * file, `${relativePath}:${line}:${column}` when it is in another file, `${kind}#${n}` when the
+   * file, `${relativePath}:${line}:${column}` when it is in another file (POSIX path relative
+   * to the pipeline file's directory, e.g. `lib/decode.ts:4:10`), `${kind}#${n}` when the
    * call site is unknown. Overrides and plans refer to operators by this id.
    */
   id: string;
