@@ -1,0 +1,115 @@
+/**
+ * Loading the user's module and finding its pipelines: exported datasets and exported
+ * zero-argument functions (sync or async) that return one. Datasets are recognised by the
+ * `plumber-data.key` symbol rather than by class, because the user's copy of plumber-data may not
+ * be the runner's.
+ */
+import { pathToFileURL } from 'node:url';
+import { DATASET_KEY } from '../data/tracing';
+
+/** A dataset as the runner sees it: async iterable and tagged with its root operator's key. */
+export interface DatasetLike extends AsyncIterable<unknown> {
+  [DATASET_KEY]: string;
+}
+
+export type ModuleNamespace = Record<string, unknown>;
+
+export function isDataset(value: unknown): value is DatasetLike {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && DATASET_KEY in value;
+}
+
+function isZeroArgFunction(value: unknown): value is () => unknown {
+  if (typeof value !== 'function' || value.length !== 0) return false;
+  // Classes are functions too, but calling one without `new` throws.
+  return !/^class[\s{]/.test(Function.prototype.toString.call(value));
+}
+
+/** Imports the module with the loader hooks (tsx) the process was started with. */
+export async function importModule(file: string): Promise<ModuleNamespace> {
+  return (await import(pathToFileURL(file).href)) as ModuleNamespace;
+}
+
+/**
+ * The module's exports by name. When the module is CommonJS (tsx compiles `.ts` files to CommonJS
+ * in a `"type": "commonjs"` package), Node's namespace may show only `default` (the exports
+ * object), so that object's properties are read too; its own `default` property is the ES default
+ * export. A value exported under two names is listed once, under its own name rather than
+ * `default`.
+ */
+function exportsOf(ns: ModuleNamespace): [string, unknown][] {
+  const byName = new Map<string, unknown>();
+  for (const [name, value] of Object.entries(ns)) if (name !== 'module.exports' && name !== 'default') byName.set(name, value);
+  const dflt = ns.default;
+  if (typeof dflt === 'object' && dflt !== null && !isDataset(dflt)) {
+    for (const [name, value] of Object.entries(dflt)) if (name !== '__esModule' && !byName.has(name)) byName.set(name, value);
+  } else if (dflt !== undefined) {
+    byName.set('default', dflt);
+  }
+  const dflt2 = byName.get('default');
+  if (dflt2 !== undefined && [...byName].some(([name, v]) => name !== 'default' && v === dflt2)) byName.delete('default');
+  return [...byName];
+}
+
+/** A pipeline found in the module. */
+export interface FoundPipeline {
+  name: string;
+  /** Builds (or returns) the dataset. */
+  get(): Promise<DatasetLike>;
+}
+
+/**
+ * Finds the pipelines a module exports. Zero-argument functions are called once to see whether
+ * they return a dataset; `notPipelines` collects the other exports, for error messages.
+ */
+export async function findPipelines(ns: ModuleNamespace): Promise<{ pipelines: FoundPipeline[]; others: string[] }> {
+  const pipelines: FoundPipeline[] = [];
+  const others: string[] = [];
+  for (const [name, value] of exportsOf(ns)) {
+    if (isDataset(value)) {
+      pipelines.push({ name, get: async () => value });
+    } else if (isZeroArgFunction(value)) {
+      let result: unknown;
+      try {
+        result = await value();
+      } catch {
+        // A function that throws when called without arguments is not a pipeline factory.
+        others.push(name);
+        continue;
+      }
+      if (isDataset(result)) {
+        let first: DatasetLike | undefined = result;
+        // The first call's dataset is reused so a factory runs once per profile.
+        pipelines.push({
+          name,
+          get: async () => {
+            if (first) {
+              const d = first;
+              first = undefined;
+              return d;
+            }
+            const again = await value();
+            if (!isDataset(again)) throw new Error(`${name}() returned a dataset once and then something else.`);
+            return again;
+          },
+        });
+      } else {
+        others.push(name);
+      }
+    } else {
+      others.push(name);
+    }
+  }
+  return { pipelines, others };
+}
+
+/**
+ * Maps each exported function to its export, so the profile can say which operator fns could
+ * run in worker threads.
+ */
+export function exportedFunctions(ns: ModuleNamespace, file: string): Map<Function, { file: string; exportName: string }> {
+  const map = new Map<Function, { file: string; exportName: string }>();
+  for (const [name, value] of exportsOf(ns)) {
+    if (typeof value === 'function' && name !== 'default' && !map.has(value)) map.set(value, { file, exportName: name });
+  }
+  return map;
+}

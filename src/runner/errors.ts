@@ -1,0 +1,85 @@
+/**
+ * Turning what went wrong into a `ProfileError` a person can act on.
+ */
+import type { CallSite, ProfileError } from '../shared/profile';
+
+/** Thrown inside the runner for failures that already have their `ProfileError`. */
+export class RunnerFailure extends Error {
+  constructor(readonly error: ProfileError) {
+    super(error.message);
+  }
+}
+
+function messageOf(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
+/** The first `file:line:column` position in a stack trace that is not in node internals. */
+function userFrame(e: unknown, file: string): string | undefined {
+  const stack = e instanceof Error ? e.stack ?? '' : '';
+  for (const line of stack.split('\n').slice(1)) {
+    const m = /\(?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (m && !m[1].includes('node_modules') && !m[1].startsWith('node:')) {
+      const f = m[1].replace(/^file:\/\//, '');
+      if (f === file || !f.includes('/dist/runner/')) return `${f}:${m[2]}:${m[3]}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * An error thrown while importing the user's module: a compile error (esbuild's transform, or a
+ * JavaScript SyntaxError) or an exception in the module's top-level code.
+ */
+export function loadError(e: unknown, file: string): ProfileError {
+  const msg = messageOf(e);
+  const transform = /Transform failed with \d+ errors?:\n([\s\S]*)/.exec(msg);
+  if (transform) {
+    return { kind: 'compile', message: `${file} does not compile:\n${transform[1].trim()}\nFix the error above and profile again.` };
+  }
+  if (e instanceof SyntaxError) {
+    const at = userFrame(e, file) ?? (e.stack ?? '').split('\n')[0];
+    return { kind: 'compile', message: `${file} does not compile: ${msg}${at ? ` (at ${at})` : ''}. Fix the error and profile again.` };
+  }
+  const code = (e as { code?: string } | null)?.code;
+  if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+    return { kind: 'load', message: `Loading ${file} failed: ${msg}. Install the missing package or fix the import path.` };
+  }
+  const at = userFrame(e, file);
+  return { kind: 'load', message: `Loading ${file} threw before any pipeline ran: ${msg}${at ? ` (at ${at})` : ''}.` };
+}
+
+/** The shape of plumber-data's PipelineError, read structurally: the user's copy may differ from ours. */
+interface PipelineErrorLike {
+  op?: { kind?: string; site?: CallSite; key?: string };
+  index?: number;
+  cause?: unknown;
+}
+
+/** An error the pipeline threw while it was consumed, with the operator and element when known. */
+export function pipelineError(e: unknown, elementsConsumed: number, idOfSite: (site: CallSite) => string): ProfileError {
+  const pe = (typeof e === 'object' && e !== null ? e : {}) as PipelineErrorLike;
+  const cause = pe.cause !== undefined ? pe.cause : e;
+  const causeMsg = messageOf(cause);
+  const error: ProfileError = { kind: 'throw', message: '' };
+  let where = '';
+  if (pe.op && typeof pe.op === 'object') {
+    const site = pe.op.site;
+    if (site && typeof site.line === 'number') {
+      error.site = { file: site.file, line: site.line, column: site.column };
+      error.opId = idOfSite(site);
+      where = ` in ${pe.op.kind ?? 'an operator'} at ${site.file}:${site.line}:${site.column}`;
+    } else if (pe.op.kind) {
+      where = ` in ${pe.op.kind}`;
+    }
+  }
+  if (typeof pe.index === 'number') {
+    error.elementIndex = pe.index;
+    where += ` on element ${pe.index} of its input`;
+  }
+  error.message = `The pipeline threw${where} after ${elementsConsumed} elements: ${causeMsg}`;
+  const frame = userFrame(cause, '');
+  if (frame) error.message += ` (at ${frame})`;
+  return error;
+}

@@ -1,0 +1,147 @@
+/**
+ * What the profile says about the machine, and the clocks the runner reads CPU time with.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Machine } from '../shared/profile';
+
+type CpuClock = Machine['cpuClock'];
+
+/** The machine as seen from this process, without the disk probe. */
+export function describeMachine(cpuClock: CpuClock): Machine {
+  const cpus = os.cpus();
+  const uv = Number(process.env.UV_THREADPOOL_SIZE);
+  return {
+    cores: typeof os.availableParallelism === 'function' ? os.availableParallelism() : cpus.length,
+    memoryTotalBytes: os.totalmem(),
+    memoryFreeBytes: os.freemem(),
+    nodeVersion: process.version,
+    platform: process.platform,
+    arch: process.arch,
+    cpuModel: cpus[0]?.model?.trim() ?? 'unknown',
+    libuvThreads: Number.isInteger(uv) && uv > 0 ? Math.min(uv, 1024) : 4,
+    cpuClock,
+  };
+}
+
+/**
+ * A clock of the calling thread's CPU time, in seconds. Node ≥ 22 has `process.threadCpuUsage`;
+ * on Linux `/proc/thread-self/schedstat` gives the thread's run time; otherwise wall time is the
+ * only honest fallback (and `cpuClock: 'wall'` says so).
+ */
+export function threadCpuClock(): { kind: CpuClock; read(): number } {
+  const p = process as unknown as { threadCpuUsage?: () => { user: number; system: number } };
+  if (typeof p.threadCpuUsage === 'function') {
+    const fn = p.threadCpuUsage.bind(process);
+    return { kind: 'threadCpuUsage', read: () => { const u = fn(); return (u.user + u.system) / 1e6; } };
+  }
+  try {
+    const fd = fs.openSync('/proc/thread-self/schedstat', 'r');
+    const buf = Buffer.alloc(128);
+    const read = (): number => {
+      const n = fs.readSync(fd, buf, 0, buf.length, 0);
+      return Number(buf.toString('latin1', 0, n).split(' ')[0]) / 1e9;
+    };
+    if (Number.isFinite(read())) return { kind: 'schedstat', read };
+    fs.closeSync(fd);
+  } catch {
+    // Not Linux, or /proc is not mounted: fall through to wall time.
+  }
+  return { kind: 'wall', read: () => performance.now() / 1000 };
+}
+
+/** Process CPU seconds (all threads). */
+export function processCpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+/** Peak resident set size of this process so far, bytes. */
+export function peakRssBytes(): number {
+  return process.resourceUsage().maxRSS * 1024;
+}
+
+const PROBE_BYTES = 16 * 1024 * 1024;
+const PROBE_CHUNK = 1024 * 1024;
+
+/** Up to `limit` regular files under `dir` (breadth first, a bounded walk), largest first. */
+function candidateFiles(dir: string, limit: number): string[] {
+  const found: { file: string; size: number }[] = [];
+  const queue = [dir];
+  let visited = 0;
+  while (queue.length > 0 && visited < 400) {
+    const d = queue.shift()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (++visited > 400) break;
+      if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) queue.push(full);
+      else if (e.isFile()) {
+        try {
+          found.push({ file: full, size: fs.statSync(full).size });
+        } catch {
+          // Vanished or unreadable: not a candidate.
+        }
+      }
+    }
+  }
+  return found.sort((a, b) => b.size - a.size).slice(0, limit).map((f) => f.file);
+}
+
+/**
+ * Sequential read bandwidth of the filesystem holding `dir`, bytes per second, from a probe of at
+ * most `budgetSeconds`: it reads the largest files near the pipeline (its likely inputs), or a
+ * temporary file when there is too little to read. Page-cache hits count as they would for the
+ * pipeline itself. Undefined when nothing could be read.
+ */
+export function probeReadBandwidth(dir: string, budgetSeconds = 0.5): number | undefined {
+  const start = performance.now();
+  const deadline = start + budgetSeconds * 1000;
+  const buf = Buffer.allocUnsafe(PROBE_CHUNK);
+  let bytes = 0;
+  let seconds = 0;
+  const readFile = (file: string): void => {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'r');
+    } catch {
+      return;
+    }
+    try {
+      const t0 = performance.now();
+      let pos = 0;
+      while (bytes < PROBE_BYTES && performance.now() < deadline) {
+        const n = fs.readSync(fd, buf, 0, buf.length, pos);
+        if (n <= 0) break;
+        pos += n;
+        bytes += n;
+      }
+      seconds += (performance.now() - t0) / 1000;
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  for (const f of candidateFiles(dir, 32)) {
+    if (bytes >= PROBE_BYTES || performance.now() >= deadline) break;
+    readFile(f);
+  }
+  if (bytes < PROBE_CHUNK && performance.now() < deadline) {
+    const tmp = path.join(os.tmpdir(), `plumber-probe-${process.pid}.bin`);
+    try {
+      fs.writeFileSync(tmp, Buffer.alloc(4 * PROBE_CHUNK, 7));
+      readFile(tmp);
+    } catch {
+      // A read-only temp dir: report what the pipeline's files gave, if anything.
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+  }
+  return bytes > 0 && seconds > 0 ? Math.round(bytes / seconds) : undefined;
+}

@@ -1,0 +1,219 @@
+/**
+ * The runner: a child process that loads one pipeline module, runs the pipeline on a sample with
+ * tracing on, and sends back a `Profile` on its IPC channel (never on stdout/stderr, which belong
+ * to the user's code). Started by `spawn.ts` with tsx's loader in `--import`, in its own process
+ * group, so the parent can kill everything it starts.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+import { OVERRIDES_KEY, TRACER_KEY, DATASET_KEY, siteKey } from '../data/tracing';
+import type { KnobOverride } from '../data/tracing';
+import { PROFILE_VERSION } from '../shared/profile';
+import type { Machine, Profile, ProfileError, RunInfo, RunnerMessage } from '../shared/profile';
+import { exportedFunctions, findPipelines, importModule } from './discover';
+import type { DatasetLike, ModuleNamespace } from './discover';
+import { RunnerFailure, loadError, pipelineError } from './errors';
+import { describeMachine, peakRssBytes, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
+import { measure } from './measure';
+import { checkOverrides, opIdOfSite, siteKeyOfOpId, toSiteMap } from './overrides';
+import { RunnerTracer } from './tracer';
+import type { RunRequest } from './request';
+
+/** Written to stderr (synchronously) when the pipeline calls process.exit, so the parent can say where. */
+export const EXIT_MARKER = '\u0000plumber-runner:exit:';
+
+function send(message: RunnerMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send || !process.connected) return resolve();
+    process.send(message, undefined, {}, () => resolve());
+  });
+}
+
+/** Sends the final message, then ends the process even if the user's code left handles open. */
+async function finish(message: RunnerMessage): Promise<void> {
+  await send(message);
+  process.exitCode = 0;
+  // Calls the real exit: the pipeline's process.exit is wrapped below.
+  realExit(0);
+}
+
+const realExit = process.exit.bind(process) as (code?: number) => never;
+
+/** Reports the stack of a pipeline's process.exit call, then exits as asked. */
+function trapExit(): void {
+  process.exit = ((code?: number | string | null) => {
+    const where = (new Error().stack ?? '').split('\n').slice(2).map((l) => l.trim()).find((l) => !l.includes('(<anonymous>)') && !l.includes('node:')) ?? '';
+    try {
+      fs.writeSync(2, `${EXIT_MARKER}${JSON.stringify({ code: code ?? 0, where })}\n`);
+    } catch {
+      // stderr closed: the parent still sees the exit code.
+    }
+    return realExit(typeof code === 'number' ? code : Number(code ?? 0) || 0);
+  }) as typeof process.exit;
+}
+
+/** The library's per-thread CPU clock, when the user's copy of plumber-data exports one. */
+function libraryCpuClock(file: string): Machine['cpuClock'] | undefined {
+  try {
+    const req = createRequire(file);
+    const lib = req('plumber-data') as { cpuClock?: unknown };
+    const c = typeof lib.cpuClock === 'function' ? (lib.cpuClock as () => unknown)() : lib.cpuClock;
+    return c === 'threadCpuUsage' || c === 'schedstat' || c === 'wall' ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function emptyRun(req: RunRequest): RunInfo {
+  return {
+    startedAt: new Date().toISOString(),
+    elements: 0,
+    seconds: 0,
+    warmupElements: 0,
+    warmupSeconds: 0,
+    converged: false,
+    endReason: 'error',
+    rateEstimates: [],
+    overrides: req.overrides,
+    mainThreadCpuSeconds: 0,
+    processCpuSeconds: 0,
+    peakRssBytes: 0,
+  };
+}
+
+async function main(): Promise<void> {
+  const req = JSON.parse(process.argv[2] ?? '{}') as RunRequest;
+  const file = path.resolve(req.file);
+  const clock = threadCpuClock();
+  let machine = describeMachine(clock.kind);
+  const run = emptyRun(req);
+  const profile: Profile = { version: PROFILE_VERSION, pipeline: { file, exportName: req.exportName ?? '', rootId: '' }, machine, run, ops: [] };
+  const fail = (error: ProfileError): Promise<void> => {
+    run.endReason = error.kind === 'cancelled' ? 'cancelled' : 'error';
+    run.peakRssBytes = peakRssBytes();
+    return finish({ type: 'profile', profile: { ...profile, error } });
+  };
+
+  // Parent gone (crashed or killed without killing us): nobody will read the profile.
+  process.on('disconnect', () => realExit(1));
+  trapExit();
+
+  const overrideProblem = checkOverrides(req.overrides);
+  if (overrideProblem) return void (await fail({ kind: 'override', message: overrideProblem }));
+  if (!fs.existsSync(file)) return void (await fail({ kind: 'not-found', message: `${file} does not exist. Check the path (relative paths are resolved from ${process.cwd()}).` }));
+
+  // Install the tracer and the overrides before the pipeline module builds its datasets.
+  const tracer = new RunnerTracer();
+  const overrides: Map<string, KnobOverride> = toSiteMap(req.overrides, file);
+  const g = globalThis as Record<symbol, unknown>;
+  g[TRACER_KEY] = tracer;
+  g[OVERRIDES_KEY] = overrides;
+
+  // An error thrown outside the consumer's await (a stray timer or promise in the user's code).
+  let stray: unknown;
+  const onStray = (e: unknown): void => {
+    stray ??= e;
+  };
+  process.on('uncaughtException', onStray);
+  process.on('unhandledRejection', onStray);
+
+  await send({ type: 'progress', phase: 'loading', elements: 0, seconds: 0 });
+  let ns: ModuleNamespace;
+  try {
+    ns = await importModule(file);
+  } catch (e) {
+    return void (await fail(loadError(e, file)));
+  }
+  let found: Awaited<ReturnType<typeof findPipelines>>;
+  try {
+    found = await findPipelines(ns);
+  } catch (e) {
+    return void (await fail(loadError(e, file)));
+  }
+  const names = found.pipelines.map((p) => p.name);
+  if (req.mode === 'list') return void (await finish({ type: 'pipelines', file, pipelines: names }));
+
+  const others = found.others.length > 0 ? ` It exports: ${found.others.join(', ')}.` : ' It exports nothing.';
+  if (names.length === 0) {
+    return void (await fail({
+      kind: 'no-pipeline',
+      message: `${file} exports no pipeline.${others} Export a dataset (\`export const train = from(…).map(…)\`) or a function with no parameters that returns one.`,
+      available: [],
+    }));
+  }
+  const chosen = req.exportName ? found.pipelines.find((p) => p.name === req.exportName) : found.pipelines.length === 1 ? found.pipelines[0] : undefined;
+  if (!chosen) {
+    const message = req.exportName
+      ? `${file} has no pipeline named "${req.exportName}". Pipelines found: ${names.join(', ')}.`
+      : `${file} exports ${names.length} pipelines (${names.join(', ')}): choose one with --export NAME.`;
+    return void (await fail({ kind: 'no-pipeline', message, available: names }));
+  }
+  profile.pipeline.exportName = chosen.name;
+  let ds: DatasetLike;
+  try {
+    ds = await chosen.get();
+  } catch (e) {
+    return void (await fail(loadError(e, file)));
+  }
+
+  const bandwidth = probeReadBandwidth(path.dirname(file));
+  machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}) };
+  profile.machine = machine;
+
+  const idOfSite = (site: { file: string; line: number; column: number }): string => opIdOfSite(site, file);
+  let unmatched: string | undefined;
+  let cpu0 = 0;
+  let proc0 = 0;
+  const fnModules = exportedFunctions(ns, file);
+  const result = await measure(ds, req, {
+    onFirstElement() {
+      const built = new Set(tracer.infos().flatMap((i) => (i.site ? [siteKey(i.site)] : [])));
+      const missing = Object.keys(req.overrides).filter((id) => !built.has(siteKeyOfOpId(id, file) ?? ''));
+      if (missing.length > 0) unmatched = missing.join(', ');
+    },
+    onWindowStart() {
+      tracer.snapshot();
+      cpu0 = clock.read();
+      proc0 = processCpuSeconds();
+    },
+    onWindowEnd() {
+      run.mainThreadCpuSeconds = Math.max(0, clock.read() - cpu0);
+      run.processCpuSeconds = Math.max(0, processCpuSeconds() - proc0);
+      profile.ops = tracer.ops(file, fnModules);
+    },
+    progress: (m) => void send(m),
+  });
+  Object.assign(run, {
+    elements: result.elements,
+    seconds: result.seconds,
+    warmupElements: result.warmupElements,
+    warmupSeconds: result.warmupSeconds,
+    converged: result.converged,
+    endReason: result.endReason,
+    rateEstimates: result.rateEstimates,
+    peakRssBytes: peakRssBytes(),
+  });
+  profile.pipeline.rootId = tracer.idOf(ds[DATASET_KEY], file);
+
+  if (unmatched) {
+    const ids = profile.ops.map((o) => o.id).join(', ');
+    return void (await fail({ kind: 'override', message: `No operator has the id ${unmatched}, so the override cannot apply. This pipeline's operators: ${ids}.` }));
+  }
+  const thrown = result.thrown?.error ?? stray;
+  if (thrown !== undefined) return void (await fail(pipelineError(thrown, result.thrown?.consumed ?? result.warmupElements + result.elements, idOfSite)));
+  const consumed = result.warmupElements + result.elements;
+  if (consumed === 0 && result.endReason === 'exhausted') {
+    return void (await fail({ kind: 'empty', message: `The pipeline "${chosen.name}" produced no elements: its source is empty or a filter drops everything.` }));
+  }
+  if (consumed === 0) {
+    const waited = req.warmupSeconds + req.seconds;
+    return void (await fail({ kind: 'timeout', message: `The pipeline "${chosen.name}" produced no element in ${waited.toFixed(1)} s: it may be waiting on something that never happens (a promise that never settles, a source that never yields).` }));
+  }
+  await finish({ type: 'profile', profile });
+}
+
+main().catch((e: unknown) => {
+  const error: ProfileError = e instanceof RunnerFailure ? e.error : { kind: 'internal', message: `The runner failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}` };
+  void send({ type: 'profile', profile: { version: PROFILE_VERSION, pipeline: { file: '', exportName: '', rootId: '' }, machine: describeMachine('wall'), run: emptyRun({ overrides: {} } as RunRequest), ops: [], error } }).then(() => realExit(0));
+});

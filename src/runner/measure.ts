@@ -1,0 +1,182 @@
+/**
+ * Consuming a pipeline for a measured window: warm up, reset the counters, then measure until
+ * successive rate estimates agree within 2% or the budget runs out.
+ */
+import type { RunInfo, RunnerMessage } from '../shared/profile';
+import type { DatasetLike } from './discover';
+
+export interface MeasureOptions {
+  seconds: number;
+  maxElements: number;
+  warmupSeconds: number;
+  warmupMaxElements: number;
+  progressInterval: number;
+}
+
+export interface MeasureHooks {
+  /** Called once when the measured window starts (after warm-up): reset counters and clocks here. */
+  onWindowStart(): void;
+  /** Called once when the window ends, before the iterator is closed: read counters and clocks here. */
+  onWindowEnd(): void;
+  /** Called after the first element arrives (to check overrides against the operators built). */
+  onFirstElement(): void;
+  progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
+}
+
+export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'converged' | 'endReason' | 'rateEstimates'> & {
+  /** Elements consumed before the failure, when the pipeline threw. */
+  thrown?: { error: unknown; consumed: number };
+};
+
+/** Relative agreement successive estimates must reach. */
+const TOLERANCE = 0.02;
+/** Fewest elements in the window before convergence may be declared (a rate of 5 elements says little). */
+const MIN_ELEMENTS = 30;
+/** How many successive estimates must agree. */
+const AGREEING = 3;
+
+const now = (): number => performance.now() / 1000;
+
+/**
+ * Runs the pipeline. Never throws for the pipeline's own errors: they come back in `thrown`.
+ * A pipeline that yields nothing for the whole budget ends with `endReason: 'budget'` and zero
+ * elements; the caller decides what that means.
+ */
+export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: MeasureHooks): Promise<MeasureResult> {
+  const it = ds[Symbol.asyncIterator]();
+  const estimateInterval = Math.max(0.1, o.seconds / 20);
+  const minWindow = Math.min(1, o.seconds / 3);
+  const t0 = now();
+  let phase = 'warmup' as 'warmup' | 'measuring';
+  let total = 0;
+  let warmupElements = 0;
+  let warmupSeconds = 0;
+  let windowStart = t0;
+  let windowElements = 0;
+  let windowEnd = t0;
+  let nextEstimate = 0;
+  let nextProgress = t0 + o.progressInterval;
+  const estimates: number[] = [];
+  let endReason: RunInfo['endReason'] = 'budget';
+  let converged = false;
+  let thrown: MeasureResult['thrown'];
+
+  // One timer ends the current phase if the pipeline stalls; racing against its promise costs no
+  // timer per element.
+  let stop: () => void = () => undefined;
+  let stopTimer: NodeJS.Timeout | undefined;
+  const stalled = Symbol('stalled');
+  let stallPromise: Promise<typeof stalled> = new Promise(() => undefined);
+  const armStop = (seconds: number): void => {
+    if (stopTimer) clearTimeout(stopTimer);
+    stallPromise = new Promise<typeof stalled>((resolve) => {
+      stop = () => resolve(stalled);
+    });
+    stopTimer = setTimeout(() => stop(), Math.max(1, seconds * 1000));
+  };
+  armStop(o.warmupSeconds + o.seconds);
+
+  const startWindow = (t: number): void => {
+    phase = 'measuring';
+    warmupElements = total;
+    warmupSeconds = t - t0;
+    windowStart = t;
+    windowEnd = t;
+    nextEstimate = t + estimateInterval;
+    hooks.onWindowStart();
+    armStop(o.seconds);
+  };
+
+  try {
+    for (;;) {
+      const r = await Promise.race([it.next(), stallPromise]);
+      const t = now();
+      if (r === stalled) {
+        endReason = 'budget';
+        if (phase === 'measuring') windowEnd = t;
+        break;
+      }
+      if (r.done) {
+        endReason = 'exhausted';
+        break;
+      }
+      total++;
+      if (total === 1) hooks.onFirstElement();
+      if (phase === 'warmup') {
+        if (t - t0 >= o.warmupSeconds || total >= o.warmupMaxElements) startWindow(t);
+      } else {
+        windowElements++;
+        windowEnd = t;
+        if (t >= nextEstimate) {
+          estimates.push(windowElements / (t - windowStart));
+          nextEstimate = t + estimateInterval;
+          if (agree(estimates) && windowElements >= MIN_ELEMENTS && t - windowStart >= minWindow) {
+            converged = true;
+            endReason = 'converged';
+            break;
+          }
+        }
+        if (windowElements >= o.maxElements) {
+          endReason = 'budget';
+          break;
+        }
+      }
+      if (t >= nextProgress) {
+        nextProgress = t + o.progressInterval;
+        const seconds = phase === 'warmup' ? t - t0 : t - windowStart;
+        const elements = phase === 'warmup' ? total : windowElements;
+        hooks.progress({ type: 'progress', phase, elements, seconds, rate: seconds > 0 ? elements / seconds : undefined });
+      }
+    }
+  } catch (error) {
+    thrown = { error, consumed: total };
+    endReason = 'error';
+  } finally {
+    if (stopTimer) clearTimeout(stopTimer);
+  }
+
+  // A source that ended during warm-up: the warm-up is all there is to measure.
+  if (phase === 'warmup') {
+    warmupElements = 0;
+    warmupSeconds = 0;
+    windowStart = t0;
+    windowElements = total;
+    windowEnd = now();
+  }
+  hooks.onWindowEnd();
+  await closeIterator(it);
+  return {
+    elements: windowElements,
+    seconds: Math.max(windowEnd - windowStart, 1e-9),
+    warmupElements,
+    warmupSeconds,
+    converged,
+    endReason,
+    rateEstimates: estimates,
+    ...(thrown ? { thrown } : {}),
+  };
+}
+
+function agree(estimates: number[]): boolean {
+  if (estimates.length < AGREEING) return false;
+  const last = estimates.slice(-AGREEING);
+  const hi = Math.max(...last);
+  const lo = Math.min(...last);
+  return hi > 0 && (hi - lo) / hi < TOLERANCE;
+}
+
+/** Stops the pipeline (cancelling workers and in-flight calls), waiting at most a second for it. */
+async function closeIterator(it: AsyncIterator<unknown>): Promise<void> {
+  if (typeof it.return !== 'function') return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      Promise.resolve(it.return()).catch(() => undefined),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, 1000);
+      }),
+    ]);
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

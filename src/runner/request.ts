@@ -1,0 +1,31 @@
+/**
+ * What the parent (`spawn.ts`) asks the runner child (`main.ts`) to do. Internal to the runner:
+ * it travels as JSON in the child's argv, so it holds only plain data.
+ */
+import type { Overrides } from '../shared/profile';
+
+export interface RunRequest {
+  mode: 'profile' | 'list';
+  /** Absolute path of the pipeline module. */
+  file: string;
+  exportName?: string;
+  /** Measurement budget after warm-up, wall seconds. */
+  seconds: number;
+  /** Measurement budget after warm-up, root elements. */
+  maxElements: number;
+  warmupSeconds: number;
+  /** Warm-up ends after this many elements even if `warmupSeconds` has not passed. */
+  warmupMaxElements: number;
+  overrides: Overrides;
+  /** Seconds between progress messages. */
+  progressInterval: number;
+}
+
+/** Defaults shared by the parent and the child. */
+export const DEFAULTS = {
+  seconds: 3,
+  maxElements: Number.MAX_SAFE_INTEGER,
+  warmupSeconds: 0.5,
+  warmupMaxElements: 100_000,
+  progressInterval: 0.2,
+} as const;

@@ -1,0 +1,256 @@
+/**
+ * Starting the runner: what the language server and the CLI call. The runner runs in a child
+ * process of its own process group, so a time limit, a cancellation or the end of the run can
+ * kill everything the pipeline started, and the user's stdout/stderr never mix with the profile
+ * (which travels on the IPC channel).
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PROFILE_VERSION } from '../shared/profile';
+import type { Overrides, Profile, ProfileError, RunnerMessage } from '../shared/profile';
+import { describeMachine } from './machine';
+import { checkOverrides } from './overrides';
+import { DEFAULTS } from './request';
+import type { RunRequest } from './request';
+
+/** Options of `runProfile`. Budgets apply after warm-up; all times are seconds. */
+export interface RunProfileOptions {
+  /** The pipeline module (.ts, .mts, .cts, .js, .mjs, .cjs). Relative paths resolve from `cwd`. */
+  file: string;
+  /** The pipeline's export name; optional when the module exports exactly one pipeline. */
+  exportName?: string;
+  /** Measurement budget (default 3 s). */
+  seconds?: number;
+  /** Measurement budget in root elements. */
+  maxElements?: number;
+  /** Warm-up before counters are reset (default 0.5 s). */
+  warmupSeconds?: number;
+  /** Knob overrides by operator id. */
+  overrides?: Overrides;
+  /** Hard limit on the whole child, loading included (default: warm-up + budget + 30 s). */
+  timeoutSeconds?: number;
+  /** Heap limit of the child (`--max-old-space-size`, default: half the machine's memory, at most 4096). */
+  memoryMB?: number;
+  /** The node binary to run (default: this process's). */
+  nodePath?: string;
+  /** Extra node flags for the child. */
+  nodeArgs?: string[];
+  /** Working directory of the child (default: the pipeline file's directory). */
+  cwd?: string;
+  signal?: AbortSignal;
+  onProgress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
+  /** The pipeline's own stdout/stderr output (default: dropped). */
+  onOutput?(stream: 'stdout' | 'stderr', text: string): void;
+}
+
+/** Written by the runner to stderr when the pipeline calls process.exit (see main.ts). */
+const EXIT_MARKER = '\u0000plumber-runner:exit:';
+/** How much of the child's stderr is kept to explain a crash. */
+const STDERR_TAIL = 16 * 1024;
+
+/** The package root holding `dist/runner/main.js`, searched upward from this file. */
+export function findRunnerEntry(): string | undefined {
+  let dir = __dirname;
+  for (;;) {
+    const candidate = path.join(dir, 'dist', 'runner', 'main.js');
+    if (fs.existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+function tsxLoaderUrl(runnerEntry: string): string {
+  const root = path.resolve(path.dirname(runnerEntry), '..', '..');
+  return pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
+}
+
+function failedProfile(file: string, exportName: string | undefined, overrides: Overrides, error: ProfileError): Profile {
+  return {
+    version: PROFILE_VERSION,
+    pipeline: { file, exportName: exportName ?? '', rootId: '' },
+    machine: describeMachine('wall'),
+    run: {
+      startedAt: new Date().toISOString(),
+      elements: 0,
+      seconds: 0,
+      warmupElements: 0,
+      warmupSeconds: 0,
+      converged: false,
+      endReason: error.kind === 'cancelled' ? 'cancelled' : 'error',
+      rateEstimates: [],
+      overrides,
+      mainThreadCpuSeconds: 0,
+      processCpuSeconds: 0,
+      peakRssBytes: 0,
+    },
+    ops: [],
+    error,
+  };
+}
+
+/** Kills the child's whole process group; a group that is already gone is fine. */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // ESRCH: nothing left to kill.
+  }
+}
+
+interface ChildOutcome {
+  message?: RunnerMessage;
+  error?: ProfileError;
+}
+
+/** Runs the runner child to completion and says what it sent or how it died. Never rejects. */
+function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: number): Promise<ChildOutcome> {
+  const entry = findRunnerEntry();
+  if (!entry) {
+    return Promise.resolve({ error: { kind: 'internal', message: `Plumber's runner is not built (dist/runner/main.js is missing near ${__dirname}). Run \`npm run build\` in the Plumber package first.` } });
+  }
+  if (o.signal?.aborted) return Promise.resolve({ error: { kind: 'cancelled', message: 'The run was cancelled before it started.' } });
+  const memoryMB = o.memoryMB ?? Math.min(4096, Math.floor(os.totalmem() / 2 / 2 ** 20));
+  const child = fork(entry, [JSON.stringify(request)], {
+    execPath: o.nodePath ?? process.execPath,
+    execArgv: ['--import', tsxLoaderUrl(entry), '--enable-source-maps', `--max-old-space-size=${memoryMB}`, ...(o.nodeArgs ?? [])],
+    cwd: o.cwd ?? path.dirname(request.file),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    serialization: 'json',
+  });
+
+  return new Promise<ChildOutcome>((resolve) => {
+    let final: RunnerMessage | undefined;
+    let forced: ProfileError | undefined;
+    let stderrTail = '';
+    let settled = false;
+
+    const forward = (stream: 'stdout' | 'stderr', chunk: Buffer): void => {
+      let text = chunk.toString('utf8');
+      if (stream === 'stderr') {
+        stderrTail = (stderrTail + text).slice(-STDERR_TAIL);
+        if (text.includes(EXIT_MARKER)) text = text.split('\n').filter((l) => !l.startsWith(EXIT_MARKER)).join('\n');
+      }
+      if (text && o.onOutput) o.onOutput(stream, text);
+    };
+    child.stdout?.on('data', (c: Buffer) => forward('stdout', c));
+    child.stderr?.on('data', (c: Buffer) => forward('stderr', c));
+    child.on('message', (m: RunnerMessage) => {
+      if (m.type === 'progress') o.onProgress?.(m);
+      else final = m;
+    });
+
+    const stopWith = (error: ProfileError): void => {
+      forced ??= error;
+      killGroup(child);
+    };
+    const timer = setTimeout(
+      () => stopWith({ kind: 'timeout', message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.` }),
+      timeoutSeconds * 1000,
+    );
+    const onAbort = (): void => stopWith({ kind: 'cancelled', message: 'The run was cancelled.' });
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const done = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+      // Whatever the pipeline started in the group goes with the runner.
+      killGroup(child);
+      if (forced) return resolve({ error: forced });
+      if (final) return resolve({ message: final });
+      resolve({ error: deathError(code, signal, stderrTail, memoryMB) });
+    };
+    child.on('exit', done);
+    child.on('error', (e) => {
+      if (child.pid === undefined) {
+        settled = true;
+        clearTimeout(timer);
+        resolve({ error: { kind: 'internal', message: `Could not start the runner with ${o.nodePath ?? process.execPath}: ${e.message}` } });
+      }
+    });
+  });
+}
+
+/** Why the runner died without sending its result, from its exit and the end of its stderr. */
+function deathError(code: number | null, signal: NodeJS.Signals | null, stderr: string, memoryMB: number): ProfileError {
+  if (/heap out of memory|Allocation failed|ERR_WORKER_OUT_OF_MEMORY|Reached heap limit/i.test(stderr)) {
+    return { kind: 'oom', message: `The pipeline ran out of memory (heap limit ${memoryMB} MB) and the process died. Hold fewer elements (smaller prefetch, shuffle buffer or cache) or raise the memory limit.` };
+  }
+  const exitAt = stderr.lastIndexOf(EXIT_MARKER);
+  if (exitAt >= 0) {
+    const line = stderr.slice(exitAt + EXIT_MARKER.length).split('\n')[0];
+    let detail = '';
+    try {
+      const { code: c, where } = JSON.parse(line) as { code: number; where: string };
+      detail = `process.exit(${c})${where ? ` ${where}` : ''}`;
+    } catch {
+      detail = 'process.exit()';
+    }
+    return { kind: 'exit', message: `The pipeline called ${detail} before the run finished, which ends the process. Remove the call from the pipeline module (or guard it with \`require.main === module\`).` };
+  }
+  const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+  const tail = stderr.trim().split('\n').slice(-5).join('\n');
+  return { kind: 'exit', message: `The pipeline's process ${how} before the run finished.${tail ? `\nLast output:\n${tail}` : ''}` };
+}
+
+/**
+ * Profiles one pipeline in a child process. Resolves with a Profile for every outcome; a failed
+ * run's Profile carries `error` (the file is missing, does not compile, exports no pipeline,
+ * throws, hangs, exits, runs out of memory, yields nothing, or an override is wrong). Rejects only
+ * when called with invalid options.
+ */
+export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
+  if (typeof opts.file !== 'string' || opts.file === '') throw new TypeError('runProfile: `file` must be a path.');
+  const file = path.resolve(opts.cwd ?? process.cwd(), opts.file);
+  const overrides = opts.overrides ?? {};
+  const request: RunRequest = {
+    mode: 'profile',
+    file,
+    exportName: opts.exportName,
+    seconds: opts.seconds ?? DEFAULTS.seconds,
+    maxElements: opts.maxElements ?? DEFAULTS.maxElements,
+    warmupSeconds: opts.warmupSeconds ?? DEFAULTS.warmupSeconds,
+    warmupMaxElements: DEFAULTS.warmupMaxElements,
+    overrides,
+    progressInterval: DEFAULTS.progressInterval,
+  };
+  for (const k of ['seconds', 'maxElements', 'warmupSeconds'] as const) {
+    if (!(request[k] >= 0)) throw new TypeError(`runProfile: \`${k}\` must be a non-negative number.`);
+  }
+  const problem = checkOverrides(overrides);
+  if (problem) return failedProfile(file, opts.exportName, overrides, { kind: 'override', message: problem });
+  if (!fs.existsSync(file)) {
+    return failedProfile(file, opts.exportName, overrides, { kind: 'not-found', message: `${file} does not exist. Check the path (relative paths are resolved from ${opts.cwd ?? process.cwd()}).` });
+  }
+  const timeout = opts.timeoutSeconds ?? request.warmupSeconds + request.seconds + 30;
+  const outcome = await runChild(request, opts, timeout);
+  if (outcome.message?.type === 'profile') return outcome.message.profile;
+  return failedProfile(file, opts.exportName, overrides, outcome.error ?? { kind: 'internal', message: 'The runner ended without sending a profile.' });
+}
+
+/** Thrown by `listPipelines` when the module cannot be loaded; `error` says why. */
+export class PipelineListError extends Error {
+  constructor(readonly error: ProfileError) {
+    super(error.message);
+  }
+}
+
+/** The names of the pipelines a module exports (loading it in a runner child). */
+export async function listPipelines(file: string, opts: Pick<RunProfileOptions, 'timeoutSeconds' | 'nodePath' | 'nodeArgs' | 'cwd' | 'signal' | 'memoryMB'> = {}): Promise<string[]> {
+  const abs = path.resolve(opts.cwd ?? process.cwd(), file);
+  if (!fs.existsSync(abs)) throw new PipelineListError({ kind: 'not-found', message: `${abs} does not exist.` });
+  const request: RunRequest = { mode: 'list', file: abs, seconds: 0, maxElements: 0, warmupSeconds: 0, warmupMaxElements: 0, overrides: {}, progressInterval: 1 };
+  const outcome = await runChild(request, { file: abs, ...opts }, opts.timeoutSeconds ?? 30);
+  if (outcome.message?.type === 'pipelines') return outcome.message.pipelines;
+  const error = outcome.message?.type === 'profile' ? outcome.message.profile.error : outcome.error;
+  throw new PipelineListError(error ?? { kind: 'internal', message: 'The runner ended without listing pipelines.' });
+}
