@@ -44,6 +44,8 @@ export interface RunProfileOptions {
   cwd?: string;
   signal?: AbortSignal;
   onProgress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
+  /** Called with the child's pid once it started (its process group has the same id). */
+  onStart?(pid: number): void;
   /** The pipeline's own stdout/stderr output (default: dropped). */
   onOutput?(stream: 'stdout' | 'stderr', text: string): void;
 }
@@ -126,6 +128,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
     serialization: 'json',
   });
 
+  if (child.pid !== undefined) o.onStart?.(child.pid);
   return new Promise<ChildOutcome>((resolve) => {
     let final: RunnerMessage | undefined;
     let forced: ProfileError | undefined;
