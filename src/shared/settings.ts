@@ -27,3 +27,122 @@ export const DEFAULT_SETTINGS: Settings = {
   runner: { nodePath: '', nodeArgs: [] },
   model: { cores: 0, memoryBudgetMB: 0 },
 };
+
+/** The JSON type a setting has in `contributes.configuration`. */
+export type SettingType = 'boolean' | 'number' | 'integer' | 'string' | 'array';
+
+/** Where a setting may be set (VS Code's `scope`). */
+export type SettingScope = 'application' | 'machine' | 'window' | 'resource' | 'machine-overridable' | 'language-overridable';
+
+/** One `plumber.*` setting as VS Code shows it: the row `contributes.configuration` must carry. */
+export interface SettingSpec {
+  /** The key under `plumber.`, dotted like `profile.seconds`. */
+  key: string;
+  type: SettingType;
+  scope: SettingScope;
+  markdownDescription: string;
+  minimum?: number;
+  maximum?: number;
+  /** Only honoured in trusted workspaces (listed in `capabilities.untrustedWorkspaces.restrictedConfigurations`). */
+  restricted?: boolean;
+}
+
+/**
+ * Every setting of `Settings`, flattened, with what VS Code needs to show it. Defaults come from
+ * DEFAULT_SETTINGS so they cannot drift; a unit test checks package.json against this list.
+ */
+export const SETTING_SPECS: readonly SettingSpec[] = [
+  { key: 'codeLens.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Show Plumber code lenses (rates, the bottleneck, **Profile** and **Apply all Plumber fixes**) in pipeline files.' },
+  { key: 'codeLens.operators', type: 'boolean', scope: 'resource', markdownDescription: 'Show a lens on each operator line with its measured rate and share of CPU.' },
+  { key: 'codeLens.pipelines', type: 'boolean', scope: 'resource', markdownDescription: "Show a lens on each pipeline's first line with its rate, the model's bound and the actions." },
+  { key: 'inlayHints.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Show per-operator rates as inlay hints at the end of operator lines (an alternative to the operator lenses).' },
+  { key: 'diagnostics.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Report static lints and the measured bottleneck as Information/Warning diagnostics.' },
+  { key: 'profile.seconds', type: 'number', scope: 'resource', minimum: 0.1, markdownDescription: 'How long the runner measures a pipeline, in seconds (after warm-up). Measurement stops earlier when the rate has converged.' },
+  { key: 'profile.maxElements', type: 'integer', scope: 'resource', minimum: 1, markdownDescription: 'The most root elements the runner pulls from a pipeline in one profile.' },
+  { key: 'profile.timeoutSeconds', type: 'number', scope: 'resource', minimum: 1, markdownDescription: 'Stop a profile that runs longer than this many seconds and report it as timed out.' },
+  { key: 'profile.memoryMB', type: 'integer', scope: 'resource', minimum: 64, markdownDescription: "The runner process's heap limit in MB (`--max-old-space-size`)." },
+  { key: 'runner.nodePath', type: 'string', scope: 'machine-overridable', restricted: true, markdownDescription: "The Node.js executable that runs pipelines. Empty: the extension host's own Node. Only used in trusted workspaces." },
+  { key: 'runner.nodeArgs', type: 'array', scope: 'machine-overridable', restricted: true, markdownDescription: 'Extra Node.js arguments for the runner, e.g. `["--import", "tsx"]`. Only used in trusted workspaces.' },
+  { key: 'model.cores', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Cores the model plans for. `0`: the cores of the machine the profile ran on.' },
+  { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
+];
+
+/** The LSP trace setting every language client reads (`<section>.trace.server`). */
+export const TRACE_SETTING = {
+  key: 'trace.server',
+  type: 'string',
+  scope: 'window',
+  enum: ['off', 'messages', 'verbose'],
+  default: 'off',
+  markdownDescription: 'Log the messages between VS Code and the Plumber language server in the **Plumber** output channel.',
+} as const;
+
+/** Settings that must not come from an untrusted workspace: they decide which program runs. */
+export const RESTRICTED_SETTINGS: readonly string[] = SETTING_SPECS.filter((s) => s.restricted).map((s) => `plumber.${s.key}`);
+
+/** Reads a dotted key such as `profile.seconds` from a nested object. */
+export function getPath(obj: unknown, key: string): unknown {
+  let cur: unknown = obj;
+  for (const part of key.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function setPath(obj: Record<string, unknown>, key: string, value: unknown): void {
+  const parts = key.split('.');
+  let cur = obj;
+  for (const part of parts.slice(0, -1)) cur = cur[part] as Record<string, unknown>;
+  cur[parts[parts.length - 1]] = value;
+}
+
+/** The default of one flattened setting. */
+export function defaultOf(key: string): unknown {
+  return getPath(DEFAULT_SETTINGS, key);
+}
+
+function fits(spec: SettingSpec, value: unknown): boolean {
+  switch (spec.type) {
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'string':
+      return typeof value === 'string';
+    case 'array':
+      return Array.isArray(value) && value.every((v) => typeof v === 'string');
+    case 'number':
+    case 'integer':
+      return (
+        typeof value === 'number' &&
+        Number.isFinite(value) &&
+        (spec.type === 'number' || Number.isInteger(value)) &&
+        (spec.minimum === undefined || value >= spec.minimum) &&
+        (spec.maximum === undefined || value <= spec.maximum)
+      );
+  }
+}
+
+/** What `normalizeSettings` made of raw configuration. */
+export interface NormalizedSettings {
+  settings: Settings;
+  /** Full keys (`plumber.profile.seconds`) whose value had the wrong type or range and fell back to the default. */
+  invalid: string[];
+}
+
+/**
+ * Turns raw configuration (the object under `plumber`, e.g. `workspace.getConfiguration('plumber')`
+ * or a `didChangeConfiguration` payload) into complete Settings. A missing key takes its default;
+ * a key of the wrong type or out of range takes its default too and is listed in `invalid`, so the
+ * caller can warn once instead of failing somewhere later.
+ */
+export function normalizeSettings(raw: unknown): NormalizedSettings {
+  const settings = structuredClone(DEFAULT_SETTINGS) as unknown as Record<string, unknown>;
+  const invalid: string[] = [];
+  for (const spec of SETTING_SPECS) {
+    const value = getPath(raw, spec.key);
+    if (value === undefined || value === null) continue;
+    if (fits(spec, value)) setPath(settings, spec.key, Array.isArray(value) ? [...value] : value);
+    else invalid.push(`plumber.${spec.key}`);
+  }
+  return { settings: settings as unknown as Settings, invalid };
+}

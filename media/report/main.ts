@@ -1,0 +1,189 @@
+/**
+ * The report webview's script (bundled by esbuild.mjs into dist/media/report.js as a browser IIFE).
+ * It draws what the host posts: the operator graph with the critical path and the bottleneck, rate
+ * bars against the bound and the prediction, and the before/after history. Everything is built
+ * with DOM calls and textContent, never innerHTML, so profile data cannot inject markup.
+ */
+import type { ReportResult } from '../../src/shared/protocol';
+import type { ToWebview } from '../../src/client/report/messages';
+
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(s: unknown): void; getState(): unknown };
+
+const vscode = acquireVsCodeApi();
+const root = document.getElementById('root')!;
+const SVG = 'http://www.w3.org/2000/svg';
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) e.append(c);
+  return e;
+}
+
+function svg(tag: string, attrs: Record<string, string | number> = {}, text?: string): SVGElement {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function rate(r: number | undefined): string {
+  if (r === undefined || !Number.isFinite(r)) return '–';
+  if (r >= 1e6) return `${(r / 1e6).toFixed(2)}M/s`;
+  if (r >= 1e3) return `${(r / 1e3).toFixed(1)}k/s`;
+  return `${r >= 100 ? Math.round(r) : r.toFixed(1)}/s`;
+}
+
+interface GraphNode {
+  id: string;
+  label: string;
+  inputs: string[];
+  rate?: number;
+}
+
+/** The operators with their edges: from the profile when there is one, else the chain order. */
+function graphOf(report: ReportResult): GraphNode[] {
+  const labels = new Map(report.pipeline.ops.map((o) => [o.id, o]));
+  if (report.profile) {
+    return report.profile.ops.map((o) => ({
+      id: o.id,
+      label: labels.get(o.id)?.label ?? (o.fnName ? `${o.kind}(${o.fnName})` : o.kind),
+      inputs: o.inputs,
+      rate: labels.get(o.id)?.rate ?? report.analysis?.ops.find((a) => a.opId === o.id)?.measuredRate,
+    }));
+  }
+  const chain = [...report.pipeline.ops].sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
+  return chain.map((o, i) => ({ id: o.id, label: o.label, inputs: i > 0 ? [chain[i - 1].id] : [], rate: o.rate }));
+}
+
+function drawGraph(report: ReportResult): SVGElement {
+  const nodes = graphOf(report);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const layer = new Map<string, number>();
+  const depth = (id: string, seen = new Set<string>()): number => {
+    if (layer.has(id)) return layer.get(id)!;
+    if (seen.has(id)) return 0;
+    seen.add(id);
+    const n = byId.get(id);
+    const d = n && n.inputs.length ? 1 + Math.max(...n.inputs.filter((i) => byId.has(i)).map((i) => depth(i, seen)), -1) : 0;
+    layer.set(id, d);
+    return d;
+  };
+  nodes.forEach((n) => depth(n.id));
+  const columns: GraphNode[][] = [];
+  for (const n of nodes) (columns[layer.get(n.id)!] ??= []).push(n);
+  const W = 170, H = 46, GX = 40, GY = 16;
+  const pos = new Map<string, { x: number; y: number }>();
+  columns.forEach((col, ci) => col.forEach((n, ri) => pos.set(n.id, { x: 10 + ci * (W + GX), y: 10 + ri * (H + GY) })));
+  const width = 20 + columns.length * (W + GX) - GX;
+  const height = 20 + Math.max(1, ...columns.map((c) => c.length)) * (H + GY) - GY;
+  const critical = new Set(report.criticalPath);
+  const bottleneck = report.analysis?.bottleneck.opId ?? report.pipeline.ops.find((o) => o.severity === 'bottleneck')?.id;
+  const g = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'Operator graph' });
+  for (const n of nodes) {
+    for (const input of n.inputs) {
+      const a = pos.get(input), b = pos.get(n.id);
+      if (!a || !b) continue;
+      const onPath = critical.has(input) && critical.has(n.id);
+      g.append(svg('path', { class: `edge${onPath ? ' critical' : ''}`, d: `M${a.x + W},${a.y + H / 2} C${a.x + W + GX / 2},${a.y + H / 2} ${b.x - GX / 2},${b.y + H / 2} ${b.x},${b.y + H / 2}` }));
+    }
+  }
+  for (const n of nodes) {
+    const p = pos.get(n.id)!;
+    const cls = ['node', critical.has(n.id) ? 'critical' : '', n.id === bottleneck ? 'bottleneck' : ''].filter(Boolean).join(' ');
+    const group = svg('g', { class: cls, transform: `translate(${p.x},${p.y})`, tabindex: 0 });
+    group.append(svg('rect', { width: W, height: H, rx: 4 }));
+    group.append(svg('text', { x: 8, y: 18 }, n.label.length > 24 ? `${n.label.slice(0, 23)}…` : n.label));
+    group.append(svg('text', { x: 8, y: 36, class: 'sub' }, `${rate(n.rate)}${n.id === bottleneck ? ' · bottleneck' : ''}`));
+    group.append(svg('title', {}, `${n.label} (${n.id})`));
+    group.addEventListener('click', () => vscode.postMessage({ type: 'reveal', opId: n.id }));
+    g.append(group);
+  }
+  return g;
+}
+
+function drawBars(report: ReportResult): HTMLElement {
+  const a = report.analysis;
+  const ops = a?.ops ?? [];
+  const labels = new Map(report.pipeline.ops.map((o) => [o.id, o.label]));
+  const predicted = report.plan?.predictedRate;
+  const max = Math.max(1, ...ops.map((o) => Math.max(o.measuredRate / Math.max(o.visitRatio, 1e-9), Number.isFinite(o.bound) ? o.bound : 0)), predicted ?? 0, a?.measuredRate ?? 0) * 1.05;
+  const pct = (v: number) => `${Math.max(0, Math.min(100, (v / max) * 100)).toFixed(1)}%`;
+  const grid = el('div', { class: 'bars' });
+  for (const o of ops) {
+    const rootRate = o.measuredRate / Math.max(o.visitRatio, 1e-9);
+    const bar = el('div', { class: `bar${o.isBottleneck ? ' bottleneck' : ''}` });
+    const m = el('div', { class: 'measured' });
+    m.style.width = pct(rootRate);
+    bar.append(m);
+    if (Number.isFinite(o.bound)) {
+      const b = el('div', { class: 'bound', title: `bound ${rate(o.bound)}` });
+      b.style.left = pct(o.bound);
+      bar.append(b);
+    }
+    if (predicted !== undefined) {
+      const p = el('div', { class: 'predicted', title: `predicted ${rate(predicted)}` });
+      p.style.left = pct(predicted);
+      bar.append(p);
+    }
+    grid.append(el('span', {}, labels.get(o.opId) ?? o.opId), bar, el('span', { class: 'muted' }, `${rate(rootRate)} / ${Number.isFinite(o.bound) ? rate(o.bound) : '∞'}`));
+  }
+  const legend = el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'm' }), 'measured (root elements/s)'), el('span', {}, el('i', { class: 'b' }), 'bound (model)'), el('span', {}, el('i', { class: 'p' }), 'predicted with fixes'));
+  return el('div', {}, legend, grid);
+}
+
+function drawHistory(report: ReportResult): HTMLElement {
+  if (report.history.length === 0) return el('p', { class: 'muted' }, 'No earlier profiles yet: apply a fix and profile again to compare.');
+  const max = Math.max(...report.history.map((h) => Math.max(h.rate, h.predictedRate ?? 0)));
+  const table = el('table', { class: 'history' }, el('tr', {}, el('th', {}, 'When'), el('th', {}, 'Knobs'), el('th', {}, 'Measured'), el('th', {}, 'Bound'), el('th', {}, 'Predicted')));
+  const first = report.history[0].rate;
+  for (const h of report.history) {
+    const bar = el('span', { class: 'hbar' });
+    bar.style.width = `${Math.round((h.rate / max) * 120)}px`;
+    const speedup = first > 0 ? ` (${(h.rate / first).toFixed(1)}×)` : '';
+    table.append(el('tr', {}, el('td', {}, new Date(h.at).toLocaleTimeString()), el('td', {}, h.label), el('td', {}, bar, `${rate(h.rate)}${speedup}`), el('td', {}, rate(h.bound)), el('td', {}, rate(h.predictedRate))));
+  }
+  return table;
+}
+
+function render(report: ReportResult): void {
+  const p = report.pipeline;
+  const metric = (value: string, label: string) => el('div', { class: 'metric' }, el('span', { class: 'value' }, value), el('span', { class: 'label' }, label));
+  const parts: Node[] = [el('h1', {}, `Pipeline ${p.name}`)];
+  if (p.error) parts.push(el('p', { class: 'error' }, `The last profile failed: ${p.error}`));
+  if (p.stale) parts.push(el('p', { class: 'muted' }, 'The file changed since this profile: numbers are from the earlier version. Profile again before applying fixes.'));
+  parts.push(el('div', { class: 'summary' }, metric(rate(p.rate), 'measured'), metric(rate(p.bound), 'bound (model)'), metric(rate(p.predictedRate), 'predicted with every fix')));
+  if (report.analysis) parts.push(el('div', { class: 'reason' }, `Bottleneck (${report.analysis.bottleneck.resource}): ${report.analysis.bottleneck.reason}`));
+  const profileBtn = el('button', {}, 'Profile again');
+  profileBtn.addEventListener('click', () => vscode.postMessage({ type: 'profile' }));
+  const fixBtn = el('button', { class: 'secondary' }, 'Apply all Plumber fixes');
+  fixBtn.addEventListener('click', () => vscode.postMessage({ type: 'applyAllFixes' }));
+  parts.push(el('p', {}, profileBtn, ...(report.plan?.changes.length && !p.stale ? [fixBtn] : [])));
+  parts.push(el('h2', {}, 'Operator graph'), el('p', { class: 'muted' }, 'The critical path is outlined in orange, the bottleneck in red. Click an operator to go to its line.'), drawGraph(report) as unknown as Node);
+  if (report.analysis) parts.push(el('h2', {}, 'Rates against the bound'), drawBars(report));
+  if (report.plan?.changes.length) {
+    const list = el('ul', {});
+    for (const c of report.plan.changes) list.append(el('li', {}, `${c.kind} at ${labelOf(report, c.opId)}: ${c.reason}`));
+    parts.push(el('h2', {}, 'Plan'), list);
+  }
+  parts.push(el('h2', {}, 'History'), drawHistory(report));
+  root.replaceChildren(...parts);
+}
+
+function labelOf(report: ReportResult, opId: string): string {
+  return report.pipeline.ops.find((o) => o.id === opId)?.label ?? opId;
+}
+
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
+  const m = event.data;
+  if (m.type === 'report') {
+    vscode.setState(m.report);
+    render(m.report);
+  } else if (m.type === 'error') {
+    root.replaceChildren(el('p', { class: 'error' }, m.message));
+  }
+});
+
+const saved = vscode.getState() as ReportResult | undefined;
+if (saved) render(saved);
+vscode.postMessage({ type: 'ready' });

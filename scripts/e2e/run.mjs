@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// The end-to-end run: installs code-server if needed, builds the extension and the suites, then runs
+//   1. the trusted suite inside the real extension host (test/e2e/suite),
+//   2. the untrusted suite in a second session with Workspace Trust on (test/e2e/untrusted),
+//   3. the Playwright UI test (test/e2e/ui/workbench.ui.mjs), which saves screenshots.
+// Usage: node scripts/e2e/run.mjs [--no-build] [--only=suite|untrusted|ui]
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, runExtensionTests } from './codeServer.mjs';
+
+const args = process.argv.slice(2);
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const started = Date.now();
+const step = (s) => console.log(`\n== e2e: ${s} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+
+step('code-server');
+execFileSync('bash', [join(ROOT, 'scripts/e2e/install.sh')], { stdio: 'inherit' });
+
+if (!args.includes('--no-build')) {
+  step('build');
+  execFileSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+step('compile the suites');
+const esbuild = await import('esbuild');
+const entries = ['suite', 'untrusted'].flatMap((dir) =>
+  readdirSync(join(ROOT, 'test/e2e', dir))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(ROOT, 'test/e2e', dir, f)),
+);
+rmSync(join(ROOT, 'out/test/e2e'), { recursive: true, force: true });
+await esbuild.build({
+  entryPoints: entries,
+  outdir: join(ROOT, 'out/test/e2e'),
+  outbase: join(ROOT, 'test/e2e'),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'inline',
+  // mocha is resolved from the repo's node_modules at run time; vscode is the host's.
+  external: ['vscode', 'mocha'],
+  logLevel: 'warning',
+});
+
+// A fresh copy of the fixture each run: the suite edits and saves it. It lives inside the repo
+// (out/ is git-ignored) so `plumber-data` resolves from the repo's node_modules.
+const workspace = join(ROOT, 'out/e2e/workspace');
+const fresh = () => {
+  rmSync(workspace, { recursive: true, force: true });
+  mkdirSync(workspace, { recursive: true });
+  cpSync(join(ROOT, 'test/e2e/fixtures/workspace'), workspace, { recursive: true });
+  return workspace;
+};
+
+const results = [];
+const output = [];
+const log = (line) => {
+  output.push(line);
+  console.log(line);
+};
+
+if (!only || only === 'suite') {
+  step('extension-host suite, trusted workspace');
+  const code = await runExtensionTests({ folder: fresh(), extensionDevelopmentPath: ROOT, extensionTestsPath: join(ROOT, 'out/test/e2e/suite/index'), log });
+  results.push(['trusted suite', code]);
+}
+if (!only || only === 'untrusted') {
+  step('extension-host suite, untrusted workspace (Workspace Trust on, folder not trusted)');
+  const code = await runExtensionTests({ folder: fresh(), extensionDevelopmentPath: ROOT, extensionTestsPath: join(ROOT, 'out/test/e2e/untrusted/index'), trust: true, log });
+  results.push(['untrusted suite', code]);
+}
+if (!only || only === 'ui') {
+  step('Playwright UI test');
+  let code = 0;
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/workbench.ui.mjs'), fresh()], { stdio: 'inherit' });
+  } catch (e) {
+    code = e.status ?? 1;
+  }
+  results.push(['UI test', code]);
+}
+
+const activation = output.find((l) => l.includes('PLUMBER_ACTIVATION'));
+step('summary');
+if (activation) console.log(activation.slice(activation.indexOf('PLUMBER_ACTIVATION')));
+for (const [name, code] of results) console.log(`${code === 0 ? 'ok  ' : 'FAIL'} ${name} (exit ${code})`);
+console.log(`total ${((Date.now() - started) / 1000).toFixed(0)} s`);
+process.exit(results.every(([, c]) => c === 0) ? 0 : 1);

@@ -1,0 +1,122 @@
+/**
+ * The Bottlenecks tree: pipelines → operators ranked by how much they hold the pipeline back.
+ * It asks the server for `plumber/pipelines` and refreshes on `plumber/profileUpdated`.
+ */
+import * as vscode from 'vscode';
+import { PipelinesRequest, type OpSummary, type PipelineSummary, type PipelinesParams, type PipelinesResult } from '../../shared/protocol';
+import type { PlumberServer } from '../server';
+import { describeOp, describePipeline, formatRate, formatShare, rankOps } from './format';
+
+export type BottleneckNode =
+  | { type: 'pipeline'; pipeline: PipelineSummary }
+  | { type: 'op'; pipeline: PipelineSummary; op: OpSummary; rank: number }
+  | { type: 'message'; text: string; detail?: string };
+
+const SEVERITY_ICON: Record<OpSummary['severity'], vscode.ThemeIcon> = {
+  bottleneck: new vscode.ThemeIcon('flame', new vscode.ThemeColor('errorForeground')),
+  warning: new vscode.ThemeIcon('warning', new vscode.ThemeColor('editorWarning.foreground')),
+  ok: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),
+  unknown: new vscode.ThemeIcon('circle-outline'),
+};
+
+export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<BottleneckNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private pipelines: PipelineSummary[] = [];
+  private loaded: Promise<void> | undefined;
+
+  constructor(private readonly server: PlumberServer) {}
+
+  /** Reloads from the server and redraws. Resolves when the new data is in. */
+  refresh(): Promise<void> {
+    this.loaded = this.load();
+    return this.loaded.then(() => this.changed.fire(undefined));
+  }
+
+  /** The pipelines as last loaded (for the status bar and the test API). */
+  get current(): readonly PipelineSummary[] {
+    return this.pipelines;
+  }
+
+  private async load(): Promise<void> {
+    if (this.server.state !== 'ready') return;
+    try {
+      const params: PipelinesParams = {};
+      const result = await this.server.request<PipelinesParams, PipelinesResult>(PipelinesRequest, params);
+      this.pipelines = result.pipelines;
+    } catch {
+      // The server went away mid-request; the next state change refreshes again.
+    }
+  }
+
+  getTreeItem(node: BottleneckNode): vscode.TreeItem {
+    if (node.type === 'message') {
+      const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+      item.description = node.detail;
+      item.iconPath = new vscode.ThemeIcon('error');
+      return item;
+    }
+    if (node.type === 'pipeline') {
+      const p = node.pipeline;
+      const item = new vscode.TreeItem(p.name, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `${p.uri}#${p.name}`;
+      item.description = describePipeline(p);
+      item.iconPath = new vscode.ThemeIcon(p.error ? 'error' : 'symbol-event');
+      item.resourceUri = vscode.Uri.parse(p.uri);
+      item.tooltip = pipelineTooltip(p);
+      item.contextValue = p.rate !== undefined && !p.stale ? 'plumber.pipeline.profiled' : 'plumber.pipeline';
+      item.command = { command: 'plumber.revealRange', title: 'Go to Pipeline', arguments: [p.uri, p.range] };
+      return item;
+    }
+    const { op, pipeline } = node;
+    const item = new vscode.TreeItem(op.label, vscode.TreeItemCollapsibleState.None);
+    item.id = `${pipeline.uri}#${pipeline.name}#${op.id}`;
+    item.description = describeOp(op, pipeline.stale);
+    item.iconPath = SEVERITY_ICON[op.severity];
+    item.tooltip = opTooltip(op, pipeline);
+    // Fixes are computed from the profile: after an edit they may no longer fit, so hide the action.
+    item.contextValue = op.fixTitle && !pipeline.stale ? 'plumber.op.fixable' : 'plumber.op';
+    item.command = { command: 'plumber.revealRange', title: 'Go to Operator', arguments: [op.uri, op.range] };
+    return item;
+  }
+
+  async getChildren(node?: BottleneckNode): Promise<BottleneckNode[]> {
+    if (!node) {
+      if (!this.loaded) this.loaded = this.load();
+      await this.loaded;
+      // An empty list lets the welcome view (with its Profile button) show.
+      return this.pipelines.map((pipeline) => ({ type: 'pipeline', pipeline }));
+    }
+    if (node.type !== 'pipeline') return [];
+    const p = node.pipeline;
+    const children: BottleneckNode[] = [];
+    if (p.error) children.push({ type: 'message', text: 'Profile failed', detail: p.error });
+    rankOps(p.ops).forEach((op, rank) => children.push({ type: 'op', pipeline: p, op, rank }));
+    return children;
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+function pipelineTooltip(p: PipelineSummary): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(`**${p.name}**\n\n`);
+  if (p.error) md.appendMarkdown(`Profile failed: ${p.error}\n\n`);
+  if (p.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(p.rate)}  \n`);
+  if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRate(p.bound)}  \n`);
+  if (p.predictedRate !== undefined) md.appendMarkdown(`With every fix (predicted): ${formatRate(p.predictedRate)}  \n`);
+  if (p.profiledAt) md.appendMarkdown(`Profiled ${new Date(p.profiledAt).toLocaleString()}`);
+  if (p.stale) md.appendMarkdown('\n\nThe file changed since this profile; profile again before applying fixes.');
+  return md;
+}
+
+function opTooltip(op: OpSummary, p: PipelineSummary): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(`**${op.label}** (${op.kind})\n\n`);
+  if (op.reason) md.appendMarkdown(`${op.reason}\n\n`);
+  if (op.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(op.rate)}  \n`);
+  if (op.cpuShare !== undefined) md.appendMarkdown(`CPU share (measured): ${formatShare(op.cpuShare)}  \n`);
+  if (op.bound !== undefined) md.appendMarkdown(`Allows at most (model): ${formatRate(op.bound)}  \n`);
+  if (op.fixTitle) md.appendMarkdown(`\n${p.stale ? '(stale) ' : ''}${op.fixTitle}`);
+  return md;
+}

@@ -1,0 +1,100 @@
+/**
+ * Pure formatting and ranking for the Bottlenecks tree, the status bar and the report: no vscode
+ * import, so unit tests run them in plain Node.
+ */
+import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
+
+/** A rate in elements per second, short: `812/s`, `12.4k/s`, `3.1M/s`. */
+export function formatRate(rate: number | undefined): string {
+  if (rate === undefined || !Number.isFinite(rate)) return '–';
+  const abs = Math.abs(rate);
+  if (abs >= 1e6) return `${trim(rate / 1e6)}M/s`;
+  if (abs >= 1e3) return `${trim(rate / 1e3)}k/s`;
+  if (abs >= 100) return `${Math.round(rate)}/s`;
+  return `${trim(rate)}/s`;
+}
+
+function trim(n: number): string {
+  const digits = Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 10 ? 1 : 2;
+  return Number(n.toFixed(digits)).toString();
+}
+
+/** A share (0..1) as a whole percentage: `37%`, `<1%`. */
+export function formatShare(share: number | undefined): string {
+  if (share === undefined || !Number.isFinite(share)) return '';
+  if (share > 0 && share < 0.005) return '<1%';
+  return `${Math.round(share * 100)}%`;
+}
+
+/** A speed-up factor: `3.2×`. */
+export function formatSpeedup(from: number | undefined, to: number | undefined): string | undefined {
+  if (!from || !to || !Number.isFinite(from) || !Number.isFinite(to) || from <= 0) return undefined;
+  const x = to / from;
+  return `${x >= 10 ? Math.round(x) : x.toFixed(1)}×`;
+}
+
+const SEVERITY_ORDER: Record<OpSeverity, number> = { bottleneck: 0, warning: 1, ok: 2, unknown: 3 };
+
+/**
+ * Orders operators by how much they hold the pipeline back: the bottleneck first, then by severity,
+ * then by the lowest bound (the op allowing the lowest root rate limits most), then by CPU share.
+ * Unprofiled operators keep their chain order.
+ */
+export function rankOps(ops: readonly OpSummary[]): OpSummary[] {
+  return ops
+    .map((op, index) => ({ op, index }))
+    .sort((a, b) => {
+      const s = SEVERITY_ORDER[a.op.severity] - SEVERITY_ORDER[b.op.severity];
+      if (s !== 0) return s;
+      const boundA = a.op.bound ?? Infinity;
+      const boundB = b.op.bound ?? Infinity;
+      if (boundA !== boundB) return boundA - boundB;
+      const cpu = (b.op.cpuShare ?? 0) - (a.op.cpuShare ?? 0);
+      if (cpu !== 0) return cpu;
+      return a.index - b.index;
+    })
+    .map((x) => x.op);
+}
+
+/** The tree's description for an operator: `1.2k/s · 64% CPU`, plus `stale` when the file changed. */
+export function describeOp(op: OpSummary, stale: boolean): string {
+  const parts: string[] = [];
+  if (op.rate !== undefined) parts.push(formatRate(op.rate));
+  if (op.cpuShare !== undefined) parts.push(`${formatShare(op.cpuShare)} CPU`);
+  if (stale && parts.length > 0) parts.push('stale');
+  return parts.join(' · ');
+}
+
+/** The tree's description for a pipeline: rate, bound and the predicted speed-up, or its state. */
+export function describePipeline(p: PipelineSummary): string {
+  if (p.error) return 'profile failed';
+  if (p.rate === undefined) return 'not profiled';
+  const parts = [formatRate(p.rate)];
+  if (p.bound !== undefined) parts.push(`bound ${formatRate(p.bound)}`);
+  const speedup = formatSpeedup(p.rate, p.predictedRate);
+  if (speedup && p.predictedRate! > p.rate * 1.05) parts.push(`fixes: est. ${speedup}`);
+  if (p.stale) parts.push('stale');
+  return parts.join(' · ');
+}
+
+/** The status bar text for the most recent profile. */
+export function statusText(p: PipelineSummary | undefined): string {
+  if (!p) return 'Plumber';
+  if (p.error) return `Plumber: ${p.name} failed`;
+  if (p.rate === undefined) return 'Plumber';
+  const speedup = formatSpeedup(p.rate, p.predictedRate);
+  const tail = speedup && p.predictedRate! > p.rate * 1.05 ? ` (fixes: est. ${speedup})` : '';
+  return `Plumber: ${p.name} ${formatRate(p.rate)}${tail}${p.stale ? ' · stale' : ''}`;
+}
+
+/**
+ * The pipeline the cursor is in: the last pipeline whose head starts on or before the cursor line
+ * (a chain runs from its head downwards), else the first one.
+ */
+export function pipelineAt(pipelines: readonly PipelineSummary[], line: number): PipelineSummary | undefined {
+  let best: PipelineSummary | undefined;
+  for (const p of pipelines) {
+    if (p.range.start.line <= line && (!best || p.range.start.line >= best.range.start.line)) best = p;
+  }
+  return best ?? pipelines[0];
+}
