@@ -1,0 +1,67 @@
+/**
+ * Command-line parsing, small on purpose: three commands with a handful of flags do not need a
+ * framework, and a hand-written parser gives the exact error sentences the CLI promises.
+ */
+
+/** A mistake in how the command was called (exit code 2). */
+export class UsageError extends Error {}
+
+export interface FlagSpec {
+  /** Takes a value (`--seconds 2`, `--seconds=2`) or is a switch (`--json`). */
+  value: boolean;
+  /** May be given more than once (values collect in order). */
+  repeat?: boolean;
+}
+
+export interface Parsed {
+  positionals: string[];
+  flags: Map<string, string[]>;
+}
+
+/** Parses `argv` against the flags a command accepts. Unknown flags are usage errors. */
+export function parseArgs(argv: string[], specs: Record<string, FlagSpec>, command: string): Parsed {
+  const positionals: string[] = [];
+  const flags = new Map<string, string[]>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = (eq >= 0 ? arg.slice(0, eq) : arg).replace(/^--?/, '');
+    const key = name === 'h' ? 'help' : name;
+    const spec = specs[key];
+    if (!spec) throw new UsageError(`Unknown option ${arg.slice(0, eq >= 0 ? eq : undefined)} for \`plumber ${command}\`. Run \`plumber ${command} --help\` for its options.`);
+    let value = 'true';
+    if (spec.value) {
+      if (eq >= 0) value = arg.slice(eq + 1);
+      else if (i + 1 < argv.length) value = argv[++i];
+      else throw new UsageError(`Option --${key} needs a value.`);
+    } else if (eq >= 0) {
+      throw new UsageError(`Option --${key} takes no value.`);
+    }
+    const list = flags.get(key) ?? [];
+    if (list.length > 0 && !spec.repeat) throw new UsageError(`Option --${key} was given twice.`);
+    list.push(value);
+    flags.set(key, list);
+  }
+  return { positionals, flags };
+}
+
+/** A flag's value as a number within limits, or undefined when absent. */
+export function numberFlag(p: Parsed, name: string, o: { min: number; integer?: boolean; exclusiveMin?: boolean }): number | undefined {
+  const raw = p.flags.get(name)?.[0];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  const ok = raw.trim() !== '' && Number.isFinite(n) && (o.exclusiveMin ? n > o.min : n >= o.min) && (!o.integer || Number.isInteger(n));
+  if (!ok) {
+    const what = o.integer ? 'a whole number' : 'a number';
+    throw new UsageError(`--${name} must be ${what} ${o.exclusiveMin ? 'above' : 'of at least'} ${o.min}, got "${raw}".`);
+  }
+  return n;
+}

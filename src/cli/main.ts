@@ -1,0 +1,177 @@
+/**
+ * The `plumber` command: profile, plan and check a pipeline from a terminal or CI, over the same
+ * runner and model the editor uses. Exit codes: 0 success, 1 the pipeline failed or is too slow,
+ * 2 the command was used wrongly.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ModelOptions } from '../shared/analysis';
+import type { Profile, ProfileError } from '../shared/profile';
+import { analyze, plan } from '../model';
+import { runProfile } from '../runner/spawn';
+import { UsageError, numberFlag, parseArgs } from './args';
+import type { FlagSpec, Parsed } from './args';
+import { HELP } from './help';
+import { parseOverrides } from './overrides';
+import { ProgressReporter } from './progress';
+import { renderPlan, renderProfile, rootRate } from './render';
+import { fmtRate } from './table';
+
+const COMMON_FLAGS: Record<string, FlagSpec> = {
+  export: { value: true },
+  seconds: { value: true },
+  'max-elements': { value: true },
+  warmup: { value: true },
+  override: { value: true, repeat: true },
+  timeout: { value: true },
+  memory: { value: true },
+  json: { value: false },
+  quiet: { value: false },
+  help: { value: false },
+};
+
+const COMMANDS: Record<string, Record<string, FlagSpec>> = {
+  profile: COMMON_FLAGS,
+  plan: { ...COMMON_FLAGS, cores: { value: true }, 'memory-budget': { value: true } },
+  check: { ...COMMON_FLAGS, 'min-rate': { value: true } },
+};
+
+function version(): string {
+  let dir = __dirname;
+  for (;;) {
+    const pkg = path.join(dir, 'package.json');
+    if (fs.existsSync(pkg)) {
+      const json = JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string; version?: string };
+      if (json.name === 'plumber' && json.version) return json.version;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Prints a failed run's error for a person (stderr) or a machine (stdout JSON), and returns the exit code. */
+function reportFailure(error: ProfileError, json: boolean, extra: Record<string, unknown>): number {
+  if (json) printJson({ ...extra, error });
+  else process.stderr.write(`plumber: ${error.message}\n`);
+  return 1;
+}
+
+async function runCommand(command: string, p: Parsed): Promise<number> {
+  const json = p.flags.has('json');
+  if (p.positionals.length === 0) throw new UsageError(`\`plumber ${command}\` needs the pipeline file, e.g. \`plumber ${command} pipeline.ts\`.`);
+  if (p.positionals.length > 1) throw new UsageError(`\`plumber ${command}\` takes one file, got ${p.positionals.length}: ${p.positionals.join(' ')}.`);
+  const file = p.positionals[0];
+  const overrides = parseOverrides(p.flags.get('override') ?? []);
+  const seconds = numberFlag(p, 'seconds', { min: 0, exclusiveMin: true }) ?? 3;
+  const maxElements = numberFlag(p, 'max-elements', { min: 1, integer: true });
+  const warmupSeconds = numberFlag(p, 'warmup', { min: 0 });
+  const timeoutSeconds = numberFlag(p, 'timeout', { min: 0, exclusiveMin: true });
+  const memoryMB = numberFlag(p, 'memory', { min: 16, integer: true });
+  const minRate = command === 'check' ? numberFlag(p, 'min-rate', { min: 0 }) : undefined;
+  if (command === 'check' && minRate === undefined) throw new UsageError('`plumber check` needs --min-rate R (root elements per second), e.g. --min-rate 500.');
+  const modelOptions: ModelOptions = {};
+  const cores = numberFlag(p, 'cores', { min: 1, integer: true });
+  if (cores !== undefined) modelOptions.cores = cores;
+  const budgetMB = numberFlag(p, 'memory-budget', { min: 0 });
+  if (budgetMB !== undefined) modelOptions.memoryBudgetBytes = budgetMB * 2 ** 20;
+
+  const reporter = new ProgressReporter(path.basename(file), seconds, process.stderr, p.flags.has('quiet'));
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once('SIGINT', onSigint);
+  let profile: Profile;
+  try {
+    profile = await runProfile({
+      file,
+      exportName: p.flags.get('export')?.[0],
+      seconds,
+      maxElements,
+      warmupSeconds,
+      overrides,
+      timeoutSeconds,
+      memoryMB,
+      signal: controller.signal,
+      onProgress: (m) => reporter.update(m),
+      onOutput: (_stream, text) => {
+        // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
+        reporter.clear();
+        process.stderr.write(text);
+      },
+    });
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    reporter.clear();
+  }
+  if (profile.error) return reportFailure(profile.error, json, command === 'profile' ? { ...profile } : { profile });
+
+  const rate = rootRate(profile);
+  switch (command) {
+    case 'profile':
+      if (json) printJson(profile);
+      else process.stdout.write(`${renderProfile(profile)}\n`);
+      return 0;
+    case 'plan': {
+      const analysis = analyze(profile, modelOptions);
+      const thePlan = plan(profile, modelOptions);
+      if (json) printJson({ profile, analysis, plan: thePlan });
+      else process.stdout.write(`${renderPlan(profile, analysis, thePlan, file)}\n`);
+      return 0;
+    }
+    default: {
+      const pass = rate >= (minRate ?? 0);
+      if (json) printJson({ pass, rate, minRate, profile });
+      else if (pass) process.stdout.write(`plumber check: ${fmtRate(rate)} ≥ ${fmtRate(minRate)}: ok\n`);
+      else process.stderr.write(`plumber check: ${fmtRate(rate)} is below the required ${fmtRate(minRate)}. Run \`plumber plan ${file}\` to see what holds it back.\n`);
+      return pass ? 0 : 1;
+    }
+  }
+}
+
+/** Runs the command line and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    const topic = command === 'help' && rest[0] && HELP[rest[0]] ? rest[0] : 'main';
+    (command === undefined ? process.stderr : process.stdout).write(`${HELP[topic]}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const json = rest.includes('--json');
+  try {
+    const specs = COMMANDS[command];
+    if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${Object.keys(COMMANDS).join(', ')}. Run \`plumber --help\` for usage.`);
+    const parsed = parseArgs(rest, specs, command);
+    if (parsed.flags.has('help')) {
+      process.stdout.write(`${HELP[command]}\n`);
+      return 0;
+    }
+    return await runCommand(command, parsed);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      if (json) printJson({ error: { kind: 'usage', message: e.message } });
+      else process.stderr.write(`plumber: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+if (require.main === module || process.argv[1]?.endsWith(`${path.sep}plumber.js`) || process.argv[1]?.endsWith(`${path.sep}plumber`)) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`plumber: an internal error stopped the command: ${e instanceof Error ? e.stack ?? e.message : String(e)}\nPlease report it with the command you ran.\n`);
+      process.exitCode = 1;
+    },
+  );
+}

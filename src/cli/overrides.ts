@@ -1,0 +1,86 @@
+/**
+ * `--override OP=KNOB:VALUE`: how a person runs a plan (or any knob setting) without editing the
+ * pipeline's source.
+ */
+import type { KnobOverride, Overrides } from '../shared/profile';
+import { checkKnobOverride, parseOpId } from '../runner/overrides';
+import { UsageError } from './args';
+
+/** The knobs `--override` accepts, with what their values look like (for help and errors). */
+export const OVERRIDE_KNOBS: Record<string, string> = {
+  parallelism: 'a whole number ≥ 1 (calls or worker threads in flight)',
+  prefetch: 'a whole number ≥ 0 (buffer size of the prefetch after the operator; 0 removes it)',
+  cache: '"memory", a file path, or false (insert or remove a cache after the operator)',
+  placement: '"main" or "worker" (run the fn in worker threads; it must be an exported function)',
+  deterministic: 'true or false (false lets the fastest result go first)',
+  cycleLength: 'a whole number ≥ 1 (interleave: inputs open at once)',
+  module: 'with placement:worker, the file that exports the fn (default: the pipeline file)',
+  exportName: "with placement:worker, the fn's export name when it differs from its name",
+};
+
+function parseValue(knob: string, raw: string, spec: string): KnobOverride {
+  const bad = (): never => {
+    throw new UsageError(`--override ${spec}: ${knob} must be ${OVERRIDE_KNOBS[knob]}, got "${raw}".`);
+  };
+  switch (knob) {
+    case 'parallelism':
+    case 'prefetch':
+    case 'cycleLength': {
+      if (!/^\d+$/.test(raw)) bad();
+      return { [knob]: Number(raw) };
+    }
+    case 'deterministic':
+      if (raw !== 'true' && raw !== 'false') bad();
+      return { deterministic: raw === 'true' };
+    case 'placement':
+      if (raw !== 'main' && raw !== 'worker') bad();
+      return { placement: raw as 'main' | 'worker' };
+    case 'module':
+    case 'exportName':
+      if (raw === '') bad();
+      return { [knob]: raw };
+    case 'cache':
+      if (raw === '') bad();
+      return { cache: raw === 'false' ? false : raw };
+    default:
+      throw new UsageError(`--override ${spec}: unknown knob "${knob}". Knobs: ${Object.keys(OVERRIDE_KNOBS).join(', ')}.`);
+  }
+}
+
+/**
+ * Parses every `--override` value into runner overrides. Several overrides of one operator merge
+ * (`--override 12:6=placement:worker --override 12:6=parallelism:2`).
+ */
+export function parseOverrides(specs: string[]): Overrides {
+  const overrides: Overrides = {};
+  for (const spec of specs) {
+    const eq = spec.lastIndexOf('=');
+    if (eq <= 0) throw new UsageError(`--override "${spec}" is not OP=KNOB:VALUE, e.g. --override 12:6=parallelism:4.`);
+    const op = spec.slice(0, eq);
+    const setting = spec.slice(eq + 1);
+    if (!parseOpId(op)) {
+      throw new UsageError(`--override ${spec}: "${op}" is not an operator id. Use line:column (e.g. 12:6) or path:line:column (e.g. lib/decode.ts:3:10), as \`plumber plan\` lists them.`);
+    }
+    const colon = setting.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--override ${spec}: expected KNOB:VALUE after "=", e.g. parallelism:4.`);
+    const knob = setting.slice(0, colon);
+    const value = parseValue(knob, setting.slice(colon + 1), spec);
+    const merged = { ...overrides[op], ...value };
+    const problem = checkKnobOverride(op, merged);
+    if (problem) throw new UsageError(problem);
+    overrides[op] = merged;
+  }
+  return overrides;
+}
+
+/** The overrides as the `--override` flags that reproduce them (for "run this plan" hints). */
+export function overridesToFlags(overrides: Overrides): string[] {
+  const flags: string[] = [];
+  for (const [op, o] of Object.entries(overrides)) {
+    for (const [knob, value] of Object.entries(o)) {
+      if (value === undefined) continue;
+      flags.push(`--override ${op}=${knob}:${String(value)}`);
+    }
+  }
+  return flags;
+}

@@ -1,0 +1,53 @@
+/**
+ * Progress on stderr while a pipeline runs: one live line on a terminal, plain lines (one per
+ * phase, then one a second) when stderr is piped to a file or a CI log.
+ */
+import type { RunnerMessage } from '../shared/profile';
+
+type Progress = Extract<RunnerMessage, { type: 'progress' }>;
+
+function fmtRate(r: number | undefined): string {
+  if (r === undefined || !Number.isFinite(r)) return '';
+  return r >= 100 ? `${Math.round(r).toLocaleString('en-US')}/s` : `${r.toPrecision(3)}/s`;
+}
+
+export class ProgressReporter {
+  private lastPhase = '';
+  private lastPlain = 0;
+  private lineShown = false;
+  private readonly tty: boolean;
+
+  constructor(private readonly label: string, private readonly budgetSeconds: number, private readonly stream: NodeJS.WriteStream = process.stderr, private readonly quiet = false) {
+    this.tty = Boolean(stream.isTTY);
+  }
+
+  update(m: Progress): void {
+    if (this.quiet) return;
+    const what = `${this.label}: ${m.phase}`;
+    const details = m.phase === 'loading' ? '' : ` ${m.seconds.toFixed(1)} s, ${m.elements.toLocaleString('en-US')} elements ${fmtRate(m.rate)}`.trimEnd();
+    if (this.tty) {
+      const width = 24;
+      const frac = m.phase === 'measuring' ? Math.min(1, m.seconds / Math.max(this.budgetSeconds, 1e-9)) : 0;
+      const bar = m.phase === 'measuring' ? ` [${'#'.repeat(Math.round(frac * width)).padEnd(width, '.')}]` : '';
+      const line = `${what}${bar}${details}`;
+      const cols = this.stream.columns ?? 100;
+      this.stream.write(`\r\x1b[2K${line.slice(0, cols - 1)}`);
+      this.lineShown = true;
+      return;
+    }
+    const now = Date.now();
+    if (m.phase !== this.lastPhase || now - this.lastPlain >= 1000) {
+      this.stream.write(`${what}${details}\n`);
+      this.lastPhase = m.phase;
+      this.lastPlain = now;
+    }
+  }
+
+  /** Clears the live line so other output starts on a clean line. */
+  clear(): void {
+    if (this.tty && this.lineShown) {
+      this.stream.write('\r\x1b[2K');
+      this.lineShown = false;
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/** What `plumber profile` and `plumber plan` print for people. */
+import * as path from 'node:path';
+import type { Analysis, Plan } from '../shared/analysis';
+import type { OpProfile, Profile } from '../shared/profile';
+import { changeTitle, describeOp } from '../model';
+import { overridesToFlags } from './overrides';
+import { fmtPerElement, fmtRate, fmtShare, renderTable } from './table';
+
+/** The pipeline's measured root rate. */
+export function rootRate(profile: Profile): number {
+  return profile.run.seconds > 0 ? profile.run.elements / profile.run.seconds : 0;
+}
+
+/** Operators from the source towards the root (the order a person reads the chain in). */
+function inChainOrder(profile: Profile): OpProfile[] {
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const seen = new Set<string>();
+  const out: OpProfile[] = [];
+  const visit = (id: string): void => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    const op = byId.get(id);
+    if (!op) return;
+    for (const input of op.inputs) visit(input);
+    out.push(op);
+  };
+  visit(profile.pipeline.rootId);
+  for (const op of profile.ops) visit(op.id);
+  return out;
+}
+
+function runLine(profile: Profile): string {
+  const r = profile.run;
+  const how = r.converged ? 'converged' : r.endReason === 'exhausted' ? 'source exhausted' : 'budget reached';
+  const name = `${path.basename(profile.pipeline.file)} › ${profile.pipeline.exportName}`;
+  const over = Object.keys(r.overrides).length > 0 ? ` with ${Object.keys(r.overrides).length} override(s)` : '';
+  return `${name}: ${fmtRate(rootRate(profile))} (${r.elements.toLocaleString('en-US')} elements in ${r.seconds.toFixed(2)} s after ${r.warmupSeconds.toFixed(1)} s warm-up, ${how}${over})`;
+}
+
+/** The profile as a table: what each operator did in the measured window. */
+export function renderProfile(profile: Profile): string {
+  const rows = inChainOrder(profile).map((op) => {
+    const c = op.counters;
+    const per = c.produced > 0 ? 1 / c.produced : 0;
+    return [
+      describeOp(op),
+      op.id,
+      fmtRate(c.produced / Math.max(profile.run.seconds, 1e-9)),
+      fmtPerElement(c.selfSeconds * per),
+      fmtPerElement(c.workerCpuSeconds * per),
+      c.asyncCalls > 0 ? fmtPerElement(c.asyncLatencySeconds / c.asyncCalls) : '-',
+      op.placement,
+    ];
+  });
+  const table = renderTable(['operator', 'id', 'rate', 'main/elem', 'worker/elem', 'latency', 'runs on'], rows);
+  const m = profile.machine;
+  const machine = `${m.cores} cores, Node ${m.nodeVersion}, main thread CPU ${profile.run.mainThreadCpuSeconds.toFixed(2)} s, process CPU ${profile.run.processCpuSeconds.toFixed(2)} s`;
+  return `${runLine(profile)}\n\n${table}\n\n${machine}`;
+}
+
+/** The plan as a table plus the bottleneck, the prediction and the command that tries it. */
+export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string): string {
+  const byOp = new Map(analysis.ops.map((a) => [a.opId, a]));
+  const changesByOp = new Map<string, string[]>();
+  for (const c of plan.changes) changesByOp.set(c.opId, [...(changesByOp.get(c.opId) ?? []), changeTitle(c, profile)]);
+  const rows = inChainOrder(profile).map((op) => {
+    const a = byOp.get(op.id);
+    return [
+      describeOp(op),
+      op.id,
+      fmtRate(a?.measuredRate),
+      fmtShare(a?.cpuShare),
+      fmtRate(a?.bound),
+      a?.isBottleneck ? '◀ bottleneck' : '',
+      (changesByOp.get(op.id) ?? []).join('; '),
+    ];
+  });
+  const table = renderTable(['operator', 'id', 'rate', 'CPU', 'bound', '', 'recommended change'], rows);
+  const gain = plan.currentRate > 0 ? ` (${(plan.predictedRate / plan.currentRate).toFixed(1)}×)` : '';
+  const lines = [
+    runLine(profile),
+    '',
+    table,
+    '',
+    `Bottleneck: ${analysis.bottleneck.reason}`,
+    `Measured ${fmtRate(analysis.measuredRate)}; the model's bound with the current knobs is ${fmtRate(analysis.bound)}.`,
+  ];
+  if (plan.changes.length === 0) {
+    lines.push('No change is predicted to help: the pipeline already runs at what this machine allows.');
+  } else {
+    lines.push(`Predicted after the plan: ${fmtRate(plan.predictedRate)}${gain}. What would limit it then: ${plan.predictedBottleneck.reason}`);
+    lines.push('', 'Changes:');
+    for (const c of plan.changes) lines.push(`  • ${changeTitle(c, profile)} — ${c.reason}`);
+    const flags = overridesToFlags(plan.overrides);
+    if (flags.length > 0) lines.push('', 'Try the plan without editing the file:', `  plumber profile ${file} ${flags.join(' ')}`);
+  }
+  return lines.join('\n');
+}
