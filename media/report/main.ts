@@ -6,6 +6,7 @@
  */
 import type { ReportResult } from '../../src/shared/protocol';
 import type { ToWebview } from '../../src/client/report/messages';
+import { formatRate } from '../../src/client/views/format';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(s: unknown): void; getState(): unknown };
 
@@ -27,12 +28,8 @@ function svg(tag: string, attrs: Record<string, string | number> = {}, text?: st
   return e;
 }
 
-function rate(r: number | undefined): string {
-  if (r === undefined || !Number.isFinite(r)) return '–';
-  if (r >= 1e6) return `${(r / 1e6).toFixed(2)}M/s`;
-  if (r >= 1e3) return `${(r / 1e3).toFixed(1)}k/s`;
-  return `${r >= 100 ? Math.round(r) : r.toFixed(1)}/s`;
-}
+/** Rates in the same words as the lenses, the tree and the status bar. */
+const rate = formatRate;
 
 interface GraphNode {
   id: string;

@@ -53,3 +53,13 @@ export async function until<T>(probe: () => Promise<T | undefined> | T | undefin
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * State one test file leaves for a later one (each file is bundled on its own, so a module-level
+ * export would be a separate copy): kept on globalThis for the run.
+ */
+export function shared(): { firstRate?: number } {
+  const key = Symbol.for('plumber.e2e.shared');
+  const g = globalThis as unknown as Record<symbol, { firstRate?: number }>;
+  return (g[key] ??= {});
+}

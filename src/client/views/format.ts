@@ -4,19 +4,21 @@
  */
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
 
-/** A rate in elements per second, short: `812/s`, `12.4k/s`, `3.1M/s`. */
+/** A rate in elements per second, the way the server's lenses write it: `310 el/s`, `2.1k el/s`, `1.5M el/s`. */
 export function formatRate(rate: number | undefined): string {
-  if (rate === undefined || !Number.isFinite(rate)) return '–';
-  const abs = Math.abs(rate);
-  if (abs >= 1e6) return `${trim(rate / 1e6)}M/s`;
-  if (abs >= 1e3) return `${trim(rate / 1e3)}k/s`;
-  if (abs >= 100) return `${Math.round(rate)}/s`;
-  return `${trim(rate)}/s`;
+  if (rate === undefined || Number.isNaN(rate)) return '–';
+  if (!Number.isFinite(rate)) return '∞';
+  return `${compact(rate)} el/s`;
 }
 
-function trim(n: number): string {
-  const digits = Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 10 ? 1 : 2;
-  return Number(n.toFixed(digits)).toString();
+/** 310, 2.1k, 12k, 1.5M; one decimal below ten of a unit. */
+export function compact(n: number): string {
+  const abs = Math.abs(n);
+  const unit = (v: number, s: string): string => `${v < 10 ? Number(v.toFixed(1)) : Math.round(v)}${s}`;
+  if (abs >= 1e6) return unit(n / 1e6, 'M');
+  if (abs >= 1e3) return unit(n / 1e3, 'k');
+  if (abs >= 10) return String(Math.round(n));
+  return String(Number(n.toFixed(abs >= 1 ? 1 : 2)));
 }
 
 /** A share (0..1) as a whole percentage: `37%`, `<1%`. */

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// The UI test: what a person sees in a real VS Code (code-server + headless Chromium). It opens the
+// fixture pipeline, profiles it from the command palette, waits for the rate lenses, opens the
+// Bottlenecks view, runs "Apply All Plumber Fixes" from the palette, opens the report, and saves a
+// PNG of each step under artifacts/screenshots/.
+// Usage: node test/e2e/ui/workbench.ui.mjs WORKSPACE_FOLDER   (scripts/e2e/run.mjs passes a fresh copy)
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ROOT, launchBrowser, startCodeServer, workbenchUrl } from '../../../scripts/e2e/codeServer.mjs';
+
+const folder = resolve(process.argv[2] ?? join(ROOT, 'out/e2e/workspace'));
+const shots = join(ROOT, 'artifacts/screenshots');
+mkdirSync(shots, { recursive: true });
+
+const server = await startCodeServer({ folder, settings: { 'workbench.colorTheme': 'Default Dark Modern', 'editor.minimap.enabled': false, 'window.commandCenter': false } });
+const browser = await launchBrowser();
+const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+let step = 'start';
+const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) }).then(() => console.log(`  screenshot artifacts/screenshots/${name}.png`));
+
+async function palette(command) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${command}`);
+  // Wait for the exact entry, then run it.
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+}
+
+try {
+  step = 'open the workbench';
+  await page.goto(workbenchUrl(server, { folder, extensionDevelopmentPath: ROOT }));
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+
+  step = 'open pipeline.ts';
+  await page.keyboard.press('Control+P');
+  const quickOpen = page.locator('.quick-input-widget input');
+  await quickOpen.waitFor({ state: 'visible' });
+  await quickOpen.fill('pipeline.ts');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'pipeline.ts' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.monaco-editor .view-lines', { hasText: 'fetchRecord' }).first().waitFor();
+
+  step = 'the static lenses appear (the server parsed the pipeline)';
+  await page.locator('.codelens-decoration a').first().waitFor({ timeout: 60_000 });
+  await shot('1-pipeline-before-profile');
+
+  step = 'profile from the command palette and wait for rate lenses';
+  await palette('Plumber: Profile Pipeline');
+  await page.locator('.codelens-decoration', { hasText: 'el/s' }).first().waitFor({ timeout: 120_000 });
+  const lensTexts = await page.locator('.codelens-decoration').allInnerTexts();
+  console.log(`  lenses: ${lensTexts.join(' | ')}`);
+  assert.ok(lensTexts.some((t) => /bottleneck/i.test(t)), 'a lens names the bottleneck');
+  await shot('2-pipeline-profiled-lenses');
+
+  step = 'open the Bottlenecks view';
+  await palette('Plumber: Focus on Bottlenecks View');
+  const treeRow = page.locator('.monaco-list-row', { hasText: 'records' }).first();
+  await treeRow.waitFor({ timeout: 15_000 });
+  await page.locator('.monaco-list-row', { hasText: /map/ }).first().waitFor();
+  await shot('3-bottlenecks-view');
+
+  step = 'apply all fixes from the command palette';
+  await palette('Plumber: Apply All Plumber Fixes');
+  await page.locator('.monaco-editor .view-lines', { hasText: /parallelism: ([2-9]|\d\d)/ }).first().waitFor({ timeout: 20_000 });
+  await shot('4-after-apply-all-fixes');
+
+  step = 'open the report';
+  await palette('Plumber: Show Report');
+  const report = await (async () => {
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      for (const f of page.frames()) {
+        if (await f.locator('#root h1').count().catch(() => 0)) return f;
+      }
+      await page.waitForTimeout(200);
+    }
+    throw new Error('the report webview did not render');
+  })();
+  await report.locator('svg .node').first().waitFor();
+  await shot('5-report');
+  console.log('UI test passed');
+} catch (error) {
+  console.error(`UI test failed at "${step}": ${error instanceof Error ? error.message : String(error)}`);
+  await shot('failure').catch(() => {});
+  process.exitCode = 1;
+} finally {
+  await browser.close().catch(() => {});
+  server.stop();
+}

@@ -1,0 +1,34 @@
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { UNTRUSTED_MESSAGE } from '../../../src/client/commands';
+import { fixtureUri, openFixture, plumber } from '../helpers';
+
+describe('An untrusted workspace', () => {
+  it('opens in Restricted Mode', () => {
+    assert.equal(vscode.workspace.isTrusted, false, 'code-server ran with Workspace Trust on and the folder was never trusted');
+  });
+
+  it('still activates Plumber and starts its server for static analysis', async () => {
+    await openFixture();
+    const api = await plumber();
+    await api.whenServerReady(60_000);
+    assert.equal(api.serverState(), 'ready');
+  });
+
+  it('refuses to profile, with a message saying why and what to do', async () => {
+    const api = await plumber();
+    const result = await vscode.commands.executeCommand<{ refused: string; message: string }>('plumber.profilePipeline', fixtureUri(), 'records');
+    assert.equal(result.refused, 'untrusted');
+    assert.equal(result.message, UNTRUSTED_MESSAGE);
+    assert.ok(api.messages.some((m) => m.kind === 'warning' && m.message === UNTRUSTED_MESSAGE), 'the warning was shown');
+    const whole = await vscode.commands.executeCommand<{ refused: string }>('plumber.profileFile', fixtureUri());
+    assert.equal(whole.refused, 'untrusted');
+  });
+
+  it('has run nothing: the pipeline has no measured rate', async () => {
+    const api = await plumber();
+    await api.bottlenecks.refresh();
+    const roots = await api.bottlenecks.getChildren();
+    for (const n of roots) if (n.type === 'pipeline') assert.equal(n.pipeline.rate, undefined);
+  });
+});
