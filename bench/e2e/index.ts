@@ -1,0 +1,150 @@
+/**
+ * The end-to-end benchmark: for each example pipeline, the rate as written, with the
+ * count-the-cores heuristic, with Plumber's plan (one profile, the plan applied through runner
+ * overrides), and the best of a small grid search (the oracle), plus the model's predicted rate
+ * and how long profile + plan took. Rates are root elements per second.
+ *
+ *   npm run bench:e2e -- [--json] [--smoke] [--only images,text] [--seconds 2]
+ *
+ * Writes `artifacts/bench-e2e/results.md`, `results.json` and `chart.svg`. Exits 1 when an example
+ * fails to run, so the smoke test catches an example that rots.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { plan } from '../../src/model';
+import { changeTitle } from '../../src/model/describe';
+import { runProfile } from '../../src/runner/spawn';
+import type { Overrides, Profile } from '../../src/shared/profile';
+import { ensureClips } from '../../examples/audio/prepare';
+import { ensureImages } from '../../examples/images/prepare';
+import { heuristicOverrides, oracleGrid } from './configs';
+import { jsonLine, markdownTable, svgChart, textTable, type E2eDetail, type E2eResult } from './report';
+
+const ROOT = resolve(__dirname, '..', '..');
+const EXAMPLES = ['images', 'digits', 'text', 'remote', 'audio'];
+
+interface Args {
+  json: boolean;
+  smoke: boolean;
+  only: string[];
+  seconds: number;
+  warmupSeconds: number;
+  gridLimit: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const smoke = argv.includes('--smoke');
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const only = value('--only')?.split(',').filter(Boolean) ?? EXAMPLES;
+  const unknown = only.filter((n) => !EXAMPLES.includes(n));
+  if (unknown.length) {
+    console.error(`bench:e2e: no example called ${unknown.join(', ')}; the examples are ${EXAMPLES.join(', ')}.`);
+    process.exit(2);
+  }
+  return {
+    json: argv.includes('--json'),
+    smoke,
+    only,
+    seconds: Number(value('--seconds') ?? (smoke ? 0.3 : 2)),
+    warmupSeconds: smoke ? 0.1 : 0.5,
+    gridLimit: smoke ? 1 : 6,
+  };
+}
+
+function rateOf(p: Profile): number {
+  return p.run.seconds > 0 ? p.run.elements / p.run.seconds : 0;
+}
+
+class RunFailed extends Error {}
+
+/** One measured run of an example with the given overrides. */
+async function run(file: string, overrides: Overrides, args: Args, what: string): Promise<Profile> {
+  const profile = await runProfile({
+    file,
+    overrides,
+    seconds: args.seconds,
+    warmupSeconds: args.warmupSeconds,
+    timeoutSeconds: 120,
+  });
+  if (profile.error) throw new RunFailed(`${what} failed: ${profile.error.message}`);
+  if (profile.run.elements === 0) throw new RunFailed(`${what} produced no element in its measured window (end: ${profile.run.endReason}).`);
+  return profile;
+}
+
+async function benchOne(name: string, args: Args, log: (s: string) => void): Promise<{ result: E2eResult; detail: E2eDetail }> {
+  const file = join(ROOT, 'examples', name, 'pipeline.ts');
+
+  // What a user waits for: profiling the pipeline as written, then planning.
+  const t0 = performance.now();
+  const profile = await run(file, {}, args, `${name} as written`);
+  const thePlan = plan(profile);
+  const profileSeconds = (performance.now() - t0) / 1000;
+  const asWritten = rateOf(profile);
+  log(`${name}: as written ${asWritten.toFixed(2)}/s; plan: ${thePlan.changes.map((c) => changeTitle(c, profile)).join('; ') || 'no change'}`);
+
+  const heuristic = rateOf(await run(file, heuristicOverrides(profile), args, `${name} heuristic`));
+  log(`${name}: heuristic ${heuristic.toFixed(2)}/s`);
+  const plumber = rateOf(await run(file, thePlan.overrides, args, `${name} with Plumber's plan`));
+  log(`${name}: plumber ${plumber.toFixed(2)}/s (predicted ${thePlan.predictedRate.toFixed(2)}/s)`);
+
+  const grid: Record<string, number> = {};
+  for (const config of oracleGrid(profile, args.gridLimit)) {
+    grid[config.name] = rateOf(await run(file, config.overrides, args, `${name} oracle [${config.name}]`));
+    log(`${name}: oracle [${config.name}] ${grid[config.name].toFixed(2)}/s`);
+  }
+  const best = Object.entries(grid).sort((a, b) => b[1] - a[1])[0] ?? ['as written', asWritten];
+  return {
+    result: { bench: 'e2e', pipeline: name, asWritten, heuristic, plumber, oracle: best[1], predicted: thePlan.predictedRate, profileSeconds },
+    detail: { oracleConfig: best[0], planChanges: thePlan.changes.map((c) => changeTitle(c, profile)), grid },
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const log = (s: string): void => {
+    if (!args.json) console.log(s);
+    else console.error(s);
+  };
+  // Generate the example data up front so that first-run generation is not timed as profiling.
+  if (args.only.includes('images')) ensureImages();
+  if (args.only.includes('audio')) ensureClips();
+
+  const results: E2eResult[] = [];
+  const details = new Map<string, E2eDetail>();
+  const failures: string[] = [];
+  for (const name of args.only) {
+    try {
+      const { result, detail } = await benchOne(name, args, log);
+      results.push(result);
+      details.set(name, detail);
+      if (args.json) console.log(jsonLine(result));
+    } catch (e) {
+      const message = e instanceof RunFailed ? e.message : `${name}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`;
+      failures.push(message);
+      console.error(`bench:e2e: ${message}`);
+    }
+  }
+
+  if (!args.json) console.log(`\n${textTable(results)}`);
+  const out = join(ROOT, 'artifacts', 'bench-e2e');
+  mkdirSync(out, { recursive: true });
+  const header = [
+    `# End-to-end benchmark${args.smoke ? ' (smoke budgets)' : ''}`,
+    '',
+    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}) · load average ${loadavg()[0].toFixed(2)} · Node ${process.version} · ${args.seconds} s per run after ${args.warmupSeconds} s warm-up`,
+  ].join('\n');
+  writeFileSync(join(out, 'results.md'), markdownTable(results, details, header));
+  writeFileSync(join(out, 'results.json'), JSON.stringify({ results, details: Object.fromEntries(details), failures }, null, 2));
+  if (results.length) writeFileSync(join(out, 'chart.svg'), svgChart(results));
+  log(`\nwrote ${out}/results.md, results.json and chart.svg`);
+  if (failures.length) process.exitCode = 1;
+}
+
+main().catch((e: unknown) => {
+  console.error(`bench:e2e crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,134 @@
+/**
+ * The end-to-end benchmark's outputs: one JSON line per example, a readable table for the
+ * terminal, a markdown table and an SVG bar chart for `artifacts/bench-e2e/`.
+ */
+
+/** The figures measured for one example. Rates are root elements per second. */
+export interface E2eResult {
+  bench: 'e2e';
+  pipeline: string;
+  asWritten: number;
+  heuristic: number;
+  plumber: number;
+  oracle: number;
+  predicted: number;
+  profileSeconds: number;
+}
+
+/** Details that explain a result: which grid configuration won, what the plan changed. */
+export interface E2eDetail {
+  oracleConfig: string;
+  planChanges: string[];
+  /** Rate of every oracle configuration, by name. */
+  grid: Record<string, number>;
+}
+
+export function jsonLine(r: E2eResult): string {
+  return JSON.stringify(r);
+}
+
+function fmt(x: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  if (x >= 100) return x.toFixed(0);
+  if (x >= 10) return x.toFixed(1);
+  return x.toFixed(2);
+}
+
+function ratio(a: number, b: number): string {
+  return b > 0 ? `${(a / b).toFixed(2)}×` : '–';
+}
+
+const HEAD = ['pipeline', 'as written', 'heuristic', 'plumber', 'oracle', 'predicted', 'plumber/oracle', 'plumber/heuristic', '|pred−plumber|/plumber', 'profile+plan s'];
+
+function row(r: E2eResult): string[] {
+  return [
+    r.pipeline,
+    fmt(r.asWritten),
+    fmt(r.heuristic),
+    fmt(r.plumber),
+    fmt(r.oracle),
+    fmt(r.predicted),
+    ratio(r.plumber, r.oracle),
+    ratio(r.plumber, r.heuristic),
+    r.plumber > 0 ? `${((Math.abs(r.predicted - r.plumber) / r.plumber) * 100).toFixed(0)}%` : '–',
+    r.profileSeconds.toFixed(1),
+  ];
+}
+
+/** A fixed-width table for the terminal. */
+export function textTable(results: E2eResult[]): string {
+  const rows = [HEAD, ...results.map(row)];
+  const widths = HEAD.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
+}
+
+/** The same table in markdown, with the details of each example below it. */
+export function markdownTable(results: E2eResult[], details: Map<string, E2eDetail>, header: string): string {
+  const lines = [header, '', `| ${HEAD.join(' | ')} |`, `|${HEAD.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  for (const r of results) lines.push(`| ${row(r).join(' | ')} |`);
+  lines.push('', 'Rates are root elements (batches) per second.', '');
+  for (const r of results) {
+    const d = details.get(r.pipeline);
+    if (!d) continue;
+    lines.push(`### ${r.pipeline}`, '', `- plan: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}`, `- oracle's best configuration: ${d.oracleConfig}`);
+    for (const [name, rate] of Object.entries(d.grid)) lines.push(`  - ${name}: ${fmt(rate)}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+const SERIES: { key: keyof E2eResult; label: string; color: string }[] = [
+  { key: 'asWritten', label: 'as written', color: '#9e9e9e' },
+  { key: 'heuristic', label: 'heuristic', color: '#f4a261' },
+  { key: 'plumber', label: 'Plumber', color: '#2a9d8f' },
+  { key: 'oracle', label: 'oracle', color: '#264653' },
+];
+
+function escapeXml(s: string): string {
+  return s.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c] ?? c);
+}
+
+/**
+ * Grouped bars of speed-up over the as-written pipeline, on a log scale (the gains range from
+ * none to two orders of magnitude); a tick marks the model's predicted rate.
+ */
+export function svgChart(results: E2eResult[]): string {
+  const width = 160 + results.length * 150;
+  const height = 380;
+  const top = 50;
+  const bottom = 310;
+  const left = 70;
+  const speedups = results.flatMap((r) => SERIES.map((s) => (r[s.key] as number) / r.asWritten).concat(r.predicted / r.asWritten));
+  const maxDecade = Math.max(1, Math.ceil(Math.log10(Math.max(...speedups.filter(Number.isFinite), 1))));
+  const y = (speedup: number): number => bottom - (Math.log10(Math.max(speedup, 0.5)) / maxDecade) * (bottom - top);
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${left}" y="24" font-size="15" font-weight="bold">Speed-up over the pipeline as written (log scale)</text>`,
+  ];
+  for (let d = 0; d <= maxDecade; d++) {
+    for (const m of d < maxDecade ? [1, 2, 5] : [1]) {
+      const v = m * 10 ** d;
+      parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(v)}" y2="${y(v)}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`);
+      parts.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${v}×</text>`);
+    }
+  }
+  results.forEach((r, i) => {
+    const x0 = left + 20 + i * 150;
+    SERIES.forEach((s, j) => {
+      const v = (r[s.key] as number) / r.asWritten;
+      const yy = y(v);
+      parts.push(`<rect x="${x0 + j * 28}" y="${Math.min(yy, bottom)}" width="24" height="${Math.abs(bottom - yy)}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`);
+    });
+    const yp = y(r.predicted / r.asWritten);
+    parts.push(`<line x1="${x0 + 2 * 28 - 4}" x2="${x0 + 3 * 28}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`);
+    parts.push(`<text x="${x0 + 54}" y="${bottom + 18}" text-anchor="middle">${escapeXml(r.pipeline)}</text>`);
+  });
+  const legend = [...SERIES.map((s) => ({ label: s.label, color: s.color })), { label: 'predicted (Plumber)', color: '#e63946' }];
+  legend.forEach((l, i) => {
+    const x = left + i * 130;
+    parts.push(`<rect x="${x}" y="${height - 30}" width="12" height="12" fill="${l.color}"/><text x="${x + 18}" y="${height - 20}">${escapeXml(l.label)}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}
