@@ -1,0 +1,76 @@
+/**
+ * Quick fixes from the plan: "Apply Plumber fix: …" for each change on the operators in the range,
+ * and "Apply all Plumber fixes" for the pipeline, as versioned WorkspaceEdits. When a fix cannot
+ * apply (no profile, a stale profile, a knob written as an expression) the action is still offered,
+ * disabled, with the reason — if the client can show disabled actions.
+ */
+import { CodeActionKind, type CodeAction, type Range } from 'vscode-languageserver';
+import type { PlanChange } from '../../shared/analysis';
+import { editsForChanges, type FixContext } from '../fixes/edits';
+import { toWorkspaceEdit, type FileVersion } from '../fixes/workspaceEdit';
+import type { GraphOp } from '../graph/types';
+import type { PipelineView } from '../views';
+import { FIX_PREFIX, fixTitle, speedup } from './format';
+
+export interface CodeActionDeps {
+  /** The engine's view of a pipeline (text, graphs, id lookup). */
+  fixContext(view: PipelineView): FixContext;
+  fileInfo(file: string): FileVersion;
+  /** The client shows `disabled` actions (codeAction.disabledSupport). */
+  disabledSupport: boolean;
+}
+
+function touches(op: GraphOp, range: Range): boolean {
+  const r = op.own.range;
+  return r.start.line <= range.end.line && r.end.line >= range.start.line;
+}
+
+const STALE = 'The file changed since it was profiled: profile the pipeline again to get fixes for the current code.';
+const NO_PROFILE = 'No profile yet: run “Plumber: Profile Pipeline” first; fixes come from measured numbers.';
+
+/** The edit (or the reason there is none) for some changes of one pipeline. */
+export function fixEdit(view: PipelineView, changes: PlanChange[], title: string, deps: CodeActionDeps): { edit?: CodeAction['edit']; reason?: string } {
+  if (view.stale) return { reason: STALE };
+  const outcome = editsForChanges(changes, deps.fixContext(view));
+  if (!outcome.ok) return { reason: outcome.reason };
+  if (outcome.edits.length === 0) return { reason: 'The source already has these settings.' };
+  return { edit: toWorkspaceEdit(outcome.edits, deps.fileInfo, { label: title, description: changes.map((c) => c.reason).join(' ') }) };
+}
+
+/** Code actions for `range` in `file`. */
+export function codeActions(views: PipelineView[], file: string, range: Range, deps: CodeActionDeps): CodeAction[] {
+  const out: CodeAction[] = [];
+  const push = (action: CodeAction, reason: string | undefined): void => {
+    if (reason) {
+      if (deps.disabledSupport) out.push({ ...action, disabled: { reason } });
+    } else {
+      out.push(action);
+    }
+  };
+  for (const v of views) {
+    const ops = v.graph.ops.filter((o) => o.file === file && touches(o, range));
+    const onHead = v.graph.head.range.start.line <= range.end.line && v.graph.head.range.end.line >= range.start.line;
+    if (ops.length === 0 && !onHead) continue;
+    const rec = v.record;
+    if (!rec || rec.profile.error || !rec.plan) {
+      if (ops.length > 0 || onHead) push({ title: `${FIX_PREFIX}profile ${v.graph.name} first`, kind: CodeActionKind.QuickFix }, rec?.profile.error ? `The last profile failed: ${rec.profile.error.message}` : NO_PROFILE);
+      continue;
+    }
+    const plan = rec.plan;
+    const ids = new Set(ops.map((o) => o.id));
+    for (const change of plan.changes) {
+      const target = v.byProfileId.get(change.opId);
+      if (!target || !ids.has(target.id)) continue;
+      const title = fixTitle(change, rec.profile);
+      const { edit, reason } = fixEdit(v, [change], title, deps);
+      push({ title, kind: CodeActionKind.QuickFix, isPreferred: rec.analysis?.bottleneck.opId === change.opId, ...(edit ? { edit } : {}) }, reason);
+    }
+    if (plan.changes.length > 0) {
+      const est = speedup(plan.predictedRate, plan.currentRate);
+      const title = `Apply all Plumber fixes${est ? ` (est. ${est})` : ''}`;
+      const { edit, reason } = fixEdit(v, plan.changes, title, deps);
+      push({ title, kind: CodeActionKind.QuickFix, ...(edit ? { edit } : {}) }, reason);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,53 @@
+/**
+ * Diagnostics: the static lints, and the measured bottleneck of each profiled pipeline, as
+ * Information/Warning (never Error: the code runs) with related information pointing at the other
+ * operators involved.
+ */
+import { DiagnosticSeverity, type Diagnostic, type DiagnosticRelatedInformation } from 'vscode-languageserver';
+import type { Settings } from '../../shared/settings';
+import type { LintFinding } from '../lints/rules';
+import type { PipelineView } from '../views';
+import { fileToUri, fixTitle, rateText } from './format';
+
+export const SOURCE = 'plumber';
+
+/** Diagnostics for one document. `uri` is the document's URI as the client sent it. */
+export function diagnostics(uri: string, file: string, views: PipelineView[], lints: LintFinding[], settings: Settings['diagnostics']): Diagnostic[] {
+  if (!settings.enabled) return [];
+  const out: Diagnostic[] = [];
+  const uriOf = (f: string): string => (f === file ? uri : fileToUri(f));
+  for (const f of lints) {
+    if (f.op.file !== file) continue;
+    out.push({
+      range: f.op.name.range,
+      severity: f.severity === 'warning' ? DiagnosticSeverity.Warning : DiagnosticSeverity.Information,
+      source: SOURCE,
+      code: f.rule,
+      message: f.message,
+      relatedInformation: f.related.map((r) => ({ location: { uri: uriOf(r.op.file), range: r.op.name.range }, message: r.message })),
+    });
+  }
+  for (const v of views) {
+    const rec = v.record;
+    const b = rec?.analysis?.bottleneck;
+    if (!rec || !b?.opId || rec.profile.error) continue;
+    const op = v.byProfileId.get(b.opId);
+    if (!op || op.file !== file) continue;
+    const related: DiagnosticRelatedInformation[] = [];
+    for (const change of rec.plan?.changes ?? []) {
+      const target = v.byProfileId.get(change.opId);
+      if (target) related.push({ location: { uri: uriOf(target.file), range: target.name.range }, message: `${fixTitle(change, rec.profile)} — ${change.reason}` });
+    }
+    const a = rec.analysis!;
+    const stale = v.stale ? ' (measured before your last edit: profile again)' : '';
+    out.push({
+      range: op.name.range,
+      severity: DiagnosticSeverity.Warning,
+      source: SOURCE,
+      code: 'plumber/bottleneck',
+      message: `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateText(a.measuredRate)}, bound ${rateText(a.bound)}${rec.plan ? `, ${rateText(rec.plan.predictedRate)} predicted with the fixes` : ''}.${stale}`,
+      relatedInformation: related,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,47 @@
+/**
+ * plumber/fixAll: the one edit that applies every change of the plan, for a pipeline or for every
+ * profiled pipeline of the document (used by the "Apply all Plumber fixes" lens and command).
+ */
+import type { FixAllParams, FixAllResult } from '../../shared/protocol';
+import { editsForChanges, type PlannedEdit } from '../fixes/edits';
+import { toWorkspaceEdit } from '../fixes/workspaceEdit';
+import type { PipelineView } from '../views';
+import type { CodeActionDeps } from './codeActions';
+import { speedup } from './format';
+
+export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeActionDeps): FixAllResult {
+  const chosen = views.filter((v) => params.pipeline === undefined || v.graph.name === params.pipeline);
+  if (chosen.length === 0) return { reason: params.pipeline ? `There is no pipeline named ${params.pipeline} in this file any more.` : 'This file has no pipelines.' };
+  const edits: PlannedEdit[] = [];
+  const reasons: string[] = [];
+  let count = 0;
+  let rates: { predicted: number; current: number } | undefined;
+  for (const v of chosen) {
+    const plan = v.record?.plan;
+    if (!v.record || v.record.profile.error || !plan) {
+      reasons.push(`${v.graph.name} has not been profiled yet: profile it first.`);
+      continue;
+    }
+    if (v.stale) {
+      reasons.push(`${v.graph.name} changed since it was profiled: profile it again.`);
+      continue;
+    }
+    if (plan.changes.length === 0) {
+      reasons.push(`The plan for ${v.graph.name} has no changes: its knobs are already right.`);
+      continue;
+    }
+    const outcome = editsForChanges(plan.changes, deps.fixContext(v));
+    if (!outcome.ok) {
+      reasons.push(outcome.reason);
+      continue;
+    }
+    // Pipelines can share operators (a helper): apply each edit once.
+    for (const e of outcome.edits) if (!edits.some((x) => x.file === e.file && x.start === e.start && x.end === e.end && x.newText === e.newText)) edits.push(e);
+    count += plan.changes.length;
+    rates = chosen.length === 1 ? { predicted: plan.predictedRate, current: plan.currentRate } : undefined;
+  }
+  if (edits.length === 0) return { reason: reasons.join(' ') || 'Nothing to fix.' };
+  const est = rates ? speedup(rates.predicted, rates.current) : undefined;
+  const title = `Apply all Plumber fixes (${count} change${count === 1 ? '' : 's'}${est ? `, est. ${est}` : ''})`;
+  return { edit: toWorkspaceEdit(edits, deps.fileInfo, { label: title }), title };
+}

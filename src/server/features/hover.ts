@@ -1,0 +1,66 @@
+/**
+ * Hover on an operator: what the source says (knobs, function, randomness) and, once profiled, the
+ * measured numbers, the model's bound for it with its reasoning, and the fix the plan proposes.
+ */
+import type { Hover, Position } from 'vscode-languageserver';
+import type { GraphOp } from '../graph/types';
+import type { PipelineView } from '../views';
+import { compact, fixTitle, percent, rateText } from './format';
+import { formatSeconds } from '../../model/describe';
+
+function contains(op: GraphOp, pos: Position): boolean {
+  const r = op.own.range;
+  if (pos.line < r.start.line || pos.line > r.end.line) return false;
+  if (pos.line === r.start.line && pos.character < r.start.character) return false;
+  // Only the operator's name and its own line: a hover inside a long inline function is about that code.
+  return pos.line === r.start.line;
+}
+
+function knobLines(op: GraphOp): string[] {
+  const out: string[] = [];
+  for (const [k, knob] of Object.entries(op.knobs)) {
+    if (knob.state === 'literal') out.push(`\`${k}: ${knob.text}\``);
+    else if (knob.state === 'expression') out.push(`\`${k}: ${knob.text}\` (computed; Plumber will not edit it)`);
+  }
+  return out;
+}
+
+/** The hover for the operator under `pos` in `file`, if any. */
+export function hover(views: PipelineView[], file: string, pos: Position): Hover | null {
+  for (const v of views) {
+    const op = v.graph.ops.find((o) => o.file === file && contains(o, pos));
+    if (!op) continue;
+    const lines: string[] = [`**${op.label}** · pipeline \`${v.graph.name}\` · op \`${op.id}\``];
+    const knobs = knobLines(op);
+    if (knobs.length > 0) lines.push(`Knobs: ${knobs.join(', ')}`);
+    if (op.fn) {
+      const where = op.fn.exportName ? `exported as \`${op.fn.exportName}\` (can run in worker threads)` : op.fn.form === 'inline' ? 'inline (cannot move to worker threads)' : 'not exported';
+      const sync = op.fn.async === undefined ? '' : op.fn.async ? 'async, ' : 'synchronous, ';
+      lines.push(`Function: ${op.fn.name ? `\`${op.fn.name}\`` : 'anonymous'} — ${sync}${where}`);
+    }
+    if (op.random) lines.push(`Random: ${op.random.detail}. Never cache after it.`);
+    const rec = v.record;
+    const joined = v.byGraphId.get(op.id);
+    if (!rec) {
+      lines.push('', '_Not profiled yet: run “Plumber: Profile Pipeline” for measured numbers._');
+    } else if (rec.profile.error) {
+      lines.push('', `_The last profile failed: ${rec.profile.error.message}_`);
+    } else if (joined) {
+      const c = joined.prof.counters;
+      const an = joined.an;
+      lines.push('', v.stale ? '**Measured** (before your last edit — profile again):' : '**Measured**:');
+      if (an) {
+        lines.push(`- ${rateText(an.measuredRate)} · ${percent(an.cpuShare)} of CPU · ${an.placement} thread${an.placement === 'worker' ? 's' : ''}`);
+        lines.push(`- ${formatSeconds(an.cpuPerRootElement)} CPU per pipeline element (visit ratio ${compact(an.visitRatio)})`);
+        lines.push(`- Bound (model): ${rateText(an.bound)}${an.isBottleneck ? ' — **the bottleneck**' : ''}`);
+      }
+      lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
+      const a = rec.analysis;
+      if (a?.bottleneck.opId === joined.prof.id) lines.push('', `**Why:** ${a.bottleneck.reason}`);
+      for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateText(b.rate)} — ${b.detail}`);
+      for (const ch of rec.plan?.changes ?? []) if (ch.opId === joined.prof.id) lines.push('', `**${fixTitle(ch, rec.profile)}** — ${ch.reason}`);
+    }
+    return { contents: { kind: 'markdown', value: lines.join('\n') }, range: op.name.range };
+  }
+  return null;
+}

@@ -1,0 +1,218 @@
+/**
+ * The edit engine: turns plan changes into text edits on the operators' call sites. Literals are
+ * replaced in place, absent options are added next to what is written (same line or, in a multi-line
+ * object, on a new line with the same indentation), and new operators go on their own line when the
+ * chain is written one operator per line. Anything written as an expression is left alone, with a
+ * reason. Comments are never inside a replaced range.
+ */
+import * as path from 'node:path';
+import type { PlanChange } from '../../shared/analysis';
+import type { FileGraph, GraphOp, PipelineGraph } from '../graph/types';
+
+/** One text replacement in one file, by offsets into the text the graph was extracted from. */
+export interface PlannedEdit {
+  file: string;
+  start: number;
+  end: number;
+  newText: string;
+  /** Orders insertions at the same offset: lower first (`.cache()` before `.prefetch(n)`). */
+  order?: number;
+}
+
+export type FixOutcome = { ok: true; edits: PlannedEdit[] } | { ok: false; reason: string };
+
+/** What the engine needs besides the plan. */
+export interface FixContext {
+  pipeline: PipelineGraph;
+  /** The graph of the operator's file (for its module kind). */
+  graphOf(file: string): FileGraph;
+  /** The current text of a file. */
+  textOf(file: string): string;
+  /** The graph operator a plan refers to (by profile id). */
+  opFor(id: string): GraphOp | undefined;
+}
+
+/** Option properties one fix wants on one operator, in the order they should be written. */
+type OptionPatch = Array<[key: string, valueText: string, overwrite: boolean]>;
+
+function lineEndAfter(text: string, pos: number): number | undefined {
+  const nl = text.indexOf('\n', pos);
+  const end = nl < 0 ? text.length : nl;
+  const rest = text.slice(pos, end).replace(/\r$/, '');
+  // Only whitespace and comments may follow, else the operator does not end its line.
+  return /^\s*(\/\/.*|\/\*.*?\*\/\s*)?$/.test(rest) ? pos + rest.length : undefined;
+}
+
+function optionEdits(op: GraphOp, patch: OptionPatch, text: string): FixOutcome {
+  const edits: PlannedEdit[] = [];
+  const missing: Array<[string, string]> = [];
+  for (const [key, value, overwrite] of patch) {
+    const knob = op.knobs[key] ?? { state: 'absent' as const };
+    if (knob.state === 'literal') {
+      if (overwrite && knob.text !== value) edits.push({ file: op.file, start: knob.span.start, end: knob.span.end, newText: value });
+    } else if (knob.state === 'expression') {
+      if (!overwrite) continue;
+      return { ok: false, reason: `${key} of ${op.label} is the expression \`${knob.text}\`; Plumber does not overwrite code it cannot read. Set it to ${value} there.` };
+    } else {
+      missing.push([key, value]);
+    }
+  }
+  if (missing.length === 0) return { ok: true, edits };
+  const site = op.options;
+  const props = missing.map(([k, v]) => `${k}: ${v}`);
+  if (!site || site.state === 'expression') {
+    const written = site?.state === 'expression' && site.text ? ` are the expression \`${site.text}\`` : ' cannot be written here';
+    return { ok: false, reason: `The options of ${op.label}${written}; Plumber does not rewrite them. Add ${props.join(', ')} there.` };
+  }
+  if (site.state === 'absent') {
+    edits.push({ file: op.file, start: site.insertAt, end: site.insertAt, newText: `${site.needsComma ? ', ' : ''}{ ${props.join(', ')} }` });
+    return { ok: true, edits };
+  }
+  if (site.lastPropertyEnd === undefined) {
+    edits.push({ file: op.file, start: site.span.start + 1, end: site.closeBrace, newText: ` ${props.join(', ')} ` });
+    return { ok: true, edits };
+  }
+  if (!site.multiline) {
+    edits.push({ file: op.file, start: site.lastPropertyEnd, end: site.lastPropertyEnd, newText: `, ${props.join(', ')}` });
+    return { ok: true, edits };
+  }
+  // Multi-line object: one property per line, keeping whatever comment ends the last line.
+  let after = site.lastPropertyEnd;
+  if (site.trailingComma) after = text.indexOf(',', after) + 1;
+  else edits.push({ file: op.file, start: site.lastPropertyEnd, end: site.lastPropertyEnd, newText: ',' });
+  const lineEnd = lineEndAfter(text, after);
+  const lines = props.map((p, i) => `\n${site.indent}${p}${i < props.length - 1 || site.trailingComma ? ',' : ''}`).join('');
+  if (lineEnd === undefined) {
+    edits.push({ file: op.file, start: after, end: after, newText: ` ${props.join(', ')}${site.trailingComma ? ',' : ''}` });
+  } else {
+    edits.push({ file: op.file, start: lineEnd, end: lineEnd, newText: lines, order: 1 });
+  }
+  return { ok: true, edits };
+}
+
+/** Insert `.call` right after `op`, on its own line when the chain is written one operator per line. */
+function insertAfter(op: GraphOp, call: string, pipeline: PipelineGraph, text: string, order: number): PlannedEdit {
+  const next = pipeline.ops.find((o) => o.inputs[0] === op.id && o.file === op.file && o.call.start === op.call.start);
+  if (next && next.lineIndent !== undefined && next.name.range.start.line > op.call.range.end.line) {
+    const lineEnd = lineEndAfter(text, op.call.end);
+    const at = lineEnd ?? op.call.end;
+    return { file: op.file, start: at, end: at, newText: `\n${next.lineIndent}${call}`, order };
+  }
+  if (!next && op.lineIndent !== undefined) {
+    return { file: op.file, start: op.call.end, end: op.call.end, newText: `\n${op.lineIndent}${call}`, order };
+  }
+  return { file: op.file, start: op.call.end, end: op.call.end, newText: call, order };
+}
+
+/** The expression naming the module that exports `op`'s fn, as the op's file can write it at run time. */
+export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs'): string | { reason: string } {
+  const fn = op.fn;
+  if (!fn || fn.form === 'inline') {
+    return { reason: `The function of ${op.label} is written inline; move it into a module as a named export so worker threads can import it.` };
+  }
+  if (!fn.file || !fn.exportName) {
+    const name = fn.name ?? 'its function';
+    return { reason: `${name} is not a named export of its module; export it so worker threads can import it.` };
+  }
+  if (fn.sameFile) return moduleKind === 'esm' ? 'import.meta.url' : '__filename';
+  const spec = fn.importSpecifier;
+  if (spec && !spec.startsWith('.') && !path.isAbsolute(spec)) {
+    return moduleKind === 'esm' ? `import.meta.resolve(${JSON.stringify(spec)})` : `require.resolve(${JSON.stringify(spec)})`;
+  }
+  let rel = path.relative(path.dirname(op.file), fn.file).split(path.sep).join('/');
+  if (!rel.startsWith('.')) rel = `./${rel}`;
+  if (moduleKind === 'esm') return `new URL(${JSON.stringify(rel)}, import.meta.url).href`;
+  return `require.resolve(${JSON.stringify(spec && spec.startsWith('.') ? spec : rel)})`;
+}
+
+function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp, OptionPatch>, inserts: PlannedEdit[]): string | undefined {
+  const op = ctx.opFor(change.opId);
+  if (!op) return `The operator ${change.opId} is no longer in the source; profile again.`;
+  const text = ctx.textOf(op.file);
+  const patchOf = (o: GraphOp): OptionPatch => {
+    let p = patches.get(o);
+    if (!p) patches.set(o, (p = []));
+    return p;
+  };
+  switch (change.kind) {
+    case 'parallelism':
+      if (!op.options) return `${op.label} has no parallelism to set.`;
+      patchOf(op).push(['parallelism', String(change.to), true]);
+      return undefined;
+    case 'placement': {
+      const moduleExpr = moduleExpression(op, ctx.graphOf(op.file).moduleKind);
+      if (typeof moduleExpr !== 'string') return moduleExpr.reason;
+      const p = patchOf(op);
+      p.push(['parallelism', String(change.parallelism), true], ['placement', `'worker'`, true], ['module', moduleExpr, false]);
+      const fn = op.fn;
+      if (fn?.exportName && fn.declaredName && fn.exportName !== fn.declaredName) p.push(['exportName', JSON.stringify(fn.exportName), false]);
+      return undefined;
+    }
+    case 'prefetch':
+      if (change.existing || op.kind === 'prefetch') {
+        const knob = op.knobs['bufferSize'];
+        if (knob?.state === 'literal') {
+          if (knob.text !== String(change.size)) inserts.push({ file: op.file, start: knob.span.start, end: knob.span.end, newText: String(change.size) });
+          return undefined;
+        }
+        if (knob?.state === 'expression') return `The size of ${op.label} is the expression \`${knob.text}\`; set it to ${change.size} there.`;
+        inserts.push({ file: op.file, start: op.call.end - 1, end: op.call.end - 1, newText: String(change.size) });
+        return undefined;
+      }
+      inserts.push(insertAfter(op, `.prefetch(${change.size})`, ctx.pipeline, text, 2));
+      return undefined;
+    case 'cache':
+      inserts.push(insertAfter(op, '.cache()', ctx.pipeline, text, 1));
+      return undefined;
+  }
+}
+
+/** Merge insertions at one offset into one edit and refuse overlapping replacements. */
+function normalise(edits: PlannedEdit[]): FixOutcome {
+  const sorted = [...edits].sort((a, b) => a.file.localeCompare(b.file) || a.start - b.start || (a.order ?? 0) - (b.order ?? 0));
+  const out: PlannedEdit[] = [];
+  for (const e of sorted) {
+    const prev = out[out.length - 1];
+    if (prev && prev.file === e.file && prev.start === e.start && prev.end === e.start && e.end === e.start) {
+      prev.newText += e.newText;
+      continue;
+    }
+    if (prev && prev.file === e.file && e.start < prev.end) {
+      return { ok: false, reason: 'Two of the fixes edit the same code; apply them one at a time.' };
+    }
+    out.push({ ...e });
+  }
+  return { ok: true, edits: out };
+}
+
+/** The edits for several plan changes at once (one change is the single quick fix). */
+export function editsForChanges(changes: PlanChange[], ctx: FixContext): FixOutcome {
+  const patches = new Map<GraphOp, OptionPatch>();
+  const inserts: PlannedEdit[] = [];
+  for (const change of changes) {
+    const reason = singleChange(change, ctx, patches, inserts);
+    if (reason) return { ok: false, reason };
+  }
+  const edits = [...inserts];
+  for (const [op, patch] of patches) {
+    // A later change to the same knob wins (placement's parallelism over an earlier parallelism change).
+    const merged = new Map<string, [string, string, boolean]>();
+    for (const entry of patch) {
+      const prev = merged.get(entry[0]);
+      merged.set(entry[0], prev && !entry[2] ? prev : entry);
+    }
+    const outcome = optionEdits(op, [...merged.values()], ctx.textOf(op.file));
+    if (!outcome.ok) return outcome;
+    edits.push(...outcome.edits);
+  }
+  return normalise(edits);
+}
+
+/** Apply edits (offsets into `text`) to one file's text. */
+export function applyEdits(text: string, edits: PlannedEdit[]): string {
+  let out = text;
+  for (const e of [...edits].sort((a, b) => b.start - a.start || (b.order ?? 0) - (a.order ?? 0))) {
+    out = out.slice(0, e.start) + e.newText + out.slice(e.end);
+  }
+  return out;
+}

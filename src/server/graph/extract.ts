@@ -1,0 +1,365 @@
+/**
+ * From a source file (and what it imports) to its pipelines: follows chains through `const`/`let`
+ * reassignments, helper functions, imports from other files and `export default`, and reads every
+ * operator with the exact spans the editor features need.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { CallExpression, Node, SourceFile, Symbol as MorphSymbol, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
+import { readFunction } from './functions';
+import { LIBRARY, METHOD_OPERATORS, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, unalias } from './library';
+import { chainLineIndent, nodeSpan, readOperator, spanOf } from './operators';
+import type { FileGraph, GraphOp, PipelineGraph } from './types';
+import type { OpKind } from '../../shared/profile';
+
+/** An operator call found while walking a chain, before ids are assigned. */
+interface RawOp {
+  call: CallExpression;
+  kind: OpKind;
+  nameNode: Node;
+  inputs: RawOp[];
+  /** An upstream could not be followed (a parameter of type Dataset, an untyped value). */
+  partial: boolean;
+}
+
+const WRAPPERS = new Set([
+  SyntaxKind.ParenthesizedExpression, SyntaxKind.AsExpression, SyntaxKind.NonNullExpression,
+  SyntaxKind.SatisfiesExpression, SyntaxKind.TypeAssertionExpression,
+]);
+
+function unwrap(node: Node): Node {
+  let n = node;
+  while (WRAPPERS.has(n.getKind())) n = (n as Node & { getExpression(): Node }).getExpression();
+  return n;
+}
+
+function symbolOf(node: Node): MorphSymbol | undefined {
+  try {
+    return node.getSymbol();
+  } catch {
+    return undefined;
+  }
+}
+
+type FunctionNode = Node & { getBody(): Node | undefined; getParameters(): unknown[] };
+
+function functionOf(decl: Node | undefined): FunctionNode | undefined {
+  if (!decl) return undefined;
+  if (Node.isFunctionDeclaration(decl) || Node.isArrowFunction(decl) || Node.isFunctionExpression(decl)) return decl;
+  if (Node.isVariableDeclaration(decl)) {
+    const init = decl.getInitializer();
+    const inner = init ? unwrap(init) : undefined;
+    if (inner && (Node.isArrowFunction(inner) || Node.isFunctionExpression(inner))) return inner;
+  }
+  return undefined;
+}
+
+/** The expression a function returns (an expression body, or its last `return`). */
+function returnedExpression(fn: FunctionNode): Node | undefined {
+  const body = fn.getBody();
+  if (!body) return undefined;
+  if (!Node.isBlock(body)) return body;
+  const returns = body.getDescendantsOfKind(SyntaxKind.ReturnStatement).filter(
+    (r) => r.getFirstAncestor((a) => Node.isFunctionLikeDeclaration(a) || Node.isArrowFunction(a) || Node.isFunctionExpression(a)) === fn,
+  );
+  for (let i = returns.length - 1; i >= 0; i--) {
+    const e = returns[i]!.getExpression();
+    if (e) return e;
+  }
+  return undefined;
+}
+
+/** Walks chains. One instance per extraction, so memo tables never outlive a version of the source. */
+class ChainWalker {
+  private readonly memo = new Map<Node, RawOp | null>();
+  private readonly active = new Set<Node>();
+  private readonly assignments = new Map<VariableDeclaration, Node[]>();
+
+  resolve(expr: Node | undefined, depth = 0): RawOp | undefined {
+    if (!expr || depth > 60) return undefined;
+    const e = unwrap(expr);
+    if (Node.isCallExpression(e)) return this.resolveCall(e, depth);
+    if (Node.isIdentifier(e)) return this.resolveIdentifier(e, depth);
+    if (Node.isAwaitExpression(e)) return this.resolve(e.getExpression(), depth + 1);
+    return undefined;
+  }
+
+  private resolveCall(call: CallExpression, depth: number): RawOp | undefined {
+    const known = this.memo.get(call);
+    if (known !== undefined) return known ?? undefined;
+    if (this.active.has(call)) return undefined;
+    this.active.add(call);
+    let result: RawOp | undefined;
+    try {
+      result = this.readCall(call, depth);
+    } finally {
+      this.active.delete(call);
+    }
+    this.memo.set(call, result ?? null);
+    return result;
+  }
+
+  private readCall(call: CallExpression, depth: number): RawOp | undefined {
+    const callee = call.getExpression();
+    const sideInputs = (kind: string): RawOp[] =>
+      kind === 'zip' || kind === 'concatenate'
+        ? call.getArguments().map((a) => this.resolve(a, depth + 1)).filter((x): x is RawOp => x !== undefined)
+        : [];
+    if (Node.isPropertyAccessExpression(callee)) {
+      const name = callee.getName();
+      if (SOURCE_FUNCTIONS.has(name)) {
+        const src = sourceFunctionName(callee);
+        if (src) return { call, kind: src as OpKind, nameNode: callee.getNameNode(), inputs: sideInputs(src), partial: false };
+      }
+      if (!METHOD_OPERATORS.has(name)) return undefined;
+      const receiver = callee.getExpression();
+      const up = this.resolve(receiver, depth + 1);
+      if (up) return { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: [up, ...sideInputs(name)], partial: false };
+      if (hasDatasetType(receiver)) return { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: sideInputs(name), partial: true };
+      return undefined;
+    }
+    if (Node.isIdentifier(callee)) {
+      const src = sourceFunctionName(callee);
+      if (src) return { call, kind: src as OpKind, nameNode: callee, inputs: sideInputs(src), partial: false };
+      return this.resolveHelper(callee, depth);
+    }
+    return undefined;
+  }
+
+  /** A call of a user helper that returns a dataset: follow it to its return statement. */
+  private resolveHelper(callee: Node, depth: number): RawOp | undefined {
+    const target = unalias(symbolOf(callee));
+    const fn = functionOf(target?.getDeclarations()[0]);
+    if (!fn || this.active.has(fn)) return undefined;
+    this.active.add(fn);
+    try {
+      return this.resolve(returnedExpression(fn), depth + 1);
+    } finally {
+      this.active.delete(fn);
+    }
+  }
+
+  private resolveIdentifier(id: Node, depth: number): RawOp | undefined {
+    const symbol = unalias(symbolOf(id));
+    const decl = symbol?.getDeclarations()[0] ?? this.syntacticDeclaration(id);
+    if (!decl) return undefined;
+    if (Node.isVariableDeclaration(decl)) {
+      const sameFile = decl.getSourceFile() === id.getSourceFile();
+      const value = this.valueAt(decl, sameFile ? id.getStart() : Number.MAX_SAFE_INTEGER);
+      return value ? this.resolve(value, depth + 1) : undefined;
+    }
+    if (Node.isExportAssignment(decl)) return this.resolve(decl.getExpression(), depth + 1);
+    return undefined;
+  }
+
+  /** Without a symbol (a broken file), look for a top-level declaration of the same name. */
+  private syntacticDeclaration(id: Node): Node | undefined {
+    return id.getSourceFile().getVariableDeclaration(id.getText());
+  }
+
+  /** The value a variable holds at `pos`: its initializer, or the last `x = …` before `pos` for `let`/`var`. */
+  valueAt(decl: VariableDeclaration, pos: number): Node | undefined {
+    const init = decl.getInitializer();
+    const kind = decl.getVariableStatement()?.getDeclarationKind();
+    if (kind === VariableDeclarationKind.Const || kind === undefined) return init;
+    let assigned = this.assignments.get(decl);
+    if (!assigned) {
+      assigned = [];
+      const name = decl.getName();
+      const scope = decl.getFirstAncestor((a) => Node.isBlock(a) || Node.isSourceFile(a)) ?? decl.getSourceFile();
+      for (const bin of scope.getDescendantsOfKind(SyntaxKind.BinaryExpression)) {
+        if (bin.getOperatorToken().getKind() !== SyntaxKind.EqualsToken) continue;
+        const left = bin.getLeft();
+        if (!Node.isIdentifier(left) || left.getText() !== name) continue;
+        const target = unalias(symbolOf(left))?.getDeclarations()[0];
+        if (target !== undefined && target !== decl) continue;
+        assigned.push(bin);
+      }
+      this.assignments.set(decl, assigned);
+    }
+    let best: Node | undefined = init;
+    let bestPos = decl.getStart();
+    for (const bin of assigned) {
+      if (bin.getEnd() <= pos && bin.getStart() > bestPos && Node.isBinaryExpression(bin)) {
+        best = bin.getRight();
+        bestPos = bin.getStart();
+      }
+    }
+    return best;
+  }
+}
+
+/** `${line}:${column}` (1-based, of the method name), prefixed by the POSIX path relative to the pipeline file's directory for other files. */
+export function opId(pipelineFile: string, opFile: string, line: number, column: number): string {
+  if (opFile === pipelineFile) return `${line}:${column}`;
+  const rel = path.relative(path.dirname(pipelineFile), opFile).split(path.sep).join('/');
+  return `${rel}:${line}:${column}`;
+}
+
+function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; partial: boolean } {
+  const ops: GraphOp[] = [];
+  const ids = new Map<RawOp, string>();
+  let partial = false;
+  const visit = (raw: RawOp, guard: Set<RawOp>): void => {
+    if (ids.has(raw) || guard.has(raw)) return;
+    guard.add(raw);
+    for (const input of raw.inputs) visit(input, guard);
+    partial ||= raw.partial;
+    const sf = raw.call.getSourceFile();
+    const file = sf.getFilePath();
+    const nameStart = raw.nameNode.getStart();
+    const lc = sf.getLineAndColumnAtPos(nameStart);
+    const id = opId(pipelineFile, file, lc.line, lc.column);
+    ids.set(raw, id);
+    const detail = readOperator(raw.call, raw.kind);
+    const takesFn = raw.kind === 'map' || raw.kind === 'filter' || raw.kind === 'flatMap' || raw.kind === 'interleave';
+    const reading = takesFn ? readFunction(raw.call.getArguments()[0], file, detail.knobs['random']) : undefined;
+    const isMethod = Node.isPropertyAccessExpression(raw.call.getExpression()) && !SOURCE_FUNCTIONS.has(raw.kind);
+    const text = sf.getFullText();
+    const dot = isMethod ? text.lastIndexOf('.', nameStart) : -1;
+    const op: GraphOp = {
+      id,
+      kind: raw.kind,
+      file,
+      name: nodeSpan(raw.nameNode),
+      call: nodeSpan(raw.call),
+      own: spanOf(sf, nameStart, raw.call.getEnd()),
+      label: reading?.fn.name && raw.kind !== 'interleave' ? `${raw.kind}(${reading.fn.name})` : detail.label,
+      knobs: detail.knobs,
+      inputs: raw.inputs.map((i) => ids.get(i)).filter((x): x is string => x !== undefined),
+      index: ops.length,
+    };
+    const indent = dot >= 0 ? chainLineIndent(sf, dot) : undefined;
+    if (indent !== undefined) op.lineIndent = indent;
+    if (detail.options) op.options = detail.options;
+    if (reading) op.fn = reading.fn;
+    if (raw.kind === 'shuffle') op.random = { reason: 'shuffle', detail: 'shuffle reorders elements randomly', span: op.name };
+    else if (reading?.random) op.random = reading.random;
+    ops.push(op);
+  };
+  visit(root, new Set());
+  return { ops, partial };
+}
+
+const moduleTypeCache = new Map<string, 'esm' | 'cjs'>();
+
+/** Whether the file runs as an ES module (`import.meta` works) or CommonJS (`__filename` works). */
+export function moduleKindOf(file: string, text: string): 'esm' | 'cjs' {
+  if (/\.m[tj]s$/.test(file)) return 'esm';
+  if (/\.c[tj]s$/.test(file)) return 'cjs';
+  if (/\bimport\.meta\b/.test(text)) return 'esm';
+  let dir = path.dirname(file);
+  for (let i = 0; i < 40; i++) {
+    const cached = moduleTypeCache.get(dir);
+    if (cached) return cached;
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      let kind: 'esm' | 'cjs' = 'cjs';
+      try {
+        kind = (JSON.parse(readFileSync(pkg, 'utf8')) as { type?: unknown }).type === 'module' ? 'esm' : 'cjs';
+      } catch {
+        kind = 'cjs';
+      }
+      moduleTypeCache.set(dir, kind);
+      return kind;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return 'cjs';
+}
+
+interface Root {
+  name: string;
+  exported: boolean;
+  factory: boolean;
+  head: Node;
+  expr: Node | undefined;
+}
+
+function exportedRoots(sf: SourceFile, walker: ChainWalker): Root[] {
+  const roots: Root[] = [];
+  let exported: ReadonlyMap<string, Node[]>;
+  try {
+    exported = sf.getExportedDeclarations();
+  } catch {
+    return roots;
+  }
+  for (const [name, decls] of exported) {
+    const decl = decls[0];
+    if (!decl) continue;
+    if (Node.isVariableDeclaration(decl)) {
+      const value = walker.valueAt(decl, Number.MAX_SAFE_INTEGER);
+      const fn = value ? functionOf(unwrap(value)) : undefined;
+      if (fn) {
+        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getNameNode(), expr: returnedExpression(fn) });
+      } else {
+        roots.push({ name, exported: true, factory: false, head: decl.getNameNode(), expr: value });
+      }
+    } else if (Node.isFunctionDeclaration(decl)) {
+      if (decl.getParameters().length === 0 && decl.hasBody()) roots.push({ name, exported: true, factory: true, head: decl.getNameNode() ?? decl, expr: returnedExpression(decl) });
+    } else if (Node.isExportAssignment(decl)) {
+      roots.push({ name, exported: true, factory: false, head: decl, expr: decl.getExpression() });
+    } else if (Node.isExpression(decl)) {
+      const fn = functionOf(decl);
+      if (fn) {
+        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getParent() ?? decl, expr: returnedExpression(fn) });
+      } else {
+        roots.push({ name, exported: true, factory: false, head: decl.getParent() ?? decl, expr: decl });
+      }
+    }
+  }
+  return roots;
+}
+
+/** True when `call` is an operator call whose result is not itself the receiver of another operator. */
+function isChainTop(call: CallExpression): boolean {
+  const parent = call.getParent();
+  if (!parent || !Node.isPropertyAccessExpression(parent)) return true;
+  const grand = parent.getParent();
+  return !(grand && Node.isCallExpression(grand) && grand.getExpression() === parent && METHOD_OPERATORS.has(parent.getName()));
+}
+
+function calleeName(call: CallExpression): string | undefined {
+  const callee = call.getExpression();
+  if (Node.isIdentifier(callee)) return callee.getText();
+  if (Node.isPropertyAccessExpression(callee)) return callee.getName();
+  return undefined;
+}
+
+/** Extract every pipeline of a source file. */
+export function extractFile(sf: SourceFile): FileGraph {
+  const file = sf.getFilePath();
+  const walker = new ChainWalker();
+  const pipelines: PipelineGraph[] = [];
+  const covered = new Set<string>();
+  const build = (root: Root, top: RawOp): void => {
+    const { ops, partial } = materialise(top, file);
+    const last = ops[ops.length - 1];
+    if (!last) return;
+    for (const op of ops) if (op.file === file) covered.add(`${op.call.start}`);
+    const pipeline: PipelineGraph = { name: root.name, exported: root.exported, factory: root.factory, file, head: nodeSpan(root.head), ops, rootId: last.id, partial };
+    pipelines.push(pipeline);
+  };
+  for (const root of exportedRoots(sf, walker)) {
+    const top = walker.resolve(root.expr);
+    if (top) build(root, top);
+  }
+  // Unexported chains (a local pipeline consumed in the same file, a helper with parameters).
+  const candidates = sf.getDescendantsOfKind(SyntaxKind.CallExpression).filter((c) => {
+    const n = calleeName(c);
+    return n !== undefined && (METHOD_OPERATORS.has(n) || SOURCE_FUNCTIONS.has(n) || c.getExpression().getKind() === SyntaxKind.Identifier) && isChainTop(c);
+  });
+  for (const call of candidates) {
+    if (covered.has(`${call.getStart()}`)) continue;
+    const top = walker.resolve(call);
+    if (!top || top.call !== call) continue;
+    const holder = call.getFirstAncestorByKind(SyntaxKind.VariableDeclaration);
+    const line = sf.getLineAndColumnAtPos(call.getStart()).line;
+    const name = `local:${holder ? holder.getName() : 'chain'}@${line}`;
+    build({ name, exported: false, factory: false, head: holder ? holder.getNameNode() : call, expr: call }, top);
+  }
+  const typed = sf.getImportDeclarations().some((d) => d.getModuleSpecifierValue() === LIBRARY && d.getModuleSpecifierSourceFile() !== undefined);
+  return { file, moduleKind: moduleKindOf(file, sf.getFullText()), pipelines, typed };
+}

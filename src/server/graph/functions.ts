@@ -1,0 +1,154 @@
+/**
+ * The user function an operator calls: its name, where it is defined, whether it is async, whether
+ * a worker thread could import it (a named export), and whether it is random.
+ */
+import { ArrowFunction, FunctionDeclaration, FunctionExpression, Node, SyntaxKind } from 'ts-morph';
+import { unalias } from './library';
+import { nodeSpan } from './operators';
+import type { FnInfo, Knob, RandomInfo } from './types';
+
+type FunctionLike = FunctionDeclaration | ArrowFunction | FunctionExpression;
+
+function asFunctionLike(node: Node | undefined): FunctionLike | undefined {
+  if (!node) return undefined;
+  if (Node.isFunctionDeclaration(node) || Node.isArrowFunction(node) || Node.isFunctionExpression(node)) return node;
+  if (Node.isVariableDeclaration(node)) {
+    let init = node.getInitializer();
+    while (init && (Node.isParenthesizedExpression(init) || Node.isAsExpression(init) || Node.isSatisfiesExpression(init))) init = init.getExpression();
+    if (init && (Node.isArrowFunction(init) || Node.isFunctionExpression(init))) return init;
+  }
+  return undefined;
+}
+
+/** True when the function is async or declared to return a promise. */
+function isAsyncFunction(fn: FunctionLike): boolean {
+  if (fn.isAsync()) return true;
+  const declared = fn.getReturnTypeNode()?.getText();
+  if (declared !== undefined) return /\bPromise(Like)?\s*</.test(declared);
+  if (Node.isArrowFunction(fn)) {
+    const body = fn.getBody();
+    // An expression-bodied arrow that calls something async is awaited by the library as a promise.
+    if (!Node.isBlock(body)) {
+      try {
+        return /\bPromise(Like)?</.test(body.getType().getText());
+      } catch {
+        return false;
+      }
+    }
+  }
+  try {
+    return /^Promise(Like)?</.test(fn.getReturnType().getText());
+  } catch {
+    return false;
+  }
+}
+
+/** The name a declaration is exported under from its own file, if any. */
+function exportedName(decl: Node): string | undefined {
+  const file = decl.getSourceFile();
+  if (Node.isFunctionDeclaration(decl)) {
+    if (decl.isDefaultExport()) return undefined;
+    if (decl.isExported()) return decl.getName();
+  }
+  if (Node.isVariableDeclaration(decl)) {
+    const stmt = decl.getVariableStatement();
+    if (stmt?.isExported()) return decl.getName();
+  }
+  const name = Node.isFunctionDeclaration(decl) || Node.isVariableDeclaration(decl) ? decl.getName() : undefined;
+  if (!name) return undefined;
+  // `export { decode }` / `export { decode as decodeJpeg }` later in the file.
+  for (const exp of file.getExportDeclarations()) {
+    if (exp.getModuleSpecifierValue() !== undefined) continue;
+    for (const n of exp.getNamedExports()) {
+      if (n.getName() === name) return n.getAliasNode()?.getText() ?? name;
+    }
+  }
+  return undefined;
+}
+
+const CRYPTO_CALLS = /^(randomUUID|getRandomValues|randomInt|randomBytes|randomFillSync|randomFill)$/;
+
+/** Randomness inside a function body: Math.random, crypto, or the library's `ctx.rng`. */
+function randomnessIn(fn: FunctionLike): RandomInfo | undefined {
+  const ctxParam = fn.getParameters()[1];
+  const ctxName = ctxParam && Node.isIdentifier(ctxParam.getNameNode()) ? ctxParam.getName() : undefined;
+  if (ctxParam && Node.isObjectBindingPattern(ctxParam.getNameNode())) {
+    const rng = ctxParam.getNameNode().getDescendantsOfKind(SyntaxKind.BindingElement).find((b) => (b.getPropertyNameNode()?.getText() ?? b.getName()) === 'rng');
+    if (rng) return { reason: 'ctx-rng', detail: 'it uses the per-element random generator ctx.rng', span: nodeSpan(rng) };
+  }
+  for (const access of fn.getDescendantsOfKind(SyntaxKind.PropertyAccessExpression)) {
+    const obj = access.getExpression().getText();
+    const name = access.getName();
+    if (obj === 'Math' && name === 'random') return { reason: 'math-random', detail: 'it calls Math.random()', span: nodeSpan(access) };
+    if (/^(crypto|webcrypto|globalThis\.crypto)$/.test(obj) && CRYPTO_CALLS.test(name)) {
+      return { reason: 'crypto', detail: `it calls ${obj}.${name}()`, span: nodeSpan(access) };
+    }
+    if (ctxName && obj === ctxName && name === 'rng') return { reason: 'ctx-rng', detail: `it uses the per-element random generator ${ctxName}.rng`, span: nodeSpan(access) };
+  }
+  for (const call of fn.getDescendantsOfKind(SyntaxKind.CallExpression)) {
+    const callee = call.getExpression();
+    if (Node.isIdentifier(callee) && CRYPTO_CALLS.test(callee.getText())) {
+      return { reason: 'crypto', detail: `it calls ${callee.getText()}()`, span: nodeSpan(callee) };
+    }
+  }
+  return undefined;
+}
+
+export interface FnReading {
+  fn: FnInfo;
+  random?: RandomInfo;
+}
+
+/**
+ * Read the function argument of map/filter/flatMap/interleave. `randomKnob` is the operator's
+ * `random` option, which declares randomness the body may hide.
+ */
+export function readFunction(arg: Node | undefined, opFile: string, randomKnob: Knob | undefined): FnReading | undefined {
+  if (!arg) return undefined;
+  let random: RandomInfo | undefined;
+  if (randomKnob?.state === 'literal' && randomKnob.value === true) {
+    random = { reason: 'random-option', detail: 'it is declared `random: true`', span: randomKnob.span };
+  }
+  const inline = asFunctionLike(arg);
+  if (inline) {
+    const name = Node.isFunctionExpression(inline) ? inline.getName() : undefined;
+    return {
+      fn: { name, form: 'inline', async: isAsyncFunction(inline), file: opFile, definedAt: nodeSpan(inline), sameFile: true },
+      random: random ?? randomnessIn(inline),
+    };
+  }
+  if (!Node.isIdentifier(arg) && !Node.isPropertyAccessExpression(arg)) {
+    return { fn: { form: 'other' }, random };
+  }
+  const nameNode = Node.isIdentifier(arg) ? arg : arg.getNameNode();
+  const fn: FnInfo = { name: nameNode.getText(), form: 'reference' };
+  let symbol;
+  try {
+    symbol = nameNode.getSymbol();
+  } catch {
+    symbol = undefined;
+  }
+  const importDecl = symbol?.getDeclarations()[0]?.getFirstAncestorByKind(SyntaxKind.ImportDeclaration);
+  if (importDecl) fn.importSpecifier = importDecl.getModuleSpecifierValue();
+  if (Node.isPropertyAccessExpression(arg)) {
+    const ns = arg.getExpression();
+    const nsDecl = ns.getSymbol()?.getDeclarations()[0];
+    const nsImport = nsDecl?.getFirstAncestorByKind(SyntaxKind.ImportDeclaration);
+    if (nsImport) fn.importSpecifier = nsImport.getModuleSpecifierValue();
+  }
+  const target = unalias(symbol);
+  const decl = target?.getDeclarations().find((d) => asFunctionLike(d) !== undefined) ?? target?.getDeclarations()[0];
+  const fnNode = asFunctionLike(decl);
+  if (decl && fnNode) {
+    const file = decl.getSourceFile().getFilePath();
+    fn.file = file;
+    fn.sameFile = file === opFile;
+    fn.definedAt = nodeSpan(Node.isFunctionDeclaration(decl) ? decl.getNameNode() ?? decl : decl);
+    fn.async = isAsyncFunction(fnNode);
+    const declared = Node.isFunctionDeclaration(decl) || Node.isVariableDeclaration(decl) ? decl.getName() : undefined;
+    if (declared) fn.declaredName = declared;
+    fn.exportName = exportedName(decl);
+    random = random ?? randomnessIn(fnNode);
+  }
+  return { fn, random };
+}

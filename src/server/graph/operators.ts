@@ -1,0 +1,155 @@
+/**
+ * One operator call, read in detail: its knobs (literal, absent, or an expression a fix must not
+ * touch), where new options can be written, its label and its spans.
+ */
+import { CallExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
+import type { Knob, OptionsSite, Span } from './types';
+import type { OpKind } from '../../shared/profile';
+
+/** The span of a node (or of [start, end) offsets) in its file. */
+export function spanOf(file: SourceFile, start: number, end: number): Span {
+  const s = file.getLineAndColumnAtPos(start);
+  const e = file.getLineAndColumnAtPos(end);
+  return {
+    start,
+    end,
+    range: { start: { line: s.line - 1, character: s.column - 1 }, end: { line: e.line - 1, character: e.column - 1 } },
+  };
+}
+
+export function nodeSpan(node: Node): Span {
+  return spanOf(node.getSourceFile(), node.getStart(), node.getEnd());
+}
+
+/** Read a knob's value expression. */
+export function readKnob(expr: Node | undefined): Knob {
+  if (!expr) return { state: 'absent' };
+  const span = nodeSpan(expr);
+  const text = expr.getText();
+  if (Node.isNumericLiteral(expr)) return { state: 'literal', value: expr.getLiteralValue(), text, span };
+  if (Node.isPrefixUnaryExpression(expr) && text.startsWith('-')) {
+    const operand = expr.getOperand();
+    if (Node.isNumericLiteral(operand)) return { state: 'literal', value: -operand.getLiteralValue(), text, span };
+  }
+  if (Node.isStringLiteral(expr) || Node.isNoSubstitutionTemplateLiteral(expr)) return { state: 'literal', value: expr.getLiteralValue(), text, span };
+  if (Node.isTrueLiteral(expr) || Node.isFalseLiteral(expr)) return { state: 'literal', value: expr.getLiteralValue(), text, span };
+  if (Node.isIdentifier(expr) && text === 'Infinity') return { state: 'literal', value: Infinity, text, span };
+  return { state: 'expression', text, span };
+}
+
+/** Options each operator kind accepts, by the argument position of its options object. */
+const OPTION_ARG: Partial<Record<OpKind, { index: number; keys: string[] }>> = {
+  map: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
+  filter: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
+  flatMap: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
+  interleave: { index: 1, keys: ['cycleLength', 'parallelism', 'deterministic'] },
+  batch: { index: 1, keys: ['dropRemainder'] },
+  shuffle: { index: 1, keys: ['seed', 'reshuffleEachIteration'] },
+  files: { index: 1, keys: ['parallelism', 'read', 'cwd'] },
+  lines: { index: 1, keys: ['encoding'] },
+};
+
+/** Positional knobs: the argument index that holds each. */
+const POSITIONAL: Partial<Record<OpKind, { index: number; key: string }>> = {
+  batch: { index: 0, key: 'batchSize' },
+  shuffle: { index: 0, key: 'bufferSize' },
+  prefetch: { index: 0, key: 'bufferSize' },
+  cache: { index: 0, key: 'path' },
+  repeat: { index: 0, key: 'count' },
+  take: { index: 0, key: 'count' },
+  skip: { index: 0, key: 'count' },
+};
+
+export interface OperatorDetail {
+  knobs: Record<string, Knob>;
+  options?: OptionsSite;
+  label: string;
+}
+
+/** The indentation of the line that holds `pos`. */
+function lineIndentAt(text: string, pos: number): string {
+  const lineStart = text.lastIndexOf('\n', pos - 1) + 1;
+  const m = /^[ \t]*/.exec(text.slice(lineStart, pos));
+  return m ? m[0] : '';
+}
+
+function readOptions(call: CallExpression, index: number, keys: string[], knobs: Record<string, Knob>): OptionsSite {
+  const args = call.getArguments();
+  const arg = args[index];
+  const file = call.getSourceFile();
+  if (!arg) {
+    for (const k of keys) knobs[k] = { state: 'absent' };
+    const prev = args[args.length - 1];
+    // Options go right after the last written argument; with missing positional arguments before
+    // them there is nothing safe to write (a fix would have to invent the fn).
+    if (args.length !== index) return { state: 'expression', text: '', span: nodeSpan(call) };
+    const insertAt = prev ? prev.getEnd() : call.getEnd() - 1;
+    return { state: 'absent', insertAt, needsComma: prev !== undefined };
+  }
+  if (!Node.isObjectLiteralExpression(arg)) {
+    for (const k of keys) knobs[k] = { state: 'expression', text: arg.getText(), span: nodeSpan(arg) };
+    return { state: 'expression', text: arg.getText(), span: nodeSpan(arg) };
+  }
+  const props = arg.getProperties();
+  const spread = props.find((p) => Node.isSpreadAssignment(p));
+  for (const k of keys) knobs[k] = spread ? { state: 'expression', text: spread.getText(), span: nodeSpan(spread) } : { state: 'absent' };
+  for (const p of props) {
+    if (Node.isPropertyAssignment(p)) {
+      const name = p.getName().replace(/^['"]|['"]$/g, '');
+      if (keys.includes(name)) knobs[name] = readKnob(p.getInitializer());
+    } else if (Node.isShorthandPropertyAssignment(p)) {
+      const name = p.getName();
+      if (keys.includes(name)) knobs[name] = { state: 'expression', text: name, span: nodeSpan(p) };
+    }
+  }
+  const text = file.getFullText();
+  const closeBrace = arg.getEnd() - 1;
+  const multiline = text.slice(arg.getStart(), arg.getEnd()).includes('\n');
+  const firstProp = props[0];
+  const lastProp = props[props.length - 1];
+  const indent = multiline && firstProp ? lineIndentAt(text, firstProp.getStart()) : '';
+  const site: OptionsSite = { state: 'object', span: nodeSpan(arg), closeBrace, trailingComma: false, multiline, indent };
+  if (lastProp) {
+    site.lastPropertyEnd = lastProp.getEnd();
+    site.trailingComma = lastProp.getNextSiblingIfKind(SyntaxKind.CommaToken) !== undefined || /^\s*,/.test(text.slice(lastProp.getEnd(), closeBrace));
+  }
+  return site;
+}
+
+/** Short text of an argument for a label: identifiers and literals as written, anything else elided. */
+function shortArg(node: Node | undefined): string {
+  if (!node) return '';
+  if (Node.isIdentifier(node) || Node.isNumericLiteral(node) || Node.isPropertyAccessExpression(node)) {
+    const t = node.getText();
+    return t.length <= 24 ? t : `${t.slice(0, 23)}…`;
+  }
+  if (Node.isStringLiteral(node) || Node.isNoSubstitutionTemplateLiteral(node)) {
+    const t = node.getText();
+    return t.length <= 24 ? t : `${t.slice(0, 22)}…${t[0]}`;
+  }
+  if (Node.isArrowFunction(node) || Node.isFunctionExpression(node)) {
+    const name = Node.isFunctionExpression(node) ? node.getName() : undefined;
+    return name ?? '…';
+  }
+  return '…';
+}
+
+/** Knobs, options site and label of one operator call. */
+export function readOperator(call: CallExpression, kind: OpKind): OperatorDetail {
+  const knobs: Record<string, Knob> = {};
+  const args = call.getArguments();
+  const pos = POSITIONAL[kind];
+  if (pos) knobs[pos.key] = readKnob(args[pos.index]);
+  const opt = OPTION_ARG[kind];
+  const options = opt ? readOptions(call, opt.index, opt.keys, knobs) : undefined;
+  const label = `${kind}(${shortArg(args[0])})`;
+  return { knobs, options, label };
+}
+
+/** The indentation before a method's `.` when the `.` starts its line (multi-line chains). */
+export function chainLineIndent(file: SourceFile, dotPos: number): string | undefined {
+  const text = file.getFullText();
+  const lineStart = text.lastIndexOf('\n', dotPos - 1) + 1;
+  const before = text.slice(lineStart, dotPos);
+  return /^[ \t]*$/.test(before) ? before : undefined;
+}

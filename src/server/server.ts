@@ -1,0 +1,267 @@
+/**
+ * The Plumber language server: wiring only. Each handler calls one feature (src/server/features/)
+ * with plain inputs from the session, inside a guard that logs a failure and returns an empty
+ * result, so one broken feature never takes the server down.
+ */
+import {
+  CodeActionKind,
+  ErrorCodes,
+  LSPErrorCodes,
+  ProposedFeatures,
+  ResponseError,
+  TextDocumentSyncKind,
+  TextDocuments,
+  createConnection,
+  type CancellationToken,
+  type ClientCapabilities,
+  type InitializeResult,
+  type WorkDoneProgressReporter,
+} from 'vscode-languageserver/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { analyze, plan } from '../model';
+import { runProfile } from '../runner/spawn';
+import {
+  ClearProfileRequest,
+  FixAllRequest,
+  PipelinesRequest,
+  ProfileRequest,
+  ProfileUpdatedNotification,
+  ReportRequest,
+  TrustChangedNotification,
+  type ClearProfileParams,
+  type FixAllParams,
+  type FixAllResult,
+  type PipelinesParams,
+  type PipelinesResult,
+  type ProfileParams,
+  type ProfileResult,
+  type ReportParams,
+  type ReportResult,
+  type TrustChangedParams,
+} from '../shared/protocol';
+import { normalizeSettings } from '../shared/settings';
+import { codeActions } from './features/codeActions';
+import { codeLenses, resolveCodeLens, type LensData } from './features/codeLens';
+import { diagnostics } from './features/diagnostics';
+import { fixAll } from './features/fixAll';
+import { uriToFile } from './features/format';
+import { hover } from './features/hover';
+import { inlayHints } from './features/inlayHints';
+import { pipelines } from './features/pipelines';
+import { UNTRUSTED, profilePipelines } from './features/profile';
+import { report } from './features/report';
+import { Session } from './session';
+
+const connection = createConnection(ProposedFeatures.all);
+const documents = new TextDocuments(TextDocument);
+const session = new Session((m) => connection.console.error(m));
+let caps: ClientCapabilities = {};
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.stack ?? error.message : String(error);
+}
+
+/** Run a feature; on failure log it and answer `fallback`. */
+function guard<P, R>(name: string, fallback: R, fn: (params: P, token: CancellationToken) => R | Promise<R>) {
+  return async (params: P, token: CancellationToken): Promise<R> => {
+    try {
+      return await fn(params, token);
+    } catch (error) {
+      connection.console.error(`Plumber ${name} failed and returned nothing: ${describe(error)}`);
+      return fallback;
+    }
+  };
+}
+
+connection.onInitialize((params): InitializeResult => {
+  caps = params.capabilities;
+  const init = params.initializationOptions as { trusted?: unknown } | undefined;
+  // Clients without Workspace Trust (Neovim, a plain LSP client) started the server themselves: trusted.
+  session.trusted = init?.trusted !== false;
+  return {
+    capabilities: {
+      textDocumentSync: TextDocumentSyncKind.Incremental,
+      codeLensProvider: { resolveProvider: true },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix], resolveProvider: false },
+      hoverProvider: true,
+      inlayHintProvider: { resolveProvider: false },
+    },
+    serverInfo: { name: 'plumber-language-server', version: '0.1.0' },
+  };
+});
+
+async function loadSettings(pushed?: unknown): Promise<void> {
+  let raw: unknown = pushed;
+  if (caps.workspace?.configuration) {
+    try {
+      raw = await connection.workspace.getConfiguration('plumber');
+    } catch (error) {
+      connection.console.warn(`Plumber could not read its settings, using defaults: ${describe(error)}`);
+    }
+  }
+  const { settings, invalid } = normalizeSettings(raw ?? {});
+  session.settings = settings;
+  if (invalid.length > 0) connection.console.warn(`Plumber ignored settings of the wrong type (defaults used): ${invalid.join(', ')}`);
+}
+
+connection.onInitialized(() => {
+  void loadSettings().then(refreshAll);
+});
+
+connection.onDidChangeConfiguration(
+  (params: { settings?: { plumber?: unknown } | null }) => {
+    void loadSettings(params.settings?.plumber)
+      .then(refreshAll)
+      .catch((error: unknown) => connection.console.error(`Plumber could not apply new settings: ${describe(error)}`));
+  },
+);
+
+connection.onNotification(TrustChangedNotification, (params: TrustChangedParams) => {
+  session.trusted = params.trusted === true;
+});
+
+// Diagnostics wait for typing to pause; features asked in between read the latest text.
+const pending = new Map<string, NodeJS.Timeout>();
+function scheduleDiagnostics(uri: string, delayMs = 250): void {
+  clearTimeout(pending.get(uri));
+  pending.set(
+    uri,
+    setTimeout(() => {
+      pending.delete(uri);
+      publishDiagnostics(uri);
+    }, delayMs),
+  );
+}
+
+function publishDiagnostics(uri: string): void {
+  try {
+    if (!documents.get(uri)) return;
+    const list = diagnostics(uri, uriToFile(uri), session.views(uri), session.lints(uri), session.settings.diagnostics);
+    void connection.sendDiagnostics({ uri, diagnostics: list });
+  } catch (error) {
+    connection.console.error(`Plumber diagnostics failed: ${describe(error)}`);
+  }
+}
+
+function refreshAll(): void {
+  for (const d of documents.all()) scheduleDiagnostics(d.uri, 0);
+  if (caps.workspace?.codeLens?.refreshSupport) void connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+  if (caps.workspace?.inlayHint?.refreshSupport) void connection.sendRequest('workspace/inlayHint/refresh').catch(() => undefined);
+}
+
+function profilesChanged(uri: string, names: string[]): void {
+  if (names.length === 0) return;
+  void connection.sendNotification(ProfileUpdatedNotification, { uri, pipelines: names });
+}
+
+documents.onDidChangeContent((e) => {
+  try {
+    const flipped = session.update(e.document.uri, e.document.version, e.document.getText());
+    profilesChanged(e.document.uri, flipped);
+    scheduleDiagnostics(e.document.uri);
+  } catch (error) {
+    connection.console.error(`Plumber could not track an edit: ${describe(error)}`);
+  }
+});
+
+documents.onDidClose((e) => {
+  clearTimeout(pending.get(e.document.uri));
+  session.close(e.document.uri);
+  void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
+});
+
+connection.onCodeLens(guard('code lenses', [], (p: { textDocument: { uri: string } }) => codeLenses(session.views(p.textDocument.uri), uriToFile(p.textDocument.uri), session.settings.codeLens)));
+
+connection.onCodeLensResolve(
+  guard('code lens', { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }, (lens) => {
+    const data = lens.data as LensData | undefined;
+    return resolveCodeLens(lens, data ? session.views(data.uri) : []);
+  }),
+);
+
+connection.languages.inlayHint.on(
+  guard('inlay hints', [], (p: { textDocument: { uri: string }; range: import('vscode-languageserver').Range }) =>
+    inlayHints(session.views(p.textDocument.uri), uriToFile(p.textDocument.uri), p.range, session.settings.inlayHints),
+  ),
+);
+
+connection.onHover(guard('hover', null, (p) => hover(session.views(p.textDocument.uri), uriToFile(p.textDocument.uri), p.position)));
+
+connection.onCodeAction(
+  guard('code actions', [], (p) => {
+    const disabledSupport = caps.textDocument?.codeAction?.disabledSupport === true;
+    return codeActions(session.views(p.textDocument.uri), uriToFile(p.textDocument.uri), p.range, session.actionDeps(disabledSupport));
+  }),
+);
+
+connection.onRequest(
+  PipelinesRequest,
+  guard('pipelines', { pipelines: [] } as PipelinesResult, (p: PipelinesParams): PipelinesResult => {
+    const uris = p.uri ? [p.uri] : documents.all().map((d) => d.uri);
+    return { pipelines: uris.flatMap((uri) => pipelines(session.views(uri), uriToFile(uri), session.lints(uri))) };
+  }),
+);
+
+connection.onRequest(ReportRequest, async (p: ReportParams): Promise<ReportResult> => {
+  const view = session.views(p.uri).find((v) => v.graph.name === p.pipeline);
+  if (!view) throw new ResponseError(ErrorCodes.InvalidParams, `There is no pipeline named ${p.pipeline} in ${p.uri} any more.`);
+  return report(view, uriToFile(p.uri), session.lints(p.uri), session.store.get(p.uri)?.history.get(p.pipeline) ?? []);
+});
+
+connection.onRequest(
+  FixAllRequest,
+  guard('fix all', { reason: 'Plumber could not compute the fixes; see the Plumber output channel.' } as FixAllResult, (p: FixAllParams) =>
+    fixAll(session.views(p.uri), p, session.actionDeps(false)),
+  ),
+);
+
+connection.onRequest(
+  ClearProfileRequest,
+  guard('clear profile', null, (p: ClearProfileParams) => {
+    for (const cleared of session.store.clear(p.uri)) profilesChanged(cleared.uri, cleared.pipelines);
+    refreshAll();
+    return null;
+  }),
+);
+
+connection.onRequest(ProfileRequest, async (p: ProfileParams, token: CancellationToken): Promise<ProfileResult> => {
+  if (!session.trusted) throw new ResponseError(LSPErrorCodes.RequestFailed, UNTRUSTED);
+  const abort = new AbortController();
+  token.onCancellationRequested(() => abort.abort());
+  let progress: WorkDoneProgressReporter | undefined;
+  if (p.workDoneToken !== undefined) {
+    progress = connection.window.attachWorkDoneProgress(p.workDoneToken);
+  } else if (caps.window?.workDoneProgress) {
+    const created = await connection.window.createWorkDoneProgress().catch(() => undefined);
+    created?.token.onCancellationRequested(() => abort.abort());
+    progress = created;
+  }
+  progress?.begin('Plumber: profiling', 0, 'starting the runner', true);
+  try {
+    const result = await profilePipelines(p, {
+      trusted: session.trusted,
+      settings: session.settings,
+      store: session.store,
+      views: (uri) => session.views(uri),
+      run: (opts) => runProfile(opts),
+      analyze,
+      plan,
+      progress: (message, percentage) => progress?.report(percentage ?? 0, message),
+      signal: abort.signal,
+    });
+    profilesChanged(p.uri, result.outcomes.map((o) => o.pipeline).filter((n) => n !== ''));
+    refreshAll();
+    return result;
+  } catch (error) {
+    connection.console.error(`Plumber profile failed: ${describe(error)}`);
+    throw new ResponseError(LSPErrorCodes.RequestFailed, error instanceof Error ? error.message : String(error));
+  } finally {
+    progress?.done();
+  }
+});
+
+process.on('unhandledRejection', (reason) => connection.console.error(`Plumber: unhandled rejection: ${describe(reason)}`));
+process.on('uncaughtException', (error) => connection.console.error(`Plumber: uncaught exception: ${describe(error)}`));
+
+documents.listen(connection);
+connection.listen();

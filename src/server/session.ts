@@ -1,0 +1,87 @@
+/**
+ * The server's memory between requests: documents and their profiles, the shared ts-morph
+ * workspace, settings and trust. Graphs are brought up to date lazily — a burst of keystrokes costs
+ * one reparse, when a feature next asks.
+ */
+import * as os from 'node:os';
+import { DEFAULT_SETTINGS, type Settings } from '../shared/settings';
+import type { CodeActionDeps } from './features/codeActions';
+import { fileToUri, uriToFile } from './features/format';
+import type { FixContext } from './fixes/edits';
+import type { FileVersion } from './fixes/workspaceEdit';
+import type { FileGraph } from './graph/types';
+import { GraphWorkspace } from './graph/workspace';
+import { lintPipelines, type LintFinding } from './lints/rules';
+import { DocumentStore } from './state';
+import { buildViews, type PipelineView } from './views';
+
+export class Session {
+  readonly store = new DocumentStore();
+  readonly workspace: GraphWorkspace;
+  settings: Settings = structuredClone(DEFAULT_SETTINGS);
+  trusted = true;
+  readonly cores = os.availableParallelism();
+  private readonly lintCache = new WeakMap<FileGraph, LintFinding[]>();
+
+  constructor(private readonly log: (message: string) => void) {
+    this.workspace = new GraphWorkspace({
+      onError: (file, error) => this.log(`Plumber could not read the pipelines of ${file}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`),
+    });
+  }
+
+  /** Open or change a document; returns pipelines whose staleness flipped. */
+  update(uri: string, version: number | null, text: string): string[] {
+    return this.store.set(uri, uriToFile(uri), version, text);
+  }
+
+  close(uri: string): void {
+    const doc = this.store.get(uri);
+    this.store.close(uri);
+    if (doc) this.workspace.close(doc.file);
+  }
+
+  graph(uri: string): FileGraph {
+    const doc = this.store.get(uri);
+    const file = doc?.file ?? uriToFile(uri);
+    if (doc) {
+      const sf = this.workspace.project.getSourceFile(file);
+      if (!sf || sf.getFullText() !== doc.text) this.workspace.setText(file, doc.text);
+    }
+    return this.workspace.graphOf(file);
+  }
+
+  views(uri: string): PipelineView[] {
+    const doc = this.store.get(uri);
+    if (!doc) return [];
+    return buildViews(doc, this.graph(uri));
+  }
+
+  lints(uri: string): LintFinding[] {
+    const graph = this.graph(uri);
+    let found = this.lintCache.get(graph);
+    if (!found) {
+      found = lintPipelines(graph.pipelines, { cores: this.settings.model.cores > 0 ? this.settings.model.cores : this.cores });
+      this.lintCache.set(graph, found);
+    }
+    return found;
+  }
+
+  fileInfo(file: string): FileVersion {
+    const doc = this.store.all().find((d) => d.file === file && d.version !== null);
+    if (doc) return { uri: doc.uri, version: doc.version, text: doc.text };
+    return { uri: fileToUri(file), version: null, text: this.workspace.sourceFile(file)?.getFullText() ?? '' };
+  }
+
+  fixContext(view: PipelineView): FixContext {
+    return {
+      pipeline: view.graph,
+      graphOf: (file) => this.workspace.graphOf(file),
+      textOf: (file) => this.workspace.sourceFile(file)?.getFullText() ?? '',
+      opFor: (id) => view.byProfileId.get(id) ?? view.graph.ops.find((o) => o.id === id),
+    };
+  }
+
+  actionDeps(disabledSupport: boolean): CodeActionDeps {
+    return { fixContext: (v) => this.fixContext(v), fileInfo: (f) => this.fileInfo(f), disabledSupport };
+  }
+}
