@@ -13,18 +13,12 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
+import { CRASH_WINDOW_MS, CrashPolicy, MAX_CRASHES } from './crashPolicy';
 import { TrustChangedNotification, type TrustChangedParams } from '../shared/protocol';
 
 export type ServerState = 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
 
-/** Crashes within this window count towards giving up. */
-const CRASH_WINDOW_MS = 3 * 60_000;
-/** After this many crashes in the window the server stays down until Restart Server. */
-export const MAX_CRASHES = 5;
-/** Back-off before restart n (0-based): 0.5 s, 1 s, 2 s, 4 s… */
-export function restartDelayMs(attempt: number): number {
-  return Math.min(500 * 2 ** attempt, 8_000);
-}
+export { MAX_CRASHES };
 
 /** Thrown by `request` while the server cannot answer; its message is meant for a person. */
 export class ServerNotReadyError extends Error {}
@@ -32,7 +26,7 @@ export class ServerNotReadyError extends Error {}
 export class PlumberServer implements vscode.Disposable {
   private readonly client: LanguageClient;
   private process: ChildProcess | undefined;
-  private crashTimes: number[] = [];
+  private readonly crashes = new CrashPolicy();
   private restartTimer: NodeJS.Timeout | undefined;
   private disposed = false;
   private _state: ServerState = 'stopped';
@@ -96,7 +90,7 @@ export class PlumberServer implements vscode.Disposable {
   }
   /** True when the server gave up after repeated crashes. */
   get gaveUp(): boolean {
-    return this._state === 'failed' && this.crashTimes.length >= MAX_CRASHES;
+    return this._state === 'failed' && this.crashes.count >= MAX_CRASHES;
   }
   /** The server process id while it runs. */
   get pid(): number | undefined {
@@ -140,7 +134,7 @@ export class PlumberServer implements vscode.Disposable {
       case 'restarting':
         return 'The Plumber server stopped unexpectedly and is restarting; try again in a moment.';
       case 'failed':
-        return this.crashTimes.length >= MAX_CRASHES
+        return this.crashes.count >= MAX_CRASHES
           ? `The Plumber server crashed ${MAX_CRASHES} times and was not restarted (${this._lastError ?? 'no exit code'}). Check "Plumber: Show Output", then run "Plumber: Restart Server".`
           : `The Plumber server could not start (${this._lastError ?? 'no reason given'}). Check "Plumber: Show Output", then run "Plumber: Restart Server".`;
       default:
@@ -170,7 +164,7 @@ export class PlumberServer implements vscode.Disposable {
   /** Restarts on request: forgets earlier crashes. */
   async restart(): Promise<void> {
     this.cancelPendingRestart();
-    this.crashTimes = [];
+    this.crashes.reset();
     this.setState('restarting');
     if (this.client.state === State.Running) {
       try {
@@ -186,18 +180,16 @@ export class PlumberServer implements vscode.Disposable {
 
   private onUnexpectedClose(): void {
     if (this.disposed) return;
-    const now = Date.now();
-    this.crashTimes = this.crashTimes.filter((t) => now - t < CRASH_WINDOW_MS);
-    this.crashTimes.push(now);
+    const decision = this.crashes.record(Date.now());
     const code = this.process?.exitCode;
     const signal = this.process?.signalCode;
     this._lastError = `last exit: ${signal ?? (code === null || code === undefined ? 'unknown' : `code ${code}`)}`;
-    if (this.crashTimes.length >= MAX_CRASHES) {
-      this.log.error(`The Plumber server crashed ${this.crashTimes.length} times in ${CRASH_WINDOW_MS / 60_000} minutes; not restarting it (${this._lastError}).`);
+    if (decision.action === 'give-up') {
+      this.log.error(`The Plumber server crashed ${decision.crashes} times in ${CRASH_WINDOW_MS / 60_000} minutes; not restarting it (${this._lastError}).`);
       this.setState('failed');
       return;
     }
-    const delay = restartDelayMs(this.crashTimes.length - 1);
+    const delay = decision.delayMs;
     this.log.warn(`The Plumber server stopped unexpectedly (${this._lastError}); restarting in ${delay} ms.`);
     this.setState('restarting');
     this.restartTimer = setTimeout(() => {
