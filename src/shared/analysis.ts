@@ -105,6 +105,8 @@ export interface Plan {
   predictedBottleneck: Bottleneck;
   /** The same plan as runner overrides: what `--override` / `plumber/profile` accept. */
   overrides: Overrides;
+  /** Sentences about changes the model considered and did not propose (e.g. a cache that does not fit in memory). */
+  notes?: string[];
 }
 
 /** Inputs the model takes besides the profile. */

@@ -1,0 +1,130 @@
+/**
+ * Giving threads and calls in flight to the operators that need them: a greedy search that adds
+ * one unit to whatever binds until nothing a knob can change binds any more, then a hedge so that
+ * no cheap operator is left just at the predicted rate.
+ */
+import { cloneConfig, insertedAfter, type Config } from './config';
+import { MODEL_CONSTANTS as C } from './constants';
+import { evaluate, type Evaluation } from './evaluate';
+import type { Measured } from './measure';
+
+/** Limits the planner works within. */
+export interface Limits {
+  cores: number;
+  /** Largest pool per operator. */
+  maxWorkers: number;
+  /** Worker threads across all operators: one per core (the main thread and libuv share them too; the CPU bound says when that hurts). */
+  workerBudget: number;
+  maxConcurrency: number;
+}
+
+function workersUsed(cfg: Config): number {
+  let n = 0;
+  for (const c of Object.values(cfg)) if (c.placement === 'worker') n += c.concurrency;
+  return n;
+}
+
+/** One greedy step on the binding bound; false when no knob can relieve it. */
+function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
+  const b = ev.binding;
+  const id = b.opId;
+  if (id === undefined) return false;
+  const om = m.ops.get(id);
+  const c = cfg[id];
+  if (!om || !c) return false;
+  if (b.resource === 'parallel-op') {
+    if (c.concurrency >= lim.maxWorkers || workersUsed(cfg) >= lim.workerBudget) return false;
+    c.concurrency += 1;
+    return true;
+  }
+  if (b.resource === 'latency') {
+    if (!om.tunable || c.concurrency >= lim.maxConcurrency) return false;
+    // Jump straight to the concurrency that lifts this op to the next bound (k scales the rate linearly).
+    const next = ev.bounds.find((o) => o.opId !== id && o.rate > b.rate * (1 + 1e-9));
+    const want = next ? Math.ceil((c.concurrency * next.rate) / b.rate) : lim.maxConcurrency;
+    c.concurrency = Math.min(lim.maxConcurrency, Math.max(c.concurrency + 1, want));
+    return true;
+  }
+  if (b.resource === 'sequential-op') {
+    // A chain that runs in series: decouple the member that waits the longest.
+    const segment = ev.segmentOf.get(id);
+    let waiter: string | undefined;
+    let longest = 0;
+    for (const [other, key] of ev.segmentOf) {
+      const w = ev.eff.get(other)?.wait ?? 0;
+      if (key === segment && w > longest) {
+        waiter = other;
+        longest = w;
+      }
+    }
+    if (waiter === undefined) return false;
+    const wm = m.ops.get(waiter);
+    const wc = cfg[waiter];
+    if (!wm || !wc) return false;
+    if (wc.placement === 'worker') {
+      if (wc.concurrency >= Math.min(2, lim.maxWorkers) || workersUsed(cfg) >= lim.workerBudget) return false;
+      wc.concurrency = 2;
+      return true;
+    }
+    if (wm.tunable && wc.concurrency < 2 && lim.maxConcurrency >= 2) {
+      wc.concurrency = 2;
+      return true;
+    }
+    // Not tunable (an async source, a line reader): a prefetch after it lets the rest overlap its waits.
+    if (!wc.prefetchAfter && waiter !== m.rootId && !insertedAfter(m, waiter, 'prefetch')) {
+      wc.prefetchAfter = C.minPrefetch;
+      return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+/** The best configuration the greedy search finds from `start` (never worse than `start`). */
+export function allocate(m: Measured, start: Config, lim: Limits): Config {
+  const cfg = cloneConfig(start);
+  let best = cloneConfig(cfg);
+  let bestBound = evaluate(m, cfg, lim.cores).bound;
+  for (let round = 0; round < C.maxAllocationRounds; round++) {
+    const ev = evaluate(m, cfg, lim.cores);
+    if (ev.bound > bestBound * (1 + 1e-9)) {
+      best = cloneConfig(cfg);
+      bestBound = ev.bound;
+    }
+    if (!step(m, cfg, ev, lim)) break;
+  }
+  const last = evaluate(m, cfg, lim.cores).bound;
+  if (last > bestBound * (1 + 1e-9)) best = cloneConfig(cfg);
+  return best;
+}
+
+/**
+ * Headroom for operators that do not bind: each worker op and each awaiting op gets enough
+ * threads / calls in flight that its own bound is `hedgeFactor` above the pipeline's, as far as
+ * the limits allow. This never lowers the bound (more threads or calls only raise op bounds) and
+ * keeps a cheap operator from becoming the next bottleneck when its latency or cost varies.
+ */
+export function hedge(m: Measured, start: Config, lim: Limits): Config {
+  const cfg = cloneConfig(start);
+  const target = evaluate(m, cfg, lim.cores).bound * C.hedgeFactor;
+  if (!Number.isFinite(target)) return cfg;
+  for (const id of m.order) {
+    const om = m.ops.get(id);
+    const c = cfg[id];
+    if (!om || !c) continue;
+    if (c.placement === 'worker') {
+      for (;;) {
+        const e = evaluate(m, cfg, lim.cores).eff.get(id);
+        const own = e && e.worker > 0 ? Math.min(c.concurrency, lim.cores) / e.worker : Infinity;
+        if (own >= target || c.concurrency >= lim.maxWorkers || c.concurrency >= lim.cores || workersUsed(cfg) >= lim.workerBudget) break;
+        c.concurrency += 1;
+      }
+    } else if (om.isAsync && om.tunable && om.service > 0) {
+      const calls = evaluate(m, cfg, lim.cores).eff.get(id)?.async ?? 0;
+      if (calls <= 0) continue;
+      const own = c.concurrency / (calls * om.service);
+      if (own < target) c.concurrency = Math.min(lim.maxConcurrency, Math.ceil((c.concurrency * target) / own));
+    }
+  }
+  return cfg;
+}

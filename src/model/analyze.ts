@@ -1,0 +1,115 @@
+/**
+ * The analysis of a profile as it ran: per-operator numbers, every bound and the bottleneck.
+ */
+import type { Analysis, Bottleneck, OpAnalysis } from '../shared/analysis';
+import type { Config } from './config';
+import { describeOp, formatRate, formatSeconds } from './describe';
+import type { Evaluation } from './evaluate';
+import type { Measured } from './measure';
+
+/** The op that uses the most of a per-element quantity, with its share of the total. */
+function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; value: number; share: number } {
+  let best: string | undefined;
+  let bestValue = 0;
+  let total = 0;
+  for (const id of ev.eff.keys()) {
+    const v = pick(id);
+    total += v;
+    if (v > bestValue) {
+      best = id;
+      bestValue = v;
+    }
+  }
+  return { id: best, value: bestValue, share: total > 0 ? bestValue / total : 0 };
+}
+
+/** Why the pipeline is slow, in one sentence: the binding bound, named after the operator that uses most of it. */
+export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
+  const b = ev.binding;
+  if (!Number.isFinite(b.rate)) return { resource: b.resource, reason: b.detail };
+  const eff = (id: string) => ev.eff.get(id);
+  const name = (id: string) => {
+    const om = m.ops.get(id);
+    return om ? describeOp(om.op) : id;
+  };
+  switch (b.resource) {
+    case 'main-thread': {
+      const d = dominant(ev, (id) => eff(id)?.main ?? 0);
+      if (d.id === undefined) return { resource: b.resource, reason: b.detail };
+      const pct = Math.round(d.share * 100);
+      const others = d.share < 0.999 ? ` (${pct}% of the main thread's ${formatSeconds(ev.mainPerRoot)})` : '';
+      return {
+        resource: b.resource,
+        opId: d.id,
+        reason: `${name(d.id)} runs on the main thread and needs ${formatSeconds(d.value)} per element${others}; the main thread can give at most ${formatRate(b.rate)}.`,
+      };
+    }
+    case 'cpu': {
+      const d = dominant(ev, (id) => (eff(id)?.main ?? 0) + (eff(id)?.worker ?? 0) + (eff(id)?.other ?? 0));
+      const lead = d.id ? ` ${name(d.id)} uses ${Math.round(d.share * 100)}% of it.` : '';
+      return { resource: b.resource, opId: d.id, reason: `${b.detail}${lead}` };
+    }
+    case 'disk': {
+      const d = dominant(ev, (id) => eff(id)?.disk ?? 0);
+      return { resource: b.resource, opId: d.id, reason: d.id ? `${name(d.id)} reads from disk. ${b.detail}` : b.detail };
+    }
+    case 'libuv': {
+      const d = dominant(ev, (id) => (m.profile.ops.find((o) => o.id === id)?.placement === 'libuv' ? (eff(id)?.async ?? 0) * (m.ops.get(id)?.service ?? 0) : 0));
+      return { resource: b.resource, opId: d.id, reason: b.detail };
+    }
+    default:
+      return { resource: b.resource, opId: b.opId, reason: b.detail };
+  }
+}
+
+/** Per-operator numbers under the configuration the profile ran with. */
+export function opAnalyses(m: Measured, cfg: Config, ev: Evaluation, bottleneck: Bottleneck): OpAnalysis[] {
+  const seconds = m.profile.run.seconds;
+  let cpuTotal = 0;
+  for (const e of ev.eff.values()) cpuTotal += e.main + e.worker + e.other;
+  return m.order.map((id) => {
+    const om = m.ops.get(id);
+    const e = ev.eff.get(id);
+    if (!om || !e) throw new Error(`The profile lists operator ${id} twice; re-run the profile.`);
+    const cpu = e.main + e.worker + e.other;
+    return {
+      opId: id,
+      visitRatio: om.visitRatio,
+      measuredRate: seconds > 0 ? om.op.counters.produced / seconds : 0,
+      ratePerCore: cpu > 0 ? 1 / cpu : Infinity,
+      cpuPerRootElement: cpu,
+      cpuShare: cpuTotal > 0 ? cpu / cpuTotal : 0,
+      mainThreadPerRootElement: e.main,
+      bound: ev.opBound.get(id) ?? Infinity,
+      placement: cfg[id].placement,
+      isBottleneck: bottleneck.opId === id,
+    };
+  });
+}
+
+/** The analysis of a run that produced nothing: no rates to reason about, and why. */
+export function emptyAnalysis(m: Measured, cores: number): Analysis {
+  const err = m.profile.error;
+  const reason = err
+    ? `The run produced no elements: ${err.message}`
+    : 'The run produced no elements, so there is nothing to analyse; check that the pipeline yields data and profile it again.';
+  return {
+    measuredRate: 0,
+    bound: 0,
+    bottleneck: { resource: 'source', opId: err?.opId, reason },
+    bounds: [],
+    ops: m.order.map((id) => ({
+      opId: id,
+      visitRatio: 0,
+      measuredRate: 0,
+      ratePerCore: Infinity,
+      cpuPerRootElement: 0,
+      cpuShare: 0,
+      mainThreadPerRootElement: 0,
+      bound: Infinity,
+      placement: m.ops.get(id)?.op.placement ?? 'main',
+      isBottleneck: false,
+    })),
+    cores,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Where a memory cache pays: below (downstream of) expensive deterministic work, never at or after
+ * a random op, only where the data is read more than once, and only if it fits the memory budget.
+ */
+import { MODEL_CONSTANTS as C } from './constants';
+import { describeOp, formatBytes } from './describe';
+import { downstream, upstreamClosure, type Measured } from './measure';
+
+export interface CacheCandidate {
+  /** Insert `.cache()` right after this op. */
+  opId: string;
+  /** Elements one pass produces at this op. */
+  cardinality: number;
+  bytesPerElement: number;
+  estimatedBytes: number;
+  /** Measured seconds per root element (CPU plus waits) at and above this op, which the cache removes after the first pass. */
+  savedPerRoot: number;
+  /** Why the data is read more than once, for the reason sentence. */
+  reread: string;
+  /** Where the cardinality came from. */
+  cardinalitySource: string;
+}
+
+export interface CacheChoice {
+  candidate?: CacheCandidate;
+  /** Sentences about caches considered and refused. */
+  notes: string[];
+}
+
+const notCacheable = new Set(['repeat', 'prefetch', 'cache', 'shuffle']);
+
+/** Find the best cache point that fits in `cacheMemoryFraction × budgetBytes`. */
+export function chooseCache(m: Measured, budgetBytes: number): CacheChoice {
+  const notes: string[] = [];
+  const all: CacheCandidate[] = [];
+  for (const id of m.order) {
+    const om = m.ops.get(id);
+    if (!om || notCacheable.has(om.op.kind) || om.op.counters.produced <= 0) continue;
+    if ((m.consumers.get(id) ?? []).some((c) => m.ops.get(c)?.op.kind === 'cache')) continue;
+    const closure = [...upstreamClosure(m, id)].map((u) => m.ops.get(u)).filter((u) => u !== undefined);
+    // A cache at or after randomness would replay one draw forever; one after a cache is pointless.
+    if (closure.some((u) => u.op.random || u.op.kind === 'shuffle' || u.op.kind === 'cache')) continue;
+
+    const repeat = downstream(m, id)
+      .map((d) => m.ops.get(d)?.op)
+      .find((d) => d?.kind === 'repeat' && (d.knobs.count === undefined || d.knobs.count < 0 || d.knobs.count > 1));
+    const sources = closure.filter((u) => u.op.inputs.length === 0);
+    const rereadSource = sources.find((s) => s.op.cardinality !== undefined && Number.isFinite(s.op.cardinality) && s.op.counters.produced > s.op.cardinality);
+    let reread: string;
+    if (repeat) reread = `the pipeline reads it again on every pass of ${describeOp(repeat)}`;
+    else if (rereadSource) reread = `the run read ${describeOp(rereadSource.op)} more than once`;
+    else continue;
+
+    let cardinality: number | undefined;
+    let cardinalitySource = 'as the library reported it';
+    if (om.op.cardinality !== undefined && om.op.cardinality !== null && Number.isFinite(om.op.cardinality) && om.op.cardinality >= 0) {
+      cardinality = om.op.cardinality;
+    } else {
+      const known = sources.find((s) => s.op.cardinality !== undefined && Number.isFinite(s.op.cardinality) && s.op.counters.produced > 0);
+      if (known && known.op.cardinality !== undefined) {
+        cardinality = Math.round((known.op.cardinality * om.op.counters.produced) / known.op.counters.produced);
+        cardinalitySource = `estimated from ${describeOp(known.op)}'s ${known.op.cardinality.toLocaleString('en-US')} elements and the visit ratio`;
+      }
+    }
+    if (cardinality === undefined) continue;
+
+    let saved = 0;
+    for (const u of closure) saved += u.selfPerRoot + u.dispatchPerRoot + u.overheadPerRoot + u.workerPerRoot + u.otherCpuPerRoot + u.asyncPerRoot * u.latency;
+    all.push({
+      opId: id,
+      cardinality,
+      bytesPerElement: om.bytesPerElement,
+      estimatedBytes: cardinality * om.bytesPerElement,
+      savedPerRoot: saved,
+      reread,
+      cardinalitySource,
+    });
+  }
+  // The most work saved wins; among equals, the op further down the pipeline (the "highest point").
+  const order = new Map(m.order.map((id, i) => [id, i]));
+  all.sort((a, b) => b.savedPerRoot - a.savedPerRoot || (order.get(b.opId) ?? 0) - (order.get(a.opId) ?? 0));
+  const limit = C.cacheMemoryFraction * budgetBytes;
+  const candidate = all.find((c) => c.estimatedBytes <= limit);
+  const better = all.find((c) => c.estimatedBytes > limit && (!candidate || c.savedPerRoot > candidate.savedPerRoot * 1.05));
+  if (better) {
+    const om = m.ops.get(better.opId);
+    notes.push(
+      `A cache after ${om ? describeOp(om.op) : better.opId} would hold ≈ ${formatBytes(better.estimatedBytes)} (${better.cardinality.toLocaleString('en-US')} elements × ${formatBytes(better.bytesPerElement)}), more than ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(budgetBytes)} memory budget, so the plan does not propose it.`,
+    );
+  }
+  return { candidate, notes };
+}

@@ -1,0 +1,83 @@
+/**
+ * A knob configuration the model can evaluate: the profile's knobs as they ran, changed by runner
+ * overrides or by the planner.
+ */
+import type { Overrides, Placement } from '../shared/profile';
+import type { Measured } from './measure';
+
+/** The knobs of one operator in a configuration. */
+export interface OpConfig {
+  placement: Placement;
+  /** Calls in flight, worker threads or reads in flight; 1 for a sync main-thread fn. */
+  concurrency: number;
+  /** A prefetch op's buffer size (0 when an override removed it). */
+  bufferSize?: number;
+  /** Buffer of a prefetch inserted right after this op, when the configuration adds one. */
+  prefetchAfter?: number;
+  /** A memory cache inserted right after this op. */
+  cacheAfter?: boolean;
+}
+
+export type Config = Record<string, OpConfig>;
+
+/** The configuration the profile ran with. */
+export function configFromProfile(m: Measured): Config {
+  const cfg: Config = {};
+  for (const [id, om] of m.ops) {
+    cfg[id] = { placement: om.op.placement, concurrency: om.concurrency };
+    if (om.op.kind === 'prefetch') cfg[id].bufferSize = om.op.knobs.bufferSize ?? 1;
+  }
+  return cfg;
+}
+
+export function cloneConfig(cfg: Config): Config {
+  const out: Config = {};
+  for (const [id, c] of Object.entries(cfg)) out[id] = { ...c };
+  return out;
+}
+
+/**
+ * The op a prefetch or cache inserted after `id` would land next to, when the profile already has
+ * one there (a run with overrides shows inserted ops as ops of their own).
+ */
+export function insertedAfter(m: Measured, id: string, kind: 'prefetch' | 'cache'): string | undefined {
+  return (m.consumers.get(id) ?? []).find((c) => m.ops.get(c)?.op.kind === kind);
+}
+
+/**
+ * Apply runner overrides (keyed by op id) on top of the profile's knobs. Overrides the profile
+ * already ran with are recognised and not applied twice. Knobs the model cannot predict (disabling
+ * a cache whose upstream never ran in the window) are ignored. Unknown ids are ignored.
+ */
+export function applyOverrides(m: Measured, base: Config, overrides: Overrides): Config {
+  const cfg = cloneConfig(base);
+  const cores = m.profile.machine.cores;
+  for (const [id, o] of Object.entries(overrides)) {
+    const om = m.ops.get(id);
+    const c = cfg[id];
+    if (!om || !c) continue;
+    if (o.placement === 'worker' && c.placement === 'main' && om.movable) {
+      c.placement = 'worker';
+      c.concurrency = o.parallelism ?? cores;
+    } else if (o.placement === 'main' && c.placement === 'worker') {
+      c.placement = 'main';
+      c.concurrency = 1;
+    }
+    if (o.parallelism !== undefined && o.parallelism > 0 && (om.tunable || c.placement === 'worker')) {
+      c.concurrency = o.parallelism;
+    }
+    if (o.prefetch !== undefined) {
+      if (om.op.kind === 'prefetch') {
+        c.bufferSize = o.prefetch;
+      } else {
+        const existing = insertedAfter(m, id, 'prefetch');
+        if (existing && cfg[existing]) cfg[existing].bufferSize = o.prefetch;
+        else c.prefetchAfter = o.prefetch > 0 ? o.prefetch : undefined;
+      }
+    }
+    if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache')) {
+      c.cacheAfter = true;
+    }
+  }
+  return cfg;
+}

@@ -1,0 +1,54 @@
+/**
+ * The model's assumptions that are not measured in a profile. Each one is a number someone can
+ * calibrate against real runs (the runner's model benchmark measures prediction accuracy, M1/M2);
+ * keep the source of every value next to it.
+ */
+export const MODEL_CONSTANTS = {
+  /**
+   * Main-thread seconds to post one task to a worker thread and take its result back, besides
+   * cloning the input (WORKLOADS.md: a worker task costs 35–190 µs in total; roughly 60 µs of
+   * it lands on the main thread). Used only when the profile has no worker op to measure it from.
+   */
+  workerDispatchSeconds: 60e-6,
+  /** Worker-thread seconds per task besides the fn itself (message handling, deserialising the input). */
+  workerTaskOverheadSeconds: 40e-6,
+  /**
+   * Structured-clone speed for a task's input, bytes per second, paid once on each side
+   * (WORKLOADS.md: a 4.8 MB batch cloned in 4 ms ≈ 1.2 GB/s). Results are transferred, not cloned.
+   */
+  cloneBytesPerSecond: 1.2e9,
+  /** Main-thread seconds an operator spends on its own bookkeeping per element once its fn moves to a worker. */
+  bookkeepingSecondsPerElement: 2e-6,
+  /** Main-thread seconds a memory cache spends serving one element. */
+  cacheHitSecondsPerElement: 1e-6,
+  /**
+   * A sync map is worth moving to worker threads only when one call costs at least this much
+   * (WORKLOADS.md: a worker map pays when an element costs ≳ 0.5–1 ms).
+   */
+  minWorkerTaskSeconds: 0.5e-3,
+  /**
+   * The predicted rate is the predicted bound times the measured efficiency (measured rate ÷
+   * bound) of the profiled run, clamped to this range: it carries over overheads the model does
+   * not see (other processes on the cores, scheduling gaps) without letting a badly explained run
+   * drag the prediction to nothing.
+   */
+  efficiencyMin: 0.5,
+  efficiencyMax: 1.2,
+  /** Non-binding operators keep this much headroom over the predicted rate, so a cheap op is never the next bottleneck. */
+  hedgeFactor: 1.25,
+  /** A plan (or a cache) must raise the bound by at least this fraction to be worth proposing. */
+  minGain: 0.05,
+  /** Each extra move to worker threads must raise the bound by at least this fraction. */
+  minMoveGain: 0.02,
+  /** A concurrency change within this fraction of the current value is noise, unless that op binds. */
+  hysteresis: 0.25,
+  /** Fraction of the memory budget a cache may fill (DESIGN.md). */
+  cacheMemoryFraction: 0.9,
+  /** Default memory budget: this fraction of free memory at profile time. */
+  defaultMemoryBudgetFraction: 0.5,
+  defaultMaxConcurrency: 64,
+  minPrefetch: 2,
+  maxPrefetch: 64,
+  /** Rounds of the greedy allocator; each round adds one unit to the binding operator. */
+  maxAllocationRounds: 256,
+} as const;

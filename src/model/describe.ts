@@ -1,0 +1,94 @@
+/**
+ * Words and numbers for people: operator labels, change titles and the formatting every reason
+ * sentence uses, so the CLI, the code lenses and the quick fixes say the same thing.
+ */
+import type { PlanChange } from '../shared/analysis';
+import type { OpProfile, Profile } from '../shared/profile';
+
+/** A short label for an operator as a user wrote it: `map(decode)`, `batch(32)`, `prefetch(4)`, `files`. */
+export function describeOp(op: OpProfile): string {
+  const k = op.knobs;
+  switch (op.kind) {
+    case 'map':
+    case 'filter':
+    case 'flatMap':
+      return `${op.kind}(${op.fnName || 'fn'})`;
+    case 'interleave':
+      return op.fnName ? `interleave(${op.fnName})` : 'interleave';
+    case 'batch':
+      return k.batchSize !== undefined ? `batch(${k.batchSize})` : 'batch';
+    case 'prefetch':
+    case 'shuffle':
+      return k.bufferSize !== undefined ? `${op.kind}(${k.bufferSize})` : op.kind;
+    case 'repeat':
+      return k.count === undefined || k.count < 0 ? 'repeat()' : `repeat(${k.count})`;
+    case 'take':
+    case 'skip':
+      return k.count !== undefined ? `${op.kind}(${k.count})` : op.kind;
+    case 'cache':
+      return k.cachePath ? `cache(${JSON.stringify(k.cachePath)})` : 'cache()';
+    default:
+      return op.kind;
+  }
+}
+
+/** The title of one plan change, e.g. "set parallelism of map(decode) to 2". The server prefixes "Apply Plumber fix: ". */
+export function changeTitle(change: PlanChange, profile: Profile): string {
+  const op = profile.ops.find((o) => o.id === change.opId);
+  const label = op ? describeOp(op) : change.opId;
+  switch (change.kind) {
+    case 'parallelism':
+      return `set parallelism of ${label} to ${change.to}`;
+    case 'placement':
+      return `run ${label} in worker threads`;
+    case 'prefetch':
+      return change.existing
+        ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})`
+        : `insert prefetch(${change.size}) after ${label}`;
+    case 'cache':
+      return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;
+  }
+}
+
+/** The label of the operator an existing prefetch follows, so its title says where it is. */
+function inputLabel(op: OpProfile | undefined, profile: Profile): string {
+  const input = op && profile.ops.find((o) => o.id === op.inputs[0]);
+  return input ? describeOp(input) : 'its input';
+}
+
+/** Seconds with a unit a person reads at a glance: 840 µs, 12.1 ms, 1.52 s. */
+export function formatSeconds(s: number): string {
+  if (!Number.isFinite(s)) return String(s);
+  if (s < 1e-3) return `${formatNumber(s * 1e6)} µs`;
+  if (s < 1) return `${formatNumber(s * 1e3)} ms`;
+  return `${formatNumber(s)} s`;
+}
+
+/** A rate in elements per second: 83 el/s, 9.5 el/s, 12,400 el/s. */
+export function formatRate(r: number): string {
+  if (!Number.isFinite(r)) return 'unbounded';
+  return `${formatNumber(r)} el/s`;
+}
+
+/** Bytes in decimal units: 410 MB, 1.2 GB, 3.1 kB. */
+export function formatBytes(b: number): string {
+  if (b >= 1e9) return `${formatNumber(b / 1e9)} GB`;
+  if (b >= 1e6) return `${formatNumber(b / 1e6)} MB`;
+  if (b >= 1e3) return `${formatNumber(b / 1e3)} kB`;
+  return `${Math.round(b)} B`;
+}
+
+/** Three significant figures at most, thousands grouped: 12.1, 0.48, 1,234. */
+export function formatNumber(x: number): string {
+  const a = Math.abs(x);
+  if (a >= 100) return Math.round(x).toLocaleString('en-US');
+  if (a >= 10) return String(Math.round(x * 10) / 10);
+  if (a >= 1) return String(Math.round(x * 100) / 100);
+  return String(Number(x.toPrecision(2)));
+}
+
+/** "a", "a and b", "a, b and c". */
+export function listWords(words: string[]): string {
+  if (words.length <= 1) return words.join('');
+  return `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}

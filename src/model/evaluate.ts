@@ -1,0 +1,276 @@
+/**
+ * The bounds of one configuration: Plumber's operational analysis with Node's main thread as a
+ * resource of its own. Each bound is the highest root rate one resource allows; the pipeline's
+ * bound is their minimum.
+ *
+ * Assumptions (calibrate with real runs):
+ * - Demands per root element measured in the profile stay the same under other knobs; only the
+ *   operators a change touches get new demands (moved to workers, or cached away).
+ * - Operators run in series unless something decouples them: a prefetch buffer, or an operator
+ *   with two or more calls in flight (it pulls its input ahead). Ops in one such segment add their
+ *   main-thread time and their waits; that sum caps the rate too.
+ * - Worker threads get at most one core each; all threads together get `cores`.
+ * - An awaiting op with k calls in flight and latency L per call delivers k / L calls per second
+ *   (Little's law); on libuv, calls also share `machine.libuvThreads` pool threads.
+ * - An inserted memory cache removes all work at and above it (the steady state after the first
+ *   pass); the first pass costs what it costs today.
+ */
+import type { Bound, Resource } from '../shared/analysis';
+import { MODEL_CONSTANTS as C } from './constants';
+import type { Config } from './config';
+import { describeOp, formatRate, formatSeconds, listWords } from './describe';
+import { upstreamClosure, type Measured, type OpMeasure } from './measure';
+
+/** One op's demands per root element under a configuration. */
+export interface Effective {
+  main: number;
+  worker: number;
+  other: number;
+  disk: number;
+  /** Async calls per root element. */
+  async: number;
+  /** Seconds per root element the op holds up its segment when it runs one element at a time. */
+  wait: number;
+  /** Fraction of its measured work that remains (0 when cached away). */
+  factor: number;
+  /** It decouples its input: it has two or more calls or threads in flight. */
+  decoupler: boolean;
+}
+
+export interface Evaluation {
+  bound: number;
+  binding: Bound;
+  /** Finite bounds, lowest first. */
+  bounds: Bound[];
+  /** Lowest bound attributed to each op (Infinity when none). */
+  opBound: Map<string, number>;
+  eff: Map<string, Effective>;
+  mainPerRoot: number;
+  cpuPerRoot: number;
+  /** Each op's segment: ops with the same key run in series for each element. */
+  segmentOf: Map<string, string>;
+}
+
+/** Resources a knob cannot relieve come first among equal bounds: then the planner stops at them. */
+const tieOrder: Resource[] = ['cpu', 'disk', 'libuv', 'main-thread', 'source', 'parallel-op', 'latency', 'sequential-op'];
+
+function fnKind(om: OpMeasure): boolean {
+  const k = om.op.kind;
+  return k === 'map' || k === 'filter' || k === 'flatMap';
+}
+
+/** Demands of each op under `cfg`. */
+export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effective> {
+  const cached = new Set<string>();
+  for (const [id, c] of Object.entries(cfg)) {
+    if (c.cacheAfter) for (const up of upstreamClosure(m, id)) cached.add(up);
+  }
+  const out = new Map<string, Effective>();
+  for (const [id, om] of m.ops) {
+    const c = cfg[id];
+    const f = cached.has(id) ? 0 : 1;
+    let main = om.selfPerRoot + om.dispatchPerRoot + om.overheadPerRoot;
+    let worker = om.workerPerRoot;
+    if (c.placement === 'worker' && om.op.placement === 'main') {
+      // Moving a sync fn to workers: its own time becomes worker CPU; the main thread keeps its
+      // bookkeeping and pays a dispatch (and an input clone) per task.
+      const tasks = om.callsPerRoot;
+      const clone = om.inputBytesPerElement / C.cloneBytesPerSecond;
+      const perCall = tasks > 0 ? om.selfPerRoot / tasks : 0;
+      const book = Math.min(C.bookkeepingSecondsPerElement, perCall / 2);
+      const dispatch = m.measuredDispatchPerTask ?? C.workerDispatchSeconds + clone;
+      main = tasks * (book + dispatch) + om.overheadPerRoot;
+      worker = Math.max(0, om.selfPerRoot - tasks * book) + tasks * (C.workerTaskOverheadSeconds + clone);
+    } else if (c.placement === 'main' && om.op.placement === 'worker') {
+      main = om.selfPerRoot + om.overheadPerRoot + om.workerPerRoot;
+      worker = 0;
+    }
+    const decoupler =
+      c.concurrency >= 2 && (om.tunable || c.placement === 'worker') && (om.isAsync || c.placement !== 'main' || !fnKind(om));
+    let wait = 0;
+    if (!decoupler) {
+      if (c.placement === 'worker') wait = worker * f;
+      else if (om.isAsync) wait = om.asyncPerRoot * om.latency * f;
+    }
+    out.set(id, {
+      // A cache after this op serves its elements from memory: a little main-thread time per element.
+      main: main * f + (c.cacheAfter ? C.cacheHitSecondsPerElement * om.visitRatio : 0),
+      worker: worker * f,
+      other: om.otherCpuPerRoot * f,
+      disk: om.diskPerRoot * f,
+      async: om.asyncPerRoot * f,
+      wait,
+      factor: f,
+      decoupler,
+    });
+  }
+  return out;
+}
+
+/** Where `id`'s segment ends: the nearest decoupling point downstream of it. */
+function segmentKey(m: Measured, cfg: Config, eff: Map<string, Effective>, id: string): string {
+  let cur = id;
+  for (let guard = 0; guard <= m.order.length; guard++) {
+    if ((cfg[cur]?.prefetchAfter ?? 0) > 0) return `after:${cur}`;
+    if (cur === m.rootId) return 'root';
+    const next = m.consumers.get(cur)?.[0];
+    if (next === undefined) return `orphan:${cur}`;
+    const nm = m.ops.get(next);
+    const decouples = nm?.op.kind === 'prefetch' ? (cfg[next]?.bufferSize ?? 1) > 0 : eff.get(next)?.decoupler === true;
+    if (decouples) return `in:${next}`;
+    cur = next;
+  }
+  return `cycle:${id}`;
+}
+
+function label(m: Measured, id: string): string {
+  const om = m.ops.get(id);
+  return om ? describeOp(om.op) : id;
+}
+
+/** "map(a) 12.1 ms, map(b) 3.4 ms and 0.2 ms in 3 other operators". */
+function breakdown(m: Measured, parts: Array<[string, number]>, top = 3): string {
+  const sorted = parts.filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+  const shown = sorted.slice(0, top).map(([id, v]) => `${label(m, id)} ${formatSeconds(v)}`);
+  const rest = sorted.slice(top);
+  if (rest.length > 0) {
+    const sum = rest.reduce((s, [, v]) => s + v, 0);
+    shown.push(`${formatSeconds(sum)} in ${rest.length} other operator${rest.length > 1 ? 's' : ''}`);
+  }
+  return listWords(shown);
+}
+
+/** All bounds of a configuration, and the binding one. */
+export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
+  const eff = effectiveDemands(m, cfg);
+  const bounds: Bound[] = [];
+  const machine = m.profile.machine;
+  let mainSum = 0;
+  let cpuSum = m.unattributedOtherCpuPerRoot;
+  let workerSum = 0;
+  let otherSum = m.unattributedOtherCpuPerRoot;
+  let diskSum = 0;
+  let libuvSum = 0;
+  for (const [id, e] of eff) {
+    mainSum += e.main;
+    workerSum += e.worker;
+    otherSum += e.other;
+    cpuSum += e.main + e.worker + e.other;
+    diskSum += e.disk;
+    const om = m.ops.get(id) as OpMeasure;
+    if (cfg[id].placement === 'libuv') libuvSum += e.async * om.service;
+  }
+  const mainParts: Array<[string, number]> = [...eff].map(([id, e]) => [id, e.main]);
+
+  if (mainSum > 0) {
+    bounds.push({
+      resource: 'main-thread',
+      rate: 1 / mainSum,
+      detail: `The main thread is busy ${formatSeconds(mainSum)} per element (${breakdown(m, mainParts)}); one thread gives at most ${formatRate(1 / mainSum)}.`,
+    });
+  }
+  if (cpuSum > 0) {
+    const parts = [`main thread ${formatSeconds(mainSum)}`];
+    if (workerSum > 0) parts.push(`worker threads ${formatSeconds(workerSum)}`);
+    if (otherSum > 0) parts.push(`libuv and other threads ${formatSeconds(otherSum)}`);
+    bounds.push({
+      resource: 'cpu',
+      rate: cores / cpuSum,
+      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${cores} core${cores === 1 ? '' : 's'} give at most ${formatRate(cores / cpuSum)}.`,
+    });
+  }
+  if (diskSum > 0 && machine.diskReadBytesPerSec && machine.diskReadBytesPerSec > 0) {
+    const rate = machine.diskReadBytesPerSec / diskSum;
+    bounds.push({
+      resource: 'disk',
+      rate,
+      detail: `Each element reads ${Math.round(diskSum).toLocaleString('en-US')} bytes from disk; at the measured ${(machine.diskReadBytesPerSec / 1e6).toFixed(0)} MB/s that allows at most ${formatRate(rate)}.`,
+    });
+  }
+  if (libuvSum > 0) {
+    const rate = machine.libuvThreads / libuvSum;
+    bounds.push({
+      resource: 'libuv',
+      rate,
+      detail: `File and native work holds a libuv pool thread ${formatSeconds(libuvSum)} per element; ${machine.libuvThreads} pool threads (UV_THREADPOOL_SIZE) give at most ${formatRate(rate)}.`,
+    });
+  }
+
+  for (const [id, e] of eff) {
+    const om = m.ops.get(id) as OpMeasure;
+    const c = cfg[id];
+    const name = label(m, id);
+    const perCall = (total: number, calls: number) =>
+      calls > 0 && Math.abs(calls - 1) > 1e-9 ? ` (${formatSeconds(total / calls)} per call × ${Number(calls.toPrecision(3))} calls)` : '';
+    if (c.placement === 'worker' && e.worker > 0) {
+      const p = Math.min(c.concurrency, cores);
+      const rate = p / e.worker;
+      const est = om.op.placement === 'main' ? ' (estimated from its main-thread time)' : '';
+      bounds.push({
+        resource: 'parallel-op',
+        opId: id,
+        rate,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${est}${perCall(e.worker, om.callsPerRoot * e.factor)}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${c.concurrency > cores ? ` on ${cores} cores` : ''} give at most ${formatRate(rate)}.`,
+      });
+    } else if (om.isAsync && e.async > 0 && om.service > 0) {
+      const rate = c.concurrency / (e.async * om.service);
+      const queued = om.service < om.latency * 0.999 ? ` (${formatSeconds(om.service)} of its ${formatSeconds(om.latency)} latency is service, the rest waits for the libuv pool)` : '';
+      bounds.push({
+        resource: 'latency',
+        opId: id,
+        rate,
+        detail: `${name} waits ${formatSeconds(om.service)} per call${queued}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per element, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight: at most ${formatRate(rate)}.`,
+      });
+    } else if (c.placement === 'main' && e.main > 0 && (fnKind(om) || e.main >= 0.05 * mainSum)) {
+      const rate = 1 / e.main;
+      bounds.push({
+        resource: 'sequential-op',
+        opId: id,
+        rate,
+        detail: `${name} runs on the main thread and needs ${formatSeconds(e.main)} per element${perCall(e.main, om.callsPerRoot * e.factor)}; one element at a time, at most ${formatRate(rate)}.`,
+      });
+    }
+  }
+
+  // Segments: ops that run in series for each element because nothing decouples them.
+  const segments = new Map<string, Array<[string, number, number]>>();
+  const segmentOf = new Map<string, string>();
+  for (const [id, e] of eff) {
+    const key = segmentKey(m, cfg, eff, id);
+    segmentOf.set(id, key);
+    const time = e.main + e.wait;
+    if (time <= 0) continue;
+    segments.set(key, [...(segments.get(key) ?? []), [id, time, e.wait]]);
+  }
+  for (const members of segments.values()) {
+    const total = members.reduce((s, [, t]) => s + t, 0);
+    const waits = members.reduce((s, [, , w]) => s + w, 0);
+    const significant = members.filter(([, t]) => t >= 0.01 * total);
+    if (waits <= 0 || significant.length < 2) continue;
+    const [domId] = [...members].sort((a, b) => b[1] - a[1])[0];
+    const rate = 1 / total;
+    const words = [...significant]
+      .sort((a, b) => b[1] - a[1])
+      .map(([id, t, w]) => `${label(m, id)} ${w > 0 ? 'waits' : 'needs'} ${formatSeconds(t)}`);
+    bounds.push({
+      resource: 'sequential-op',
+      opId: domId,
+      rate,
+      detail: `Nothing overlaps these operators, so each element passes through them in series: ${listWords(words)} per element; together at most ${formatRate(rate)}.`,
+    });
+  }
+
+  const finite = bounds.filter((b) => Number.isFinite(b.rate) && b.rate > 0);
+  finite.sort((a, b) => a.rate - b.rate || tieOrder.indexOf(a.resource) - tieOrder.indexOf(b.resource));
+  const opBound = new Map<string, number>();
+  for (const id of m.order) opBound.set(id, Infinity);
+  for (const b of finite) {
+    if (b.opId !== undefined && b.rate < (opBound.get(b.opId) ?? Infinity)) opBound.set(b.opId, b.rate);
+  }
+  const binding: Bound = finite[0] ?? {
+    resource: 'source',
+    rate: Infinity,
+    detail: 'No operator used measurable time, so the model finds no bound.',
+  };
+  return { bound: binding.rate, binding, bounds: finite, opBound, eff, mainPerRoot: mainSum, cpuPerRoot: cpuSum, segmentOf };
+}

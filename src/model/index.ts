@@ -1,0 +1,96 @@
+/**
+ * Plumber's performance model: pure, deterministic functions from a profile to an analysis (the
+ * bounds and the bottleneck) and a plan (knob changes and the predicted rate). No I/O.
+ *
+ * See README "How the model works" and the assumptions in measure.ts, evaluate.ts and
+ * constants.ts.
+ */
+import type { Analysis, Bottleneck, Bound, ModelOptions, Plan } from '../shared/analysis';
+import type { Overrides, Profile } from '../shared/profile';
+import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
+import { applyOverrides, configFromProfile } from './config';
+import { MODEL_CONSTANTS } from './constants';
+import { evaluate } from './evaluate';
+import { measure } from './measure';
+import { efficiency, planMeasured, type Resolved } from './plan';
+
+export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from './describe';
+export { MODEL_CONSTANTS } from './constants';
+
+function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
+  const cores = Math.max(1, options.cores ?? profile.machine.cores);
+  return {
+    cores,
+    maxWorkers: Math.max(1, options.maxWorkers ?? cores),
+    workerBudget: cores,
+    maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
+    memoryBudgetBytes: options.memoryBudgetBytes ?? MODEL_CONSTANTS.defaultMemoryBudgetFraction * profile.machine.memoryFreeBytes,
+  };
+}
+
+/**
+ * What holds the pipeline back as it ran: every bound (main thread, all cores, each operator,
+ * awaiting ops, disk, libuv), the binding one as the bottleneck with a sentence a person can act
+ * on, and per-operator visit ratios, rates and CPU shares.
+ */
+export function analyze(profile: Profile, options?: ModelOptions): Analysis {
+  const r = resolve(profile, options);
+  const m = measure(profile);
+  if (m.rootElements <= 0) return emptyAnalysis(m, r.cores);
+  const cfg = configFromProfile(m);
+  const ev = evaluate(m, cfg, r.cores);
+  const bottleneck = bottleneckOf(m, ev);
+  return {
+    measuredRate: m.measuredRate,
+    bound: ev.bound,
+    bottleneck,
+    bounds: ev.bounds,
+    ops: opAnalyses(m, cfg, ev, bottleneck),
+    cores: r.cores,
+  };
+}
+
+/**
+ * The knob changes that raise the bound the most (parallelism, worker placement, prefetch, cache),
+ * the predicted rate after them, and the same changes as runner overrides. The overrides include
+ * those the profile already ran with, so a second pass (plan, run with `overrides`, plan again)
+ * keeps the first pass's changes; a plan of an already planned run proposes nothing big.
+ */
+export function plan(profile: Profile, options?: ModelOptions): Plan {
+  const r = resolve(profile, options);
+  const m = measure(profile);
+  if (m.rootElements <= 0) {
+    const a = emptyAnalysis(m, r.cores);
+    return {
+      changes: [],
+      currentRate: 0,
+      predictedRate: 0,
+      predictedBound: 0,
+      predictedBottleneck: a.bottleneck,
+      overrides: { ...profile.run.overrides },
+    };
+  }
+  return planMeasured(m, r);
+}
+
+/**
+ * The model's prediction for any knob configuration, given as runner overrides on top of the
+ * knobs the profile ran with: the bound, its binding resource, and the predicted rate (the bound
+ * times the run's measured efficiency, clamped to [efficiencyMin, efficiencyMax]).
+ */
+export function predict(
+  profile: Profile,
+  overrides: Overrides,
+  options?: ModelOptions,
+): { rate: number; bound: number; bottleneck: Bottleneck; bounds: Bound[] } {
+  const r = resolve(profile, options);
+  const m = measure(profile);
+  if (m.rootElements <= 0) {
+    const a = emptyAnalysis(m, r.cores);
+    return { rate: 0, bound: 0, bottleneck: a.bottleneck, bounds: [] };
+  }
+  const base = configFromProfile(m);
+  const current = evaluate(m, base, r.cores);
+  const ev = evaluate(m, applyOverrides(m, base, overrides), r.cores);
+  return { rate: ev.bound * efficiency(m, current.bound), bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
+}

@@ -1,0 +1,202 @@
+/**
+ * From raw counters to per-root-element demands: the measured side of the model. Everything here
+ * is a counter divided by the number of root elements in the window, so each number can be traced
+ * back to the profile.
+ *
+ * Assumptions (calibrate with real runs):
+ * - `selfSeconds` and `dispatchSeconds` are disjoint main-thread times (tracing.ts says so).
+ * - Main-thread CPU the operators did not claim (`run.mainThreadCpuSeconds` − Σ self − Σ dispatch:
+ *   promise plumbing, async-generator resumption, GC) costs the same per element at every operator,
+ *   so it is shared out in proportion to elements produced and vanishes with the elements (a cache).
+ *   With a wall-clock `cpuClock` the main-thread total includes idle time and is not used.
+ * - CPU on other threads that no operator measured (process CPU − main thread − workers: libuv's
+ *   fs/zlib/sharp work, V8 helper threads) goes to libuv-placed operators in proportion to their
+ *   async latency, or stays unattributed per element when there are none.
+ */
+import type { OpProfile, Placement, Profile } from '../shared/profile';
+
+/** One operator's measured demands, per root element unless a name says otherwise. */
+export interface OpMeasure {
+  op: OpProfile;
+  /** V_i: elements produced here per root element. */
+  visitRatio: number;
+  /** User-function calls per root element. */
+  callsPerRoot: number;
+  /** Main-thread seconds in own code (selfSeconds). */
+  selfPerRoot: number;
+  /** Main-thread seconds spent handing tasks to workers (dispatchSeconds). */
+  dispatchPerRoot: number;
+  /** This op's share of main-thread CPU no operator claimed. */
+  overheadPerRoot: number;
+  /** Worker-thread CPU seconds. */
+  workerPerRoot: number;
+  /** Estimated CPU on other threads (libuv) caused by this op. */
+  otherCpuPerRoot: number;
+  /** Calls that returned a promise, per root element. */
+  asyncPerRoot: number;
+  /** Mean seconds from an async call's start to its settling. */
+  latency: number;
+  /** Estimated seconds one call occupies a libuv thread (latency without pool queueing); equals latency off libuv. */
+  service: number;
+  /** Bytes read from disk. */
+  diskPerRoot: number;
+  /** Mean bytes of one produced element (0 when unknown). */
+  bytesPerElement: number;
+  /** Mean bytes of one element of its (first) input. */
+  inputBytesPerElement: number;
+  /** Calls in flight (async), worker threads (worker), reads in flight (files), 1 otherwise. */
+  concurrency: number;
+  /** The op awaits promises (I/O or latency-bound work). */
+  isAsync: boolean;
+  /** Its `parallelism` knob changes something: an async fn, a worker map, reads in flight, interleave. */
+  tunable: boolean;
+  /** A CPU-bound sync fn on the main thread whose module is known: it can move to worker threads. */
+  movable: boolean;
+}
+
+/** A profile turned into demands, plus the graph's shape. */
+export interface Measured {
+  profile: Profile;
+  rootId: string;
+  /** Root elements produced in the window (C_root). */
+  rootElements: number;
+  /** Measured root rate of the run. */
+  measuredRate: number;
+  ops: Map<string, OpMeasure>;
+  /** Ids in profile order. */
+  order: string[];
+  /** Who pulls from each op. */
+  consumers: Map<string, string[]>;
+  /** Other-thread CPU per root element that no op could be charged with. */
+  unattributedOtherCpuPerRoot: number;
+  /** Measured main-thread seconds per worker task, when the profile has worker ops. */
+  measuredDispatchPerTask?: number;
+}
+
+/** True when a worker pool can run this op's fn. */
+function fnKinds(op: OpProfile): boolean {
+  return op.kind === 'map' || op.kind === 'filter' || op.kind === 'flatMap';
+}
+
+function currentConcurrency(op: OpProfile): number {
+  const k = op.knobs;
+  if (k.resolvedParallelism !== undefined && k.resolvedParallelism > 0) return k.resolvedParallelism;
+  if (typeof k.parallelism === 'number' && k.parallelism > 0) return k.parallelism;
+  return 1;
+}
+
+/** Turn a profile's counters into per-root-element demands. */
+export function measure(profile: Profile): Measured {
+  const { run, machine } = profile;
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const root = byId.get(profile.pipeline.rootId);
+  const rootElements = root && root.counters.produced > 0 ? root.counters.produced : run.elements;
+  const n = rootElements > 0 ? rootElements : 1;
+  const measuredRate = run.seconds > 0 ? run.elements / run.seconds : 0;
+
+  const consumers = new Map<string, string[]>();
+  for (const op of profile.ops) {
+    for (const input of op.inputs) consumers.set(input, [...(consumers.get(input) ?? []), op.id]);
+  }
+
+  let claimedMain = 0;
+  let workerCpu = 0;
+  let producedTotal = 0;
+  let libuvLatency = 0;
+  for (const op of profile.ops) {
+    claimedMain += op.counters.selfSeconds + op.counters.dispatchSeconds;
+    workerCpu += op.counters.workerCpuSeconds;
+    producedTotal += op.counters.produced;
+    if (op.placement === 'libuv') libuvLatency += op.counters.asyncLatencySeconds;
+  }
+  const cpuClockIsReal = machine.cpuClock !== 'wall';
+  const unclaimedMain = cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedMain) : 0;
+  const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
+  const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
+  const overheadPerElement = producedTotal > 0 ? unclaimedMain / producedTotal : 0;
+  // Little's law: mean libuv calls in flight over the window. Above the pool size, the measured
+  // latency includes queueing for a pool thread, which the service time must not.
+  const libuvInFlight = run.seconds > 0 ? libuvLatency / run.seconds : 0;
+  const libuvQueueShare = libuvInFlight > machine.libuvThreads ? machine.libuvThreads / libuvInFlight : 1;
+
+  let dispatchTotal = 0;
+  let workerCalls = 0;
+  const ops = new Map<string, OpMeasure>();
+  for (const op of profile.ops) {
+    const c = op.counters;
+    const input = byId.get(op.inputs[0] ?? '');
+    const placement: Placement = op.placement;
+    const isAsync = placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0));
+    const latency = c.asyncCalls > 0 ? c.asyncLatencySeconds / c.asyncCalls : 0;
+    if (placement === 'worker') {
+      dispatchTotal += c.dispatchSeconds;
+      workerCalls += c.calls;
+    }
+    const tunable =
+      (fnKinds(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files';
+    ops.set(op.id, {
+      op,
+      visitRatio: c.produced / n,
+      callsPerRoot: c.calls / n,
+      selfPerRoot: c.selfSeconds / n,
+      dispatchPerRoot: c.dispatchSeconds / n,
+      overheadPerRoot: (overheadPerElement * c.produced) / n,
+      workerPerRoot: c.workerCpuSeconds / n,
+      otherCpuPerRoot: placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency / n : 0,
+      asyncPerRoot: c.asyncCalls / n,
+      latency,
+      service: placement === 'libuv' ? latency * libuvQueueShare : latency,
+      diskPerRoot: c.diskBytesRead / n,
+      bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
+      inputBytesPerElement: input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : 0,
+      concurrency: placement === 'main' && !isAsync ? 1 : currentConcurrency(op),
+      isAsync,
+      tunable,
+      movable:
+        fnKinds(op) &&
+        placement === 'main' &&
+        !isAsync &&
+        op.fnModule !== undefined &&
+        c.calls > 0,
+    });
+  }
+  return {
+    profile,
+    rootId: profile.pipeline.rootId,
+    rootElements,
+    measuredRate,
+    ops,
+    order: profile.ops.map((o) => o.id),
+    consumers,
+    unattributedOtherCpuPerRoot: libuvLatency > 0 ? 0 : otherCpu / n,
+    measuredDispatchPerTask: workerCalls > 0 && dispatchTotal > 0 ? dispatchTotal / workerCalls : undefined,
+  };
+}
+
+/** Ids of `id` and everything upstream of it. */
+export function upstreamClosure(m: Measured, id: string): Set<string> {
+  const seen = new Set<string>();
+  const stack = [id];
+  while (stack.length > 0) {
+    const cur = stack.pop() as string;
+    if (seen.has(cur)) continue;
+    seen.add(cur);
+    for (const input of m.ops.get(cur)?.op.inputs ?? []) stack.push(input);
+  }
+  return seen;
+}
+
+/** Ids strictly downstream of `id`, following consumers to the root. */
+export function downstream(m: Measured, id: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>([id]);
+  const stack = [...(m.consumers.get(id) ?? [])];
+  while (stack.length > 0) {
+    const cur = stack.pop() as string;
+    if (seen.has(cur)) continue;
+    seen.add(cur);
+    out.push(cur);
+    stack.push(...(m.consumers.get(cur) ?? []));
+  }
+  return out;
+}

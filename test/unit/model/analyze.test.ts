@@ -1,0 +1,134 @@
+import * as assert from 'node:assert/strict';
+import { analyze } from '../../../src/model';
+import { ProfileBuilder } from './builder';
+
+const id = ProfileBuilder.id;
+
+/** a ≈ b to a relative tolerance (model numbers are sums of floating-point counters). */
+function near(actual: number, expected: number, rel = 1e-6): void {
+  assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `expected ${actual} to be ≈ ${expected}`);
+}
+
+describe('model: analyze', () => {
+  it('computes visit ratios through filter, flatMap and batch from produced counts', () => {
+    // 10 batches of 32 ← 320 from flatMap(×4) ← 80 kept by filter(½) ← 160 mapped ← 160 from range.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('parse', { self: 1e-4 })
+      .op({ kind: 'filter', fnName: 'valid', keep: 0.5, self: 1e-5 })
+      .op({ kind: 'flatMap', fnName: 'split', out: 4, self: 1e-5 })
+      .batch(32)
+      .build({ rootElements: 10, rate: 5 });
+    const a = analyze(profile);
+    assert.deepEqual(
+      a.ops.map((o) => o.visitRatio),
+      [16, 16, 8, 32, 1],
+    );
+    // map(parse) is called 16 times per batch at 0.1 ms: 1.6 ms of main thread per root element.
+    near(a.ops[1].mainThreadPerRootElement, 16 * 1e-4);
+    // filter is called for every input (16 per batch), flatMap for every kept one (8).
+    near(a.ops[2].mainThreadPerRootElement, 16 * 1e-5);
+    near(a.ops[3].mainThreadPerRootElement, 8 * 1e-5);
+  });
+
+  it('finds the main thread as the bound of two sync maps: 1 / (sum of their times)', () => {
+    const profile = new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).build({ rootElements: 1000, rate: 190 });
+    const a = analyze(profile);
+    near(a.bound, 1 / 5e-3);
+    assert.equal(a.bottleneck.resource, 'main-thread');
+    assert.equal(a.bottleneck.opId, id(2));
+    assert.match(a.bottleneck.reason, /map\(b\) runs on the main thread and needs 3 ms per element/);
+    assert.match(a.bottleneck.reason, /at most 200 el\/s/);
+    assert.equal(a.measuredRate, 190);
+    assert.ok(a.ops[2].isBottleneck && !a.ops[1].isBottleneck);
+  });
+
+  it('counts every operator\'s bookkeeping and unclaimed main-thread time in the main-thread bound', () => {
+    // 10 µs of bookkeeping per element in each of 3 ops, plus 1 s of main-thread CPU no op claimed
+    // over 1,000 root elements (shared over 3,000 produced elements: 1 ms per root element).
+    const profile = new ProfileBuilder({}, 10e-6)
+      .range()
+      .map('a', { self: 2e-3 })
+      .map('b', { self: 3e-3 })
+      .build({ rootElements: 1000, rate: 150, unclaimedMainSeconds: 1 });
+    const a = analyze(profile);
+    near(a.bound, 1 / (2e-3 + 3e-3 + 3 * 10e-6 + 1e-3));
+  });
+
+  it('bounds a worker map by its threads, and by the cores when it has more threads than cores', () => {
+    const one = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decode', { placement: 'worker', worker: 8e-3, dispatch: 50e-6, parallelism: 1 })
+      .build({ rootElements: 500, rate: 120 });
+    const a1 = analyze(one);
+    assert.equal(a1.bottleneck.resource, 'parallel-op');
+    assert.equal(a1.bottleneck.opId, id(1));
+    near(a1.bound, 1 / 8e-3);
+
+    const four = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decode', { placement: 'worker', worker: 8e-3, dispatch: 50e-6, parallelism: 4 })
+      .build({ rootElements: 500, rate: 240 });
+    const a4 = analyze(four);
+    // Worker threads: min(4, 2 cores) / 8 ms = 250; all CPU: 2 cores / (8 ms + 0.05 ms) ≈ 248.4.
+    assert.equal(a4.bottleneck.resource, 'cpu');
+    near(a4.bound, 2 / 8.05e-3);
+    near(a4.bounds.find((b) => b.resource === 'parallel-op')?.rate ?? 0, 250);
+  });
+
+  it('bounds an awaiting map by calls in flight over latency (Little\'s law)', () => {
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, self: 20e-6, parallelism: 4 })
+      .build({ rootElements: 1000, rate: 390 });
+    const a = analyze(profile);
+    assert.equal(a.bottleneck.resource, 'latency');
+    assert.equal(a.bottleneck.opId, id(1));
+    near(a.bound, 4 / 10e-3);
+    assert.match(a.bottleneck.reason, /waits 10 ms per call/);
+    assert.match(a.bottleneck.reason, /4 calls in flight/);
+  });
+
+  it('bounds a file source by the measured disk bandwidth', () => {
+    const profile = new ProfileBuilder({ diskReadBytesPerSec: 100e6 })
+      .op({ kind: 'files', latency: 1e-3, parallelism: 16, diskBytes: 1e6, bytes: 1e6 })
+      .map('decode', { self: 1e-4 })
+      .build({ rootElements: 500, rate: 95 });
+    const a = analyze(profile);
+    assert.equal(a.bottleneck.resource, 'disk');
+    assert.equal(a.bottleneck.opId, id(0));
+    near(a.bound, 100);
+  });
+
+  it('bounds libuv work by the pool size, using the service time without queueing', () => {
+    // 16 reads in flight at 400 el/s with 40 ms latency: 16 in flight on average (Little), 4 pool
+    // threads, so each read holds a thread 40 ms × 4/16 = 10 ms; 4 threads / 10 ms = 400 el/s.
+    const profile = new ProfileBuilder({ libuvThreads: 4 })
+      .op({ kind: 'files', latency: 40e-3, parallelism: 16 })
+      .build({ rootElements: 4000, rate: 400 });
+    const a = analyze(profile);
+    const libuv = a.bounds.find((b) => b.resource === 'libuv');
+    near(libuv?.rate ?? 0, 400);
+    near(a.bounds.find((b) => b.resource === 'latency')?.rate ?? 0, 1600);
+  });
+
+  it('adds up waits and work that run in series when nothing decouples them', () => {
+    // fetch waits 5 ms with one call in flight, then decode works 5 ms on the main thread: 100 el/s.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 5e-3, parallelism: 1 })
+      .map('decode', { self: 5e-3 })
+      .build({ rootElements: 500, rate: 98 });
+    const a = analyze(profile);
+    assert.equal(a.bottleneck.resource, 'sequential-op');
+    near(a.bound, 100);
+    assert.match(a.bottleneck.reason, /in series/);
+  });
+
+  it('reports a run that produced nothing with a sentence instead of numbers', () => {
+    const profile = new ProfileBuilder().range().map('a', { self: 1e-3 }).build({ rootElements: 0, rate: 1 });
+    const a = analyze(profile);
+    assert.equal(a.bound, 0);
+    assert.match(a.bottleneck.reason, /produced no elements/);
+  });
+});

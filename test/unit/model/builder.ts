@@ -1,0 +1,192 @@
+/**
+ * Hand-built profiles for the model's tests. Each op is described by what it costs per call; the
+ * builder fills in the counters the library would record for a run that delivered `rootElements`
+ * elements, working upstream from the root (batch(n) pulls n per output, filter(keep) pulls
+ * 1/keep, flatMap(out) pulls 1/out), so tests can compute the right answers by hand.
+ *
+ * Counters follow tracing.ts: `selfSeconds` is main-thread own time (the fn's sync time plus
+ * bookkeeping per produced element), `workerCpuSeconds` is worker CPU, `dispatchSeconds` is the
+ * main thread's cost of handing tasks to workers, `asyncLatencySeconds`/`asyncCalls` cover calls
+ * that returned a promise.
+ */
+import { newCounters, type KnobOverride, type OpKind, type OpKnobs, type Placement } from '../../../src/data/tracing';
+import { PROFILE_VERSION, type Machine, type OpProfile, type Profile } from '../../../src/shared/profile';
+
+export interface OpSpec {
+  kind: OpKind;
+  fnName?: string;
+  /** Main-thread seconds of the fn per call (sync part). */
+  self?: number;
+  /** Worker CPU seconds per call (placement 'worker'). */
+  worker?: number;
+  /** Main-thread seconds per worker task. */
+  dispatch?: number;
+  /** Seconds from call to settle for an awaiting fn. */
+  latency?: number;
+  parallelism?: number;
+  placement?: Placement;
+  /** The fn can be imported from here (a worker can run it). */
+  module?: boolean;
+  random?: boolean;
+  /** filter: fraction kept. */
+  keep?: number;
+  /** flatMap: elements out per element in. */
+  out?: number;
+  batchSize?: number;
+  bufferSize?: number;
+  count?: number;
+  cardinality?: number;
+  /** Bytes of each produced element. */
+  bytes?: number;
+  /** Bytes read from disk per produced element. */
+  diskBytes?: number;
+  overridden?: boolean;
+}
+
+export interface RunSpec {
+  /** Root elements delivered in the window. */
+  rootElements: number;
+  /** Measured root rate; the window's seconds follow from it. */
+  rate: number;
+  /** Main-thread CPU no operator claimed, seconds over the window. */
+  unclaimedMainSeconds?: number;
+  /** CPU on other threads (libuv), seconds over the window. */
+  otherCpuSeconds?: number;
+  overrides?: Record<string, KnobOverride>;
+}
+
+export class ProfileBuilder {
+  private readonly specs: OpSpec[] = [];
+  machine: Machine;
+
+  constructor(
+    machine: Partial<Machine> = {},
+    /** Main-thread bookkeeping seconds per produced element, for every op. */
+    private readonly bookkeeping = 0,
+  ) {
+    this.machine = {
+      cores: 2,
+      memoryTotalBytes: 8e9,
+      memoryFreeBytes: 4e9,
+      nodeVersion: 'v20.20.0',
+      platform: 'linux',
+      arch: 'x64',
+      cpuModel: 'test',
+      libuvThreads: 4,
+      cpuClock: 'schedstat',
+      ...machine,
+    };
+  }
+
+  /** Append an op that pulls from the previous one. */
+  op(spec: OpSpec): this {
+    this.specs.push(spec);
+    return this;
+  }
+
+  range(cardinality?: number): this {
+    return this.op({ kind: 'range', cardinality });
+  }
+  map(fnName: string, spec: Omit<OpSpec, 'kind' | 'fnName'> = {}): this {
+    return this.op({ kind: 'map', fnName, ...spec });
+  }
+  batch(n: number): this {
+    return this.op({ kind: 'batch', batchSize: n });
+  }
+  prefetch(n: number): this {
+    return this.op({ kind: 'prefetch', bufferSize: n });
+  }
+
+  /** The id the i-th op (0-based) gets. */
+  static id(i: number): string {
+    return `${10 + i}:4`;
+  }
+
+  build(run: RunSpec): Profile {
+    const n = this.specs.length;
+    const produced: number[] = new Array<number>(n).fill(0);
+    const pulled: number[] = new Array<number>(n).fill(0);
+    let out = run.rootElements;
+    for (let i = n - 1; i >= 0; i--) {
+      const s = this.specs[i];
+      produced[i] = out;
+      let ratio = 1;
+      if (s.kind === 'batch') ratio = s.batchSize ?? 1;
+      else if (s.kind === 'filter') ratio = 1 / (s.keep ?? 1);
+      else if (s.kind === 'flatMap') ratio = 1 / (s.out ?? 1);
+      pulled[i] = i === 0 ? 0 : Math.round(out * ratio);
+      out = pulled[i];
+    }
+    const seconds = run.rootElements / run.rate;
+    let claimedMain = 0;
+    let worker = 0;
+    const ops: OpProfile[] = this.specs.map((s, i) => {
+      const c = newCounters();
+      const fn = s.kind === 'map' || s.kind === 'filter' || s.kind === 'flatMap';
+      const placement: Placement = s.placement ?? (s.kind === 'files' ? 'libuv' : 'main');
+      c.produced = produced[i];
+      c.pulled = pulled[i];
+      const calls = fn ? pulled[i] : s.latency !== undefined ? produced[i] : 0;
+      c.calls = calls;
+      c.selfSeconds = calls * (s.self ?? 0) + produced[i] * this.bookkeeping;
+      if (placement === 'worker') {
+        c.workerCpuSeconds = calls * (s.worker ?? 0);
+        c.dispatchSeconds = calls * (s.dispatch ?? 60e-6);
+      }
+      if (s.latency !== undefined) {
+        c.asyncCalls = calls;
+        c.asyncLatencySeconds = calls * s.latency;
+      }
+      c.bytesProduced = produced[i] * (s.bytes ?? 0);
+      c.diskBytesRead = produced[i] * (s.diskBytes ?? 0);
+      c.filesRead = s.kind === 'files' ? produced[i] : 0;
+      claimedMain += c.selfSeconds + c.dispatchSeconds;
+      worker += c.workerCpuSeconds;
+      const knobs: OpKnobs = {};
+      if (s.parallelism !== undefined) {
+        knobs.parallelism = s.parallelism;
+        knobs.resolvedParallelism = s.parallelism;
+      }
+      if (s.batchSize !== undefined) knobs.batchSize = s.batchSize;
+      if (s.bufferSize !== undefined) knobs.bufferSize = s.bufferSize;
+      if (s.count !== undefined) knobs.count = s.count;
+      if (s.kind === 'cache') knobs.cacheMemory = true;
+      return {
+        id: ProfileBuilder.id(i),
+        kind: s.kind,
+        site: { file: '/work/pipeline.ts', line: 10 + i, column: 4 },
+        inputs: i === 0 ? [] : [ProfileBuilder.id(i - 1)],
+        fnName: s.fnName,
+        fnAsync: s.latency !== undefined ? true : undefined,
+        fnModule: s.module ? { file: '/work/transforms.ts', exportName: s.fnName ?? 'fn' } : undefined,
+        placement,
+        knobs,
+        random: s.random ?? s.kind === 'shuffle',
+        cardinality: s.cardinality,
+        overridden: s.overridden,
+        counters: c,
+      };
+    });
+    const mainThreadCpuSeconds = claimedMain + (run.unclaimedMainSeconds ?? 0);
+    return {
+      version: PROFILE_VERSION,
+      pipeline: { file: '/work/pipeline.ts', exportName: 'train', rootId: ProfileBuilder.id(n - 1) },
+      machine: this.machine,
+      run: {
+        startedAt: '2026-11-29T00:00:00.000Z',
+        elements: run.rootElements,
+        seconds,
+        warmupElements: 0,
+        warmupSeconds: 0,
+        converged: true,
+        endReason: 'converged',
+        rateEstimates: [run.rate],
+        overrides: run.overrides ?? {},
+        mainThreadCpuSeconds,
+        processCpuSeconds: mainThreadCpuSeconds + worker + (run.otherCpuSeconds ?? 0),
+        peakRssBytes: 1e8,
+      },
+      ops,
+    };
+  }
+}

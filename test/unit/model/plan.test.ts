@@ -1,0 +1,218 @@
+import * as assert from 'node:assert/strict';
+import { changeTitle, plan, predict } from '../../../src/model';
+import type { PlanChange } from '../../../src/shared/analysis';
+import { ProfileBuilder } from './builder';
+
+const id = ProfileBuilder.id;
+
+function near(actual: number, expected: number, rel = 1e-6): void {
+  assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `expected ${actual} to be ≈ ${expected}`);
+}
+
+function change<K extends PlanChange['kind']>(changes: PlanChange[], kind: K, opId?: string): Extract<PlanChange, { kind: K }> | undefined {
+  return changes.find((c): c is Extract<PlanChange, { kind: K }> => c.kind === kind && (opId === undefined || c.opId === opId));
+}
+
+describe('model: plan', () => {
+  it('moves a CPU-heavy importable sync map to worker threads, paying dispatch on the main thread', () => {
+    const profile = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decodeJpeg', { self: 12e-3, module: true })
+      .batch(32)
+      .build({ rootElements: 20, rate: 2.5 });
+    const p = plan(profile);
+    const move = change(p.changes, 'placement', id(1));
+    assert.ok(move, 'expected a placement change');
+    assert.equal(move.parallelism, 2);
+    assert.equal(changeTitle(move, profile), 'run map(decodeJpeg) in worker threads');
+    assert.deepEqual(p.overrides[id(1)], { placement: 'worker', parallelism: 2, module: '/work/transforms.ts', exportName: 'decodeJpeg' });
+    // Per call: the worker does 12 ms − 2 µs bookkeeping + 40 µs overhead; the main thread keeps
+    // 2 µs + 60 µs dispatch. CPU: 2 cores / (32 × (12.038 ms + 0.062 ms)) per batch.
+    near(p.predictedBound, 2 / (32 * (12.038e-3 + 62e-6)));
+    assert.equal(p.predictedBottleneck.resource, 'cpu');
+    // Measured efficiency 2.5 / (1 / 384 ms) carries over to the prediction.
+    near(p.predictedRate, p.predictedBound * (2.5 * 32 * 12e-3));
+  });
+
+  it('leaves a cheap sync map on the main thread, where a worker task would cost more than it saves', () => {
+    const profile = new ProfileBuilder().range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
+    const p = plan(profile);
+    assert.equal(change(p.changes, 'placement'), undefined);
+  });
+
+  it('raises the concurrency of a latency-bound async map up to maxConcurrency', () => {
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, self: 20e-6, parallelism: 4 })
+      .build({ rootElements: 1000, rate: 390 });
+    const p = plan(profile);
+    const par = change(p.changes, 'parallelism', id(1));
+    assert.ok(par);
+    assert.equal(par.from, 4);
+    assert.equal(par.to, 64);
+    near(p.predictedBound, 64 / 10e-3);
+    assert.equal(changeTitle(par, profile), 'set parallelism of map(fetch) to 64');
+  });
+
+  it('gives a latency-bound map just enough calls in flight to pass the next bound, plus headroom', () => {
+    // fetch: 4 / 10 ms = 400 el/s; the main thread allows 1 / 2 ms = 500 el/s. Reaching 500 takes
+    // 5 calls; the 25% hedge asks for 500 × 1.25 × 10 ms = 6.25, so 7.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: 4 })
+      .map('decode', { self: 2e-3 })
+      .build({ rootElements: 1000, rate: 380 });
+    const p = plan(profile);
+    assert.equal(change(p.changes, 'parallelism', id(1))?.to, 7);
+    near(p.predictedBound, 500);
+    assert.equal(p.predictedBottleneck.resource, 'main-thread');
+  });
+
+  it('decouples an awaiting map that runs in series with main-thread work', () => {
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 5e-3, parallelism: 1 })
+      .map('decode', { self: 5e-3 })
+      .build({ rootElements: 500, rate: 98 });
+    const p = plan(profile);
+    assert.equal(change(p.changes, 'parallelism', id(1))?.to, 2);
+    near(p.predictedBound, 200);
+  });
+
+  it('inserts a prefetch after an awaiting source whose concurrency is not a knob', () => {
+    const profile = new ProfileBuilder()
+      .op({ kind: 'from', latency: 5e-3 })
+      .map('decode', { self: 5e-3 })
+      .build({ rootElements: 500, rate: 98 });
+    const p = plan(profile);
+    const pf = change(p.changes, 'prefetch', id(0));
+    assert.ok(pf && !pf.existing);
+    assert.equal(pf.size, 2);
+    assert.equal(p.overrides[id(0)]?.prefetch, 2);
+    near(p.predictedBound, 200);
+  });
+
+  it('gives worker threads to both maps instead of starving the cheap one', () => {
+    // 6 cores; a needs 6 ms, b 3 ms of worker CPU per element. All to a (5, 1) gives 333 el/s;
+    // (4, 2) gives 667 el/s per map, and 6 cores / (9 ms + 2 × 60 µs dispatch) ≈ 658 el/s binds.
+    const profile = new ProfileBuilder({ cores: 6 })
+      .range()
+      .map('a', { placement: 'worker', worker: 6e-3, parallelism: 1, module: true })
+      .map('b', { placement: 'worker', worker: 3e-3, parallelism: 1, module: true })
+      .build({ rootElements: 1000, rate: 160 });
+    const p = plan(profile);
+    assert.equal(change(p.changes, 'parallelism', id(1))?.to, 4);
+    assert.equal(change(p.changes, 'parallelism', id(2))?.to, 2);
+    near(p.predictedBound, 6 / (9e-3 + 120e-6));
+  });
+
+  it('sizes the prefetch at the end to the slowest op\'s latency at the planned rate', () => {
+    // fetch gets 8 calls in flight (the cap): 800 el/s; one element takes 10 ms, so 8 ready.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: 2 })
+      .build({ rootElements: 1000, rate: 190 });
+    const p = plan(profile, { maxConcurrency: 8 });
+    const pf = change(p.changes, 'prefetch', id(1));
+    assert.ok(pf);
+    assert.equal(pf.size, 8);
+    assert.equal(changeTitle(pf, profile), 'insert prefetch(8) after map(fetch)');
+  });
+
+  it('proposes at least prefetch(2) at the end of a main-thread-bound pipeline and nothing else', () => {
+    const profile = new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).batch(32).build({ rootElements: 100, rate: 6 });
+    const p = plan(profile);
+    assert.deepEqual(
+      p.changes.map((c) => changeTitle(c, profile)),
+      ['insert prefetch(2) after batch(32)'],
+    );
+    assert.equal(p.predictedRate, 6);
+  });
+
+  it('grows an existing prefetch at the end when it is too small, and leaves a big enough one alone', () => {
+    const build = (size: number) =>
+      new ProfileBuilder()
+        .range()
+        .map('fetch', { latency: 10e-3, parallelism: 8 })
+        .prefetch(size)
+        .build({ rootElements: 1000, rate: 780 });
+    const small = build(1);
+    const p = plan(small, { maxConcurrency: 8 });
+    const pf = change(p.changes, 'prefetch', id(2));
+    assert.ok(pf && pf.existing);
+    assert.equal(pf.from, 1);
+    assert.equal(pf.size, 8);
+    assert.equal(changeTitle(pf, small), 'change prefetch(1) after map(fetch) to prefetch(8)');
+    assert.deepEqual(plan(build(8), { maxConcurrency: 8 }).changes, []);
+  });
+});
+
+describe('model: plan on a planned run', () => {
+  it('proposes nothing more after its own latency plan ran, and keeps the first pass\'s overrides', () => {
+    const first = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: 4 })
+      .map('decode', { self: 2e-3 })
+      .build({ rootElements: 1000, rate: 380 });
+    const p1 = plan(first);
+    const k = change(p1.changes, 'parallelism', id(1))?.to ?? 0;
+    const size = change(p1.changes, 'prefetch', id(2))?.size ?? 0;
+    assert.ok(k > 4 && size >= 2);
+    // The re-trace: the same ops with the plan's knobs, and the prefetch the override inserted.
+    const second = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: k })
+      .map('decode', { self: 2e-3 })
+      .op({ kind: 'prefetch', bufferSize: size, overridden: true })
+      .build({ rootElements: 1000, rate: 480, overrides: p1.overrides });
+    const p2 = plan(second);
+    assert.deepEqual(p2.changes, []);
+    assert.deepEqual(p2.overrides, p1.overrides);
+    near(p2.predictedRate, 480);
+  });
+
+  it('proposes nothing more after its own worker plan ran', () => {
+    const first = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decodeJpeg', { self: 12e-3, module: true })
+      .batch(32)
+      .build({ rootElements: 20, rate: 2.5 });
+    const p1 = plan(first);
+    const second = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decodeJpeg', { placement: 'worker', worker: 12.2e-3, dispatch: 70e-6, parallelism: 2, module: true })
+      .batch(32)
+      .prefetch(2)
+      .build({ rootElements: 40, rate: 4.9, overrides: p1.overrides });
+    const p2 = plan(second);
+    assert.deepEqual(p2.changes, []);
+  });
+});
+
+describe('model: predict', () => {
+  it('is deterministic and agrees with the plan about the plan\'s own overrides', () => {
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: 4 })
+      .map('decode', { self: 2e-3 })
+      .build({ rootElements: 1000, rate: 380 });
+    const p = plan(profile);
+    const a = predict(profile, p.overrides);
+    const b = predict(profile, p.overrides);
+    assert.deepEqual(a, b);
+    assert.deepEqual(plan(profile), p);
+    near(a.bound, p.predictedBound);
+    near(a.rate, p.predictedRate);
+  });
+
+  it('predicts any configuration, including a worse one', () => {
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: 4 })
+      .build({ rootElements: 1000, rate: 400 });
+    near(predict(profile, { [id(1)]: { parallelism: 2 } }).bound, 200);
+    near(predict(profile, { [id(1)]: { parallelism: 16 } }).bound, 1600);
+    near(predict(profile, {}).bound, 400);
+    assert.equal(predict(profile, {}).rate, 400);
+  });
+});
