@@ -1,0 +1,83 @@
+/**
+ * plumber-data: fast, traceable ML input pipelines for TypeScript. See README.md for the API and
+ * tracing.ts for the contract with tracers (the Plumber runner).
+ */
+import type { FilesOptions, LinesOptions } from './options';
+import { Dataset, concatNodes, finish, zipNodes } from './dataset';
+import { beginOp, makeNode } from './internal/build';
+import { openSource, sourceCardinality, openRange, rangeCount, type Source } from './internal/ops/sources';
+import { openFiles, openLines, resolveCwd, type FileBytes, type FileText } from './internal/ops/files';
+
+export { Dataset } from './dataset';
+export type { Batched, Unbatched } from './dataset';
+export { PipelineError } from './errors';
+export type { OpRef } from './errors';
+export { Batch } from './internal/ops/batch';
+export type { TypedArray } from './internal/ops/batch';
+export type { ElementContext } from './internal/context';
+export { Rng, setSeed } from './internal/rng';
+export { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
+export type { CpuClockKind } from './internal/cpuclock';
+export type { FileBytes, FileText } from './internal/ops/files';
+export type { Source } from './internal/ops/sources';
+export type * from './options';
+export * from './tracing';
+
+/** The library's version (matches package.json). */
+export const version = '0.1.0';
+
+/** A dataset over an array, iterable, async iterable, or a function returning one (called once per epoch). */
+export function from<T>(source: Source<T>): Dataset<T> {
+  const env = beginOp('from');
+  const node = makeNode<T>(env, { kind: 'from', inputs: [], placement: 'main', knobs: {}, cardinality: sourceCardinality(source) }, (n) => openSource(source, n));
+  return finish(env, node);
+}
+
+/** Numbers: range(end) is 0…end-1; range(start, end, step = 1). `range(Infinity)` is endless. */
+export function range(startOrEnd: number, end?: number, step = 1): Dataset<number> {
+  const env = beginOp('range');
+  const start = end === undefined ? 0 : startOrEnd;
+  const stop = end === undefined ? startOrEnd : end;
+  const count = rangeCount(start, stop, step);
+  const node = makeNode<number>(env, { kind: 'range', inputs: [], placement: 'main', knobs: {}, cardinality: count }, (n) => openRange(start, step, count, n.counters));
+  return finish(env, node);
+}
+
+/**
+ * Files matching a glob (or globs), sorted by path, read with `parallelism` reads in flight.
+ * Elements: `{ path, bytes }` (default), `{ path, text }` with `read: 'text'`, or path strings with `read: 'path'`.
+ */
+export function files(pattern: string | readonly string[], options?: FilesOptions & { read?: 'bytes' }): Dataset<FileBytes>;
+export function files(pattern: string | readonly string[], options: FilesOptions & { read: 'text' }): Dataset<FileText>;
+export function files(pattern: string | readonly string[], options: FilesOptions & { read: 'path' }): Dataset<string>;
+export function files(pattern: string | readonly string[], options: FilesOptions = {}): Dataset<FileBytes | FileText | string> {
+  const env = beginOp('files');
+  const read = options.read ?? 'bytes';
+  const written = env.override?.parallelism ?? options.parallelism;
+  const parallelism = typeof written === 'number' ? Math.max(1, Math.floor(written)) : 16;
+  const cwd = resolveCwd(options.cwd);
+  const node = makeNode<FileBytes | FileText | string>(
+    env,
+    { kind: 'files', inputs: [], placement: read === 'path' ? 'main' : 'libuv', knobs: { parallelism: written, resolvedParallelism: parallelism } },
+    (n) => openFiles(n, pattern, cwd, read, parallelism) as ReturnType<typeof n.open>,
+  );
+  return finish(env, node);
+}
+
+/** The lines of text files (a path or glob), streamed without reading any file whole. */
+export function lines(pathOrGlob: string | readonly string[], options: LinesOptions = {}): Dataset<string> {
+  const env = beginOp('lines');
+  const cwd = resolveCwd(options.cwd);
+  const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n) => openLines(n, pathOrGlob, cwd, options.encoding ?? 'utf8'));
+  return finish(env, node);
+}
+
+/** Tuples of the datasets' elements; ends with the shortest. */
+export function zip<T extends unknown[]>(...datasets: { [K in keyof T]: Dataset<T[K]> }): Dataset<T> {
+  return zipNodes(beginOp('zip'), datasets as Dataset<unknown>[]) as Dataset<T>;
+}
+
+/** The datasets' elements one after another. */
+export function concatenate<T>(...datasets: Dataset<T>[]): Dataset<T> {
+  return concatNodes(beginOp('concatenate'), datasets);
+}

@@ -1,0 +1,98 @@
+/**
+ * Building operators: reading the tracer and overrides installed on `globalThis`, capturing the
+ * call site, registering the operator with the tracer, and naming it.
+ */
+import type { CallSite, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer } from '../tracing';
+import { OVERRIDES_KEY, TRACER_KEY, siteKey } from '../tracing';
+import type { Chunks, OpNode } from './core';
+import { captureSite } from './site';
+
+/** What an operator's builder learned from the environment at build time. */
+export interface BuildEnv {
+  tracer: Tracer | undefined;
+  site: CallSite | undefined;
+  /** The override for this call site, if any. */
+  override: KnobOverride | undefined;
+}
+
+const NO_ENV: BuildEnv = { tracer: undefined, site: undefined, override: undefined };
+
+type Globals = { [TRACER_KEY]?: Tracer; [OVERRIDES_KEY]?: Map<string, KnobOverride> };
+
+/** Reads the globals; captures the call site only when someone is watching. */
+export function beginOp(kind: OpKind): BuildEnv {
+  const g = globalThis as Globals;
+  const tracer = g[TRACER_KEY];
+  const overrides = g[OVERRIDES_KEY];
+  if (tracer === undefined && overrides === undefined) return NO_ENV;
+  const site = captureSite(kind);
+  const override = site !== undefined && overrides instanceof Map ? overrides.get(siteKey(site)) : undefined;
+  return { tracer, site, override };
+}
+
+/** The static part of an operator's description (OpInfo without key, site and inputs). */
+export interface OpSpec {
+  kind: OpKind;
+  inputs: readonly OpNode[];
+  placement: Placement;
+  knobs: OpKnobs;
+  random?: boolean;
+  cardinality?: number;
+  fn?: Function;
+  fnModule?: { file: string; exportName: string };
+  overridden?: boolean;
+}
+
+let anonymous = 0;
+
+/** Declared `async` (or an async generator function): known before the first call. */
+export function isAsyncFunction(fn: Function): boolean {
+  const name = fn.constructor?.name;
+  return name === 'AsyncFunction' || name === 'AsyncGeneratorFunction';
+}
+
+/**
+ * Creates an operator node. `open` builds one pass's iterator. `key` may be forced for operators an
+ * override inserts (they share the call site of the operator they follow).
+ */
+export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>) => Chunks<T>, key?: string): OpNode<T> {
+  const k = key ?? (env.site !== undefined ? `${spec.kind}@${siteKey(env.site)}` : `${spec.kind}#${++anonymous}`);
+  let info: OpInfo | null = null;
+  let counters: OpCounters | null = null;
+  if (env.tracer !== undefined) {
+    info = {
+      key: k,
+      kind: spec.kind,
+      site: env.site,
+      inputs: spec.inputs.map((n) => n.key),
+      placement: spec.placement,
+      knobs: spec.knobs,
+      random: spec.random ?? false,
+    };
+    if (spec.fn !== undefined) {
+      info.fn = spec.fn;
+      info.fnName = spec.fn.name || undefined;
+      info.fnAsync = isAsyncFunction(spec.fn);
+    }
+    if (spec.fnModule !== undefined) info.fnModule = spec.fnModule;
+    if (spec.cardinality !== undefined) info.cardinality = spec.cardinality;
+    if (spec.overridden) info.overridden = true;
+    counters = env.tracer.register(info);
+  }
+  const node: OpNode<T> = {
+    kind: spec.kind,
+    key: k,
+    site: env.site,
+    info,
+    counters,
+    inputs: spec.inputs,
+    cardinality: spec.cardinality,
+    open: () => open(node),
+  };
+  return node;
+}
+
+/** The counters of the node's i-th input (null when untraced). */
+export function inputCounters(node: OpNode, i = 0): OpCounters | null {
+  return node.inputs[i]?.counters ?? null;
+}

@@ -1,0 +1,115 @@
+/**
+ * The executor's core: chunked pull iterators.
+ *
+ * Every operator, once opened, is a `Chunks<T>`: `next(hint)` resolves to a non-empty array of at
+ * most `hint` elements, or `null` at the end. Demand flows upstream (a batch(32) asks for what it
+ * still lacks, a take asks for what remains), so a promise is paid per chunk rather than per
+ * element, and no operator computes elements nobody asked for.
+ *
+ * Chunks are owned by the receiver: an operator never hands out an array it keeps or reuses, so
+ * downstream may mutate or keep it without copying.
+ *
+ * Invariant: an iterator never has two `next()` calls outstanding at once; operators that pull in
+ * the background (prefetch, parallel map) serialise their own upstream pulls.
+ */
+import type { CallSite, OpCounters, OpInfo, OpKind } from '../tracing';
+
+export interface Chunks<T> {
+  /** A non-empty chunk of at most `hint` (>= 1) elements, or null when the input is exhausted. */
+  next(hint: number): Promise<T[] | null>;
+  /** Stop: cancel in-flight work, release workers and files, and stop the inputs. Idempotent. */
+  return(): Promise<void>;
+}
+
+/** An operator as built: an immutable description that can be opened any number of times. */
+export interface OpNode<T = unknown> {
+  readonly kind: OpKind;
+  readonly key: string;
+  readonly site: CallSite | undefined;
+  /** Set when a tracer was installed at build time. */
+  readonly info: OpInfo | null;
+  readonly counters: OpCounters | null;
+  readonly inputs: readonly OpNode[];
+  /** Elements one pass produces, when known. */
+  readonly cardinality: number | undefined;
+  /** Open one pass (an epoch) over the operator. */
+  open(): Chunks<T>;
+}
+
+/** Wall clock in milliseconds; only called when a tracer is attached. */
+export const now: () => number = () => performance.now();
+
+/** True for anything with a callable `then`: promises from async fns, and sync fns that return one. */
+export function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
+}
+
+/**
+ * A cheap estimate of an element's size in bytes, for `bytesProduced`: typed arrays and buffers
+ * count their bytes, strings their length, numbers 8, and objects/arrays one level deep. Callers
+ * sample one element per chunk rather than walking every element.
+ */
+export function estimateBytes(v: unknown, depth = 0): number {
+  if (typeof v === 'number') return 8;
+  if (typeof v === 'string') return v.length;
+  if (typeof v === 'boolean') return 4;
+  if (v === null || typeof v !== 'object') return 0;
+  if (ArrayBuffer.isView(v)) return v.byteLength;
+  if (v instanceof ArrayBuffer) return v.byteLength;
+  if (depth >= 2) return 16;
+  if (Array.isArray(v)) {
+    const n = v.length;
+    if (n === 0) return 0;
+    // Sample the first element: arrays in a batch are homogeneous in practice.
+    return n * estimateBytes(v[0], depth + 1);
+  }
+  const data = (v as { data?: unknown }).data;
+  if (ArrayBuffer.isView(data)) return data.byteLength;
+  let total = 0;
+  for (const k in v) total += estimateBytes((v as Record<string, unknown>)[k], depth + 1);
+  return total;
+}
+
+/** A one-shot wake-up: `wait()` resolves at the next `notify()`. Cheaper than an event emitter. */
+export class Wakeup {
+  private resolve: (() => void) | null = null;
+  private promise: Promise<void> | null = null;
+  wait(): Promise<void> {
+    if (this.promise === null) this.promise = new Promise<void>((r) => (this.resolve = r));
+    return this.promise;
+  }
+  notify(): void {
+    const r = this.resolve;
+    if (r !== null) {
+      this.resolve = null;
+      this.promise = null;
+      r();
+    }
+  }
+}
+
+/** Adds to an input's `waitSeconds` the time a downstream operator spent waiting on it. */
+export function pull<T>(up: Chunks<T>, hint: number, upC: OpCounters | null): Promise<T[] | null> {
+  // Untraced, this adds no promise of its own.
+  if (upC === null) return up.next(hint);
+  const t0 = now();
+  return up.next(hint).then(
+    (r) => {
+      upC.waitSeconds += (now() - t0) / 1000;
+      return r;
+    },
+    (e: unknown) => {
+      upC.waitSeconds += (now() - t0) / 1000;
+      throw e;
+    },
+  );
+}
+
+/** Records a produced chunk on an operator's counters. */
+export function countProduced(c: OpCounters, out: readonly unknown[]): void {
+  c.produced += out.length;
+  if (out.length > 0) c.bytesProduced += out.length * estimateBytes(out[0]);
+}
+
+/** The resolved number of elements an iterator should ask for when its consumer gives no hint. */
+export const BULK = 1024;

@@ -1,0 +1,198 @@
+/**
+ * files() and lines(): sources that read the disk. File reads run with bounded concurrency on
+ * libuv's thread pool (one read at a time costs ~250 µs per file here, 16 in flight ~10 µs), and
+ * count the bytes and files they read.
+ */
+import { readFile, open, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { glob } from 'tinyglobby';
+import type { OpCounters } from '../../tracing';
+import { PipelineError, type OpRef } from '../../errors';
+import { type Chunks, type OpNode } from '../core';
+import { Engine, type Launcher } from './engine';
+
+/** A file read by `files()` with `read: 'bytes'`. */
+export interface FileBytes {
+  path: string;
+  bytes: Uint8Array;
+}
+/** A file read by `files()` with `read: 'text'`. */
+export interface FileText {
+  path: string;
+  text: string;
+}
+
+/** Absolute paths matching the pattern(s), sorted. A pattern naming an existing file matches it. */
+export async function matchFiles(patterns: string | readonly string[], cwd: string): Promise<string[]> {
+  const list = typeof patterns === 'string' ? [patterns] : [...patterns];
+  const found = await glob(list, { cwd, absolute: true, onlyFiles: true, expandDirectories: false });
+  return found.map((p) => resolve(p)).sort();
+}
+
+/** Counts the call sites that read files. */
+function countRead(c: OpCounters | null, bytes: number): void {
+  if (c !== null) {
+    c.diskBytesRead += bytes;
+    c.filesRead++;
+  }
+}
+
+class ArrayChunks implements Chunks<string> {
+  private pos = 0;
+  constructor(private readonly a: string[]) {}
+  async next(hint: number): Promise<string[] | null> {
+    if (this.pos >= this.a.length) return null;
+    const out = this.a.slice(this.pos, this.pos + hint);
+    this.pos += out.length;
+    return out;
+  }
+  async return(): Promise<void> {
+    this.pos = this.a.length;
+  }
+}
+
+/** Globs on the first pull, then reads with `parallelism` reads in flight, in path order. */
+class Files implements Chunks<unknown> {
+  private engine: Engine<string, unknown> | null = null;
+  private closed = false;
+  private readonly abort = new AbortController();
+  constructor(
+    private readonly patterns: string | readonly string[],
+    private readonly cwd: string,
+    private readonly read: 'bytes' | 'text' | 'path',
+    private readonly parallelism: number,
+    private readonly c: OpCounters | null,
+    private readonly op: OpRef,
+  ) {}
+  async next(hint: number): Promise<unknown[] | null> {
+    if (this.closed) return null;
+    if (this.engine === null) {
+      const paths = await matchFiles(this.patterns, this.cwd);
+      if (this.closed) return null;
+      const read = this.read;
+      const c = this.c;
+      const signal = this.abort.signal;
+      const launcher: Launcher<string, unknown> = {
+        groupSize: () => 1,
+        fail: (e, base) => new PipelineError(this.op, base, e),
+        launch: (items) => {
+          const path = items[0];
+          if (read === 'path') return [path];
+          if (read === 'text')
+            return readFile(path, { encoding: 'utf8', signal }).then((text) => {
+              countRead(c, Buffer.byteLength(text));
+              return [{ path, text }];
+            });
+          return readFile(path, { signal }).then((buf) => {
+            countRead(c, buf.byteLength);
+            const bytes = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+            return [{ path, bytes }];
+          });
+        },
+      };
+      this.engine = new Engine(new ArrayChunks(paths), null, this.c, launcher, this.parallelism, true, 'selfSeconds');
+    }
+    return this.engine.next(hint);
+  }
+  async return(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    await this.engine?.close();
+  }
+}
+
+export function openFiles(node: OpNode, patterns: string | readonly string[], cwd: string, read: 'bytes' | 'text' | 'path', parallelism: number): Chunks<unknown> {
+  return new Files(patterns, cwd, read, parallelism, node.counters, { kind: node.kind, key: node.key, site: node.site });
+}
+
+/** Streams the lines of each matching file in path order, 64 KB at a time; no file is read whole. */
+class Lines implements Chunks<string> {
+  private paths: string[] | null = null;
+  private fileIndex = 0;
+  private fh: FileHandle | null = null;
+  private decoder: StringDecoder | null = null;
+  private partial = '';
+  private ready: string[] = [];
+  private rpos = 0;
+  private closed = false;
+  private readonly block = Buffer.allocUnsafe(1 << 16);
+  constructor(
+    private readonly pattern: string | readonly string[],
+    private readonly cwd: string,
+    private readonly encoding: BufferEncoding,
+    private readonly c: OpCounters | null,
+    private readonly op: OpRef,
+  ) {}
+  async next(hint: number): Promise<string[] | null> {
+    try {
+      while (!this.closed) {
+        if (this.rpos < this.ready.length) {
+          const out = this.rpos === 0 && this.ready.length <= hint ? this.ready : this.ready.slice(this.rpos, this.rpos + hint);
+          this.rpos += out.length;
+          if (this.rpos >= this.ready.length) {
+            this.ready = [];
+            this.rpos = 0;
+          }
+          if (this.c !== null) {
+            this.c.produced += out.length;
+            this.c.bytesProduced += out.length * out[0].length;
+          }
+          return out;
+        }
+        if (!(await this.readBlock())) return null;
+      }
+      return null;
+    } catch (e) {
+      await this.return();
+      throw e instanceof PipelineError ? e : new PipelineError(this.op, undefined, e);
+    }
+  }
+  /** Reads one block into `ready`. False when every file is done. */
+  private async readBlock(): Promise<boolean> {
+    if (this.paths === null) this.paths = await matchFiles(this.pattern, this.cwd);
+    if (this.fh === null) {
+      if (this.fileIndex >= this.paths.length) return false;
+      this.fh = await open(this.paths[this.fileIndex++], 'r');
+      this.decoder = new StringDecoder(this.encoding);
+      this.partial = '';
+    }
+    const { bytesRead } = await this.fh.read(this.block, 0, this.block.length, null);
+    const decoder = this.decoder as StringDecoder;
+    let text: string;
+    if (bytesRead === 0) {
+      text = this.partial + decoder.end();
+      await this.fh.close();
+      this.fh = null;
+      if (this.c !== null) this.c.filesRead++;
+      if (text.length > 0) this.ready = [text.endsWith('\r') ? text.slice(0, -1) : text];
+      this.rpos = 0;
+      return true;
+    }
+    if (this.c !== null) this.c.diskBytesRead += bytesRead;
+    text = this.partial + decoder.write(this.block.subarray(0, bytesRead));
+    const parts = text.split('\n');
+    this.partial = parts.pop() as string;
+    for (let i = 0; i < parts.length; i++) if (parts[i].endsWith('\r')) parts[i] = parts[i].slice(0, -1);
+    this.ready = parts;
+    this.rpos = 0;
+    return true;
+  }
+  async return(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const fh = this.fh;
+    this.fh = null;
+    await fh?.close();
+  }
+}
+
+export function openLines(node: OpNode<string>, pattern: string | readonly string[], cwd: string, encoding: BufferEncoding): Chunks<string> {
+  return new Lines(pattern, cwd, encoding, node.counters, { kind: node.kind, key: node.key, site: node.site });
+}
+
+/** Resolves a `cwd` option against the process's working directory. */
+export function resolveCwd(cwd: string | undefined): string {
+  return cwd === undefined ? process.cwd() : isAbsolute(cwd) ? cwd : resolve(cwd);
+}

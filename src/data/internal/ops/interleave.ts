@@ -1,0 +1,170 @@
+/**
+ * interleave(fn, { cycleLength, parallelism, deterministic }): up to cycleLength inner datasets
+ * are open at once; elements are taken round-robin, one per inner dataset per turn, and an
+ * exhausted inner dataset is replaced in place by the next input's. With deterministic order the
+ * output depends only on the inputs and cycleLength; `parallelism` inner datasets are pulled
+ * concurrently ahead of their turn.
+ */
+import type { OpCounters } from '../../tracing';
+import { asPipelineError, type OpRef } from '../../errors';
+import { type Chunks, countProduced, type OpNode, pull, Wakeup } from '../core';
+import { chunksOf } from './sources';
+
+interface Inner {
+  it: Chunks<unknown>;
+  buf: unknown[];
+  pos: number;
+  done: boolean;
+  pulling: boolean;
+  err: { e: unknown } | null;
+}
+
+class Interleave implements Chunks<unknown> {
+  private slots: Inner[] = [];
+  private turn = 0;
+  private inputs: unknown[] = [];
+  private ipos = 0;
+  private index = 0;
+  private upDone = false;
+  private pulling = 0;
+  private closed = false;
+  private readonly wake = new Wakeup();
+
+  constructor(
+    private readonly up: Chunks<unknown>,
+    private readonly upC: OpCounters | null,
+    private readonly c: OpCounters | null,
+    private readonly fn: (x: unknown) => unknown,
+    private readonly cycle: number,
+    private readonly parallelism: number,
+    private readonly deterministic: boolean,
+    private readonly op: OpRef,
+  ) {}
+
+  async next(hint: number): Promise<unknown[] | null> {
+    const out: unknown[] = [];
+    try {
+      while (out.length < hint && !this.closed) {
+        if (this.slots.length < this.cycle && !this.upDone) {
+          const opened = await this.openSlot(this.slots.length);
+          if (opened) continue;
+        }
+        if (this.slots.length === 0) break;
+        const i = this.deterministic ? this.turn % this.slots.length : this.readySlot();
+        const s = this.slots[i];
+        if (s.pos < s.buf.length) {
+          out.push(s.buf[s.pos++]);
+          this.turn = i + 1;
+          continue;
+        }
+        if (s.err !== null) throw s.err.e;
+        if (s.done) {
+          // Replace in place with the next input's dataset, or drop the slot when inputs ran out.
+          await s.it.return();
+          if (!(await this.openSlot(i, true))) {
+            this.slots.splice(i, 1);
+            this.turn = i;
+          }
+          continue;
+        }
+        if (out.length > 0) break;
+        this.prefetch(i);
+        if (!s.pulling) this.startPull(s);
+        await this.wake.wait();
+      }
+    } catch (e) {
+      void this.return();
+      throw asPipelineError(this.op, undefined, e);
+    }
+    if (out.length === 0) return null;
+    this.prefetch(this.deterministic ? this.turn % Math.max(1, this.slots.length) : 0);
+    if (this.c !== null) countProduced(this.c, out);
+    return out;
+  }
+
+  /** Non-deterministic order: the first slot with an element ready (or the current turn's). */
+  private readySlot(): number {
+    const n = this.slots.length;
+    for (let k = 0; k < n; k++) {
+      const i = (this.turn + k) % n;
+      const s = this.slots[i];
+      if (s.pos < s.buf.length || s.done || s.err !== null) return i;
+    }
+    return this.turn % n;
+  }
+
+  /** Opens fn(next input) at slot i (replacing it when `replace`). False when the input is exhausted. */
+  private async openSlot(i: number, replace = false): Promise<boolean> {
+    if (this.ipos >= this.inputs.length) {
+      if (this.upDone) return false;
+      const chunk = await pull(this.up, Math.max(1, this.cycle - this.slots.length), this.upC);
+      if (chunk === null) {
+        this.upDone = true;
+        return false;
+      }
+      if (this.c !== null) this.c.pulled += chunk.length;
+      this.inputs = chunk;
+      this.ipos = 0;
+    }
+    const x = this.inputs[this.ipos++];
+    const index = this.index++;
+    let it: Chunks<unknown>;
+    try {
+      if (this.c !== null) this.c.calls++;
+      it = chunksOf(this.fn(x), null, this.op);
+    } catch (e) {
+      throw asPipelineError(this.op, index, e);
+    }
+    const s: Inner = { it, buf: [], pos: 0, done: false, pulling: false, err: null };
+    if (replace) this.slots[i] = s;
+    else this.slots.push(s);
+    return true;
+  }
+
+  /** Starts background pulls on up to `parallelism` slots, in turn order from `from`. */
+  private prefetch(from: number): void {
+    const n = this.slots.length;
+    for (let k = 0; k < n && this.pulling < this.parallelism; k++) {
+      const s = this.slots[(from + k) % n];
+      if (!s.pulling && !s.done && s.err === null && s.pos >= s.buf.length) this.startPull(s);
+    }
+  }
+
+  private startPull(s: Inner): void {
+    s.pulling = true;
+    this.pulling++;
+    if (this.c !== null && this.pulling > this.c.inFlightHighWater) this.c.inFlightHighWater = this.pulling;
+    s.it.next(16).then(
+      (chunk) => {
+        s.pulling = false;
+        this.pulling--;
+        if (chunk === null) s.done = true;
+        else {
+          s.buf = chunk;
+          s.pos = 0;
+        }
+        this.wake.notify();
+      },
+      (e: unknown) => {
+        s.pulling = false;
+        this.pulling--;
+        s.err = { e };
+        this.wake.notify();
+      },
+    );
+  }
+
+  async return(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const slots = this.slots;
+    this.slots = [];
+    this.wake.notify();
+    await Promise.all([this.up.return(), ...slots.map((s) => s.it.return())]);
+  }
+}
+
+export function openInterleave(node: OpNode, fn: (x: unknown) => unknown, cycle: number, parallelism: number, deterministic: boolean): Chunks<unknown> {
+  const input = node.inputs[0];
+  return new Interleave(input.open(), input.counters, node.counters, fn, cycle, parallelism, deterministic, { kind: 'interleave', key: node.key, site: node.site });
+}

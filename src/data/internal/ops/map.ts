@@ -1,0 +1,160 @@
+/**
+ * map and filter on the main thread. A sync fn runs a whole chunk in one tight loop; the first
+ * time the fn returns a thenable (an `async` fn, or a sync fn that returns a promise), the operator
+ * switches to the parallel engine, with up to `parallelism` calls in flight.
+ */
+import type { OpCounters } from '../../tracing';
+import { asPipelineError, PipelineError, type OpRef } from '../../errors';
+import { type Chunks, countProduced, isThenable, now, pull } from '../core';
+import type { FnEnv } from '../context';
+import { Engine, type Launcher } from './engine';
+
+/** A user function as the library calls it: `fn(x)` or `fn(x, ctx)`. */
+export type UserFn = (x: unknown, ctx?: unknown) => unknown;
+
+export interface MainMapOptions {
+  filter: boolean;
+  /** Calls in flight once the fn proves async. */
+  parallelism: number;
+  deterministic: boolean;
+}
+
+export class MainMap implements Chunks<unknown> {
+  private index = 0;
+  private engine: Engine<unknown, unknown> | null = null;
+  private closing: Promise<void> | null = null;
+  private readonly useCtx: boolean;
+
+  constructor(
+    private readonly up: Chunks<unknown>,
+    private readonly upC: OpCounters | null,
+    private readonly c: OpCounters | null,
+    private readonly fn: UserFn,
+    private readonly env: FnEnv,
+    private readonly op: OpRef,
+    private readonly o: MainMapOptions,
+    startAsync: boolean,
+  ) {
+    // Building a context object per element costs; only do it for fns that declare a second parameter.
+    this.useCtx = fn.length !== 1;
+    if (startAsync) this.engine = this.newEngine(0);
+  }
+
+  async next(hint: number): Promise<unknown[] | null> {
+    if (this.engine !== null) return this.engine.next(hint);
+    for (;;) {
+      const chunk = await pull(this.up, hint, this.upC);
+      if (chunk === null || this.closing !== null) return null;
+      const c = this.c;
+      const t0 = c === null ? 0 : now();
+      const out = this.o.filter ? this.filterChunk(chunk) : this.mapChunk(chunk);
+      if (c !== null) {
+        c.selfSeconds += (now() - t0) / 1000;
+        c.pulled += chunk.length;
+        if (out !== null) countProduced(c, out);
+      }
+      if (out === null) return (this.engine as unknown as Engine<unknown, unknown>).next(hint);
+      if (out.length > 0) return out;
+    }
+  }
+
+  return(): Promise<void> {
+    if (this.closing === null) {
+      this.env.abort();
+      this.closing = this.engine !== null ? this.engine.close() : this.up.return();
+    }
+    return this.closing;
+  }
+
+  /** Maps in place (the chunk is ours). Returns null after switching to the engine. */
+  private mapChunk(chunk: unknown[]): unknown[] | null {
+    const fn = this.fn;
+    const base = this.index;
+    const n = chunk.length;
+    this.index = base + n;
+    if (this.c !== null) this.c.calls += n;
+    for (let i = 0; i < n; i++) {
+      let r: unknown;
+      try {
+        r = this.useCtx ? fn(chunk[i], this.env.ctx(base + i)) : fn(chunk[i]);
+      } catch (e) {
+        void this.return();
+        throw new PipelineError(this.op, base + i, e);
+      }
+      if (r !== null && (typeof r === 'object' || typeof r === 'function') && typeof (r as PromiseLike<unknown>).then === 'function') {
+        this.switchToEngine(chunk.slice(0, i), r as PromiseLike<unknown>, chunk[i], base + i, chunk.slice(i + 1));
+        return null;
+      }
+      chunk[i] = r;
+    }
+    return chunk;
+  }
+
+  /** Keeps survivors in place. Returns null after switching to the engine. */
+  private filterChunk(chunk: unknown[]): unknown[] | null {
+    const fn = this.fn;
+    const base = this.index;
+    const n = chunk.length;
+    this.index = base + n;
+    if (this.c !== null) this.c.calls += n;
+    let w = 0;
+    for (let i = 0; i < n; i++) {
+      const x = chunk[i];
+      let r: unknown;
+      try {
+        r = this.useCtx ? fn(x, this.env.ctx(base + i)) : fn(x);
+      } catch (e) {
+        void this.return();
+        throw new PipelineError(this.op, base + i, e);
+      }
+      if (r !== null && (typeof r === 'object' || typeof r === 'function') && typeof (r as PromiseLike<unknown>).then === 'function') {
+        this.switchToEngine(chunk.slice(0, w), r as PromiseLike<unknown>, x, base + i, chunk.slice(i + 1));
+        return null;
+      }
+      if (r) chunk[w++] = x;
+    }
+    chunk.length = w;
+    return chunk;
+  }
+
+  private switchToEngine(done: unknown[], pending: PromiseLike<unknown>, x: unknown, index: number, rest: unknown[]): void {
+    const e = this.newEngine(index + 1 + rest.length);
+    if (done.length > 0) e.pushDone(done);
+    e.pushRunning(this.settle(pending, x, index));
+    e.pushBacklog(rest, index + 1);
+    this.engine = e;
+  }
+
+  private newEngine(firstIndex: number): Engine<unknown, unknown> {
+    const launcher: Launcher<unknown, unknown> = {
+      groupSize: () => 1,
+      fail: (e, base) => asPipelineError(this.op, base, e),
+      launch: (items, base) => {
+        const x = items[0];
+        if (this.c !== null) this.c.calls++;
+        const r = this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x);
+        if (isThenable(r)) return this.settle(r, x, base);
+        return this.o.filter ? (r ? [x] : []) : [r];
+      },
+    };
+    const e = new Engine<unknown, unknown>(this.up, this.upC, this.c, launcher, this.o.parallelism, this.o.deterministic, 'selfSeconds', firstIndex);
+    return e;
+  }
+
+  /** Turns one call's promise into the group's output, counting its latency. */
+  private settle(p: PromiseLike<unknown>, x: unknown, index: number): Promise<unknown[]> {
+    const c = this.c;
+    const t0 = c === null ? 0 : now();
+    if (c !== null) c.asyncCalls++;
+    const filter = this.o.filter;
+    return Promise.resolve(p).then(
+      (v) => {
+        if (c !== null) c.asyncLatencySeconds += (now() - t0) / 1000;
+        return filter ? (v ? [x] : []) : [v];
+      },
+      (e: unknown) => {
+        throw new PipelineError(this.op, index, e);
+      },
+    );
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * map/filter/flatMap with `placement: 'worker'`: the fn runs in a piscina pool of `threads` worker
+ * threads, created when a pass starts and destroyed when it ends or is stopped. Small elements
+ * travel several to a task (a task costs ~50–190 µs of messaging here), sized from the CPU time the
+ * workers report; large results come back transferred rather than copied.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
+import { Piscina } from 'piscina';
+import type { OpCounters } from '../../tracing';
+import { PipelineError, type OpRef } from '../../errors';
+import type { WorkerResult, WorkerTask } from '../../worker';
+import { type Chunks, now, type OpNode } from '../core';
+import type { FnEnv } from '../context';
+import { Batch } from './batch';
+import { Engine, type Launcher } from './engine';
+
+export interface WorkerMapConfig {
+  mode: 'map' | 'filter' | 'flatMap';
+  /** Absolute path or file URL of the module exporting the fn. */
+  module: string;
+  exportName: string;
+  threads: number;
+  deterministic: boolean;
+  seed: number;
+  epoch: number;
+  env: FnEnv;
+  /** The fn declares a ctx parameter. */
+  useCtx: boolean;
+}
+
+/** Worker CPU time a task should carry, so messaging stays a small share of it. */
+const TARGET_TASK_SECONDS = 0.002;
+const MAX_GROUP = 256;
+
+/** The compiled worker entry next to the bundle; from sources (under tsx), worker.ts itself. */
+function workerFile(): string {
+  let root = __dirname;
+  for (const leaf of ['ops', 'internal', 'dist']) if (root.endsWith(sep + leaf)) root = dirname(root);
+  const candidates = [join(__dirname, 'worker.js'), join(root, 'dist', 'worker.js'), join(root, 'worker.ts')];
+  for (const c of candidates) if (existsSync(c)) return c;
+  return candidates[0];
+}
+
+/** Inputs that may be moved rather than copied: buffers of Batches this library stacked. */
+function batchBuffers(items: unknown[]): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  const add = (b: unknown): void => {
+    if (b instanceof Batch) {
+      const buf = b.data.buffer;
+      if (buf instanceof ArrayBuffer && b.data.byteOffset === 0 && b.data.byteLength === buf.byteLength) out.add(buf);
+    }
+  };
+  for (const x of items) {
+    add(x);
+    if (x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === Object.prototype) for (const k in x) add((x as Record<string, unknown>)[k]);
+  }
+  return [...out];
+}
+
+class WorkerMap implements Chunks<unknown> {
+  private pool: Piscina | null = null;
+  private poolError: unknown = null;
+  private readonly engine: Engine<unknown, unknown>;
+  private group = 1;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    up: Chunks<unknown>,
+    upC: OpCounters | null,
+    private readonly c: OpCounters | null,
+    private readonly cfg: WorkerMapConfig,
+    private readonly op: OpRef,
+    private readonly transferInputs: boolean,
+  ) {
+    const launcher: Launcher<unknown, unknown> = {
+      groupSize: () => this.group,
+      fail: (e, base) => (e instanceof PipelineError ? e : this.describe(e, base)),
+      launch: (items, base) => this.launch(items, base),
+    };
+    // Two tasks per thread in flight: a thread never idles while the main thread posts its next task.
+    this.engine = new Engine(up, upC, c, launcher, cfg.threads * 2, cfg.deterministic, 'dispatchSeconds');
+  }
+
+  async next(hint: number): Promise<unknown[] | null> {
+    const out = await this.engine.next(hint);
+    if (out === null) await this.return();
+    return out;
+  }
+
+  return(): Promise<void> {
+    if (this.closing === null) this.closing = this.stop();
+    return this.closing;
+  }
+
+  private async stop(): Promise<void> {
+    this.cfg.env.abort();
+    const pool = this.pool;
+    this.pool = null;
+    await Promise.all([this.engine.close(), pool?.destroy()]);
+  }
+
+  private getPool(): Piscina {
+    if (this.pool === null) {
+      const pool = new Piscina({
+        filename: workerFile(),
+        minThreads: this.cfg.threads,
+        maxThreads: this.cfg.threads,
+        concurrentTasksPerWorker: 1,
+        idleTimeout: 60_000,
+      });
+      // Without a listener, a worker that dies outside a task would crash the process.
+      pool.on('error', (e: unknown) => {
+        this.poolError = e;
+      });
+      this.pool = pool;
+    }
+    return this.pool;
+  }
+
+  private launch(items: unknown[], base: number): Promise<unknown[]> {
+    if (this.closing !== null) return Promise.resolve([]);
+    if (this.poolError !== null) throw this.poolError;
+    const task: WorkerTask = {
+      module: this.cfg.module,
+      exportName: this.cfg.exportName,
+      mode: this.cfg.mode,
+      items,
+      base,
+      seed: this.cfg.seed,
+      epoch: this.cfg.epoch,
+      useCtx: this.cfg.useCtx,
+    };
+    const c = this.c;
+    const t0 = c === null ? 0 : now();
+    const transferList = this.transferInputs && this.cfg.mode !== 'filter' ? batchBuffers(items) : [];
+    const p = this.getPool().run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
+    if (c !== null) c.dispatchSeconds += (now() - t0) / 1000;
+    return p.then((r) => this.receive(r, items, base));
+  }
+
+  private receive(r: WorkerResult, items: unknown[], base: number): unknown[] {
+    const c = this.c;
+    const t0 = c === null ? 0 : now();
+    if (c !== null) c.workerCpuSeconds += r.cpuSeconds;
+    if (r.random) this.cfg.env.markRandom();
+    if (r.loadError !== undefined) {
+      throw new PipelineError(
+        this.op,
+        undefined,
+        new Error(r.loadError),
+        `the worker module ${this.cfg.module} could not provide '${this.cfg.exportName}': ${r.loadError}. Check that the file exists, loads without errors, and exports the function by that name.`,
+      );
+    }
+    if (r.failed !== undefined) {
+      const cause = new Error(r.failed.message);
+      cause.name = r.failed.name;
+      if (r.failed.stack !== undefined) cause.stack = r.failed.stack;
+      if (c !== null) c.calls += r.failed.offset + 1;
+      throw new PipelineError(this.op, base + r.failed.offset, cause);
+    }
+    const out = r.out as unknown[];
+    // Size the next tasks from this one's measured cost per element.
+    const perElement = r.cpuSeconds / Math.max(1, items.length);
+    this.group = perElement <= 0 ? Math.min(MAX_GROUP, this.group * 2) : Math.max(1, Math.min(MAX_GROUP, Math.round(TARGET_TASK_SECONDS / perElement)));
+    let result: unknown[];
+    if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
+    else if (this.cfg.mode === 'flatMap') result = out.flat(1);
+    else result = out;
+    if (c !== null) {
+      c.calls += items.length;
+      c.dispatchSeconds += (now() - t0) / 1000;
+    }
+    return result;
+  }
+
+  private describe(e: unknown, base: number): PipelineError {
+    return new PipelineError(this.op, base, e, `a worker thread failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+export function openWorkerMap(node: OpNode, cfg: WorkerMapConfig): Chunks<unknown> {
+  const input = node.inputs[0];
+  // Walk through operators that pass elements along unchanged, to the one that made them.
+  let maker: OpNode = input;
+  while (['filter', 'take', 'skip', 'prefetch', 'shuffle'].includes(maker.kind) && maker.inputs.length === 1 && !(maker.kind === 'filter' && maker.info?.placement === 'worker')) maker = maker.inputs[0];
+  const transferInputs = maker.kind === 'batch';
+  return new WorkerMap(input.open(), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, transferInputs);
+}
