@@ -75,7 +75,8 @@ function librarySymbolName(symbol: MorphSymbol | undefined): string | undefined 
   const target = unalias(symbol);
   if (!target) return undefined;
   const decl = target.getDeclarations()[0];
-  if (!decl || Node.isImportSpecifier(decl) || Node.isNamespaceImport(decl) || Node.isImportClause(decl)) return undefined;
+  // Only module-level functions create datasets: `Dataset.prototype.zip` is a method, not the `zip` source.
+  if (!decl || !(Node.isFunctionDeclaration(decl) || Node.isVariableDeclaration(decl))) return undefined;
   return isLibraryFile(decl.getSourceFile().getFilePath()) ? target.getName() : undefined;
 }
 

@@ -1,0 +1,70 @@
+import * as assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { GraphWorkspace } from '../../../src/server/graph/workspace';
+import { FIXTURES, matchesFixture, open, summarise } from './helpers';
+
+const GRAPH = path.join(FIXTURES, 'graph');
+
+describe('server graph', () => {
+  for (const name of readdirSync(GRAPH)) {
+    it(`extracts the pipelines of the ${name} fixture as expected.json says`, () => {
+      const dir = path.join(GRAPH, name);
+      const { graph } = open(path.join(dir, 'input.ts'));
+      matchesFixture(summarise(graph, dir), path.join(dir, 'expected.json'));
+    });
+  }
+
+  it('gives each operator the id the runner computes: 1-based line and column of the method name', () => {
+    const { graph } = open(path.join(GRAPH, 'one-chain', 'input.ts'));
+    const train = graph.pipelines.find((p) => p.name === 'train')!;
+    // `export const train = files(` — files starts at column 22 of line 7; `  .map(` — map at column 4 of line 8.
+    assert.deepEqual(train.ops.slice(0, 2).map((o) => o.id), ['7:22', '8:4']);
+    assert.equal(train.rootId, '12:4');
+  });
+
+  it('reads literal knobs, expressions it must not overwrite, and absent knobs', () => {
+    const { graph } = open(path.join(GRAPH, 'one-chain', 'input.ts'));
+    const map = graph.pipelines[0]!.ops.find((o) => o.kind === 'map')!;
+    assert.equal(map.knobs['parallelism']?.state, 'expression');
+    assert.deepEqual(map.knobs['deterministic']?.state === 'literal' && map.knobs['deterministic'].value, true);
+    assert.equal(map.knobs['placement']?.state, 'absent');
+  });
+
+  it('ids operators of an imported chain by their path relative to the pipeline file', () => {
+    const { graph } = open(path.join(GRAPH, 'imported', 'input.ts'));
+    const csv = graph.pipelines.find((p) => p.name === 'csv')!;
+    assert.deepEqual(csv.ops.map((o) => o.id), ['lib/base.ts:7:21', 'lib/base.ts:7:41', '4:25', '4:35']);
+  });
+
+  it('does not mistake a user function named from for plumber-data', () => {
+    const { graph } = open(path.join(GRAPH, 'aliases', 'input.ts'));
+    assert.equal(graph.pipelines.some((p) => p.name === 'notAPipeline'), false);
+    assert.deepEqual(graph.pipelines.map((p) => p.name).sort(), ['a', 'b', 'c', 'd']);
+  });
+
+  it('finds every kind of randomness in map functions', () => {
+    const { graph } = open(path.join(GRAPH, 'randomness', 'input.ts'));
+    const reasons = graph.pipelines[0]!.ops.map((o) => o.random?.reason ?? '-');
+    assert.deepEqual(reasons, ['-', 'math-random', 'ctx-rng', 'ctx-rng', 'crypto', 'random-option', 'shuffle', '-', '-']);
+  });
+
+  it('updates one document incrementally as the user types, reusing the project', () => {
+    const file = path.join(GRAPH, 'split-chain', 'input.ts');
+    const { ws, graph } = open(file);
+    const before = graph.pipelines.find((p) => p.name === 'evens')!.ops.length;
+    const edited = ws.sourceFile(file)!.getFullText().replace('ds = ds.prefetch(2);', 'ds = ds.prefetch(2);\nds = ds.take(3);');
+    ws.setText(file, edited);
+    const after = ws.graphOf(file).pipelines.find((p) => p.name === 'evens')!;
+    assert.equal(after.ops.length, before + 1);
+    assert.equal(after.ops[after.ops.length - 1]!.kind, 'take');
+    assert.equal(ws.project.getSourceFiles().filter((s) => s.getFilePath() === file).length, 1);
+  });
+
+  it('returns partial results, never throws, on half-typed code', () => {
+    const ws = new GraphWorkspace();
+    const file = path.join(GRAPH, 'bad-input', 'input.ts');
+    const { graph } = open(file, ws);
+    assert.ok(graph.pipelines.length >= 1, 'the complete chains of a broken file are still found');
+  });
+});
