@@ -38,8 +38,9 @@ export function chooseCache(m: Measured, budgetBytes: number): CacheChoice {
     if (!om || notCacheable.has(om.op.kind) || om.op.counters.produced <= 0) continue;
     if ((m.consumers.get(id) ?? []).some((c) => m.ops.get(c)?.op.kind === 'cache')) continue;
     const closure = [...upstreamClosure(m, id)].map((u) => m.ops.get(u)).filter((u) => u !== undefined);
-    // A cache at or after randomness would replay one draw forever; one after a cache is pointless.
-    if (closure.some((u) => u.op.random || u.op.kind === 'shuffle' || u.op.kind === 'cache')) continue;
+    // A cache at or after randomness would replay one draw forever; one after a cache is pointless;
+    // one below a repeat would never see a pass end.
+    if (closure.some((u) => u.op.random || u.op.kind === 'shuffle' || u.op.kind === 'cache' || u.op.kind === 'repeat')) continue;
 
     const repeat = downstream(m, id)
       .map((d) => m.ops.get(d)?.op)

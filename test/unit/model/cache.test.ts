@@ -1,0 +1,124 @@
+import * as assert from 'node:assert/strict';
+import { changeTitle, plan } from '../../../src/model';
+import type { PlanChange } from '../../../src/shared/analysis';
+import { ProfileBuilder } from './builder';
+
+const id = ProfileBuilder.id;
+
+function cacheOf(changes: PlanChange[]): Extract<PlanChange, { kind: 'cache' }> | undefined {
+  return changes.find((c): c is Extract<PlanChange, { kind: 'cache' }> => c.kind === 'cache');
+}
+
+describe('model: cache', () => {
+  it('caches after an expensive deterministic decode that repeat() reads again, with its size', () => {
+    // 1,000 decoded images of 100 kB: 100 MB, well inside 90% of 0.5 × 4 GB free.
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 100e3 })
+      .op({ kind: 'repeat', count: -1 })
+      .batch(10)
+      .build({ rootElements: 100, rate: 9.8 });
+    const p = plan(profile);
+    const cache = cacheOf(p.changes);
+    assert.ok(cache, 'expected a cache change');
+    assert.equal(cache.opId, id(1));
+    assert.equal(cache.estimatedBytes, 100e6);
+    assert.equal(changeTitle(cache, profile), 'cache after map(decode) (≈ 100 MB)');
+    assert.match(cache.reason, /1,000 elements .* × 100 kB ≈ 100 MB/);
+    assert.match(cache.reason, /repeat\(\)/);
+    assert.deepEqual(p.overrides[id(1)], { cache: 'memory' });
+    // After the first pass only batch and the cache's reads remain on the main thread.
+    assert.ok(p.predictedBound > 100 * 10, `expected a large gain, got ${p.predictedBound}`);
+  });
+
+  it('estimates the cardinality below a filter from the source\'s and the visit ratios', () => {
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 1e3 })
+      .op({ kind: 'filter', fnName: 'valid', keep: 0.5, self: 1e-6, bytes: 1e3 })
+      .op({ kind: 'repeat', count: 3 })
+      .build({ rootElements: 400, rate: 49 });
+    const cache = cacheOf(plan(profile).changes);
+    assert.ok(cache);
+    assert.equal(cache.opId, id(2));
+    assert.equal(cache.estimatedBytes, 500 * 1e3);
+  });
+
+  it('never caches at or after a shuffle: the cache goes above it', () => {
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 1e4 })
+      .op({ kind: 'shuffle', bufferSize: 100, bytes: 1e4 })
+      .map('normalize', { self: 1e-4, bytes: 1e4 })
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 1000, rate: 95 });
+    const cache = cacheOf(plan(profile).changes);
+    assert.equal(cache?.opId, id(1));
+  });
+
+  it('never caches after a random map, even when it is the expensive one', () => {
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('augment', { self: 10e-3, random: true, bytes: 1e4 })
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 1000, rate: 95 });
+    assert.equal(cacheOf(plan(profile).changes), undefined);
+  });
+
+  it('refuses a cache that does not fit in 90% of the memory budget, and says why', () => {
+    // 1,000 × 10 MB = 10 GB against a 2 GB budget.
+    const profile = new ProfileBuilder({ memoryFreeBytes: 4e9 })
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 10e6 })
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 1000, rate: 95 });
+    const p = plan(profile);
+    assert.equal(cacheOf(p.changes), undefined);
+    assert.match((p.notes ?? []).join(' '), /cache after map\(decode\) would hold ≈ 10 GB .* 2 GB memory budget/);
+    // The same data fits a 20 GB budget given explicitly.
+    assert.equal(cacheOf(plan(profile, { memoryBudgetBytes: 20e9 }).changes)?.opId, id(1));
+  });
+
+  it('does not cache data the pipeline reads only once', () => {
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 1e3 })
+      .build({ rootElements: 500, rate: 95 });
+    assert.equal(cacheOf(plan(profile).changes), undefined);
+  });
+
+  it('does not propose a second cache once the first one ran', () => {
+    // The re-trace with the cache: decode produced nothing in the window, the cache served it all.
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 1e3 })
+      .op({ kind: 'cache', overridden: true, bytes: 1e3, self: 1e-6 })
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 5000, rate: 90000, overrides: { [id(1)]: { cache: 'memory' } } });
+    // The window saw only cache hits: upstream ops produced nothing.
+    for (const op of profile.ops.slice(0, 2)) {
+      op.counters.produced = 0;
+      op.counters.pulled = 0;
+      op.counters.calls = 0;
+      op.counters.selfSeconds = 0;
+      op.counters.bytesProduced = 0;
+    }
+    const p = plan(profile);
+    assert.equal(cacheOf(p.changes), undefined);
+    assert.deepEqual(p.overrides[id(1)], { cache: 'memory' });
+  });
+});
+
+describe('model: cache placement above repeat', () => {
+  it('never caches below a repeat, even when the run re-read the source', () => {
+    // range(1000) was read 5 times in the window; batch after repeat() never ends a pass.
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 1e3 })
+      .op({ kind: 'repeat', count: -1 })
+      .batch(10)
+      .build({ rootElements: 500, rate: 9.5 });
+    const cache = cacheOf(plan(profile).changes);
+    assert.equal(cache?.opId, id(1));
+  });
+});

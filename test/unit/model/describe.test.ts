@@ -1,0 +1,44 @@
+import * as assert from 'node:assert/strict';
+import { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from '../../../src/model';
+import { ProfileBuilder } from './builder';
+
+const id = ProfileBuilder.id;
+
+describe('model: words', () => {
+  const profile = new ProfileBuilder()
+    .op({ kind: 'files' })
+    .map('decode')
+    .op({ kind: 'shuffle', bufferSize: 1024 })
+    .batch(32)
+    .op({ kind: 'repeat', count: -1 })
+    .op({ kind: 'take', count: 5 })
+    .prefetch(4)
+    .build({ rootElements: 10, rate: 1 });
+
+  it('labels operators the way the user wrote them', () => {
+    assert.deepEqual(
+      profile.ops.map(describeOp),
+      ['files', 'map(decode)', 'shuffle(1024)', 'batch(32)', 'repeat()', 'take(5)', 'prefetch(4)'],
+    );
+  });
+
+  it('titles each kind of change for a quick fix', () => {
+    assert.equal(changeTitle({ kind: 'parallelism', opId: id(1), from: 1, to: 2, reason: '' }, profile), 'set parallelism of map(decode) to 2');
+    assert.equal(changeTitle({ kind: 'placement', opId: id(1), to: 'worker', parallelism: 2, reason: '' }, profile), 'run map(decode) in worker threads');
+    assert.equal(changeTitle({ kind: 'prefetch', opId: id(3), existing: false, size: 4, reason: '' }, profile), 'insert prefetch(4) after batch(32)');
+    assert.equal(
+      changeTitle({ kind: 'prefetch', opId: id(6), existing: true, from: 4, size: 8, reason: '' }, profile),
+      'change prefetch(4) after take(5) to prefetch(8)',
+    );
+    assert.equal(changeTitle({ kind: 'cache', opId: id(1), estimatedBytes: 410e6, reason: '' }, profile), 'cache after map(decode) (≈ 410 MB)');
+  });
+
+  it('formats numbers with units a person reads at a glance', () => {
+    assert.equal(formatSeconds(12.1e-3), '12.1 ms');
+    assert.equal(formatSeconds(840e-6), '840 µs');
+    assert.equal(formatSeconds(1.5), '1.5 s');
+    assert.equal(formatRate(83.33), '83.3 el/s');
+    assert.equal(formatRate(12400), '12,400 el/s');
+    assert.equal(formatBytes(1.2e9), '1.2 GB');
+  });
+});
