@@ -2,7 +2,8 @@
  * `--override OP=KNOB:VALUE`: how a person runs a plan (or any knob setting) without editing the
  * pipeline's source.
  */
-import type { KnobOverride, Overrides } from '../shared/profile';
+import * as path from 'node:path';
+import type { KnobOverride, Overrides, Profile } from '../shared/profile';
 import { checkKnobOverride, parseOpId } from '../runner/overrides';
 import { UsageError } from './args';
 
@@ -73,12 +74,19 @@ export function parseOverrides(specs: string[]): Overrides {
   return overrides;
 }
 
-/** The overrides as the `--override` flags that reproduce them (for "run this plan" hints). */
-export function overridesToFlags(overrides: Overrides): string[] {
+/**
+ * The overrides as the `--override` flags that reproduce them (for "run this plan" hints). The
+ * worker module is left out when it is the pipeline file (the runner's default), and the export
+ * name when it is the fn's own name.
+ */
+export function overridesToFlags(overrides: Overrides, profile?: Profile): string[] {
   const flags: string[] = [];
   for (const [op, o] of Object.entries(overrides)) {
+    const fnName = profile?.ops.find((x) => x.id === op)?.fnName;
     for (const [knob, value] of Object.entries(o)) {
       if (value === undefined) continue;
+      if (knob === 'module' && profile && path.resolve(String(value).replace(/^file:\/\//, '')) === path.resolve(profile.pipeline.file)) continue;
+      if (knob === 'exportName' && value === fnName) continue;
       flags.push(`--override ${op}=${knob}:${String(value)}`);
     }
   }

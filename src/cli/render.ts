@@ -91,7 +91,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
     lines.push(`Predicted after the plan: ${fmtRate(plan.predictedRate)}${gain}. What would limit it then: ${plan.predictedBottleneck.reason}`);
     lines.push('', 'Changes:');
     for (const c of plan.changes) lines.push(`  • ${changeTitle(c, profile)} — ${c.reason}`);
-    const flags = overridesToFlags(plan.overrides);
+    const flags = overridesToFlags(plan.overrides, profile);
     if (flags.length > 0) lines.push('', 'Try the plan without editing the file:', `  plumber profile ${file} ${flags.join(' ')}`);
   }
   return lines.join('\n');

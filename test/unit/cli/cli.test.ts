@@ -1,0 +1,113 @@
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const BIN = path.join(ROOT, 'bin/plumber.js');
+const PIPELINES = path.join(ROOT, 'test/fixtures/pipelines');
+
+/** Runs the built `plumber` bin and collects its exit code and output. */
+function plumber(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const SHORT = ['--seconds', '1', '--warmup', '0.3'];
+
+describe('plumber (the built CLI)', function () {
+  this.timeout(60_000);
+
+  it('plans a misconfigured pipeline: prints the bottleneck and a change', async () => {
+    const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Bottleneck: /);
+    assert.match(r.stdout, /◀ bottleneck/);
+    assert.match(r.stdout, /Changes:\n  • /);
+    assert.match(r.stdout, /--override \d+:\d+=parallelism:\d+/);
+  });
+
+  it('prints the profile, the analysis and the plan as JSON with --json', async () => {
+    const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet');
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { profile: { ops: unknown[] }; analysis: { bottleneck: { reason: string } }; plan: { predictedRate: number } };
+    assert.ok(out.profile.ops.length >= 2);
+    assert.ok(out.analysis.bottleneck.reason.length > 0);
+    assert.ok(out.plan.predictedRate > 0);
+  });
+
+  it('fails the CI gate when the pipeline is slower than --min-rate, and passes below it', async () => {
+    const slow = await plumber('check', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--min-rate', '1000000');
+    assert.equal(slow.code, 1);
+    assert.match(slow.stderr, /is below the required 1,000,000\/s/);
+    const fine = await plumber('check', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--min-rate', '0.5', '--json');
+    assert.equal(fine.code, 0, fine.stderr);
+    assert.equal((JSON.parse(fine.stdout) as { pass: boolean }).pass, true);
+  });
+
+  it('runs with an override and reports it in the profile', async () => {
+    const plan = JSON.parse((await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet')).stdout) as { profile: { ops: { id: string; kind: string }[] } };
+    const map = plan.profile.ops.find((o) => o.kind === 'map')!;
+    const r = await plumber('profile', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--override', `${map.id}=parallelism:8`);
+    assert.equal(r.code, 0, r.stderr);
+    const profile = JSON.parse(r.stdout) as { run: { overrides: Record<string, unknown> }; ops: { id: string; knobs: { parallelism?: number } }[] };
+    assert.deepEqual(profile.run.overrides, { [map.id]: { parallelism: 8 } });
+    assert.equal(profile.ops.find((o) => o.id === map.id)?.knobs.parallelism, 8);
+  });
+
+  it('rejects a bad override with exit code 2 and says what is wrong', async () => {
+    const knob = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), '--override', '12:6=speed:fast');
+    assert.equal(knob.code, 2);
+    assert.match(knob.stderr, /unknown knob "speed"\. Knobs: parallelism, prefetch, cache/);
+    const value = await plumber('profile', path.join(PIPELINES, 'latency-bound.ts'), '--override', '12:6=parallelism:zero', '--json');
+    assert.equal(value.code, 2);
+    assert.match((JSON.parse(value.stdout) as { error: { message: string } }).error.message, /parallelism must be a whole number/);
+    const op = await plumber('profile', path.join(PIPELINES, 'latency-bound.ts'), '--override', 'map=parallelism:2');
+    assert.equal(op.code, 2);
+    assert.match(op.stderr, /"map" is not an operator id/);
+  });
+
+  it('says which operator ids exist when an override names none of them', async () => {
+    const r = await plumber('profile', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--override', '99:1=parallelism:2');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /No operator has the id 99:1.*operators: /);
+  });
+
+  it('exits with 1 and a sentence when the pipeline fails, with an error field in JSON', async () => {
+    const r = await plumber('profile', path.join(PIPELINES, 'bad/throws.ts'), ...SHORT, '--json');
+    assert.equal(r.code, 1);
+    const out = JSON.parse(r.stdout) as { error: { kind: string; message: string } };
+    assert.equal(out.error.kind, 'throw');
+    const missing = await plumber('plan', path.join(PIPELINES, 'nope.ts'));
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /nope\.ts does not exist/);
+  });
+
+  it('explains usage mistakes with exit code 2', async () => {
+    const none = await plumber('plan');
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /needs the pipeline file/);
+    const unknown = await plumber('plna', 'x.ts');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /"plna" is not a plumber command/);
+    const gate = await plumber('check', 'x.ts');
+    assert.equal(gate.code, 2);
+    assert.match(gate.stderr, /needs --min-rate/);
+  });
+
+  it('prints help and the version', async () => {
+    const help = await plumber('--help');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /plumber plan <file>/);
+    const planHelp = await plumber('plan', '--help');
+    assert.match(planHelp.stdout, /--override OP=KNOB:VALUE/);
+    const version = await plumber('--version');
+    assert.match(version.stdout.trim(), /^\d+\.\d+\.\d+/);
+  });
+});
