@@ -1,0 +1,227 @@
+/**
+ * Fix correctness: every quick fix applied to the fixture project leaves code that type-checks
+ * (`tsc --noEmit`, plumber-data's real types), whose re-extracted graph has exactly the intended
+ * knobs, with comments and formatting kept.
+ */
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { PlanChange } from '../../../src/shared/analysis';
+import { applyEdits, editsForChanges, type FixOutcome } from '../../../src/server/fixes/edits';
+import type { GraphOp, PipelineGraph } from '../../../src/server/graph/types';
+import { GraphWorkspace } from '../../../src/server/graph/workspace';
+import { FIXTURES } from './helpers';
+
+const PROJECT = path.join(FIXTURES, 'project');
+const ROOT = path.resolve(__dirname, '../../..');
+
+interface Case {
+  title: string;
+  file: string;
+  pipeline: string;
+  changes(p: PipelineGraph, op: (label: string) => GraphOp): PlanChange[];
+  expect(p: PipelineGraph, text: string): void;
+}
+
+function knob(op: GraphOp | undefined, key: string): unknown {
+  const k = op?.knobs[key];
+  return k?.state === 'literal' ? k.value : k?.state === 'expression' ? `expr:${k.text}` : undefined;
+}
+const byLabel = (p: PipelineGraph, label: string): GraphOp | undefined => p.ops.find((o) => o.label === label);
+const kinds = (p: PipelineGraph): string => p.ops.map((o) => o.kind).join(' → ');
+
+const CASES: Case[] = [
+  {
+    title: 'replaces a literal parallelism in place, keeping the trailing comment',
+    file: 'pipelines.ts',
+    pipeline: 'images',
+    changes: (_p, op) => [{ kind: 'parallelism', opId: op('map(decode)').id, from: 1, to: 2, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(knob(byLabel(p, 'map(decode)'), 'parallelism'), 2);
+      assert.match(text, /\.map\(decode, \{ parallelism: 2 \}\) \/\/ decoder\n/);
+    },
+  },
+  {
+    title: 'inserts prefetch on its own line after the last operator, before the semicolon and comment',
+    file: 'pipelines.ts',
+    pipeline: 'images',
+    changes: (_p, op) => [{ kind: 'prefetch', opId: op('batch(8)').id, existing: false, size: 4, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(kinds(p), 'files → map → batch → prefetch');
+      assert.equal(knob(p.ops[3], 'bufferSize'), 4);
+      assert.match(text, /\.batch\(8\)\n {2}\.prefetch\(4\); \/\/ batches\n/);
+    },
+  },
+  {
+    title: 'inserts cache after a map whose line ends with a comment, on a new line',
+    file: 'pipelines.ts',
+    pipeline: 'images',
+    changes: (_p, op) => [{ kind: 'cache', opId: op('map(decode)').id, estimatedBytes: 1e6, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(kinds(p), 'files → map → cache → batch');
+      assert.match(text, /\/\/ decoder\n {2}\.cache\(\)\n {2}\.batch\(8\)/);
+    },
+  },
+  {
+    title: 'adds an options object when the map has none',
+    file: 'pipelines.ts',
+    pipeline: 'numbers',
+    changes: (_p, op) => [{ kind: 'parallelism', opId: op('map(heavy)').id, from: undefined, to: 2, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(knob(byLabel(p, 'map(heavy)'), 'parallelism'), 2);
+      assert.match(text, /range\(1000\)\.map\(heavy, \{ parallelism: 2 \}\)\.batch\(16\);/);
+    },
+  },
+  {
+    title: 'moves a map of a same-file export to worker threads with __filename in CommonJS',
+    file: 'pipelines.ts',
+    pipeline: 'numbers',
+    changes: (_p, op) => [{ kind: 'placement', opId: op('map(heavy)').id, to: 'worker', parallelism: 2, reason: 'r' }],
+    expect: (p) => {
+      const map = byLabel(p, 'map(heavy)');
+      assert.equal(knob(map, 'placement'), 'worker');
+      assert.equal(knob(map, 'parallelism'), 2);
+      assert.equal(knob(map, 'module'), 'expr:__filename');
+    },
+  },
+  {
+    title: 'inserts prefetch inline in a one-line chain',
+    file: 'pipelines.ts',
+    pipeline: 'numbers',
+    changes: (_p, op) => [{ kind: 'prefetch', opId: op('map(heavy)').id, existing: false, size: 3, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(kinds(p), 'range → map → prefetch → batch');
+      assert.match(text, /\.map\(heavy\)\.prefetch\(3\)\.batch\(16\);/);
+    },
+  },
+  {
+    title: 'adds worker options one per line to a multi-line options object, keeping its comment',
+    file: 'pipelines.ts',
+    pipeline: 'multi',
+    changes: (_p, op) => [{ kind: 'placement', opId: op('map(heavy)').id, to: 'worker', parallelism: 2, reason: 'r' }],
+    expect: (p, text) => {
+      const map = byLabel(p, 'map(heavy)');
+      assert.equal(knob(map, 'placement'), 'worker');
+      assert.equal(knob(map, 'deterministic'), true);
+      assert.match(text, /deterministic: true, \/\/ keep order\n {4}parallelism: 2,\n {4}placement: 'worker',\n {4}module: __filename,\n {2}\}\)/);
+    },
+  },
+  {
+    title: 'moves an imported function to worker threads with require.resolve of its module',
+    file: 'pipelines.ts',
+    pipeline: 'images',
+    changes: (_p, op) => [{ kind: 'placement', opId: op('map(decode)').id, to: 'worker', parallelism: 2, reason: 'r' }],
+    expect: (p) => {
+      const map = byLabel(p, 'map(decode)');
+      assert.equal(knob(map, 'parallelism'), 2);
+      assert.equal(knob(map, 'module'), `expr:require.resolve('./transforms')`.replace(/'/g, '"'));
+    },
+  },
+  {
+    title: 'uses import.meta.url for a same-file export in an ES module',
+    file: 'esm/pipeline.ts',
+    pipeline: 'esm',
+    changes: (_p, op) => [{ kind: 'placement', opId: op('map(work)').id, to: 'worker', parallelism: 2, reason: 'r' }],
+    expect: (p) => assert.equal(knob(byLabel(p, 'map(work)'), 'module'), 'expr:import.meta.url'),
+  },
+  {
+    title: 'changes the size of an existing prefetch',
+    file: 'pipelines.ts',
+    pipeline: 'multi',
+    changes: (_p, op) => [{ kind: 'prefetch', opId: op('prefetch(2)').id, existing: true, from: 2, size: 8, reason: 'r' }],
+    expect: (p) => assert.equal(knob(p.ops[p.ops.length - 1], 'bufferSize'), 8),
+  },
+  {
+    title: 'applies a whole plan at once: parallelism, cache and prefetch',
+    file: 'pipelines.ts',
+    pipeline: 'images',
+    changes: (_p, op) => [
+      { kind: 'parallelism', opId: op('map(decode)').id, from: 1, to: 2, reason: 'r' },
+      { kind: 'cache', opId: op('map(decode)').id, estimatedBytes: 1, reason: 'r' },
+      { kind: 'prefetch', opId: op('batch(8)').id, existing: false, size: 4, reason: 'r' },
+    ],
+    expect: (p, text) => {
+      assert.equal(kinds(p), 'files → map → cache → batch → prefetch');
+      assert.equal(knob(byLabel(p, 'map(decode)'), 'parallelism'), 2);
+      assert.match(text, /\/\/ decoder/);
+      assert.match(text, /\/\/ batches/);
+    },
+  },
+];
+
+function prepare(dir: string, c: Case): { outcome: FixOutcome; file: string } {
+  const file = path.join(dir, c.file);
+  const ws = new GraphWorkspace();
+  ws.setText(file, readFileSync(file, 'utf8'));
+  const p = ws.graphOf(file).pipelines.find((x) => x.name === c.pipeline)!;
+  const op = (label: string): GraphOp => {
+    const found = byLabel(p, label);
+    if (!found) throw new Error(`no ${label} in ${c.pipeline}: ${p.ops.map((o) => o.label).join(', ')}`);
+    return found;
+  };
+  const outcome = editsForChanges(c.changes(p, op), {
+    pipeline: p,
+    graphOf: (f) => ws.graphOf(f),
+    textOf: (f) => ws.sourceFile(f)!.getFullText(),
+    opFor: (id) => p.ops.find((o) => o.id === id),
+  });
+  return { outcome, file };
+}
+
+describe('server fixes on the fixture project', function () {
+  this.timeout(120_000);
+  let root: string;
+  before(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'plumber-fixes-'));
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  CASES.forEach((c, i) => {
+    it(c.title, () => {
+      const dir = path.join(root, `case-${i}`);
+      cpSync(PROJECT, dir, { recursive: true });
+      const { outcome, file } = prepare(dir, c);
+      assert.ok(outcome.ok, outcome.ok ? '' : outcome.reason);
+      const byFile = new Map<string, typeof outcome.edits>();
+      for (const e of outcome.edits) byFile.set(e.file, [...(byFile.get(e.file) ?? []), e]);
+      for (const [f, edits] of byFile) writeFileSync(f, applyEdits(readFileSync(f, 'utf8'), edits));
+      const fresh = new GraphWorkspace();
+      fresh.setText(file, readFileSync(file, 'utf8'));
+      const p = fresh.graphOf(file).pipelines.find((x) => x.name === c.pipeline)!;
+      c.expect(p, readFileSync(file, 'utf8'));
+      // Everything else in the file is untouched: the other pipelines keep their operators.
+      const others = fresh.graphOf(file).pipelines.filter((x) => x.name !== c.pipeline).map((x) => x.ops.length);
+      const original = new GraphWorkspace();
+      const origFile = path.join(PROJECT, c.file);
+      original.setText(origFile, readFileSync(origFile, 'utf8'));
+      assert.deepEqual(others, original.graphOf(origFile).pipelines.filter((x) => x.name !== c.pipeline).map((x) => x.ops.length));
+    });
+  });
+
+  it('refuses to overwrite a knob written as an expression, saying where to change it', () => {
+    const { outcome } = prepare(PROJECT, { ...CASES[0]!, pipeline: 'computed', changes: (_p, op) => [{ kind: 'parallelism', opId: op('map(heavy)').id, from: undefined, to: 2, reason: 'r' }] });
+    assert.equal(outcome.ok, false);
+    assert.match(!outcome.ok ? outcome.reason : '', /expression `threads`/);
+  });
+
+  it('refuses to move an inline function to worker threads', () => {
+    const { outcome } = prepare(PROJECT, { ...CASES[0]!, pipeline: 'inline', changes: (_p, op) => [{ kind: 'placement', opId: op('map(…)').id, to: 'worker', parallelism: 2, reason: 'r' }] });
+    assert.equal(outcome.ok, false);
+    assert.match(!outcome.ok ? outcome.reason : '', /inline/);
+  });
+
+  it('leaves every fixed copy type-checking against plumber-data', () => {
+    writeFileSync(
+      path.join(root, 'tsconfig.json'),
+      JSON.stringify({ extends: path.join(PROJECT, 'tsconfig.json'), include: ['case-*/**/*.ts'] }),
+    );
+    try {
+      execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], { encoding: 'utf8' });
+    } catch (error) {
+      assert.fail(`tsc found errors in the fixed files:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
+    }
+  });
+});
