@@ -64,7 +64,7 @@ try {
 
   step = 'apply all fixes from the command palette';
   await palette('Plumber: Apply All Plumber Fixes');
-  await page.locator('.monaco-editor .view-lines', { hasText: /parallelism: ([2-9]|\d\d)/ }).first().waitFor({ timeout: 20_000 });
+  await page.locator('.monaco-editor .view-lines', { hasText: /parallelism:\s(\d{2,}|[2-9])\b/ }).first().waitFor({ timeout: 20_000 });
   await shot('4-after-apply-all-fixes');
 
   step = 'open the report';

@@ -25,10 +25,13 @@ describe('An untrusted workspace', () => {
     assert.equal(whole.refused, 'untrusted');
   });
 
-  it('has run nothing: the pipeline has no measured rate', async () => {
+  it('lists the pipeline from static analysis, with no measured rate since nothing ran', async () => {
     const api = await plumber();
     await api.bottlenecks.refresh();
     const roots = await api.bottlenecks.getChildren();
-    for (const n of roots) if (n.type === 'pipeline') assert.equal(n.pipeline.rate, undefined);
+    const records = roots.find((n) => n.type === 'pipeline' && n.pipeline.name === 'records');
+    assert.ok(records && records.type === 'pipeline', 'the server found the pipeline without running it');
+    assert.equal(records.pipeline.rate, undefined);
+    assert.equal(api.bottlenecks.getTreeItem(records).description, 'not profiled');
   });
 });
