@@ -13,19 +13,30 @@ export const MODEL_CONSTANTS = {
   /** Worker-thread seconds per task besides the fn itself (message handling, deserialising the input). */
   workerTaskOverheadSeconds: 40e-6,
   /**
+   * plumber-data's worker maps send several small elements per task, sized so that a task carries
+   * about this much worker CPU (src/data/internal/ops/worker-map.ts, TARGET_TASK_SECONDS), at most
+   * `workerMaxGroup` elements: dispatch is paid per task, cloning per element.
+   */
+  workerTargetTaskSeconds: 0.002,
+  workerMaxGroup: 256,
+  /**
    * Structured-clone speed for a task's input, bytes per second, paid once on each side
    * (WORKLOADS.md: a 4.8 MB batch cloned in 4 ms ≈ 1.2 GB/s). Results are transferred, not cloned.
    */
   cloneBytesPerSecond: 1.2e9,
   /** Main-thread seconds an operator spends on its own bookkeeping per element once its fn moves to a worker. */
   bookkeepingSecondsPerElement: 2e-6,
+  /** A source's unexplained wait per element below this is noise, not latency. */
+  minInferredLatencySeconds: 1e-6,
   /** Main-thread seconds a memory cache spends serving one element. */
   cacheHitSecondsPerElement: 1e-6,
   /**
-   * A sync map is worth moving to worker threads only when one call costs at least this much
-   * (WORKLOADS.md: a worker map pays when an element costs ≳ 0.5–1 ms).
+   * A sync map is considered for worker threads only when one call costs at least this much. The
+   * model then decides by the gain; this floor keeps it away from tiny fns where its dispatch
+   * estimate is least certain (WORKLOADS.md: a worker map pays when an element costs ≳ 0.5–1 ms,
+   * or when small elements travel several to a task, as plumber-data's do).
    */
-  minWorkerTaskSeconds: 0.5e-3,
+  minWorkerTaskSeconds: 100e-6,
   /**
    * The predicted rate is the predicted bound times the measured efficiency (measured rate ÷
    * bound) of the profiled run, clamped to this range: it carries over overheads the model does

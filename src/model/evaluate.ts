@@ -73,14 +73,15 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     let worker = om.workerPerRoot;
     if (c.placement === 'worker' && om.op.placement === 'main') {
       // Moving a sync fn to workers: its own time becomes worker CPU; the main thread keeps its
-      // bookkeeping and pays a dispatch (and an input clone) per task.
-      const tasks = om.callsPerRoot;
+      // bookkeeping and pays a dispatch per task (several small elements share one task) and a
+      // clone of each input; the worker pays a task overhead and the input's deserialisation.
+      const calls = om.callsPerRoot;
+      const perCall = calls > 0 ? om.selfPerRoot / calls : 0;
+      const group = perCall > 0 ? Math.max(1, Math.min(C.workerMaxGroup, Math.round(C.workerTargetTaskSeconds / perCall))) : C.workerMaxGroup;
       const clone = om.inputBytesPerElement / C.cloneBytesPerSecond;
-      const perCall = tasks > 0 ? om.selfPerRoot / tasks : 0;
       const book = Math.min(C.bookkeepingSecondsPerElement, perCall / 2);
-      const dispatch = m.measuredDispatchPerTask ?? C.workerDispatchSeconds + clone;
-      main = tasks * (book + dispatch) + om.overheadPerRoot;
-      worker = Math.max(0, om.selfPerRoot - tasks * book) + tasks * (C.workerTaskOverheadSeconds + clone);
+      main = calls * (book + C.workerDispatchSeconds / group + clone) + om.overheadPerRoot;
+      worker = Math.max(0, om.selfPerRoot - calls * book) + calls * (C.workerTaskOverheadSeconds / group + clone);
     } else if (c.placement === 'main' && om.op.placement === 'worker') {
       main = om.selfPerRoot + om.overheadPerRoot + om.workerPerRoot;
       worker = 0;

@@ -14,6 +14,7 @@
  *   async latency, or stays unattributed per element when there are none.
  */
 import type { OpProfile, Placement, Profile } from '../shared/profile';
+import { MODEL_CONSTANTS as C } from './constants';
 
 /** One operator's measured demands, per root element unless a name says otherwise. */
 export interface OpMeasure {
@@ -69,8 +70,6 @@ export interface Measured {
   consumers: Map<string, string[]>;
   /** Other-thread CPU per root element that no op could be charged with. */
   unattributedOtherCpuPerRoot: number;
-  /** Measured main-thread seconds per worker task, when the profile has worker ops. */
-  measuredDispatchPerTask?: number;
 }
 
 /** True when a worker pool can run this op's fn. */
@@ -78,8 +77,11 @@ function fnKinds(op: OpProfile): boolean {
   return op.kind === 'map' || op.kind === 'filter' || op.kind === 'flatMap';
 }
 
-function currentConcurrency(op: OpProfile): number {
+function currentConcurrency(op: OpProfile, isAsync: boolean): number {
   const k = op.knobs;
+  // plumber-data resolves 'auto' to 1 for a main-thread fn not declared async, but runs 16 calls
+  // in flight once it turns out to return promises.
+  if (isAsync && k.parallelism === 'auto' && op.placement === 'main' && (k.resolvedParallelism ?? 1) <= 1) return 16;
   if (k.resolvedParallelism !== undefined && k.resolvedParallelism > 0) return k.resolvedParallelism;
   if (typeof k.parallelism === 'number' && k.parallelism > 0) return k.parallelism;
   return 1;
@@ -119,18 +121,23 @@ export function measure(profile: Profile): Measured {
   const libuvInFlight = run.seconds > 0 ? libuvLatency / run.seconds : 0;
   const libuvQueueShare = libuvInFlight > machine.libuvThreads ? machine.libuvThreads / libuvInFlight : 1;
 
-  let dispatchTotal = 0;
-  let workerCalls = 0;
   const ops = new Map<string, OpMeasure>();
   for (const op of profile.ops) {
     const c = op.counters;
     const input = byId.get(op.inputs[0] ?? '');
     const placement: Placement = op.placement;
-    const isAsync = placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0));
-    const latency = c.asyncCalls > 0 ? c.asyncLatencySeconds / c.asyncCalls : 0;
-    if (placement === 'worker') {
-      dispatchTotal += c.dispatchSeconds;
-      workerCalls += c.calls;
+    let isAsync = placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0));
+    let asyncCalls = c.asyncCalls;
+    let latency = c.asyncCalls > 0 ? c.asyncLatencySeconds / c.asyncCalls : 0;
+    // A source that awaits without counting its calls (an async iterable in `from`, `lines`): the
+    // time its consumer waited on it beyond its own sync time is its latency, one call per element.
+    // Only for sources the library does not run on its parallel engine, which also adds its own
+    // waits to `waitSeconds` and would count them twice.
+    const inferred = op.inputs.length === 0 && asyncCalls === 0 && (op.kind === 'from' || op.kind === 'lines') && c.produced > 0 ? Math.max(0, c.waitSeconds - c.selfSeconds) : 0;
+    if (inferred > 0 && inferred / c.produced >= C.minInferredLatencySeconds) {
+      isAsync = true;
+      asyncCalls = c.produced;
+      latency = inferred / c.produced;
     }
     const tunable =
       (fnKinds(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files';
@@ -143,13 +150,13 @@ export function measure(profile: Profile): Measured {
       overheadPerRoot: (overheadPerElement * c.produced) / n,
       workerPerRoot: c.workerCpuSeconds / n,
       otherCpuPerRoot: placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency / n : 0,
-      asyncPerRoot: c.asyncCalls / n,
+      asyncPerRoot: asyncCalls / n,
       latency,
       service: placement === 'libuv' ? latency * libuvQueueShare : latency,
       diskPerRoot: c.diskBytesRead / n,
       bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
       inputBytesPerElement: input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : 0,
-      concurrency: placement === 'main' && !isAsync ? 1 : currentConcurrency(op),
+      concurrency: placement === 'main' && !isAsync && op.kind !== 'interleave' ? 1 : currentConcurrency(op, isAsync),
       isAsync,
       tunable,
       movable:
@@ -169,7 +176,6 @@ export function measure(profile: Profile): Measured {
     order: profile.ops.map((o) => o.id),
     consumers,
     unattributedOtherCpuPerRoot: libuvLatency > 0 ? 0 : otherCpu / n,
-    measuredDispatchPerTask: workerCalls > 0 && dispatchTotal > 0 ? dispatchTotal / workerCalls : undefined,
   };
 }
 

@@ -21,8 +21,10 @@ export interface OpSpec {
   worker?: number;
   /** Main-thread seconds per worker task. */
   dispatch?: number;
-  /** Seconds from call to settle for an awaiting fn. */
+  /** Seconds from call to settle for an awaiting fn (counted as async calls, as map's engine does). */
   latency?: number;
+  /** Sources that await without counting calls (`from` an async iterable): seconds its consumer waits per element. */
+  wait?: number;
   parallelism?: number;
   placement?: Placement;
   /** The fn can be imported from here (a worker can run it). */
@@ -130,9 +132,13 @@ export class ProfileBuilder {
       c.calls = calls;
       c.selfSeconds = calls * (s.self ?? 0) + produced[i] * this.bookkeeping;
       if (placement === 'worker') {
+        // A worker map's own main-thread time all goes to dispatchSeconds.
         c.workerCpuSeconds = calls * (s.worker ?? 0);
-        c.dispatchSeconds = calls * (s.dispatch ?? 60e-6);
+        c.dispatchSeconds = calls * (s.dispatch ?? 60e-6) + c.selfSeconds;
+        c.selfSeconds = 0;
       }
+      // What the consumer waited on this op: its own sync time plus, for a source, its waits.
+      c.waitSeconds = c.selfSeconds + produced[i] * (s.wait ?? 0);
       if (s.latency !== undefined) {
         c.asyncCalls = calls;
         c.asyncLatencySeconds = calls * s.latency;

@@ -34,6 +34,18 @@ describe('model: plan', () => {
     near(p.predictedRate, p.predictedBound * (2.5 * 32 * 12e-3));
   });
 
+  it('sends small elements several to a worker task, so dispatch is paid per task', () => {
+    // 0.5 ms per call: plumber-data groups round(2 ms / 0.5 ms) = 4 elements per task. Per element
+    // the main thread keeps 2 µs + 60 µs / 4; the workers do 0.5 ms − 2 µs + 40 µs / 4.
+    const profile = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('tokenize', { self: 0.5e-3, module: true })
+      .build({ rootElements: 4000, rate: 1900 });
+    const p = plan(profile);
+    assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
+    near(p.predictedBound, 2 / (2e-6 + 15e-6 + 0.5e-3 - 2e-6 + 10e-6));
+  });
+
   it('leaves a cheap sync map on the main thread, where a worker task would cost more than it saves', () => {
     const profile = new ProfileBuilder().range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
     const p = plan(profile);
@@ -81,7 +93,7 @@ describe('model: plan', () => {
 
   it('inserts a prefetch after an awaiting source whose concurrency is not a knob', () => {
     const profile = new ProfileBuilder()
-      .op({ kind: 'from', latency: 5e-3 })
+      .op({ kind: 'from', wait: 5e-3 })
       .map('decode', { self: 5e-3 })
       .build({ rootElements: 500, rate: 98 });
     const p = plan(profile);
