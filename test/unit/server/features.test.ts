@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { CodeAction, TextDocumentEdit, WorkspaceEdit } from 'vscode-languageserver';
+import type { CodeAction, TextDocumentEdit, TextEdit, WorkspaceEdit } from 'vscode-languageserver';
 import { codeActions } from '../../../src/server/features/codeActions';
 import { codeLenses, resolveCodeLens, type LensData } from '../../../src/server/features/codeLens';
 import { diagnostics } from '../../../src/server/features/diagnostics';
@@ -38,7 +38,7 @@ function profiled(): Session {
 
 function applyEdit(text: string, edit: WorkspaceEdit): string {
   const change = edit.documentChanges![0] as TextDocumentEdit;
-  return TextDocument.applyEdits(TextDocument.create(URI, 'typescript', 1, text), change.edits);
+  return TextDocument.applyEdits(TextDocument.create(URI, "typescript", 1, text), change.edits as TextEdit[]);
 }
 
 const titles = (actions: CodeAction[]): string[] => actions.map((a) => a.title);
