@@ -1,0 +1,100 @@
+/**
+ * `plumber fix` end to end: a real profile from the runner, the real model's plan, and the fix
+ * engine writing the source — checked by re-extracting the graph, in a child process like a
+ * terminal would run it.
+ */
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { plan } from '../../../src/model';
+import { runProfile } from '../../../src/runner/spawn';
+import type { Profile } from '../../../src/shared/profile';
+import { GraphWorkspace } from '../../../src/server/graph/workspace';
+import { FIXTURES } from './helpers';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+function plumberFix(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
+  const script = `require(${JSON.stringify(path.join(ROOT, 'src/cli/fix.ts'))}).runFixCommand(process.argv.slice(1)).then((c) => { process.exitCode = c; })`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script, ...args], { cwd, encoding: 'utf8', timeout: 90_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('plumber fix', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let file: string;
+  let profileFile: string;
+  let profile: Profile;
+
+  before(async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-fix-cli-'));
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    dir = path.join(root, 'project');
+    cpSync(path.join(FIXTURES, 'cli'), dir, { recursive: true });
+    file = path.join(dir, 'pipeline.ts');
+    profile = await runProfile({ file, exportName: 'numbers', seconds: 1 });
+    assert.equal(profile.error, undefined, profile.error?.message);
+    profileFile = path.join(root, 'numbers.profile.json');
+    writeFileSync(profileFile, JSON.stringify(profile));
+  });
+  after(() => rmSync(path.dirname(dir), { recursive: true, force: true }));
+
+  it('prints the plan as a unified diff and leaves the file alone', () => {
+    const before = readFileSync(file, 'utf8');
+    const r = plumberFix([file, '--from-profile', profileFile, '--diff'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^--- a\/pipeline\.ts/m);
+    assert.match(r.stdout, /^\+\+\+ b\/pipeline\.ts/m);
+    assert.match(r.stdout, /^@@ /m);
+    assert.match(r.stdout, /^[-+]/m);
+    assert.equal(readFileSync(file, 'utf8'), before);
+    assert.match(r.stderr, /Plumber fix: /);
+  });
+
+  it('writes the plan into the source: the re-extracted graph has the planned knobs and the comments', () => {
+    const thePlan = plan(profile);
+    assert.ok(thePlan.changes.length > 0, 'the heavy map leaves the model something to fix');
+    const r = plumberFix([file, '--from-profile', profileFile, '--write'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const text = readFileSync(file, 'utf8');
+    assert.match(text, /\/\/ the slow step/);
+    const ws = new GraphWorkspace();
+    ws.setText(file, text);
+    const p = ws.graphOf(file).pipelines.find((x) => x.name === 'numbers')!;
+    const map = p.ops.find((o) => o.kind === 'map')!;
+    for (const change of thePlan.changes) {
+      const lit = (key: string): unknown => (map.knobs[key]?.state === 'literal' ? (map.knobs[key] as { value: unknown }).value : undefined);
+      if (change.kind === 'placement') {
+        assert.equal(lit('placement'), 'worker');
+        assert.equal(lit('parallelism'), change.parallelism);
+      } else if (change.kind === 'parallelism') {
+        assert.equal(lit('parallelism'), change.to);
+      } else if (change.kind === 'prefetch' && !change.existing) {
+        const after = profile.ops.find((o) => o.id === change.opId)!;
+        const i = p.ops.findIndex((o) => o.kind === after.kind);
+        assert.equal(p.ops[i + 1]?.kind, 'prefetch');
+        assert.equal(p.ops[i + 1]?.knobs['bufferSize']?.state === 'literal' && (p.ops[i + 1]!.knobs['bufferSize'] as { value: unknown }).value, change.size);
+      } else if (change.kind === 'cache') {
+        assert.ok(p.ops.some((o) => o.kind === 'cache'));
+      }
+    }
+  });
+
+  it('explains a wrong call with exit code 2', () => {
+    const none = plumberFix([], dir);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /takes one pipeline file/);
+    const both = plumberFix([file, '--diff', '--write'], dir);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /Choose one of --diff/);
+  });
+
+  it('profiles the pipeline itself when no profile is given', () => {
+    const r = plumberFix([path.join(FIXTURES, 'cli', 'pipeline.ts'), '--seconds', '0.5'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /Predicted: \d+ → \d+ el\/s/);
+  });
+});
