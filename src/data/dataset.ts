@@ -297,7 +297,6 @@ export class Dataset<T> implements AsyncIterable<T> {
             seed,
             epoch: fnEnv.epoch,
             env: fnEnv,
-            useCtx: fn.length !== 1,
           });
         } else {
           inner = new MainMap(input.open(), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic }, fnAsync);

@@ -6,6 +6,7 @@
  * Typed arrays in results are transferred back, not copied.
  */
 import { pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
 import { threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 
@@ -19,7 +20,6 @@ export interface WorkerTask {
   base: number;
   seed: number;
   epoch: number;
-  useCtx: boolean;
 }
 
 /** What a task returns. Exactly one of `out`, `failed`, `loadError` is set. */
@@ -35,7 +35,6 @@ export interface WorkerResult {
 
 const TRANSFERABLE = Symbol.for('Piscina.transferable');
 const VALUE = Symbol.for('Piscina.valueOf');
-const MOVABLE = Symbol.for('Piscina.movable');
 
 const modules = new Map<string, Promise<Record<string, unknown>>>();
 
@@ -99,13 +98,15 @@ export default async function run(task: WorkerTask): Promise<unknown> {
       random: false,
     } satisfies WorkerResult;
   }
+  // The worker's own fn decides: the main thread may hold a different (wrapper) function.
+  const useCtx = (fn as Function).length !== 1;
   let random = false;
   const out = new Array<unknown>(task.items.length);
   for (let i = 0; i < task.items.length; i++) {
     const index = task.base + i;
     try {
       let r: unknown;
-      if (task.useCtx) {
+      if (useCtx) {
         const ctx = {
           index,
           get rng(): Rng {
@@ -129,7 +130,5 @@ export default async function run(task: WorkerTask): Promise<unknown> {
   result.cpuSeconds = threadCpuSeconds() - t0;
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
-  const movable = { [TRANSFERABLE]: [...buffers], [VALUE]: result };
-  Object.defineProperty(movable, MOVABLE, { value: true, enumerable: false, configurable: true, writable: true });
-  return movable;
+  return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);
 }

@@ -25,8 +25,6 @@ export interface WorkerMapConfig {
   seed: number;
   epoch: number;
   env: FnEnv;
-  /** The fn declares a ctx parameter. */
-  useCtx: boolean;
 }
 
 /** Worker CPU time a task should carry, so messaging stays a small share of it. */
@@ -129,7 +127,6 @@ class WorkerMap implements Chunks<unknown> {
       base,
       seed: this.cfg.seed,
       epoch: this.cfg.epoch,
-      useCtx: this.cfg.useCtx,
     };
     const c = this.c;
     const t0 = c === null ? 0 : now();
