@@ -34,10 +34,10 @@ export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
   };
   switch (b.resource) {
     case 'main-thread': {
-      const d = dominant(ev, (id) => eff(id)?.main ?? 0);
+      const d = dominant(ev, (id) => (eff(id)?.main ?? 0) - (eff(id)?.overhead ?? 0));
       if (d.id === undefined) return { resource: b.resource, reason: b.detail };
-      const pct = Math.round(d.share * 100);
-      const others = d.share < 0.999 ? ` (${pct}% of the main thread's ${formatSeconds(ev.mainPerRoot)})` : '';
+      const share = d.value / ev.mainPerRoot;
+      const others = share < 0.999 ? ` (${Math.round(share * 100)}% of the main thread's ${formatSeconds(ev.mainPerRoot)})` : '';
       return {
         resource: b.resource,
         opId: d.id,

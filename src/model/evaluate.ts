@@ -23,7 +23,10 @@ import { upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 /** One op's demands per root element under a configuration. */
 export interface Effective {
+  /** All main-thread seconds, including `overhead`. */
   main: number;
+  /** The op's share of main-thread time no op claimed (runtime overhead), part of `main`. */
+  overhead: number;
   worker: number;
   other: number;
   disk: number;
@@ -96,6 +99,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     out.set(id, {
       // A cache after this op serves its elements from memory: a little main-thread time per element.
       main: main * f + (c.cacheAfter ? C.cacheHitSecondsPerElement * om.visitRatio : 0),
+      overhead: om.overheadPerRoot * f,
       worker: worker * f,
       other: om.otherCpuPerRoot * f,
       disk: om.diskPerRoot * f,
@@ -161,13 +165,17 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     const om = m.ops.get(id) as OpMeasure;
     if (cfg[id].placement === 'libuv') libuvSum += e.async * om.service;
   }
-  const mainParts: Array<[string, number]> = [...eff].map(([id, e]) => [id, e.main]);
+  // Name each op's own time; the unclaimed runtime overhead is shown as one sum, because it is
+  // only shared out to ops by elements produced, not measured at them.
+  const mainParts: Array<[string, number]> = [...eff].map(([id, e]) => [id, e.main - e.overhead]);
+  const overheadSum = [...eff.values()].reduce((s, e) => s + e.overhead, 0);
+  const overheadText = overheadSum > 0 ? ` and ${formatSeconds(overheadSum)} of runtime overhead no operator claimed (promises, timers, GC)` : '';
 
   if (mainSum > 0) {
     bounds.push({
       resource: 'main-thread',
       rate: 1 / mainSum,
-      detail: `The main thread is busy ${formatSeconds(mainSum)} per element (${breakdown(m, mainParts)}); one thread gives at most ${formatRate(1 / mainSum)}.`,
+      detail: `The main thread is busy ${formatSeconds(mainSum)} per element (${breakdown(m, mainParts)}${overheadText}); one thread gives at most ${formatRate(1 / mainSum)}.`,
     });
   }
   if (cpuSum > 0) {
@@ -222,13 +230,14 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
         rate,
         detail: `${name} waits ${formatSeconds(om.service)} per call${queued}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per element, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight: at most ${formatRate(rate)}.`,
       });
-    } else if (c.placement === 'main' && e.main > 0 && (fnKind(om) || e.main >= 0.05 * mainSum)) {
-      const rate = 1 / e.main;
+    } else if (c.placement === 'main' && e.main - e.overhead > 0 && (fnKind(om) || e.main - e.overhead >= 0.05 * mainSum)) {
+      const own = e.main - e.overhead;
+      const rate = 1 / own;
       bounds.push({
         resource: 'sequential-op',
         opId: id,
         rate,
-        detail: `${name} runs on the main thread and needs ${formatSeconds(e.main)} per element${perCall(e.main, om.callsPerRoot * e.factor)}; one element at a time, at most ${formatRate(rate)}.`,
+        detail: `${name} runs on the main thread and needs ${formatSeconds(own)} per element${perCall(own, om.callsPerRoot * e.factor)}; one element at a time, at most ${formatRate(rate)}.`,
       });
     }
   }

@@ -5,9 +5,10 @@
  *
  * Assumptions (calibrate with real runs):
  * - `selfSeconds` and `dispatchSeconds` are disjoint main-thread times (tracing.ts says so).
- * - Main-thread CPU the operators did not claim (`run.mainThreadCpuSeconds` − Σ self − Σ dispatch:
- *   promise plumbing, async-generator resumption, GC) costs the same per element at every operator,
- *   so it is shared out in proportion to elements produced and vanishes with the elements (a cache).
+ * - Main-thread CPU the operators did not claim (`run.mainThreadCpuSeconds` − Σ self − Σ dispatch −
+ *   a fixed idle share per second: promise plumbing, async-generator resumption, GC) costs the same
+ *   per element at every operator, so it is shared out in proportion to elements produced and
+ *   vanishes with the elements (a cache).
  *   With a wall-clock `cpuClock` the main-thread total includes idle time and is not used.
  * - CPU on other threads that no operator measured (process CPU − main thread − workers: libuv's
  *   fs/zlib/sharp work, V8 helper threads) goes to libuv-placed operators in proportion to their
@@ -112,7 +113,8 @@ export function measure(profile: Profile): Measured {
     if (op.placement === 'libuv') libuvLatency += op.counters.asyncLatencySeconds;
   }
   const cpuClockIsReal = machine.cpuClock !== 'wall';
-  const unclaimedMain = cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedMain) : 0;
+  const idle = C.idleMainOverheadPerSecond * run.seconds;
+  const unclaimedMain = cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedMain - idle) : 0;
   const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
   const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
   const overheadPerElement = producedTotal > 0 ? unclaimedMain / producedTotal : 0;

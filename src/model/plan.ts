@@ -79,14 +79,22 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
   return out;
 }
 
-/** The slowest op's time per root element, not divided by its concurrency: what a prefetch at the end must cover. */
-function slowestLatency(m: Measured, ev: Evaluation): { id?: string; seconds: number } {
+/**
+ * The longest time one root element spends in a single op: its main-thread time, plus its calls'
+ * latency or worker time spread over the calls it runs at once. A prefetch at the end must hold
+ * what the pipeline delivers in that time.
+ */
+function slowestLatency(m: Measured, cfg: Config, ev: Evaluation): { id?: string; seconds: number } {
   let id: string | undefined;
   let seconds = 0;
   for (const [opId, e] of ev.eff) {
     const om = m.ops.get(opId);
+    const k = Math.max(1, cfg[opId]?.concurrency ?? 1);
     if (!om) continue;
-    const t = e.main + e.worker + e.async * om.latency;
+    const waves = (calls: number) => Math.max(1, calls / k);
+    let t = e.main - e.overhead;
+    if (e.async > 0) t += om.latency * waves(e.async);
+    if (e.worker > 0) t += (e.worker / Math.max(e.factor * om.callsPerRoot, 1)) * waves(e.factor * om.callsPerRoot);
     if (t > seconds) {
       seconds = t;
       id = opId;
@@ -199,7 +207,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
 function endPrefetch(m: Measured, cfg: Config, ev: Evaluation): { change: PrefetchChange } | undefined {
   const root = m.ops.get(m.rootId);
   if (!root || !Number.isFinite(ev.bound)) return undefined;
-  const slow = slowestLatency(m, ev);
+  const slow = slowestLatency(m, cfg, ev);
   const needed = Math.min(C.maxPrefetch, Math.max(C.minPrefetch, Math.ceil(ev.bound * slow.seconds)));
   const slowName = slow.id ? describeOp((m.ops.get(slow.id) ?? root).op) : 'the slowest operator';
   const why = `At ${formatRate(ev.bound)}, ${slowName} takes ${formatSeconds(slow.seconds)} per element, so ${needed} element${needed === 1 ? '' : 's'} ready at the end of the pipeline keep the consumer from waiting on it.`;

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { analyze } from '../../../src/model';
+import { analyze, MODEL_CONSTANTS } from '../../../src/model';
 import { ProfileBuilder } from './builder';
 
 const id = ProfileBuilder.id;
@@ -45,14 +45,18 @@ describe('model: analyze', () => {
 
   it('counts every operator\'s bookkeeping and unclaimed main-thread time in the main-thread bound', () => {
     // 10 µs of bookkeeping per element in each of 3 ops, plus 1 s of main-thread CPU no op claimed
-    // over 1,000 root elements (shared over 3,000 produced elements: 1 ms per root element).
+    // over 1,000 root elements in 1000 / 150 s. The runtime's idle share (10 ms per second) is not
+    // per element; the rest is shared over the 3,000 produced elements, 3 per root element.
     const profile = new ProfileBuilder({}, 10e-6)
       .range()
       .map('a', { self: 2e-3 })
       .map('b', { self: 3e-3 })
       .build({ rootElements: 1000, rate: 150, unclaimedMainSeconds: 1 });
     const a = analyze(profile);
-    near(a.bound, 1 / (2e-3 + 3e-3 + 3 * 10e-6 + 1e-3));
+    const seconds = 1000 / 150;
+    const overheadPerRoot = (1 - MODEL_CONSTANTS.idleMainOverheadPerSecond * seconds) / 1000;
+    near(a.bound, 1 / (2e-3 + 3e-3 + 3 * 10e-6 + overheadPerRoot));
+    assert.match(a.bounds[0].detail, /of runtime overhead no operator claimed/);
   });
 
   it('bounds a worker map by its threads, and by the cores when it has more threads than cores', () => {
