@@ -106,6 +106,11 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
       onProgress: (m) => deps.progress?.(`${name}: ${m.phase}, ${m.elements} elements${m.rate ? `, ${Math.round(m.rate)} el/s` : ''}`),
     });
     const at = new Date().toISOString();
+    if (profile.error?.kind === 'cancelled' || deps.signal?.aborted) {
+      // A cancelled run says nothing about the pipeline: keep the previous profile.
+      outcomes.push({ pipeline: name, ok: false, error: 'Cancelled.' });
+      continue;
+    }
     if (profile.error) {
       deps.store.setProfile(params.uri, name, { profile, text: diskText, at }, '');
       outcomes.push({ pipeline: name, ok: false, error: profile.error.message });

@@ -1,0 +1,147 @@
+/**
+ * The built language server over real JSON-RPC (stdio), from a plain LSP client: diagnostics,
+ * lenses, the plumber/* messages, one real profile through the runner with progress, fixes as
+ * versioned edits, staleness, cancellation and trust.
+ */
+import * as assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CancellationTokenSource, WorkDoneProgress, type CodeAction, type CodeLens, type Hover, type TextDocumentEdit, type TextEdit } from 'vscode-languageserver-protocol/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { FixAllResult, PipelinesResult, ProfileResult, ProfileUpdatedParams } from '../../src/shared/protocol';
+import { ROOT, SERVER, startServer, type TestClient } from './client';
+
+const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'server', 'cli');
+
+describe('language server over JSON-RPC', function () {
+  this.timeout(120_000);
+  let client: TestClient;
+  let dir: string;
+  let file: string;
+  let uri: string;
+  let text: string;
+
+  before(async function () {
+    if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`node esbuild.mjs\` first (npm test does).`);
+    const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-protocol-'));
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    dir = path.join(root, 'project');
+    cpSync(FIXTURE, dir, { recursive: true });
+    file = path.join(dir, 'pipeline.ts');
+    uri = pathToFileURL(file).href;
+    text = readFileSync(file, 'utf8');
+    client = await startServer({ profile: { seconds: 1 } });
+    const published = client.diagnostics(uri);
+    await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'typescript', version: 1, text } });
+    const diags = await published;
+    assert.ok(diags.diagnostics.some((d) => d.code === 'plumber/no-prefetch-at-end'), JSON.stringify(diags));
+  });
+  after(async () => {
+    await client?.stop();
+    rmSync(path.dirname(dir), { recursive: true, force: true });
+  });
+
+  const lenses = async (): Promise<string[]> => {
+    const list = await client.connection.sendRequest<CodeLens[]>('textDocument/codeLens', { textDocument: { uri } });
+    const resolved = await Promise.all(list.map((l) => client.connection.sendRequest<CodeLens>('codeLens/resolve', l)));
+    return resolved.map((l) => l.command?.title ?? '');
+  };
+  const actionsAt = (line: number): Promise<CodeAction[]> =>
+    client.connection.sendRequest<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: { start: { line, character: 4 }, end: { line, character: 4 } },
+      context: { diagnostics: [] },
+    });
+
+  it('lists the pipelines of the document and offers "Profile" before any run', async () => {
+    const r = await client.connection.sendRequest<PipelinesResult>('plumber/pipelines', { uri });
+    assert.deepEqual(r.pipelines.map((p) => [p.name, p.ops.map((o) => o.label)]), [['numbers', ['range(100_000)', 'map(heavy)', 'batch(16)']]]);
+    assert.deepEqual(await lenses(), ['Profile']);
+  });
+
+  it('profiles through the runner with progress, then shows numbers, a bottleneck and fixes', async () => {
+    const token = 'profile-1';
+    const reports: string[] = [];
+    const progress = client.connection.onProgress(WorkDoneProgress.type, token, (v) => {
+      if (v.kind !== 'end' && v.message) reports.push(v.message);
+    });
+    const updated = client.notification<ProfileUpdatedParams>('plumber/profileUpdated', (p) => p.uri === uri);
+    const result = await client.connection.sendRequest<ProfileResult>('plumber/profile', { uri, pipeline: 'numbers', workDoneToken: token });
+    progress.dispose();
+    assert.equal(result.outcomes.length, 1);
+    assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
+    assert.ok(result.outcomes[0]!.rate! > 0);
+    assert.deepEqual((await updated).pipelines, ['numbers']);
+    assert.ok(reports.some((m) => /measuring/.test(m)), reports.join('\n'));
+    const titles = await lenses();
+    assert.ok(titles.some((t) => /^Pipeline [\d.,]+k? el\/s · bound /.test(t)), titles.join('\n'));
+    assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.]+×\)$/.test(t)), titles.join('\n'));
+    assert.ok(titles.some((t) => / el\/s · \d+% CPU · bottleneck: /.test(t)), titles.join('\n'));
+    const h = await client.connection.sendRequest<Hover>('textDocument/hover', { textDocument: { uri }, position: { line: 11, character: 4 } });
+    assert.match((h.contents as { value: string }).value, /\*\*Measured\*\*/);
+  });
+
+  it('applies a quick fix as an edit versioned for the open document', async () => {
+    const actions = await actionsAt(11);
+    const fix = actions.find((a) => a.title.startsWith('Apply Plumber fix: ') && !a.disabled);
+    assert.ok(fix, actions.map((a) => a.title).join('\n'));
+    const change = fix.edit!.documentChanges![0] as TextDocumentEdit;
+    assert.equal(change.textDocument.version, 1);
+    const fixed = TextDocument.applyEdits(TextDocument.create(uri, 'typescript', 1, text), change.edits as TextEdit[]);
+    assert.notEqual(fixed, text);
+    assert.match(fixed, /\/\/ the slow step/);
+    const stale = client.notification<ProfileUpdatedParams>('plumber/profileUpdated', (p) => p.uri === uri);
+    await client.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: fixed }] });
+    await stale;
+    const after = await actionsAt(11);
+    assert.ok(after.length > 0 && after.every((a) => a.disabled !== undefined), JSON.stringify(after));
+    const all = await client.connection.sendRequest<FixAllResult>('plumber/fixAll', { uri, pipeline: 'numbers' });
+    assert.match(all.reason ?? '', /changed since it was profiled/);
+    assert.ok((await lenses()).some((t) => t.endsWith(' · stale')));
+  });
+
+  it('stops a profile when the client cancels it, and keeps serving', async () => {
+    const source = new CancellationTokenSource();
+    const token = 'profile-2';
+    const started = new Promise<void>((resolve) => {
+      const d = client.connection.onProgress(WorkDoneProgress.type, token, (v) => {
+        if (v.kind === 'report') {
+          d.dispose();
+          resolve();
+        }
+      });
+    });
+    const pending = client.connection.sendRequest<ProfileResult>('plumber/profile', { uri, pipeline: 'numbers', workDoneToken: token }, source.token);
+    await started;
+    source.cancel();
+    const outcome = await pending.then(
+      (r) => (r.outcomes[0]!.ok ? 'finished' : 'cancelled'),
+      () => 'cancelled',
+    );
+    assert.equal(outcome, 'cancelled');
+    const r = await client.connection.sendRequest<PipelinesResult>('plumber/pipelines', { uri });
+    assert.equal(r.pipelines.length, 1);
+  });
+
+  it('forgets profiles on plumber/clearProfile and tells the client', async () => {
+    const cleared = client.notification<ProfileUpdatedParams>('plumber/profileUpdated', (p) => p.uri === uri);
+    await client.connection.sendRequest('plumber/clearProfile', { uri });
+    assert.deepEqual((await cleared).pipelines, ['numbers']);
+    assert.deepEqual(await lenses(), ['Profile']);
+  });
+
+  it('refuses to run workspace code once the workspace is untrusted, with a sentence saying why', async () => {
+    await client.connection.sendNotification('plumber/trustChanged', { trusted: false });
+    await assert.rejects(client.connection.sendRequest('plumber/profile', { uri, pipeline: 'numbers' }), (e: Error) => /untrusted/.test(e.message));
+    assert.deepEqual(await lenses(), ['Profile'], 'static features keep working without trust');
+    await client.connection.sendNotification('plumber/trustChanged', { trusted: true });
+  });
+
+  it('answers empty results for documents it does not know instead of failing', async () => {
+    const other = pathToFileURL(path.join(dir, 'nope.ts')).href;
+    assert.deepEqual(await client.connection.sendRequest('textDocument/codeLens', { textDocument: { uri: other } }), []);
+    assert.equal(await client.connection.sendRequest('textDocument/hover', { textDocument: { uri: other }, position: { line: 0, character: 0 } }), null);
+  });
+});
