@@ -56,7 +56,9 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     const om = m.ops.get(id);
     const c = cfg[id];
     if (!om || !c) continue;
-    if (o.placement === 'worker' && c.placement === 'main' && om.movable) {
+    // A sync main-thread fn can move when the profile found its module or the override names one.
+    const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0);
+    if (o.placement === 'worker' && c.placement === 'main' && canMove) {
       c.placement = 'worker';
       c.concurrency = o.parallelism ?? cores;
     } else if (o.placement === 'main' && c.placement === 'worker') {

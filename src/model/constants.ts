@@ -33,8 +33,8 @@ export const MODEL_CONSTANTS = {
    * in flight: unclaimed ≈ 11.6 ms/s + 1.8 µs per produced element.
    */
   idleMainOverheadPerSecond: 0.01,
-  /** A source's unexplained wait per element below this is noise, not latency. */
-  minInferredLatencySeconds: 1e-6,
+  /** A source's unexplained wait per element below this is noise (an array source's own pulls), not latency. */
+  minInferredLatencySeconds: 20e-6,
   /** Main-thread seconds a memory cache spends serving one element. */
   cacheHitSecondsPerElement: 1e-6,
   /**

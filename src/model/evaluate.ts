@@ -256,7 +256,8 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     const total = members.reduce((s, [, t]) => s + t, 0);
     const waits = members.reduce((s, [, , w]) => s + w, 0);
     const significant = members.filter(([, t]) => t >= 0.01 * total);
-    if (waits <= 0 || significant.length < 2) continue;
+    // Only a wait that matters makes a series bound differ from the main-thread bound.
+    if (waits < 0.01 * total || significant.length < 2 || !significant.some(([, , w]) => w > 0)) continue;
     const [domId] = [...members].sort((a, b) => b[1] - a[1])[0];
     const rate = 1 / total;
     const words = [...significant]

@@ -228,3 +228,14 @@ describe('model: predict', () => {
     assert.equal(predict(profile, {}).rate, 400);
   });
 });
+
+describe('model: predict with placement overrides', () => {
+  it('predicts a move to worker threads named by the override when the profile found no module', () => {
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('decode', { self: 4e-3 }).build({ rootElements: 500, rate: 240 });
+    const moved = predict(profile, { [id(1)]: { placement: 'worker', parallelism: 2, module: '/work/decode.ts' } });
+    // 4 ms per call is one element per task: main 2 µs + 60 µs, workers 4 ms − 2 µs + 40 µs.
+    near(moved.bound, 2 / (62e-6 + 4.038e-3));
+    // Without a module the fn cannot move, and the prediction stays what it was.
+    near(predict(profile, { [id(1)]: { placement: 'worker', parallelism: 2 } }).bound, 250);
+  });
+});
