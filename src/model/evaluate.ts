@@ -7,8 +7,9 @@
  * - Demands per root element measured in the profile stay the same under other knobs; only the
  *   operators a change touches get new demands (moved to workers, or cached away).
  * - Operators run in series unless something decouples them: a prefetch buffer, or an operator
- *   with two or more calls in flight (it pulls its input ahead). Ops in one such segment add their
- *   main-thread time and their waits; that sum caps the rate too.
+ *   on plumber-data's parallel engine (async maps, worker maps, file reads: they pull their input
+ *   ahead). Ops in one such segment add their main-thread time and their waits (a source that
+ *   awaits off the engine); that sum caps the rate too.
  * - Worker threads get at most one core each; all threads together get `cores`.
  * - An awaiting op with k calls in flight and latency L per call delivers k / L calls per second
  *   (Little's law); on libuv, calls also share `machine.libuvThreads` pool threads.
@@ -89,8 +90,12 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       main = om.selfPerRoot + om.overheadPerRoot + om.workerPerRoot;
       worker = 0;
     }
-    const decoupler =
-      c.concurrency >= 2 && (om.tunable || c.placement === 'worker') && (om.isAsync || c.placement !== 'main' || !fnKind(om));
+    // plumber-data runs async maps, worker maps and file reads on its parallel engine, which starts
+    // the next call as soon as a result is handed downstream: even with one call in flight they
+    // overlap the work after them. Sources that await without the engine (`from` an async
+    // iterable, `lines`) and sync fns do not.
+    const onEngine = c.placement === 'worker' || (om.isAsync && (fnKind(om) || om.op.kind === 'files'));
+    const decoupler = onEngine || (om.op.kind === 'interleave' && c.concurrency >= 2);
     let wait = 0;
     if (!decoupler) {
       if (c.placement === 'worker') wait = worker * f;
@@ -185,7 +190,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     bounds.push({
       resource: 'cpu',
       rate: cores / cpuSum,
-      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${cores} core${cores === 1 ? '' : 's'} give at most ${formatRate(cores / cpuSum)}.`,
+      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${cores} core${cores === 1 ? ' gives' : 's give'} at most ${formatRate(cores / cpuSum)}.`,
     });
   }
   if (diskSum > 0 && machine.diskReadBytesPerSec && machine.diskReadBytesPerSec > 0) {
@@ -219,7 +224,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
         resource: 'parallel-op',
         opId: id,
         rate,
-        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${est}${perCall(e.worker, om.callsPerRoot * e.factor)}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${c.concurrency > cores ? ` on ${cores} cores` : ''} give at most ${formatRate(rate)}.`,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${est}${perCall(e.worker, om.callsPerRoot * e.factor)}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const rate = c.concurrency / (e.async * om.service);

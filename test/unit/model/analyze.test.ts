@@ -117,16 +117,29 @@ describe('model: analyze', () => {
   });
 
   it('adds up waits and work that run in series when nothing decouples them', () => {
-    // fetch waits 5 ms with one call in flight, then decode works 5 ms on the main thread: 100 el/s.
+    // An async-iterable source keeps its consumer waiting 5 ms per element, then decode works 5 ms
+    // on the main thread; nothing pulls ahead, so each element takes 10 ms: 100 el/s.
     const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 5e-3, parallelism: 1 })
+      .op({ kind: 'from', wait: 5e-3 })
       .map('decode', { self: 5e-3 })
       .build({ rootElements: 500, rate: 98 });
     const a = analyze(profile);
     assert.equal(a.bottleneck.resource, 'sequential-op');
     near(a.bound, 100);
     assert.match(a.bottleneck.reason, /in series/);
+  });
+
+  it('overlaps an awaiting map with the work after it, even with one call in flight', () => {
+    // The engine starts the next fetch while decode works on the previous result: the bound is
+    // min(1 / 5 ms, 1 / 2 ms) = 200 el/s, not 1 / 7 ms.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 5e-3, parallelism: 1 })
+      .map('decode', { self: 2e-3 })
+      .build({ rootElements: 500, rate: 195 });
+    const a = analyze(profile);
+    assert.equal(a.bottleneck.resource, 'latency');
+    near(a.bound, 200);
   });
 
   it('reports a run that produced nothing with a sentence instead of numbers', () => {

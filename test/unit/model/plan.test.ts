@@ -80,15 +80,17 @@ describe('model: plan', () => {
     assert.equal(p.predictedBottleneck.resource, 'main-thread');
   });
 
-  it('decouples an awaiting map that runs in series with main-thread work', () => {
+  it('raises a one-at-a-time awaiting map past the main thread\'s bound, with headroom', () => {
+    // fetch: 1 / 5 ms = 200 el/s; decode on the main thread: 500 el/s. 3 calls reach 500; the hedge
+    // asks for 500 × 1.25 × 5 ms = 3.125, so 4.
     const profile = new ProfileBuilder()
       .range()
       .map('fetch', { latency: 5e-3, parallelism: 1 })
-      .map('decode', { self: 5e-3 })
-      .build({ rootElements: 500, rate: 98 });
+      .map('decode', { self: 2e-3 })
+      .build({ rootElements: 500, rate: 195 });
     const p = plan(profile);
-    assert.equal(change(p.changes, 'parallelism', id(1))?.to, 2);
-    near(p.predictedBound, 200);
+    assert.equal(change(p.changes, 'parallelism', id(1))?.to, 4);
+    near(p.predictedBound, 500);
   });
 
   it('inserts a prefetch after an awaiting source whose concurrency is not a knob', () => {
