@@ -207,7 +207,7 @@ async function main(): Promise<void> {
     return void (await fail({ kind: 'empty', message: `The pipeline "${chosen.name}" produced no elements: its source is empty or a filter drops everything.` }));
   }
   if (consumed === 0) {
-    const waited = req.warmupSeconds + req.seconds;
+    const waited = Math.max(req.startSeconds, req.warmupSeconds + req.seconds);
     return void (await fail({ kind: 'timeout', message: `The pipeline "${chosen.name}" produced no element in ${waited.toFixed(1)} s: it may be waiting on something that never happens (a promise that never settles, a source that never yields).` }));
   }
   await finish({ type: 'profile', profile });

@@ -10,6 +10,8 @@ export interface MeasureOptions {
   maxElements: number;
   warmupSeconds: number;
   warmupMaxElements: number;
+  /** Seconds allowed before the first element (worker pools start, modules load). */
+  startSeconds: number;
   progressInterval: number;
 }
 
@@ -49,6 +51,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   const t0 = now();
   let phase = 'warmup' as 'warmup' | 'measuring';
   let total = 0;
+  let warmStart = t0;
   let warmupElements = 0;
   let warmupSeconds = 0;
   let windowStart = t0;
@@ -74,7 +77,9 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     });
     stopTimer = setTimeout(() => stop(), Math.max(1, seconds * 1000));
   };
-  armStop(o.warmupSeconds + o.seconds);
+  // Before the first element the pipeline may be starting worker pools that load TypeScript:
+  // give it `startSeconds` (or the whole budget, if longer) before calling it stuck.
+  armStop(Math.max(o.startSeconds, o.warmupSeconds + o.seconds));
 
   const startWindow = (t: number): void => {
     phase = 'measuring';
@@ -101,9 +106,14 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
         break;
       }
       total++;
-      if (total === 1) hooks.onFirstElement();
+      if (total === 1) {
+        hooks.onFirstElement();
+        // Warm-up counts from the first element, so a slow start does not eat it.
+        warmStart = t;
+        armStop(o.warmupSeconds + o.seconds);
+      }
       if (phase === 'warmup') {
-        if (t - t0 >= o.warmupSeconds || total >= o.warmupMaxElements) startWindow(t);
+        if (t - warmStart >= o.warmupSeconds || total >= o.warmupMaxElements) startWindow(t);
       } else {
         windowElements++;
         windowEnd = t;

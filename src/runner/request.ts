@@ -16,6 +16,8 @@ export interface RunRequest {
   warmupSeconds: number;
   /** Warm-up ends after this many elements even if `warmupSeconds` has not passed. */
   warmupMaxElements: number;
+  /** Seconds allowed before the first element arrives. */
+  startSeconds: number;
   overrides: Overrides;
   /** Seconds between progress messages. */
   progressInterval: number;
@@ -27,5 +29,6 @@ export const DEFAULTS = {
   maxElements: Number.MAX_SAFE_INTEGER,
   warmupSeconds: 0.5,
   warmupMaxElements: 100_000,
+  startSeconds: 10,
   progressInterval: 0.2,
 } as const;

@@ -30,6 +30,8 @@ export interface RunProfileOptions {
   maxElements?: number;
   /** Warm-up before counters are reset (default 0.5 s). */
   warmupSeconds?: number;
+  /** Time allowed before the first element before the pipeline counts as stuck (default 10 s). */
+  startSeconds?: number;
   /** Knob overrides by operator id. */
   overrides?: Overrides;
   /** Hard limit on the whole child, loading included (default: warm-up + budget + 30 s). */
@@ -223,10 +225,11 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
     maxElements: opts.maxElements ?? DEFAULTS.maxElements,
     warmupSeconds: opts.warmupSeconds ?? DEFAULTS.warmupSeconds,
     warmupMaxElements: DEFAULTS.warmupMaxElements,
+    startSeconds: opts.startSeconds ?? DEFAULTS.startSeconds,
     overrides,
     progressInterval: DEFAULTS.progressInterval,
   };
-  for (const k of ['seconds', 'maxElements', 'warmupSeconds'] as const) {
+  for (const k of ['seconds', 'maxElements', 'warmupSeconds', 'startSeconds'] as const) {
     if (!(request[k] >= 0)) throw new TypeError(`runProfile: \`${k}\` must be a non-negative number.`);
   }
   const problem = checkOverrides(overrides);
@@ -234,7 +237,7 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
   if (!fs.existsSync(file)) {
     return failedProfile(file, opts.exportName, overrides, { kind: 'not-found', message: `${file} does not exist. Check the path (relative paths are resolved from ${opts.cwd ?? process.cwd()}).` });
   }
-  const timeout = opts.timeoutSeconds ?? request.warmupSeconds + request.seconds + 30;
+  const timeout = opts.timeoutSeconds ?? request.startSeconds + request.warmupSeconds + request.seconds + 30;
   const outcome = await runChild(request, opts, timeout);
   if (outcome.message?.type === 'profile') return outcome.message.profile;
   return failedProfile(file, opts.exportName, overrides, outcome.error ?? { kind: 'internal', message: 'The runner ended without sending a profile.' });
@@ -251,7 +254,7 @@ export class PipelineListError extends Error {
 export async function listPipelines(file: string, opts: Pick<RunProfileOptions, 'timeoutSeconds' | 'nodePath' | 'nodeArgs' | 'cwd' | 'signal' | 'memoryMB'> = {}): Promise<string[]> {
   const abs = path.resolve(opts.cwd ?? process.cwd(), file);
   if (!fs.existsSync(abs)) throw new PipelineListError({ kind: 'not-found', message: `${abs} does not exist.` });
-  const request: RunRequest = { mode: 'list', file: abs, seconds: 0, maxElements: 0, warmupSeconds: 0, warmupMaxElements: 0, overrides: {}, progressInterval: 1 };
+  const request: RunRequest = { mode: 'list', file: abs, seconds: 0, maxElements: 0, warmupSeconds: 0, warmupMaxElements: 0, startSeconds: 0, overrides: {}, progressInterval: 1 };
   const outcome = await runChild(request, { file: abs, ...opts }, opts.timeoutSeconds ?? 30);
   if (outcome.message?.type === 'pipelines') return outcome.message.pipelines;
   const error = outcome.message?.type === 'profile' ? outcome.message.profile.error : outcome.error;

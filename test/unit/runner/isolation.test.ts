@@ -76,8 +76,9 @@ describe('runner isolation', function () {
   });
 
   it('ends a pipeline that never yields within its budget', async () => {
-    const { profile, pid, seconds } = await run('hangs.ts');
+    const { profile, pid, seconds } = await run('hangs.ts', { startSeconds: 1 });
     assert.equal(profile.error?.kind, 'timeout');
+    assert.match(profile.error!.message, /produced no element in 1\.0 s/);
     assert.ok(seconds < 8, `took ${seconds} s`);
     assert.ok(pid !== undefined && !alive(pid));
   });
