@@ -29,6 +29,11 @@ export interface WorkerResult {
   failed?: { offset: number; name: string; message: string; stack?: string };
   loadError?: string;
   cpuSeconds: number;
+  /**
+   * Wall seconds of the task inside the worker. Sizes the next tasks: the schedstat clock advances
+   * at scheduler ticks (~4 ms), too coarse for one short task, though its sums are sound.
+   */
+  wallSeconds: number;
   /** The fn used ctx.rng. */
   random: boolean;
 }
@@ -83,11 +88,13 @@ function collect(x: unknown, into: Set<ArrayBuffer>, depth: number): void {
 
 export default async function run(task: WorkerTask): Promise<unknown> {
   const t0 = threadCpuSeconds();
+  const w0 = performance.now();
+  const wall = (): number => (performance.now() - w0) / 1000;
   let mod: Record<string, unknown>;
   try {
     mod = await load(task.module);
   } catch (e) {
-    return { loadError: e instanceof Error ? e.message : String(e), cpuSeconds: threadCpuSeconds() - t0, random: false } satisfies WorkerResult;
+    return { loadError: e instanceof Error ? e.message : String(e), cpuSeconds: threadCpuSeconds() - t0, wallSeconds: wall(), random: false } satisfies WorkerResult;
   }
   const fn = mod[task.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[task.exportName];
   if (typeof fn !== 'function') {
@@ -95,6 +102,7 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     return {
       loadError: `it has no exported function named '${task.exportName}' (exported functions: ${names.join(', ') || 'none'})`,
       cpuSeconds: threadCpuSeconds() - t0,
+      wallSeconds: wall(),
       random: false,
     } satisfies WorkerResult;
   }
@@ -121,13 +129,14 @@ export default async function run(task: WorkerTask): Promise<unknown> {
       out[i] = task.mode === 'filter' ? Boolean(r) : task.mode === 'flatMap' && !Array.isArray(r) ? Array.from(r as Iterable<unknown>) : r;
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
-      return { failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, cpuSeconds: threadCpuSeconds() - t0, random } satisfies WorkerResult;
+      return { failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, cpuSeconds: threadCpuSeconds() - t0, wallSeconds: wall(), random } satisfies WorkerResult;
     }
   }
-  const result: WorkerResult = { out, cpuSeconds: 0, random };
+  const result: WorkerResult = { out, cpuSeconds: 0, wallSeconds: 0, random };
   const buffers = new Set<ArrayBuffer>();
   if (task.mode !== 'filter') collect(out, buffers, 0);
   result.cpuSeconds = threadCpuSeconds() - t0;
+  result.wallSeconds = wall();
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
   return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);

@@ -59,3 +59,16 @@ export function roundsFor(ms: number): number {
 export function liveHandles(): string[] {
   return process.getActiveResourcesInfo().filter((r) => r === 'MessagePort' || r === 'Worker' || r === 'Timeout' || r === 'FileHandle');
 }
+
+/** Runs `body` with a tracer installed throughout: operators built while the pipeline runs (interleave's inner datasets) register too. */
+export async function whileTraced(body: (tracer: RecordingTracer) => Promise<void>): Promise<RecordingTracer> {
+  const g = globalThis as Globals;
+  const tracer = new RecordingTracer();
+  g[TRACER_KEY] = tracer;
+  try {
+    await body(tracer);
+  } finally {
+    delete g[TRACER_KEY];
+  }
+  return tracer;
+}

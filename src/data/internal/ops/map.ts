@@ -47,10 +47,11 @@ export class MainMap implements Chunks<unknown> {
       if (chunk === null || this.closing !== null) return null;
       const c = this.c;
       const t0 = c === null ? 0 : now();
+      const n = chunk.length;
       const out = this.o.filter ? this.filterChunk(chunk) : this.mapChunk(chunk);
       if (c !== null) {
         c.selfSeconds += (now() - t0) / 1000;
-        c.pulled += chunk.length;
+        c.pulled += n;
         if (out !== null) countProduced(c, out);
       }
       if (out === null) return (this.engine as unknown as Engine<unknown, unknown>).next(hint);

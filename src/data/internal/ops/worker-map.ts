@@ -1,8 +1,8 @@
 /**
  * map/filter/flatMap with `placement: 'worker'`: the fn runs in a piscina pool of `threads` worker
  * threads, created when a pass starts and destroyed when it ends or is stopped. Small elements
- * travel several to a task (a task costs ~50–190 µs of messaging here), sized from the CPU time the
- * workers report; large results come back transferred rather than copied.
+ * travel several to a task (a task costs ~50–190 µs of messaging here), sized from the time the
+ * workers report per element; large results come back transferred rather than copied.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
@@ -158,7 +158,7 @@ class WorkerMap implements Chunks<unknown> {
     }
     const out = r.out as unknown[];
     // Size the next tasks from this one's measured cost per element.
-    const perElement = r.cpuSeconds / Math.max(1, items.length);
+    const perElement = r.wallSeconds / Math.max(1, items.length);
     this.group = perElement <= 0 ? Math.min(MAX_GROUP, this.group * 2) : Math.max(1, Math.min(MAX_GROUP, Math.round(TARGET_TASK_SECONDS / perElement)));
     let result: unknown[];
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
