@@ -13,7 +13,11 @@ export interface Limits {
   cores: number;
   /** Largest pool per operator. */
   maxWorkers: number;
-  /** Worker threads across all operators: one per core (the main thread and libuv share them too; the CPU bound says when that hurts). */
+  /**
+   * Worker threads across all operators. Pools of different operators are rarely all busy at
+   * once, so this is twice the cores; the CPU bound, not this budget, is what stops the search
+   * when the cores are full.
+   */
   workerBudget: number;
   maxConcurrency: number;
 }

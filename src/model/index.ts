@@ -22,7 +22,7 @@ function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
   return {
     cores,
     maxWorkers: Math.max(1, options.maxWorkers ?? cores),
-    workerBudget: cores,
+    workerBudget: 2 * cores,
     maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
     memoryBudgetBytes: options.memoryBudgetBytes ?? MODEL_CONSTANTS.defaultMemoryBudgetFraction * profile.machine.memoryFreeBytes,
   };
