@@ -4,7 +4,7 @@
  * overrides), and the best of a small grid search (the oracle), plus the model's predicted rate
  * and how long profile + plan took. Rates are root elements per second.
  *
- *   npm run bench:e2e -- [--json] [--smoke] [--only images,text] [--seconds 2]
+ *   npm run bench:e2e -- [--json] [--smoke] [--only images,text] [--seconds 2.5] [--repeat 2]
  *
  * Writes `artifacts/bench-e2e/results.md`, `results.json` and `chart.svg`. Exits 1 when an example
  * fails to run, so the smoke test catches an example that rots.
@@ -39,6 +39,8 @@ interface Args {
   /** Warm-up of each run; undefined: per example (WARMUP, else 0.5 s). */
   warmupSeconds?: number;
   gridLimit: number;
+  /** Runs of each configuration; the best counts (other work on a shared machine only slows a run down). */
+  repeat: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -63,6 +65,7 @@ function parseArgs(argv: string[]): Args {
     maxElements: smoke ? 2 : undefined,
     warmupSeconds: smoke ? 0.05 : undefined,
     gridLimit: smoke ? 1 : 6,
+    repeat: Math.max(1, Number(value('--repeat') ?? 1)),
   };
 }
 
@@ -71,6 +74,13 @@ function rateOf(p: Profile): number {
 }
 
 class RunFailed extends Error {}
+
+/** The best rate of `args.repeat` runs with the given overrides. */
+async function bestRate(name: string, overrides: Overrides, args: Args, what: string, first?: Profile): Promise<number> {
+  let best = first ? rateOf(first) : 0;
+  for (let i = first ? 1 : 0; i < args.repeat; i++) best = Math.max(best, rateOf(await run(name, overrides, args, what)));
+  return best;
+}
 
 /** One measured run of an example with the given overrides. */
 async function run(name: string, overrides: Overrides, args: Args, what: string): Promise<Profile> {
@@ -93,17 +103,17 @@ async function benchOne(name: string, args: Args, log: (s: string) => void): Pro
   const profile = await run(name, {}, args, `${name} as written`);
   const thePlan = plan(profile);
   const profileSeconds = (performance.now() - t0) / 1000;
-  const asWritten = rateOf(profile);
+  const asWritten = await bestRate(name, {}, args, `${name} as written`, profile);
   log(`${name}: as written ${asWritten.toFixed(2)}/s; plan: ${thePlan.changes.map((c) => changeTitle(c, profile)).join('; ') || 'no change'}`);
 
-  const heuristic = rateOf(await run(name, heuristicOverrides(profile), args, `${name} heuristic`));
+  const heuristic = await bestRate(name, heuristicOverrides(profile), args, `${name} heuristic`);
   log(`${name}: heuristic ${heuristic.toFixed(2)}/s`);
-  const plumber = rateOf(await run(name, thePlan.overrides, args, `${name} with Plumber's plan`));
+  const plumber = await bestRate(name, thePlan.overrides, args, `${name} with Plumber's plan`);
   log(`${name}: plumber ${plumber.toFixed(2)}/s (predicted ${thePlan.predictedRate.toFixed(2)}/s)`);
 
   const grid: Record<string, number> = {};
   for (const config of oracleGrid(profile, args.gridLimit)) {
-    grid[config.name] = rateOf(await run(name, config.overrides, args, `${name} oracle [${config.name}]`));
+    grid[config.name] = await bestRate(name, config.overrides, args, `${name} oracle [${config.name}]`);
     log(`${name}: oracle [${config.name}] ${grid[config.name].toFixed(2)}/s`);
   }
   const best = Object.entries(grid).sort((a, b) => b[1] - a[1])[0] ?? ['as written', asWritten];
@@ -145,7 +155,7 @@ async function main(): Promise<void> {
   const header = [
     `# End-to-end benchmark${args.smoke ? ' (smoke budgets)' : ''}`,
     '',
-    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}) · load average ${loadavg()[0].toFixed(2)} · Node ${process.version} · ${args.maxElements ? `${args.maxElements} elements` : `${args.seconds} s`} per run after ${args.warmupSeconds ?? 'a 0.5 s (audio: 2 s)'} warm-up`,
+    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}) · load average ${loadavg()[0].toFixed(2)} · Node ${process.version} · ${args.maxElements ? `${args.maxElements} elements` : `${args.seconds} s`} per run after ${args.warmupSeconds ?? 'a 0.5 s (audio: 2 s)'} warm-up · best of ${args.repeat} run(s) per configuration`,
   ].join('\n');
   writeFileSync(join(out, 'results.md'), markdownTable(results, details, header));
   writeFileSync(join(out, 'results.json'), JSON.stringify({ results, details: Object.fromEntries(details), failures }, null, 2));
