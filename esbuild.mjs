@@ -25,6 +25,8 @@ const entries = [
   { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby'] },
   // The extension host provides `vscode`.
   { in: 'src/client/extension.ts', out: 'dist/client/extension.js', external: ['vscode'] },
+  // vscode-languageclient (~400 KB) in its own bundle, loaded after activation returns.
+  { in: 'src/client/lsp.ts', out: 'dist/client/languageClient.js', external: ['vscode'] },
   // The server bundles ts-morph so the VSIX needs no node_modules.
   { in: 'src/server/server.ts', out: 'dist/server/server.js', external: [] },
   // The runner must not bundle plumber-data: the user's pipeline brings its own copy,

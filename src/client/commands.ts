@@ -3,7 +3,7 @@
  * when it is not ready, and the Profile commands refuse in an untrusted workspace.
  */
 import * as vscode from 'vscode';
-import { WorkDoneProgress, type WorkspaceEdit as LspWorkspaceEdit } from 'vscode-languageclient/node';
+import type { WorkspaceEdit as LspWorkspaceEdit } from 'vscode-languageclient/node';
 import {
   ClearProfileRequest,
   FixAllRequest,
@@ -137,7 +137,7 @@ async function profile(ctx: CommandContext, uri: vscode.Uri | undefined, name: s
       params.workDoneToken = workDoneToken;
       const client = ctx.server.languageClient;
       // The server reports its phases through LSP work-done progress on our token.
-      const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+      const sub = client.onProgress(ctx.server.library.WorkDoneProgress.type, workDoneToken, (value) => {
         if (value.kind !== 'end' && value.message) progress.report({ message: value.message });
       });
       try {

@@ -77,7 +77,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
       void vscode.commands.executeCommand('setContext', 'plumber.serverReady', state === 'ready');
       if (state === 'ready') void tree.refresh();
     }),
-    server.languageClient.onNotification(ProfileUpdatedNotification, (params: ProfileUpdatedParams) => {
+    server.onNotification(ProfileUpdatedNotification, (params: ProfileUpdatedParams) => {
       void tree.refresh().then(() => {
         const last = tree.current.find((p) => p.uri === params.uri && params.pipelines.includes(p.name));
         if (last) status.setLast(last);

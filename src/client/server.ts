@@ -3,16 +3,9 @@
  * after a crash, and gives up (saying so) after a few crashes in a short time.
  */
 import * as vscode from 'vscode';
-import { fork, type ChildProcess } from 'node:child_process';
-import {
-  CloseAction,
-  ErrorAction,
-  LanguageClient,
-  State,
-  type CancellationToken,
-  type LanguageClientOptions,
-  type ServerOptions,
-} from 'vscode-languageclient/node';
+import type { ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import type { CancellationToken, LanguageClient } from 'vscode-languageclient/node';
 import { CRASH_WINDOW_MS, CrashPolicy, MAX_CRASHES } from './crashPolicy';
 import { TrustChangedNotification, type TrustChangedParams } from '../shared/protocol';
 
@@ -23,8 +16,19 @@ export { MAX_CRASHES };
 /** Thrown by `request` while the server cannot answer; its message is meant for a person. */
 export class ServerNotReadyError extends Error {}
 
+type Lsp = typeof import('./lsp');
+
+/**
+ * Loads the language client bundle. It is a separate file (esbuild entry src/client/lsp.ts) so that
+ * activation does not pay for parsing it. The path is computed so esbuild leaves the require alone.
+ */
+function loadLsp(): Lsp {
+  return require(path.join(__dirname, 'languageClient.js')) as Lsp;
+}
+
 export class PlumberServer implements vscode.Disposable {
-  private readonly client: LanguageClient;
+  private client: LanguageClient | undefined;
+  private lsp: Lsp | undefined;
   private process: ChildProcess | undefined;
   private readonly crashes = new CrashPolicy();
   private restartTimer: NodeJS.Timeout | undefined;
@@ -34,51 +38,49 @@ export class PlumberServer implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   /** Fires on every state change (starting → ready, ready → restarting, …). */
   readonly onDidChangeState = this.stateEmitter.event;
+  private readonly notificationHandlers: Array<[string, (params: unknown) => void]> = [];
 
   constructor(
-    serverModule: string,
+    private readonly serverModule: string,
     private readonly log: vscode.LogOutputChannel,
-  ) {
-    // A function as server options lets us own the child process: we know its pid (the e2e
-    // suite kills it to check the restart) and we pass ELECTRON_RUN_AS_NODE for desktop VS Code,
-    // whose execPath is Electron rather than Node.
-    const serverOptions: ServerOptions = async () => {
-      const child = fork(serverModule, ['--stdio'], {
-        silent: true,
-        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
-        execArgv: [],
-      });
-      this.process = child;
-      return child;
-    };
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: [
-        { scheme: 'file', language: 'typescript' },
-        { scheme: 'file', language: 'javascript' },
-      ],
-      synchronize: { configurationSection: 'plumber' },
-      outputChannel: log,
+  ) {}
+
+  /** Registers a server → client notification handler, now or when the client is created. */
+  onNotification<P>(method: string, handler: (params: P) => void): vscode.Disposable {
+    const entry: [string, (params: unknown) => void] = [method, handler as (params: unknown) => void];
+    this.notificationHandlers.push(entry);
+    let registered = this.client?.onNotification(method, handler);
+    return new vscode.Disposable(() => {
+      registered?.dispose();
+      registered = undefined;
+      const i = this.notificationHandlers.indexOf(entry);
+      if (i >= 0) this.notificationHandlers.splice(i, 1);
+    });
+  }
+
+  /** The library module, once loaded (after the first start). */
+  get library(): Lsp {
+    return (this.lsp ??= loadLsp());
+  }
+
+  private ensureClient(): LanguageClient {
+    if (this.client) return this.client;
+    const lsp = this.library;
+    const client = lsp.createLanguageClient(this.serverModule, this.log, {
+      onProcess: (child) => (this.process = child),
+      onUnexpectedClose: () => this.onUnexpectedClose(),
       // Evaluated on each (re)start, so a restarted server learns the current trust state.
-      initializationOptions: () => ({
-        trusted: vscode.workspace.isTrusted,
-        settings: vscode.workspace.getConfiguration().get('plumber'),
-      }),
-      errorHandler: {
-        error: () => ({ action: ErrorAction.Continue }),
-        closed: () => {
-          this.onUnexpectedClose();
-          // We restart ourselves, with back-off; the library's own message would be a second one.
-          return { action: CloseAction.DoNotRestart, handled: true };
-        },
-      },
-    };
-    this.client = new LanguageClient('plumber', 'Plumber', serverOptions, clientOptions);
-    this.client.onDidChangeState((e) => {
-      if (e.newState === State.Running) {
+      initializationOptions: () => ({ trusted: vscode.workspace.isTrusted, settings: vscode.workspace.getConfiguration().get('plumber') }),
+    });
+    for (const [method, handler] of this.notificationHandlers) client.onNotification(method, handler);
+    client.onDidChangeState((e) => {
+      if (e.newState === lsp.State.Running) {
         this._lastError = undefined;
         this.setState('ready');
       }
     });
+    this.client = client;
+    return client;
   }
 
   get state(): ServerState {
@@ -96,14 +98,27 @@ export class PlumberServer implements vscode.Disposable {
   get pid(): number | undefined {
     return this._state === 'ready' ? this.process?.pid : undefined;
   }
+  /** The running client (only while ready: callers check `state` first). */
   get languageClient(): LanguageClient {
-    return this.client;
+    return this.ensureClient();
   }
 
-  /** Starts the server without waiting for it: activation must stay cheap. */
+  /**
+   * Starts the server without waiting for it: activation must stay cheap, so even loading the
+   * client library waits for the next turn of the event loop.
+   */
   startInBackground(): void {
     this.setState('starting');
-    this.client.start().catch((error: unknown) => this.onStartFailed(error));
+    setImmediate(() => {
+      if (this.disposed) return;
+      try {
+        this.ensureClient()
+          .start()
+          .catch((error: unknown) => this.onStartFailed(error));
+      } catch (error) {
+        this.onStartFailed(error);
+      }
+    });
   }
 
   /** Resolves when the server is ready, or rejects with a sentence when it failed. */
@@ -144,13 +159,13 @@ export class PlumberServer implements vscode.Disposable {
 
   /** Sends a custom request, or throws ServerNotReadyError with a sentence when the server is down. */
   async request<P, R>(method: string, params: P, token?: CancellationToken): Promise<R> {
-    if (this._state !== 'ready') throw new ServerNotReadyError(this.notReadyMessage());
+    if (this._state !== 'ready' || !this.client) throw new ServerNotReadyError(this.notReadyMessage());
     return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
   }
 
   /** Tells the server the workspace's trust changed (it runs no workspace code while untrusted). */
   notifyTrust(trusted: boolean): void {
-    if (this._state !== 'ready') return; // a (re)starting server reads trust from initializationOptions
+    if (this._state !== 'ready' || !this.client) return; // a (re)starting server reads trust from initializationOptions
     const params: TrustChangedParams = { trusted };
     this.client.sendNotification(TrustChangedNotification, params).catch((e: unknown) => this.log.warn(`Could not send the trust change: ${String(e)}`));
   }
@@ -166,16 +181,17 @@ export class PlumberServer implements vscode.Disposable {
     this.cancelPendingRestart();
     this.crashes.reset();
     this.setState('restarting');
-    if (this.client.state === State.Running) {
+    const client = this.ensureClient();
+    if (client.state === this.library.State.Running) {
       try {
-        await this.client.stop(5_000);
+        await client.stop(5_000);
       } catch (error) {
         this.log.warn(`Stopping the server failed: ${String(error)}`);
         this.process?.kill('SIGKILL');
       }
     }
     this.setState('starting');
-    await this.client.start().catch((error: unknown) => this.onStartFailed(error));
+    await client.start().catch((error: unknown) => this.onStartFailed(error));
   }
 
   private onUnexpectedClose(): void {
@@ -195,7 +211,9 @@ export class PlumberServer implements vscode.Disposable {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.disposed) return;
-      this.client.start().catch((error: unknown) => this.onStartFailed(error));
+      this.ensureClient()
+        .start()
+        .catch((error: unknown) => this.onStartFailed(error));
     }, delay);
   }
 
@@ -225,7 +243,7 @@ export class PlumberServer implements vscode.Disposable {
     this.setState('stopped');
     this.stateEmitter.dispose();
     try {
-      await this.client.dispose(2_000);
+      await this.client?.dispose(2_000);
     } catch {
       this.process?.kill('SIGKILL');
     }

@@ -49,7 +49,13 @@ try {
 
   step = 'profile from the command palette and wait for rate lenses';
   await palette('Plumber: Profile Pipeline');
-  await page.locator('.codelens-decoration', { hasText: 'el/s' }).first().waitFor({ timeout: 120_000 });
+  // Either the rate lenses appear or Plumber says the profile failed: stop at whichever comes first.
+  const failed = page.locator('.notifications-toasts', { hasText: 'Plumber could not profile' }).first();
+  const winner = await Promise.race([
+    page.locator('.codelens-decoration', { hasText: 'el/s' }).first().waitFor({ timeout: 120_000 }).then(() => 'lenses'),
+    failed.waitFor({ timeout: 120_000 }).then(() => 'failed'),
+  ]);
+  if (winner === 'failed') throw new Error(`the profile failed: ${await failed.innerText()}`);
   const lensTexts = await page.locator('.codelens-decoration').allInnerTexts();
   console.log(`  lenses: ${lensTexts.join(' | ')}`);
   assert.ok(lensTexts.some((t) => /bottleneck/i.test(t)), 'a lens names the bottleneck');
