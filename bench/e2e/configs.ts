@@ -62,6 +62,9 @@ export function cacheSite(profile: Profile): string | undefined {
   return undefined;
 }
 
+/** Where an op's function can be imported from, for worker placement. */
+export type ModuleOf = (op: OpProfile) => { file: string; exportName: string } | undefined;
+
 /** A named set of overrides. */
 export interface NamedConfig {
   name: string;
@@ -70,14 +73,15 @@ export interface NamedConfig {
 
 /**
  * The oracle's grid: the product of the knob settings that can matter here, at most `limit`
- * configurations. Worker placement is tried for sync functions that cost ≥ 1 ms and ≥ 0.1 ms per
+ * configurations. `moduleOf` says where a function is exported (the profile's `fnModule` by
+ * default). Worker placement is tried for sync functions that cost ≥ 1 ms and ≥ 0.1 ms per
  * element; awaiting functions get 8, 32 or 128 calls in flight; a cache is tried where one pays.
  * Every configuration has a prefetch of 4 at the root.
  */
-export function oracleGrid(profile: Profile, limit = 6): NamedConfig[] {
+export function oracleGrid(profile: Profile, limit = 6, moduleOf: ModuleOf = (op) => op.fnModule): NamedConfig[] {
   const cores = profile.machine.cores;
   const fnOps = profile.ops.filter((o) => PARALLEL_KINDS.has(o.kind) || o.kind === 'flatMap');
-  const cpuOps = fnOps.filter((o) => !isAwaiting(o) && o.fnModule && o.placement !== 'worker');
+  const cpuOps = fnOps.filter((o) => !isAwaiting(o) && moduleOf(o) && o.placement !== 'worker');
   const asyncOps = fnOps.filter(isAwaiting);
 
   const workerLevels: { name: string; ids: string[] }[] = [{ name: 'main', ids: [] }];
@@ -96,7 +100,11 @@ export function oracleGrid(profile: Profile, limit = 6): NamedConfig[] {
     for (const level of workerLevels) {
       for (const k of concurrency) {
         const overrides: Overrides = {};
-        for (const id of level.ids) merge(overrides, id, { placement: 'worker', parallelism: cores });
+        for (const id of level.ids) {
+          const op = profile.ops.find((o) => o.id === id);
+          const where = op && moduleOf(op);
+          merge(overrides, id, { placement: 'worker', parallelism: cores, ...(where ? { module: where.file, exportName: where.exportName } : {}) });
+        }
         for (const op of asyncOps) merge(overrides, op.id, { parallelism: k });
         if (cache && site) merge(overrides, site, { cache: 'memory' });
         merge(overrides, profile.pipeline.rootId, { prefetch: 4 });

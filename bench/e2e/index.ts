@@ -17,7 +17,7 @@ import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { ensureClips } from '../../examples/audio/prepare';
 import { ensureImages } from '../../examples/images/prepare';
-import { heuristicOverrides, oracleGrid } from './configs';
+import { heuristicOverrides, oracleGrid, type ModuleOf } from './configs';
 import { jsonLine, markdownTable, svgChart, textTable, type E2eDetail, type E2eResult } from './report';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -97,6 +97,17 @@ async function run(name: string, overrides: Overrides, args: Args, what: string)
   return profile;
 }
 
+/**
+ * Where the example's functions are exported: the profile's `fnModule` when the runner found it,
+ * else the example's `transforms.ts` when it exports a function of that name. The oracle searches
+ * over every placement a person could write, whatever the runner managed to discover.
+ */
+async function modulesOf(name: string): Promise<ModuleOf> {
+  const file = join(ROOT, 'examples', name, 'transforms.ts');
+  const mod = (await import(file)) as Record<string, unknown>;
+  return (op) => op.fnModule ?? (op.fnName && typeof mod[op.fnName] === 'function' ? { file, exportName: op.fnName } : undefined);
+}
+
 async function benchOne(name: string, args: Args, log: (s: string) => void): Promise<{ result: E2eResult; detail: E2eDetail }> {
   // What a user waits for: profiling the pipeline as written, then planning.
   const t0 = performance.now();
@@ -112,7 +123,7 @@ async function benchOne(name: string, args: Args, log: (s: string) => void): Pro
   log(`${name}: plumber ${plumber.toFixed(2)}/s (predicted ${thePlan.predictedRate.toFixed(2)}/s)`);
 
   const grid: Record<string, number> = {};
-  for (const config of oracleGrid(profile, args.gridLimit)) {
+  for (const config of oracleGrid(profile, args.gridLimit, await modulesOf(name))) {
     grid[config.name] = await bestRate(name, config.overrides, args, `${name} oracle [${config.name}]`);
     log(`${name}: oracle [${config.name}] ${grid[config.name].toFixed(2)}/s`);
   }
