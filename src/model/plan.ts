@@ -154,7 +154,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         opId: id,
         to: 'worker',
         parallelism: to.concurrency,
-        reason: `${name} is a sync function that keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds(pe?.main ?? 0)} per element for dispatch and the op allows ${afterText}.`,
+        reason: `${name} is a sync function that keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element for dispatch and the op allows ${afterText}.`,
       });
     } else if (from.concurrency !== to.concurrency) {
       changes.push({
