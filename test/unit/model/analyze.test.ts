@@ -59,6 +59,15 @@ describe('model: analyze', () => {
     assert.match(a.bounds[0].detail, /of runtime overhead no operator claimed/);
   });
 
+  it('ignores the main-thread total when it comes from a wall clock (it includes idle time)', () => {
+    const profile = new ProfileBuilder({ cpuClock: 'wall' })
+      .range()
+      .map('a', { self: 2e-3 })
+      .map('b', { self: 3e-3 })
+      .build({ rootElements: 1000, rate: 100, unclaimedMainSeconds: 5 });
+    near(analyze(profile).bound, 1 / 5e-3);
+  });
+
   it('bounds a worker map by its threads, and by the cores when it has more threads than cores', () => {
     const one = new ProfileBuilder({ cores: 2 })
       .range()
