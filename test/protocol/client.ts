@@ -11,6 +11,7 @@ import {
   StreamMessageWriter,
   createProtocolConnection,
   type ClientCapabilities,
+  type MessageConnection,
   type ProtocolConnection,
   type PublishDiagnosticsParams,
 } from 'vscode-languageserver-protocol/node';
@@ -56,7 +57,8 @@ export async function startServer(settings: unknown = {}, initializationOptions:
       }
     }
   };
-  connection.onNotification((method: string, params: unknown) => dispatch(method, params));
+  // Every notification goes through one dispatcher (the star handler of the underlying JSON-RPC connection).
+  (connection as unknown as MessageConnection).onNotification((method: string, params: unknown) => dispatch(method, params));
   connection.onRequest(ConfigurationRequest.type, (p) => p.items.map((i) => (i.section === 'plumber' ? settings : null)));
   connection.onRequest('workspace/codeLens/refresh', () => null);
   connection.onRequest('window/workDoneProgress/create', () => null);

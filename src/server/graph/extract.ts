@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CallExpression, Node, SourceFile, Symbol as MorphSymbol, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
 import { readFunction } from './functions';
-import { LIBRARY, METHOD_OPERATORS, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, unalias } from './library';
-import { chainLineIndent, nodeSpan, readOperator, spanOf } from './operators';
+import { LIBRARY, METHOD_OPERATORS, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
+import { chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
 import type { FileGraph, GraphOp, PipelineGraph } from './types';
 import type { OpKind } from '../../shared/profile';
 
@@ -208,7 +208,7 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
     const sf = raw.call.getSourceFile();
     const file = sf.getFilePath();
     const nameStart = raw.nameNode.getStart();
-    const lc = sf.getLineAndColumnAtPos(nameStart);
+    const lc = lineColumn(sf, nameStart);
     const id = opId(pipelineFile, file, lc.line, lc.column);
     ids.set(raw, id);
     const detail = readOperator(raw.call, raw.kind);
@@ -356,10 +356,10 @@ export function extractFile(sf: SourceFile): FileGraph {
     const top = walker.resolve(call);
     if (!top || top.call !== call) continue;
     const holder = call.getFirstAncestorByKind(SyntaxKind.VariableDeclaration);
-    const line = sf.getLineAndColumnAtPos(call.getStart()).line;
+    const line = lineColumn(sf, call.getStart()).line;
     const name = `local:${holder ? holder.getName() : 'chain'}@${line}`;
     build({ name, exported: false, factory: false, head: holder ? holder.getNameNode() : call, expr: call }, top);
   }
-  const typed = sf.getImportDeclarations().some((d) => d.getModuleSpecifierValue() === LIBRARY && d.getModuleSpecifierSourceFile() !== undefined);
+  const typed = sf.getImportDeclarations().some((d) => specifierOf(d) === LIBRARY && specifierFile(d) !== undefined);
   return { file, moduleKind: moduleKindOf(file, sf.getFullText()), pipelines, typed };
 }

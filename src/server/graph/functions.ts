@@ -3,7 +3,7 @@
  * a worker thread could import it (a named export), and whether it is random.
  */
 import { ArrowFunction, FunctionDeclaration, FunctionExpression, Node, SyntaxKind } from 'ts-morph';
-import { unalias } from './library';
+import { specifierOf, unalias } from './library';
 import { nodeSpan } from './operators';
 import type { FnInfo, Knob, RandomInfo } from './types';
 
@@ -29,6 +29,9 @@ function isAsyncFunction(fn: FunctionLike): boolean {
     const body = fn.getBody();
     // An expression-bodied arrow that calls something async is awaited by the library as a promise.
     if (!Node.isBlock(body)) {
+      // Only a call (or `new`) can hand back a promise without `async`: skip the checker otherwise.
+      const inner = Node.isParenthesizedExpression(body) ? body.getExpression() : body;
+      if (!inner || !(Node.isCallExpression(inner) || Node.isNewExpression(inner) || Node.isIdentifier(inner) || Node.isPropertyAccessExpression(inner))) return false;
       try {
         return /\bPromise(Like)?</.test(body.getType().getText());
       } catch {
@@ -58,7 +61,7 @@ function exportedName(decl: Node): string | undefined {
   if (!name) return undefined;
   // `export { decode }` / `export { decode as decodeJpeg }` later in the file.
   for (const exp of file.getExportDeclarations()) {
-    if (exp.getModuleSpecifierValue() !== undefined) continue;
+    if (specifierOf(exp) !== undefined) continue;
     for (const n of exp.getNamedExports()) {
       if (n.getName() === name) return n.getAliasNode()?.getText() ?? name;
     }
@@ -129,12 +132,12 @@ export function readFunction(arg: Node | undefined, opFile: string, randomKnob: 
     symbol = undefined;
   }
   const importDecl = symbol?.getDeclarations()[0]?.getFirstAncestorByKind(SyntaxKind.ImportDeclaration);
-  if (importDecl) fn.importSpecifier = importDecl.getModuleSpecifierValue();
+  if (importDecl) fn.importSpecifier = specifierOf(importDecl);
   if (Node.isPropertyAccessExpression(arg)) {
     const ns = arg.getExpression();
     const nsDecl = ns.getSymbol()?.getDeclarations()[0];
     const nsImport = nsDecl?.getFirstAncestorByKind(SyntaxKind.ImportDeclaration);
-    if (nsImport) fn.importSpecifier = nsImport.getModuleSpecifierValue();
+    if (nsImport) fn.importSpecifier = specifierOf(nsImport);
   }
   const target = unalias(symbol);
   const decl = target?.getDeclarations().find((d) => asFunctionLike(d) !== undefined) ?? target?.getDeclarations()[0];

@@ -59,6 +59,26 @@ export function isLibraryFile(file: string): boolean {
   return nearestPackageName(file) === LIBRARY;
 }
 
+type WithSpecifier = { getModuleSpecifierValue(): string | undefined; getModuleSpecifierSourceFile(): SourceFile | undefined };
+
+/** The module specifier's text, or undefined while it is not a string literal (half-typed code). */
+export function specifierOf(decl: WithSpecifier): string | undefined {
+  try {
+    return decl.getModuleSpecifierValue();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The file a module specifier resolves to, or undefined when it does not (or is not a string yet). */
+export function specifierFile(decl: WithSpecifier): SourceFile | undefined {
+  try {
+    return decl.getModuleSpecifierSourceFile();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Follow import/export aliases to the symbol that is declared somewhere. */
 export function unalias(symbol: MorphSymbol | undefined): MorphSymbol | undefined {
   let s = symbol;
@@ -119,18 +139,18 @@ export function sourceFunctionName(callee: Node): string | undefined {
 export function syntacticBinding(file: SourceFile, local: string, depth: number): string | undefined {
   if (depth > 3) return undefined;
   for (const imp of file.getImportDeclarations()) {
-    const spec = imp.getModuleSpecifierValue();
+    const spec = specifierOf(imp);
     const fromLibrary = spec === LIBRARY;
     const ns = imp.getNamespaceImport();
     if (ns && ns.getText() === local) {
-      if (fromLibrary || barrelReExportsAll(imp.getModuleSpecifierSourceFile(), depth)) return '*';
+      if (fromLibrary || barrelReExportsAll(specifierFile(imp), depth)) return '*';
       return undefined;
     }
     for (const named of imp.getNamedImports()) {
       const localName = named.getAliasNode()?.getText() ?? named.getName();
       if (localName !== local) continue;
       if (fromLibrary) return named.getName();
-      const target = imp.getModuleSpecifierSourceFile();
+      const target = specifierFile(imp);
       return target ? reExportedName(target, named.getName(), depth + 1) : undefined;
     }
   }
@@ -154,12 +174,12 @@ export function syntacticBinding(file: SourceFile, local: string, depth: number)
 /** The library export a barrel file re-exports under `exported`, if any. */
 function reExportedName(barrel: SourceFile, exported: string, depth: number): string | undefined {
   for (const exp of barrel.getExportDeclarations()) {
-    const spec = exp.getModuleSpecifierValue();
+    const spec = specifierOf(exp);
     if (spec === undefined) continue;
     const named = exp.getNamedExports();
     if (named.length === 0) {
       if (spec === LIBRARY) return exported;
-      const next = exp.getModuleSpecifierSourceFile();
+      const next = specifierFile(exp);
       const found = next && depth < 3 ? reExportedName(next, exported, depth + 1) : undefined;
       if (found) return found;
       continue;
@@ -168,7 +188,7 @@ function reExportedName(barrel: SourceFile, exported: string, depth: number): st
       const as = n.getAliasNode()?.getText() ?? n.getName();
       if (as !== exported) continue;
       if (spec === LIBRARY) return n.getName();
-      const next = exp.getModuleSpecifierSourceFile();
+      const next = specifierFile(exp);
       return next ? reExportedName(next, n.getName(), depth + 1) : undefined;
     }
   }
@@ -179,8 +199,8 @@ function barrelReExportsAll(barrel: SourceFile | undefined, depth: number): bool
   if (!barrel || depth > 3) return false;
   return barrel.getExportDeclarations().some((e) => {
     if (e.getNamedExports().length > 0 || e.getNamespaceExport()) return false;
-    const spec = e.getModuleSpecifierValue();
-    return spec === LIBRARY || barrelReExportsAll(e.getModuleSpecifierSourceFile(), depth + 1);
+    const spec = specifierOf(e);
+    return spec === LIBRARY || barrelReExportsAll(specifierFile(e), depth + 1);
   });
 }
 

@@ -8,13 +8,17 @@ import type { OpKind } from '../../shared/profile';
 
 /** The span of a node (or of [start, end) offsets) in its file. */
 export function spanOf(file: SourceFile, start: number, end: number): Span {
-  const s = file.getLineAndColumnAtPos(start);
-  const e = file.getLineAndColumnAtPos(end);
-  return {
-    start,
-    end,
-    range: { start: { line: s.line - 1, character: s.column - 1 }, end: { line: e.line - 1, character: e.column - 1 } },
-  };
+  // The compiler's line map is computed once per parse; ts-morph's own lookup rescans the text.
+  const sf = file.compilerNode;
+  const s = sf.getLineAndCharacterOfPosition(start);
+  const e = sf.getLineAndCharacterOfPosition(end);
+  return { start, end, range: { start: { line: s.line, character: s.character }, end: { line: e.line, character: e.character } } };
+}
+
+/** 1-based line and column of an offset (the runner's convention). */
+export function lineColumn(file: SourceFile, pos: number): { line: number; column: number } {
+  const lc = file.compilerNode.getLineAndCharacterOfPosition(pos);
+  return { line: lc.line + 1, column: lc.character + 1 };
 }
 
 export function nodeSpan(node: Node): Span {

@@ -67,4 +67,21 @@ describe('server graph', () => {
     const { graph } = open(file, ws);
     assert.ok(graph.pipelines.length >= 1, 'the complete chains of a broken file are still found');
   });
+
+  it('follows circular imports without hanging', () => {
+    const { graph } = open(path.join(FIXTURES, 'circular', 'a.ts'));
+    const loop = graph.pipelines.find((p) => p.name === 'loop')!;
+    assert.deepEqual(loop.ops.map((o) => o.kind), ['from', 'map', 'take', 'batch']);
+  });
+
+  it('reads a 10,000-line file and a minified one-line file', () => {
+    const ws = new GraphWorkspace();
+    const big = path.join(FIXTURES, 'graph', 'generated-big.ts');
+    const body = Array.from({ length: 2000 }, (_, i) => `export const p${i} = range(${i + 1})\n  .map((x) => x + ${i})\n  .batch(4)\n  .prefetch(2);\n`).join('');
+    ws.setText(big, `import { range } from 'plumber-data';\n${body}`);
+    assert.equal(ws.graphOf(big).pipelines.length, 2000);
+    const min = path.join(FIXTURES, 'graph', 'generated-min.js');
+    ws.setText(min, `const{range:r}=require("plumber-data");${Array.from({ length: 200 }, (_, i) => `exports.m${i}=r(9).map(x=>x*${i}).batch(2);`).join('')}`);
+    assert.ok(ws.graphOf(min).pipelines.length >= 200);
+  });
 });
