@@ -69,11 +69,12 @@ function drawGraph(report: ReportResult): SVGElement {
   nodes.forEach((n) => depth(n.id));
   const columns: GraphNode[][] = [];
   for (const n of nodes) (columns[layer.get(n.id)!] ??= []).push(n);
-  const W = 170, H = 46, GX = 40, GY = 16;
+  // Top to bottom, source first: a report panel beside the editor is narrow and tall.
+  const W = 190, H = 44, GX = 16, GY = 26;
   const pos = new Map<string, { x: number; y: number }>();
-  columns.forEach((col, ci) => col.forEach((n, ri) => pos.set(n.id, { x: 10 + ci * (W + GX), y: 10 + ri * (H + GY) })));
-  const width = 20 + columns.length * (W + GX) - GX;
-  const height = 20 + Math.max(1, ...columns.map((c) => c.length)) * (H + GY) - GY;
+  columns.forEach((layerOps, li) => layerOps.forEach((n, i) => pos.set(n.id, { x: 10 + i * (W + GX), y: 10 + li * (H + GY) })));
+  const width = 20 + Math.max(1, ...columns.map((c) => c.length)) * (W + GX) - GX;
+  const height = 20 + columns.length * (H + GY) - GY;
   const critical = new Set(report.criticalPath);
   const bottleneck = report.analysis?.bottleneck.opId ?? report.pipeline.ops.find((o) => o.severity === 'bottleneck')?.id;
   const g = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'Operator graph' });
@@ -82,7 +83,7 @@ function drawGraph(report: ReportResult): SVGElement {
       const a = pos.get(input), b = pos.get(n.id);
       if (!a || !b) continue;
       const onPath = critical.has(input) && critical.has(n.id);
-      g.append(svg('path', { class: `edge${onPath ? ' critical' : ''}`, d: `M${a.x + W},${a.y + H / 2} C${a.x + W + GX / 2},${a.y + H / 2} ${b.x - GX / 2},${b.y + H / 2} ${b.x},${b.y + H / 2}` }));
+      g.append(svg('path', { class: `edge${onPath ? ' critical' : ''}`, d: `M${a.x + W / 2},${a.y + H} C${a.x + W / 2},${a.y + H + GY / 2} ${b.x + W / 2},${b.y - GY / 2} ${b.x + W / 2},${b.y}` }));
     }
   }
   for (const n of nodes) {
@@ -90,7 +91,7 @@ function drawGraph(report: ReportResult): SVGElement {
     const cls = ['node', critical.has(n.id) ? 'critical' : '', n.id === bottleneck ? 'bottleneck' : ''].filter(Boolean).join(' ');
     const group = svg('g', { class: cls, transform: `translate(${p.x},${p.y})`, tabindex: 0 });
     group.append(svg('rect', { width: W, height: H, rx: 4 }));
-    group.append(svg('text', { x: 8, y: 18 }, n.label.length > 24 ? `${n.label.slice(0, 23)}…` : n.label));
+    group.append(svg('text', { x: 8, y: 18 }, n.label.length > 26 ? `${n.label.slice(0, 25)}…` : n.label));
     group.append(svg('text', { x: 8, y: 36, class: 'sub' }, `${rate(n.rate)}${n.id === bottleneck ? ' · bottleneck' : ''}`));
     group.append(svg('title', {}, `${n.label} (${n.id})`));
     group.addEventListener('click', () => vscode.postMessage({ type: 'reveal', opId: n.id }));
@@ -104,8 +105,12 @@ function drawBars(report: ReportResult): HTMLElement {
   const ops = a?.ops ?? [];
   const labels = new Map(report.pipeline.ops.map((o) => [o.id, o.label]));
   const predicted = report.plan?.predictedRate;
-  const max = Math.max(1, ...ops.map((o) => Math.max(o.measuredRate / Math.max(o.visitRatio, 1e-9), Number.isFinite(o.bound) ? o.bound : 0)), predicted ?? 0, a?.measuredRate ?? 0) * 1.05;
-  const pct = (v: number) => `${Math.max(0, Math.min(100, (v / max) * 100)).toFixed(1)}%`;
+  // Rates span orders of magnitude (a batch allows 10× what the map does), so the axis is logarithmic.
+  const finite = (v: number) => Number.isFinite(v) && v > 0;
+  const values = [...ops.flatMap((o) => [o.measuredRate / Math.max(o.visitRatio, 1e-9), o.bound]), predicted ?? 0, a?.measuredRate ?? 0].filter(finite);
+  const lo = Math.log10(Math.max(1e-3, Math.min(...values) / 2));
+  const hi = Math.log10(Math.max(...values) * 2);
+  const pct = (v: number) => `${Math.max(0, Math.min(100, ((Math.log10(Math.max(v, 1e-9)) - lo) / Math.max(hi - lo, 1e-9)) * 100)).toFixed(1)}%`;
   const grid = el('div', { class: 'bars' });
   for (const o of ops) {
     const rootRate = o.measuredRate / Math.max(o.visitRatio, 1e-9);
@@ -125,7 +130,7 @@ function drawBars(report: ReportResult): HTMLElement {
     }
     grid.append(el('span', {}, labels.get(o.opId) ?? o.opId), bar, el('span', { class: 'muted' }, `${rate(rootRate)} / ${Number.isFinite(o.bound) ? rate(o.bound) : '∞'}`));
   }
-  const legend = el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'm' }), 'measured (root elements/s)'), el('span', {}, el('i', { class: 'b' }), 'bound (model)'), el('span', {}, el('i', { class: 'p' }), 'predicted with fixes'));
+  const legend = el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'm' }), 'measured (root elements/s)'), el('span', {}, el('i', { class: 'b' }), 'bound (model)'), el('span', {}, el('i', { class: 'p' }), 'predicted with fixes'), el('span', {}, 'log scale'));
   return el('div', {}, legend, grid);
 }
 
@@ -156,14 +161,15 @@ function render(report: ReportResult): void {
   const fixBtn = el('button', { class: 'secondary' }, 'Apply all Plumber fixes');
   fixBtn.addEventListener('click', () => vscode.postMessage({ type: 'applyAllFixes' }));
   parts.push(el('p', {}, profileBtn, ...(report.plan?.changes.length && !p.stale ? [fixBtn] : [])));
-  parts.push(el('h2', {}, 'Operator graph'), el('p', { class: 'muted' }, 'The critical path is outlined in orange, the bottleneck in red. Click an operator to go to its line.'), drawGraph(report) as unknown as Node);
+  // Before/after first: after a fix, the question is whether it helped.
+  parts.push(el('h2', {}, 'History'), drawHistory(report));
+  parts.push(el('h2', {}, 'Operator graph'), el('p', { class: 'muted' }, 'The critical path is outlined in orange, the bottleneck in red. Click an operator to go to its line.'), el('div', { class: 'graph' }, drawGraph(report) as unknown as Node));
   if (report.analysis) parts.push(el('h2', {}, 'Rates against the bound'), drawBars(report));
   if (report.plan?.changes.length) {
     const list = el('ul', {});
     for (const c of report.plan.changes) list.append(el('li', {}, `${c.kind} at ${labelOf(report, c.opId)}: ${c.reason}`));
     parts.push(el('h2', {}, 'Plan'), list);
   }
-  parts.push(el('h2', {}, 'History'), drawHistory(report));
   root.replaceChildren(...parts);
 }
 

@@ -1,7 +1,7 @@
 // Starts code-server (installed by install.sh into .vscode-e2e/) and drives its workbench with
 // headless Debian Chromium through playwright-core. Shared by the `code`-like launcher (code.mjs),
 // the suite runner (run.mjs) and the UI test. See /work/shared/E2E.md for why this shape.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -53,10 +53,11 @@ async function waitForHealth(url, child, timeoutMs) {
 
 /**
  * Starts code-server on a free port with throw-away user data.
- * @param {{ folder: string, trust?: boolean, settings?: Record<string, unknown>, log?: (line: string) => void }} options
+ * @param {{ folder: string, trust?: boolean, settings?: Record<string, unknown>, install?: string[], log?: (line: string) => void }} options
  *   trust: keep Workspace Trust enabled (the folder then opens untrusted), instead of --disable-workspace-trust.
+ *   install: .vsix files to install into the fresh extensions folder first, as a user would.
  */
-export async function startCodeServer({ folder, trust = false, settings = {}, log = () => {} }) {
+export async function startCodeServer({ folder, trust = false, settings = {}, install = [], log = () => {} }) {
   const port = await freePort();
   // A short TMPDIR: the extension host's IPC socket path must stay under the 108-byte limit.
   const home = mkdtempSync(join(tmpdir(), 'pe2e-'));
@@ -95,6 +96,9 @@ export async function startCodeServer({ folder, trust = false, settings = {}, lo
     folder,
   ];
   const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, 'c'), XDG_DATA_HOME: join(home, 'd'), TMPDIR: home };
+  for (const vsix of install) {
+    execFileSync(process.execPath, [CODE_SERVER, '--config', '/dev/null', '--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env, stdio: 'pipe' });
+  }
   // Its own process group: the extension host and the language server outlive the browser, and
   // killing the group at the end takes them all down.
   const child = spawn(process.execPath, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

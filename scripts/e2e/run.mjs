@@ -3,7 +3,8 @@
 //   1. the trusted suite inside the real extension host (test/e2e/suite),
 //   2. the untrusted suite in a second session with Workspace Trust on (test/e2e/untrusted),
 //   3. the Playwright UI test (test/e2e/ui/workbench.ui.mjs), which saves screenshots.
-// Usage: node scripts/e2e/run.mjs [--no-build] [--only=suite|untrusted|ui]
+//   4. with --vsix: `npm run package`, then the VSIX installed into a fresh code-server (test/e2e/ui/vsix.ui.mjs).
+// Usage: node scripts/e2e/run.mjs [--no-build] [--vsix] [--only=suite|untrusted|ui|vsix]
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -81,6 +82,18 @@ if (!only || only === 'ui') {
     code = e.status ?? 1;
   }
   results.push(['UI test', code]);
+}
+
+if (only === 'vsix' || (!only && args.includes('--vsix'))) {
+  step('package and install the VSIX');
+  let code = 0;
+  try {
+    execFileSync('npm', ['run', '--silent', 'package'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/vsix.ui.mjs'), fresh()], { stdio: 'inherit' });
+  } catch (e) {
+    code = e.status ?? 1;
+  }
+  results.push(['VSIX install', code]);
 }
 
 step('summary');

@@ -73,6 +73,16 @@ try {
   await page.locator('.monaco-editor .view-lines', { hasText: /parallelism:\s(\d{2,}|[2-9])\b/ }).first().waitFor({ timeout: 20_000 });
   await shot('4-after-apply-all-fixes');
 
+  step = 'save and profile again';
+  await page.keyboard.press('Control+S');
+  await page.locator('.tab.dirty').waitFor({ state: 'detached', timeout: 10_000 });
+  const firstStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
+  await palette('Plumber: Profile Pipeline');
+  // The status bar shows the new result once the second profile is in (and no longer "stale").
+  await page.locator('.statusbar-item', { hasText: /Plumber: records .*el\/s/ }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 120_000 });
+  const secondStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
+  console.log(`  status bar: "${firstStatus.trim()}" → "${secondStatus.trim()}"`);
+
   step = 'open the report';
   await palette('Plumber: Show Report');
   const report = await (async () => {
@@ -86,6 +96,7 @@ try {
     throw new Error('the report webview did not render');
   })();
   await report.locator('svg .node').first().waitFor();
+  await report.locator('table.history tr', { hasText: '×' }).nth(1).waitFor({ timeout: 10_000 });
   await shot('5-report');
   console.log('UI test passed');
 } catch (error) {
