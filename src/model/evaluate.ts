@@ -219,12 +219,17 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     if (c.placement === 'worker' && e.worker > 0) {
       const p = Math.min(c.concurrency, cores);
       const rate = p / e.worker;
-      const est = om.op.placement === 'main' ? ' (estimated from its main-thread time)' : '';
+      const est =
+        om.op.placement === 'main'
+          ? ' (estimated from its main-thread time)'
+          : om.workerUnseenPerRoot > 0
+            ? `, ${formatSeconds(om.workerUnseenPerRoot * e.factor)} of it process CPU that the per-task clock missed`
+            : '';
       bounds.push({
         resource: 'parallel-op',
         opId: id,
         rate,
-        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${est}${perCall(e.worker, om.callsPerRoot * e.factor)}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCall(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const rate = c.concurrency / (e.async * om.service);

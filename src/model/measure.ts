@@ -10,9 +10,13 @@
  *   per element at every operator, so it is shared out in proportion to elements produced and
  *   vanishes with the elements (a cache).
  *   With a wall-clock `cpuClock` the main-thread total includes idle time and is not used.
- * - CPU on other threads that no operator measured (process CPU − main thread − workers: libuv's
- *   fs/zlib/sharp work, V8 helper threads) goes to libuv-placed operators in proportion to their
- *   async latency, or stays unattributed per element when there are none.
+ * - CPU on other threads that no operator measured (process CPU − main thread − workers) goes, in
+ *   order: to worker ops in proportion to their measured worker CPU (on Linux/Node 20 the workers'
+ *   per-task schedstat reading misses the current scheduler slice, so tasks shorter than a tick
+ *   are under-counted: measured here 0.5–0.7 ms reported for a 2 ms task, the rest showing up only
+ *   in process CPU); else to libuv-placed operators in proportion to their async latency (fs,
+ *   zlib, sharp); else it stays unattributed, per element. With a wall `cpuClock` the main
+ *   thread's own total is unknown, so nothing goes to workers.
  */
 import type { OpProfile, Placement, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
@@ -30,8 +34,10 @@ export interface OpMeasure {
   dispatchPerRoot: number;
   /** This op's share of main-thread CPU no operator claimed. */
   overheadPerRoot: number;
-  /** Worker-thread CPU seconds. */
+  /** Worker-thread CPU seconds, including `workerUnseenPerRoot`. */
   workerPerRoot: number;
+  /** Worker CPU the per-task clock did not see, estimated from process CPU (see the header). */
+  workerUnseenPerRoot: number;
   /** Estimated CPU on other threads (libuv) caused by this op. */
   otherCpuPerRoot: number;
   /** Calls that returned a promise, per root element. */
@@ -118,6 +124,8 @@ export function measure(profile: Profile): Measured {
   const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
   const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
   const overheadPerElement = producedTotal > 0 ? unclaimedMain / producedTotal : 0;
+  const toWorkers = cpuClockIsReal && workerCpu > 0 && otherCpu > 0;
+  const unseenWorker = (own: number): number => (toWorkers ? (otherCpu * own) / workerCpu : 0);
   // Little's law: mean libuv calls in flight over the window. Above the pool size, the measured
   // latency includes queueing for a pool thread, which the service time must not.
   const libuvInFlight = run.seconds > 0 ? libuvLatency / run.seconds : 0;
@@ -150,8 +158,9 @@ export function measure(profile: Profile): Measured {
       selfPerRoot: c.selfSeconds / n,
       dispatchPerRoot: c.dispatchSeconds / n,
       overheadPerRoot: (overheadPerElement * c.produced) / n,
-      workerPerRoot: c.workerCpuSeconds / n,
-      otherCpuPerRoot: placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency / n : 0,
+      workerPerRoot: (c.workerCpuSeconds + unseenWorker(c.workerCpuSeconds)) / n,
+      workerUnseenPerRoot: unseenWorker(c.workerCpuSeconds) / n,
+      otherCpuPerRoot: !toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency / n : 0,
       asyncPerRoot: asyncCalls / n,
       latency,
       service: placement === 'libuv' ? latency * libuvQueueShare : latency,
@@ -177,7 +186,7 @@ export function measure(profile: Profile): Measured {
     ops,
     order: profile.ops.map((o) => o.id),
     consumers,
-    unattributedOtherCpuPerRoot: libuvLatency > 0 ? 0 : otherCpu / n,
+    unattributedOtherCpuPerRoot: toWorkers || libuvLatency > 0 ? 0 : otherCpu / n,
   };
 }
 

@@ -89,6 +89,18 @@ describe('model: analyze', () => {
     near(a4.bounds.find((b) => b.resource === 'parallel-op')?.rate ?? 0, 250);
   });
 
+  it('charges worker ops with the process CPU their per-task clock missed', () => {
+    // The workers report 0.5 ms per call, but the process used 1.5 ms more per call on threads
+    // that are neither the main thread nor measured by any op: 2 ms per call in all.
+    const profile = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decode', { placement: 'worker', worker: 0.5e-3, dispatch: 0, parallelism: 1 })
+      .build({ rootElements: 400, rate: 480, otherCpuSeconds: 400 * 1.5e-3 });
+    const a = analyze(profile);
+    near(a.bound, 1 / 2e-3);
+    assert.match(a.bottleneck.reason, /1\.5 ms of it process CPU that the per-task clock missed/);
+  });
+
   it('bounds an awaiting map by calls in flight over latency (Little\'s law)', () => {
     const profile = new ProfileBuilder()
       .range()
