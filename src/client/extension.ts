@@ -45,7 +45,6 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
   const report = new ReportPanel(context.extensionUri, server, log);
   const messages: Array<{ kind: string; message: string }> = [];
   const warned = new Set<string>();
-  let settings = readSettings(log, warned);
   const updated = new vscode.EventEmitter<ProfileUpdatedParams>();
 
   const ctx: CommandContext = {
@@ -62,6 +61,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
     },
   };
 
+  let settings = readSettings(log, warned, (m, ...a) => ctx.notify('warning', m, ...a));
   const view = vscode.window.createTreeView('plumber.bottlenecks', { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(
     log,
@@ -91,7 +91,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
       server.notifyTrust(true);
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('plumber')) settings = readSettings(log, warned);
+      if (e.affectsConfiguration('plumber')) settings = readSettings(log, warned, (m, ...a) => ctx.notify('warning', m, ...a));
     }),
   );
 
