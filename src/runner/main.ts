@@ -53,12 +53,12 @@ function trapExit(): void {
   }) as typeof process.exit;
 }
 
-/** The library's per-thread CPU clock, when the user's copy of plumber-data exports one. */
+/** The library's per-thread CPU clock (`cpuClockKind()`), when the user's copy of plumber-data exports one. */
 function libraryCpuClock(file: string): Machine['cpuClock'] | undefined {
   try {
-    const req = createRequire(file);
-    const lib = req('plumber-data') as { cpuClock?: unknown };
-    const c = typeof lib.cpuClock === 'function' ? (lib.cpuClock as () => unknown)() : lib.cpuClock;
+    const lib = createRequire(file)('plumber-data') as Record<string, unknown>;
+    const source = lib.cpuClockKind ?? lib.cpuClock;
+    const c = typeof source === 'function' ? (source as () => unknown)() : source;
     return c === 'threadCpuUsage' || c === 'schedstat' || c === 'wall' ? c : undefined;
   } catch {
     return undefined;

@@ -1,0 +1,61 @@
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { runProfile } from '../../../src/runner/spawn';
+
+const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
+
+describe('runner profiles of plumber-data pipelines', function () {
+  this.timeout(30_000);
+
+  it('records each operator at its TypeScript line and column, with the chain as run', async () => {
+    const file = path.join(PIPELINES, 'latency-bound.ts');
+    const profile = await runProfile({ file, seconds: 0.5, warmupSeconds: 0.2 });
+    assert.equal(profile.error, undefined, profile.error?.message);
+    const byKind = new Map(profile.ops.map((o) => [o.kind, o]));
+    // range( is on line 10, `.map(` on line 11 and `.batch(` on line 12 of the fixture.
+    assert.equal(byKind.get('range')?.id, '10:25');
+    assert.equal(byKind.get('map')?.id, '11:4');
+    assert.equal(byKind.get('batch')?.id, '12:4');
+    assert.deepEqual(byKind.get('map')?.site, { file, line: 11, column: 4 });
+    assert.deepEqual(byKind.get('batch')?.inputs, ['11:4']);
+    assert.equal(profile.pipeline.rootId, '12:4');
+    assert.equal(profile.pipeline.exportName, 'pipeline');
+  });
+
+  it('counts only the measured window: the root operator produced what the run consumed', async () => {
+    const profile = await runProfile({ file: path.join(PIPELINES, 'main-thread-bound.ts'), seconds: 0.8, warmupSeconds: 0.3 });
+    assert.equal(profile.error, undefined, profile.error?.message);
+    const root = profile.ops.find((o) => o.id === profile.pipeline.rootId)!;
+    assert.ok(profile.run.warmupElements > 0);
+    // Anything produced before the window was subtracted; at most one element is in flight at the ends.
+    assert.ok(Math.abs(root.counters.produced - profile.run.elements) <= 1, `${root.counters.produced} vs ${profile.run.elements}`);
+    assert.ok(profile.run.mainThreadCpuSeconds > 0);
+    assert.ok(profile.run.processCpuSeconds >= profile.run.mainThreadCpuSeconds * 0.5);
+    assert.ok((profile.machine.diskReadBytesPerSec ?? 0) > 0);
+  });
+
+  it('finds where a main-thread map fn is exported, so it can move to worker threads', async () => {
+    const file = path.join(PIPELINES, 'main-thread-bound.ts');
+    const profile = await runProfile({ file, seconds: 0.5, warmupSeconds: 0.2 });
+    const map = profile.ops.find((o) => o.kind === 'map');
+    assert.deepEqual(map?.fnModule, { file, exportName: 'decode' });
+    assert.equal(map?.placement, 'main');
+  });
+
+  it('applies overrides by operator id and reports them', async () => {
+    const file = path.join(PIPELINES, 'main-thread-bound.ts');
+    const profile = await runProfile({ file, seconds: 0.5, warmupSeconds: 0.2, overrides: { '12:4': { placement: 'worker', parallelism: 2 } } });
+    assert.equal(profile.error, undefined, profile.error?.message);
+    const map = profile.ops.find((o) => o.id === '12:4')!;
+    assert.equal(map.placement, 'worker');
+    assert.equal(map.knobs.parallelism, 2);
+    assert.ok(map.counters.workerCpuSeconds > 0);
+    assert.deepEqual(profile.run.overrides, { '12:4': { placement: 'worker', parallelism: 2 } });
+  });
+
+  it('refuses an override whose operator id matches no operator, listing the ids', async () => {
+    const profile = await runProfile({ file: path.join(PIPELINES, 'latency-bound.ts'), seconds: 0.3, warmupSeconds: 0.1, overrides: { '40:2': { parallelism: 2 } } });
+    assert.equal(profile.error?.kind, 'override');
+    assert.match(profile.error!.message, /No operator has the id 40:2.*10:25, 11:4, 12:4/);
+  });
+});
