@@ -1,5 +1,5 @@
 /**
- * Model validation: `npm run bench:model -- [--json] [--only NAME] [--passes 1|2] [--seconds S]`.
+ * Model validation: `npm run bench:model -- [--json] [--only A,B] [--passes 1|2] [--seconds S] [--repeat R]`.
  *
  * For each synthetic pipeline in test/fixtures/pipelines (known costs, written the way a newcomer
  * writes them): profile it as written (naive), plan, run it with the plan's overrides (measured),
@@ -7,6 +7,7 @@
  * 15% of the measured one (median, 30% worst); M2 the plan reaches 90% of the oracle; M3 profile +
  * plan take at most 15 s. Rates are root elements per second.
  */
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { plan } from '../../src/model';
 import { runProfile } from '../../src/runner/spawn';
@@ -26,6 +27,9 @@ const only = flag('only')?.split(',');
 const passes = Number(flag('passes') ?? 1);
 const seconds = Number(flag('seconds') ?? 1.5);
 const gridSeconds = Number(flag('grid-seconds') ?? 1);
+// Other work shares these cores and only ever slows a run down, so each rate that is compared
+// (the plan's, the oracle's finalists) is the best of `repeat` runs.
+const repeat = Math.max(1, Number(flag('repeat') ?? 2));
 
 function rate(p: Profile): number {
   return p.run.seconds > 0 ? p.run.elements / p.run.seconds : 0;
@@ -64,15 +68,24 @@ async function benchOne(name: string): Promise<Row> {
     thePlan = plan(current);
   }
   const profileSeconds = (performance.now() - t0) / 1000;
-  const withPlan = await profileOf(name, thePlan.overrides, seconds);
+  const best = async (overrides: Overrides, budget: number, times: number): Promise<number> => {
+    let r = 0;
+    for (let i = 0; i < times; i++) r = Math.max(r, rate(await profileOf(name, overrides, budget)));
+    return r;
+  };
+  const measured = await best(thePlan.overrides, seconds, repeat);
   const grid = gridFor(asWritten);
+  const scored: { overrides: Overrides; rate: number }[] = [];
+  for (const overrides of grid) scored.push({ overrides, rate: await best(overrides, gridSeconds, 1) });
+  scored.sort((a, b) => b.rate - a.rate);
+  // The two best grid points are measured again like the plan, so both sides get the same chances.
   let oracle = 0;
   let oracleOverrides: Overrides = {};
-  for (const overrides of grid) {
-    const r = rate(await profileOf(name, overrides, gridSeconds));
+  for (const s of scored.slice(0, 2)) {
+    const r = Math.max(s.rate, await best(s.overrides, seconds, repeat));
     if (r > oracle) {
       oracle = r;
-      oracleOverrides = overrides;
+      oracleOverrides = s.overrides;
     }
   }
   return {
@@ -80,7 +93,7 @@ async function benchOne(name: string): Promise<Row> {
     pipeline: name,
     naive: round(rate(asWritten)),
     predicted: round(thePlan.predictedRate),
-    measured: round(rate(withPlan)),
+    measured: round(measured),
     oracle: round(oracle),
     profileSeconds: round(profileSeconds),
     oracleOverrides,
@@ -114,7 +127,7 @@ async function main(): Promise<void> {
   const m2 = { worst: round(Math.min(...ratios)), pass: ratios.every((x) => x >= 0.9) };
   const m3 = { worstSeconds: round(Math.max(...rows.map((r) => r.profileSeconds))), pass: rows.every((r) => r.profileSeconds <= 15) };
   if (json) {
-    console.log(JSON.stringify({ bench: 'model', summary: { passes, M1: m1, M2: m2, M3: m3 } }));
+    console.log(JSON.stringify({ bench: 'model', summary: { passes, repeat, loadAverage: os.loadavg()[0], M1: m1, M2: m2, M3: m3 } }));
     return;
   }
   const header = ['pipeline', 'naive', 'predicted', 'measured', 'oracle', '|pred-meas|', 'plan/oracle', 'profile+plan'];
@@ -126,6 +139,7 @@ async function main(): Promise<void> {
   console.log('');
   for (const r of rows) console.log(`${r.pipeline}: plan ${JSON.stringify(r.planOverrides)}; oracle (grid of ${r.gridSize}) ${JSON.stringify(r.oracleOverrides)}`);
   console.log('');
+  console.log(`(${passes} planning pass(es), best of ${repeat} runs; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} cores)`);
   console.log(`M1 prediction: median error ${(m1.median * 100).toFixed(0)}%, worst ${(m1.worst * 100).toFixed(0)}% — ${m1.pass ? 'met' : 'NOT met'} (≤ 15% / ≤ 30%)`);
   console.log(`M2 plan quality: worst plan/oracle ${(m2.worst * 100).toFixed(0)}% — ${m2.pass ? 'met' : 'NOT met'} (≥ 90%)`);
   console.log(`M3 cost: worst profile+plan ${m3.worstSeconds.toFixed(1)} s — ${m3.pass ? 'met' : 'NOT met'} (≤ 15 s)`);
