@@ -62,7 +62,6 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
       item.id = `${p.uri}#${p.name}`;
       item.description = describePipeline(p);
       item.iconPath = new vscode.ThemeIcon(p.error ? 'error' : 'symbol-event');
-      item.resourceUri = vscode.Uri.parse(p.uri);
       item.tooltip = pipelineTooltip(p);
       item.contextValue = p.rate !== undefined && !p.stale ? 'plumber.pipeline.profiled' : 'plumber.pipeline';
       item.command = { command: 'plumber.revealRange', title: 'Go to Pipeline', arguments: [p.uri, p.range] };

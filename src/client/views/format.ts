@@ -67,12 +67,12 @@ export function describeOp(op: OpSummary, stale: boolean): string {
   return parts.join(' · ');
 }
 
-/** The tree's description for a pipeline: rate, bound and the predicted speed-up, or its state. */
+/** The tree's description for a pipeline: its rate and the predicted speed-up of the fixes, or its state. */
 export function describePipeline(p: PipelineSummary): string {
   if (p.error) return 'profile failed';
   if (p.rate === undefined) return 'not profiled';
+  // Short: a sidebar is narrow. The bound and the prediction are in the tooltip.
   const parts = [formatRate(p.rate)];
-  if (p.bound !== undefined) parts.push(`bound ${formatRate(p.bound)}`);
   const speedup = formatSpeedup(p.rate, p.predictedRate);
   if (speedup && p.predictedRate! > p.rate * 1.05) parts.push(`fixes: est. ${speedup}`);
   if (p.stale) parts.push('stale');

@@ -17,7 +17,12 @@ const server = await startCodeServer({ folder, settings: { 'workbench.colorTheme
 const browser = await launchBrowser();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
 let step = 'start';
-const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) }).then(() => console.log(`  screenshot artifacts/screenshots/${name}.png`));
+// The mouse goes to a quiet corner first so no hover tooltip covers the picture.
+async function shot(name, keepMouse = false) {
+  if (!keepMouse) await page.mouse.move(900, 700);
+  await page.screenshot({ path: join(shots, `${name}.png`) });
+  console.log(`  screenshot artifacts/screenshots/${name}.png`);
+}
 
 async function palette(command) {
   await page.keyboard.press('F1');
@@ -33,6 +38,11 @@ try {
   step = 'open the workbench';
   await page.goto(workbenchUrl(server, { folder, extensionDevelopmentPath: ROOT }));
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+
+  step = 'the Plumber view shows its welcome before anything is open';
+  await page.locator('.activitybar .action-item a[aria-label^="Plumber"]').first().click({ timeout: 30_000 });
+  await page.locator('.welcome-view-content', { hasText: 'No profiled pipelines yet' }).waitFor({ timeout: 30_000 });
+  await shot('0-welcome-view');
 
   step = 'open pipeline.ts';
   await page.keyboard.press('Control+P');
@@ -65,8 +75,12 @@ try {
   await palette('Plumber: Focus on Bottlenecks View');
   const treeRow = page.locator('.monaco-list-row', { hasText: 'records' }).first();
   await treeRow.waitFor({ timeout: 15_000 });
-  await page.locator('.monaco-list-row', { hasText: /map/ }).first().waitFor();
-  await shot('3-bottlenecks-view');
+  const mapRow = page.locator('.monaco-list-row', { hasText: /map\(fetchRecord\)/ }).first();
+  await mapRow.waitFor();
+  // Hovering shows the row's inline "Apply Plumber Fix" action.
+  await mapRow.hover();
+  await mapRow.locator('.actions .action-label').first().waitFor({ timeout: 5_000 });
+  await shot('3-bottlenecks-view', true);
 
   step = 'apply all fixes from the command palette';
   await palette('Plumber: Apply All Plumber Fixes');
