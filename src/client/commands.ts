@@ -48,11 +48,11 @@ export const UNTRUSTED_MESSAGE =
 type Handler = (ctx: CommandContext, ...args: unknown[]) => unknown;
 
 const handlers: Record<string, Handler> = {
-  'plumber.profilePipeline': (ctx, uri, pipeline) => profile(ctx, asUri(uri), asString(pipeline), false),
+  'plumber.profilePipeline': (ctx, uri, pipeline) => profile(ctx, asUri(uri), pipelineArg(uri, pipeline), false),
   'plumber.profileFile': (ctx, uri) => profile(ctx, asUri(uri), undefined, true),
   'plumber.applyFix': (ctx, nodeOrUri, pipeline, opId) => applyFix(ctx, nodeOrUri, asString(pipeline), asString(opId)),
-  'plumber.applyAllFixes': (ctx, uri, pipeline) => applyAllFixes(ctx, asUri(uri), asString(pipeline)),
-  'plumber.showReport': (ctx, uri, pipeline) => showReport(ctx, asUri(uri), asString(pipeline)),
+  'plumber.applyAllFixes': (ctx, uri, pipeline) => applyAllFixes(ctx, asUri(uri), pipelineArg(uri, pipeline)),
+  'plumber.showReport': (ctx, uri, pipeline) => showReport(ctx, asUri(uri), pipelineArg(uri, pipeline)),
   'plumber.clearProfile': (ctx, uri) => clearProfile(ctx, asUri(uri)),
   'plumber.restartServer': async (ctx) => {
     await ctx.server.restart();
@@ -84,6 +84,12 @@ function asUri(value: unknown): vscode.Uri | undefined {
   if (typeof value === 'string' && value) return vscode.Uri.parse(value);
   if (value && typeof value === 'object' && 'pipeline' in value) return vscode.Uri.parse((value as { pipeline: PipelineSummary }).pipeline.uri);
   return vscode.window.activeTextEditor?.document.uri;
+}
+
+/** The pipeline name from (uri, name) arguments, or from a Bottlenecks tree node (inline actions pass the node). */
+function pipelineArg(first: unknown, second: unknown): string | undefined {
+  if (first && typeof first === 'object' && 'pipeline' in first) return (first as { pipeline: PipelineSummary }).pipeline.name;
+  return asString(second);
 }
 
 function asString(value: unknown): string | undefined {
