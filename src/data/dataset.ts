@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { KnobOverride } from './tracing';
 import { DATASET_KEY } from './tracing';
 import type { BatchOptions, InterleaveOptions, MapOptions, Parallelism, ShuffleOptions } from './options';
-import { BULK, type Chunks, isThenable, type OpNode } from './internal/core';
+import { BULK, type Chunks, isThenable, type OpNode, pull, Sampler } from './internal/core';
 import { type BuildEnv, beginOp, isAsyncFunction, makeNode } from './internal/build';
 import { FnEnv, type ElementContext } from './internal/context';
 import { defaultSeed } from './internal/rng';
@@ -220,9 +220,10 @@ export class Dataset<T> implements AsyncIterable<T> {
   async toArray(): Promise<T[]> {
     const it = this.node.open();
     const out: T[] = [];
+    const s = new Sampler();
     try {
       for (;;) {
-        const chunk = await it.next(BULK);
+        const chunk = await pull(it, BULK, this.node.counters, s);
         if (chunk === null) return out;
         for (let i = 0; i < chunk.length; i++) out.push(chunk[i]);
       }
@@ -234,9 +235,10 @@ export class Dataset<T> implements AsyncIterable<T> {
   /** Calls fn on every element of one pass, awaiting it when it returns a promise. */
   async forEach(fn: (x: T) => unknown): Promise<void> {
     const it = this.node.open();
+    const s = new Sampler();
     try {
       for (;;) {
-        const chunk = await it.next(BULK);
+        const chunk = await pull(it, BULK, this.node.counters, s);
         if (chunk === null) return;
         for (let i = 0; i < chunk.length; i++) {
           const r = fn(chunk[i]);
@@ -315,6 +317,7 @@ class DatasetIterator<T> implements AsyncIterableIterator<T> {
   private buf: T[] = [];
   private pos = 0;
   private done = false;
+  private readonly s = new Sampler();
   constructor(private readonly node: OpNode<T>) {}
   async next(): Promise<IteratorResult<T>> {
     if (this.pos < this.buf.length) return { value: this.buf[this.pos++], done: false };
@@ -322,7 +325,8 @@ class DatasetIterator<T> implements AsyncIterableIterator<T> {
     const it = (this.it ??= this.node.open());
     let chunk: T[] | null;
     try {
-      chunk = await it.next(1);
+      // The consumer's wait on the last operator counts as that operator's waitSeconds.
+      chunk = await pull(it, 1, this.node.counters, this.s);
     } catch (e) {
       this.done = true;
       await it.return();

@@ -3,6 +3,7 @@
  * (touching it marks the operator random for tracers), and an AbortSignal that fires when the
  * consumer stops early.
  */
+import { setMaxListeners } from 'node:events';
 import type { OpInfo } from '../tracing';
 import { elementRng, type Rng } from './rng';
 
@@ -25,7 +26,11 @@ export class FnEnv {
     private readonly info: OpInfo | null,
   ) {}
   get signal(): AbortSignal {
-    if (this.controller === null) this.controller = new AbortController();
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      // One signal serves every call in flight (each adds a listener while it waits): not a leak.
+      setMaxListeners(0, this.controller.signal);
+    }
     return this.controller.signal;
   }
   markRandom(): void {

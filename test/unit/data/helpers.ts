@@ -49,9 +49,13 @@ export function spin(seed: number, rounds: number): number {
 export function roundsFor(ms: number): number {
   spin(1, 2_000_000);
   const rounds = 1_000_000;
-  const t0 = performance.now();
-  spin(2, rounds);
-  const took = performance.now() - t0;
+  // The fastest of a few runs: on a shared machine a run can be preempted, never sped up.
+  let took = Infinity;
+  for (let k = 0; k < 5; k++) {
+    const t0 = performance.now();
+    spin(2, rounds);
+    took = Math.min(took, performance.now() - t0);
+  }
   return Math.max(1000, Math.round((rounds * ms) / took));
 }
 

@@ -1,7 +1,7 @@
 /** batch and unbatch, with stacking of typed arrays (and objects of them) into one buffer. */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode, pull } from '../core';
+import { type Chunks, countProduced, now, type OpNode, pull, Sampler } from '../core';
 
 /** Any typed array. */
 export type TypedArray =
@@ -130,6 +130,9 @@ export function unstack(b: unknown): unknown[] | null {
 }
 
 class BatchOp implements Chunks<unknown> {
+  private readonly s = new Sampler();
+  /** Stacking is timed apart from waiting: its cost differs (a copy of every element). */
+  private readonly st = new Sampler();
   private held: unknown[] = [];
   private done = false;
   constructor(
@@ -141,8 +144,16 @@ class BatchOp implements Chunks<unknown> {
   ) {}
   async next(): Promise<unknown[] | null> {
     // One batch per call: the upstream is asked only for what this batch still lacks.
+    const upC = this.upC;
     while (!this.done && this.held.length < this.n) {
-      const chunk = await pull(this.up, this.n - this.held.length, this.upC);
+      const w = upC === null ? 0 : this.s.tick();
+      const t0 = w === 0 ? 0 : now();
+      const chunk = await this.up.next(this.n - this.held.length);
+      if (w !== 0) {
+        const d = now() - t0;
+        (upC as OpCounters).waitSeconds += (d * w) / 1000;
+        this.s.adapt(d);
+      }
       if (chunk === null) this.done = true;
       else {
         if (this.c !== null) this.c.pulled += chunk.length;
@@ -154,10 +165,15 @@ class BatchOp implements Chunks<unknown> {
     if (xs.length === 0 || (xs.length < this.n && this.dropRemainder)) return null;
     this.held = [];
     const c = this.c;
-    const t0 = c === null ? 0 : now();
+    const w = c === null ? 0 : this.st.tick();
+    const t0 = w === 0 ? 0 : now();
     const out = [stack(xs)];
     if (c !== null) {
-      c.selfSeconds += (now() - t0) / 1000;
+      if (w !== 0) {
+        const d = now() - t0;
+        c.selfSeconds += (d * w) / 1000;
+        this.st.adapt(d);
+      }
       countProduced(c, out);
     }
     return out;
@@ -170,6 +186,7 @@ class BatchOp implements Chunks<unknown> {
 }
 
 class UnbatchOp implements Chunks<unknown> {
+  private readonly s = new Sampler();
   private rows: unknown[] = [];
   private pos = 0;
   private index = 0;
@@ -181,7 +198,7 @@ class UnbatchOp implements Chunks<unknown> {
   ) {}
   async next(hint: number): Promise<unknown[] | null> {
     while (this.pos >= this.rows.length) {
-      const chunk = await pull(this.up, 1, this.upC);
+      const chunk = await pull(this.up, 1, this.upC, this.s);
       if (chunk === null) return null;
       const rows = unstack(chunk[0]);
       if (rows === null) {

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode, pull } from '../core';
+import { type Chunks, countProduced, now, type OpNode, pull, Sampler } from '../core';
 import { Batch } from './batch';
 
 const MAGIC = Buffer.from('PLDC1\n', 'latin1');
@@ -40,6 +40,7 @@ function decode(x: unknown, depth = 0): unknown {
 }
 
 class MemoryCache<T> implements Chunks<T> {
+  private readonly s = new Sampler();
   private collected: T[] | null = [];
   private pos = 0;
   constructor(
@@ -60,7 +61,7 @@ class MemoryCache<T> implements Chunks<T> {
       return out;
     }
     const up = this.up as Chunks<T>;
-    const chunk = await pull(up, hint, this.node.inputs[0].counters);
+    const chunk = await pull(up, hint, this.node.inputs[0].counters, this.s);
     if (chunk === null) {
       // A complete pass: keep it, unless another pass finished first.
       if (this.collected !== null && !memory.has(this.node)) memory.set(this.node, this.collected);
@@ -151,6 +152,7 @@ class DiskReader<T> implements Chunks<T> {
 
 /** Passes elements through while writing them to `${path}.<pid>.<random>.tmp`; renames on completion. */
 class DiskWriter<T> implements Chunks<T> {
+  private readonly s = new Sampler();
   private fh: FileHandle | null = null;
   private readonly tmp: string;
   private closed = false;
@@ -169,7 +171,7 @@ class DiskWriter<T> implements Chunks<T> {
       this.fh = await open(this.tmp, 'w');
       await this.fh.write(MAGIC);
     }
-    const chunk = await pull(this.up, hint, this.upC);
+    const chunk = await pull(this.up, hint, this.upC, this.s);
     if (this.closed) return null;
     if (chunk === null) {
       const fh = this.fh;
@@ -209,12 +211,13 @@ class DiskWriter<T> implements Chunks<T> {
 }
 
 class Pass<T> implements Chunks<T> {
+  private readonly s = new Sampler();
   constructor(
     private readonly up: Chunks<T>,
     private readonly upC: OpCounters | null,
   ) {}
   next(hint: number): Promise<T[] | null> {
-    return pull(this.up, hint, this.upC);
+    return pull(this.up, hint, this.upC, this.s);
   }
   return(): Promise<void> {
     return this.up.return();
@@ -232,7 +235,7 @@ export function openCache<T>(node: OpNode<T>, path: string | undefined, enabled:
   return new Lazy(path, node, input, op);
 }
 
-/** Decides between reading and writing at the first pull, when the file's existence is checked. */
+/** Decides between reading and writing at the first pull, Sampler, when the file's existence is checked. */
 class Lazy<T> implements Chunks<T> {
   private inner: Chunks<T> | null = null;
   private closed = false;

@@ -6,7 +6,7 @@
  * Memory stays O(maxSlots × group size): finished-but-unconsumed groups count against the limit.
  */
 import type { OpCounters } from '../../tracing';
-import { type Chunks, countProduced, isThenable, now, pull, Wakeup } from '../core';
+import { type Chunks, countProduced, isThenable, now, pull, Sampler, Wakeup } from '../core';
 
 interface Slot<O> {
   /** 0 running, 1 done, 2 failed. */
@@ -38,6 +38,9 @@ export class Engine<I, O> {
   private closed = false;
   private running = 0;
   private readonly wake = new Wakeup();
+  /** Samplers for the upstream pull and for launching (see Sampler). */
+  private readonly s = new Sampler();
+  private readonly sf = new Sampler();
 
   constructor(
     private readonly up: Chunks<I>,
@@ -86,13 +89,8 @@ export class Engine<I, O> {
         }
         return null;
       }
-      const c = this.c;
-      if (c === null) await this.wake.wait();
-      else {
-        const t0 = now();
-        await this.wake.wait();
-        c.waitSeconds += (now() - t0) / 1000;
-      }
+      // Time spent here reaches waitSeconds through the downstream operator, which times its pull.
+      await this.wake.wait();
     }
   }
 
@@ -162,7 +160,8 @@ export class Engine<I, O> {
   private fill(mayPump = true): void {
     if (this.closed) return;
     const c = this.c;
-    const t0 = c === null ? 0 : now();
+    const w = c === null ? 0 : this.sf.tick();
+    const t0 = w === 0 ? 0 : now();
     const g = Math.max(1, this.launcher.groupSize());
     while (this.slots.length < this.maxSlots && this.backlog.length > 0) {
       // A small group waits for more input while others keep the workers busy.
@@ -182,7 +181,11 @@ export class Engine<I, O> {
       else this.slots.push({ state: 1, out: r, taken: 0, err: undefined });
     }
     if (c !== null) {
-      c[this.timeInto] += (now() - t0) / 1000;
+      if (w !== 0) {
+        const d = now() - t0;
+        c[this.timeInto] += (d * w) / 1000;
+        this.sf.adapt(d);
+      }
       if (this.running > c.inFlightHighWater) c.inFlightHighWater = this.running;
     }
     if (mayPump && !this.pumping && !this.upDone && this.slots.length + Math.ceil(this.backlog.length / g) < this.maxSlots) void this.pump(g);
@@ -214,7 +217,7 @@ export class Engine<I, O> {
       while (!this.closed && !this.upDone) {
         const room = (this.maxSlots - this.slots.length) * g - this.backlog.length;
         if (room <= 0) break;
-        const chunk = await pull(this.up, room, this.upC);
+        const chunk = await pull(this.up, room, this.upC, this.s);
         if (this.closed) break;
         if (chunk === null) this.upDone = true;
         else {

@@ -1,6 +1,6 @@
 /** Operators that route elements without transforming them: take, skip, repeat, concatenate, zip, prefetch. */
 import type { OpCounters } from '../../tracing';
-import { type Chunks, countProduced, now, type OpNode, pull, Wakeup } from '../core';
+import { type Chunks, countProduced, type OpNode, pull, Sampler, Wakeup } from '../core';
 
 /** Shared bookkeeping: idempotent close that also stops the input. */
 abstract class Op<T> implements Chunks<T> {
@@ -14,6 +14,7 @@ abstract class Op<T> implements Chunks<T> {
 }
 
 class Take<T> extends Op<T> {
+  private readonly s = new Sampler();
   constructor(
     private readonly up: Chunks<T>,
     private readonly upC: OpCounters | null,
@@ -27,7 +28,7 @@ class Take<T> extends Op<T> {
       await this.return();
       return null;
     }
-    const chunk = await pull(this.up, Math.min(hint, this.remaining), this.upC);
+    const chunk = await pull(this.up, Math.min(hint, this.remaining), this.upC, this.s);
     if (chunk === null) return null;
     this.remaining -= chunk.length;
     if (this.c !== null) {
@@ -44,6 +45,7 @@ class Take<T> extends Op<T> {
 }
 
 class Skip<T> extends Op<T> {
+  private readonly s = new Sampler();
   constructor(
     private readonly up: Chunks<T>,
     private readonly upC: OpCounters | null,
@@ -54,12 +56,12 @@ class Skip<T> extends Op<T> {
   }
   async next(hint: number): Promise<T[] | null> {
     while (this.toSkip > 0) {
-      const dropped = await pull(this.up, Math.min(this.toSkip, 1024), this.upC);
+      const dropped = await pull(this.up, Math.min(this.toSkip, 1024), this.upC, this.s);
       if (dropped === null) return null;
       this.toSkip -= dropped.length;
       if (this.c !== null) this.c.pulled += dropped.length;
     }
-    const chunk = await pull(this.up, hint, this.upC);
+    const chunk = await pull(this.up, hint, this.upC, this.s);
     if (chunk !== null && this.c !== null) {
       this.c.pulled += chunk.length;
       countProduced(this.c, chunk);
@@ -73,6 +75,7 @@ class Skip<T> extends Op<T> {
 
 /** Opens `inputs` one after another (concatenate), or one input `times` times (repeat). */
 class Sequence<T> extends Op<T> {
+  private readonly s = new Sampler();
   private cur: Chunks<T> | null = null;
   private curC: OpCounters | null = null;
   private pass = 0;
@@ -95,7 +98,7 @@ class Sequence<T> extends Op<T> {
         this.curC = node.counters;
         this.gotThisPass = 0;
       }
-      const chunk = await pull(this.cur, hint, this.curC);
+      const chunk = await pull(this.cur, hint, this.curC, this.s);
       if (chunk !== null) {
         this.gotThisPass += chunk.length;
         if (this.c !== null) {
@@ -120,6 +123,7 @@ class Sequence<T> extends Op<T> {
 class Zip extends Op<unknown[]> {
   private its: Chunks<unknown>[] | null = null;
   private readonly bufs: unknown[][];
+  private readonly samplers: Sampler[];
   private ended = false;
   constructor(
     private readonly nodes: readonly OpNode[],
@@ -127,12 +131,13 @@ class Zip extends Op<unknown[]> {
   ) {
     super();
     this.bufs = nodes.map(() => []);
+    this.samplers = nodes.map(() => new Sampler());
   }
   async next(hint: number): Promise<unknown[][] | null> {
     if (this.ended || this.closing !== null) return null;
     const its = (this.its ??= this.nodes.map((n) => n.open()));
     const chunks = await Promise.all(
-      its.map((it, i) => (this.bufs[i].length >= hint ? null : pull(it, hint - this.bufs[i].length, this.nodes[i].counters))),
+      its.map((it, i) => (this.bufs[i].length >= hint ? null : pull(it, hint - this.bufs[i].length, this.nodes[i].counters, this.samplers[i]))),
     );
     let n = hint;
     for (let i = 0; i < its.length; i++) {
@@ -167,6 +172,7 @@ class Zip extends Op<unknown[]> {
  * works, one upstream `next()` at a time. Errors are delivered after the elements before them.
  */
 class Prefetch<T> extends Op<T> {
+  private readonly s = new Sampler();
   private readonly queue: T[][] = [];
   private offset = 0;
   private buffered = 0;
@@ -183,19 +189,14 @@ class Prefetch<T> extends Op<T> {
     super();
   }
   async next(hint: number): Promise<T[] | null> {
-    if (this.size <= 0) return pull(this.up, hint, this.upC);
+    if (this.size <= 0) return pull(this.up, hint, this.upC, this.s);
     for (;;) {
       if (this.closing !== null) return null;
       if (this.buffered > 0) break;
       if (this.upError !== null) throw this.upError.e;
       if (this.upDone) return null;
       this.kick();
-      if (this.c === null) await this.wake.wait();
-      else {
-        const t0 = now();
-        await this.wake.wait();
-        this.c.waitSeconds += (now() - t0) / 1000;
-      }
+      await this.wake.wait();
     }
     const out = this.take(hint);
     this.kick();
@@ -230,7 +231,7 @@ class Prefetch<T> extends Op<T> {
     this.pumping = true;
     try {
       while (this.closing === null && !this.upDone && this.buffered < this.size) {
-        const chunk = await pull(this.up, this.size - this.buffered, this.upC);
+        const chunk = await pull(this.up, this.size - this.buffered, this.upC, this.s);
         if (this.closing !== null) break;
         if (chunk === null) this.upDone = true;
         else {

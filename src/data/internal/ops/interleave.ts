@@ -7,7 +7,7 @@
  */
 import type { OpCounters } from '../../tracing';
 import { asPipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, type OpNode, pull, Wakeup } from '../core';
+import { type Chunks, countProduced, type OpNode, pull, Sampler, Wakeup } from '../core';
 import { chunksOf } from './sources';
 
 interface Inner {
@@ -20,6 +20,7 @@ interface Inner {
 }
 
 class Interleave implements Chunks<unknown> {
+  private readonly s = new Sampler();
   private slots: Inner[] = [];
   private turn = 0;
   private inputs: unknown[] = [];
@@ -97,7 +98,7 @@ class Interleave implements Chunks<unknown> {
   private async openSlot(i: number, replace = false): Promise<boolean> {
     if (this.ipos >= this.inputs.length) {
       if (this.upDone) return false;
-      const chunk = await pull(this.up, Math.max(1, this.cycle - this.slots.length), this.upC);
+      const chunk = await pull(this.up, Math.max(1, this.cycle - this.slots.length), this.upC, this.s);
       if (chunk === null) {
         this.upDone = true;
         return false;

@@ -5,7 +5,7 @@
  */
 import type { OpCounters } from '../../tracing';
 import { asPipelineError, PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, isThenable, now, pull } from '../core';
+import { type Chunks, countProduced, isThenable, now, Sampler } from '../core';
 import type { FnEnv } from '../context';
 import { Engine, type Launcher } from './engine';
 
@@ -24,6 +24,12 @@ export class MainMap implements Chunks<unknown> {
   private engine: Engine<unknown, unknown> | null = null;
   private closing: Promise<void> | null = null;
   private readonly useCtx: boolean;
+  /** filter: survivors beyond the last request, and the selectivity seen so far. */
+  private spare: unknown[] | null = null;
+  private spos = 0;
+  private seenIn = 0;
+  private seenOut = 0;
+  private readonly s = new Sampler();
 
   constructor(
     private readonly up: Chunks<unknown>,
@@ -42,25 +48,66 @@ export class MainMap implements Chunks<unknown> {
 
   async next(hint: number): Promise<unknown[] | null> {
     if (this.engine !== null) return this.engine.next(hint);
+    if (this.o.filter && this.spare !== null) return this.takeSpare(hint);
+    const c = this.c;
+    const upC = this.upC;
     for (;;) {
-      const chunk = await pull(this.up, hint, this.upC);
+      // A filter asks for enough inputs to fill the request at the selectivity seen so far, so a
+      // consumer wanting n elements is not answered in ever smaller rounds; survivors beyond the
+      // request wait in `spare` for the next call.
+      const ask = this.o.filter ? Math.min(4 * hint, Math.ceil(hint / this.selectivity())) : hint;
+      const w = c === null ? 0 : this.s.tick();
+      const t0 = w === 0 ? 0 : now();
+      const chunk = await this.up.next(ask);
       if (chunk === null || this.closing !== null) return null;
-      const c = this.c;
-      const t0 = c === null ? 0 : now();
       const n = chunk.length;
+      const t1 = w === 0 ? 0 : now();
       const out = this.o.filter ? this.filterChunk(chunk) : this.mapChunk(chunk);
       if (c !== null) {
-        c.selfSeconds += (now() - t0) / 1000;
         c.pulled += n;
-        if (out !== null) countProduced(c, out);
+        if (w !== 0) {
+          const t2 = now();
+          c.selfSeconds += ((t2 - t1) * w) / 1000;
+          if (upC !== null) upC.waitSeconds += ((t1 - t0) * w) / 1000;
+          this.s.adapt(t2 - t0);
+        }
       }
       if (out === null) return (this.engine as unknown as Engine<unknown, unknown>).next(hint);
-      if (out.length > 0) return out;
+      if (this.o.filter) {
+        this.seenIn += n;
+        this.seenOut += out.length;
+        if (out.length > hint) {
+          this.spare = out;
+          return this.takeSpare(hint);
+        }
+      }
+      if (out.length > 0) {
+        if (c !== null) countProduced(c, out);
+        return out;
+      }
     }
+  }
+
+  private selectivity(): number {
+    // Optimistic until measured; never assume fewer than 1 in 4 survive, which bounds the read-ahead.
+    return this.seenIn < 16 ? 1 : Math.max(0.25, this.seenOut / this.seenIn);
+  }
+
+  private takeSpare(hint: number): unknown[] {
+    const spare = this.spare as unknown[];
+    const out = spare.slice(this.spos, this.spos + hint);
+    this.spos += out.length;
+    if (this.spos >= spare.length) {
+      this.spare = null;
+      this.spos = 0;
+    }
+    if (this.c !== null) countProduced(this.c, out);
+    return out;
   }
 
   return(): Promise<void> {
     if (this.closing === null) {
+      this.spare = null;
       this.env.abort();
       this.closing = this.engine !== null ? this.engine.close() : this.up.return();
     }

@@ -4,10 +4,11 @@
  * chunks downstream asks for are, or on timing.
  */
 import type { OpCounters } from '../../tracing';
-import { type Chunks, countProduced, now, type OpNode, pull } from '../core';
+import { type Chunks, countProduced, now, type OpNode, pull, Sampler } from '../core';
 import { Rng } from '../rng';
 
 class Shuffle<T> implements Chunks<T> {
+  private readonly s = new Sampler();
   private buf: T[] = [];
   /** Inputs pulled but not yet in the buffer: each replaces one output. */
   private pending: T[] = [];
@@ -59,7 +60,7 @@ class Shuffle<T> implements Chunks<T> {
   }
 
   private async pullInput(n: number): Promise<T[] | null> {
-    const chunk = await pull(this.up, n, this.upC);
+    const chunk = await pull(this.up, n, this.upC, this.s);
     if (chunk === null) this.upDone = true;
     else if (this.c !== null) {
       this.c.pulled += chunk.length;

@@ -1,0 +1,124 @@
+/**
+ * plumber-data benchmarks B1–B5 (issue 2). Every peer is measured in the same run, so compare
+ * ratios rather than absolute numbers on a shared machine.
+ *
+ *   npm run bench -- [--json] [--only B1,B3] [--quick]
+ *
+ * --json prints one JSON object per line; otherwise a table at the end. --quick runs fewer
+ * repetitions (for a smoke check).
+ */
+import { availableParallelism, loadavg } from 'node:os';
+import { cpuClockKind, newCounters, TRACER_KEY, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
+import { measure, runPlumber, type Impl } from './executor';
+import { memoryCase, type MemoryCase } from './memory';
+import { asyncMap, mainThreadRate, workerMap } from './parallel';
+import { emit, median, table } from './report';
+
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const quick = args.includes('--quick');
+const onlyArg = args[args.indexOf('--only') + 1];
+const only = args.includes('--only') && onlyArg !== undefined ? onlyArg.split(',') : null;
+const want = (b: string): boolean => only === null || only.includes(b);
+const repeat = quick ? 1 : 3;
+
+/** A tracer like the runner's: counters per key. */
+class BenchTracer implements Tracer {
+  readonly counters = new Map<string, OpCounters>();
+  register(info: OpInfo): OpCounters {
+    let c = this.counters.get(info.key);
+    if (c === undefined) this.counters.set(info.key, (c = newCounters()));
+    return c;
+  }
+}
+
+async function withTracer<T>(fn: () => Promise<T>): Promise<T> {
+  const g = globalThis as { [TRACER_KEY]?: Tracer };
+  g[TRACER_KEY] = new BenchTracer();
+  try {
+    return await fn();
+  } finally {
+    delete g[TRACER_KEY];
+  }
+}
+
+async function b1(): Promise<void> {
+  const impls: Impl[] = ['syncLoop', 'plumber', 'asyncGenerator', 'nodeStreams', 'tfjsData'];
+  const us: Partial<Record<Impl, number>> = {};
+  for (const impl of impls) {
+    us[impl] = await measure(impl, impl === 'tfjsData' || impl === 'nodeStreams' ? Math.min(repeat, 2) : repeat * 2);
+    emit({ bench: 'executor-overhead', impl, usPerElement: us[impl] as number }, json);
+  }
+  const p = us.plumber as number;
+  emit({ bench: 'executor-overhead', impl: 'ratios', vsAsyncGenerator: (us.asyncGenerator as number) / p, vsNodeStreams: (us.nodeStreams as number) / p, vsTfjsData: (us.tfjsData as number) / p }, json);
+}
+
+async function b2(): Promise<void> {
+  emit({ bench: 'worker-map', parallelism: 0, placement: 'main', elementsPerSec: mainThreadRate() }, json);
+  const rates: number[] = [];
+  for (const p of [1, 2]) {
+    const runs = [];
+    for (let i = 0; i < (quick ? 1 : 2); i++) runs.push(await workerMap(p));
+    const best = runs.reduce((a, b) => (a.elementsPerSec >= b.elementsPerSec ? a : b));
+    rates.push(best.elementsPerSec);
+    emit({ bench: 'worker-map', parallelism: p, elementsPerSec: best.elementsPerSec, totalElementsPerSec: best.totalElementsPerSec, firstResultMs: best.firstResultMs }, json);
+  }
+  emit({ bench: 'worker-map', case: 'speedup-2-vs-1', ratio: rates[1] / rates[0] }, json);
+}
+
+async function b3(): Promise<void> {
+  const rates: number[] = [];
+  for (const p of [1, 32]) {
+    rates.push(await asyncMap(p));
+    emit({ bench: 'async-map', parallelism: p, elementsPerSec: rates[rates.length - 1] }, json);
+  }
+  emit({ bench: 'async-map', case: 'speedup-32-vs-1', ratio: rates[1] / rates[0] }, json);
+}
+
+async function b4(): Promise<void> {
+  // B1: alternate untraced and traced runs so load changes hit both alike.
+  const plain: number[] = [];
+  const traced: number[] = [];
+  await runPlumber();
+  await withTracer(() => runPlumber());
+  for (let i = 0; i < repeat * 3; i++) {
+    let t0 = performance.now();
+    await runPlumber();
+    plain.push(performance.now() - t0);
+    t0 = performance.now();
+    await withTracer(() => runPlumber());
+    traced.push(performance.now() - t0);
+  }
+  emit({ bench: 'tracing-overhead', case: 'B1', ratio: median(traced) / median(plain), untracedMs: median(plain), tracedMs: median(traced) }, json);
+  // B2: steady-state rate of the worker map, untraced over traced.
+  const plainRates: number[] = [];
+  const tracedRates: number[] = [];
+  for (let i = 0; i < (quick ? 1 : 3); i++) {
+    plainRates.push((await workerMap(2)).elementsPerSec);
+    tracedRates.push((await withTracer(() => workerMap(2))).elementsPerSec);
+  }
+  emit({ bench: 'tracing-overhead', case: 'B2', ratio: median(plainRates) / median(tracedRates) }, json);
+}
+
+async function b5(): Promise<void> {
+  const cases: MemoryCase[] = ['prefetch-16', 'prefetch-1024', 'asyncMap-p16', 'asyncMap-p256'];
+  for (const c of cases) {
+    const r = await memoryCase(c);
+    emit({ bench: 'memory', case: c, peakHeapMB: r.peakHeapMB, earlyPeakMB: r.earlyPeakMB, growthMB: r.growthMB }, json);
+  }
+}
+
+async function main(): Promise<void> {
+  emit({ bench: 'machine', node: process.version, cores: availableParallelism(), loadavg1: loadavg()[0], cpuClock: cpuClockKind() }, json);
+  if (want('B1')) await b1();
+  if (want('B2')) await b2();
+  if (want('B3')) await b3();
+  if (want('B4')) await b4();
+  if (want('B5')) await b5();
+  if (!json) console.log(table());
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

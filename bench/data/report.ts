@@ -1,0 +1,34 @@
+/** Output of the plumber-data benchmarks: JSON lines with --json, an aligned table otherwise. */
+
+export type Line = Record<string, string | number | boolean>;
+
+const lines: Line[] = [];
+
+/** Records one result and prints it at once in JSON mode (so a long run shows progress). */
+export function emit(line: Line, json: boolean): void {
+  lines.push(line);
+  if (json) process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+function fmt(v: string | number | boolean): string {
+  if (typeof v !== 'number') return String(v);
+  if (Number.isInteger(v)) return String(v);
+  const a = Math.abs(v);
+  return a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(2) : v.toPrecision(3);
+}
+
+/** A readable table of everything emitted, one row per result. */
+export function table(): string {
+  const keys: string[] = [];
+  for (const l of lines) for (const k of Object.keys(l)) if (!keys.includes(k)) keys.push(k);
+  const rows = [keys, ...lines.map((l) => keys.map((k) => (l[k] === undefined ? '' : fmt(l[k]))))];
+  const widths = keys.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r, ri) => r.map((c, i) => (ri > 0 && /^-?[\d.]/.test(c) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ')).join('\n');
+}
+
+/** The median of a few measurements: robust to one slow run on a shared machine. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
