@@ -21,6 +21,8 @@ export interface E2eDetail {
   planChanges: string[];
   /** Rate of every oracle configuration, by name. */
   grid: Record<string, number>;
+  /** Plumber's plan on the profile with the runner's and the library's gaps filled in (see fillGaps in index.ts). */
+  gapsFilled?: { plumber: number; predicted: number; planChanges: string[] };
 }
 
 export function jsonLine(r: E2eResult): string {
@@ -70,7 +72,12 @@ export function markdownTable(results: E2eResult[], details: Map<string, E2eDeta
   for (const r of results) {
     const d = details.get(r.pipeline);
     if (!d) continue;
-    lines.push(`### ${r.pipeline}`, '', `- plan: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}`, `- oracle's best configuration: ${d.oracleConfig}`);
+    lines.push(`### ${r.pipeline}`, '', `- plan: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}`);
+    if (d.gapsFilled) {
+      const g = d.gapsFilled;
+      lines.push(`- plan once fnModule and the file count are known: ${g.planChanges.join('; ') || 'no change'} → measured ${fmt(g.plumber)}, predicted ${fmt(g.predicted)} (${ratio(g.plumber, r.oracle)} of the oracle, ${ratio(g.plumber, r.heuristic)} of the heuristic)`);
+    }
+    lines.push(`- oracle's best configuration: ${d.oracleConfig}`);
     for (const [name, rate] of Object.entries(d.grid)) lines.push(`  - ${name}: ${fmt(rate)}`);
     lines.push('');
   }
