@@ -9,7 +9,7 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { plan } from '../../src/model';
+import { planInPasses } from '../../src/cli/passes';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { gridFor } from './grid';
@@ -59,14 +59,10 @@ const round = (x: number): number => Number(x.toPrecision(4));
 
 async function benchOne(name: string): Promise<Row> {
   const t0 = performance.now();
-  const asWritten = await profileOf(name, {}, seconds);
-  let thePlan = plan(asWritten);
-  let current = asWritten;
-  // Pass k > 1: re-profile with the plan applied and plan again (the model keeps earlier overrides).
-  for (let k = 1; k < passes; k++) {
-    current = await profileOf(name, thePlan.overrides, seconds);
-    thePlan = plan(current);
-  }
+  // What `plumber plan --passes N` does: profile, plan, re-profile with the plan applied, plan again.
+  const planned = await planInPasses((o) => profileOf(name, o, seconds), passes, {}, {});
+  const asWritten = planned.first;
+  const thePlan = planned.plan;
   const profileSeconds = (performance.now() - t0) / 1000;
   const best = async (overrides: Overrides, budget: number, times: number): Promise<number> => {
     let r = 0;

@@ -45,6 +45,8 @@ the plan, and the --override flags that run the plan without editing the file. W
 prints { profile, analysis, plan }.
 
 ${COMMON}
+  --passes N             profile runs in all: plan, re-run with the plan applied, plan again
+                         (default 2; 1 is faster, the second run checks the first plan)
   --cores N              plan for N cores instead of this machine's
   --memory-budget MB     memory a cache may use (default: half the free memory)`,
   check: `Usage: plumber check <file> --min-rate R [options]

@@ -6,13 +6,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ModelOptions } from '../shared/analysis';
-import type { Profile, ProfileError } from '../shared/profile';
-import { analyze, plan } from '../model';
+import type { Overrides, Profile, ProfileError } from '../shared/profile';
 import { runProfile } from '../runner/spawn';
 import { UsageError, numberFlag, parseArgs } from './args';
 import type { FlagSpec, Parsed } from './args';
 import { HELP } from './help';
 import { parseOverrides } from './overrides';
+import { planInPasses } from './passes';
+import type { PlannedRun } from './passes';
 import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, rootRate } from './render';
 import { fmtRate } from './table';
@@ -32,7 +33,7 @@ const COMMON_FLAGS: Record<string, FlagSpec> = {
 
 const COMMANDS: Record<string, Record<string, FlagSpec>> = {
   profile: COMMON_FLAGS,
-  plan: { ...COMMON_FLAGS, cores: { value: true }, 'memory-budget': { value: true } },
+  plan: { ...COMMON_FLAGS, cores: { value: true }, 'memory-budget': { value: true }, passes: { value: true } },
   check: { ...COMMON_FLAGS, 'min-rate': { value: true } },
 };
 
@@ -84,15 +85,15 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
   process.once('SIGINT', onSigint);
-  let profile: Profile;
-  try {
-    profile = await runProfile({
+  const passes = command === 'plan' ? numberFlag(p, 'passes', { min: 1, integer: true }) ?? 2 : 1;
+  const profileWith = (extra: Overrides): Promise<Profile> =>
+    runProfile({
       file,
       exportName: p.flags.get('export')?.[0],
       seconds,
       maxElements,
       warmupSeconds,
-      overrides,
+      overrides: extra,
       timeoutSeconds,
       memoryMB,
       signal: controller.signal,
@@ -103,6 +104,15 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
         process.stderr.write(text);
       },
     });
+  let planned: PlannedRun | undefined;
+  let profile: Profile;
+  try {
+    if (command === 'plan') {
+      planned = await planInPasses(profileWith, passes, modelOptions, overrides);
+      profile = planned.first;
+    } else {
+      profile = await profileWith(overrides);
+    }
   } finally {
     process.removeListener('SIGINT', onSigint);
     reporter.clear();
@@ -116,10 +126,9 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       else process.stdout.write(`${renderProfile(profile)}\n`);
       return 0;
     case 'plan': {
-      const analysis = analyze(profile, modelOptions);
-      const thePlan = plan(profile, modelOptions);
-      if (json) printJson({ profile, analysis, plan: thePlan });
-      else process.stdout.write(`${renderPlan(profile, analysis, thePlan, file)}\n`);
+      const { analysis, plan: thePlan, last } = planned!;
+      if (json) printJson({ profile, analysis, plan: thePlan, passes: planned!.passes, lastProfile: last === profile ? undefined : last });
+      else process.stdout.write(`${renderPlan(profile, analysis, thePlan, file, last)}\n`);
       return 0;
     }
     default: {

@@ -59,10 +59,12 @@ export function renderProfile(profile: Profile): string {
 }
 
 /** The plan as a table plus the bottleneck, the prediction and the command that tries it. */
-export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string): string {
+export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string, last: Profile = profile): string {
   const byOp = new Map(analysis.ops.map((a) => [a.opId, a]));
   const changesByOp = new Map<string, string[]>();
-  for (const c of plan.changes) changesByOp.set(c.opId, [...(changesByOp.get(c.opId) ?? []), changeTitle(c, profile)]);
+  // Titles come from the last pass's profile: it also holds the operators a plan inserted.
+  const title = (c: Plan['changes'][number]): string => changeTitle(c, last.ops.some((o) => o.id === c.opId) ? last : profile);
+  for (const c of plan.changes) changesByOp.set(c.opId, [...(changesByOp.get(c.opId) ?? []), title(c)]);
   const rows = inChainOrder(profile).map((op) => {
     const a = byOp.get(op.id);
     return [
@@ -90,7 +92,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   } else {
     lines.push(`Predicted after the plan: ${fmtRate(plan.predictedRate)}${gain}. What would limit it then: ${plan.predictedBottleneck.reason}`);
     lines.push('', 'Changes:');
-    for (const c of plan.changes) lines.push(`  • ${changeTitle(c, profile)} — ${c.reason}`);
+    for (const c of plan.changes) lines.push(`  • ${title(c)} — ${c.reason}`);
     const flags = overridesToFlags(plan.overrides, profile);
     if (flags.length > 0) lines.push('', 'Try the plan without editing the file:', `  plumber profile ${file} ${flags.join(' ')}`);
   }

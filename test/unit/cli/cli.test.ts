@@ -34,9 +34,10 @@ describe('plumber (the built CLI)', function () {
   });
 
   it('prints the profile, the analysis and the plan as JSON with --json', async () => {
-    const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet');
+    const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1');
     assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout) as { profile: { ops: unknown[] }; analysis: { bottleneck: { reason: string } }; plan: { predictedRate: number } };
+    const out = JSON.parse(r.stdout) as { profile: { ops: unknown[] }; analysis: { bottleneck: { reason: string } }; plan: { predictedRate: number }; passes: number };
+    assert.equal(out.passes, 1);
     assert.ok(out.profile.ops.length >= 2);
     assert.ok(out.analysis.bottleneck.reason.length > 0);
     assert.ok(out.plan.predictedRate > 0);
@@ -52,7 +53,7 @@ describe('plumber (the built CLI)', function () {
   });
 
   it('runs with an override and reports it in the profile', async () => {
-    const plan = JSON.parse((await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet')).stdout) as { profile: { ops: { id: string; kind: string }[] } };
+    const plan = JSON.parse((await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1')).stdout) as { profile: { ops: { id: string; kind: string }[] } };
     const map = plan.profile.ops.find((o) => o.kind === 'map')!;
     const r = await plumber('profile', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--override', `${map.id}=parallelism:8`);
     assert.equal(r.code, 0, r.stderr);
