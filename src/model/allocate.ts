@@ -91,14 +91,16 @@ export function allocate(m: Measured, start: Config, lim: Limits): Config {
   let bestBound = evaluate(m, cfg, lim.cores).bound;
   for (let round = 0; round < C.maxAllocationRounds; round++) {
     const ev = evaluate(m, cfg, lim.cores);
-    if (ev.bound > bestBound * (1 + 1e-9)) {
+    // Keep a configuration only when it gains something real, so that a knob whose returns fade
+    // (latency that grows with concurrency) is not pushed to its limit for crumbs.
+    if (ev.bound > bestBound * (1 + C.minStepGain)) {
       best = cloneConfig(cfg);
       bestBound = ev.bound;
     }
     if (!step(m, cfg, ev, lim)) break;
   }
   const last = evaluate(m, cfg, lim.cores).bound;
-  if (last > bestBound * (1 + 1e-9)) best = cloneConfig(cfg);
+  if (last > bestBound * (1 + C.minStepGain)) best = cloneConfig(cfg);
   return best;
 }
 
@@ -123,7 +125,8 @@ export function hedge(m: Measured, start: Config, lim: Limits): Config {
         if (own >= target || c.concurrency >= lim.maxWorkers || c.concurrency >= lim.cores || workersUsed(cfg) >= lim.workerBudget) break;
         c.concurrency += 1;
       }
-    } else if (om.isAsync && om.tunable && om.service > 0) {
+    } else if (om.isAsync && om.tunable && om.service > 0 && om.latencySlope <= 0) {
+      // (An op whose latency grows with concurrency gets no headroom: more calls only queue.)
       const calls = evaluate(m, cfg, lim.cores).eff.get(id)?.async ?? 0;
       if (calls <= 0) continue;
       const own = c.concurrency / (calls * om.service);

@@ -33,6 +33,8 @@ export const MODEL_CONSTANTS = {
    * in flight: unclaimed ≈ 11.6 ms/s + 1.8 µs per produced element.
    */
   idleMainOverheadPerSecond: 0.01,
+  /** Latency that grows less than this fraction across the concurrencies seen in history is taken as constant. */
+  minLatencyGrowth: 0.2,
   /** A source's unexplained wait per element below this is noise (an array source's own pulls), not latency. */
   minInferredLatencySeconds: 20e-6,
   /** Main-thread seconds a memory cache spends serving one element. */
@@ -56,6 +58,8 @@ export const MODEL_CONSTANTS = {
   hedgeFactor: 1.25,
   /** A plan (or a cache) must raise the bound by at least this fraction to be worth proposing. */
   minGain: 0.05,
+  /** The greedy allocator keeps a configuration only when it raises the bound by at least this fraction. */
+  minStepGain: 0.01,
   /** Each extra move to worker threads must raise the bound by at least this fraction. */
   minMoveGain: 0.02,
   /** A concurrency change within this fraction of the current value is noise, unless that op binds. */

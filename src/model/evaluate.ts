@@ -20,7 +20,7 @@ import type { Bound, Resource } from '../shared/analysis';
 import { MODEL_CONSTANTS as C } from './constants';
 import type { Config } from './config';
 import { describeOp, formatRate, formatSeconds, listWords } from './describe';
-import { upstreamClosure, type Measured, type OpMeasure } from './measure';
+import { latencyAt, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 /** One op's demands per root element under a configuration. */
 export interface Effective {
@@ -99,7 +99,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     let wait = 0;
     if (!decoupler) {
       if (c.placement === 'worker') wait = worker * f;
-      else if (om.isAsync) wait = om.asyncPerRoot * om.latency * f;
+      else if (om.isAsync) wait = om.asyncPerRoot * latencyAt(om, c.concurrency) * f;
     }
     out.set(id, {
       // A cache after this op serves its elements from memory: a little main-thread time per element.
@@ -168,7 +168,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     cpuSum += e.main + e.worker + e.other;
     diskSum += e.disk;
     const om = m.ops.get(id) as OpMeasure;
-    if (cfg[id].placement === 'libuv') libuvSum += e.async * om.service;
+    if (cfg[id].placement === 'libuv') libuvSum += e.async * serviceAt(om, cfg[id].concurrency);
   }
   // Name each op's own time; the unclaimed runtime overhead is shown as one sum, because it is
   // only shared out to ops by elements produced, not measured at them.
@@ -232,13 +232,16 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
         detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCall(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
-      const rate = c.concurrency / (e.async * om.service);
-      const queued = om.service < om.latency * 0.999 ? ` (${formatSeconds(om.service)} of its ${formatSeconds(om.latency)} latency is service, the rest waits for the libuv pool)` : '';
+      const service = serviceAt(om, c.concurrency);
+      const latency = latencyAt(om, c.concurrency);
+      const rate = c.concurrency / (e.async * service);
+      const queued = service < latency * 0.999 ? ` (${formatSeconds(service)} of its ${formatSeconds(latency)} latency is service, the rest waits for the libuv pool)` : '';
+      const grows = om.latencyFit ? ` (${om.latencyFit})` : '';
       bounds.push({
         resource: 'latency',
         opId: id,
         rate,
-        detail: `${name} waits ${formatSeconds(om.service)} per call${queued}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per element, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight: at most ${formatRate(rate)}.`,
+        detail: `${name} waits ${formatSeconds(service)} per call${queued}${grows}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per element, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight: at most ${formatRate(rate)}.`,
       });
     } else if (c.placement === 'main' && e.main - e.overhead > 0 && (fnKind(om) || e.main - e.overhead >= 0.05 * mainSum)) {
       const own = e.main - e.overhead;

@@ -35,7 +35,7 @@ function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
  */
 export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const r = resolve(profile, options);
-  const m = measure(profile);
+  const m = measure(profile, options?.history);
   if (m.rootElements <= 0) return emptyAnalysis(m, r.cores);
   const cfg = configFromProfile(m);
   const ev = evaluate(m, cfg, r.cores);
@@ -58,7 +58,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
  */
 export function plan(profile: Profile, options?: ModelOptions): Plan {
   const r = resolve(profile, options);
-  const m = measure(profile);
+  const m = measure(profile, options?.history);
   if (m.rootElements <= 0) {
     const a = emptyAnalysis(m, r.cores);
     return {
@@ -84,7 +84,7 @@ export function predict(
   options?: ModelOptions,
 ): { rate: number; bound: number; bottleneck: Bottleneck; bounds: Bound[] } {
   const r = resolve(profile, options);
-  const m = measure(profile);
+  const m = measure(profile, options?.history);
   if (m.rootElements <= 0) {
     const a = emptyAnalysis(m, r.cores);
     return { rate: 0, bound: 0, bottleneck: a.bottleneck, bounds: [] };

@@ -20,6 +20,7 @@
  */
 import type { OpProfile, Placement, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
+import { formatSeconds } from './describe';
 
 /** One operator's measured demands, per root element unless a name says otherwise. */
 export interface OpMeasure {
@@ -46,6 +47,13 @@ export interface OpMeasure {
   latency: number;
   /** Estimated seconds one call occupies a libuv thread (latency without pool queueing); equals latency off libuv. */
   service: number;
+  /**
+   * Seconds of latency each extra call in flight adds, fitted from `history` (0 when latency does
+   * not grow with concurrency, or there is no history): latency(k) = latency + slope × (k − concurrency).
+   */
+  latencySlope: number;
+  /** How the slope was found, for reason sentences. */
+  latencyFit?: string;
   /** Bytes read from disk. */
   diskPerRoot: number;
   /** Mean bytes of one produced element (0 when unknown). */
@@ -94,8 +102,43 @@ function currentConcurrency(op: OpProfile, isAsync: boolean): number {
   return 1;
 }
 
-/** Turn a profile's counters into per-root-element demands. */
-export function measure(profile: Profile): Measured {
+/**
+ * How an awaiting op's latency grows with its calls in flight, from the same op in earlier runs
+ * with another concurrency: a least-squares line through (k, latency) points. A throttled
+ * resource (a disk's byte rate, a rate-limited service) shows as latency ∝ k; an independent wait
+ * as a flat line. Growth below `minLatencyGrowth` over the measured range is treated as noise.
+ */
+function fitLatency(op: OpProfile, k: number, latency: number, history: Profile[]): { slope: number; fit?: string } {
+  const points: Array<[number, number]> = [[k, latency]];
+  for (const h of history) {
+    const o = h.ops.find((x) => x.id === op.id && x.kind === op.kind);
+    if (!o || o.counters.asyncCalls <= 0) continue;
+    points.push([currentConcurrency(o, true), o.counters.asyncLatencySeconds / o.counters.asyncCalls]);
+  }
+  const ks = points.map(([x]) => x);
+  const kMin = Math.min(...ks);
+  const kMax = Math.max(...ks);
+  if (kMax === kMin) return { slope: 0 };
+  const mk = ks.reduce((a, b) => a + b, 0) / points.length;
+  const ml = points.reduce((a, [, l]) => a + l, 0) / points.length;
+  let cov = 0;
+  let vk = 0;
+  for (const [x, l] of points) {
+    cov += (x - mk) * (l - ml);
+    vk += (x - mk) * (x - mk);
+  }
+  const slope = cov / vk;
+  const lMin = Math.min(...points.map(([, l]) => l));
+  if (!(slope > 0) || slope * (kMax - kMin) < C.minLatencyGrowth * lMin) return { slope: 0 };
+  const at = (kk: number) => points.find(([x]) => x === kk)?.[1] ?? 0;
+  return {
+    slope,
+    fit: `its latency grew from ${formatSeconds(at(kMin))} at ${kMin} in flight to ${formatSeconds(at(kMax))} at ${kMax} across runs, ${formatSeconds(slope)} per extra call`,
+  };
+}
+
+/** Turn a profile's counters into per-root-element demands; `history` holds earlier runs of the same pipeline. */
+export function measure(profile: Profile, history: Profile[] = []): Measured {
   const { run, machine } = profile;
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const root = byId.get(profile.pipeline.rootId);
@@ -164,6 +207,11 @@ export function measure(profile: Profile): Measured {
       asyncPerRoot: asyncCalls / n,
       latency,
       service: placement === 'libuv' ? latency * libuvQueueShare : latency,
+      ...(() => {
+        if (!isAsync || c.asyncCalls <= 0 || history.length === 0) return { latencySlope: 0 };
+        const fit = fitLatency(op, currentConcurrency(op, isAsync), latency, history);
+        return { latencySlope: fit.slope, latencyFit: fit.fit };
+      })(),
       diskPerRoot: c.diskBytesRead / n,
       bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
       inputBytesPerElement: input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : 0,
@@ -188,6 +236,17 @@ export function measure(profile: Profile): Measured {
     consumers,
     unattributedOtherCpuPerRoot: toWorkers || libuvLatency > 0 ? 0 : otherCpu / n,
   };
+}
+
+/** Mean latency per call of an awaiting op at `k` calls in flight (see `latencySlope`). */
+export function latencyAt(om: OpMeasure, k: number): number {
+  if (om.latencySlope <= 0) return om.latency;
+  return Math.max(om.latency + om.latencySlope * (k - om.concurrency), 0.05 * om.latency);
+}
+
+/** Seconds one call holds its resource at `k` calls in flight: the service time scaled like the latency. */
+export function serviceAt(om: OpMeasure, k: number): number {
+  return om.latency > 0 ? (om.service * latencyAt(om, k)) / om.latency : om.service;
 }
 
 /** Ids of `id` and everything upstream of it. */

@@ -18,7 +18,7 @@ import { cloneConfig, configFromProfile, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatRate, formatSeconds } from './describe';
 import { evaluate, type Evaluation } from './evaluate';
-import type { Measured } from './measure';
+import { latencyAt, type Measured } from './measure';
 
 type PrefetchChange = Extract<PlanChange, { kind: 'prefetch' }>;
 
@@ -93,7 +93,7 @@ function slowestLatency(m: Measured, cfg: Config, ev: Evaluation): { id?: string
     if (!om) continue;
     const waves = (calls: number) => Math.max(1, calls / k);
     let t = e.main - e.overhead;
-    if (e.async > 0) t += om.latency * waves(e.async);
+    if (e.async > 0) t += latencyAt(om, k) * waves(e.async);
     if (e.worker > 0) t += (e.worker / Math.max(e.factor * om.callsPerRoot, 1)) * waves(e.factor * om.callsPerRoot);
     if (t > seconds) {
       seconds = t;

@@ -3,7 +3,7 @@
  * (knob changes with their predicted effect). Produced by `src/model`, shown by the server, the
  * extension and the CLI. Rates are root elements per second.
  */
-import type { Overrides } from './profile';
+import type { Overrides, Profile } from './profile';
 
 /** A resource that can cap the pipeline's rate. */
 export type Resource =
@@ -119,4 +119,10 @@ export interface ModelOptions {
   maxWorkers?: number;
   /** Largest concurrency to propose for an awaiting operator (default 64). */
   maxConcurrency?: number;
+  /**
+   * Earlier profiles of the same pipeline with other knobs (e.g. the first pass of plan →
+   * re-trace → plan). The model fits how each awaiting operator's latency grows with its calls in
+   * flight (a throttled disk or service), instead of assuming it stays the same.
+   */
+  history?: Profile[];
 }

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { changeTitle, plan, predict } from '../../../src/model';
+import { analyze, changeTitle, plan, predict } from '../../../src/model';
 import type { PlanChange } from '../../../src/shared/analysis';
 import { ProfileBuilder } from './builder';
 
@@ -241,5 +241,32 @@ describe('model: predict with placement overrides', () => {
     near(moved.bound, 2 / (62e-6 + 4.038e-3));
     // Without a module the fn cannot move, and the prediction stays what it was.
     near(predict(profile, { [id(1)]: { placement: 'worker', parallelism: 2 } }).bound, 250);
+  });
+});
+
+describe('model: history of earlier runs', () => {
+  // A throttled read: 13 ms one at a time; at 43 in flight the device's byte rate (128 records/s)
+  // makes each read wait 43 / 128 s ≈ 336 ms. Batches of 8.
+  const build = (k: number, latency: number, rate: number, overrides = {}) =>
+    new ProfileBuilder()
+      .range()
+      .map('readRecord', { latency, parallelism: k, self: 20e-6 })
+      .batch(8)
+      .build({ rootElements: 40, rate, overrides });
+  const first = build(1, 13e-3, 9.6);
+  const second = build(43, 43 / 128, 16, { [id(1)]: { parallelism: 43 } });
+
+  it('without history, trusts the latency to stay the same and asks for more calls in flight', () => {
+    const p = plan(second);
+    assert.equal(change(p.changes, 'parallelism', id(1))?.to, 64);
+  });
+
+  it('with history, sees the latency grow with calls in flight and proposes no more', () => {
+    const p = plan(second, { history: [first] });
+    assert.equal(change(p.changes, 'parallelism', id(1)), undefined);
+    // latency(k) = 336 ms + (336 ms − 13 ms) / 42 × (k − 43): at 64 in flight, 16.1 batches/s.
+    const slope = (43 / 128 - 13e-3) / 42;
+    near(predict(second, { [id(1)]: { parallelism: 64 } }, { history: [first] }).bound, 64 / (8 * (43 / 128 + slope * 21)));
+    assert.match(analyze(second, { history: [first] }).bottleneck.reason, /latency grew from 13 ms at 1 in flight to 336 ms at 43/);
   });
 });
