@@ -30,7 +30,7 @@ export class ProgressReporter {
       const frac = m.phase === 'measuring' ? Math.min(1, m.seconds / Math.max(this.budgetSeconds, 1e-9)) : 0;
       const bar = m.phase === 'measuring' ? ` [${'#'.repeat(Math.round(frac * width)).padEnd(width, '.')}]` : '';
       const line = `${what}${bar}${details}`;
-      const cols = this.stream.columns ?? 100;
+      const cols = this.stream.columns || 100;
       this.stream.write(`\r\x1b[2K${line.slice(0, cols - 1)}`);
       this.lineShown = true;
       return;
