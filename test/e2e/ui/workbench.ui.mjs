@@ -5,7 +5,7 @@
 // PNG of each step under artifacts/screenshots/.
 // Usage: node test/e2e/ui/workbench.ui.mjs WORKSPACE_FOLDER   (scripts/e2e/run.mjs passes a fresh copy)
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT, launchBrowser, startCodeServer, workbenchUrl } from '../../../scripts/e2e/codeServer.mjs';
 
@@ -90,6 +90,12 @@ try {
   step = 'save and profile again';
   await page.keyboard.press('Control+S');
   await page.locator('.tab.dirty').waitFor({ state: 'detached', timeout: 10_000 });
+  // The runner profiles the file on disk: wait until the saved fix is really there.
+  const onDisk = join(folder, 'pipeline.ts');
+  for (const deadline = Date.now() + 10_000; !/parallelism:\s*(\d{2,}|[2-9])\b/.test(readFileSync(onDisk, 'utf8')); ) {
+    if (Date.now() > deadline) throw new Error('the saved file on disk does not contain the fix');
+    await page.waitForTimeout(100);
+  }
   const firstStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
   await palette('Plumber: Profile Pipeline');
   // The status bar shows the new result once the second profile is in (and no longer "stale").
