@@ -17,6 +17,8 @@ import {
   type InitializeResult,
   type WorkDoneProgressReporter,
 } from 'vscode-languageserver/node';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { analyze, plan } from '../model';
 import { runProfile } from '../runner/spawn';
@@ -53,6 +55,25 @@ import { report } from './features/report';
 import { Session } from './session';
 
 const connection = createConnection(ProposedFeatures.all);
+
+// Every edit makes TypeScript build a new program and checker; the old ones are garbage that V8
+// would otherwise keep resident for a long time. Once the editor goes quiet, collect it.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as (() => void) | undefined;
+let idleTimer: NodeJS.Timeout | undefined;
+let lastCollect = Date.now();
+function collect(): void {
+  lastCollect = Date.now();
+  collectGarbage?.();
+}
+function activity(): void {
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(collect, 1000);
+  idleTimer.unref();
+  // Under sustained work (a workspace opening), also collect every few seconds (~100 ms each),
+  // so the heap never grows to hold many generations of dead programs.
+  if (Date.now() - lastCollect > 5000) setImmediate(collect);
+}
 const documents = new TextDocuments(TextDocument);
 const session = new Session((m) => connection.console.error(m));
 let caps: ClientCapabilities = {};
@@ -61,10 +82,34 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.stack ?? error.message : String(error);
 }
 
-/** Run a feature; on failure log it and answer `fallback`. */
+// Requests wait until typing pauses (QUIET_MS without an edit to that document, at most
+// MAX_WAIT_MS), so a burst of edits costs one re-extraction rather than one per keystroke.
+const QUIET_MS = 30;
+const MAX_WAIT_MS = 500;
+const lastEdit = new Map<string, number>();
+async function quiet(uri: string | undefined): Promise<void> {
+  if (uri === undefined) return;
+  const start = Date.now();
+  for (;;) {
+    const since = Date.now() - (lastEdit.get(uri) ?? 0);
+    if (since >= QUIET_MS || Date.now() - start >= MAX_WAIT_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS - since));
+  }
+}
+
+function uriOf(params: unknown): string | undefined {
+  const p = params as { textDocument?: { uri?: unknown }; uri?: unknown; data?: { uri?: unknown } } | null;
+  const uri = p?.textDocument?.uri ?? p?.uri ?? p?.data?.uri;
+  return typeof uri === 'string' ? uri : undefined;
+}
+
+/** Run a feature once typing paused; on failure log it and answer `fallback`. */
 function guard<P, R>(name: string, fallback: R, fn: (params: P, token: CancellationToken) => R | Promise<R>) {
   return async (params: P, token: CancellationToken): Promise<R> => {
+    activity();
     try {
+      await quiet(uriOf(params));
+      if (token.isCancellationRequested) return fallback;
       return await fn(params, token);
     } catch (error) {
       connection.console.error(`Plumber ${name} failed and returned nothing: ${describe(error)}`);
@@ -156,6 +201,8 @@ function profilesChanged(uri: string, names: string[]): void {
 
 documents.onDidChangeContent((e) => {
   try {
+    lastEdit.set(e.document.uri, Date.now());
+    activity();
     const flipped = session.update(e.document.uri, e.document.version, e.document.getText());
     profilesChanged(e.document.uri, flipped);
     scheduleDiagnostics(e.document.uri);

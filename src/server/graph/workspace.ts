@@ -42,10 +42,11 @@ export class GraphWorkspace {
 
   /** Set the text of an open document (reparses that one file). */
   setText(file: string, text: string): SourceFile {
-    this.generation++;
     this.open.add(file);
     const existing = this.project.getSourceFile(file);
+    // Opening a file whose text is already loaded from disk changes nothing: keep the program and caches.
     if (existing && existing.getFullText() === text) return existing;
+    this.generation++;
     return this.project.createSourceFile(file, text, { overwrite: true });
   }
 
