@@ -20,6 +20,11 @@ export interface WorkerMapResult {
   totalElementsPerSec: number;
   /** Milliseconds until the first result. */
   firstResultMs: number;
+  /**
+   * Cores this process kept busy in the steady state (process CPU seconds / wall seconds, all
+   * threads). With p threads it should be near p; less means the machine gave us less.
+   */
+  processCpuCores: number;
 }
 
 /** One pass of the worker map; `build` lets B4 install a tracer around it. */
@@ -31,11 +36,23 @@ export async function workerMap(parallelism: number, n = 400): Promise<WorkerMap
     .map(spinWork, { placement: 'worker', module: WORK_MODULE, parallelism });
   const t0 = performance.now();
   let first = 0;
+  let cpu0 = process.cpuUsage();
   let got = 0;
-  for await (const _ of ds) if (got++ === 0) first = performance.now();
+  for await (const _ of ds) {
+    if (got++ === 0) {
+      first = performance.now();
+      cpu0 = process.cpuUsage();
+    }
+  }
   const end = performance.now();
+  const cpu = process.cpuUsage(cpu0);
   if (got !== n) throw new Error(`worker map produced ${got} of ${n}`);
-  return { elementsPerSec: ((n - 1) * 1000) / (end - first), totalElementsPerSec: (n * 1000) / (end - t0), firstResultMs: first - t0 };
+  return {
+    elementsPerSec: ((n - 1) * 1000) / (end - first),
+    totalElementsPerSec: (n * 1000) / (end - t0),
+    firstResultMs: first - t0,
+    processCpuCores: (cpu.user + cpu.system) / 1000 / (end - first),
+  };
 }
 
 /** The same CPU task on the main thread, one element at a time: what a worker must beat. */

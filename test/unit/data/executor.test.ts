@@ -152,4 +152,23 @@ describe('plumber-data executor', () => {
     assert.deepEqual(first, [[0, 1, 2, 3]]);
     assert.equal(calls, 4);
   });
+
+  it('bounds a filter’s read-ahead: take(1) after map and filter computes a handful of elements', async () => {
+    let calls = 0;
+    const ds = range(100_000)
+      .map((x) => {
+        calls++;
+        return x;
+      })
+      .filter((x) => x % 2 === 1);
+    assert.deepEqual(await ds.take(1).toArray(), [1]);
+    assert.ok(calls <= 4, `computed ${calls} elements`);
+    calls = 0;
+    // After a long pass the filter knows its selectivity (1/2) and asks for about twice the request.
+    const it = ds.batch(64).iterator();
+    await it.next();
+    await it.next();
+    await it.return?.();
+    assert.ok(calls >= 256 && calls <= 256 + 4 * 64, `computed ${calls} elements for two batches of 64`);
+  });
 });

@@ -66,6 +66,25 @@ describe('plumber-data properties', () => {
     );
   });
 
+  it('filters with an async predicate in parallel, even when whole runs of elements are dropped', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.boolean(), { maxLength: 80 }), fc.integer({ min: 1, max: 6 }), fc.boolean(), async (keep, p, deterministic) => {
+        const out = await range(keep.length)
+          .filter(
+            async (i) => {
+              await sleep(i % 2);
+              return keep[i];
+            },
+            { parallelism: p, deterministic },
+          )
+          .toArray();
+        const expected = keep.flatMap((k, i) => (k ? [i] : []));
+        assert.deepEqual(deterministic ? out : [...out].sort((a, b) => a - b), expected);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
   it('batches into ceil(n/k) groups (floor with dropRemainder) that concatenate back to the input', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 1, max: 50 }), fc.boolean(), async (n, k, drop) => {

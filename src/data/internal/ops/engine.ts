@@ -76,6 +76,7 @@ export class Engine<I, O> {
     for (;;) {
       if (this.closed) return null;
       this.fill();
+      const held = this.slots.length;
       const out = this.deterministic ? this.collectOrdered(hint) : this.collectAny(hint);
       if (out.length > 0) {
         if (this.c !== null) countProduced(this.c, out);
@@ -89,6 +90,9 @@ export class Engine<I, O> {
         }
         return null;
       }
+      // Groups that yielded nothing (a filter's) were consumed: refill before waiting, or nothing
+      // would be running to wake us.
+      if (this.slots.length < held) continue;
       // Time spent here reaches waitSeconds through the downstream operator, which times its pull.
       await this.wake.wait();
     }
