@@ -174,7 +174,16 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       if (final) return resolve({ message: final });
       resolve({ error: deathError(code, signal, stderrTail, memoryMB) });
     };
-    child.on('exit', done);
+    // 'exit' can come before the last IPC message is read; 'close' waits for the channel and the
+    // pipes. Anything of the pipeline's that holds the pipes open is killed with the group on
+    // 'exit', and a backstop resolves even if a pipe stays open.
+    let exitInfo: [number | null, NodeJS.Signals | null] = [null, null];
+    child.on('exit', (code, signal) => {
+      exitInfo = [code, signal];
+      killGroup(child);
+      setTimeout(() => done(code, signal), 2000).unref();
+    });
+    child.on('close', (code, signal) => done(code ?? exitInfo[0], signal ?? exitInfo[1]));
     child.on('error', (e) => {
       if (child.pid === undefined) {
         settled = true;
