@@ -82,6 +82,16 @@ if (!only || only === 'ui') {
     code = e.status ?? 1;
   }
   results.push(['UI test', code]);
+  // The same on examples/images: the README's pictures. Its JPEGs are generated once (about 12 s).
+  step('Playwright UI test on examples/images');
+  code = 0;
+  try {
+    execFileSync(process.execPath, ['--import', 'tsx', '-e', "require('./examples/images/prepare').ensureImages()"], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/example.ui.mjs')], { stdio: 'inherit' });
+  } catch (e) {
+    code = e.status ?? 1;
+  }
+  results.push(['UI test on examples/images', code]);
 }
 
 if (only === 'vsix' || (!only && args.includes('--vsix'))) {

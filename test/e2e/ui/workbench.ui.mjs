@@ -5,34 +5,17 @@
 // PNG of each step under artifacts/screenshots/.
 // Usage: node test/e2e/ui/workbench.ui.mjs WORKSPACE_FOLDER   (scripts/e2e/run.mjs passes a fresh copy)
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT, launchBrowser, startCodeServer, workbenchUrl } from '../../../scripts/e2e/codeServer.mjs';
+import { UI_SETTINGS, workbench } from './page.mjs';
 
 const folder = resolve(process.argv[2] ?? join(ROOT, 'out/e2e/workspace'));
-const shots = join(ROOT, 'artifacts/screenshots');
-mkdirSync(shots, { recursive: true });
-
-const server = await startCodeServer({ folder, settings: { 'workbench.colorTheme': 'Default Dark Modern', 'editor.minimap.enabled': false, 'window.commandCenter': false } });
+const server = await startCodeServer({ folder, settings: UI_SETTINGS });
 const browser = await launchBrowser();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+const { shot, palette, open } = workbench(page);
 let step = 'start';
-// The mouse goes to a quiet corner first so no hover tooltip covers the picture.
-async function shot(name, keepMouse = false) {
-  if (!keepMouse) await page.mouse.move(900, 700);
-  await page.screenshot({ path: join(shots, `${name}.png`) });
-  console.log(`  screenshot artifacts/screenshots/${name}.png`);
-}
-
-async function palette(command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${command}`);
-  // Wait for the exact entry, then run it.
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
-}
 
 try {
   step = 'open the workbench';
@@ -45,13 +28,7 @@ try {
   await shot('0-welcome-view');
 
   step = 'open pipeline.ts';
-  await page.keyboard.press('Control+P');
-  const quickOpen = page.locator('.quick-input-widget input');
-  await quickOpen.waitFor({ state: 'visible' });
-  await quickOpen.fill('pipeline.ts');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'pipeline.ts' }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator('.monaco-editor .view-lines', { hasText: 'fetchRecord' }).first().waitFor();
+  await open('pipeline.ts', 'fetchRecord');
 
   step = 'the static lenses appear (the server parsed the pipeline)';
   await page.locator('.codelens-decoration a').first().waitFor({ timeout: 60_000 });
@@ -102,6 +79,9 @@ try {
   await page.locator('.statusbar-item', { hasText: /Plumber: records .*el\/s/ }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 120_000 });
   const secondStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
   console.log(`  status bar: "${firstStatus.trim()}" → "${secondStatus.trim()}"`);
+
+  // VS Code asks for lenses again after the server's refresh, debounced by how slow lenses were.
+  await page.locator('.codelens-decoration', { hasText: /^Pipeline / }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 20_000 });
 
   step = 'open the report';
   await palette('Plumber: Show Report');
