@@ -5,6 +5,7 @@
  */
 import {
   CodeActionKind,
+  DidChangeWatchedFilesNotification,
   ErrorCodes,
   LSPErrorCodes,
   ProposedFeatures,
@@ -17,8 +18,6 @@ import {
   type InitializeResult,
   type WorkDoneProgressReporter,
 } from 'vscode-languageserver/node';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { analyze, plan } from '../model';
 import { runProfile } from '../runner/spawn';
@@ -52,55 +51,16 @@ import { inlayHints } from './features/inlayHints';
 import { pipelines } from './features/pipelines';
 import { UNTRUSTED, profilePipelines } from './features/profile';
 import { report } from './features/report';
+import { activity, noteEdit, quiet, uriOf } from './pacing';
 import { Session } from './session';
 
 const connection = createConnection(ProposedFeatures.all);
-
-// Every edit makes TypeScript build a new program and checker; the old ones are garbage that V8
-// would otherwise keep resident for a long time. Once the editor goes quiet, collect it.
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as (() => void) | undefined;
-let idleTimer: NodeJS.Timeout | undefined;
-let lastCollect = Date.now();
-function collect(): void {
-  lastCollect = Date.now();
-  collectGarbage?.();
-}
-function activity(): void {
-  clearTimeout(idleTimer);
-  idleTimer = setTimeout(collect, 1000);
-  idleTimer.unref();
-  // Under sustained work (a workspace opening), also collect every few seconds (~100 ms each),
-  // so the heap never grows to hold many generations of dead programs.
-  if (Date.now() - lastCollect > 5000) setImmediate(collect);
-}
 const documents = new TextDocuments(TextDocument);
 const session = new Session((m) => connection.console.error(m));
 let caps: ClientCapabilities = {};
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.stack ?? error.message : String(error);
-}
-
-// Requests wait until typing pauses (QUIET_MS without an edit to that document, at most
-// MAX_WAIT_MS), so a burst of edits costs one re-extraction rather than one per keystroke.
-const QUIET_MS = 30;
-const MAX_WAIT_MS = 500;
-const lastEdit = new Map<string, number>();
-async function quiet(uri: string | undefined): Promise<void> {
-  if (uri === undefined) return;
-  const start = Date.now();
-  for (;;) {
-    const since = Date.now() - (lastEdit.get(uri) ?? 0);
-    if (since >= QUIET_MS || Date.now() - start >= MAX_WAIT_MS) return;
-    await new Promise((resolve) => setTimeout(resolve, QUIET_MS - since));
-  }
-}
-
-function uriOf(params: unknown): string | undefined {
-  const p = params as { textDocument?: { uri?: unknown }; uri?: unknown; data?: { uri?: unknown } } | null;
-  const uri = p?.textDocument?.uri ?? p?.uri ?? p?.data?.uri;
-  return typeof uri === 'string' ? uri : undefined;
 }
 
 /** Run a feature once typing paused; on failure log it and answer `fallback`. */
@@ -151,6 +111,19 @@ async function loadSettings(pushed?: unknown): Promise<void> {
 
 connection.onInitialized(() => {
   void loadSettings().then(refreshAll);
+  // Chains imported from files that are not open are read from disk: hear when those change.
+  if (caps.workspace?.didChangeWatchedFiles?.dynamicRegistration) {
+    void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.{ts,mts,cts,tsx,js,mjs,cjs}' }] }).catch(() => undefined);
+  }
+});
+
+connection.onDidChangeWatchedFiles((params) => {
+  try {
+    for (const change of params.changes) session.workspace.changedOnDisk(uriToFile(change.uri));
+    for (const d of documents.all()) scheduleDiagnostics(d.uri);
+  } catch (error) {
+    connection.console.error(`Plumber could not reload changed files: ${describe(error)}`);
+  }
 });
 
 connection.onDidChangeConfiguration(
@@ -201,8 +174,7 @@ function profilesChanged(uri: string, names: string[]): void {
 
 documents.onDidChangeContent((e) => {
   try {
-    lastEdit.set(e.document.uri, Date.now());
-    activity();
+    noteEdit(e.document.uri);
     const flipped = session.update(e.document.uri, e.document.version, e.document.getText());
     profilesChanged(e.document.uri, flipped);
     scheduleDiagnostics(e.document.uri);
