@@ -9,6 +9,7 @@ import type { KnobOverride } from './tracing';
 import { DATASET_KEY } from './tracing';
 import type { BatchOptions, InterleaveOptions, MapOptions, Parallelism, ShuffleOptions } from './options';
 import { BULK, type Chunks, isThenable, type OpNode, pull, Sampler } from './internal/core';
+import { DatasetIterator } from './internal/iterator';
 import { type BuildEnv, beginOp, isAsyncFunction, makeNode } from './internal/build';
 import { FnEnv, type ElementContext } from './internal/context';
 import { defaultSeed } from './internal/rng';
@@ -308,49 +309,6 @@ export class Dataset<T> implements AsyncIterable<T> {
       },
     );
     return finish(env, node);
-  }
-}
-
-/** Consumption through `for await` and `iterator()`: asks the last operator for one element at a time. */
-class DatasetIterator<T> implements AsyncIterableIterator<T> {
-  private it: Chunks<T> | null = null;
-  private buf: T[] = [];
-  private pos = 0;
-  private done = false;
-  private readonly s = new Sampler();
-  constructor(private readonly node: OpNode<T>) {}
-  async next(): Promise<IteratorResult<T>> {
-    if (this.pos < this.buf.length) return { value: this.buf[this.pos++], done: false };
-    if (this.done) return { value: undefined, done: true };
-    const it = (this.it ??= this.node.open());
-    let chunk: T[] | null;
-    try {
-      // The consumer's wait on the last operator counts as that operator's waitSeconds.
-      chunk = await pull(it, 1, this.node.counters, this.s);
-    } catch (e) {
-      this.done = true;
-      await it.return();
-      throw e;
-    }
-    if (chunk === null) {
-      this.done = true;
-      await it.return();
-      return { value: undefined, done: true };
-    }
-    if (chunk.length > 1) {
-      this.buf = chunk;
-      this.pos = 1;
-    }
-    return { value: chunk[0], done: false };
-  }
-  async return(): Promise<IteratorResult<T>> {
-    this.done = true;
-    this.buf = [];
-    if (this.it !== null) await this.it.return();
-    return { value: undefined, done: true };
-  }
-  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
-    return this;
   }
 }
 

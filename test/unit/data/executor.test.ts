@@ -131,6 +131,23 @@ describe('plumber-data executor', () => {
     assert.deepEqual(seen, [0, 1, 2, 0, 0, 100]);
   });
 
+  it('queues next() calls made before the previous one settled', async () => {
+    const it = range(6)
+      .map(async (x) => x * 2, { parallelism: 3 })
+      .prefetch(2)
+      .iterator();
+    const all = await Promise.all([it.next(), it.next(), it.next(), it.next()]);
+    assert.deepEqual(
+      all.map((r) => r.value),
+      [0, 2, 4, 6],
+    );
+    assert.deepEqual(await Promise.all([it.next(), it.next(), it.next()]), [
+      { value: 8, done: false },
+      { value: 10, done: false },
+      { value: undefined, done: true },
+    ]);
+  });
+
   it('gives each element a seeded RNG that differs between elements and repeats with the seed', async () => {
     const draw = () => range(4).map((_x, ctx) => ctx.rng.float(), { seed: 9 }).toArray();
     const a = await draw();

@@ -1,0 +1,69 @@
+/**
+ * Consumption through `for await` and `Dataset.iterator()`: asks the last operator for one element
+ * at a time. Calls made before the previous one settled (a trainer fetching ahead) are queued, so
+ * the operators never see two pulls at once.
+ */
+import { type Chunks, type OpNode, pull, Sampler } from './core';
+
+export class DatasetIterator<T> implements AsyncIterableIterator<T> {
+  private it: Chunks<T> | null = null;
+  private buf: T[] = [];
+  private pos = 0;
+  private done = false;
+  private readonly s = new Sampler();
+  /** Calls running or queued; the last of them, to queue behind. */
+  private busy = 0;
+  private last: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly node: OpNode<T>) {}
+
+  next(): Promise<IteratorResult<T>> {
+    this.busy++;
+    const p = this.busy === 1 ? this.step() : this.last.then(this.stepFn, this.stepFn);
+    this.last = p;
+    return p;
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    // Stopping does not wait for queued pulls: it cancels them.
+    this.done = true;
+    this.buf = [];
+    const it = this.it;
+    return (it === null ? Promise.resolve() : it.return()).then(() => ({ value: undefined, done: true }));
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
+  }
+
+  private readonly stepFn = (): Promise<IteratorResult<T>> => this.step();
+
+  private async step(): Promise<IteratorResult<T>> {
+    try {
+      if (this.pos < this.buf.length) return { value: this.buf[this.pos++], done: false };
+      if (this.done) return { value: undefined, done: true };
+      const it = (this.it ??= this.node.open());
+      let chunk: T[] | null;
+      try {
+        // The consumer's wait on the last operator counts as that operator's waitSeconds.
+        chunk = await pull(it, 1, this.node.counters, this.s);
+      } catch (e) {
+        this.done = true;
+        await it.return();
+        throw e;
+      }
+      if (chunk === null || this.done) {
+        this.done = true;
+        await it.return();
+        return { value: undefined, done: true };
+      }
+      if (chunk.length > 1) {
+        this.buf = chunk;
+        this.pos = 1;
+      }
+      return { value: chunk[0], done: false };
+    } finally {
+      this.busy--;
+    }
+  }
+}
