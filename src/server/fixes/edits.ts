@@ -110,7 +110,7 @@ export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs'): string
   if (!fn || fn.form === 'inline') {
     return { reason: `The function of ${op.label} is written inline; move it into a module as a named export so worker threads can import it.` };
   }
-  if (!fn.file || !fn.exportName) {
+  if (!fn.file || !(fn.exportName || (fn.sameFile && fn.exportInsertAt !== undefined))) {
     const name = fn.name ?? 'its function';
     return { reason: `${name} is not a named export of its module; export it so worker threads can import it.` };
   }
@@ -145,6 +145,10 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       const p = patchOf(op);
       p.push(['parallelism', String(change.parallelism), true], ['placement', `'worker'`, true], ['module', moduleExpr, false]);
       const fn = op.fn;
+      if (fn && !fn.exportName && fn.exportInsertAt !== undefined && fn.file) {
+        // The worker imports the function by name: export it where it is declared.
+        inserts.push({ file: fn.file, start: fn.exportInsertAt, end: fn.exportInsertAt, newText: 'export ' });
+      }
       if (fn?.exportName && fn.declaredName && fn.exportName !== fn.declaredName) p.push(['exportName', JSON.stringify(fn.exportName), false]);
       return undefined;
     }

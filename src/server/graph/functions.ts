@@ -150,6 +150,12 @@ export function readFunction(arg: Node | undefined, opFile: string, randomKnob: 
     fn.async = isAsyncFunction(fnNode);
     const declared = Node.isFunctionDeclaration(decl) || Node.isVariableDeclaration(decl) ? decl.getName() : undefined;
     if (declared) fn.declaredName = declared;
+    if (!fn.exportName && declared) {
+      // A top-level declaration can become a named export by writing `export ` before it.
+      const stmt = Node.isVariableDeclaration(decl) ? decl.getVariableStatement() : decl;
+      const single = !Node.isVariableDeclaration(decl) || decl.getVariableStatement()?.getDeclarations().length === 1;
+      if (stmt && single && Node.isSourceFile(stmt.getParent()) && !(Node.isFunctionDeclaration(stmt) && stmt.isDefaultExport())) fn.exportInsertAt = stmt.getStart();
+    }
     fn.exportName = exportedName(decl);
     random = random ?? randomnessIn(fnNode);
   }

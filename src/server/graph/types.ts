@@ -66,6 +66,8 @@ export interface FnInfo {
   sameFile?: boolean;
   /** The specifier the operator's file imports it with (`./transforms`), when imported. */
   importSpecifier?: string;
+  /** Where `export ` can be inserted to make an unexported top-level function importable by a worker. */
+  exportInsertAt?: number;
 }
 
 /** Why an operator is random. */

@@ -127,6 +127,18 @@ const CASES: Case[] = [
     expect: (p) => assert.equal(knob(byLabel(p, 'map(work)'), 'module'), 'expr:import.meta.url'),
   },
   {
+    title: 'exports a same-file function that is not exported yet when moving it to worker threads',
+    file: 'pipelines.ts',
+    pipeline: 'squares',
+    changes: (_p, op) => [{ kind: 'placement', opId: op('map(square)').id, to: 'worker', parallelism: 2, reason: 'r' }],
+    expect: (p, text) => {
+      const map = byLabel(p, 'map(square)');
+      assert.equal(knob(map, 'placement'), 'worker');
+      assert.equal(map?.fn?.exportName, 'square');
+      assert.match(text, /\/\/ A helper that is not exported yet: moving it to workers must export it\.\nexport function square\(/);
+    },
+  },
+  {
     title: 'changes the size of an existing prefetch',
     file: 'pipelines.ts',
     pipeline: 'multi',
