@@ -107,25 +107,27 @@ export function svgChart(results: E2eResult[]): string {
   const left = 70;
   const speedups = results.flatMap((r) => SERIES.map((s) => (r[s.key] as number) / r.asWritten).concat(r.predicted / r.asWritten));
   const maxDecade = Math.max(1, Math.ceil(Math.log10(Math.max(...speedups.filter(Number.isFinite), 1))));
-  const y = (speedup: number): number => bottom - (Math.log10(Math.max(speedup, 0.5)) / maxDecade) * (bottom - top);
+  // The axis starts at 0.25× so that a configuration slower than as written still shows a bar.
+  const floor = Math.log10(0.25);
+  const y = (speedup: number): number => bottom - ((Math.log10(Math.max(speedup, 0.25)) - floor) / (maxDecade - floor)) * (bottom - top);
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${left}" y="24" font-size="15" font-weight="bold">Speed-up over the pipeline as written (log scale)</text>`,
   ];
-  for (let d = 0; d <= maxDecade; d++) {
-    for (const m of d < maxDecade ? [1, 2, 5] : [1]) {
-      const v = m * 10 ** d;
-      parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(v)}" y2="${y(v)}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`);
-      parts.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${v}×</text>`);
-    }
+  const ticks = [0.25, 0.5];
+  for (let d = 0; d <= maxDecade; d++) ticks.push(...(d < maxDecade ? [1, 2, 5] : [1]).map((m) => m * 10 ** d));
+  for (const v of ticks) {
+    const major = Number.isInteger(Math.log10(v));
+    parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(v)}" y2="${y(v)}" stroke="${major ? '#bbb' : '#eee'}"/>`);
+    parts.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${v}×</text>`);
   }
   results.forEach((r, i) => {
     const x0 = left + 20 + i * 150;
     SERIES.forEach((s, j) => {
       const v = (r[s.key] as number) / r.asWritten;
       const yy = y(v);
-      parts.push(`<rect x="${x0 + j * 28}" y="${Math.min(yy, bottom)}" width="24" height="${Math.abs(bottom - yy)}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`);
+      parts.push(`<rect x="${x0 + j * 28}" y="${yy}" width="24" height="${bottom - yy}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`);
     });
     const yp = y(r.predicted / r.asWritten);
     parts.push(`<line x1="${x0 + 2 * 28 - 4}" x2="${x0 + 3 * 28}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`);
