@@ -80,9 +80,11 @@ function guard<P, R>(name: string, fallback: R, fn: (params: P, token: Cancellat
 
 connection.onInitialize((params): InitializeResult => {
   caps = params.capabilities;
-  const init = params.initializationOptions as { trusted?: unknown } | undefined;
+  const init = params.initializationOptions as { trusted?: unknown; settings?: unknown } | undefined;
   // Clients without Workspace Trust (Neovim, a plain LSP client) started the server themselves: trusted.
   session.trusted = init?.trusted !== false;
+  // Settings sent at start apply to the very first requests, before workspace/configuration answers.
+  if (init?.settings) session.settings = normalizeSettings(init.settings).settings;
   return {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
