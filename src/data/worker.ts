@@ -7,7 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import { threadCpuSeconds } from './internal/cpuclock';
+import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 
 /** One task: a group of consecutive elements of the map's input. */
@@ -86,22 +86,39 @@ function collect(x: unknown, into: Set<ArrayBuffer>, depth: number): void {
   }
 }
 
+/**
+ * The thread's CPU clock when its previous task ended. schedstat (and threadCpuUsage) are updated
+ * at scheduler events, so a task's tail is usually booked when the thread goes to sleep after it,
+ * outside the task's own readings: per-task deltas read ~3× low for 2 ms tasks. Measuring each task
+ * from the end of the previous one credits that late booking to the next task instead, so the sum
+ * over tasks is the thread's real CPU (idle time between tasks costs no CPU, so adds nothing).
+ */
+let lastEnd = -1;
+const perThreadClock = cpuClockKind() !== 'wall';
+
+/** CPU seconds since t0, recording this moment as the end of the task. */
+function cpuSince(t0: number): number {
+  lastEnd = threadCpuSeconds();
+  return lastEnd - t0;
+}
+
 export default async function run(task: WorkerTask): Promise<unknown> {
-  const t0 = threadCpuSeconds();
+  const now = threadCpuSeconds();
+  const t0 = perThreadClock && lastEnd >= 0 ? lastEnd : now;
   const w0 = performance.now();
   const wall = (): number => (performance.now() - w0) / 1000;
   let mod: Record<string, unknown>;
   try {
     mod = await load(task.module);
   } catch (e) {
-    return { loadError: e instanceof Error ? e.message : String(e), cpuSeconds: threadCpuSeconds() - t0, wallSeconds: wall(), random: false } satisfies WorkerResult;
+    return { loadError: e instanceof Error ? e.message : String(e), cpuSeconds: cpuSince(t0), wallSeconds: wall(), random: false } satisfies WorkerResult;
   }
   const fn = mod[task.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[task.exportName];
   if (typeof fn !== 'function') {
     const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
     return {
       loadError: `it has no exported function named '${task.exportName}' (exported functions: ${names.join(', ') || 'none'})`,
-      cpuSeconds: threadCpuSeconds() - t0,
+      cpuSeconds: cpuSince(t0),
       wallSeconds: wall(),
       random: false,
     } satisfies WorkerResult;
@@ -129,13 +146,13 @@ export default async function run(task: WorkerTask): Promise<unknown> {
       out[i] = task.mode === 'filter' ? Boolean(r) : task.mode === 'flatMap' && !Array.isArray(r) ? Array.from(r as Iterable<unknown>) : r;
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
-      return { failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, cpuSeconds: threadCpuSeconds() - t0, wallSeconds: wall(), random } satisfies WorkerResult;
+      return { failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, cpuSeconds: cpuSince(t0), wallSeconds: wall(), random } satisfies WorkerResult;
     }
   }
   const result: WorkerResult = { out, cpuSeconds: 0, wallSeconds: 0, random };
   const buffers = new Set<ArrayBuffer>();
   if (task.mode !== 'filter') collect(out, buffers, 0);
-  result.cpuSeconds = threadCpuSeconds() - t0;
+  result.cpuSeconds = cpuSince(t0);
   result.wallSeconds = wall();
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { from, PipelineError, range } from 'plumber-data';
+import { from, PipelineError, range, threadCpuSeconds } from 'plumber-data';
 import { liveHandles, traced } from './helpers';
 
 // Worker placement must work for a TypeScript module when the process runs under `node --import tsx`
@@ -24,7 +24,13 @@ describe('plumber-data worker placement', function () {
     assert.equal(info.placement, 'worker');
     assert.deepEqual(info.fnModule, { file: MODULE, exportName: 'hashElement' });
     assert.equal(counters.calls, 40);
-    assert.ok(counters.workerCpuSeconds > 0, 'workers reported no CPU time');
+    // The same work on this thread, by the same clock: workers must report about as much CPU
+    // (a per-task reading alone books ~1/3 of it: the scheduler credits a task's tail later).
+    spin(1, 2_000_000);
+    const c0 = threadCpuSeconds();
+    for (let x = 0; x < 40; x++) spin(x, 200_000);
+    const here = threadCpuSeconds() - c0;
+    assert.ok(counters.workerCpuSeconds > 0.6 * here && counters.workerCpuSeconds < 4 * here, `workers: ${counters.workerCpuSeconds} s, here: ${here} s`);
     assert.ok(counters.inFlightHighWater >= 2, `in flight: ${counters.inFlightHighWater}`);
   });
 
