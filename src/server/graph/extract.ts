@@ -41,7 +41,7 @@ function symbolOf(node: Node): MorphSymbol | undefined {
   }
 }
 
-type FunctionNode = Node & { getBody(): Node | undefined; getParameters(): unknown[] };
+type FunctionNode = Node & { getBody(): Node | undefined; getParameters(): Node[] };
 
 function functionOf(decl: Node | undefined): FunctionNode | undefined {
   if (!decl) return undefined;
@@ -74,6 +74,8 @@ class ChainWalker {
   private readonly memo = new Map<Node, RawOp | null>();
   private readonly active = new Set<Node>();
   private readonly assignments = new Map<VariableDeclaration, Node[]>();
+  /** Parameters of the helpers being followed, bound to the call's arguments. */
+  private readonly bindings = new Map<Node, Node>();
 
   resolve(expr: Node | undefined, depth = 0): RawOp | undefined {
     if (!expr || depth > 60) return undefined;
@@ -85,7 +87,9 @@ class ChainWalker {
   }
 
   private resolveCall(call: CallExpression, depth: number): RawOp | undefined {
-    const known = this.memo.get(call);
+    // Inside a helper the same call can mean different chains per call site: no memo there.
+    const memo = this.bindings.size === 0;
+    const known = memo ? this.memo.get(call) : undefined;
     if (known !== undefined) return known ?? undefined;
     if (this.active.has(call)) return undefined;
     this.active.add(call);
@@ -95,7 +99,7 @@ class ChainWalker {
     } finally {
       this.active.delete(call);
     }
-    this.memo.set(call, result ?? null);
+    if (memo) this.memo.set(call, result ?? null);
     return result;
   }
 
@@ -121,21 +125,32 @@ class ChainWalker {
     if (Node.isIdentifier(callee)) {
       const src = sourceFunctionName(callee);
       if (src) return { call, kind: src as OpKind, nameNode: callee, inputs: sideInputs(src), partial: false };
-      return this.resolveHelper(callee, depth);
+      return this.resolveHelper(callee, call, depth);
     }
     return undefined;
   }
 
   /** A call of a user helper that returns a dataset: follow it to its return statement. */
-  private resolveHelper(callee: Node, depth: number): RawOp | undefined {
+  private resolveHelper(callee: Node, call: CallExpression, depth: number): RawOp | undefined {
     const target = unalias(symbolOf(callee));
     const fn = functionOf(target?.getDeclarations()[0]);
     if (!fn || this.active.has(fn)) return undefined;
     this.active.add(fn);
+    const params = fn.getParameters();
+    const args = call.getArguments();
+    const bound: Node[] = [];
+    params.forEach((p, i) => {
+      const arg = args[i];
+      if (arg && Node.isParameterDeclaration(p)) {
+        this.bindings.set(p, arg);
+        bound.push(p);
+      }
+    });
     try {
       return this.resolve(returnedExpression(fn), depth + 1);
     } finally {
       this.active.delete(fn);
+      for (const p of bound) this.bindings.delete(p);
     }
   }
 
@@ -149,6 +164,17 @@ class ChainWalker {
       return value ? this.resolve(value, depth + 1) : undefined;
     }
     if (Node.isExportAssignment(decl)) return this.resolve(decl.getExpression(), depth + 1);
+    if (Node.isParameterDeclaration(decl)) {
+      const arg = this.bindings.get(decl);
+      if (!arg) return undefined;
+      // The argument belongs to the caller's scope: resolve it without this parameter bound.
+      this.bindings.delete(decl);
+      try {
+        return this.resolve(arg, depth + 1);
+      } finally {
+        this.bindings.set(decl, arg);
+      }
+    }
     return undefined;
   }
 
