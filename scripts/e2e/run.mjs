@@ -6,7 +6,7 @@
 //   4. with --vsix: `npm run package`, then the VSIX installed into a fresh code-server (test/e2e/ui/vsix.ui.mjs).
 // Usage: node scripts/e2e/run.mjs [--no-build] [--vsix] [--only=suite|untrusted|ui|vsix]
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, runExtensionTests } from './codeServer.mjs';
 
@@ -56,6 +56,7 @@ const fresh = () => {
   return workspace;
 };
 
+const shotsDir = join(ROOT, 'artifacts/screenshots');
 const results = [];
 const output = [];
 const log = (line) => {
@@ -74,6 +75,8 @@ if (!only || only === 'untrusted') {
   results.push(['untrusted suite', code]);
 }
 if (!only || only === 'ui') {
+  // Pictures of an earlier failure would mislead whoever looks at this run's.
+  for (const f of existsSync(shotsDir) ? readdirSync(shotsDir) : []) if (f.includes('failure')) rmSync(join(shotsDir, f));
   step('Playwright UI test');
   let code = 0;
   try {

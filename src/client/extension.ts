@@ -33,6 +33,8 @@ export interface PlumberApi {
   settings(): Settings;
   /** The report shown in the webview, if it is open. */
   reportPipeline(): PipelineSummary | undefined;
+  /** Sends a custom `plumber/…` request straight to the server (rejects while it is not ready). */
+  request<P, R>(method: string, params: P): Promise<R>;
 }
 
 export function activate(context: vscode.ExtensionContext): PlumberApi {
@@ -116,6 +118,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
     statusBarText: () => status.text,
     settings: () => settings,
     reportPipeline: () => report.current?.pipeline,
+    request: (method, params) => server.request(method, params),
   };
 }
 

@@ -25,6 +25,11 @@ describe('An untrusted workspace', () => {
     assert.equal(whole.refused, 'untrusted');
   });
 
+  it('is refused by the server too, should a request reach it directly', async () => {
+    const api = await plumber();
+    await assert.rejects(api.request('plumber/profile', { uri: fixtureUri().toString(), pipeline: 'records' }), /untrusted/);
+  });
+
   it('lists the pipeline from static analysis, with no measured rate since nothing ran', async () => {
     const api = await plumber();
     await api.bottlenecks.refresh();
