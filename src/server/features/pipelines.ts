@@ -5,7 +5,7 @@
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
 import type { LintFinding } from '../lints/rules';
 import type { PipelineView } from '../views';
-import { fixTitle } from './format';
+import { fileToUri, fixTitle } from './format';
 
 export function pipelineSummary(v: PipelineView, file: string, lints: LintFinding[]): PipelineSummary {
   const rec = v.record;
@@ -21,7 +21,7 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
     else if (change || linted) severity = 'warning';
     else if (joined) severity = 'ok';
     const s: OpSummary = { id: op.id, kind: op.kind, label: op.label, uri: v.uri, range: op.name.range, severity };
-    if (op.file !== file) s.uri = new URL(`file://${op.file}`).href;
+    if (op.file !== file) s.uri = fileToUri(op.file);
     if (an) {
       s.rate = an.measuredRate;
       s.cpuShare = an.cpuShare;
