@@ -111,7 +111,7 @@ async function b5(): Promise<void> {
   const cases: MemoryCase[] = ['prefetch-16', 'prefetch-1024', 'asyncMap-p16', 'asyncMap-p256'];
   for (const c of cases) {
     const r = await memoryCase(c);
-    emit({ bench: 'memory', case: c, peakHeapMB: r.peakHeapMB, earlyPeakMB: r.earlyPeakMB, growthMB: r.growthMB }, json);
+    emit({ bench: 'memory', case: c, peakHeapMB: r.peakHeapMB, earlyPeakMB: r.earlyPeakMB, growthMB: r.growthMB, peakLiveMB: r.peakLiveMB }, json);
   }
 }
 
