@@ -139,6 +139,15 @@ describe('language server over JSON-RPC', function () {
     await client.connection.sendNotification('plumber/trustChanged', { trusted: true });
   });
 
+  it('logs a failing feature and answers an empty result, then keeps serving', async () => {
+    const logged = client.notification<{ message: string }>('window/logMessage', (m) => /Plumber hover failed/.test(m.message));
+    const answer = await client.connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: null });
+    assert.equal(answer, null);
+    assert.match((await logged).message, /returned nothing/);
+    const r = await client.connection.sendRequest<PipelinesResult>('plumber/pipelines', { uri });
+    assert.equal(r.pipelines.length, 1);
+  });
+
   it('answers empty results for documents it does not know instead of failing', async () => {
     const other = pathToFileURL(path.join(dir, 'nope.ts')).href;
     assert.deepEqual(await client.connection.sendRequest('textDocument/codeLens', { textDocument: { uri: other } }), []);
