@@ -191,6 +191,8 @@ export class Engine<I, O> {
         this.sf.adapt(d);
       }
       if (this.running > c.inFlightHighWater) c.inFlightHighWater = this.running;
+      // Groups held: running or finished and not yet handed downstream.
+      if (this.slots.length > c.bufferHighWater) c.bufferHighWater = this.slots.length;
     }
     if (mayPump && !this.pumping && !this.upDone && this.slots.length + Math.ceil(this.backlog.length / g) < this.maxSlots) void this.pump(g);
   }
