@@ -18,7 +18,22 @@ const LIB_ROOT = ((): string => {
   return d + sep;
 })();
 
-const FRAME = /\(?((?:file:\/\/)?[^()\s]+?):(\d+):(\d+)\)?\s*$/;
+const LOCATION = /^(.+):(\d+):(\d+)$/;
+
+/**
+ * The location of a V8 frame line: `at fn (file:line:col)` or `at file:line:col`. Function names
+ * do not contain ` (`; paths may contain spaces and parentheses.
+ */
+function frameLocation(line: string): RegExpExecArray | null {
+  const text = line.trim();
+  if (!text.startsWith('at ')) return null;
+  let loc = text.slice(3);
+  if (loc.endsWith(')')) {
+    const open = loc.indexOf(' (');
+    if (open >= 0) loc = loc.slice(open + 2, -1);
+  }
+  return LOCATION.exec(loc);
+}
 
 /** The first stack frame outside plumber-data, or undefined (eval, REPL, native frames only). */
 export function captureSite(method: string): CallSite | undefined {
@@ -28,7 +43,7 @@ export function captureSite(method: string): CallSite | undefined {
   Error.stackTraceLimit = saved;
   const lines = stack.split('\n');
   for (let i = 1; i < lines.length; i++) {
-    const m = FRAME.exec(lines[i]);
+    const m = frameLocation(lines[i]);
     if (m === null) continue;
     let file = m[1];
     if (file.startsWith('file://')) file = fileURLToPath(file);

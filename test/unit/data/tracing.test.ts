@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuClockKind, DATASET_KEY, range, threadCpuSeconds, type CallSite } from 'plumber-data';
 import { roundsFor, spin, traced, whileTraced } from './helpers';
@@ -52,6 +53,22 @@ describe('plumber-data tracing', () => {
     assert.deepEqual(site(nested.only('from').info.site), positionOf('from', 2));
     assert.deepEqual(site(nested.only('prefetch').info.site), positionOf('prefetch'));
     assert.deepEqual(nested.only('zip').info.inputs, [nested.only('range').info.key, nested.only('from').info.key]);
+  });
+
+  it('finds call sites in files whose path has spaces and parentheses', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'plumber-sites-')), 'my data (copy)');
+    mkdirSync(dir);
+    symlinkSync(join(__dirname, '../../../node_modules'), join(dir, 'node_modules'));
+    const file = join(dir, 'pipe line.ts');
+    writeFileSync(file, "import { range } from 'plumber-data';\nexport const build = () =>\n  range(4)\n    .map((x) => x);\n");
+    try {
+      const mod = (await import(file)) as { build: () => unknown };
+      const { tracer } = traced(() => mod.build());
+      assert.deepEqual(tracer.only('range').info.site, { file, line: 3, column: 3 });
+      assert.deepEqual(tracer.only('map').info.site, { file, line: 4, column: 6 });
+    } finally {
+      rmSync(dirname(dir), { recursive: true, force: true });
+    }
   });
 
   it('describes operators: knobs, cardinality, fn and randomness', async () => {
