@@ -17,13 +17,22 @@ function fmt(v: string | number | boolean): string {
   return a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(2) : v.toPrecision(3);
 }
 
-/** A readable table of everything emitted, one row per result. */
+/** Readable tables of everything emitted: one per benchmark, with that benchmark's columns. */
 export function table(): string {
-  const keys: string[] = [];
-  for (const l of lines) for (const k of Object.keys(l)) if (!keys.includes(k)) keys.push(k);
-  const rows = [keys, ...lines.map((l) => keys.map((k) => (l[k] === undefined ? '' : fmt(l[k]))))];
-  const widths = keys.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r, ri) => r.map((c, i) => (ri > 0 && /^-?[\d.]/.test(c) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ')).join('\n');
+  const groups = new Map<string, Line[]>();
+  for (const l of lines) {
+    const g = String(l.bench);
+    groups.set(g, [...(groups.get(g) ?? []), l]);
+  }
+  const out: string[] = [];
+  for (const [name, ls] of groups) {
+    const keys: string[] = [];
+    for (const l of ls) for (const k of Object.keys(l)) if (k !== 'bench' && !keys.includes(k)) keys.push(k);
+    const rows = [keys, ...ls.map((l) => keys.map((k) => (l[k] === undefined ? '' : fmt(l[k]))))];
+    const widths = keys.map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+    out.push(`${name}\n${rows.map((r, ri) => '  ' + r.map((c, i) => (ri > 0 && /^-?[\d.]/.test(c) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ')).join('\n')}`);
+  }
+  return out.join('\n\n');
 }
 
 /** The median of a few measurements: robust to one slow run on a shared machine. */
