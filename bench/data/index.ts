@@ -11,7 +11,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { cpuClockKind, newCounters, TRACER_KEY, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
 import { measure, runPlumber, type Impl } from './executor';
 import { memoryCase, type MemoryCase } from './memory';
-import { asyncMap, mainThreadRate, workerMap } from './parallel';
+import { asyncMap, bareThreadsSpeedup, mainThreadRate, workerMap } from './parallel';
 import { emit, median, table } from './report';
 
 const args = process.argv.slice(2);
@@ -64,6 +64,7 @@ async function b2(): Promise<void> {
     emit({ bench: 'worker-map', parallelism: p, elementsPerSec: best.elementsPerSec, totalElementsPerSec: best.totalElementsPerSec, firstResultMs: best.firstResultMs, processCpuCores: best.processCpuCores }, json);
   }
   emit({ bench: 'worker-map', case: 'speedup-2-vs-1', ratio: rates[1] / rates[0] }, json);
+  emit({ bench: 'worker-map', case: 'bare-threads-2-vs-1', ratio: await bareThreadsSpeedup() }, json);
 }
 
 async function b3(): Promise<void> {

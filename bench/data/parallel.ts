@@ -78,3 +78,23 @@ export async function asyncMap(parallelism: number, n = 320): Promise<number> {
   if (got !== n) throw new Error(`async map produced ${got} of ${n}`);
   return (n * 1000) / (performance.now() - t0);
 }
+
+/**
+ * What the machine allows right now: the work two bare worker threads get done, over what one gets
+ * done, spinning for `ms`. On an idle 2-core machine about 2; other load on the cores lowers it,
+ * and caps B2's speedup with it.
+ */
+export async function bareThreadsSpeedup(ms = 800): Promise<number> {
+  const { Worker } = await import('node:worker_threads');
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    let h = 1, rounds = 0;
+    const end = performance.now() + workerData;
+    while (performance.now() < end) { for (let i = 0; i < 100000; i++) h = Math.imul(h ^ i, 0x01000193) | 0; rounds++; }
+    parentPort.postMessage(rounds + (h & 0));`;
+  const run = (n: number): Promise<number> =>
+    Promise.all(Array.from({ length: n }, () => new Promise<number>((resolve) => new Worker(code, { eval: true, workerData: ms }).once('message', resolve)))).then((rs) => rs.reduce((a, b) => a + b, 0));
+  const one = await run(1);
+  const two = await run(2);
+  return two / one;
+}
