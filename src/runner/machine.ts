@@ -145,3 +145,48 @@ export function probeReadBandwidth(dir: string, budgetSeconds = 0.5): number | u
   }
   return bytes > 0 && seconds > 0 ? Math.round(bytes / seconds) : undefined;
 }
+
+/** The probe's worker: spins for `workerData` ms of wall time and reports the CPU it was given. */
+const CPU_PROBE_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+let cpu = () => NaN;
+try {
+  const fd = fs.openSync('/proc/thread-self/schedstat', 'r');
+  const b = Buffer.alloc(128);
+  cpu = () => Number(b.toString('latin1', 0, fs.readSync(fd, b, 0, 128, 0)).split(' ')[0]) / 1e9;
+} catch {}
+if (typeof process.threadCpuUsage === 'function') cpu = () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1e6; };
+const c0 = cpu();
+const t0 = performance.now();
+let h = 1;
+while (performance.now() - t0 < workerData) for (let i = 0; i < 10000; i++) h = Math.imul(h ^ i, 0x01000193) | 0;
+parentPort.postMessage({ cpu: cpu() - c0, wall: (performance.now() - t0) / 1000, h });
+`;
+
+/**
+ * Cores this process can get right now: one spinning worker thread per core for `seconds`, and
+ * the CPU time they were given divided by the wall time. On a shared machine this is what a
+ * worker pool can really use; undefined when no per-thread clock exists (then nobody can tell).
+ */
+export async function probeAvailableCores(cores: number, seconds = 0.2): Promise<number | undefined> {
+  const { Worker } = await import('node:worker_threads');
+  const one = (): Promise<{ cpu: number; wall: number }> =>
+    new Promise((resolve, reject) => {
+      const w = new Worker(CPU_PROBE_WORKER, { eval: true, workerData: seconds * 1000, execArgv: [] });
+      w.once('message', (m: { cpu: number; wall: number }) => {
+        resolve(m);
+        void w.terminate();
+      });
+      w.once('error', reject);
+    });
+  try {
+    const results = await Promise.all(Array.from({ length: cores }, one));
+    const cpu = results.reduce((sum, r) => sum + r.cpu, 0);
+    const wall = Math.max(...results.map((r) => r.wall));
+    if (!Number.isFinite(cpu) || wall <= 0) return undefined;
+    return Math.min(cores, Math.max(0.05, Number((cpu / wall).toFixed(2))));
+  } catch {
+    return undefined;
+  }
+}

@@ -14,7 +14,7 @@ import type { Machine, Profile, ProfileError, RunInfo, RunnerMessage } from '../
 import { exportedFunctions, findPipelines, importModule } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
-import { describeMachine, peakRssBytes, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
+import { describeMachine, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { measure } from './measure';
 import { checkOverrides, opIdOfSite, siteKeyOfOpId, toSiteMap } from './overrides';
 import { RunnerTracer } from './tracer';
@@ -159,6 +159,8 @@ async function main(): Promise<void> {
 
   const bandwidth = probeReadBandwidth(path.dirname(file));
   machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}) };
+  const available = await probeAvailableCores(machine.cores);
+  if (available !== undefined) machine.availableCores = available;
   profile.machine = machine;
 
   const idOfSite = (site: { file: string; line: number; column: number }): string => opIdOfSite(site, file);

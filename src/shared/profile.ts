@@ -27,6 +27,12 @@ export interface Machine {
   diskReadBytesPerSec?: number;
   /** Which clock measured per-thread CPU: Node ≥ 22 `threadCpuUsage`, Linux `schedstat`, or wall time as a fallback. */
   cpuClock: 'threadCpuUsage' | 'schedstat' | 'wall';
+  /**
+   * Cores this process could actually get just before the run (0 < x ≤ cores), from a short probe
+   * that spins one worker thread per core and sums the CPU time they were given. Below `cores`
+   * when other work shares the machine. Absent when not measured.
+   */
+  availableCores?: number;
 }
 
 /** Knob overrides applied to a run, keyed by operator id (`OpProfile.id`). */

@@ -32,6 +32,9 @@ describe('runner profiles of plumber-data pipelines', function () {
     assert.ok(profile.run.mainThreadCpuSeconds > 0);
     assert.ok(profile.run.processCpuSeconds >= profile.run.mainThreadCpuSeconds * 0.5);
     assert.ok((profile.machine.diskReadBytesPerSec ?? 0) > 0);
+    // The CPU probe: what this process could get, never more than the machine has.
+    const available = profile.machine.availableCores ?? 0;
+    assert.ok(available > 0 && available <= profile.machine.cores, `availableCores ${available}`);
   });
 
   it('finds where a main-thread map fn is exported, so it can move to worker threads', async () => {
