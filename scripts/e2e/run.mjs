@@ -2,7 +2,8 @@
 // The end-to-end run: installs code-server if needed, builds the extension and the suites, then runs
 //   1. the trusted suite inside the real extension host (test/e2e/suite),
 //   2. the untrusted suite in a second session with Workspace Trust on (test/e2e/untrusted),
-//   3. the Playwright UI test (test/e2e/ui/workbench.ui.mjs), which saves screenshots.
+//   3. the Playwright UI tests, which save screenshots: the fixture (test/e2e/ui/workbench.ui.mjs),
+//      examples/images (example.ui.mjs), and Workspace Trust granted in the UI (trust.ui.mjs).
 //   4. with --vsix: `npm run package`, then the VSIX installed into a fresh code-server (test/e2e/ui/vsix.ui.mjs).
 // Usage: node scripts/e2e/run.mjs [--no-build] [--vsix] [--only=suite|untrusted|ui|vsix]
 import { execFileSync } from 'node:child_process';
@@ -95,6 +96,14 @@ if (!only || only === 'ui') {
     code = e.status ?? 1;
   }
   results.push(['UI test on examples/images', code]);
+  step('Playwright UI test of Workspace Trust (refused, then trusted in the UI, then profiled)');
+  code = 0;
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/trust.ui.mjs'), fresh()], { stdio: 'inherit' });
+  } catch (e) {
+    code = e.status ?? 1;
+  }
+  results.push(['UI test of Workspace Trust', code]);
 }
 
 if (only === 'vsix' || (!only && args.includes('--vsix'))) {
