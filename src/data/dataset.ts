@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { KnobOverride } from './tracing';
 import { DATASET_KEY } from './tracing';
 import type { BatchOptions, InterleaveOptions, MapOptions, Parallelism, ShuffleOptions } from './options';
-import { BULK, type Chunks, isThenable, type OpNode, pull, Sampler } from './internal/core';
+import { BULK, type Chunks, isThenable, type OpNode, pull, Sampler, Session } from './internal/core';
 import { DatasetIterator } from './internal/iterator';
 import { type BuildEnv, beginOp, isAsyncFunction, makeNode } from './internal/build';
 import { FnEnv, type ElementContext } from './internal/context';
@@ -95,7 +95,7 @@ export class Dataset<T> implements AsyncIterable<T> {
         knobs: { parallelism: written, resolvedParallelism: parallelism, cycleLength, deterministic },
         overridden: overrides(o, ['cycleLength', 'parallelism', 'deterministic']),
       },
-      (n) => openInterleave(n, fn as (x: unknown) => unknown, cycleLength, parallelism, deterministic) as Chunks<U>,
+      (n, session) => openInterleave(n, session, fn as (x: unknown) => unknown, cycleLength, parallelism, deterministic) as Chunks<U>,
     );
     return finish(env, node);
   }
@@ -115,7 +115,7 @@ export class Dataset<T> implements AsyncIterable<T> {
         knobs: { batchSize: n, dropRemainder },
         cardinality: card === undefined ? undefined : dropRemainder ? Math.floor(card / n) : Math.ceil(card / n),
       },
-      (nd) => openBatch(nd, n, dropRemainder) as Chunks<Batched<T>>,
+      (nd, session) => openBatch(nd, session, n, dropRemainder) as Chunks<Batched<T>>,
     );
     return finish(env, node);
   }
@@ -123,7 +123,7 @@ export class Dataset<T> implements AsyncIterable<T> {
   /** The inverse of batch(): yields the rows of each batch. */
   unbatch(): Dataset<Unbatched<T>> {
     const env = beginOp('unbatch');
-    const node = makeNode<Unbatched<T>>(env, { kind: 'unbatch', inputs: [this.node], placement: 'main', knobs: {} }, (nd) => openUnbatch(nd) as Chunks<Unbatched<T>>);
+    const node = makeNode<Unbatched<T>>(env, { kind: 'unbatch', inputs: [this.node], placement: 'main', knobs: {} }, (nd, session) => openUnbatch(nd, session) as Chunks<Unbatched<T>>);
     return finish(env, node);
   }
 
@@ -137,7 +137,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const node = makeNode<T>(
       env,
       { kind: 'shuffle', inputs: [this.node], placement: 'main', knobs: { bufferSize }, random: true, cardinality: this.node.cardinality },
-      (nd) => openShuffle(nd, bufferSize, reshuffle ? seed + epoch++ : seed),
+      (nd, session) => openShuffle(nd, session, bufferSize, reshuffle ? seed + epoch++ : seed),
     );
     return finish(env, node);
   }
@@ -149,7 +149,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const node = makeNode<T>(
       env,
       { kind: 'prefetch', inputs: [this.node], placement: 'main', knobs: { bufferSize: size }, cardinality: this.node.cardinality, overridden: overrides(env.override, ['prefetch']) },
-      (nd) => openPrefetch(nd, size),
+      (nd, session) => openPrefetch(nd, session, size),
     );
     return new Dataset(node);
   }
@@ -169,7 +169,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const node = makeNode<T>(
       env,
       { kind: 'repeat', inputs: [this.node], placement: 'main', knobs: { count: times === Infinity ? -1 : times }, cardinality: card === undefined ? undefined : card === 0 ? 0 : card * times },
-      (nd) => openRepeat(nd, times),
+      (nd, session) => openRepeat(nd, session, times),
     );
     return finish(env, node);
   }
@@ -181,7 +181,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const node = makeNode<T>(
       env,
       { kind: 'take', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? (n === 0 ? 0 : undefined) : Math.min(card, n) },
-      (nd) => openTake(nd, n),
+      (nd, session) => openTake(nd, session, n),
     );
     return finish(env, node);
   }
@@ -193,7 +193,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const node = makeNode<T>(
       env,
       { kind: 'skip', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? undefined : Math.max(0, card - n) },
-      (nd) => openSkip(nd, n),
+      (nd, session) => openSkip(nd, session, n),
     );
     return finish(env, node);
   }
@@ -219,7 +219,8 @@ export class Dataset<T> implements AsyncIterable<T> {
 
   /** All elements of one pass, in an array. */
   async toArray(): Promise<T[]> {
-    const it = this.node.open();
+    const session = new Session();
+    const it = this.node.open(session);
     const out: T[] = [];
     const s = new Sampler();
     try {
@@ -230,12 +231,14 @@ export class Dataset<T> implements AsyncIterable<T> {
       }
     } finally {
       await it.return();
+      await session.dispose();
     }
   }
 
   /** Calls fn on every element of one pass, awaiting it when it returns a promise. */
   async forEach(fn: (x: T) => unknown): Promise<void> {
-    const it = this.node.open();
+    const session = new Session();
+    const it = this.node.open(session);
     const s = new Sampler();
     try {
       for (;;) {
@@ -248,6 +251,7 @@ export class Dataset<T> implements AsyncIterable<T> {
       }
     } finally {
       await it.return();
+      await session.dispose();
     }
   }
 
@@ -285,13 +289,13 @@ export class Dataset<T> implements AsyncIterable<T> {
         cardinality: kind === 'map' ? card : undefined,
         overridden: overrides(o, ['parallelism', 'placement', 'module', 'exportName', 'deterministic']),
       },
-      (nd) => {
+      (nd, session) => {
         const input = nd.inputs[0];
         const fnEnv = new FnEnv(seed, epoch++, nd.info);
         const op = { kind, key: nd.key, site: nd.site };
         let inner: Chunks<unknown>;
         if (placement === 'worker') {
-          inner = openWorkerMap(nd, {
+          inner = openWorkerMap(nd, session, {
             mode: kind,
             module: modulePath as string,
             exportName,
@@ -302,10 +306,10 @@ export class Dataset<T> implements AsyncIterable<T> {
             env: fnEnv,
           });
         } else {
-          inner = new MainMap(input.open(), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic }, fnAsync);
+          inner = new MainMap(input.open(session), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic }, fnAsync);
         }
         if (kind !== 'flatMap' || placement === 'worker') return inner as Chunks<U>;
-        return new Flatten(inner, nd.counters, op) as Chunks<U>;
+        return new Flatten(inner, nd.counters, op, session) as Chunks<U>;
       },
     );
     return finish(env, node);
@@ -327,7 +331,7 @@ function cacheNode<T>(env: BuildEnv, input: OpNode<T>, path: string | undefined,
       cardinality: input.cardinality,
       overridden: key !== undefined || !enabled ? true : undefined,
     },
-    (nd) => openCache(nd, path, enabled),
+    (nd, session) => openCache(nd, session, path, enabled),
     key,
   );
 }
@@ -349,7 +353,7 @@ export function finish<T>(env: BuildEnv, node: OpNode<T>): Dataset<T> {
     top = makeNode<T>(
       noSite,
       { kind: 'prefetch', inputs: [top], placement: 'main', knobs: { bufferSize: size }, cardinality: top.cardinality, overridden: true },
-      (nd) => openPrefetch(nd, size),
+      (nd, session) => openPrefetch(nd, session, size),
       `${node.key}+prefetch`,
     );
   }
@@ -361,7 +365,7 @@ export function zipNodes(env: BuildEnv, ds: Dataset<unknown>[]): Dataset<unknown
   const node = makeNode<unknown[]>(
     env,
     { kind: 'zip', inputs: ds.map((d) => d.node), placement: 'main', knobs: {}, cardinality: cards.every((c) => c !== undefined) ? Math.min(...(cards as number[])) : undefined },
-    (nd) => openZip(nd),
+    (nd, session) => openZip(nd, session),
   );
   return finish(env, node);
 }
@@ -371,7 +375,7 @@ export function concatNodes<T>(env: BuildEnv, ds: Dataset<T>[]): Dataset<T> {
   const node = makeNode<T>(
     env,
     { kind: 'concatenate', inputs: ds.map((d) => d.node), placement: 'main', knobs: {}, cardinality: cards.every((c) => c !== undefined) ? cards.reduce((a, b) => (a as number) + (b as number), 0) : undefined },
-    (nd) => openConcatenate(nd),
+    (nd, session) => openConcatenate(nd, session),
   );
   return finish(env, node);
 }

@@ -29,7 +29,7 @@ export const version = '0.1.0';
 /** A dataset over an array, iterable, async iterable, or a function returning one (called once per epoch). */
 export function from<T>(source: Source<T>): Dataset<T> {
   const env = beginOp('from');
-  const node = makeNode<T>(env, { kind: 'from', inputs: [], placement: 'main', knobs: {}, cardinality: sourceCardinality(source) }, (n) => openSource(source, n));
+  const node = makeNode<T>(env, { kind: 'from', inputs: [], placement: 'main', knobs: {}, cardinality: sourceCardinality(source) }, (n, session) => openSource(source, n, session));
   return finish(env, node);
 }
 
@@ -59,7 +59,7 @@ export function files(pattern: string | readonly string[], options: FilesOptions
   const node = makeNode<FileBytes | FileText | string>(
     env,
     { kind: 'files', inputs: [], placement: read === 'path' ? 'main' : 'libuv', knobs: { parallelism: written, resolvedParallelism: parallelism } },
-    (n) => openFiles(n, pattern, cwd, read, parallelism) as ReturnType<typeof n.open>,
+    (n, session) => openFiles(n, session, pattern, cwd, read, parallelism) as ReturnType<typeof n.open>,
   );
   return finish(env, node);
 }
@@ -68,7 +68,7 @@ export function files(pattern: string | readonly string[], options: FilesOptions
 export function lines(pathOrGlob: string | readonly string[], options: LinesOptions = {}): Dataset<string> {
   const env = beginOp('lines');
   const cwd = resolveCwd(options.cwd);
-  const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n) => openLines(n, pathOrGlob, cwd, options.encoding ?? 'utf8'));
+  const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n, session) => openLines(n, session, pathOrGlob, cwd, options.encoding ?? 'utf8'));
   return finish(env, node);
 }
 

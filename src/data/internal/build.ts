@@ -4,7 +4,7 @@
  */
 import type { CallSite, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer } from '../tracing';
 import { OVERRIDES_KEY, TRACER_KEY, siteKey } from '../tracing';
-import type { Chunks, OpNode } from './core';
+import type { Chunks, OpNode, Session } from './core';
 import { captureSite } from './site';
 
 /** What an operator's builder learned from the environment at build time. */
@@ -55,7 +55,7 @@ export function isAsyncFunction(fn: Function): boolean {
  * Creates an operator node. `open` builds one pass's iterator. `key` may be forced for operators an
  * override inserts (they share the call site of the operator they follow).
  */
-export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>) => Chunks<T>, key?: string): OpNode<T> {
+export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>, session: Session) => Chunks<T>, key?: string): OpNode<T> {
   const k = key ?? (env.site !== undefined ? `${spec.kind}@${siteKey(env.site)}` : `${spec.kind}#${++anonymous}`);
   let info: OpInfo | null = null;
   let counters: OpCounters | null = null;
@@ -87,7 +87,7 @@ export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>)
     counters,
     inputs: spec.inputs,
     cardinality: spec.cardinality,
-    open: () => open(node),
+    open: (session) => open(node, session),
   };
   return node;
 }

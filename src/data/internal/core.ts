@@ -32,8 +32,37 @@ export interface OpNode<T = unknown> {
   readonly inputs: readonly OpNode[];
   /** Elements one pass produces, when known. */
   readonly cardinality: number | undefined;
-  /** Open one pass (an epoch) over the operator. */
-  open(): Chunks<T>;
+  /** Open one pass (an epoch) over the operator, within the consumer's session. */
+  open(session: Session): Chunks<T>;
+}
+
+/**
+ * What one consumer's iteration shares across the passes it opens (a `repeat()` reopens its input
+ * each pass): worker pools, kept warm from one pass to the next and ended with the iteration.
+ */
+export class Session {
+  private readonly resources = new Map<unknown, { dispose(): Promise<void> }>();
+  /** The resource kept under `key`, created on first use. */
+  get<R extends { dispose(): Promise<void> }>(key: unknown, create: () => R): R {
+    let r = this.resources.get(key);
+    if (r === undefined) {
+      r = create();
+      this.resources.set(key, r);
+    }
+    return r as R;
+  }
+  /** Forgets (and disposes) the resource under `key`, e.g. a pool whose pass was cancelled mid-task. */
+  async drop(key: unknown): Promise<void> {
+    const r = this.resources.get(key);
+    this.resources.delete(key);
+    await r?.dispose();
+  }
+  /** Ends every resource: called when the consumer's iteration ends or is returned. */
+  async dispose(): Promise<void> {
+    const all = [...this.resources.values()];
+    this.resources.clear();
+    await Promise.all(all.map((r) => r.dispose()));
+  }
 }
 
 /** Wall clock in milliseconds; only called when a tracer is attached. */

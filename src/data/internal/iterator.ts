@@ -3,7 +3,7 @@
  * at a time. Calls made before the previous one settled (a trainer fetching ahead) are queued, so
  * the operators never see two pulls at once.
  */
-import { type Chunks, type OpNode, pull, Sampler } from './core';
+import { type Chunks, type OpNode, pull, Sampler, Session } from './core';
 
 export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   private it: Chunks<T> | null = null;
@@ -11,6 +11,7 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   private pos = 0;
   private done = false;
   private readonly s = new Sampler();
+  private readonly session = new Session();
   /** Calls running or queued; the last of them, to queue behind. */
   private busy = 0;
   private last: Promise<unknown> = Promise.resolve();
@@ -29,7 +30,7 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
     this.done = true;
     this.buf = [];
     const it = this.it;
-    return (it === null ? Promise.resolve() : it.return()).then(() => ({ value: undefined, done: true }));
+    return (it === null ? Promise.resolve() : it.return()).then(() => this.session.dispose()).then(() => ({ value: undefined, done: true }));
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
@@ -42,7 +43,7 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
     try {
       if (this.pos < this.buf.length) return { value: this.buf[this.pos++], done: false };
       if (this.done) return { value: undefined, done: true };
-      const it = (this.it ??= this.node.open());
+      const it = (this.it ??= this.node.open(this.session));
       let chunk: T[] | null;
       try {
         // The consumer's wait on the last operator counts as that operator's waitSeconds.
@@ -50,11 +51,13 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
       } catch (e) {
         this.done = true;
         await it.return();
+        await this.session.dispose();
         throw e;
       }
       if (chunk === null || this.done) {
         this.done = true;
         await it.return();
+        await this.session.dispose();
         return { value: undefined, done: true };
       }
       if (chunk.length > 1) {

@@ -84,6 +84,17 @@ describe('plumber-data worker placement', function () {
     assert.equal(ports(), before, `handles left: ${liveHandles().join(', ')}`);
   });
 
+  it('keeps the pool warm across the passes of a repeat, and ends it with the iteration', async () => {
+    const before = ports();
+    const ids = await range(3)
+      .map((x: number) => x, { placement: 'worker', module: MODULE, exportName: 'threadOf', parallelism: 1 })
+      .repeat(3)
+      .toArray();
+    assert.equal(ids.length, 9);
+    assert.equal(new Set(ids).size, 1, `threads: ${ids.join(', ')}`);
+    assert.equal(ports(), before);
+  });
+
   it('ends the pool when take() has what it needs', async () => {
     const before = ports();
     const out = await range(10_000).map((x: number) => x, { placement: 'worker', module: MODULE, exportName: 'double', parallelism: 2 }).take(3).toArray();

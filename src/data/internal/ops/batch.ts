@@ -1,7 +1,7 @@
 /** batch and unbatch, with stacking of typed arrays (and objects of them) into one buffer. */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode, pull, Sampler } from '../core';
+import { type Chunks, countProduced, now, type OpNode, type Session, pull, Sampler } from '../core';
 
 /** Any typed array. */
 export type TypedArray =
@@ -224,11 +224,11 @@ class UnbatchOp implements Chunks<unknown> {
   }
 }
 
-export function openBatch(node: OpNode, n: number, dropRemainder: boolean): Chunks<unknown> {
+export function openBatch(node: OpNode, session: Session, n: number, dropRemainder: boolean): Chunks<unknown> {
   const input = node.inputs[0];
-  return new BatchOp(input.open(), input.counters, node.counters, n, dropRemainder);
+  return new BatchOp(input.open(session), input.counters, node.counters, n, dropRemainder);
 }
-export function openUnbatch(node: OpNode): Chunks<unknown> {
+export function openUnbatch(node: OpNode, session: Session): Chunks<unknown> {
   const input = node.inputs[0];
-  return new UnbatchOp(input.open(), input.counters, node.counters, { kind: node.kind, key: node.key, site: node.site });
+  return new UnbatchOp(input.open(session), input.counters, node.counters, { kind: node.kind, key: node.key, site: node.site });
 }

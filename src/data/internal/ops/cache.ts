@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode, pull, Sampler } from '../core';
+import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session } from '../core';
 import { Batch } from './batch';
 
 const MAGIC = Buffer.from('PLDC1\n', 'latin1');
@@ -224,15 +224,15 @@ class Pass<T> implements Chunks<T> {
   }
 }
 
-export function openCache<T>(node: OpNode<T>, path: string | undefined, enabled: boolean): Chunks<T> {
+export function openCache<T>(node: OpNode<T>, session: Session, path: string | undefined, enabled: boolean): Chunks<T> {
   const input = node.inputs[0] as OpNode<T>;
-  if (!enabled) return new Pass(input.open(), input.counters);
+  if (!enabled) return new Pass(input.open(session), input.counters);
   const op: OpRef = { kind: 'cache', key: node.key, site: node.site };
   if (path === undefined) {
     const stored = memory.get(node) as T[] | undefined;
-    return new MemoryCache(node, stored === undefined ? input.open() : null, stored);
+    return new MemoryCache(node, stored === undefined ? input.open(session) : null, stored);
   }
-  return new Lazy(path, node, input, op);
+  return new Lazy(path, node, input, op, session);
 }
 
 /** Decides between reading and writing at the first pull, Sampler, when the file's existence is checked. */
@@ -244,6 +244,7 @@ class Lazy<T> implements Chunks<T> {
     private readonly node: OpNode<T>,
     private readonly input: OpNode<T>,
     private readonly op: OpRef,
+    private readonly session: Session,
   ) {}
   async next(hint: number): Promise<T[] | null> {
     if (this.closed) return null;
@@ -254,7 +255,7 @@ class Lazy<T> implements Chunks<T> {
       } catch {
         exists = false;
       }
-      this.inner = exists ? new DiskReader<T>(this.path, this.node.counters, this.op) : new DiskWriter<T>(this.path, this.input.open(), this.input.counters, this.node.counters);
+      this.inner = exists ? new DiskReader<T>(this.path, this.node.counters, this.op) : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters);
     }
     return this.inner.next(hint);
   }

@@ -56,6 +56,11 @@ export class Engine<I, O> {
     this.nextIndex = firstIndex;
   }
 
+  /** Calls (or tasks) started and not yet settled. */
+  get inFlight(): number {
+    return this.running;
+  }
+
   /** Adopt results computed before the engine existed (a map that turned out to be async). */
   pushDone(out: O[]): void {
     this.slots.push({ state: 1, out, taken: 0, err: undefined });

@@ -9,7 +9,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { glob } from 'tinyglobby';
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, type OpNode } from '../core';
+import { type Chunks, type OpNode, type Session } from '../core';
 import { Engine, type Launcher } from './engine';
 
 /** A file read by `files()` with `read: 'bytes'`. */
@@ -103,7 +103,7 @@ class Files implements Chunks<unknown> {
   }
 }
 
-export function openFiles(node: OpNode, patterns: string | readonly string[], cwd: string, read: 'bytes' | 'text' | 'path', parallelism: number): Chunks<unknown> {
+export function openFiles(node: OpNode, _session: Session, patterns: string | readonly string[], cwd: string, read: 'bytes' | 'text' | 'path', parallelism: number): Chunks<unknown> {
   return new Files(patterns, cwd, read, parallelism, node.counters, { kind: node.kind, key: node.key, site: node.site });
 }
 
@@ -188,7 +188,7 @@ class Lines implements Chunks<string> {
   }
 }
 
-export function openLines(node: OpNode<string>, pattern: string | readonly string[], cwd: string, encoding: BufferEncoding): Chunks<string> {
+export function openLines(node: OpNode<string>, _session: Session, pattern: string | readonly string[], cwd: string, encoding: BufferEncoding): Chunks<string> {
   return new Lines(pattern, cwd, encoding, node.counters, { kind: node.kind, key: node.key, site: node.site });
 }
 

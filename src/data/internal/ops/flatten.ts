@@ -1,7 +1,7 @@
 /** The second half of flatMap: expands each fn result (array, iterable, async iterable, Dataset) in order. */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, type OpNode } from '../core';
+import { type Chunks, type OpNode, type Session } from '../core';
 
 class AsyncIteratorChunks implements Chunks<unknown> {
   constructor(private readonly it: AsyncIterator<unknown>) {}
@@ -25,6 +25,7 @@ export class Flatten implements Chunks<unknown> {
     private readonly inner: Chunks<unknown>,
     private readonly c: OpCounters | null,
     private readonly op: OpRef,
+    private readonly session: Session,
   ) {}
 
   async next(hint: number): Promise<unknown[] | null> {
@@ -72,7 +73,7 @@ export class Flatten implements Chunks<unknown> {
     if (r !== null && typeof r === 'object') {
       const node = (r as { node?: OpNode }).node;
       if (node !== undefined && typeof node.open === 'function') {
-        this.sub = node.open();
+        this.sub = node.open(this.session);
         return;
       }
       const o = r as Partial<Iterable<unknown> & AsyncIterable<unknown>>;

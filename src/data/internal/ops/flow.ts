@@ -1,6 +1,6 @@
 /** Operators that route elements without transforming them: take, skip, repeat, concatenate, zip, prefetch. */
 import type { OpCounters } from '../../tracing';
-import { type Chunks, countProduced, type OpNode, pull, Sampler, Wakeup } from '../core';
+import { type Chunks, countProduced, type OpNode, pull, Sampler, type Session, Wakeup } from '../core';
 
 /** Shared bookkeeping: idempotent close that also stops the input. */
 abstract class Op<T> implements Chunks<T> {
@@ -84,6 +84,7 @@ class Sequence<T> extends Op<T> {
     private readonly nodes: readonly OpNode<T>[],
     private readonly c: OpCounters | null,
     private readonly times: number,
+    private readonly session: Session,
   ) {
     super();
   }
@@ -94,7 +95,7 @@ class Sequence<T> extends Op<T> {
         const repeat = this.nodes.length === 1;
         if (repeat ? this.pass >= this.times : this.pass >= this.nodes.length) return null;
         const node = repeat ? this.nodes[0] : this.nodes[this.pass];
-        this.cur = node.open();
+        this.cur = node.open(this.session);
         this.curC = node.counters;
         this.gotThisPass = 0;
       }
@@ -128,6 +129,7 @@ class Zip extends Op<unknown[]> {
   constructor(
     private readonly nodes: readonly OpNode[],
     private readonly c: OpCounters | null,
+    private readonly session: Session,
   ) {
     super();
     this.bufs = nodes.map(() => []);
@@ -135,7 +137,7 @@ class Zip extends Op<unknown[]> {
   }
   async next(hint: number): Promise<unknown[][] | null> {
     if (this.ended || this.closing !== null) return null;
-    const its = (this.its ??= this.nodes.map((n) => n.open()));
+    const its = (this.its ??= this.nodes.map((n) => n.open(this.session)));
     const chunks = await Promise.all(
       its.map((it, i) => (this.bufs[i].length >= hint ? null : pull(it, hint - this.bufs[i].length, this.nodes[i].counters, this.samplers[i]))),
     );
@@ -260,24 +262,24 @@ class Prefetch<T> extends Op<T> {
   }
 }
 
-export function openTake<T>(node: OpNode<T>, n: number): Chunks<T> {
+export function openTake<T>(node: OpNode<T>, session: Session, n: number): Chunks<T> {
   const input = node.inputs[0] as OpNode<T>;
-  return new Take(input.open(), input.counters, node.counters, n);
+  return new Take(input.open(session), input.counters, node.counters, n);
 }
-export function openSkip<T>(node: OpNode<T>, n: number): Chunks<T> {
+export function openSkip<T>(node: OpNode<T>, session: Session, n: number): Chunks<T> {
   const input = node.inputs[0] as OpNode<T>;
-  return new Skip(input.open(), input.counters, node.counters, n);
+  return new Skip(input.open(session), input.counters, node.counters, n);
 }
-export function openRepeat<T>(node: OpNode<T>, times: number): Chunks<T> {
-  return new Sequence(node.inputs as OpNode<T>[], node.counters, times);
+export function openRepeat<T>(node: OpNode<T>, session: Session, times: number): Chunks<T> {
+  return new Sequence(node.inputs as OpNode<T>[], node.counters, times, session);
 }
-export function openConcatenate<T>(node: OpNode<T>): Chunks<T> {
-  return new Sequence(node.inputs as OpNode<T>[], node.counters, 1);
+export function openConcatenate<T>(node: OpNode<T>, session: Session): Chunks<T> {
+  return new Sequence(node.inputs as OpNode<T>[], node.counters, 1, session);
 }
-export function openZip(node: OpNode<unknown[]>): Chunks<unknown[]> {
-  return new Zip(node.inputs, node.counters);
+export function openZip(node: OpNode<unknown[]>, session: Session): Chunks<unknown[]> {
+  return new Zip(node.inputs, node.counters, session);
 }
-export function openPrefetch<T>(node: OpNode<T>, size: number): Chunks<T> {
+export function openPrefetch<T>(node: OpNode<T>, session: Session, size: number): Chunks<T> {
   const input = node.inputs[0] as OpNode<T>;
-  return new Prefetch(input.open(), input.counters, node.counters, size);
+  return new Prefetch(input.open(session), input.counters, node.counters, size);
 }

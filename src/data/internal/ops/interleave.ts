@@ -7,7 +7,7 @@
  */
 import type { OpCounters } from '../../tracing';
 import { asPipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, type OpNode, pull, Sampler, Wakeup } from '../core';
+import { type Chunks, countProduced, type OpNode, pull, Sampler, type Session, Wakeup } from '../core';
 import { chunksOf } from './sources';
 
 interface Inner {
@@ -40,6 +40,7 @@ class Interleave implements Chunks<unknown> {
     private readonly parallelism: number,
     private readonly deterministic: boolean,
     private readonly op: OpRef,
+    private readonly session: Session,
   ) {}
 
   async next(hint: number): Promise<unknown[] | null> {
@@ -112,7 +113,7 @@ class Interleave implements Chunks<unknown> {
     let it: Chunks<unknown>;
     try {
       if (this.c !== null) this.c.calls++;
-      it = chunksOf(this.fn(x), null, this.op);
+      it = chunksOf(this.fn(x), null, this.op, this.session);
     } catch (e) {
       throw asPipelineError(this.op, index, e);
     }
@@ -165,7 +166,7 @@ class Interleave implements Chunks<unknown> {
   }
 }
 
-export function openInterleave(node: OpNode, fn: (x: unknown) => unknown, cycle: number, parallelism: number, deterministic: boolean): Chunks<unknown> {
+export function openInterleave(node: OpNode, session: Session, fn: (x: unknown) => unknown, cycle: number, parallelism: number, deterministic: boolean): Chunks<unknown> {
   const input = node.inputs[0];
-  return new Interleave(input.open(), input.counters, node.counters, fn, cycle, parallelism, deterministic, { kind: 'interleave', key: node.key, site: node.site });
+  return new Interleave(input.open(session), input.counters, node.counters, fn, cycle, parallelism, deterministic, { kind: 'interleave', key: node.key, site: node.site }, session);
 }

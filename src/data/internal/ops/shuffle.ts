@@ -4,7 +4,7 @@
  * chunks downstream asks for are, or on timing.
  */
 import type { OpCounters } from '../../tracing';
-import { type Chunks, countProduced, now, type OpNode, pull, Sampler } from '../core';
+import { type Chunks, countProduced, now, type OpNode, type Session, pull, Sampler } from '../core';
 import { Rng } from '../rng';
 
 class Shuffle<T> implements Chunks<T> {
@@ -78,7 +78,7 @@ class Shuffle<T> implements Chunks<T> {
   }
 }
 
-export function openShuffle<T>(node: OpNode<T>, size: number, seed: number): Chunks<T> {
+export function openShuffle<T>(node: OpNode<T>, session: Session, size: number, seed: number): Chunks<T> {
   const input = node.inputs[0] as OpNode<T>;
-  return new Shuffle(input.open(), input.counters, node.counters, size, seed);
+  return new Shuffle(input.open(session), input.counters, node.counters, size, seed);
 }

@@ -1,7 +1,7 @@
 /** Sources that need no I/O: arrays, iterables, async iterables, generator functions, ranges. */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode } from '../core';
+import { type Chunks, countProduced, now, type OpNode, type Session } from '../core';
 
 /** What `from()` accepts. */
 export type Source<T> =
@@ -104,12 +104,12 @@ class AsyncIterableChunks<T> implements Chunks<T> {
 }
 
 /** Opens one pass over a `from()` source. */
-export function openSource<T>(src: Source<T>, node: OpNode<T>): Chunks<T> {
-  return chunksOf(src, node.counters, { kind: node.kind, key: node.key, site: node.site });
+export function openSource<T>(src: Source<T>, node: OpNode<T>, session: Session): Chunks<T> {
+  return chunksOf(src, node.counters, { kind: node.kind, key: node.key, site: node.site }, session);
 }
 
 /** Chunks over an array, iterable, async iterable, Dataset, or a function returning one. */
-export function chunksOf<T>(src: unknown, c: OpCounters | null, op: OpRef): Chunks<T> {
+export function chunksOf<T>(src: unknown, c: OpCounters | null, op: OpRef, session: Session): Chunks<T> {
   let s: unknown = src;
   if (typeof s === 'function') {
     try {
@@ -121,7 +121,7 @@ export function chunksOf<T>(src: unknown, c: OpCounters | null, op: OpRef): Chun
   if (Array.isArray(s)) return new ArrayChunks(s as T[], c);
   if (s !== null && typeof s === 'object') {
     const node = (s as { node?: OpNode<T> }).node;
-    if (node !== undefined && typeof node.open === 'function') return node.open();
+    if (node !== undefined && typeof node.open === 'function') return node.open(session);
     const o = s as Partial<Iterable<T> & AsyncIterable<T>>;
     if (typeof o[Symbol.iterator] === 'function') return new IterableChunks((o as Iterable<T>)[Symbol.iterator](), c, op);
     if (typeof o[Symbol.asyncIterator] === 'function') return new AsyncIterableChunks((o as AsyncIterable<T>)[Symbol.asyncIterator](), c, op);

@@ -10,7 +10,7 @@ import { Piscina } from 'piscina';
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import type { WorkerResult, WorkerTask } from '../../worker';
-import { type Chunks, now, type OpNode } from '../core';
+import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
 import { Batch } from './batch';
 import { Engine, type Launcher } from './engine';
@@ -56,9 +56,33 @@ function batchBuffers(items: unknown[]): ArrayBuffer[] {
   return [...out];
 }
 
+/** A pool kept in the consumer's session, so the passes of a `repeat()` reuse warm threads. */
+class PoolEntry {
+  /** Set by the pool's 'error' event: a worker died outside a task. */
+  error: unknown = null;
+  /** Passes using the pool now (a zip of a dataset with itself opens two). */
+  users = 0;
+  readonly pool: Piscina;
+  constructor(threads: number) {
+    this.pool = new Piscina({
+      filename: workerFile(),
+      minThreads: threads,
+      maxThreads: threads,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+    });
+    // Without a listener, a worker that dies outside a task would crash the process.
+    this.pool.on('error', (e: unknown) => {
+      this.error = e;
+    });
+  }
+  dispose(): Promise<void> {
+    return this.pool.destroy();
+  }
+}
+
 class WorkerMap implements Chunks<unknown> {
-  private pool: Piscina | null = null;
-  private poolError: unknown = null;
+  private entry: PoolEntry | null = null;
   private readonly engine: Engine<unknown, unknown>;
   private group = 1;
   private closing: Promise<void> | null = null;
@@ -70,6 +94,8 @@ class WorkerMap implements Chunks<unknown> {
     private readonly cfg: WorkerMapConfig,
     private readonly op: OpRef,
     private readonly transferInputs: boolean,
+    private readonly session: Session,
+    private readonly node: OpNode,
   ) {
     const launcher: Launcher<unknown, unknown> = {
       groupSize: () => this.group,
@@ -81,7 +107,13 @@ class WorkerMap implements Chunks<unknown> {
   }
 
   async next(hint: number): Promise<unknown[] | null> {
-    const out = await this.engine.next(hint);
+    let out: unknown[] | null;
+    try {
+      out = await this.engine.next(hint);
+    } catch (e) {
+      await this.return();
+      throw e;
+    }
     if (out === null) await this.return();
     return out;
   }
@@ -91,34 +123,34 @@ class WorkerMap implements Chunks<unknown> {
     return this.closing;
   }
 
+  /**
+   * Ends the pass. The pool stays in the session for the next pass (a repeat) when it is idle and
+   * healthy; a pass stopped with tasks still running, or a failed pool, ends it now, so no stale
+   * task delays the next pass and nothing keeps running after a break.
+   */
   private async stop(): Promise<void> {
     this.cfg.env.abort();
-    const pool = this.pool;
-    this.pool = null;
-    await Promise.all([this.engine.close(), pool?.destroy()]);
+    const busy = this.engine.inFlight > 0;
+    await this.engine.close();
+    const entry = this.entry;
+    this.entry = null;
+    if (entry === null) return;
+    entry.users--;
+    if ((busy || entry.error !== null) && entry.users === 0) await this.session.drop(this.node);
   }
 
-  private getPool(): Piscina {
-    if (this.pool === null) {
-      const pool = new Piscina({
-        filename: workerFile(),
-        minThreads: this.cfg.threads,
-        maxThreads: this.cfg.threads,
-        concurrentTasksPerWorker: 1,
-        idleTimeout: 60_000,
-      });
-      // Without a listener, a worker that dies outside a task would crash the process.
-      pool.on('error', (e: unknown) => {
-        this.poolError = e;
-      });
-      this.pool = pool;
+  private getPool(): PoolEntry {
+    if (this.entry === null) {
+      this.entry = this.session.get(this.node, () => new PoolEntry(this.cfg.threads));
+      this.entry.users++;
     }
-    return this.pool;
+    return this.entry;
   }
 
   private launch(items: unknown[], base: number): Promise<unknown[]> {
     if (this.closing !== null) return Promise.resolve([]);
-    if (this.poolError !== null) throw this.poolError;
+    const entry = this.getPool();
+    if (entry.error !== null) throw entry.error;
     const task: WorkerTask = {
       module: this.cfg.module,
       exportName: this.cfg.exportName,
@@ -131,7 +163,7 @@ class WorkerMap implements Chunks<unknown> {
     const c = this.c;
     const t0 = c === null ? 0 : now();
     const transferList = this.transferInputs && this.cfg.mode !== 'filter' ? batchBuffers(items) : [];
-    const p = this.getPool().run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
+    const p = entry.pool.run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
     if (c !== null) c.dispatchSeconds += (now() - t0) / 1000;
     return p.then((r) => this.receive(r, items, base));
   }
@@ -176,11 +208,11 @@ class WorkerMap implements Chunks<unknown> {
   }
 }
 
-export function openWorkerMap(node: OpNode, cfg: WorkerMapConfig): Chunks<unknown> {
+export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConfig): Chunks<unknown> {
   const input = node.inputs[0];
   // Walk through operators that pass elements along unchanged, to the one that made them.
   let maker: OpNode = input;
   while (['filter', 'take', 'skip', 'prefetch', 'shuffle'].includes(maker.kind) && maker.inputs.length === 1 && !(maker.kind === 'filter' && maker.info?.placement === 'worker')) maker = maker.inputs[0];
   const transferInputs = maker.kind === 'batch';
-  return new WorkerMap(input.open(), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, transferInputs);
+  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, transferInputs, session, node);
 }
