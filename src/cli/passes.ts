@@ -44,12 +44,15 @@ export async function planInPasses(profile: (overrides: Overrides) => Promise<Pr
   let current = planOf(first, options);
   const changes = new Map<string, PlanChange>(current.changes.map((c) => [`${c.kind}:${c.opId}`, c]));
   let taken = 1;
+  const runs: Profile[] = [first];
   while (taken < passes && !first.error && current.changes.length > 0) {
     const next = await profile({ ...userOverrides, ...current.overrides });
     taken++;
     if (next.error) break;
+    // Earlier runs at other knob values let the model see how latency grows with calls in flight.
+    current = planOf(next, { ...options, history: [...(options.history ?? []), ...runs] });
+    runs.push(next);
     last = next;
-    current = planOf(next, options);
     // A later pass refines an earlier change of the same kind on the same operator.
     for (const c of current.changes) {
       const asWritten = relativeToSource(c, next);
