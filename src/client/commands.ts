@@ -38,7 +38,7 @@ export interface CommandContext {
 
 /** Why a command did nothing, for callers such as tests and other commands. */
 export interface Refusal {
-  refused: 'untrusted' | 'not-ready' | 'no-pipeline' | 'stale' | 'no-fix' | 'cancelled';
+  refused: 'untrusted' | 'not-ready' | 'no-pipeline' | 'stale' | 'no-fix' | 'cancelled' | 'failed';
   message: string;
 }
 
@@ -73,7 +73,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
         const message = error instanceof ServerNotReadyError ? error.message : `Plumber: ${id} failed: ${error instanceof Error ? error.message : String(error)}`;
         ctx.log.error(message);
         void ctx.notify(error instanceof ServerNotReadyError ? 'warning' : 'error', message, 'Show Output').then((a) => a && ctx.log.show(true));
-        return { refused: 'not-ready', message } satisfies Refusal;
+        return { refused: error instanceof ServerNotReadyError ? 'not-ready' : 'failed', message } satisfies Refusal;
       }
     }),
   );
@@ -148,11 +148,16 @@ async function profile(ctx: CommandContext, uri: vscode.Uri | undefined, name: s
       });
       try {
         return await ctx.server.request<ProfileParams, ProfileResult>(ProfileRequest, params, token);
+      } catch (error) {
+        // The person pressed Cancel: that is an answer, not an error to report.
+        if (token.isCancellationRequested) return undefined;
+        throw error;
       } finally {
         sub.dispose();
       }
     },
   );
+  if (!result) return { refused: 'cancelled', message: `Profiling ${what} was cancelled.` };
   await ctx.tree.refresh();
   const pipelines = ctx.tree.current.filter((p) => p.uri === uri.toString());
   const last = pipelines.find((p) => p.name === (pipeline ?? result.outcomes[0]?.pipeline));
