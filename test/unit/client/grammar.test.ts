@@ -59,8 +59,8 @@ describe('The Plumber output grammar', () => {
     grammar = await loadGrammar();
   });
 
-  for (const name of ['plan', 'profile']) {
-    it(`tokenizes \`plumber ${name}\` output as in its snapshot`, () => {
+  for (const name of ['plan', 'profile', 'cli-plan']) {
+    it(`tokenizes ${name}.txt as in its snapshot`, () => {
       const tokens = tokenize(grammar, readFileSync(join(FIXTURES, `${name}.txt`), 'utf8'));
       const snapshot = join(FIXTURES, `${name}.tokens.txt`);
       if (process.env.UPDATE_SNAPSHOTS || !existsSync(snapshot)) writeFileSync(snapshot, tokens.join('\n') + '\n');
@@ -77,6 +77,13 @@ describe('The Plumber output grammar', () => {
     assert.ok(scopesOf(tokens, 'map').some((s) => s.includes('support.function.operator')));
     assert.ok(scopesOf(tokens, 'Bottleneck').some((s) => s.includes('keyword.other.label')));
     assert.ok(scopesOf(tokens, '14.9×').some((s) => s.includes('constant.numeric.speedup')));
+  });
+
+  it('reads the real CLI output: progress phases, bare operators and the bottleneck', () => {
+    const tokens = tokenize(grammar, readFileSync(join(FIXTURES, 'cli-plan.txt'), 'utf8'));
+    assert.ok(scopesOf(tokens, 'measuring').some((s) => s.includes('keyword.other.phase')));
+    assert.ok(scopesOf(tokens, 'range').some((s) => s.includes('support.function.operator')));
+    assert.ok(scopesOf(tokens, '◀ bottleneck').some((s) => s.includes('invalid.illegal.bottleneck')));
   });
 
   it('is the grammar package.json contributes for the plumber-output language', () => {
