@@ -11,7 +11,7 @@ const COMMON = `Options for every command:
                          OP is an operator id as \`plumber plan\` prints it: line:column
                          (12:6) or path:line:column for another file (lib/decode.ts:3:10).
 ${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k}: ${v}`).join('\n')}
-  --timeout S            kill the run after S seconds in all (default: budget + 30)
+  --timeout S            kill the run after S seconds in all (default: warm-up + budget + 40)
   --memory MB            heap limit of the pipeline's process
   --json                 print JSON on stdout (errors too, in an "error" field)
   --quiet                no progress on stderr
