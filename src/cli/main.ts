@@ -59,7 +59,8 @@ function printJson(value: unknown): void {
 function reportFailure(error: ProfileError, json: boolean, extra: Record<string, unknown>): number {
   if (json) printJson({ ...extra, error });
   else process.stderr.write(`plumber: ${error.message}\n`);
-  return 1;
+  // Ctrl-C ends with the shell's usual code for an interrupt.
+  return error.kind === 'cancelled' ? 130 : 1;
 }
 
 async function runCommand(command: string, p: Parsed): Promise<number> {
