@@ -120,9 +120,9 @@ export class Wakeup {
 /**
  * Decides which chunks an operator times. Timing costs three clock reads per chunk; on a pipeline
  * whose chunks take a microsecond that would double its cost. So once sampled chunks prove cheap
- * (under 50 µs), only about one in `stride` is timed, at random gaps so a periodic pattern cannot
- * bias it, and each sample counts `stride` times: the totals stay unbiased. Expensive chunks are
- * always timed, where the clock's cost is negligible.
+ * (under 50 µs), only about one in `stride` (4 to 64, the cheaper the rarer) is timed, at
+ * random gaps so a periodic pattern cannot bias it, and each sample counts `stride` times: the
+ * totals stay unbiased. Expensive chunks are always timed, where the clock's cost is negligible.
  */
 export class Sampler {
   private skip = 0;
@@ -139,7 +139,7 @@ export class Sampler {
   }
   /** Adapts the stride to a sampled chunk's duration in milliseconds. */
   adapt(ms: number): void {
-    this.stride = ms >= 0.05 ? 1 : ms >= 0.01 ? 4 : 16;
+    this.stride = ms >= 0.05 ? 1 : ms >= 0.01 ? 4 : ms >= 0.002 ? 16 : 64;
   }
 }
 
