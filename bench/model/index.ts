@@ -53,6 +53,8 @@ interface Row {
   planOverrides: Overrides;
   bottleneck: string;
   gridSize: number;
+  /** Measured rate of the last planning run (with the first plan applied when passes > 1). */
+  lastPassRate: number;
 }
 
 const round = (x: number): number => Number(x.toPrecision(4));
@@ -98,6 +100,7 @@ async function benchOne(name: string): Promise<Row> {
     planOverrides: thePlan.overrides,
     bottleneck: thePlan.predictedBottleneck.reason,
     gridSize: grid.length,
+    lastPassRate: round(rate(planned.last)),
   };
 }
 
@@ -115,7 +118,7 @@ async function main(): Promise<void> {
     if (json) {
       const { bench, pipeline, naive, predicted, measured, oracle, profileSeconds } = row;
       console.log(JSON.stringify({ bench, pipeline, naive, predicted, measured, oracle, profileSeconds }));
-      console.error(`${pipeline}: plan ${JSON.stringify(row.planOverrides)}; oracle (grid of ${row.gridSize}) ${JSON.stringify(row.oracleOverrides)}`);
+      console.error(`${pipeline}: plan ${JSON.stringify(row.planOverrides)}; oracle (grid of ${row.gridSize}) ${JSON.stringify(row.oracleOverrides)}; last planning run ${row.lastPassRate}/s; load ${os.loadavg()[0].toFixed(1)}`);
     } else {
       console.error(`${name}: done`);
     }
