@@ -6,8 +6,9 @@
  *
  *   npm run bench:e2e -- [--json] [--smoke] [--only images,text] [--seconds 2.5] [--repeat 2]
  *
- * Writes `artifacts/bench-e2e/results.md`, `results.json` and `chart.svg`. Exits 1 when an example
- * fails to run, so the smoke test catches an example that rots.
+ * Writes `artifacts/bench-e2e/results.md`, `results.json` and `chart.svg` (`--smoke`: in
+ * `artifacts/bench-e2e/smoke/`). Exits 1 when an example fails to run, so the smoke test catches
+ * an example that rots.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -209,7 +210,8 @@ async function main(): Promise<void> {
   }
 
   if (!args.json) console.log(`\n${textTable(results)}`);
-  const out = join(ROOT, 'artifacts', 'bench-e2e');
+  // Smoke results go to their own folder so that the test suite never overwrites a real run's.
+  const out = join(ROOT, 'artifacts', 'bench-e2e', ...(args.smoke ? ['smoke'] : []));
   mkdirSync(out, { recursive: true });
   const header = [
     `# End-to-end benchmark${args.smoke ? ' (smoke budgets)' : ''}`,
