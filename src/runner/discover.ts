@@ -103,13 +103,26 @@ export async function findPipelines(ns: ModuleNamespace): Promise<{ pipelines: F
 }
 
 /**
- * Maps each exported function to its export, so the profile can say which operator fns could
- * run in worker threads.
+ * Maps each exported function to where it is exported, so the profile can say which operator fns
+ * could run in worker threads. The pipeline module's own exports come first; then every other
+ * user module already loaded as CommonJS (tsx compiles `.ts` files in a `"type": "commonjs"`
+ * package to CommonJS), because transforms usually live in a module of their own
+ * (`import { decode } from './transforms'`). Nothing is imported or run again: only modules
+ * already in `require.cache` are read, and packages under node_modules are skipped.
  */
 export function exportedFunctions(ns: ModuleNamespace, file: string): Map<Function, { file: string; exportName: string }> {
   const map = new Map<Function, { file: string; exportName: string }>();
-  for (const [name, value] of exportsOf(ns)) {
-    if (typeof value === 'function' && name !== 'default' && !map.has(value)) map.set(value, { file, exportName: name });
+  const add = (exportsByName: Iterable<[string, unknown]>, from: string): void => {
+    for (const [name, value] of exportsByName) {
+      if (typeof value === 'function' && name !== 'default' && !map.has(value)) map.set(value, { file: from, exportName: name });
+    }
+  };
+  add(exportsOf(ns), file);
+  for (const [filename, mod] of Object.entries(require.cache)) {
+    if (!mod || filename === file || /[\\/]node_modules[\\/]/.test(filename) || filename === __filename) continue;
+    const exported: unknown = mod.exports;
+    if (typeof exported !== 'object' || exported === null) continue;
+    add(Object.entries(exported as Record<string, unknown>), filename);
   }
   return map;
 }

@@ -45,6 +45,14 @@ describe('runner profiles of plumber-data pipelines', function () {
     assert.equal(map?.placement, 'main');
   });
 
+  it('finds a map fn exported by another module the pipeline imports', async () => {
+    const file = path.join(PIPELINES, 'split', 'pipeline.ts');
+    const profile = await runProfile({ file, seconds: 0.4, warmupSeconds: 0.1 });
+    assert.equal(profile.error, undefined, profile.error?.message);
+    const map = profile.ops.find((o) => o.kind === 'map');
+    assert.deepEqual(map?.fnModule, { file: path.join(PIPELINES, 'split', 'transforms.ts'), exportName: 'heavy' });
+  });
+
   it('applies overrides by operator id and reports them', async () => {
     const file = path.join(PIPELINES, 'main-thread-bound.ts');
     const profile = await runProfile({ file, seconds: 0.5, warmupSeconds: 0.2, overrides: { '12:4': { placement: 'worker', parallelism: 2 } } });
