@@ -6,7 +6,7 @@ import type { FilesOptions, LinesOptions } from './options';
 import { Dataset, concatNodes, finish, zipNodes } from './dataset';
 import { beginOp, makeNode } from './internal/build';
 import { openSource, sourceCardinality, openRange, rangeCount, type Source } from './internal/ops/sources';
-import { openFiles, openLines, resolveCwd, type FileBytes, type FileText } from './internal/ops/files';
+import { countFiles, openFiles, openLines, resolveCwd, type FileBytes, type FileText } from './internal/ops/files';
 
 export { Dataset } from './dataset';
 export type { Batched, Unbatched } from './dataset';
@@ -58,7 +58,13 @@ export function files(pattern: string | readonly string[], options: FilesOptions
   const cwd = resolveCwd(options.cwd);
   const node = makeNode<FileBytes | FileText | string>(
     env,
-    { kind: 'files', inputs: [], placement: read === 'path' ? 'main' : 'libuv', knobs: { parallelism: written, resolvedParallelism: parallelism } },
+    {
+      kind: 'files',
+      inputs: [],
+      placement: read === 'path' ? 'main' : 'libuv',
+      knobs: { parallelism: written, resolvedParallelism: parallelism },
+      cardinality: env.tracer !== undefined ? countFiles(pattern, cwd) : undefined,
+    },
     (n, session) => openFiles(n, session, pattern, cwd, read, parallelism) as ReturnType<typeof n.open>,
   );
   return finish(env, node);

@@ -31,6 +31,8 @@ describe('plumber-data files, lines and cache', () => {
     assert.deepEqual([...got[1].bytes], [1, 2, 3]);
     const { info, counters } = tracer.only('files');
     assert.equal(info.placement, 'libuv');
+    // A traced files() knows how many files it will read, so a cache after it can be sized.
+    assert.equal(info.cardinality, 3);
     assert.equal(counters.filesRead, 3);
     assert.equal(counters.diskBytesRead, 104);
     assert.equal(counters.produced, 3);

@@ -6,7 +6,7 @@
 import { readFile, open, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { glob } from 'tinyglobby';
+import { glob, globSync } from 'tinyglobby';
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import { type Chunks, type OpNode, type Session } from '../core';
@@ -28,6 +28,15 @@ export async function matchFiles(patterns: string | readonly string[], cwd: stri
   const list = typeof patterns === 'string' ? [patterns] : [...patterns];
   const found = await glob(list, { cwd, absolute: true, onlyFiles: true, expandDirectories: false });
   return found.map((p) => resolve(p)).sort();
+}
+
+/**
+ * How many files the pattern(s) match now: the source's cardinality, which tools need to size a
+ * cache. Only computed when a tracer is watching (the runner), so an untraced build does no I/O.
+ */
+export function countFiles(patterns: string | readonly string[], cwd: string): number {
+  const list = typeof patterns === 'string' ? [patterns] : [...patterns];
+  return globSync(list, { cwd, absolute: true, onlyFiles: true, expandDirectories: false }).length;
 }
 
 /** Counts the call sites that read files. */
