@@ -8,7 +8,9 @@
  * - Main-thread CPU the operators did not claim (`run.mainThreadCpuSeconds` − Σ self − Σ dispatch −
  *   a fixed idle share per second: promise plumbing, async-generator resumption, GC) costs the same
  *   per element at every operator, so it is shared out in proportion to elements produced and
- *   vanishes with the elements (a cache).
+ *   vanishes with the elements (a cache). When the main thread was mostly idle, that share is
+ *   capped (see `chargedOverheadPerElement`): it is then mostly per-wakeup cost that does not
+ *   grow with the rate.
  *   With a wall-clock `cpuClock` the main-thread total includes idle time and is not used.
  * - CPU on other threads that no operator measured (process CPU − main thread − workers) goes, in
  *   order: to worker ops in proportion to their measured worker CPU (on Linux/Node 20 the workers'
@@ -137,6 +139,23 @@ function fitLatency(op: OpProfile, k: number, latency: number, history: Profile[
   };
 }
 
+/**
+ * The unclaimed main-thread time charged per produced element. On a mostly idle main thread the
+ * measured share is dominated by per-wakeup costs (each settled promise, timer and I/O callback
+ * gets its own event-loop turn; an in-process server's request handling) that merge into fewer
+ * turns as the rate grows; measured on examples/remote: 131, 32 and 13 µs per element at 1, 16
+ * and 128 calls in flight. So with busy fraction u = main CPU ÷ window seconds below
+ * `trustedMainBusyFraction`, the charge is at most `maxIdleOverheadPerElement` ÷ (1 − u): the
+ * idler the thread, the less its per-element share says about a saturated thread, and the closer
+ * to saturation, the more of the measurement is kept. A busy thread's share is taken as measured.
+ */
+export function chargedOverheadPerElement(measured: number, mainCpuSeconds: number, seconds: number, cpuClockIsReal: boolean): number {
+  if (!cpuClockIsReal || !(seconds > 0) || measured <= 0) return Math.max(0, measured);
+  const u = Math.max(0, mainCpuSeconds / seconds);
+  if (u >= C.trustedMainBusyFraction) return measured;
+  return Math.min(measured, C.maxIdleOverheadPerElement / (1 - u));
+}
+
 /** Turn a profile's counters into per-root-element demands; `history` holds earlier runs of the same pipeline. */
 export function measure(profile: Profile, history: Profile[] = []): Measured {
   const { run, machine } = profile;
@@ -166,7 +185,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const unclaimedMain = cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedMain - idle) : 0;
   const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
   const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
-  const overheadPerElement = producedTotal > 0 ? unclaimedMain / producedTotal : 0;
+  const overheadPerElement = producedTotal > 0 ? chargedOverheadPerElement(unclaimedMain / producedTotal, run.mainThreadCpuSeconds, run.seconds, cpuClockIsReal) : 0;
   const toWorkers = cpuClockIsReal && workerCpu > 0 && otherCpu > 0;
   const unseenWorker = (own: number): number => (toWorkers ? (otherCpu * own) / workerCpu : 0);
   // Little's law: mean libuv calls in flight over the window. Above the pool size, the measured

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { analyze, MODEL_CONSTANTS } from '../../../src/model';
+import { analyze, MODEL_CONSTANTS, plan } from '../../../src/model';
 import { ProfileBuilder } from './builder';
 
 const id = ProfileBuilder.id;
@@ -57,6 +57,36 @@ describe('model: analyze', () => {
     const overheadPerRoot = (1 - MODEL_CONSTANTS.idleMainOverheadPerSecond * seconds) / 1000;
     near(a.bound, 1 / (2e-3 + 3e-3 + 3 * 10e-6 + overheadPerRoot));
     assert.match(a.bounds[0].detail, /of runtime overhead no operator claimed/);
+  });
+
+  it('charges a mostly idle main thread at most a bounded runtime overhead per element', () => {
+    // One fetch at a time (30 ms) over 100 root elements in 4 s: the ops claim 2 ms of main thread
+    // and 0.2 s more went unclaimed (timers, wakeups, an in-process server). Busy fraction
+    // u = 0.202 / 4; after the 10 ms/s idle share, 0.16 s over 200 produced elements is 800 µs
+    // each, far above the cap of 25 µs / (1 − u) that an idle thread is charged.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 30e-3, self: 20e-6, parallelism: 1 })
+      .build({ rootElements: 100, rate: 25, unclaimedMainSeconds: 0.2 });
+    const a = analyze(profile);
+    const perElement = 25e-6 / (1 - 0.202 / 4);
+    const main = a.bounds.find((b) => b.resource === 'main-thread');
+    assert.ok(main);
+    near(main.rate, 1 / (20e-6 + 2 * perElement));
+    const p = plan(profile);
+    // The latency bound at 256 in flight, 256 / 30 ms = 8,533/s, stays below the main thread's 13,800/s.
+    const par = p.changes.find((c) => c.kind === 'parallelism');
+    assert.equal(par?.kind === 'parallelism' ? par.to : undefined, 256);
+  });
+
+  it('charges a busy main thread its unclaimed time per element in full', () => {
+    // 1 s unclaimed over 1,000 root elements in 1.1 s: busy 95%, so all of it is per element.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('a', { self: 40e-6 })
+      .build({ rootElements: 1000, rate: 1000 / 1.1, unclaimedMainSeconds: 1 });
+    const perRoot = (1 - MODEL_CONSTANTS.idleMainOverheadPerSecond * 1.1) / 1000;
+    near(analyze(profile).bound, 1 / (40e-6 + perRoot));
   });
 
   it('ignores the main-thread total when it comes from a wall clock (it includes idle time)', () => {
