@@ -13,10 +13,12 @@
  *   grow with the rate.
  *   With a wall-clock `cpuClock` the main-thread total includes idle time and is not used.
  * - CPU on other threads that no operator measured (process CPU − main thread − workers) goes, in
- *   order: to worker ops in proportion to their measured worker CPU (on Linux/Node 20 the workers'
- *   per-task schedstat reading misses the current scheduler slice, so tasks shorter than a tick
- *   are under-counted: measured here 0.5–0.7 ms reported for a 2 ms task, the rest showing up only
- *   in process CPU); else to libuv-placed operators in proportion to their async latency (fs,
+ *   order: beyond `runtimeThreadsCpuFraction` of the measured main + worker CPU (V8's GC and
+ *   compiler threads), to worker ops in proportion to their measured worker CPU (a library whose
+ *   workers time only the task body misses the current scheduler slice on Linux/Node 20: 0.5–0.7 ms
+ *   reported for a 2 ms task; plumber-data now times a task from the end of the previous one, and
+ *   the worker-bound fixture leaves 2.7% of worker CPU unexplained, so nothing is charged); else
+ *   to libuv-placed operators in proportion to their async latency (fs,
  *   zlib, sharp); else it stays unattributed, per element. With a wall `cpuClock` the main
  *   thread's own total is unknown, so nothing goes to workers.
  */
@@ -186,8 +188,13 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
   const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
   const overheadPerElement = producedTotal > 0 ? chargedOverheadPerElement(unclaimedMain / producedTotal, run.mainThreadCpuSeconds, run.seconds, cpuClockIsReal) : 0;
-  const toWorkers = cpuClockIsReal && workerCpu > 0 && otherCpu > 0;
-  const unseenWorker = (own: number): number => (toWorkers ? (otherCpu * own) / workerCpu : 0);
+  // V8's own helper threads (GC, compilers) use some CPU whatever the ops do; only process CPU
+  // beyond that share is worker CPU the per-task clock missed. Since plumber-data times each task
+  // from the end of the previous one, the workers' clock sees nearly all of it and this is 0.
+  const runtimeOther = Math.min(otherCpu, C.runtimeThreadsCpuFraction * (mainCpu + workerCpu));
+  const unseenTotal = cpuClockIsReal && workerCpu > 0 ? otherCpu - runtimeOther : 0;
+  const toWorkers = unseenTotal > 0;
+  const unseenWorker = (own: number): number => (toWorkers ? (unseenTotal * own) / workerCpu : 0);
   // Little's law: mean libuv calls in flight over the window. Above the pool size, the measured
   // latency includes queueing for a pool thread, which the service time must not.
   const libuvInFlight = run.seconds > 0 ? libuvLatency / run.seconds : 0;
@@ -253,7 +260,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
     ops,
     order: profile.ops.map((o) => o.id),
     consumers,
-    unattributedOtherCpuPerRoot: toWorkers || libuvLatency > 0 ? 0 : otherCpu / n,
+    unattributedOtherCpuPerRoot: toWorkers ? runtimeOther / n : libuvLatency > 0 ? 0 : otherCpu / n,
   };
 }
 
