@@ -12,7 +12,7 @@ import { applyOverrides, configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
-import { efficiency, planMeasured, type Resolved } from './plan';
+import { efficiencyFor, planMeasured, type Resolved } from './plan';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from './describe';
 export { MODEL_CONSTANTS } from './constants';
@@ -76,7 +76,8 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
 /**
  * The model's prediction for any knob configuration, given as runner overrides on top of the
  * knobs the profile ran with: the bound, its binding resource, and the predicted rate (the bound
- * times the run's measured efficiency, clamped to [efficiencyMin, efficiencyMax]).
+ * times the run's measured efficiency, clamped to [efficiencyMin, efficiencyMax], when the same
+ * work stays binding; see `efficiencyFor`).
  */
 export function predict(
   profile: Profile,
@@ -92,5 +93,5 @@ export function predict(
   const base = configFromProfile(m);
   const current = evaluate(m, base, r.cores);
   const ev = evaluate(m, applyOverrides(m, base, overrides), r.cores);
-  return { rate: ev.bound * efficiency(m, current.bound), bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
+  return { rate: ev.bound * efficiencyFor(m, current, ev), bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
 }

@@ -33,6 +33,22 @@ export function efficiency(m: Measured, currentBound: number): number {
   return Math.min(C.efficiencyMax, Math.max(C.efficiencyMin, m.measuredRate / currentBound));
 }
 
+/**
+ * The efficiency a prediction carries: the run's measured efficiency when the work that binds
+ * stays the same (the same operator dominates the binding resource, or the same resource binds
+ * when no operator is named), 1 otherwise. The measured shortfall belongs to the work that bound
+ * the profiled run: once a cache or a move takes that work away, the new bottleneck (say, serving
+ * cached elements at ≈ 1 µs each plus the ops below the cache) was never the limit in the window,
+ * so the run says nothing about how efficiently it runs.
+ */
+export function efficiencyFor(m: Measured, current: Evaluation, next: Evaluation): number {
+  const e = efficiency(m, current.bound);
+  const a = bottleneckOf(m, current);
+  const b = bottleneckOf(m, next);
+  const same = a.opId !== undefined || b.opId !== undefined ? a.opId === b.opId : a.resource === b.resource;
+  return same ? e : 1;
+}
+
 function best(m: Measured, candidates: Config[], lim: Limits, minGain: number): { cfg: Config; ev: Evaluation } {
   let chosen = candidates[0];
   let chosenEv = evaluate(m, chosen, lim.cores);
@@ -111,7 +127,6 @@ function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
 export function planMeasured(m: Measured, r: Resolved): Plan {
   const base = configFromProfile(m);
   const current = evaluate(m, base, r.cores);
-  const e = efficiency(m, current.bound);
   const notes: string[] = [];
 
   const cacheChoice = chooseCache(m, r.memoryBudgetBytes);
@@ -195,7 +210,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   return {
     changes,
     currentRate: m.measuredRate,
-    predictedRate: changes.length > 0 ? final.bound * e : m.measuredRate,
+    predictedRate: changes.length > 0 ? final.bound * efficiencyFor(m, current, final) : m.measuredRate,
     predictedBound: final.bound,
     predictedBottleneck: bottleneckOf(m, final),
     overrides: toOverrides(m, changes),

@@ -121,4 +121,39 @@ describe('model: cache placement above repeat', () => {
     const cache = cacheOf(plan(profile).changes);
     assert.equal(cache?.opId, id(1));
   });
+
+  it('sizes a cache below files() from the cardinality the source reports, and predicts the cached rate without the old efficiency', () => {
+    // Audio: files (256 clips) → decodeWav → logMel (6 ms) → repeat → specAugment → batch(32).
+    // Only files() reports a cardinality; logMel produces one element per file, 25,088 bytes each.
+    // The run delivered 60% of its 5.17 batches/s bound.
+    const profile = new ProfileBuilder()
+      .op({ kind: 'files', cardinality: 256, latency: 2e-3, parallelism: 16, bytes: 32e3 })
+      .map('decodeWav', { self: 30e-6, bytes: 64e3 })
+      .map('logMel', { self: 6e-3, bytes: 25088 })
+      .op({ kind: 'repeat', count: -1 })
+      .map('specAugment', { self: 10e-6, bytes: 25088 })
+      .batch(32)
+      .build({ rootElements: 14, rate: 0.6 / (32 * 6.04e-3) });
+    const p = plan(profile);
+    const cache = cacheOf(p.changes);
+    assert.ok(cache, 'expected a cache change');
+    assert.equal(cache.opId, id(2));
+    assert.equal(cache.estimatedBytes, 256 * 25088);
+    assert.match(cache.reason, /estimated from files\S*'s 256 elements/);
+    // After the first pass each batch costs 32 × (10 µs specAugment + 1 µs serving a cached element).
+    assert.ok(Math.abs(p.predictedBound - 1 / (32 * 11e-6)) < 1e-6 * p.predictedBound, `bound ${p.predictedBound}`);
+    // logMel, whose run measured 60% of its bound, no longer binds: that shortfall does not carry over.
+    assert.equal(p.predictedRate, p.predictedBound);
+  });
+
+  it('carries the measured efficiency over when the same operator still binds', () => {
+    // fetch binds at 4 / 10 ms = 400/s and the run delivered 300/s; with more calls in flight it still binds.
+    const profile = new ProfileBuilder()
+      .range()
+      .map('fetch', { latency: 10e-3, self: 2e-6, parallelism: 4 })
+      .build({ rootElements: 1000, rate: 300 });
+    const p = plan(profile, { maxConcurrency: 8 });
+    assert.equal(p.predictedBound, 800);
+    assert.ok(Math.abs(p.predictedRate - 800 * 0.75) < 1e-9);
+  });
 });
