@@ -24,6 +24,7 @@ Usage:
   plumber profile <file> [options]            run the pipeline on a sample and show what each operator did
   plumber plan <file> [options]               profile, then show the bottleneck and the changes that remove it
   plumber check <file> --min-rate R [options] exit 1 when the pipeline is slower than R elements/s (a CI gate)
+  plumber fix <file> [--diff | --write]       profile, plan, and apply the plan to the source (a diff by default)
   plumber <command> --help                    options of one command
   plumber --version
 

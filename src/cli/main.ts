@@ -154,10 +154,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${version()}\n`);
     return 0;
   }
+  // `fix` edits source with the language server's engine (ts-morph): loaded only when asked for.
+  if (command === 'fix') return (await import('./fix')).runFixCommand(rest);
   const json = rest.includes('--json');
   try {
     const specs = COMMANDS[command];
-    if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${Object.keys(COMMANDS).join(', ')}. Run \`plumber --help\` for usage.`);
+    if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${[...Object.keys(COMMANDS), 'fix'].join(', ')}. Run \`plumber --help\` for usage.`);
     const parsed = parseArgs(rest, specs, command);
     if (parsed.flags.has('help')) {
       process.stdout.write(`${HELP[command]}\n`);

@@ -33,6 +33,13 @@ describe('plumber (the built CLI)', function () {
     assert.match(r.stdout, /--override \d+:\d+=parallelism:\d+/);
   });
 
+  it('fixes a pipeline from the command line: a diff that moves the slow map to worker threads', async () => {
+    const r = await plumber('fix', path.join(PIPELINES, 'main-thread-bound.ts'), '--seconds', '1', '--diff');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^\+\s+\.map\(decode, \{[^}]*placement: 'worker'/m);
+    assert.match(r.stdout, /^-\s+\.map\(decode, \{ parallelism: 4 \}\)/m);
+  });
+
   it('prints the profile, the analysis and the plan as JSON with --json', async () => {
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1');
     assert.equal(r.code, 0, r.stderr);
