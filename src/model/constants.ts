@@ -34,16 +34,12 @@ export const MODEL_CONSTANTS = {
    */
   idleMainOverheadPerSecond: 0.01,
   /**
-   * On a main thread busy less than `trustedMainBusyFraction` of the window, unclaimed main-thread
-   * time is charged at most this much per produced element, divided by (1 − busy fraction).
-   * Unclaimed time per element measured at 1, 16 and 128 calls in flight on examples/remote (an
-   * HTTP server in the same process): 131, 32 and 13 µs; on the latency-bound fixture 1.8 µs. At
-   * low concurrency most of it is per-wakeup cost that merges as the rate grows, so the measured
-   * share would cap the main thread at a third of what it reaches.
+   * Unclaimed main-thread seconds charged per produced element at most (promise settling,
+   * generator resumption); the rest is split by the main thread's busy fraction (see
+   * measure.ts `overheadRates`). Measured: 1.8 µs per element on the latency-bound fixture,
+   * 13 µs on examples/remote at 128 calls in flight (an HTTP server in the same process).
    */
-  maxIdleOverheadPerElement: 25e-6,
-  /** From this main-thread busy fraction up, the measured unclaimed time per element is charged in full. */
-  trustedMainBusyFraction: 0.9,
+  plumbingSecondsPerElement: 25e-6,
   /**
    * Process CPU outside the main thread and the workers' task clocks that is expected anyway, as a
    * fraction of the measured main + worker CPU (V8's GC and compiler threads, libuv). Measured:

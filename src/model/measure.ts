@@ -6,11 +6,11 @@
  * Assumptions (calibrate with real runs):
  * - `selfSeconds` and `dispatchSeconds` are disjoint main-thread times (tracing.ts says so).
  * - Main-thread CPU the operators did not claim (`run.mainThreadCpuSeconds` − Σ self − Σ dispatch −
- *   a fixed idle share per second: promise plumbing, async-generator resumption, GC) costs the same
- *   per element at every operator, so it is shared out in proportion to elements produced and
- *   vanishes with the elements (a cache). When the main thread was mostly idle, that share is
- *   capped (see `chargedOverheadPerElement`): it is then mostly per-wakeup cost that does not
- *   grow with the rate.
+ *   a fixed idle share per second: promise plumbing, async-generator resumption, GC, wakeups) is
+ *   charged a few µs per element produced, the busy fraction of the rest in proportion to each
+ *   op's own main-thread time (GC of what it allocates), and the idle fraction not at all
+ *   (per-wakeup cost that does not grow with the rate); see `overheadRates`. Either way it
+ *   vanishes with the work a cache removes.
  *   With a wall-clock `cpuClock` the main-thread total includes idle time and is not used.
  * - CPU on other threads that no operator measured (process CPU − main thread − workers) goes, in
  *   order: beyond `runtimeThreadsCpuFraction` of the measured main + worker CPU (V8's GC and
@@ -19,8 +19,9 @@
  *   reported for a 2 ms task; plumber-data now times a task from the end of the previous one, and
  *   the worker-bound fixture leaves 2.7% of worker CPU unexplained, so nothing is charged); else
  *   to libuv-placed operators in proportion to their async latency (fs,
- *   zlib, sharp); else it stays unattributed, per element. With a wall `cpuClock` the main
- *   thread's own total is unknown, so nothing goes to workers.
+ *   zlib, sharp); what is left (the runtime's share, or all of it without worker or libuv ops)
+ *   goes to the ops in proportion to their own CPU, so a cache removes it with the work. With a
+ *   wall `cpuClock` the main thread's own total is unknown, so nothing goes to workers.
  */
 import type { OpProfile, Placement, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
@@ -142,20 +143,32 @@ function fitLatency(op: OpProfile, k: number, latency: number, history: Profile[
 }
 
 /**
- * The unclaimed main-thread time charged per produced element. On a mostly idle main thread the
- * measured share is dominated by per-wakeup costs (each settled promise, timer and I/O callback
- * gets its own event-loop turn; an in-process server's request handling) that merge into fewer
- * turns as the rate grows; measured on examples/remote: 131, 32 and 13 µs per element at 1, 16
- * and 128 calls in flight. So with busy fraction u = main CPU ÷ window seconds below
- * `trustedMainBusyFraction`, the charge is at most `maxIdleOverheadPerElement` ÷ (1 − u): the
- * idler the thread, the less its per-element share says about a saturated thread, and the closer
- * to saturation, the more of the measurement is kept. A busy thread's share is taken as measured.
+ * How unclaimed main-thread time is charged: `perElement` seconds on every produced element, and
+ * `perClaimedSecond` seconds on every second of an op's own main-thread time.
+ *
+ * Runtime plumbing per element (promise settling, generator resumption) is a few µs: at most
+ * `plumbingSecondsPerElement` goes per element. The rest is either per-wakeup cost on an idle
+ * thread (each settled promise, timer and I/O callback gets its own event-loop turn; these merge
+ * as the rate grows: examples/remote measured 131, 32 and 13 µs per element at 1, 16 and 128 calls
+ * in flight) or cost that grows with the work the fns do (GC of what they allocate). The
+ * main thread's busy fraction u = main CPU ÷ window seconds splits it: a fraction u is charged in
+ * proportion to each op's own main-thread time, and the idle part, 1 − u, does not grow with the
+ * rate and is not charged. So a cache that removes the op that allocates also removes its GC, and
+ * an idle thread's wakeups do not make the main thread look like the bottleneck.
  */
-export function chargedOverheadPerElement(measured: number, mainCpuSeconds: number, seconds: number, cpuClockIsReal: boolean): number {
-  if (!cpuClockIsReal || !(seconds > 0) || measured <= 0) return Math.max(0, measured);
-  const u = Math.max(0, mainCpuSeconds / seconds);
-  if (u >= C.trustedMainBusyFraction) return measured;
-  return Math.min(measured, C.maxIdleOverheadPerElement / (1 - u));
+export function overheadRates(
+  unclaimed: number,
+  producedTotal: number,
+  claimedMain: number,
+  mainCpuSeconds: number,
+  seconds: number,
+): { perElement: number; perClaimedSecond: number } {
+  if (!(unclaimed > 0) || producedTotal <= 0) return { perElement: 0, perClaimedSecond: 0 };
+  const perElement = Math.min(unclaimed / producedTotal, C.plumbingSecondsPerElement);
+  const rest = unclaimed - perElement * producedTotal;
+  const u = seconds > 0 ? Math.min(1, Math.max(0, mainCpuSeconds / seconds)) : 1;
+  if (claimedMain <= 0) return { perElement: perElement + (u * rest) / producedTotal, perClaimedSecond: 0 };
+  return { perElement, perClaimedSecond: (u * rest) / claimedMain };
 }
 
 /** Turn a profile's counters into per-root-element demands; `history` holds earlier runs of the same pipeline. */
@@ -187,7 +200,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const unclaimedMain = cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedMain - idle) : 0;
   const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
   const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
-  const overheadPerElement = producedTotal > 0 ? chargedOverheadPerElement(unclaimedMain / producedTotal, run.mainThreadCpuSeconds, run.seconds, cpuClockIsReal) : 0;
+  const overhead = overheadRates(unclaimedMain, producedTotal, claimedMain, run.mainThreadCpuSeconds, run.seconds);
   // V8's own helper threads (GC, compilers) use some CPU whatever the ops do; only process CPU
   // beyond that share is worker CPU the per-task clock missed. Since plumber-data times each task
   // from the end of the previous one, the workers' clock sees nearly all of it and this is 0.
@@ -195,6 +208,15 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const unseenTotal = cpuClockIsReal && workerCpu > 0 ? otherCpu - runtimeOther : 0;
   const toWorkers = unseenTotal > 0;
   const unseenWorker = (own: number): number => (toWorkers ? (unseenTotal * own) / workerCpu : 0);
+  // Other-thread CPU no op is charged with (the runtime's GC and compiler threads, libuv work of
+  // ops that count no calls) follows the work the ops do: it is shared in proportion to each op's
+  // own CPU, so a cache that removes the work removes it too. With no op CPU at all it stays a
+  // per-element cost.
+  const spread = toWorkers ? runtimeOther : libuvLatency > 0 ? 0 : otherCpu;
+  let ownCpuTotal = 0;
+  for (const op of profile.ops) ownCpuTotal += op.counters.selfSeconds + op.counters.dispatchSeconds + op.counters.workerCpuSeconds;
+  const spreadOf = (c: OpProfile['counters']): number =>
+    ownCpuTotal > 0 ? (spread * (c.selfSeconds + c.dispatchSeconds + c.workerCpuSeconds)) / ownCpuTotal : 0;
   // Little's law: mean libuv calls in flight over the window. Above the pool size, the measured
   // latency includes queueing for a pool thread, which the service time must not.
   const libuvInFlight = run.seconds > 0 ? libuvLatency / run.seconds : 0;
@@ -226,10 +248,10 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       callsPerRoot: c.calls / n,
       selfPerRoot: c.selfSeconds / n,
       dispatchPerRoot: c.dispatchSeconds / n,
-      overheadPerRoot: (overheadPerElement * c.produced) / n,
+      overheadPerRoot: (overhead.perElement * c.produced + overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / n,
       workerPerRoot: (c.workerCpuSeconds + unseenWorker(c.workerCpuSeconds)) / n,
       workerUnseenPerRoot: unseenWorker(c.workerCpuSeconds) / n,
-      otherCpuPerRoot: !toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency / n : 0,
+      otherCpuPerRoot: ((!toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency : 0) + spreadOf(c)) / n,
       asyncPerRoot: asyncCalls / n,
       latency,
       service: placement === 'libuv' ? latency * libuvQueueShare : latency,
@@ -260,7 +282,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
     ops,
     order: profile.ops.map((o) => o.id),
     consumers,
-    unattributedOtherCpuPerRoot: toWorkers ? runtimeOther / n : libuvLatency > 0 ? 0 : otherCpu / n,
+    unattributedOtherCpuPerRoot: ownCpuTotal > 0 ? 0 : spread / n,
   };
 }
 

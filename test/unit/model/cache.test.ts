@@ -156,4 +156,47 @@ describe('model: cache placement above repeat', () => {
     assert.equal(p.predictedBound, 800);
     assert.ok(Math.abs(p.predictedRate - 800 * 0.75) < 1e-9);
   });
+
+  it('takes the runtime overhead of the work a cache removes away with it', () => {
+    // decode (10 ms) and augment (10 µs) on a busy main thread with 1 s of unclaimed time (GC of
+    // what decode allocates) over 100 batches of 10 in 100 / 9 s. Unclaimed after the idle share:
+    // 0.889 s; 25 µs on each of the 4,100 produced elements; the busy fraction u = 11.01 s / 11.11 s
+    // of the rest goes onto the ops' own time, almost all decode's.
+    const seconds = 100 / 9;
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3 })
+      .op({ kind: 'repeat', count: -1 })
+      .map('augment', { self: 10e-6 })
+      .batch(10)
+      .build({ rootElements: 100, rate: 9, unclaimedMainSeconds: 1 });
+    const p = plan(profile);
+    assert.equal(cacheOf(p.changes)?.opId, id(1));
+    const unclaimed = 1 - 0.01 * seconds;
+    const perOwnSecond = ((11.01 / seconds) * (unclaimed - 4100 * 25e-6)) / 10.01;
+    // Left per batch: repeat and augment 10 elements and batch 1 at 25 µs, augment's 10 × 10 µs
+    // with its share, and 10 cache hits at 1 µs. Shared per element as before, the 217 µs per
+    // element would leave 4.6 ms per batch: 7× slower.
+    const expected = 1 / (21 * 25e-6 + 10 * 10e-6 * (1 + perOwnSecond) + 10 * 1e-6);
+    assert.ok(Math.abs(p.predictedBound - expected) < 1e-6 * expected, `bound ${p.predictedBound} vs ${expected}`);
+  });
+
+  it('takes the other threads\' CPU (GC helpers) of the work a cache removes away with it', () => {
+    // decode (10 ms) and augment (10 µs) over 100 batches of 10; 5 s of process CPU ran on other
+    // threads. It follows the ops' own CPU: augment's share is 5 s × 0.01 / 10.01 over 100 batches.
+    const profile = new ProfileBuilder({ cores: 2 })
+      .range(1000)
+      .map('decode', { self: 10e-3 })
+      .op({ kind: 'repeat', count: -1 })
+      .map('augment', { self: 10e-6 })
+      .batch(10)
+      .build({ rootElements: 100, rate: 9, otherCpuSeconds: 5 });
+    const p = plan(profile);
+    assert.equal(cacheOf(p.changes)?.opId, id(1));
+    // After the cache: main thread 10 × (10 µs augment + 1 µs per cached element) = 110 µs per
+    // batch; CPU 110 µs + 49.95 µs on 2 cores allows 12,500/s, so the main thread binds at 9,091/s.
+    // Kept per batch as before, the 50 ms of other-thread CPU would cap it at 2 / 50.1 ms = 40/s.
+    assert.ok(Math.abs(p.predictedBound - 1 / 110e-6) < 1e-6 * p.predictedBound, `bound ${p.predictedBound}`);
+    assert.equal(p.predictedBottleneck.resource, 'main-thread');
+  });
 });
