@@ -29,7 +29,7 @@ export const MODEL_CONSTANTS = {
   /**
    * Main-thread CPU per second of wall time that the runtime spends whatever the rate (timers, the
    * runner's progress messages, idle GC): subtracted before the rest of the unclaimed main-thread
-   * time is charged per element. Measured here on the latency-bound fixture at 1, 8 and 64 calls
+   * time is charged (measure.ts `overheadRates`). Measured here on the latency-bound fixture at 1, 8 and 64 calls
    * in flight: unclaimed ≈ 11.6 ms/s + 1.8 µs per produced element.
    */
   idleMainOverheadPerSecond: 0.01,

@@ -171,7 +171,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     if (cfg[id].placement === 'libuv') libuvSum += e.async * serviceAt(om, cfg[id].concurrency);
   }
   // Name each op's own time; the unclaimed runtime overhead is shown as one sum, because it is
-  // only shared out to ops by elements produced, not measured at them.
+  // only shared out to ops (by elements and own time), not measured at them.
   const mainParts: Array<[string, number]> = [...eff].map(([id, e]) => [id, e.main - e.overhead]);
   const overheadSum = [...eff.values()].reduce((s, e) => s + e.overhead, 0);
   const overheadText = overheadSum > 0 ? ` and ${formatSeconds(overheadSum)} of runtime overhead no operator claimed (promises, timers, GC)` : '';
