@@ -155,7 +155,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // `fix` edits source with the language server's engine (ts-morph): loaded only when asked for.
-  if (command === 'fix') return (await import('./fix')).runFixCommand(rest);
+  if (command === 'fix') return (await import('./fix.js')).runFixCommand(rest);
   const json = rest.includes('--json');
   try {
     const specs = COMMANDS[command];

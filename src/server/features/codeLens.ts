@@ -3,6 +3,7 @@
  * pipeline's head its rate and bound, "Profile", and "Apply all Plumber fixes (est. 6.8×)".
  * Lenses are cheap to list (ranges and data only) and filled in on resolve.
  */
+import type { Resource } from '../../shared/analysis';
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
 import type { PipelineView } from '../views';
@@ -48,6 +49,18 @@ export function codeLenses(views: PipelineView[], file: string, settings: Settin
   return out;
 }
 
+/** What holds the pipeline back, in the few words a lens has room for. */
+const RESOURCE_WORDS: Record<Resource, string> = {
+  'main-thread': 'main thread',
+  cpu: 'all cores busy',
+  'sequential-op': 'one call at a time',
+  'parallel-op': 'worker threads',
+  latency: 'waiting, too few calls in flight',
+  disk: 'disk bandwidth',
+  libuv: 'libuv thread pool',
+  source: 'source',
+};
+
 /** The words on one operator's lens (also used by inlay hints). */
 export function opSummary(v: PipelineView, opId: string, withReason: boolean): string | undefined {
   const joined = v.byGraphId.get(opId);
@@ -63,7 +76,9 @@ export function opSummary(v: PipelineView, opId: string, withReason: boolean): s
   }
   const bottleneck = v.record?.analysis?.bottleneck;
   if (bottleneck?.opId === joined.prof.id || an?.isBottleneck) {
-    parts.push(withReason && bottleneck?.reason ? `bottleneck: ${bottleneck.reason}` : 'bottleneck');
+    // The lens names the binding resource in a few words; the full sentence is in the hover and
+    // the diagnostic, where it has room (a lens line is cut at the editor's width).
+    parts.push(withReason && bottleneck ? `bottleneck: ${RESOURCE_WORDS[bottleneck.resource]}` : 'bottleneck');
   }
   if (v.stale) parts.push('stale');
   return parts.length > 0 ? parts.join(' · ') : undefined;
