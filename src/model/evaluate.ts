@@ -73,7 +73,8 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
   for (const [id, om] of m.ops) {
     const c = cfg[id];
     const f = cached.has(id) ? 0 : 1;
-    let main = om.selfPerRoot + om.dispatchPerRoot + om.overheadPerRoot;
+    let overhead = om.overheadPerRoot;
+    let main = om.selfPerRoot + om.dispatchPerRoot + overhead;
     let worker = om.workerPerRoot;
     if (c.placement === 'worker' && om.op.placement === 'main') {
       // Moving a sync fn to workers: its own time becomes worker CPU; the main thread keeps its
@@ -84,8 +85,10 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       const group = perCall > 0 ? Math.max(1, Math.min(C.workerMaxGroup, Math.round(C.workerTargetTaskSeconds / perCall))) : C.workerMaxGroup;
       const clone = om.inputBytesPerElement / C.cloneBytesPerSecond;
       const book = Math.min(C.bookkeepingSecondsPerElement, perCall / 2);
-      main = calls * (book + C.workerDispatchSeconds / group + clone) + om.overheadPerRoot;
-      worker = Math.max(0, om.selfPerRoot - calls * book) + calls * (C.workerTaskOverheadSeconds / group + clone);
+      // The runtime overhead that follows the fn's own time (GC of what it allocates) moves with it.
+      overhead = om.overheadPerRoot - om.overheadWorkPerRoot;
+      main = calls * (book + C.workerDispatchSeconds / group + clone) + overhead;
+      worker = Math.max(0, om.selfPerRoot - calls * book) + calls * (C.workerTaskOverheadSeconds / group + clone) + om.overheadWorkPerRoot;
     } else if (c.placement === 'main' && om.op.placement === 'worker') {
       main = om.selfPerRoot + om.overheadPerRoot + om.workerPerRoot;
       worker = 0;
@@ -104,7 +107,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     out.set(id, {
       // A cache after this op serves its elements from memory: a little main-thread time per element.
       main: main * f + (c.cacheAfter ? C.cacheHitSecondsPerElement * om.visitRatio : 0),
-      overhead: om.overheadPerRoot * f,
+      overhead: overhead * f,
       worker: worker * f,
       other: om.otherCpuPerRoot * f,
       disk: om.diskPerRoot * f,

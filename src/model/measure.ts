@@ -40,6 +40,8 @@ export interface OpMeasure {
   dispatchPerRoot: number;
   /** This op's share of main-thread CPU no operator claimed. */
   overheadPerRoot: number;
+  /** The part of `overheadPerRoot` that follows the op's own time (GC of what its fn allocates): it moves with the fn to a worker. */
+  overheadWorkPerRoot: number;
   /** Worker-thread CPU seconds, including `workerUnseenPerRoot`. */
   workerPerRoot: number;
   /** Worker CPU the per-task clock did not see, estimated from process CPU (see the header). */
@@ -249,6 +251,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       selfPerRoot: c.selfSeconds / n,
       dispatchPerRoot: c.dispatchSeconds / n,
       overheadPerRoot: (overhead.perElement * c.produced + overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / n,
+      overheadWorkPerRoot: (overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / n,
       workerPerRoot: (c.workerCpuSeconds + unseenWorker(c.workerCpuSeconds)) / n,
       workerUnseenPerRoot: unseenWorker(c.workerCpuSeconds) / n,
       otherCpuPerRoot: ((!toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency : 0) + spreadOf(c)) / n,
