@@ -5,25 +5,17 @@
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+// plumber-data's seeded generator (mulberry32): the same seed gives the same data on every machine.
+import { Rng } from 'plumber-data';
 
 export const CLIP_DIR = join(__dirname, 'data', 'wav');
 export const CLIP_COUNT = 256;
 export const SAMPLE_RATE = 16_000;
 
-/** A small seeded generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Clip `n` as a complete WAV file. */
 export function synthesize(n: number): Buffer {
-  const rand = rng(7000 + n);
+  const seeded = new Rng(7000 + n);
+  const rand = (): number => seeded.float();
   const samples = SAMPLE_RATE;
   const tones = Array.from({ length: 2 + Math.floor(rand() * 3) }, () => ({
     f0: 150 + rand() * 900,

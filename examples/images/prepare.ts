@@ -6,26 +6,18 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encode } from 'jpeg-js';
+// plumber-data's seeded generator (mulberry32): the same seed gives the same data on every machine.
+import { Rng } from 'plumber-data';
 
 export const IMAGE_DIR = join(__dirname, 'data', 'jpeg');
 export const IMAGE_COUNT = 320;
 export const WIDTH = 500;
 export const HEIGHT = 375;
 
-/** A small seeded generator (mulberry32): the same seed gives the same corpus on every machine. */
-function rng(seed: number): () => number {
-  let a = seed | 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** RGBA pixels of picture `n`. */
 export function paint(n: number): Uint8Array {
-  const rand = rng(1000 + n);
+  const seeded = new Rng(1000 + n);
+  const rand = (): number => seeded.float();
   const px = new Uint8Array(WIDTH * HEIGHT * 4);
   const top = [rand() * 255, rand() * 255, rand() * 255];
   const bottom = [rand() * 255, rand() * 255, rand() * 255];

@@ -2,23 +2,16 @@
  * Pure formatting and ranking for the Bottlenecks tree, the status bar and the report: no vscode
  * import, so unit tests run them in plain Node.
  */
+import { compact } from '../../shared/format';
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
+
+export { compact };
 
 /** A rate in elements per second, the way the server's lenses write it: `310 el/s`, `2.1k el/s`, `1.5M el/s`. */
 export function formatRate(rate: number | undefined): string {
   if (rate === undefined || Number.isNaN(rate)) return '–';
   if (!Number.isFinite(rate)) return '∞';
   return `${compact(rate)} el/s`;
-}
-
-/** 310, 2.1k, 12k, 1.5M; one decimal below ten of a unit. */
-export function compact(n: number): string {
-  const abs = Math.abs(n);
-  const unit = (v: number, s: string): string => `${v < 10 ? Number(v.toFixed(1)) : Math.round(v)}${s}`;
-  if (abs >= 1e6) return unit(n / 1e6, 'M');
-  if (abs >= 1e3) return unit(n / 1e3, 'k');
-  if (abs >= 10) return String(Math.round(n));
-  return String(Number(n.toFixed(abs >= 1 ? 1 : 2)));
 }
 
 /** A share (0..1) as a whole percentage: `37%`, `<1%`. */

@@ -6,17 +6,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PlanChange } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import { changeTitle } from '../../model/describe';
+import { compact } from '../../shared/format';
 
-/** 310, 2.1k, 12k, 1.5M; one decimal below ten of a unit. */
-export function compact(n: number): string {
-  if (!Number.isFinite(n)) return n > 0 ? '∞' : '—';
-  const abs = Math.abs(n);
-  const unit = (v: number, s: string): string => `${v < 10 ? Number(v.toFixed(1)) : Math.round(v)}${s}`;
-  if (abs >= 1e6) return unit(n / 1e6, 'M');
-  if (abs >= 1e3) return unit(n / 1e3, 'k');
-  if (abs >= 10) return String(Math.round(n));
-  return String(Number(n.toFixed(abs >= 1 ? 1 : 2)));
-}
+export { compact };
 
 export function rateText(n: number): string {
   return `${compact(n)} el/s`;
