@@ -7,6 +7,7 @@ import type { Resource } from '../../shared/analysis';
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
 import type { PipelineView } from '../views';
+import { describeOp } from '../../model/describe';
 import { compact, percent, rateText, speedup } from './format';
 
 /** What an unresolved lens stands for; carried in `CodeLens.data`. */
@@ -112,9 +113,15 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
       command = { title: `Apply all Plumber fixes${est ? ` (est. ${est})` : ''}`, command: COMMANDS.fixAll, arguments: args };
       break;
     }
-    case 'op':
-      command = { title: (data.opId && opSummary(v, data.opId, true)) || 'not measured', command: COMMANDS.report, arguments: args };
+    case 'op': {
+      const summary = (data.opId && opSummary(v, data.opId, true)) || 'not measured';
+      // A source written on the pipeline's head line shares that line's lenses: name it, so its
+      // numbers are not read as the pipeline's.
+      const joined = data.opId ? v.byGraphId.get(data.opId) : undefined;
+      const onHead = lens.range.start.line === v.graph.head.range.start.line;
+      command = { title: onHead && joined ? `${describeOp(joined.prof)}: ${summary}` : summary, command: COMMANDS.report, arguments: args };
       break;
+    }
   }
   return { ...lens, command };
 }

@@ -61,6 +61,17 @@ describe('server features', () => {
     assert.equal(op.command!.title, '1.2k el/s · 61% CPU · bottleneck: main thread');
   });
 
+  it('names a source that shares the pipeline head line, so its numbers are not read as the pipeline rate', () => {
+    const s = profiled();
+    const views = s.views(URI);
+    const lenses = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens).map((l) => resolveCodeLens(l, views));
+    const source = lenses.find((l) => (l.data as LensData).target === 'op' && l.range.start.line === 11);
+    assert.ok(source, 'the source operator on the head line has a lens');
+    assert.match(source.command!.title, /^files(\([^)]*\))?: [\d.]+k? el\/s/);
+    const below = lenses.find((l) => l.range.start.line === 12)!;
+    assert.doesNotMatch(below.command!.title, /^map/);
+  });
+
   it('offers only "Profile" on pipelines that were never profiled, and nothing when lenses are off', () => {
     const s = profiled();
     const views = s.views(URI).filter((v) => v.graph.name === 'numbers');
