@@ -59,7 +59,7 @@ export const MODEL_CONSTANTS = {
    * estimate is least certain (WORKLOADS.md: a worker map pays when an element costs ≳ 0.5–1 ms,
    * or when small elements travel several to a task, as plumber-data's do).
    */
-  minWorkerTaskSeconds: 100e-6,
+  minWorkerTaskSeconds: 20e-6,
   /**
    * The predicted rate is the predicted bound times the measured efficiency (measured rate ÷
    * bound) of the profiled run, clamped to this range: it carries over overheads the model does

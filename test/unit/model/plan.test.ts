@@ -46,10 +46,19 @@ describe('model: plan', () => {
     near(p.predictedBound, 2 / (2e-6 + 15e-6 + 0.5e-3 - 2e-6 + 10e-6));
   });
 
-  it('leaves a cheap sync map on the main thread, where a worker task would cost more than it saves', () => {
-    const profile = new ProfileBuilder().range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
+  it('leaves a tiny sync map (10 µs) on the main thread, below the floor where its dispatch estimate is least certain', () => {
+    const profile = new ProfileBuilder().range().map('scale', { self: 10e-6, module: true }).build({ rootElements: 10000, rate: 90000 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement'), undefined);
+  });
+
+  it('moves a 50 µs sync map that binds the main thread to workers: elements travel ~40 to a task', () => {
+    // bench:model's cacheable pipeline: a 47 µs augment held the main thread while workers would
+    // have given 1.7× (the grid's best configuration).
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
+    const p = plan(profile);
+    assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
+    assert.ok(p.predictedBound > 1.5 * 19000, `predicted bound ${p.predictedBound}`);
   });
 
   it('raises the concurrency of a latency-bound async map up to maxConcurrency', () => {
