@@ -37,6 +37,10 @@ function parseValue(knob: string, raw: string, spec: string): KnobOverride {
       if (raw !== 'main' && raw !== 'worker') bad();
       return { placement: raw as 'main' | 'worker' };
     case 'module':
+      if (raw === '') bad();
+      // A path typed on the command line means a path from where the command runs; the worker
+      // thread that imports it has no idea of that directory, so it gets an absolute one.
+      return { module: raw.startsWith('file:') || path.isAbsolute(raw) ? raw : path.resolve(raw) };
     case 'exportName':
       if (raw === '') bad();
       return { [knob]: raw };
@@ -87,8 +91,16 @@ export function overridesToFlags(overrides: Overrides, profile?: Profile): strin
       if (value === undefined) continue;
       if (knob === 'module' && profile && path.resolve(String(value).replace(/^file:\/\//, '')) === path.resolve(profile.pipeline.file)) continue;
       if (knob === 'exportName' && value === fnName) continue;
-      flags.push(`--override ${op}=${knob}:${String(value)}`);
+      const shown = knob === 'module' ? shortPath(String(value)) : String(value);
+      flags.push(`--override ${op}=${knob}:${shown}`);
     }
   }
   return flags;
+}
+
+/** A module path as a person would type it here: relative to the working directory when inside it. */
+function shortPath(value: string): string {
+  if (value.startsWith('file:') || !path.isAbsolute(value)) return value;
+  const rel = path.relative(process.cwd(), value);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? value : rel;
 }
