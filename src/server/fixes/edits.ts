@@ -104,6 +104,11 @@ function insertAfter(op: GraphOp, call: string, pipeline: PipelineGraph, text: s
   return { file: op.file, start: op.call.end, end: op.call.end, newText: call, order };
 }
 
+/** A string literal in single quotes, as the fixes write `'worker'` (and as most TypeScript is written). */
+function quoted(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
 /** The expression naming the module that exports `op`'s fn, as the op's file can write it at run time. */
 export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs'): string | { reason: string } {
   const fn = op.fn;
@@ -117,12 +122,12 @@ export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs'): string
   if (fn.sameFile) return moduleKind === 'esm' ? 'import.meta.url' : '__filename';
   const spec = fn.importSpecifier;
   if (spec && !spec.startsWith('.') && !path.isAbsolute(spec)) {
-    return moduleKind === 'esm' ? `import.meta.resolve(${JSON.stringify(spec)})` : `require.resolve(${JSON.stringify(spec)})`;
+    return moduleKind === 'esm' ? `import.meta.resolve(${quoted(spec)})` : `require.resolve(${quoted(spec)})`;
   }
   let rel = path.relative(path.dirname(op.file), fn.file).split(path.sep).join('/');
   if (!rel.startsWith('.')) rel = `./${rel}`;
-  if (moduleKind === 'esm') return `new URL(${JSON.stringify(rel)}, import.meta.url).href`;
-  return `require.resolve(${JSON.stringify(spec && spec.startsWith('.') ? spec : rel)})`;
+  if (moduleKind === 'esm') return `new URL(${quoted(rel)}, import.meta.url).href`;
+  return `require.resolve(${quoted(spec && spec.startsWith('.') ? spec : rel)})`;
 }
 
 function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp, OptionPatch>, inserts: PlannedEdit[]): string | undefined {
@@ -149,7 +154,7 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
         // The worker imports the function by name: export it where it is declared.
         inserts.push({ file: fn.file, start: fn.exportInsertAt, end: fn.exportInsertAt, newText: 'export ' });
       }
-      if (fn?.exportName && fn.declaredName && fn.exportName !== fn.declaredName) p.push(['exportName', JSON.stringify(fn.exportName), false]);
+      if (fn?.exportName && fn.declaredName && fn.exportName !== fn.declaredName) p.push(['exportName', quoted(fn.exportName), false]);
       return undefined;
     }
     case 'prefetch':

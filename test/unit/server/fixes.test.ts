@@ -116,7 +116,7 @@ const CASES: Case[] = [
     expect: (p) => {
       const map = byLabel(p, 'map(decode)');
       assert.equal(knob(map, 'parallelism'), 2);
-      assert.equal(knob(map, 'module'), `expr:require.resolve('./transforms')`.replace(/'/g, '"'));
+      assert.equal(knob(map, 'module'), `expr:require.resolve('./transforms')`);
     },
   },
   {
