@@ -179,6 +179,9 @@ documents.onDidChangeContent((e) => {
     noteEdit(e.document.uri);
     const flipped = session.update(e.document.uri, e.document.version, e.document.getText());
     profilesChanged(e.document.uri, flipped);
+    // A profile that just went stale must drop its "Apply all" lens and say "stale" now, not at
+    // the editor's next lens request (VS Code keeps resolved lens titles until then).
+    if (flipped.length > 0 && caps.workspace?.codeLens?.refreshSupport) void connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
     scheduleDiagnostics(e.document.uri);
   } catch (error) {
     connection.console.error(`Plumber could not track an edit: ${describe(error)}`);

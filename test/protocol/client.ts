@@ -23,6 +23,8 @@ export interface TestClient {
   connection: ProtocolConnection;
   child: ChildProcess;
   stderr: string[];
+  /** Resolves when the server next asks the client to refresh its code lenses. */
+  nextLensRefresh(): Promise<void>;
   /** Resolves with the next diagnostics published for `uri` that satisfy `accept`. */
   diagnostics(uri: string, accept?: (p: PublishDiagnosticsParams) => boolean): Promise<PublishDiagnosticsParams>;
   /** Resolves with the next notification of `method` whose params satisfy `accept`. */
@@ -60,7 +62,13 @@ export async function startServer(settings: unknown = {}, initializationOptions:
   // Every notification goes through one dispatcher (the star handler of the underlying JSON-RPC connection).
   (connection as unknown as MessageConnection).onNotification((method: string, params: unknown) => dispatch(method, params));
   connection.onRequest(ConfigurationRequest.type, (p) => p.items.map((i) => (i.section === 'plumber' ? settings : null)));
-  connection.onRequest('workspace/codeLens/refresh', () => null);
+  let lensRefreshed: Array<() => void> = [];
+  connection.onRequest('workspace/codeLens/refresh', () => {
+    const waiting = lensRefreshed;
+    lensRefreshed = [];
+    for (const resolve of waiting) resolve();
+    return null;
+  });
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.listen();
   await connection.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri, capabilities: CAPABILITIES, initializationOptions });
@@ -71,6 +79,7 @@ export async function startServer(settings: unknown = {}, initializationOptions:
     connection,
     child,
     stderr,
+    nextLensRefresh: () => new Promise<void>((resolve) => lensRefreshed.push(resolve)),
     notification,
     diagnostics: (uri, accept = () => true) => notification<PublishDiagnosticsParams>('textDocument/publishDiagnostics', (p) => p.uri === uri && accept(p)),
     async stop() {

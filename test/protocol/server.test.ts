@@ -93,8 +93,12 @@ describe('language server over JSON-RPC', function () {
     assert.notEqual(fixed, text);
     assert.match(fixed, /\/\/ the slow step/);
     const stale = client.notification<ProfileUpdatedParams>('plumber/profileUpdated', (p) => p.uri === uri);
+    const refreshed = client.nextLensRefresh();
     await client.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: fixed }] });
     await stale;
+    // The editor is told to ask for lenses again, so "Apply all" disappears and "stale" shows now
+    // (without it, this test times out).
+    await refreshed;
     const after = await actionsAt(11);
     assert.ok(after.length > 0 && after.every((a) => a.disabled !== undefined), JSON.stringify(after));
     const all = await client.connection.sendRequest<FixAllResult>('plumber/fixAll', { uri, pipeline: 'numbers' });
