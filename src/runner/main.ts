@@ -10,11 +10,12 @@ import { createRequire } from 'node:module';
 import { OVERRIDES_KEY, TRACER_KEY, DATASET_KEY, siteKey } from '../data/tracing';
 import type { KnobOverride } from '../data/tracing';
 import { PROFILE_VERSION } from '../shared/profile';
-import type { Machine, Profile, ProfileError, RunInfo, RunnerMessage } from '../shared/profile';
+import type { Machine, Profile, ProfileError, RunnerMessage } from '../shared/profile';
 import { exportedFunctions, findPipelines, importModule } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { describeMachine, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
+import { emptyRun, failedProfile } from './emptyProfile';
 import { measure } from './measure';
 import { checkOverrides, opIdOfSite, siteKeyOfOpId, toSiteMap } from './overrides';
 import { RunnerTracer } from './tracer';
@@ -65,29 +66,12 @@ function libraryCpuClock(file: string): Machine['cpuClock'] | undefined {
   }
 }
 
-function emptyRun(req: RunRequest): RunInfo {
-  return {
-    startedAt: new Date().toISOString(),
-    elements: 0,
-    seconds: 0,
-    warmupElements: 0,
-    warmupSeconds: 0,
-    converged: false,
-    endReason: 'error',
-    rateEstimates: [],
-    overrides: req.overrides,
-    mainThreadCpuSeconds: 0,
-    processCpuSeconds: 0,
-    peakRssBytes: 0,
-  };
-}
-
 async function main(): Promise<void> {
   const req = JSON.parse(process.argv[2] ?? '{}') as RunRequest;
   const file = path.resolve(req.file);
   const clock = threadCpuClock();
   let machine = describeMachine(clock.kind);
-  const run = emptyRun(req);
+  const run = emptyRun(req.overrides);
   const profile: Profile = { version: PROFILE_VERSION, pipeline: { file, exportName: req.exportName ?? '', rootId: '' }, machine, run, ops: [] };
   const fail = (error: ProfileError): Promise<void> => {
     run.endReason = error.kind === 'cancelled' ? 'cancelled' : 'error';
@@ -217,5 +201,5 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   const error: ProfileError = e instanceof RunnerFailure ? e.error : { kind: 'internal', message: `The runner failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}` };
-  void send({ type: 'profile', profile: { version: PROFILE_VERSION, pipeline: { file: '', exportName: '', rootId: '' }, machine: describeMachine('wall'), run: emptyRun({ overrides: {} } as RunRequest), ops: [], error } }).then(() => realExit(0));
+  void send({ type: 'profile', profile: failedProfile('', undefined, {}, error) }).then(() => realExit(0));
 });

@@ -11,9 +11,8 @@ import * as os from 'node:os';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PROFILE_VERSION } from '../shared/profile';
 import type { Overrides, Profile, ProfileError, RunnerMessage } from '../shared/profile';
-import { describeMachine } from './machine';
+import { failedProfile } from './emptyProfile';
 import { checkOverrides } from './overrides';
 import { DEFAULTS } from './request';
 import type { RunRequest } from './request';
@@ -72,30 +71,6 @@ export function findRunnerEntry(): string | undefined {
 function tsxLoaderUrl(runnerEntry: string): string {
   const root = path.resolve(path.dirname(runnerEntry), '..', '..');
   return pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
-}
-
-function failedProfile(file: string, exportName: string | undefined, overrides: Overrides, error: ProfileError): Profile {
-  return {
-    version: PROFILE_VERSION,
-    pipeline: { file, exportName: exportName ?? '', rootId: '' },
-    machine: describeMachine('wall'),
-    run: {
-      startedAt: new Date().toISOString(),
-      elements: 0,
-      seconds: 0,
-      warmupElements: 0,
-      warmupSeconds: 0,
-      converged: false,
-      endReason: error.kind === 'cancelled' ? 'cancelled' : 'error',
-      rateEstimates: [],
-      overrides,
-      mainThreadCpuSeconds: 0,
-      processCpuSeconds: 0,
-      peakRssBytes: 0,
-    },
-    ops: [],
-    error,
-  };
 }
 
 /** Kills the child's whole process group; a group that is already gone is fine. */
