@@ -10,9 +10,9 @@ import { createTwoFilesPatch } from 'diff';
 import { changeTitle, plan } from '../model';
 import { runProfile } from '../runner/spawn';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
-import { applyEdits, editsForChanges, type PlannedEdit } from '../server/fixes/edits';
-import { GraphWorkspace } from '../server/graph/workspace';
-import { joinOps } from '../server/views';
+import { applyEdits, editsForChanges, type PlannedEdit } from '../engine/fixes/edits';
+import { GraphWorkspace } from '../engine/graph/workspace';
+import { joinOps } from '../engine/join';
 import { UsageError, numberFlag, parseArgs } from './args';
 
 const USAGE = `Usage: plumber fix <file> [--export NAME] [--diff | --write] [--from-profile profile.json] [--seconds N]

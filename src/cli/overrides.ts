@@ -4,7 +4,8 @@
  */
 import * as path from 'node:path';
 import type { KnobOverride, Overrides, Profile } from '../shared/profile';
-import { checkKnobOverride, parseOpId } from '../runner/overrides';
+import { parseOpId } from '../shared/opId';
+import { checkKnobOverride } from '../runner/overrides';
 import { UsageError } from './args';
 
 /** The knobs `--override` accepts, with what their values look like (for help and errors). */

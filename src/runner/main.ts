@@ -17,7 +17,8 @@ import { RunnerFailure, loadError, pipelineError } from './errors';
 import { describeMachine, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure } from './measure';
-import { checkOverrides, opIdOfSite, siteKeyOfOpId, toSiteMap } from './overrides';
+import { opIdOfSite } from '../shared/opId';
+import { checkOverrides, siteKeyOfOpId, toSiteMap } from './overrides';
 import { RunnerTracer } from './tracer';
 import type { RunRequest } from './request';
 

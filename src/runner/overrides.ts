@@ -3,37 +3,17 @@
  * keyed by call site. This module checks them and translates one key into the other.
  */
 import * as path from 'node:path';
+import { parseOpId, siteOfOpId } from '../shared/opId';
 import type { KnobOverride, Overrides } from '../shared/profile';
 
 /** The knobs an override may set, in the order help texts list them. */
 export const KNOBS = ['parallelism', 'prefetch', 'cache', 'placement', 'deterministic', 'cycleLength', 'module', 'exportName'] as const;
 export type Knob = (typeof KNOBS)[number];
 
-const OP_ID = /^(?:(.+):)?(\d+):(\d+)$/;
-
-/** Splits an op id (`12:6` or `lib/x.ts:3:10`) into its file part (if any), line and column; undefined when it is not one. */
-export function parseOpId(id: string): { rel?: string; line: number; column: number } | undefined {
-  const m = OP_ID.exec(id);
-  if (!m) return undefined;
-  const line = Number(m[2]);
-  const column = Number(m[3]);
-  if (line < 1 || column < 1) return undefined;
-  return { rel: m[1], line, column };
-}
-
-/** The op id of a call site, as `OpProfile.id` defines it. */
-export function opIdOfSite(site: { file: string; line: number; column: number }, pipelineFile: string): string {
-  if (path.resolve(site.file) === path.resolve(pipelineFile)) return `${site.line}:${site.column}`;
-  const rel = path.relative(path.dirname(pipelineFile), site.file).split(path.sep).join('/');
-  return `${rel}:${site.line}:${site.column}`;
-}
-
 /** The `siteKey` the library looks an override up by. */
 export function siteKeyOfOpId(id: string, pipelineFile: string): string | undefined {
-  const p = parseOpId(id);
-  if (!p) return undefined;
-  const file = p.rel === undefined ? path.resolve(pipelineFile) : path.resolve(path.dirname(pipelineFile), p.rel);
-  return `${file}:${p.line}:${p.column}`;
+  const site = siteOfOpId(id, pipelineFile);
+  return site ? `${site.file}:${site.line}:${site.column}` : undefined;
 }
 
 function positiveInt(v: unknown): boolean {

@@ -6,7 +6,7 @@
 import type { OpCounters, OpInfo, Tracer } from '../data/tracing';
 import { newCounters } from '../data/tracing';
 import type { OpProfile } from '../shared/profile';
-import { opIdOfSite } from './overrides';
+import { opIdOfSite } from '../shared/opId';
 
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
 const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater']);

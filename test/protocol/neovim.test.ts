@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GraphWorkspace } from '../../src/server/graph/workspace';
+import { GraphWorkspace } from '../../src/engine/graph/workspace';
 import { ROOT, SERVER } from './client';
 
 const NVIM = ['/usr/bin/nvim', '/usr/local/bin/nvim'].find((p) => existsSync(p));

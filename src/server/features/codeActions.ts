@@ -6,9 +6,9 @@
  */
 import { CodeActionKind, type CodeAction, type Range } from 'vscode-languageserver';
 import type { PlanChange } from '../../shared/analysis';
-import { editsForChanges, type FixContext } from '../fixes/edits';
-import { toWorkspaceEdit, type FileVersion } from '../fixes/workspaceEdit';
-import type { GraphOp } from '../graph/types';
+import { editsForChanges, type FixContext } from '../../engine/fixes/edits';
+import { toWorkspaceEdit, type FileVersion } from '../workspaceEdit';
+import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
 import { FIX_PREFIX, fixTitle, speedup } from './format';
 

@@ -3,8 +3,8 @@
  * profiled pipeline of the document (used by the "Apply all Plumber fixes" lens and command).
  */
 import type { FixAllParams, FixAllResult } from '../../shared/protocol';
-import { editsForChanges, type PlannedEdit } from '../fixes/edits';
-import { toWorkspaceEdit } from '../fixes/workspaceEdit';
+import { editsForChanges, type PlannedEdit } from '../../engine/fixes/edits';
+import { toWorkspaceEdit } from '../workspaceEdit';
 import type { PipelineView } from '../views';
 import type { CodeActionDeps } from './codeActions';
 import { speedup } from './format';

@@ -3,7 +3,7 @@
  * measured numbers, the model's bound for it with its reasoning, and the fix the plan proposes.
  */
 import type { Hover, Position } from 'vscode-languageserver';
-import type { GraphOp } from '../graph/types';
+import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
 import { compact, fixTitle, percent, rateText } from './format';
 import { formatSeconds } from '../../model/describe';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { plan } from '../../../src/model';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Profile } from '../../../src/shared/profile';
-import { GraphWorkspace } from '../../../src/server/graph/workspace';
+import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import { FIXTURES } from './helpers';
 
 const ROOT = path.resolve(__dirname, '../../..');

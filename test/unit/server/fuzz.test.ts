@@ -14,7 +14,7 @@ import { codeLenses, resolveCodeLens } from '../../../src/server/features/codeLe
 import { diagnostics } from '../../../src/server/features/diagnostics';
 import { hover } from '../../../src/server/features/hover';
 import { pipelines } from '../../../src/server/features/pipelines';
-import { applyEdits, editsForChanges } from '../../../src/server/fixes/edits';
+import { applyEdits, editsForChanges } from '../../../src/engine/fixes/edits';
 import { Session } from '../../../src/server/session';
 import { FIXTURES } from './helpers';
 

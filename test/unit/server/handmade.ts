@@ -5,7 +5,7 @@
 import { PROFILE_VERSION, type OpProfile, type Profile } from '../../../src/shared/profile';
 import type { Analysis, Plan, PlanChange } from '../../../src/shared/analysis';
 import { newCounters } from '../../../src/data/tracing';
-import type { PipelineGraph } from '../../../src/server/graph/types';
+import type { PipelineGraph } from '../../../src/engine/graph/types';
 
 export interface Hand {
   profile: Profile;

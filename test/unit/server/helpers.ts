@@ -2,8 +2,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as assert from 'node:assert/strict';
-import { GraphWorkspace } from '../../../src/server/graph/workspace';
-import type { FileGraph } from '../../../src/server/graph/types';
+import { GraphWorkspace } from '../../../src/engine/graph/workspace';
+import type { FileGraph } from '../../../src/engine/graph/types';
 
 export const FIXTURES = path.resolve(__dirname, '../../fixtures/server');
 

@@ -9,10 +9,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PlanChange } from '../../../src/shared/analysis';
-import { applyEdits, editsForChanges, type FixOutcome } from '../../../src/server/fixes/edits';
-import type { GraphOp, PipelineGraph } from '../../../src/server/graph/types';
-import { GraphWorkspace } from '../../../src/server/graph/workspace';
-import { FIXTURES } from './helpers';
+import { applyEdits, editsForChanges, type FixOutcome } from '../../../src/engine/fixes/edits';
+import type { GraphOp, PipelineGraph } from '../../../src/engine/graph/types';
+import { GraphWorkspace } from '../../../src/engine/graph/workspace';
+import { FIXTURES } from '../server/helpers';
 
 const PROJECT = path.join(FIXTURES, 'project');
 const ROOT = path.resolve(__dirname, '../../..');

@@ -5,7 +5,7 @@
  */
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AnnotatedTextEdit, TextDocumentEdit, TextEdit, WorkspaceEdit } from 'vscode-languageserver';
-import type { PlannedEdit } from './edits';
+import type { PlannedEdit } from '../engine/fixes/edits';
 
 /** A file as the edit must address it. */
 export interface FileVersion {

@@ -10,6 +10,7 @@ import { readFunction } from './functions';
 import { LIBRARY, METHOD_OPERATORS, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
 import { chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
 import type { FileGraph, GraphOp, PipelineGraph } from './types';
+import { opIdOfSite } from '../../shared/opId';
 import type { OpKind } from '../../shared/profile';
 
 /** An operator call found while walking a chain, before ids are assigned. */
@@ -216,10 +217,9 @@ class ChainWalker {
 }
 
 /** `${line}:${column}` (1-based, of the method name), prefixed by the POSIX path relative to the pipeline file's directory for other files. */
+/** The op id (src/shared/opId.ts) of an operator at `line:column` of `opFile`. */
 export function opId(pipelineFile: string, opFile: string, line: number, column: number): string {
-  if (opFile === pipelineFile) return `${line}:${column}`;
-  const rel = path.relative(path.dirname(pipelineFile), opFile).split(path.sep).join('/');
-  return `${rel}:${line}:${column}`;
+  return opIdOfSite({ file: opFile, line, column }, pipelineFile);
 }
 
 function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; partial: boolean } {

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { GraphWorkspace } from '../../../src/server/graph/workspace';
-import { FIXTURES, matchesFixture, open, summarise } from './helpers';
+import { GraphWorkspace } from '../../../src/engine/graph/workspace';
+import { FIXTURES, matchesFixture, open, summarise } from '../server/helpers';
 
 const GRAPH = path.join(FIXTURES, 'graph');
 
