@@ -107,6 +107,60 @@ export interface Plan {
   overrides: Overrides;
   /** Sentences about changes the model considered and did not propose (e.g. a cache that does not fit in memory). */
   notes?: string[];
+  /**
+   * What verification runs measured (src/engine/diagnose.ts). Absent when the plan was not
+   * verified (verification off, or nothing to verify). When present, `changes` holds only what
+   * verification kept: a change measured to lose is never in `changes`.
+   */
+  verification?: Verification;
+}
+
+/** A measured rate with its spread: root elements per second over repeated windows. */
+export interface MeasuredRate {
+  /** Mean of the windows' rates. */
+  rate: number;
+  /** Half the width of the interval the rate lies in (same unit): 1.7 ± 0.1 has halfWidth 0.1. */
+  halfWidth: number;
+  /** How many windows (slices of runs) the figure pools. */
+  windows: number;
+}
+
+/** One configuration verification ran, with what it measured. */
+export interface VerifiedConfig {
+  /** Which plan changes it applied, as `changeKey`s (`kind:opId`); empty for the pipeline as written. */
+  changes: string[];
+  measured: MeasuredRate;
+  /** The model's prediction for this configuration, when it made one. */
+  predictedRate?: number;
+}
+
+/** The outcome of verifying a plan against the pipeline as written, on this machine, now. */
+export interface Verification {
+  /**
+   * `gain`: the kept configuration measured faster than as written beyond the spread;
+   * `no-gain`: nothing measured reliably faster (the plan keeps no changes);
+   * `error`: a verification run failed (the message says which and why; the plan keeps no changes).
+   */
+  verdict: 'gain' | 'no-gain' | 'error';
+  asWritten: MeasuredRate;
+  /** The configuration kept (equal to `asWritten`'s with no changes when the verdict is not `gain`). */
+  kept: VerifiedConfig;
+  /** Every configuration measured, in the order they ran. */
+  tried: VerifiedConfig[];
+  /** Measured speed-up of the kept configuration over as written (kept.rate ÷ asWritten.rate), with its half-width. */
+  speedup: number;
+  speedupHalfWidth: number;
+  /** Changes the first plan proposed that verification dropped, with why ("measured 0.8× alone"). */
+  dropped: Array<{ change: PlanChange; why: string }>;
+  /** One sentence for a person: "verified 1.7× ± 0.1" or "no reliable gain on this machine right now: …". */
+  summary: string;
+  /** Wall seconds the verification runs took. */
+  seconds: number;
+}
+
+/** The key a change is known by across passes and verification: `kind:opId`. */
+export function changeKey(change: PlanChange): string {
+  return `${change.kind}:${change.opId}`;
 }
 
 /** Inputs the model takes besides the profile. */

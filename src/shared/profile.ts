@@ -33,6 +33,14 @@ export interface Machine {
    * when other work shares the machine. Absent when not measured.
    */
   availableCores?: number;
+  /**
+   * Main-thread seconds one worker task costs besides its elements (posting it, taking the result
+   * back), measured on this machine with plumber-data's worker pool and an empty task before the
+   * run. Absent when not measured (the model then uses its constant).
+   */
+  workerDispatchSeconds?: number;
+  /** Worker-thread seconds one task costs besides the fn itself (receiving, replying), measured with the same calibration. */
+  workerTaskOverheadSeconds?: number;
 }
 
 /** Knob overrides applied to a run, keyed by operator id (`OpProfile.id`). */
@@ -51,8 +59,23 @@ export interface RunInfo {
   converged: boolean;
   /** Why measurement stopped. */
   endReason: 'converged' | 'budget' | 'exhausted' | 'error' | 'cancelled';
-  /** Root rate estimates taken during the run, in order (elements per second). */
+  /** Root rate estimates taken during the run, in order (elements per second): cumulative, each over the window so far. */
   rateEstimates: number[];
+  /**
+   * Root rates of consecutive, non-overlapping slices of the measured window (elements per second),
+   * in order: their spread says how much the rate moved while it was measured, so a reader can
+   * tell a real difference between two runs from noise. Absent when the window was too short to
+   * slice (fewer than 2 slices).
+   */
+  windowRates?: number[];
+  /**
+   * Cores this process could get during the measured window: (its own CPU + the machine's idle
+   * CPU) ÷ the window's wall time, from /proc/stat, clamped to (0, machine.cores]. What other
+   * work on the machine left over while the pipeline ran. Absent off Linux.
+   */
+  availableCores?: number;
+  /** The machine's 1-minute load average at the end of the window (`os.loadavg()[0]`). */
+  loadAverage?: number;
   overrides: Overrides;
   /** Main-thread CPU seconds in the measured window (per `Machine.cpuClock`). */
   mainThreadCpuSeconds: number;
@@ -82,9 +105,44 @@ export interface OpProfile {
   placement: Placement;
   knobs: OpKnobs;
   random: boolean;
+  /**
+   * The runner called the fn twice on the same sampled element with identical context and got
+   * different results: the fn draws randomness the library does not know about (`Math.random`,
+   * crypto). Absent when not checked (no sample, an async or inline-only fn).
+   */
+  randomObserved?: boolean;
+  /**
+   * For operators built inside another operator's fn (an interleave's or flatMap's inner
+   * datasets): the id of that operator. Their counters add up over every inner instance.
+   */
+  parentId?: string;
+  /** What moving this operator's fn to worker threads would cost, measured on a sample of its real input elements after the window. */
+  moveCost?: MoveCost;
   cardinality?: number;
   overridden?: boolean;
   counters: OpCounters;
+}
+
+/**
+ * The cost of running an operator's fn in a worker thread instead of the main thread, per element,
+ * measured on a sample of real input elements (seconds, bytes). A structured clone is paid on the
+ * sending side (serialise) and the receiving side (deserialise); each figure here is the whole
+ * round (both sides) for one direction.
+ */
+export interface MoveCost {
+  /** Elements sampled. */
+  samples: number;
+  /** Seconds to structured-clone one input element (main → worker). */
+  cloneInSeconds: number;
+  /** Seconds to structured-clone one output element (worker → main). */
+  cloneOutSeconds: number;
+  /** Serialised bytes of one input element, and of one output element. */
+  inBytes: number;
+  outBytes: number;
+  /** CPU seconds of one fn call on the main thread, measured on the sample. */
+  mainCpuSeconds: number;
+  /** CPU seconds of one fn call inside a worker thread on the same sample; absent when the fn could not be loaded in a worker. */
+  workerCpuSeconds?: number;
 }
 
 /** Why a run failed, in words a person can act on. */
