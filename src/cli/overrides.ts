@@ -10,7 +10,7 @@ import { UsageError } from './args';
 
 /** The knobs `--override` accepts, with what their values look like (for help and errors). */
 export const OVERRIDE_KNOBS: Record<string, string> = {
-  parallelism: 'a whole number ≥ 1 (calls or worker threads in flight)',
+  parallelism: 'a whole number ≥ 1 (calls or worker threads in flight) or auto',
   prefetch: 'a whole number ≥ 0 (buffer size of the prefetch after the operator; 0 removes it)',
   cache: '"memory", a file path, or false (insert or remove a cache after the operator)',
   placement: '"main" or "worker" (run the fn in worker threads; it must be an exported function)',
@@ -26,6 +26,9 @@ function parseValue(knob: string, raw: string, spec: string): KnobOverride {
   };
   switch (knob) {
     case 'parallelism':
+      if (raw === 'auto') return { parallelism: 'auto' };
+      if (!/^\d+$/.test(raw)) bad();
+      return { parallelism: Number(raw) };
     case 'prefetch':
     case 'cycleLength': {
       if (!/^\d+$/.test(raw)) bad();

@@ -140,8 +140,8 @@ export interface Tracer {
  * `${file}:${line}:${column}` of the operator's call site.
  */
 export interface KnobOverride {
-  /** map/filter/flatMap/interleave: the parallelism to use. */
-  parallelism?: number;
+  /** map/filter/flatMap/interleave: the parallelism to use, or `'auto'` to let the library pick as it does for a written `'auto'`. */
+  parallelism?: number | 'auto';
   /** map/filter: run the fn on the main thread or in worker threads. Worker placement needs the fn's module (from the map's own `module` option, or `module` here). */
   placement?: 'main' | 'worker';
   /** With `placement: 'worker'`: absolute path or file URL of the module that exports the fn. */

@@ -57,16 +57,18 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     const c = cfg[id];
     if (!om || !c) continue;
     // A sync main-thread fn can move when the profile found its module or the override names one.
+    // 'auto' resolves as plumber-data resolves it: the machine's cores in workers, 16 calls in flight for an async fn, else 1.
+    const parallelism = o.parallelism === 'auto' ? (o.placement ?? c.placement) === 'worker' ? cores : om.isAsync ? 16 : 1 : o.parallelism;
     const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0);
     if (o.placement === 'worker' && c.placement === 'main' && canMove) {
       c.placement = 'worker';
-      c.concurrency = o.parallelism ?? cores;
+      c.concurrency = parallelism ?? cores;
     } else if (o.placement === 'main' && c.placement === 'worker') {
       c.placement = 'main';
       c.concurrency = 1;
     }
-    if (o.parallelism !== undefined && o.parallelism > 0 && (om.tunable || c.placement === 'worker')) {
-      c.concurrency = o.parallelism;
+    if (parallelism !== undefined && parallelism > 0 && (om.tunable || c.placement === 'worker')) {
+      c.concurrency = parallelism;
     }
     if (o.prefetch !== undefined) {
       if (om.op.kind === 'prefetch') {

@@ -29,7 +29,7 @@ export function checkKnobOverride(id: string, o: KnobOverride): string | undefin
   for (const k of Object.keys(o)) {
     if (!known.has(k)) return `Override for ${id}: unknown knob "${k}". Knobs: ${KNOBS.slice(0, 6).join(', ')}.`;
   }
-  if (o.parallelism !== undefined && !positiveInt(o.parallelism)) return `Override for ${id}: parallelism must be a whole number ≥ 1, got ${String(o.parallelism)}.`;
+  if (o.parallelism !== undefined && o.parallelism !== 'auto' && !positiveInt(o.parallelism)) return `Override for ${id}: parallelism must be a whole number ≥ 1 or auto, got ${String(o.parallelism)}.`;
   if (o.cycleLength !== undefined && !positiveInt(o.cycleLength)) return `Override for ${id}: cycleLength must be a whole number ≥ 1, got ${String(o.cycleLength)}.`;
   if (o.prefetch !== undefined && !(typeof o.prefetch === 'number' && Number.isInteger(o.prefetch) && o.prefetch >= 0)) {
     return `Override for ${id}: prefetch must be a whole number ≥ 0 (0 removes a prefetch), got ${String(o.prefetch)}.`;

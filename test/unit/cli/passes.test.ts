@@ -19,11 +19,11 @@ describe('planning in passes', function () {
     assert.equal(planned.passes, 2);
     assert.deepEqual(runs[0], {});
     // The second run applied the first plan: the awaiting map got more calls in flight.
-    assert.ok((runs[1]['11:4']?.parallelism ?? 1) > 1, JSON.stringify(runs[1]));
+    assert.ok(Number(runs[1]['11:4']?.parallelism ?? 1) > 1, JSON.stringify(runs[1]));
     assert.ok(Number(planned.last.ops.find((o) => o.id === '11:4')!.knobs.parallelism) > 1);
     // The final plan still says to raise the parallelism written in the source (1).
     assert.ok(planned.plan.changes.some((c) => c.kind === 'parallelism' && c.opId === '11:4'));
-    assert.ok((planned.plan.overrides['11:4']?.parallelism ?? 1) > 1);
+    assert.ok(Number(planned.plan.overrides['11:4']?.parallelism ?? 1) > 1);
     assert.equal(planned.plan.currentRate, planned.analysis.measuredRate);
   });
 
