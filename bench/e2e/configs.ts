@@ -1,13 +1,12 @@
 /**
- * The knob configurations the end-to-end benchmark compares, all expressed as runner overrides
- * computed from the as-written profile (so no pipeline source is ever edited):
- * - heuristic: what a count-the-cores rule does (tf.data's HEURISTIC baseline): every map, filter
- *   and interleave gets parallelism = cores, and a prefetch of 2 goes at the end;
- * - the oracle's grid: a few settings of each knob family that can matter for this pipeline
- *   (which CPU-heavy functions run in worker threads, how many calls an awaiting function keeps
- *   in flight, whether a cache goes below the first random step), each one measured.
+ * The oracle's grid for the end-to-end benchmark (the baselines are in bench/baselines.ts), as
+ * runner overrides computed from the as-written profile (so no pipeline source is ever edited): a
+ * few settings of each knob family that can matter for this pipeline (which CPU-heavy functions
+ * run in worker threads, how many calls an awaiting function keeps in flight, whether a cache goes
+ * below the first random step), each one measured.
  */
 import type { OpProfile, Overrides, Profile } from '../../src/shared/profile';
+import { isAwaiting, merge, type ModuleOf } from '../baselines';
 
 const PARALLEL_KINDS = new Set(['map', 'filter', 'interleave']);
 
@@ -16,22 +15,6 @@ export function secondsPerElement(op: OpProfile): number {
   const c = op.counters;
   const n = Math.max(1, c.calls || c.pulled || c.produced);
   return (c.selfSeconds + c.workerCpuSeconds) / n;
-}
-
-function isAwaiting(op: OpProfile): boolean {
-  return op.fnAsync === true || op.counters.asyncCalls > 0;
-}
-
-function merge(into: Overrides, id: string, o: Overrides[string]): void {
-  into[id] = { ...into[id], ...o };
-}
-
-/** Every parallelism = cores on map/filter/interleave, prefetch(2) after the root. */
-export function heuristicOverrides(profile: Profile): Overrides {
-  const out: Overrides = {};
-  for (const op of profile.ops) if (PARALLEL_KINDS.has(op.kind)) merge(out, op.id, { parallelism: profile.machine.cores });
-  merge(out, profile.pipeline.rootId, { prefetch: 2 });
-  return out;
 }
 
 /** The ops in the chain from the root down to the source, following each op's first input. */
@@ -61,9 +44,6 @@ export function cacheSite(profile: Profile): string | undefined {
   }
   return undefined;
 }
-
-/** Where an op's function can be imported from, for worker placement. */
-export type ModuleOf = (op: OpProfile) => { file: string; exportName: string } | undefined;
 
 /** A named set of overrides. */
 export interface NamedConfig {

@@ -1,24 +1,31 @@
 /**
- * The end-to-end benchmark: for each example pipeline, the rate as written, with the
- * count-the-cores heuristic, with Plumber's plan (one profile, the plan applied through runner
- * overrides), and the best of a small grid search (the oracle), plus the model's predicted rate
- * and how long profile + plan took. Rates are root elements per second.
+ * The end-to-end benchmark: for each example pipeline and each load, the rate as written, with
+ * the baselines (count-the-cores heuristic, a careful Node engineer's nodeHeuristic, every knob
+ * 'auto'), with the configuration Plumber's engine keeps, and the best of a small grid search (the
+ * oracle), all measured in one round-robin; plus the plan's predicted rate, the rate its
+ * verification measured, and how long profile + plan + verification took. Rates are root elements
+ * per second.
  *
- *   npm run bench:e2e -- [--json] [--smoke] [--only images,text] [--seconds 2.5] [--repeat 2]
+ *   npm run bench:e2e -- [--json] [--smoke] [--only images,text] [--load 0,1] [--seconds 2.5] [--repeat 2] [--passes 1]
  *
- * Writes `artifacts/bench-e2e/results.md`, `results.json` and `chart.svg` (`--smoke`: in
- * `artifacts/bench-e2e/smoke/`). Exits 1 when an example fails to run, so the smoke test catches
- * an example that rots.
+ * `--load N` runs N background CPU-burning threads for the whole run (several loads, comma
+ * separated, run one after the other). Writes `artifacts/bench-e2e/results.md` (with the goals
+ * summary), `results.json` and `chart.svg` (`--smoke`: in `artifacts/bench-e2e/smoke/`). Exits 1
+ * when an example fails to run, so the smoke test catches an example that rots.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { changeTitle, plan } from '../../src/model';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { CLIP_COUNT, ensureClips } from '../../examples/audio/prepare';
 import { ensureImages, IMAGE_COUNT } from '../../examples/images/prepare';
-import { heuristicOverrides, oracleGrid, type ModuleOf } from './configs';
+import { plumberAdvice } from '../advice';
+import { autoOverrides, heuristicOverrides, nodeHeuristicOverrides, type ModuleOf } from '../baselines';
+import { goalsMarkdown, goalsText } from '../goals';
+import { loadAverageText, parseLoads, underLoad } from '../load';
+import { oracleGrid } from './configs';
 import { jsonLine, markdownTable, svgChart, textTable, type E2eDetail, type E2eResult } from './report';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -47,6 +54,10 @@ interface Args {
   gridLimit: number;
   /** Runs of each configuration; the best counts (other work on a shared machine only slows a run down). */
   repeat: number;
+  /** Background CPU-burning threads, one run of every example per entry. */
+  loads: number[];
+  /** Planning passes of Plumber's advice. */
+  passes: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -56,6 +67,13 @@ function parseArgs(argv: string[]): Args {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const only = value('--only')?.split(',').filter(Boolean) ?? EXAMPLES;
+  let loads: number[];
+  try {
+    loads = parseLoads(value('--load'));
+  } catch (e) {
+    console.error(`bench:e2e: ${(e as Error).message}`);
+    process.exit(2);
+  }
   const unknown = only.filter((n) => !EXAMPLES.includes(n));
   if (unknown.length) {
     console.error(`bench:e2e: no example called ${unknown.join(', ')}; the examples are ${EXAMPLES.join(', ')}.`);
@@ -72,6 +90,8 @@ function parseArgs(argv: string[]): Args {
     warmupSeconds: smoke ? 0.05 : undefined,
     gridLimit: smoke ? 1 : 6,
     repeat: Math.max(1, Number(value('--repeat') ?? 1)),
+    loads,
+    passes: Math.max(1, Number(value('--passes') ?? 1)),
   };
 }
 
@@ -82,17 +102,21 @@ function rateOf(p: Profile): number {
 class RunFailed extends Error {}
 
 /**
- * One measured run of an example with the given overrides. `userBudgets`: the runner's own
- * defaults (what `plumber plan` uses), for the profile the plan is made from.
+ * One run of an example with the given overrides, as it came. `userBudgets`: the runner's own
+ * defaults (what `plumber plan` uses), for the runs Plumber's advice is made from.
  */
-async function run(name: string, overrides: Overrides, args: Args, what: string, userBudgets = false): Promise<Profile> {
+function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSignal, userBudgets = false): Promise<Profile> {
   const budgets = userBudgets && !args.smoke
     ? {}
     : { seconds: args.seconds || SECONDS[name] || 2.5, maxElements: args.maxElements, warmupSeconds: args.warmupSeconds ?? WARMUP[name] ?? 0.5 };
-  const profile = await runProfile({ file: join(ROOT, 'examples', name, 'pipeline.ts'), overrides, timeoutSeconds: 120, ...budgets });
-  if (profile.error) throw new RunFailed(`${what} failed: ${profile.error.message}`);
-  if (profile.run.elements === 0) throw new RunFailed(`${what} produced no element in its measured window (end: ${profile.run.endReason}).`);
-  return profile;
+  return runProfile({ file: join(ROOT, 'examples', name, 'pipeline.ts'), overrides, timeoutSeconds: 120, signal, ...budgets });
+}
+
+/** Why a run does not count: it failed, or it produced nothing in its measured window. */
+function problemOf(profile: Profile, what: string): string | undefined {
+  if (profile.error) return `${what} failed: ${profile.error.message}`;
+  if (profile.run.elements === 0) return `${what} produced no element in its measured window (end: ${profile.run.endReason}).`;
+  return undefined;
 }
 
 /**
@@ -131,14 +155,14 @@ function fillGaps(profile: Profile, moduleOf: ModuleOf, fileCount: number | unde
   return filled ? { ...profile, ops } : undefined;
 }
 
-async function benchOne(name: string, args: Args, log: (s: string) => void): Promise<{ result: E2eResult; detail: E2eDetail }> {
-  // What a user waits for: profiling the pipeline as written with the runner's default budgets
-  // (as `plumber plan` does), then planning.
-  const t0 = performance.now();
-  const profile = await run(name, {}, args, `${name} as written`, true);
-  const thePlan = plan(profile);
-  const profileSeconds = (performance.now() - t0) / 1000;
-  log(`${name}: plan: ${thePlan.changes.map((c) => changeTitle(c, profile)).join('; ') || 'no change'} (predicted ${thePlan.predictedRate.toFixed(2)}/s)`);
+async function benchOne(name: string, load: number, args: Args, signal: AbortSignal, log: (s: string) => void): Promise<{ result: E2eResult; detail: E2eDetail }> {
+  // What a user waits for: Plumber's engine profiling the pipeline as written with the runner's
+  // default budgets (as `plumber plan` does), planning and verifying.
+  const advice = await plumberAdvice((overrides) => runOnce(name, overrides, args, signal, true), { passes: args.passes, signal });
+  const profile = advice.first;
+  const failed = problemOf(profile, `${name} as written`) ?? (advice.error && `${name}: Plumber's engine failed: ${advice.error}`);
+  if (failed) throw new RunFailed(failed);
+  log(`${name} (load ${load}): plan: ${advice.changes.join('; ') || 'no change'} (predicted ${advice.predicted.toFixed(2)}/s${advice.verified !== undefined ? `, verified ${advice.verified.toFixed(2)}/s` : ''}; ${advice.profileSeconds.toFixed(1)} s)`);
 
   const moduleOf = await modulesOf(name);
   const filledProfile = args.smoke ? undefined : fillGaps(profile, moduleOf, FILE_COUNTS[name]);
@@ -147,18 +171,31 @@ async function benchOne(name: string, args: Args, log: (s: string) => void): Pro
   const configs: { key: string; what: string; overrides: Overrides }[] = [
     ...(args.smoke ? [] : [{ key: 'asWritten', what: 'as written', overrides: {} }]),
     { key: 'heuristic', what: 'heuristic', overrides: heuristicOverrides(profile) },
-    { key: 'plumber', what: "with Plumber's plan", overrides: thePlan.overrides },
+    { key: 'nodeHeuristic', what: 'nodeHeuristic', overrides: nodeHeuristicOverrides(profile, moduleOf) },
+    { key: 'auto', what: 'every knob auto', overrides: autoOverrides(profile) },
+    { key: 'plumber', what: 'as Plumber keeps it', overrides: advice.overrides },
     ...(filledPlan ? [{ key: 'filled', what: 'with the plan of the gap-filled profile', overrides: filledPlan.overrides }] : []),
     ...grid.map((g) => ({ key: `oracle:${g.name}`, what: `oracle [${g.name}]`, overrides: g.overrides })),
   ];
+  // The configurations every figure rests on must run; a baseline or a grid point that fails
+  // (say, a function that cannot move to a worker) counts as rate 0 and is named in the details.
+  const mustRun = new Set(['asWritten', 'plumber']);
+  const failures: Record<string, string> = {};
   // Round-robin rather than back to back, so that a burst of other work on a shared machine
   // slows one run of several configurations instead of every run of one; the best run counts.
   const rates = new Map<string, number>(args.smoke ? [['asWritten', rateOf(profile)]] : []);
   for (let round = 0; round < args.repeat; round++) {
     for (const c of configs) {
-      const rate = rateOf(await run(name, c.overrides, args, `${name} ${c.what}`));
+      const p = await runOnce(name, c.overrides, args, signal);
+      const problem = problemOf(p, `${name} ${c.what}`);
+      if (problem && mustRun.has(c.key)) throw new RunFailed(problem);
+      if (problem) {
+        failures[c.what] = problem;
+        log(`bench:e2e: ${problem}`);
+      }
+      const rate = problem ? 0 : rateOf(p);
       rates.set(c.key, Math.max(rates.get(c.key) ?? 0, rate));
-      log(`${name}: ${c.what} ${rate.toFixed(2)}/s`);
+      log(`${name} (load ${load}): ${c.what} ${rate.toFixed(2)}/s`);
     }
   }
   const rate = (key: string): number => rates.get(key) ?? 0;
@@ -172,14 +209,18 @@ async function benchOne(name: string, args: Args, log: (s: string) => void): Pro
     result: {
       bench: 'e2e',
       pipeline: name,
+      load,
       asWritten: rate('asWritten'),
       heuristic: rate('heuristic'),
+      nodeHeuristic: rate('nodeHeuristic'),
+      auto: rate('auto'),
       plumber: rate('plumber'),
       oracle: best[1],
-      predicted: thePlan.predictedRate,
-      profileSeconds,
+      predicted: advice.predicted,
+      verified: advice.verified ?? null,
+      profileSeconds: advice.profileSeconds,
     },
-    detail: { oracleConfig: best[0], planChanges: thePlan.changes.map((c) => changeTitle(c, profile)), grid: oracleRates, gapsFilled },
+    detail: { oracleConfig: best[0], planChanges: advice.changes, grid: oracleRates, gapsFilled, failures },
   };
 }
 
@@ -196,29 +237,40 @@ async function main(): Promise<void> {
   const results: E2eResult[] = [];
   const details = new Map<string, E2eDetail>();
   const failures: string[] = [];
-  for (const name of args.only) {
-    try {
-      const { result, detail } = await benchOne(name, args, log);
-      results.push(result);
-      details.set(name, detail);
-      if (args.json) console.log(jsonLine(result));
-    } catch (e) {
-      const message = e instanceof RunFailed ? e.message : `${name}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`;
-      failures.push(message);
-      console.error(`bench:e2e: ${message}`);
-    }
+  const loadNotes: string[] = [];
+  for (const load of args.loads) {
+    const before = loadAverageText();
+    await underLoad(load, log, async (signal) => {
+      for (const name of args.only) {
+        try {
+          const { result, detail } = await benchOne(name, load, args, signal, log);
+          results.push(result);
+          details.set(`${name}@${load}`, detail);
+          if (args.json) console.log(jsonLine(result));
+        } catch (e) {
+          const message = e instanceof RunFailed ? e.message : `${name}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`;
+          failures.push(`load ${load}: ${message}`);
+          console.error(`bench:e2e: load ${load}: ${message}`);
+        }
+      }
+    });
+    loadNotes.push(`load ${load}: load average ${before} at start, ${loadAverageText()} at end`);
   }
 
   if (!args.json) console.log(`\n${textTable(results)}`);
+  // The goals summary ends the output; with --json it goes to stderr so stdout stays JSON lines.
+  log(`\n${goalsText(results)}`);
   // Smoke results go to their own folder so that the test suite never overwrites a real run's.
   const out = join(ROOT, 'artifacts', 'bench-e2e', ...(args.smoke ? ['smoke'] : []));
   mkdirSync(out, { recursive: true });
   const header = [
     `# End-to-end benchmark${args.smoke ? ' (smoke budgets)' : ''}`,
     '',
-    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}) · load average ${loadavg()[0].toFixed(2)} · Node ${process.version} · ${args.maxElements ? `${args.maxElements} elements` : args.seconds ? `${args.seconds} s` : '2.5 s (images: 6 s)'} per run after ${args.warmupSeconds ?? 'a 0.5 s (audio: 3 s)'} warm-up · best of ${args.repeat} run(s) per configuration`,
+    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}) · Node ${process.version} · ${args.maxElements ? `${args.maxElements} elements` : args.seconds ? `${args.seconds} s` : '2.5 s (images: 6 s)'} per run after ${args.warmupSeconds ?? 'a 0.5 s (audio: 3 s)'} warm-up · best of ${args.repeat} run(s) per configuration · ${args.passes} planning pass(es)`,
+    '',
+    ...loadNotes.map((n) => `- ${n} (1, 5, 15 min)`),
   ].join('\n');
-  writeFileSync(join(out, 'results.md'), markdownTable(results, details, header));
+  writeFileSync(join(out, 'results.md'), `${markdownTable(results, details, header)}\n${goalsMarkdown(results)}`);
   writeFileSync(join(out, 'results.json'), JSON.stringify({ results, details: Object.fromEntries(details), failures }, null, 2));
   if (results.length) writeFileSync(join(out, 'chart.svg'), svgChart(results));
   log(`\nwrote ${out}/results.md, results.json and chart.svg`);

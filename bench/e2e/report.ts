@@ -3,17 +3,10 @@
  * terminal, a markdown table and an SVG bar chart for `artifacts/bench-e2e/`.
  */
 
-/** The figures measured for one example. Rates are root elements per second. */
-export interface E2eResult {
-  bench: 'e2e';
-  pipeline: string;
-  asWritten: number;
-  heuristic: number;
-  plumber: number;
-  oracle: number;
-  predicted: number;
-  profileSeconds: number;
-}
+import type { BenchLine } from '../goals';
+
+/** The figures measured for one example at one load. Rates are root elements per second. */
+export type E2eResult = BenchLine & { bench: 'e2e' };
 
 /** Details that explain a result: which grid configuration won, what the plan changed. */
 export interface E2eDetail {
@@ -23,6 +16,8 @@ export interface E2eDetail {
   grid: Record<string, number>;
   /** Plumber's plan on the profile with the runner's and the library's gaps filled in (see fillGaps in index.ts). */
   gapsFilled?: { plumber: number; predicted: number; planChanges: string[] };
+  /** Configurations that failed to run (counted as rate 0), by name, with why. */
+  failures: Record<string, string>;
 }
 
 export function jsonLine(r: E2eResult): string {
@@ -40,18 +35,22 @@ function ratio(a: number, b: number): string {
   return b > 0 ? `${(a / b).toFixed(2)}×` : '–';
 }
 
-const HEAD = ['pipeline', 'as written', 'heuristic', 'plumber', 'oracle', 'predicted', 'plumber/oracle', 'plumber/heuristic', '|pred−plumber|/plumber', 'profile+plan s'];
+const HEAD = ['pipeline', 'load', 'as written', 'heuristic', 'nodeHeuristic', 'auto', 'plumber', 'oracle', 'predicted', 'verified', 'plumber/oracle', 'plumber/nodeHeuristic', '|pred−plumber|/plumber', 'profile+plan+verify s'];
 
 function row(r: E2eResult): string[] {
   return [
     r.pipeline,
+    String(r.load),
     fmt(r.asWritten),
     fmt(r.heuristic),
+    fmt(r.nodeHeuristic),
+    fmt(r.auto),
     fmt(r.plumber),
     fmt(r.oracle),
     fmt(r.predicted),
+    r.verified === null ? '–' : fmt(r.verified),
     ratio(r.plumber, r.oracle),
-    ratio(r.plumber, r.heuristic),
+    ratio(r.plumber, r.nodeHeuristic),
     r.plumber > 0 ? `${((Math.abs(r.predicted - r.plumber) / r.plumber) * 100).toFixed(0)}%` : '–',
     r.profileSeconds.toFixed(1),
   ];
@@ -64,21 +63,22 @@ export function textTable(results: E2eResult[]): string {
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
 }
 
-/** The same table in markdown, with the details of each example below it. */
+/** The same table in markdown, with the details of each example below it (`details` by `pipeline@load`). */
 export function markdownTable(results: E2eResult[], details: Map<string, E2eDetail>, header: string): string {
   const lines = [header, '', `| ${HEAD.join(' | ')} |`, `|${HEAD.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const r of results) lines.push(`| ${row(r).join(' | ')} |`);
   lines.push('', 'Rates are root elements (batches) per second.', '');
   for (const r of results) {
-    const d = details.get(r.pipeline);
+    const d = details.get(`${r.pipeline}@${r.load}`);
     if (!d) continue;
-    lines.push(`### ${r.pipeline}`, '', `- plan: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}`);
+    lines.push(`### ${r.pipeline} at load ${r.load}`, '', `- kept by Plumber: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}`);
     if (d.gapsFilled) {
       const g = d.gapsFilled;
       lines.push(`- plan once fnModule and the file count are known: ${g.planChanges.join('; ') || 'no change'} → measured ${fmt(g.plumber)}, predicted ${fmt(g.predicted)} (${ratio(g.plumber, r.oracle)} of the oracle, ${ratio(g.plumber, r.heuristic)} of the heuristic)`);
     }
     lines.push(`- oracle's best configuration: ${d.oracleConfig}`);
     for (const [name, rate] of Object.entries(d.grid)) lines.push(`  - ${name}: ${fmt(rate)}`);
+    for (const [name, why] of Object.entries(d.failures)) lines.push(`- ${name} failed (counted as 0): ${why}`);
     lines.push('');
   }
   return lines.join('\n');
@@ -87,6 +87,8 @@ export function markdownTable(results: E2eResult[], details: Map<string, E2eDeta
 const SERIES: { key: keyof E2eResult; label: string; color: string }[] = [
   { key: 'asWritten', label: 'as written', color: '#9e9e9e' },
   { key: 'heuristic', label: 'heuristic', color: '#f4a261' },
+  { key: 'nodeHeuristic', label: 'nodeHeuristic', color: '#e9c46a' },
+  { key: 'auto', label: 'auto', color: '#8ab17d' },
   { key: 'plumber', label: 'Plumber', color: '#2a9d8f' },
   { key: 'oracle', label: 'oracle', color: '#264653' },
 ];
@@ -100,7 +102,11 @@ function escapeXml(s: string): string {
  * none to two orders of magnitude); a tick marks the model's predicted rate.
  */
 export function svgChart(results: E2eResult[]): string {
-  const width = 160 + results.length * 150;
+  const BAR = 24;
+  const GROUP = SERIES.length * BAR + 30;
+  const plumberAt = SERIES.findIndex((s) => s.key === 'plumber');
+  const manyLoads = new Set(results.map((r) => r.load)).size > 1;
+  const width = Math.max(160 + results.length * GROUP, 100 + (SERIES.length + 1) * 120);
   const height = 380;
   const top = 50;
   const bottom = 310;
@@ -123,19 +129,20 @@ export function svgChart(results: E2eResult[]): string {
     parts.push(`<text x="${left - 8}" y="${y(v) + 4}" text-anchor="end">${v}×</text>`);
   }
   results.forEach((r, i) => {
-    const x0 = left + 20 + i * 150;
+    const x0 = left + 20 + i * GROUP;
     SERIES.forEach((s, j) => {
       const v = (r[s.key] as number) / r.asWritten;
       const yy = y(v);
-      parts.push(`<rect x="${x0 + j * 28}" y="${yy}" width="24" height="${bottom - yy}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`);
+      parts.push(`<rect x="${x0 + j * BAR}" y="${yy}" width="${BAR - 4}" height="${bottom - yy}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`);
     });
     const yp = y(r.predicted / r.asWritten);
-    parts.push(`<line x1="${x0 + 2 * 28 - 4}" x2="${x0 + 3 * 28}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`);
-    parts.push(`<text x="${x0 + 54}" y="${bottom + 18}" text-anchor="middle">${escapeXml(r.pipeline)}</text>`);
+    parts.push(`<line x1="${x0 + plumberAt * BAR - 4}" x2="${x0 + (plumberAt + 1) * BAR}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`);
+    const label = manyLoads ? `${r.pipeline} (load ${r.load})` : r.pipeline;
+    parts.push(`<text x="${x0 + (SERIES.length * BAR) / 2}" y="${bottom + 18}" text-anchor="middle">${escapeXml(label)}</text>`);
   });
   const legend = [...SERIES.map((s) => ({ label: s.label, color: s.color })), { label: 'predicted (Plumber)', color: '#e63946' }];
   legend.forEach((l, i) => {
-    const x = left + i * 130;
+    const x = left + i * 120;
     parts.push(`<rect x="${x}" y="${height - 30}" width="12" height="12" fill="${l.color}"/><text x="${x + 18}" y="${height - 20}">${escapeXml(l.label)}</text>`);
   });
   parts.push('</svg>');
