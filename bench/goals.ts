@@ -114,7 +114,7 @@ export function goalsMarkdown(lines: BenchLine[]): string {
     '',
     'Ratios of rates measured in the same run (the same round-robin of runs).',
     '',
-    `| ${COLUMNS.join(' | ')} |`,
+    `| ${COLUMNS.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`,
     `|${COLUMNS.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
     ...rows.map((r) => `| ${r.join(' | ')} |`),
     '',

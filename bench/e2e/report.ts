@@ -65,7 +65,7 @@ export function textTable(results: E2eResult[]): string {
 
 /** The same table in markdown, with the details of each example below it (`details` by `pipeline@load`). */
 export function markdownTable(results: E2eResult[], details: Map<string, E2eDetail>, header: string): string {
-  const lines = [header, '', `| ${HEAD.join(' | ')} |`, `|${HEAD.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  const lines = [header, '', `| ${HEAD.map((h) => h.replaceAll('|', '\\|')).join(' | ')} |`, `|${HEAD.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const r of results) lines.push(`| ${row(r).join(' | ')} |`);
   lines.push('', 'Rates are root elements (batches) per second.', '');
   for (const r of results) {

@@ -1,21 +1,29 @@
 /**
- * Model validation: `npm run bench:model -- [--json] [--only A,B] [--passes 1|2] [--seconds S] [--repeat R]`.
+ * Model validation: `npm run bench:model -- [--json] [--only A,B] [--load 0,1] [--passes 1|2] [--seconds S] [--grid-seconds S] [--repeat R]`.
  *
  * For each synthetic pipeline in test/fixtures/pipelines (known costs, written the way a newcomer
- * writes them): profile it as written (naive), plan, run it with the plan's overrides (measured),
- * and grid-search its knobs through overrides (oracle). Goals: M1 the predicted rate is within
- * 15% of the measured one (median, 30% worst); M2 the plan reaches 90% of the oracle; M3 profile +
- * plan take at most 15 s. Rates are root elements per second.
+ * writes them) and each load (`--load N`: N background CPU-burning threads for the whole run):
+ * Plumber's engine profiles, plans and verifies it; a grid search over its knobs (through runner
+ * overrides) picks the oracle's two finalists; then the pipeline as written, the baselines
+ * (heuristic, nodeHeuristic, every knob auto), the configuration Plumber kept and the finalists
+ * are measured in turns, `repeat` rounds, each keeping its best run. Prints one JSON line per
+ * pipeline and load and the goals summary (bench/goals.ts); writes
+ * `artifacts/bench-model/results.md`. Rates are root elements per second.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { planInPasses } from '../../src/cli/passes';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
+import { plumberAdvice } from '../advice';
+import { autoOverrides, heuristicOverrides, nodeHeuristicOverrides } from '../baselines';
+import { goalsMarkdown, goalsText, lineGoals, predictionGoals, type BenchLine } from '../goals';
+import { loadAverageText, parseLoads, underLoad } from '../load';
 import { gridFor } from './grid';
 
 const PIPELINES = ['main-thread-bound', 'worker-bound', 'latency-bound', 'disk-bound', 'cacheable', 'mixed'];
-const DIR = path.resolve(__dirname, '../../test/fixtures/pipelines');
+const ROOT = path.resolve(__dirname, '../..');
+const DIR = path.join(ROOT, 'test/fixtures/pipelines');
 
 const argv = process.argv.slice(2);
 const json = argv.includes('--json');
@@ -28,123 +36,149 @@ const passes = Number(flag('passes') ?? 1);
 const seconds = Number(flag('seconds') ?? 1.5);
 const gridSeconds = Number(flag('grid-seconds') ?? 1);
 // Other work shares these cores and only ever slows a run down, so each rate that is compared
-// (the plan's, the oracle's finalists) is the best of `repeat` runs.
+// is the best of `repeat` runs, taken in turns with the others.
 const repeat = Math.max(1, Number(flag('repeat') ?? 2));
+
+const log = (s: string): void => console.error(s);
 
 function rate(p: Profile): number {
   return p.run.seconds > 0 ? p.run.elements / p.run.seconds : 0;
 }
 
-async function profileOf(name: string, overrides: Overrides, budget: number): Promise<Profile> {
-  const p = await runProfile({ file: path.join(DIR, `${name}.ts`), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60 });
-  if (p.error) throw new Error(`${name} with ${JSON.stringify(overrides)}: ${p.error.message}`);
-  return p;
+function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal): Promise<Profile> {
+  return runProfile({ file: path.join(DIR, `${name}.ts`), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal });
 }
 
-interface Row {
-  bench: 'model';
-  pipeline: string;
-  naive: number;
-  predicted: number;
-  measured: number;
-  oracle: number;
-  profileSeconds: number;
-  oracleOverrides: Overrides;
+/** The measured rate of one run; 0 (and a line on stderr) when the run failed. */
+async function rateOf(name: string, what: string, overrides: Overrides, budget: number, signal: AbortSignal): Promise<number> {
+  const p = await runOnce(name, overrides, budget, signal);
+  if (!p.error) return rate(p);
+  // One failing configuration (a library error under some knob mix) must not sink the benchmark.
+  log(`${name}: ${what} ${JSON.stringify(overrides)} failed: ${p.error.message}`);
+  return 0;
+}
+
+type ModelLine = BenchLine & { bench: 'model' };
+
+interface Detail {
+  planChanges: string[];
   planOverrides: Overrides;
-  bottleneck: string;
+  oracleOverrides: Overrides;
   gridSize: number;
-  /** Measured rate of the last planning run (with the first plan applied when passes > 1). */
-  lastPassRate: number;
 }
 
 const round = (x: number): number => Number(x.toPrecision(4));
 
-async function benchOne(name: string): Promise<Row> {
-  const t0 = performance.now();
-  // What `plumber plan --passes N` does: profile, plan, re-profile with the plan applied, plan again.
-  const planned = await planInPasses((o) => profileOf(name, o, seconds), passes, {}, {});
-  const asWritten = planned.first;
-  const thePlan = planned.plan;
-  const profileSeconds = (performance.now() - t0) / 1000;
-  const once = async (overrides: Overrides, budget: number): Promise<number> => rate(await profileOf(name, overrides, budget));
-  const grid = gridFor(asWritten);
+async function benchOne(name: string, load: number, signal: AbortSignal): Promise<{ line: ModelLine; detail: Detail }> {
+  const advice = await plumberAdvice((overrides) => runOnce(name, overrides, seconds, signal), { passes, signal });
+  if (advice.first.error) throw new Error(`${name} as written: ${advice.first.error.message}`);
+  if (advice.error) throw new Error(`${name}: Plumber's engine failed: ${advice.error}`);
+  const profile = advice.first;
+
+  // The grid is screened with one short run per point; its two best go on to the round-robin.
+  const grid = gridFor(profile);
   const scored: { overrides: Overrides; rate: number }[] = [];
-  for (const overrides of grid) {
-    try {
-      scored.push({ overrides, rate: await once(overrides, gridSeconds) });
-    } catch (e) {
-      // One failing grid point (a library error under some knob mix) must not sink the benchmark.
-      console.error(`${name}: grid point ${JSON.stringify(overrides)} failed: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  }
+  for (const overrides of grid) scored.push({ overrides, rate: await rateOf(name, 'grid point', overrides, gridSeconds, signal) });
   scored.sort((a, b) => b.rate - a.rate);
-  // The plan and the grid's two best points are then measured in turns, `repeat` times each, so
-  // a change in the machine's load hits them alike; each keeps its best run.
-  const finalists = [{ overrides: thePlan.overrides, best: 0 }, ...scored.slice(0, 2).map((g) => ({ overrides: g.overrides, best: g.rate }))];
+
+  const configs: { key: string; overrides: Overrides; best: number }[] = [
+    { key: 'asWritten', overrides: {}, best: 0 },
+    { key: 'heuristic', overrides: heuristicOverrides(profile), best: 0 },
+    { key: 'nodeHeuristic', overrides: nodeHeuristicOverrides(profile), best: 0 },
+    { key: 'auto', overrides: autoOverrides(profile), best: 0 },
+    { key: 'plumber', overrides: advice.overrides, best: 0 },
+    ...scored.slice(0, 2).map((g, i) => ({ key: `oracle${i}`, overrides: g.overrides, best: 0 })),
+  ];
+  // In turns, so that a change in the machine's load hits every configuration alike.
   for (let i = 0; i < repeat; i++) {
-    for (const f of finalists) f.best = Math.max(f.best, await once(f.overrides, seconds).catch(() => 0));
+    for (const c of configs) c.best = Math.max(c.best, await rateOf(name, c.key, c.overrides, seconds, signal));
   }
-  const measured = finalists[0].best;
-  const oracleBest = finalists.slice(1).reduce((a, b) => (b.best > a.best ? b : a), { overrides: {}, best: 0 });
-  const oracle = oracleBest.best;
-  const oracleOverrides = oracleBest.overrides;
+  const best = (key: string): number => configs.find((c) => c.key === key)?.best ?? 0;
+  const oracle = configs.filter((c) => c.key.startsWith('oracle')).reduce((a, b) => (b.best > a.best ? b : a), { key: 'oracle', overrides: {}, best: 0 });
   return {
-    bench: 'model',
-    pipeline: name,
-    naive: round(rate(asWritten)),
-    predicted: round(thePlan.predictedRate),
-    measured: round(measured),
-    oracle: round(oracle),
-    profileSeconds: round(profileSeconds),
-    oracleOverrides,
-    planOverrides: thePlan.overrides,
-    bottleneck: thePlan.predictedBottleneck.reason,
-    gridSize: grid.length,
-    lastPassRate: round(rate(planned.last)),
+    line: {
+      bench: 'model',
+      pipeline: name,
+      load,
+      asWritten: round(best('asWritten')),
+      heuristic: round(best('heuristic')),
+      nodeHeuristic: round(best('nodeHeuristic')),
+      auto: round(best('auto')),
+      plumber: round(best('plumber')),
+      oracle: round(oracle.best),
+      predicted: round(advice.predicted),
+      verified: advice.verified === undefined ? null : round(advice.verified),
+      profileSeconds: round(advice.profileSeconds),
+    },
+    detail: { planChanges: advice.changes, planOverrides: advice.overrides, oracleOverrides: oracle.overrides, gridSize: grid.length },
   };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+const COLUMNS = ['pipeline', 'load', 'as written', 'heuristic', 'nodeHeuristic', 'auto', 'plumber', 'oracle', 'predicted', 'verified', 'profile s'];
+
+function cells(l: ModelLine): string[] {
+  const f = (x: number | null): string => (x === null ? '–' : x.toFixed(1));
+  return [l.pipeline, String(l.load), f(l.asWritten), f(l.heuristic), f(l.nodeHeuristic), f(l.auto), f(l.plumber), f(l.oracle), f(l.predicted), f(l.verified), l.profileSeconds.toFixed(1)];
 }
 
 async function main(): Promise<void> {
-  const rows: Row[] = [];
-  for (const name of PIPELINES.filter((p) => !only || only.includes(p))) {
-    const row = await benchOne(name);
-    rows.push(row);
-    if (json) {
-      const { bench, pipeline, naive, predicted, measured, oracle, profileSeconds } = row;
-      console.log(JSON.stringify({ bench, pipeline, naive, predicted, measured, oracle, profileSeconds }));
-      console.error(`${pipeline}: plan ${JSON.stringify(row.planOverrides)}; oracle (grid of ${row.gridSize}) ${JSON.stringify(row.oracleOverrides)}; last planning run ${row.lastPassRate}/s; load ${os.loadavg()[0].toFixed(1)}`);
-    } else {
-      console.error(`${name}: done`);
-    }
+  const loads = parseLoads(flag('load'));
+  const names = PIPELINES.filter((p) => !only || only.includes(p));
+  const lines: ModelLine[] = [];
+  const details: string[] = [];
+  const loadNotes: string[] = [];
+  let failed = false;
+  for (const load of loads) {
+    const before = loadAverageText();
+    await underLoad(load, log, async (signal) => {
+      for (const name of names) {
+        try {
+          const { line, detail } = await benchOne(name, load, signal);
+          lines.push(line);
+          const text = `${name} at load ${load}: kept ${detail.planChanges.join('; ') || 'no change'} ${JSON.stringify(detail.planOverrides)}; oracle (grid of ${detail.gridSize}) ${JSON.stringify(detail.oracleOverrides)}`;
+          details.push(text);
+          if (json) console.log(JSON.stringify(line));
+          log(text);
+        } catch (e) {
+          failed = true;
+          log(`bench:model: load ${load}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+    });
+    loadNotes.push(`load ${load}: load average ${before} at start, ${loadAverageText()} at end (1, 5, 15 min)`);
   }
-  const errors = rows.map((r) => Math.abs(r.predicted - r.measured) / Math.max(r.measured, 1e-9));
-  const m1 = { median: round(median(errors)), worst: round(Math.max(...errors)), pass: median(errors) <= 0.15 && Math.max(...errors) <= 0.3 };
-  const ratios = rows.map((r) => r.measured / Math.max(r.oracle, 1e-9));
-  const m2 = { worst: round(Math.min(...ratios)), pass: ratios.every((x) => x >= 0.9) };
-  const m3 = { worstSeconds: round(Math.max(...rows.map((r) => r.profileSeconds))), pass: rows.every((r) => r.profileSeconds <= 15) };
+
+  const widths = COLUMNS.map((h, i) => Math.max(h.length, ...lines.map((l) => cells(l)[i].length)));
+  const row = (c: string[]): string => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
+  const out = json ? log : (s: string): void => console.log(s);
+  if (!json) out([row(COLUMNS), ...lines.map((l) => row(cells(l)))].join('\n'));
+  out(`\n(${passes} planning pass(es), best of ${repeat} runs in turns; ${os.availableParallelism()} cores)\n${loadNotes.join('\n')}\n`);
+  out(goalsText(lines));
   if (json) {
-    console.log(JSON.stringify({ bench: 'model', summary: { passes, repeat, loadAverage: os.loadavg()[0], M1: m1, M2: m2, M3: m3 } }));
-    return;
+    const checks = [...lines.flatMap(lineGoals), ...predictionGoals(lines)];
+    console.log(JSON.stringify({ bench: 'model', summary: { passes, repeat, loads, checks: checks.length, missed: checks.filter((c) => !c.met).length } }));
   }
-  const header = ['pipeline', 'naive', 'predicted', 'measured', 'oracle', '|pred-meas|', 'plan/oracle', 'profile+plan'];
-  const table = rows.map((r, i) => [r.pipeline, r.naive.toFixed(1), r.predicted.toFixed(1), r.measured.toFixed(1), r.oracle.toFixed(1), `${(errors[i] * 100).toFixed(0)}%`, `${(ratios[i] * 100).toFixed(0)}%`, `${r.profileSeconds.toFixed(1)} s`]);
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  console.log(line(header));
-  for (const t of table) console.log(line(t));
-  console.log('');
-  for (const r of rows) console.log(`${r.pipeline}: plan ${JSON.stringify(r.planOverrides)}; oracle (grid of ${r.gridSize}) ${JSON.stringify(r.oracleOverrides)}`);
-  console.log('');
-  console.log(`(${passes} planning pass(es), best of ${repeat} runs; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} cores)`);
-  console.log(`M1 prediction: median error ${(m1.median * 100).toFixed(0)}%, worst ${(m1.worst * 100).toFixed(0)}% — ${m1.pass ? 'met' : 'NOT met'} (≤ 15% / ≤ 30%)`);
-  console.log(`M2 plan quality: worst plan/oracle ${(m2.worst * 100).toFixed(0)}% — ${m2.pass ? 'met' : 'NOT met'} (≥ 90%)`);
-  console.log(`M3 cost: worst profile+plan ${m3.worstSeconds.toFixed(1)} s — ${m3.pass ? 'met' : 'NOT met'} (≤ 15 s)`);
+
+  const dir = path.join(ROOT, 'artifacts', 'bench-model');
+  mkdirSync(dir, { recursive: true });
+  const md = [
+    '# Model benchmark',
+    '',
+    `${new Date().toISOString()} · ${os.cpus().length} cores · Node ${process.version} · ${seconds} s per run (grid screening ${gridSeconds} s) · best of ${repeat} runs in turns · ${passes} planning pass(es)`,
+    '',
+    ...loadNotes.map((n) => `- ${n}`),
+    '',
+    `| ${COLUMNS.join(' | ')} |`,
+    `|${COLUMNS.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`,
+    ...lines.map((l) => `| ${cells(l).join(' | ')} |`),
+    '',
+    ...details.map((d) => `- ${d}`),
+    '',
+    goalsMarkdown(lines),
+  ].join('\n');
+  writeFileSync(path.join(dir, 'results.md'), md);
+  out(`wrote ${dir}/results.md`);
+  if (failed) process.exitCode = 1;
 }
 
 main().catch((e: unknown) => {
