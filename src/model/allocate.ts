@@ -3,10 +3,10 @@
  * one unit to whatever binds until nothing a knob can change binds any more, then a hedge so that
  * no cheap operator is left just at the predicted rate.
  */
-import { cloneConfig, insertedAfter, type Config } from './config';
+import { cloneConfig, insertedAfter, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { evaluate, type Evaluation } from './evaluate';
-import type { Measured } from './measure';
+import { enclosingInterleave, type Measured } from './measure';
 
 /** Limits the planner works within. */
 export interface Limits {
@@ -28,6 +28,27 @@ function workersUsed(cfg: Config): number {
   return n;
 }
 
+/**
+ * Raise the inner datasets the interleave around `id` pulls at once to `want` (its cycleLength and
+ * parallelism together: the smaller of the two is what counts), at most `maxConcurrency` and at
+ * most the interleave's inputs when their number is known. False when it cannot grow.
+ */
+function raiseOuter(m: Measured, cfg: Config, id: string, ratio: number, lim: Limits): boolean {
+  const outerId = enclosingInterleave(m, id);
+  if (outerId === undefined || !cfg[outerId]) return false;
+  const o = outerOf(cfg, outerId);
+  const now = Math.max(1, Math.min(o.cycle, o.parallelism));
+  const input = m.ops.get(m.ops.get(outerId)?.op.inputs[0] ?? '');
+  const inputs = input?.op.cardinality;
+  const cap = Math.min(lim.maxConcurrency, inputs !== undefined && Number.isFinite(inputs) && inputs >= 1 ? inputs : Infinity);
+  if (now >= cap) return false;
+  const want = Math.min(cap, Math.max(now + 1, Math.ceil(now * ratio)));
+  const c = cfg[outerId];
+  c.cycleLength = Math.max(o.cycle, want);
+  c.concurrency = Math.max(o.parallelism, want);
+  return true;
+}
+
 /** One greedy step on the binding bound; false when no knob can relieve it. */
 function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
   const b = ev.binding;
@@ -42,9 +63,11 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
     return true;
   }
   if (b.resource === 'latency') {
-    if (!om.tunable || c.concurrency >= lim.maxConcurrency) return false;
     // Jump straight to the concurrency that lifts this op to the next bound (k scales the rate linearly).
     const next = ev.bounds.find((o) => o.opId !== id && o.rate > b.rate * (1 + 1e-9));
+    // An op inside an interleave's inner datasets that cannot take more calls itself (a source
+    // read record by record) gets more of its instances pulled at once: the interleave's lever.
+    if (!om.tunable || c.concurrency >= lim.maxConcurrency) return raiseOuter(m, cfg, id, next ? next.rate / b.rate : Infinity, lim);
     const want = next ? Math.ceil((c.concurrency * next.rate) / b.rate) : lim.maxConcurrency;
     c.concurrency = Math.min(lim.maxConcurrency, Math.max(c.concurrency + 1, want));
     return true;
@@ -65,6 +88,11 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
     const wm = m.ops.get(waiter);
     const wc = cfg[waiter];
     if (!wm || !wc) return false;
+    // A chain inside inner datasets: pull more of them at once before anything inside them.
+    if (!wm.tunable && enclosingInterleave(m, waiter) !== undefined) {
+      const next = ev.bounds.find((o) => o.rate > b.rate * (1 + 1e-9) && ev.segmentOf.get(o.opId ?? '') !== segment);
+      if (raiseOuter(m, cfg, waiter, next ? next.rate / b.rate : 2, lim)) return true;
+    }
     if (wc.placement === 'worker') {
       if (wc.concurrency >= Math.min(2, lim.maxWorkers) || workersUsed(cfg) >= lim.workerBudget) return false;
       wc.concurrency = 2;

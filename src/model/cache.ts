@@ -4,7 +4,7 @@
  */
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes } from './describe';
-import { downstream, upstreamClosure, type Measured } from './measure';
+import { downstream, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 export interface CacheCandidate {
   /** Insert `.cache()` right after this op. */
@@ -29,8 +29,17 @@ export interface CacheChoice {
 
 const notCacheable = new Set(['repeat', 'prefetch', 'cache', 'shuffle']);
 
-/** Find the best cache point that fits in `cacheMemoryFraction × budgetBytes`. */
-export function chooseCache(m: Measured, budgetBytes: number): CacheChoice {
+/**
+ * True when `om` draws randomness by any source: the library's own flag (`op.random`: a shuffle,
+ * `ctx.rng`), the runner seeing the fn give two results for one element (`op.randomObserved`), or
+ * the static graph (`randomOps`: `Math.random`, crypto, calls into fns that do).
+ */
+export function isRandom(om: OpMeasure, randomOps: ReadonlySet<string>): boolean {
+  return om.op.random || om.op.randomObserved === true || om.op.kind === 'shuffle' || randomOps.has(om.op.id);
+}
+
+/** Find the best cache point that fits in `cacheMemoryFraction × budgetBytes`, never at or after a random op. */
+export function chooseCache(m: Measured, budgetBytes: number, randomOps: ReadonlySet<string> = new Set()): CacheChoice {
   const notes: string[] = [];
   const all: CacheCandidate[] = [];
   for (const id of m.order) {
@@ -38,9 +47,10 @@ export function chooseCache(m: Measured, budgetBytes: number): CacheChoice {
     if (!om || notCacheable.has(om.op.kind) || om.op.counters.produced <= 0) continue;
     if ((m.consumers.get(id) ?? []).some((c) => m.ops.get(c)?.op.kind === 'cache')) continue;
     const closure = [...upstreamClosure(m, id)].map((u) => m.ops.get(u)).filter((u) => u !== undefined);
-    // A cache at or after randomness would replay one draw forever; one after a cache is pointless;
-    // one below a repeat would never see a pass end.
-    if (closure.some((u) => u.op.random || u.op.kind === 'shuffle' || u.op.kind === 'cache' || u.op.kind === 'repeat')) continue;
+    // A cache at or after randomness (from any source) would replay one draw forever; one after a
+    // cache is pointless; one below a repeat would never see a pass end. The closure includes the
+    // inner datasets of an interleave or flatMap.
+    if (closure.some((u) => isRandom(u, randomOps) || u.op.kind === 'cache' || u.op.kind === 'repeat')) continue;
 
     const repeat = downstream(m, id)
       .map((d) => m.ops.get(d)?.op)

@@ -10,6 +10,8 @@ export interface OpConfig {
   placement: Placement;
   /** Calls in flight, worker threads or reads in flight; 1 for a sync main-thread fn. */
   concurrency: number;
+  /** An interleave's cycle length: inner datasets open at once (the library's default is 2). */
+  cycleLength?: number;
   /** A prefetch op's buffer size (0 when an override removed it). */
   bufferSize?: number;
   /** Buffer of a prefetch inserted right after this op, when the configuration adds one. */
@@ -20,12 +22,22 @@ export interface OpConfig {
 
 export type Config = Record<string, OpConfig>;
 
+/** plumber-data's interleave cycle length when none is written (src/data/dataset.ts). */
+export const INTERLEAVE_DEFAULT_CYCLE = 2;
+
+/** An interleave's (cycleLength, parallelism) under `cfg`: how many inner datasets are open, and pulled at once. */
+export function outerOf(cfg: Config, interleaveId: string): { cycle: number; parallelism: number } {
+  const c = cfg[interleaveId];
+  return { cycle: c?.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE, parallelism: c?.concurrency ?? 1 };
+}
+
 /** The configuration the profile ran with. */
 export function configFromProfile(m: Measured): Config {
   const cfg: Config = {};
   for (const [id, om] of m.ops) {
     cfg[id] = { placement: om.op.placement, concurrency: om.concurrency };
     if (om.op.kind === 'prefetch') cfg[id].bufferSize = om.op.knobs.bufferSize ?? 1;
+    if (om.op.kind === 'interleave') cfg[id].cycleLength = om.op.knobs.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE;
   }
   return cfg;
 }
@@ -57,8 +69,19 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     const c = cfg[id];
     if (!om || !c) continue;
     // A sync main-thread fn can move when the profile found its module or the override names one.
-    // 'auto' resolves as plumber-data resolves it: the machine's cores in workers, 16 calls in flight for an async fn, else 1.
-    const parallelism = o.parallelism === 'auto' ? (o.placement ?? c.placement) === 'worker' ? cores : om.isAsync ? 16 : 1 : o.parallelism;
+    // 'auto' resolves as plumber-data resolves it: the machine's cores in workers, 16 calls in
+    // flight for an async fn, an interleave's cycle length, else 1.
+    if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave') c.cycleLength = Math.floor(o.cycleLength);
+    const parallelism =
+      o.parallelism === 'auto'
+        ? (o.placement ?? c.placement) === 'worker'
+          ? cores
+          : om.op.kind === 'interleave'
+            ? (c.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE)
+            : om.isAsync
+              ? 16
+              : 1
+        : o.parallelism;
     const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0);
     if (o.placement === 'worker' && c.placement === 'main' && canMove) {
       c.placement = 'worker';

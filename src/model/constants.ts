@@ -7,10 +7,11 @@ export const MODEL_CONSTANTS = {
   /**
    * Main-thread seconds to post one task to a worker thread and take its result back, besides
    * cloning the input (WORKLOADS.md: a worker task costs 35–190 µs in total; roughly 60 µs of
-   * it lands on the main thread). Used only when the profile has no worker op to measure it from.
+   * it lands on the main thread). Used only when the profile has no calibration
+   * (`machine.workerDispatchSeconds`).
    */
   workerDispatchSeconds: 60e-6,
-  /** Worker-thread seconds per task besides the fn itself (message handling, deserialising the input). */
+  /** Worker-thread seconds per task besides the fn itself (message handling); `machine.workerTaskOverheadSeconds` replaces it when measured. */
   workerTaskOverheadSeconds: 40e-6,
   /**
    * plumber-data's worker maps send several small elements per task, sized so that a task carries
@@ -22,8 +23,25 @@ export const MODEL_CONSTANTS = {
   /**
    * Structured-clone speed for a task's input, bytes per second, paid once on each side
    * (WORKLOADS.md: a 4.8 MB batch cloned in 4 ms ≈ 1.2 GB/s). Results are transferred, not cloned.
+   * Used only without a measured `op.moveCost`: small plain objects clone far slower per byte
+   * (≈ 4 µs for a parsed CSV row of a few hundred bytes).
    */
   cloneBytesPerSecond: 1.2e9,
+  /**
+   * A measured move cost (`op.moveCost`) scales the fn's CPU in a worker by workerCpuSeconds ÷
+   * mainCpuSeconds of the same sample, clamped to this range. The same code under the same JIT
+   * runs at most a few times slower in a fresh isolate; a ratio outside it says more about a small
+   * sample (a cold JIT, one GC pause) than about the steady state.
+   */
+  workerCpuRatioMin: 0.5,
+  workerCpuRatioMax: 3,
+  /**
+   * Turning measured free cores (fractional) into the cores to plan for: a core counts when at
+   * least 1 − this fraction of it is free. Free CPU measured over a window of a few seconds moves
+   * by a few hundredths of a core with the kernel's and the runner's own threads, so an idle
+   * 2-core machine reads 1.95, not 2.
+   */
+  wholeCoreTolerance: 0.1,
   /** Main-thread seconds an operator spends on its own bookkeeping per element once its fn moves to a worker. */
   bookkeepingSecondsPerElement: 2e-6,
   /**
@@ -87,8 +105,8 @@ export const MODEL_CONSTANTS = {
    * call; examples/remote (20–40 ms per request) measured 2.4× more at 128 than at 56.
    */
   defaultMaxConcurrency: 256,
+  /** Buffer of a prefetch the plan inserts to decouple a chain that runs in series. */
   minPrefetch: 2,
-  maxPrefetch: 64,
   /** Rounds of the greedy allocator; each round adds one unit to the binding operator. */
   maxAllocationRounds: 256,
 } as const;

@@ -39,6 +39,8 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
   switch (change.kind) {
     case 'parallelism':
       return `set parallelism of ${label} to ${change.to}`;
+    case 'cycleLength':
+      return `set cycleLength of ${label} to ${change.to}`;
     case 'placement':
       return `run ${label} in worker threads`;
     case 'prefetch':

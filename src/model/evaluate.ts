@@ -18,9 +18,9 @@
  */
 import type { Bound, Resource } from '../shared/analysis';
 import { MODEL_CONSTANTS as C } from './constants';
-import type { Config } from './config';
+import { outerOf, type Config } from './config';
 import { describeOp, formatRate, formatSeconds, listWords } from './describe';
-import { latencyAt, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
+import { latencyAt, nesting, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 /** One op's demands per root element under a configuration. */
 export interface Effective {
@@ -39,6 +39,8 @@ export interface Effective {
   factor: number;
   /** It decouples its input: it has two or more calls or threads in flight. */
   decoupler: boolean;
+  /** Instances of it that run at once because it sits inside inner datasets an interleave pulls in parallel (1 outside). */
+  nested: number;
 }
 
 export interface Evaluation {
@@ -70,6 +72,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     if (c.cacheAfter) for (const up of upstreamClosure(m, id)) cached.add(up);
   }
   const out = new Map<string, Effective>();
+  const machine = m.profile.machine;
   for (const [id, om] of m.ops) {
     const c = cfg[id];
     const f = cached.has(id) ? 0 : 1;
@@ -78,17 +81,25 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     let worker = om.workerPerRoot;
     if (c.placement === 'worker' && om.op.placement === 'main') {
       // Moving a sync fn to workers: its own time becomes worker CPU; the main thread keeps its
-      // bookkeeping and pays a dispatch per task (several small elements share one task) and a
-      // clone of each input; the worker pays a task overhead and the input's deserialisation.
+      // bookkeeping and pays a dispatch per task (several small elements share one task) and its
+      // side of each clone; the worker pays a task overhead and the other side. With a measured
+      // move cost the clones are the measured rounds (input and output, half on each side) and
+      // the fn's CPU scales by what it measured in a worker; without, only the input is cloned,
+      // priced by its bytes, and the fn costs in a worker what it cost on the main thread.
       const calls = om.callsPerRoot;
       const perCall = calls > 0 ? om.selfPerRoot / calls : 0;
       const group = perCall > 0 ? Math.max(1, Math.min(C.workerMaxGroup, Math.round(C.workerTargetTaskSeconds / perCall))) : C.workerMaxGroup;
-      const clone = om.inputBytesPerElement / C.cloneBytesPerSecond;
+      const bytesClone = om.inputBytesPerElement / C.cloneBytesPerSecond;
+      const mainClone = om.move ? om.move.mainClone : bytesClone;
+      const workerClone = om.move ? om.move.workerClone : bytesClone;
+      const ratio = om.move ? om.move.workerCpuRatio : 1;
+      const dispatch = machine.workerDispatchSeconds ?? C.workerDispatchSeconds;
+      const taskOverhead = machine.workerTaskOverheadSeconds ?? C.workerTaskOverheadSeconds;
       const book = Math.min(C.bookkeepingSecondsPerElement, perCall / 2);
       // The runtime overhead that follows the fn's own time (GC of what it allocates) moves with it.
       overhead = om.overheadPerRoot - om.overheadWorkPerRoot;
-      main = calls * (book + C.workerDispatchSeconds / group + clone) + overhead;
-      worker = Math.max(0, om.selfPerRoot - calls * book) + calls * (C.workerTaskOverheadSeconds / group + clone) + om.overheadWorkPerRoot;
+      main = calls * (book + dispatch / group + mainClone) + overhead;
+      worker = Math.max(0, om.selfPerRoot - calls * book) * ratio + calls * (taskOverhead / group + workerClone) + om.overheadWorkPerRoot * ratio;
     } else if (c.placement === 'main' && om.op.placement === 'worker') {
       main = om.selfPerRoot + om.overheadPerRoot + om.workerPerRoot;
       worker = 0;
@@ -115,6 +126,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       wait,
       factor: f,
       decoupler,
+      nested: nesting(m, id, (p) => outerOf(cfg, p)),
     });
   }
   return out;
@@ -237,14 +249,17 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const service = serviceAt(om, c.concurrency);
       const latency = latencyAt(om, c.concurrency);
-      const rate = c.concurrency / (e.async * service);
+      // Inside inner datasets an interleave pulls in parallel, each instance has its own calls in
+      // flight: the op's calls in flight are its own times the instances running at once.
+      const rate = (c.concurrency * e.nested) / (e.async * service);
+      const inner = e.nested > 1 ? ` in each of ${e.nested} inner datasets pulled at once` : '';
       const queued = service < latency * 0.999 ? ` (${formatSeconds(service)} of its ${formatSeconds(latency)} latency is service, the rest waits for the libuv pool)` : '';
       const grows = om.latencyFit ? ` (${om.latencyFit})` : '';
       bounds.push({
         resource: 'latency',
         opId: id,
         rate,
-        detail: `${name} waits ${formatSeconds(service)} per call${queued}${grows}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per element, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight: at most ${formatRate(rate)}.`,
+        detail: `${name} waits ${formatSeconds(service)} per call${queued}${grows}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per element, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight${inner}: at most ${formatRate(rate)}.`,
       });
     } else if (c.placement === 'main' && e.main - e.overhead > 0 && (fnKind(om) || e.main - e.overhead >= 0.05 * mainSum)) {
       const own = e.main - e.overhead;
@@ -275,7 +290,11 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     // Only a wait that matters makes a series bound differ from the main-thread bound.
     if (waits < 0.01 * total || significant.length < 2 || !significant.some(([, , w]) => w > 0)) continue;
     const [domId] = [...members].sort((a, b) => b[1] - a[1])[0];
-    const rate = 1 / total;
+    // A segment inside inner datasets runs once per instance pulled at once; its main-thread share
+    // is still capped by the main-thread bound.
+    const nested = Math.min(...members.map(([id]) => eff.get(id)?.nested ?? 1));
+    const rate = nested / total;
+    const inner = nested > 1 ? ` in each of ${nested} inner datasets pulled at once` : '';
     const words = [...significant]
       .sort((a, b) => b[1] - a[1])
       .map(([id, t, w]) => `${label(m, id)} ${w > 0 ? 'waits' : 'needs'} ${formatSeconds(t)}`);
@@ -283,7 +302,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
       resource: 'sequential-op',
       opId: domId,
       rate,
-      detail: `Nothing overlaps these operators, so each element passes through them in series: ${listWords(words)} per element; together at most ${formatRate(rate)}.`,
+      detail: `Nothing overlaps these operators, so each element passes through them in series${inner}: ${listWords(words)} per element; together at most ${formatRate(rate)}.`,
     });
   }
 

@@ -5,22 +5,27 @@
  * See README "How the model works" and the assumptions in measure.ts, evaluate.ts and
  * constants.ts.
  */
-import type { Analysis, Bottleneck, Bound, ModelOptions, Plan } from '../shared/analysis';
+import type { Analysis, Bottleneck, Bound, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { applyOverrides, configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
+import { coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
-import { efficiencyFor, planMeasured, type Resolved } from './plan';
+import { efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from './describe';
 export { MODEL_CONSTANTS } from './constants';
+export { coresFor, wholeCores } from './cores';
 
 function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
-  const cores = Math.max(1, options.cores ?? profile.machine.cores);
+  const { cores, available, note } = coresFor(profile, options);
   return {
     cores,
+    coresAvailable: available,
+    coresNote: note,
+    randomOps: new Set(options.randomOps ?? []),
     maxWorkers: Math.max(1, options.maxWorkers ?? cores),
     workerBudget: 2 * cores,
     maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
@@ -36,11 +41,13 @@ function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
 export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const r = resolve(profile, options);
   const m = measure(profile, options?.history);
-  if (m.rootElements <= 0) return emptyAnalysis(m, r.cores);
+  const coresInfo = { coresAvailable: r.coresAvailable, coresNote: r.coresNote };
+  if (m.rootElements <= 0) return { ...emptyAnalysis(m, r.cores), ...coresInfo };
   const cfg = configFromProfile(m);
   const ev = evaluate(m, cfg, r.cores);
   const bottleneck = bottleneckOf(m, ev);
   return {
+    ...coresInfo,
     measuredRate: m.measuredRate,
     bound: ev.bound,
     bottleneck,
@@ -68,6 +75,9 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
       predictedBound: 0,
       predictedBottleneck: a.bottleneck,
       overrides: { ...profile.run.overrides },
+      cores: r.cores,
+      coresAvailable: r.coresAvailable,
+      coresNote: r.coresNote,
     };
   }
   return planMeasured(m, r);
@@ -94,4 +104,13 @@ export function predict(
   const current = evaluate(m, base, r.cores);
   const ev = evaluate(m, applyOverrides(m, base, overrides), r.cores);
   return { rate: ev.bound * efficiencyFor(m, current, ev), bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
+}
+
+/**
+ * The runner overrides that apply exactly `changes` (any subset of a plan's changes) on top of the
+ * overrides the profile already ran with: what a verification run of that subset takes. Keyed by
+ * op id, like `plan.overrides` (which is `overridesFor(profile, plan.changes)`).
+ */
+export function overridesFor(profile: Profile, changes: PlanChange[], options?: ModelOptions): Overrides {
+  return toOverrides(measure(profile, options?.history), changes);
 }

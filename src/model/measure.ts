@@ -75,6 +75,21 @@ export interface OpMeasure {
   tunable: boolean;
   /** A CPU-bound sync fn on the main thread whose module is known: it can move to worker threads. */
   movable: boolean;
+  /**
+   * What moving the fn to worker threads costs per call, from `op.moveCost` when the runner
+   * measured it (absent otherwise: the model then prices the clone by bytes and the fn's CPU as on
+   * the main thread). Each clone round is split evenly between the sending side (serialise) and
+   * the receiving side (deserialise): the input is serialised on the main thread and deserialised
+   * in the worker, the output the other way round.
+   */
+  move?: {
+    /** Main-thread seconds per call: half of the input's clone round plus half of the output's. */
+    mainClone: number;
+    /** Worker seconds per call: the other halves. */
+    workerClone: number;
+    /** The fn's CPU in a worker ÷ on the main thread, clamped to [workerCpuRatioMin, workerCpuRatioMax]; 1 when not measured. */
+    workerCpuRatio: number;
+  };
 }
 
 /** A profile turned into demands, plus the graph's shape. */
@@ -90,6 +105,8 @@ export interface Measured {
   order: string[];
   /** Who pulls from each op. */
   consumers: Map<string, string[]>;
+  /** The ops built inside each op's fn (an interleave's or flatMap's inner datasets), by `parentId`. */
+  children: Map<string, string[]>;
   /** Other-thread CPU per root element that no op could be charged with. */
   unattributedOtherCpuPerRoot: number;
 }
@@ -186,6 +203,10 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   for (const op of profile.ops) {
     for (const input of op.inputs) consumers.set(input, [...(consumers.get(input) ?? []), op.id]);
   }
+  const children = new Map<string, string[]>();
+  for (const op of profile.ops) {
+    if (op.parentId !== undefined && byId.has(op.parentId)) children.set(op.parentId, [...(children.get(op.parentId) ?? []), op.id]);
+  }
 
   let claimedMain = 0;
   let workerCpu = 0;
@@ -275,6 +296,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
         !isAsync &&
         op.fnModule !== undefined &&
         c.calls > 0,
+      move: moveOf(op),
     });
   }
   return {
@@ -285,8 +307,58 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
     ops,
     order: profile.ops.map((o) => o.id),
     consumers,
+    children,
     unattributedOtherCpuPerRoot: ownCpuTotal > 0 ? 0 : spread / n,
   };
+}
+
+/** A measured move cost per call (see `OpMeasure.move`); undefined when absent or unusable. */
+function moveOf(op: OpProfile): OpMeasure['move'] {
+  const mc = op.moveCost;
+  if (!mc || !(mc.samples > 0)) return undefined;
+  const ok = (x: number) => Number.isFinite(x) && x >= 0;
+  if (!ok(mc.cloneInSeconds) || !ok(mc.cloneOutSeconds)) return undefined;
+  const half = (mc.cloneInSeconds + mc.cloneOutSeconds) / 2;
+  let ratio = 1;
+  if (mc.workerCpuSeconds !== undefined && ok(mc.workerCpuSeconds) && mc.mainCpuSeconds > 0) {
+    ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, mc.workerCpuSeconds / mc.mainCpuSeconds));
+  }
+  return { mainClone: half, workerClone: half, workerCpuRatio: ratio };
+}
+
+/**
+ * How many of `id`'s instances run at once because it sits inside inner datasets: the product,
+ * over its enclosing interleaves, of the inner datasets each pulls at once — min(cycleLength,
+ * parallelism) (src/data/internal/ops/interleave.ts: at most cycleLength are open, and
+ * `parallelism` of them are pulled ahead concurrently). A flatMap flattens its inner datasets one
+ * after another, so it multiplies by 1. `outer` gives an interleave's (cycleLength, parallelism)
+ * under some configuration.
+ */
+export function nesting(m: Measured, id: string, outer: (interleaveId: string) => { cycle: number; parallelism: number }): number {
+  let factor = 1;
+  let cur = m.ops.get(id)?.op.parentId;
+  for (let guard = 0; cur !== undefined && guard <= m.order.length; guard++) {
+    const parent = m.ops.get(cur);
+    if (!parent) break;
+    if (parent.op.kind === 'interleave') {
+      const o = outer(cur);
+      factor *= Math.max(1, Math.min(o.cycle, o.parallelism));
+    }
+    cur = parent.op.parentId;
+  }
+  return factor;
+}
+
+/** The nearest interleave enclosing `id` (through its `parentId` chain), if any. */
+export function enclosingInterleave(m: Measured, id: string): string | undefined {
+  let cur = m.ops.get(id)?.op.parentId;
+  for (let guard = 0; cur !== undefined && guard <= m.order.length; guard++) {
+    const parent = m.ops.get(cur);
+    if (!parent) return undefined;
+    if (parent.op.kind === 'interleave') return cur;
+    cur = parent.op.parentId;
+  }
+  return undefined;
 }
 
 /** Mean latency per call of an awaiting op at `k` calls in flight (see `latencySlope`). */
@@ -300,7 +372,10 @@ export function serviceAt(om: OpMeasure, k: number): number {
   return om.latency > 0 ? (om.service * latencyAt(om, k)) / om.latency : om.service;
 }
 
-/** Ids of `id` and everything upstream of it. */
+/**
+ * Ids of `id` and everything upstream of it: its inputs and, for an interleave or flatMap, the
+ * operators of its inner datasets (they name it as `parentId`) and everything upstream of those.
+ */
 export function upstreamClosure(m: Measured, id: string): Set<string> {
   const seen = new Set<string>();
   const stack = [id];
@@ -309,6 +384,7 @@ export function upstreamClosure(m: Measured, id: string): Set<string> {
     if (seen.has(cur)) continue;
     seen.add(cur);
     for (const input of m.ops.get(cur)?.op.inputs ?? []) stack.push(input);
+    for (const child of m.children.get(cur) ?? []) stack.push(child);
   }
   return seen;
 }

@@ -5,26 +5,30 @@
  * sync maps moved to worker threads (the heaviest first), run the greedy allocator and keep the
  * configuration with the highest bound; a cache must gain `minGain`, each extra move `minMoveGain`.
  * The whole plan must gain `minGain` over the current bound, or it proposes no rate changes (this
- * keeps a re-plan of an already planned run quiet). Then a hedge gives non-binding ops headroom,
- * small concurrency changes to non-binding ops are dropped as noise, and a prefetch at the end of
- * the pipeline is sized to cover the slowest op's latency.
+ * keeps a re-plan of an already planned run quiet). Then a hedge gives non-binding ops headroom and
+ * small concurrency changes to non-binding ops are dropped as noise. Finally every change whose
+ * removal does not lower the predicted rate is dropped, each change gets its own predicted rate,
+ * and a plan whose predicted rate is not `minGain` above the measured one proposes nothing.
  */
 import type { Bound, Plan, PlanChange } from '../shared/analysis';
 import type { KnobOverride, Overrides } from '../shared/profile';
 import { allocate, hedge, type Limits } from './allocate';
 import { bottleneckOf } from './analyze';
 import { chooseCache, type CacheCandidate } from './cache';
-import { cloneConfig, configFromProfile, type Config } from './config';
+import { applyOverrides, cloneConfig, configFromProfile, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatRate, formatSeconds } from './describe';
 import { evaluate, type Evaluation } from './evaluate';
-import { latencyAt, type Measured } from './measure';
-
-type PrefetchChange = Extract<PlanChange, { kind: 'prefetch' }>;
+import { enclosingInterleave, type Measured } from './measure';
 
 /** Options with their defaults filled in. */
 export interface Resolved extends Limits {
   memoryBudgetBytes: number;
+  /** Measured free cores (fractional), and the sentence about the cores planned for (src/model/cores.ts). */
+  coresAvailable?: number;
+  coresNote?: string;
+  /** Op ids known to be random from outside the profile (`ModelOptions.randomOps`). */
+  randomOps: ReadonlySet<string>;
 }
 
 /** The measured efficiency of the run (measured rate ÷ bound), clamped: the factor between a bound and a predicted rate. */
@@ -95,30 +99,6 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
   return out;
 }
 
-/**
- * The longest time one root element spends in a single op: its main-thread time, plus its calls'
- * latency or worker time spread over the calls it runs at once. A prefetch at the end must hold
- * what the pipeline delivers in that time.
- */
-function slowestLatency(m: Measured, cfg: Config, ev: Evaluation): { id?: string; seconds: number } {
-  let id: string | undefined;
-  let seconds = 0;
-  for (const [opId, e] of ev.eff) {
-    const om = m.ops.get(opId);
-    const k = Math.max(1, cfg[opId]?.concurrency ?? 1);
-    if (!om) continue;
-    const waves = (calls: number) => Math.max(1, calls / k);
-    let t = e.main - e.overhead;
-    if (e.async > 0) t += latencyAt(om, k) * waves(e.async);
-    if (e.worker > 0) t += (e.worker / Math.max(e.factor * om.callsPerRoot, 1)) * waves(e.factor * om.callsPerRoot);
-    if (t > seconds) {
-      seconds = t;
-      id = opId;
-    }
-  }
-  return { id, seconds };
-}
-
 function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
   return ev.bounds.find((b) => b.opId === id && b.resource !== 'sequential-op') ?? ev.bounds.find((b) => b.opId === id);
 }
@@ -129,7 +109,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   const current = evaluate(m, base, r.cores);
   const notes: string[] = [];
 
-  const cacheChoice = chooseCache(m, r.memoryBudgetBytes);
+  const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
   notes.push(...cacheChoice.notes);
   const withoutCache = searchMoves(m, base, r);
   let chosen = withoutCache;
@@ -162,7 +142,9 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     const before = opBoundDetail(current, id);
     const after = planned.opBound.get(id) ?? Infinity;
     const afterText = Number.isFinite(after) ? `at most ${formatRate(after)}` : 'no longer a limit';
-    if (from.placement === 'main' && to.placement === 'worker') {
+    if (om.op.kind === 'interleave') {
+      changes.push(...interleaveChanges(m, id, from, to, current, planned));
+    } else if (from.placement === 'main' && to.placement === 'worker') {
       const pe = planned.eff.get(id);
       changes.push({
         kind: 'placement',
@@ -199,40 +181,73 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     }
   }
 
-  const end = endPrefetch(m, chosen, planned);
-  if (end) {
-    changes.push(end.change);
-    if (end.change.existing) chosen[end.change.opId].bufferSize = end.change.size;
-    else chosen[end.change.opId].prefetchAfter = end.change.size;
+  // Each change must carry its weight, and the whole must be a predicted gain: drop, in order,
+  // every change whose removal does not lower the prediction (it is noise the verification would
+  // only spend time on), then propose nothing unless what is left beats the measured rate by
+  // `minGain`.
+  const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, r.cores);
+  let kept = changes;
+  let keptRate = rateOf(kept);
+  for (const ch of changes) {
+    const without = kept.filter((c) => c !== ch);
+    const rate = without.length > 0 ? rateOf(without) : { ...keptRate, rate: m.measuredRate };
+    if (rate.rate >= keptRate.rate * (1 - 1e-9)) {
+      kept = without;
+      keptRate = rateOf(kept);
+    }
   }
-
-  const final = changes.length > 0 ? evaluate(m, chosen, r.cores) : current;
+  if (kept.length > 0 && !(keptRate.rate > m.measuredRate * (1 + C.minGain))) {
+    notes.push(
+      `With ${kept.length === 1 ? 'its change' : `its ${kept.length} changes`} the model predicts ${formatRate(keptRate.rate)}, not ${Math.round(C.minGain * 100)}% above the measured ${formatRate(m.measuredRate)}, so the plan proposes none: on ${r.cores} core${r.cores === 1 ? '' : 's'} it expects no gain.`,
+    );
+    kept = [];
+  }
+  const withEffects = kept.map((ch) => ({ ...ch, predictedRate: rateOf([ch]).rate }));
+  const final = kept.length > 0 ? keptRate.ev : current;
   return {
-    changes,
+    changes: withEffects,
     currentRate: m.measuredRate,
-    predictedRate: changes.length > 0 ? final.bound * efficiencyFor(m, current, final) : m.measuredRate,
+    predictedRate: kept.length > 0 ? keptRate.rate : m.measuredRate,
     predictedBound: final.bound,
     predictedBottleneck: bottleneckOf(m, final),
-    overrides: toOverrides(m, changes),
+    overrides: toOverrides(m, kept),
     notes: notes.length > 0 ? notes : undefined,
+    cores: r.cores,
+    coresAvailable: r.coresAvailable,
+    coresNote: r.coresNote,
   };
 }
 
-/** A prefetch after the last operator, sized to hold what the pipeline delivers while its slowest op works on one element. */
-function endPrefetch(m: Measured, cfg: Config, ev: Evaluation): { change: PrefetchChange } | undefined {
-  const root = m.ops.get(m.rootId);
-  if (!root || !Number.isFinite(ev.bound)) return undefined;
-  const slow = slowestLatency(m, cfg, ev);
-  const needed = Math.min(C.maxPrefetch, Math.max(C.minPrefetch, Math.ceil(ev.bound * slow.seconds)));
-  const slowName = slow.id ? describeOp((m.ops.get(slow.id) ?? root).op) : 'the slowest operator';
-  const why = `At ${formatRate(ev.bound)}, ${slowName} takes ${formatSeconds(slow.seconds)} per element, so ${needed} element${needed === 1 ? '' : 's'} ready at the end of the pipeline keep the consumer from waiting on it.`;
-  if (root.op.kind === 'prefetch') {
-    const have = cfg[m.rootId]?.bufferSize ?? root.op.knobs.bufferSize ?? 1;
-    if (have >= C.minPrefetch && needed <= have * (1 + C.hysteresis)) return undefined;
-    if (needed <= have) return undefined;
-    return { change: { kind: 'prefetch', opId: m.rootId, existing: true, from: have, size: needed, reason: why } };
-  }
-  return { change: { kind: 'prefetch', opId: m.rootId, existing: false, size: needed, reason: why } };
+/**
+ * The predicted rate with `changes` applied on top of the profile's configuration: exactly what
+ * `predict(profile, toOverrides(changes))` says, so a plan, each of its changes and any subset a
+ * verification tries are priced the same way.
+ */
+function predictChanges(m: Measured, base: Config, current: Evaluation, changes: PlanChange[], cores: number): { rate: number; ev: Evaluation } {
+  const ev = evaluate(m, applyOverrides(m, base, toOverrides(m, changes)), cores);
+  return { rate: ev.bound * efficiencyFor(m, current, ev), ev };
+}
+
+/**
+ * An interleave's levers: its cycleLength (inner datasets open at once) and parallelism (pulled at
+ * once); the smaller of the two multiplies what the operators inside its inner datasets deliver.
+ */
+function interleaveChanges(m: Measured, id: string, from: Config[string], to: Config[string], current: Evaluation, planned: Evaluation): PlanChange[] {
+  const om = m.ops.get(id);
+  if (!om) return [];
+  const a = outerOf({ [id]: from }, id);
+  const b = outerOf({ [id]: to }, id);
+  if (a.cycle === b.cycle && a.parallelism === b.parallelism) return [];
+  const name = describeOp(om.op);
+  const inner = m.order.filter((o) => enclosingInterleave(m, o) === id);
+  const innerBound = (ev: Evaluation) => Math.min(...inner.map((o) => ev.opBound.get(o) ?? Infinity));
+  const binding = current.bounds.find((x) => x.opId !== undefined && inner.includes(x.opId));
+  const after = innerBound(planned);
+  const why = `${binding ? `${binding.detail} ` : ''}${name} pulls ${Math.min(a.cycle, a.parallelism)} of its inner datasets at once (cycleLength ${a.cycle}, parallelism ${a.parallelism}); with cycleLength ${b.cycle} and parallelism ${b.parallelism} it pulls ${Math.min(b.cycle, b.parallelism)}, and the operators inside allow ${Number.isFinite(after) ? `at most ${formatRate(after)}` : 'any rate'}.`;
+  const out: PlanChange[] = [];
+  if (a.cycle !== b.cycle) out.push({ kind: 'cycleLength', opId: id, from: om.op.knobs.cycleLength, to: b.cycle, reason: why });
+  if (a.parallelism !== b.parallelism) out.push({ kind: 'parallelism', opId: id, from: om.op.knobs.parallelism, to: b.parallelism, reason: why });
+  return out;
 }
 
 /** The profile's own overrides plus this plan's changes, keyed by op id: what the runner takes. */
@@ -266,6 +281,9 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
       }
       case 'cache':
         at(ch.opId).cache = 'memory';
+        break;
+      case 'cycleLength':
+        at(ch.opId).cycleLength = ch.to;
         break;
     }
   }

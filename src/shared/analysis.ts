@@ -68,30 +68,54 @@ export interface Analysis {
   ops: OpAnalysis[];
   /** Cores the model assumed. */
   cores: number;
+  /**
+   * Cores the pipeline could actually get, as measured (fractional: `run.availableCores`, else
+   * `machine.availableCores`). Absent when the profile did not measure it.
+   */
+  coresAvailable?: number;
+  /**
+   * One sentence on the cores planned for, e.g. "1.1 of 2 cores free: planning for 1", or
+   * "planning for 8 cores, as asked (1.1 of 2 cores free here)". Absent when neither a
+   * measurement nor an explicit `cores` option says anything beyond the machine's cores.
+   */
+  coresNote?: string;
+}
+
+/** What every plan change carries besides its knob. */
+export interface ChangeEffect {
+  /**
+   * The model's predicted root rate with only this change applied on top of the configuration the
+   * profile ran with (absent when the model made no such prediction).
+   */
+  predictedRate?: number;
 }
 
 /** One knob change in a plan. */
-export type PlanChange =
-  | { kind: 'parallelism'; opId: string; from: number | 'auto' | undefined; to: number; reason: string }
-  | { kind: 'placement'; opId: string; to: 'worker'; parallelism: number; reason: string }
-  | {
-      kind: 'prefetch';
-      /** The operator after which a prefetch goes (or the existing prefetch op whose size changes). */
-      opId: string;
-      /** True when `opId` is an existing prefetch whose buffer changes; false to insert a new one. */
-      existing: boolean;
-      from?: number;
-      size: number;
-      reason: string;
-    }
-  | {
-      kind: 'cache';
-      /** Insert `.cache()` right after this operator. */
-      opId: string;
-      /** Estimated bytes the cache will hold (cardinality × bytes per element). */
-      estimatedBytes: number;
-      reason: string;
-    };
+export type PlanChange = ChangeEffect &
+  (
+    | { kind: 'parallelism'; opId: string; from: number | 'auto' | undefined; to: number; reason: string }
+    /** An interleave's cycle length: how many inner datasets are open at once (with `parallelism`, how many are pulled at once). */
+    | { kind: 'cycleLength'; opId: string; from: number | undefined; to: number; reason: string }
+    | { kind: 'placement'; opId: string; to: 'worker'; parallelism: number; reason: string }
+    | {
+        kind: 'prefetch';
+        /** The operator after which a prefetch goes (or the existing prefetch op whose size changes). */
+        opId: string;
+        /** True when `opId` is an existing prefetch whose buffer changes; false to insert a new one. */
+        existing: boolean;
+        from?: number;
+        size: number;
+        reason: string;
+      }
+    | {
+        kind: 'cache';
+        /** Insert `.cache()` right after this operator. */
+        opId: string;
+        /** Estimated bytes the cache will hold (cardinality × bytes per element). */
+        estimatedBytes: number;
+        reason: string;
+      }
+  );
 
 export interface Plan {
   changes: PlanChange[];
@@ -103,6 +127,12 @@ export interface Plan {
   predictedBound: number;
   /** The binding resource after the plan. */
   predictedBottleneck: Bottleneck;
+  /** Cores the plan was made for (see `Analysis.cores`). */
+  cores?: number;
+  /** Measured cores the pipeline could get (see `Analysis.coresAvailable`). */
+  coresAvailable?: number;
+  /** One sentence on the cores planned for (see `Analysis.coresNote`). */
+  coresNote?: string;
   /** The same plan as runner overrides: what `--override` / `plumber/profile` accept. */
   overrides: Overrides;
   /** Sentences about changes the model considered and did not propose (e.g. a cache that does not fit in memory). */
@@ -165,7 +195,11 @@ export function changeKey(change: PlanChange): string {
 
 /** Inputs the model takes besides the profile. */
 export interface ModelOptions {
-  /** Cores to plan for (default: the profile's machine). */
+  /**
+   * Cores to plan for: a target machine, the user's explicit choice. Default: the whole cores the
+   * pipeline could get during the run (`run.availableCores`, else `machine.availableCores`, else
+   * `machine.cores`; see src/model/README.md "Cores").
+   */
   cores?: number;
   /** Bytes a cache may use (default: 0.5 × free memory at profile time). */
   memoryBudgetBytes?: number;
@@ -179,4 +213,10 @@ export interface ModelOptions {
    * flight (a throttled disk or service), instead of assuming it stays the same.
    */
   history?: Profile[];
+  /**
+   * Ids of operators known to be random from outside the profile (the static graph: `Math.random`,
+   * crypto, `ctx.rng`, calls into fns that do). With `op.random` and `op.randomObserved`, the model
+   * never caches at or after any of them.
+   */
+  randomOps?: string[];
 }

@@ -132,43 +132,35 @@ describe('model: plan', () => {
     near(p.predictedBound, 6 / (9e-3 + 120e-6));
   });
 
-  it('sizes the prefetch at the end to the slowest op\'s latency at the planned rate', () => {
-    // fetch gets 8 calls in flight (the cap): 800 el/s; one element takes 10 ms, so 8 ready.
+  it('proposes no prefetch at the end: it does not change what the model predicts, so it is noise', () => {
+    // fetch gets 8 calls in flight (the cap): 800 el/s. A prefetch after it would only overlap a
+    // consumer the model does not see.
     const profile = new ProfileBuilder()
       .range()
       .map('fetch', { latency: 10e-3, parallelism: 2 })
       .build({ rootElements: 1000, rate: 190 });
     const p = plan(profile, { maxConcurrency: 8 });
-    const pf = change(p.changes, 'prefetch', id(1));
-    assert.ok(pf);
-    assert.equal(pf.size, 8);
-    assert.equal(changeTitle(pf, profile), 'insert prefetch(8) after map(fetch)');
-  });
-
-  it('proposes at least prefetch(2) at the end of a main-thread-bound pipeline and nothing else', () => {
-    const profile = new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).batch(32).build({ rootElements: 100, rate: 6 });
-    const p = plan(profile);
     assert.deepEqual(
       p.changes.map((c) => changeTitle(c, profile)),
-      ['insert prefetch(2) after batch(32)'],
+      ['set parallelism of map(fetch) to 8'],
     );
+  });
+
+  it('proposes nothing for a main-thread-bound pipeline it cannot speed up, and says why', () => {
+    const profile = new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).batch(32).build({ rootElements: 100, rate: 6 });
+    const p = plan(profile);
+    assert.deepEqual(p.changes, []);
     assert.equal(p.predictedRate, 6);
   });
 
-  it('grows an existing prefetch at the end when it is too small, and leaves a big enough one alone', () => {
+  it('leaves an existing prefetch at the end alone', () => {
     const build = (size: number) =>
       new ProfileBuilder()
         .range()
         .map('fetch', { latency: 10e-3, parallelism: 8 })
         .prefetch(size)
         .build({ rootElements: 1000, rate: 780 });
-    const small = build(1);
-    const p = plan(small, { maxConcurrency: 8 });
-    const pf = change(p.changes, 'prefetch', id(2));
-    assert.ok(pf && pf.existing);
-    assert.equal(pf.from, 1);
-    assert.equal(pf.size, 8);
-    assert.equal(changeTitle(pf, small), 'change prefetch(1) after map(fetch) to prefetch(8)');
+    assert.deepEqual(plan(build(1), { maxConcurrency: 8 }).changes, []);
     assert.deepEqual(plan(build(8), { maxConcurrency: 8 }).changes, []);
   });
 });
@@ -182,14 +174,12 @@ describe('model: plan on a planned run', () => {
       .build({ rootElements: 1000, rate: 380 });
     const p1 = plan(first);
     const k = change(p1.changes, 'parallelism', id(1))?.to ?? 0;
-    const size = change(p1.changes, 'prefetch', id(2))?.size ?? 0;
-    assert.ok(k > 4 && size >= 2);
-    // The re-trace: the same ops with the plan's knobs, and the prefetch the override inserted.
+    assert.ok(k > 4);
+    // The re-trace: the same ops with the plan's knobs.
     const second = new ProfileBuilder()
       .range()
       .map('fetch', { latency: 10e-3, parallelism: k })
       .map('decode', { self: 2e-3 })
-      .op({ kind: 'prefetch', bufferSize: size, overridden: true })
       .build({ rootElements: 1000, rate: 480, overrides: p1.overrides });
     const p2 = plan(second);
     assert.deepEqual(p2.changes, []);

@@ -82,14 +82,23 @@ describe('model on recorded profiles', () => {
     });
   });
 
-  it('worker-bound: one worker thread binds; the plan gives it one per core', () => {
+  it('worker-bound: one worker thread binds; planned for the machine\'s cores, it gets one per core', () => {
     const profile = load('worker-bound');
     const decode = opId(profile, 'decode');
     assert.equal(analyze(profile).bottleneck.opId, decode);
-    const p = plan(profile);
+    const p = plan(profile, { cores: profile.machine.cores });
     const par = p.changes.find((c) => c.kind === 'parallelism' && c.opId === decode);
     assert.ok(par && par.kind === 'parallelism');
     assert.equal(par.to, profile.machine.cores);
+  });
+
+  it('worker-bound: recorded with 0.76 of 2 cores free, the plan is for 1 core and adds no thread', () => {
+    const profile = load('worker-bound');
+    assert.equal(profile.machine.availableCores, 0.76);
+    const p = plan(profile);
+    assert.equal(p.coresNote, '0.8 of 2 cores free: planning for 1');
+    assert.equal(analyze(profile).coresNote, '0.8 of 2 cores free: planning for 1');
+    assert.deepEqual(p.changes, []);
   });
 
   it('disk-bound: the throttled read is one call at a time; the plan puts reads in flight', () => {
