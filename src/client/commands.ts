@@ -3,7 +3,6 @@
  * when it is not ready, and the Profile commands refuse in an untrusted workspace.
  */
 import * as vscode from 'vscode';
-import type { WorkspaceEdit as LspWorkspaceEdit } from 'vscode-languageclient/node';
 import {
   ClearProfileRequest,
   FixAllRequest,
@@ -11,10 +10,7 @@ import {
   ProfileRequest,
   type ClearProfileParams,
   type FixAllParams,
-  type FixAllResult,
   type PipelineSummary,
-  type PipelinesParams,
-  type PipelinesResult,
   type ProfileParams,
   type ProfileResult,
   type Range,
@@ -97,7 +93,7 @@ function asString(value: unknown): string | undefined {
 }
 
 async function pipelinesOf(ctx: CommandContext, uri: vscode.Uri): Promise<PipelineSummary[]> {
-  const result = await ctx.server.request<PipelinesParams, PipelinesResult>(PipelinesRequest, { uri: uri.toString() });
+  const result = await ctx.server.request(PipelinesRequest, { uri: uri.toString() });
   return result.pipelines;
 }
 
@@ -147,7 +143,7 @@ async function profile(ctx: CommandContext, uri: vscode.Uri | undefined, name: s
         if (value.kind !== 'end' && value.message) progress.report({ message: value.message });
       });
       try {
-        return await ctx.server.request<ProfileParams, ProfileResult>(ProfileRequest, params, token);
+        return await ctx.server.request(ProfileRequest, params, token);
       } catch (error) {
         // The person pressed Cancel: that is an answer, not an error to report.
         if (token.isCancellationRequested) return undefined;
@@ -180,11 +176,11 @@ async function applyAllFixes(ctx: CommandContext, uri: vscode.Uri | undefined, p
   if (ctx.server.state !== 'ready') throw new ServerNotReadyError(ctx.server.notReadyMessage());
   if (!uri) return refuse(ctx, { refused: 'no-pipeline', message: 'Open a profiled pipeline file to apply its fixes.' });
   const params: FixAllParams = { uri: uri.toString(), pipeline };
-  const result = await ctx.server.request<FixAllParams, FixAllResult>(FixAllRequest, params);
+  const result = await ctx.server.request(FixAllRequest, params);
   if (!result.edit) {
     return refuse(ctx, { refused: 'no-fix', message: result.reason ?? 'Plumber has no fix to apply: profile the pipeline first.' });
   }
-  const edit = await ctx.server.languageClient.protocol2CodeConverter.asWorkspaceEdit(result.edit as LspWorkspaceEdit);
+  const edit = await ctx.server.languageClient.protocol2CodeConverter.asWorkspaceEdit(result.edit);
   const applied = await vscode.workspace.applyEdit(edit);
   if (!applied) {
     return refuse(ctx, { refused: 'stale', message: 'The fixes no longer fit the file (it changed since the profile). Profile again, then apply the fixes.' });

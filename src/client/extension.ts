@@ -118,7 +118,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
     statusBarText: () => status.text,
     settings: () => settings,
     reportPipeline: () => report.current?.pipeline,
-    request: (method, params) => server.request(method, params),
+    request: (method, params) => server.requestMethod(method, params),
   };
 }
 

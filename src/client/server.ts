@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import type { CancellationToken, LanguageClient } from 'vscode-languageclient/node';
+import type { NotificationType, RequestType } from 'vscode-jsonrpc';
 import { CRASH_WINDOW_MS, CrashPolicy, MAX_CRASHES } from './crashPolicy';
 import { TrustChangedNotification, type TrustChangedParams } from '../shared/protocol';
 
@@ -45,8 +46,12 @@ export class PlumberServer implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  /** Registers a server → client notification handler, now or when the client is created. */
-  onNotification<P>(method: string, handler: (params: P) => void): vscode.Disposable {
+  /**
+   * Registers a server → client notification handler, now or when the client is created. The
+   * client library gets the method string: see src/shared/protocol.ts for why not the object.
+   */
+  onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): vscode.Disposable {
+    const method = type.method;
     const entry: [string, (params: unknown) => void] = [method, handler as (params: unknown) => void];
     this.notificationHandlers.push(entry);
     let registered = this.client?.onNotification(method, handler);
@@ -158,7 +163,15 @@ export class PlumberServer implements vscode.Disposable {
   }
 
   /** Sends a custom request, or throws ServerNotReadyError with a sentence when the server is down. */
-  async request<P, R>(method: string, params: P, token?: CancellationToken): Promise<R> {
+  request<P, R>(type: RequestType<P, R, void>, params: P, token?: CancellationToken): Promise<R> {
+    return this.requestMethod<P, R>(type.method, params, token);
+  }
+
+  /**
+   * The same by method name, unchecked: only for the test API (`PlumberApi.request`), which sends
+   * whatever a test asks. Extension code uses `request` with a protocol constant.
+   */
+  async requestMethod<P, R>(method: string, params: P, token?: CancellationToken): Promise<R> {
     if (this._state !== 'ready' || !this.client) throw new ServerNotReadyError(this.notReadyMessage());
     return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
   }
@@ -167,7 +180,7 @@ export class PlumberServer implements vscode.Disposable {
   notifyTrust(trusted: boolean): void {
     if (this._state !== 'ready' || !this.client) return; // a (re)starting server reads trust from initializationOptions
     const params: TrustChangedParams = { trusted };
-    this.client.sendNotification(TrustChangedNotification, params).catch((e: unknown) => this.log.warn(`Could not send the trust change: ${String(e)}`));
+    this.client.sendNotification(TrustChangedNotification.method, params).catch((e: unknown) => this.log.warn(`Could not send the trust change: ${String(e)}`));
   }
 
   /** Marks the server as unable to start (e.g. its bundle is missing); Restart Server tries again. */

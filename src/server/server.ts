@@ -5,7 +5,9 @@
  */
 import {
   CodeActionKind,
+  CodeLensRefreshRequest,
   DidChangeWatchedFilesNotification,
+  InlayHintRefreshRequest,
   ErrorCodes,
   LSPErrorCodes,
   ProposedFeatures,
@@ -165,8 +167,8 @@ function publishDiagnostics(uri: string): void {
 
 function refreshAll(): void {
   for (const d of documents.all()) scheduleDiagnostics(d.uri, 0);
-  if (caps.workspace?.codeLens?.refreshSupport) void connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
-  if (caps.workspace?.inlayHint?.refreshSupport) void connection.sendRequest('workspace/inlayHint/refresh').catch(() => undefined);
+  if (caps.workspace?.codeLens?.refreshSupport) void connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
+  if (caps.workspace?.inlayHint?.refreshSupport) void connection.sendRequest(InlayHintRefreshRequest.type).catch(() => undefined);
 }
 
 function profilesChanged(uri: string, names: string[]): void {
@@ -181,7 +183,7 @@ documents.onDidChangeContent((e) => {
     profilesChanged(e.document.uri, flipped);
     // A profile that just went stale must drop its "Apply all" lens and say "stale" now, not at
     // the editor's next lens request (VS Code keeps resolved lens titles until then).
-    if (flipped.length > 0 && caps.workspace?.codeLens?.refreshSupport) void connection.sendRequest('workspace/codeLens/refresh').catch(() => undefined);
+    if (flipped.length > 0 && caps.workspace?.codeLens?.refreshSupport) void connection.sendRequest(CodeLensRefreshRequest.type).catch(() => undefined);
     scheduleDiagnostics(e.document.uri);
   } catch (error) {
     connection.console.error(`Plumber could not track an edit: ${describe(error)}`);

@@ -1,10 +1,22 @@
 /**
- * Custom LSP messages between the extension (client) and the language server, declared once.
- * Method names are `plumber/…`. Ranges and URIs are plain LSP shapes so both sides can use them
- * without importing vscode or ts-morph.
+ * Custom LSP messages between the extension (client) and the language server, declared once as
+ * typed `RequestType`/`NotificationType` constants (as vscode-eslint's customMessages.ts and
+ * rust-analyzer's lsp_ext.ts do), so the compiler checks each method against its params and result
+ * on both sides. Method names are `plumber/…`. Ranges and URIs are plain LSP shapes so both sides
+ * can use them without importing vscode or ts-morph.
+ *
+ * The constants come from vscode-jsonrpc's common entry (no Node or browser transport), the one
+ * copy both vscode-languageclient and vscode-languageserver resolve. The extension's activation
+ * bundle carries its own copy of that module while the language client lives in another bundle,
+ * so the client hands the client library `type.method` (a string), never the object: jsonrpc
+ * compares `parameterStructures` by identity, and another copy's instance would not match.
  */
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
+import type { WorkspaceEdit } from 'vscode-languageserver-types';
 import type { Analysis, Plan } from './analysis';
 import type { Profile } from './profile';
+
+export type { WorkspaceEdit };
 
 /** An LSP position/range, structurally identical to vscode-languageserver-types'. */
 export interface Position {
@@ -64,20 +76,15 @@ export interface PipelineSummary {
   profiledAt?: string;
 }
 
-/** client → server request: the pipelines of one document, or of every open document when `uri` is absent. */
-export const PipelinesRequest = 'plumber/pipelines' as const;
 export interface PipelinesParams {
   uri?: string;
 }
 export interface PipelinesResult {
   pipelines: PipelineSummary[];
 }
+/** client → server request: the pipelines of one document, or of every open document when `uri` is absent. */
+export const PipelinesRequest = new RequestType<PipelinesParams, PipelinesResult, void>('plumber/pipelines');
 
-/**
- * client → server request: run the runner on one pipeline (or all pipelines of a document) with
- * cancellable work-done progress. Refused with a message when the workspace is untrusted.
- */
-export const ProfileRequest = 'plumber/profile' as const;
 export interface ProfileParams {
   uri: string;
   /** Export name; all pipelines of the document when absent. */
@@ -98,9 +105,12 @@ export interface ProfileOutcome {
 export interface ProfileResult {
   outcomes: ProfileOutcome[];
 }
+/**
+ * client → server request: run the runner on one pipeline (or all pipelines of a document) with
+ * cancellable work-done progress. Refused with a message when the workspace is untrusted.
+ */
+export const ProfileRequest = new RequestType<ProfileParams, ProfileResult, void>('plumber/profile');
 
-/** client → server request: everything the report view shows for one pipeline. */
-export const ReportRequest = 'plumber/report' as const;
 export interface ReportParams {
   uri: string;
   pipeline: string;
@@ -122,35 +132,38 @@ export interface ReportResult {
   criticalPath: string[];
   history: ReportHistoryEntry[];
 }
+/** client → server request: everything the report view shows for one pipeline. */
+export const ReportRequest = new RequestType<ReportParams, ReportResult, void>('plumber/report');
 
-/** client → server request: the edit that applies every fix of the plan for one pipeline (or all in the document). */
-export const FixAllRequest = 'plumber/fixAll' as const;
 export interface FixAllParams {
   uri: string;
   pipeline?: string;
 }
-/** `edit` is an LSP WorkspaceEdit (documentChanges with a version); absent with `reason` when no fix applies. */
+/** The edit for every fix of a plan; absent with `reason` when no fix applies. */
 export interface FixAllResult {
-  edit?: unknown;
+  /** documentChanges carrying the version the offsets were computed on (a client refuses it if the file moved on). */
+  edit?: WorkspaceEdit;
   title?: string;
   reason?: string;
 }
+/** client → server request: the edit that applies every fix of the plan for one pipeline (or all in the document). */
+export const FixAllRequest = new RequestType<FixAllParams, FixAllResult, void>('plumber/fixAll');
 
-/** client → server request: forget the profiles of one document, or of all documents. */
-export const ClearProfileRequest = 'plumber/clearProfile' as const;
 export interface ClearProfileParams {
   uri?: string;
 }
+/** client → server request: forget the profiles of one document, or of all documents. */
+export const ClearProfileRequest = new RequestType<ClearProfileParams, null, void>('plumber/clearProfile');
 
-/** server → client notification: profiles of a document changed (new, stale, cleared); refresh views. */
-export const ProfileUpdatedNotification = 'plumber/profileUpdated' as const;
 export interface ProfileUpdatedParams {
   uri: string;
   pipelines: string[];
 }
+/** server → client notification: profiles of a document changed (new, stale, cleared); refresh views. */
+export const ProfileUpdatedNotification = new NotificationType<ProfileUpdatedParams>('plumber/profileUpdated');
 
-/** client → server notification: the workspace's trust changed (the server runs no code while untrusted). */
-export const TrustChangedNotification = 'plumber/trustChanged' as const;
 export interface TrustChangedParams {
   trusted: boolean;
 }
+/** client → server notification: the workspace's trust changed (the server runs no code while untrusted). */
+export const TrustChangedNotification = new NotificationType<TrustChangedParams>('plumber/trustChanged');

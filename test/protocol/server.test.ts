@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CancellationTokenSource, WorkDoneProgress, type CodeAction, type CodeLens, type Hover, type TextDocumentEdit, type TextEdit } from 'vscode-languageserver-protocol/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { FixAllResult, PipelinesResult, ProfileResult, ProfileUpdatedParams } from '../../src/shared/protocol';
+import { ClearProfileRequest, FixAllRequest, PipelinesRequest, ProfileRequest, ProfileUpdatedNotification, TrustChangedNotification, type ProfileUpdatedParams } from '../../src/shared/protocol';
 import { ROOT, SERVER, startServer, type TestClient } from './client';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'server', 'cli');
@@ -56,7 +56,7 @@ describe('language server over JSON-RPC', function () {
     });
 
   it('lists the pipelines of the document and offers "Profile" before any run', async () => {
-    const r = await client.connection.sendRequest<PipelinesResult>('plumber/pipelines', { uri });
+    const r = await client.connection.sendRequest(PipelinesRequest, { uri });
     assert.deepEqual(r.pipelines.map((p) => [p.name, p.ops.map((o) => o.label)]), [['numbers', ['range(100_000)', 'map(heavy)', 'batch(16)']]]);
     assert.deepEqual(await lenses(), ['Profile']);
   });
@@ -67,8 +67,8 @@ describe('language server over JSON-RPC', function () {
     const progress = client.connection.onProgress(WorkDoneProgress.type, token, (v) => {
       if (v.kind !== 'end' && v.message) reports.push(v.message);
     });
-    const updated = client.notification<ProfileUpdatedParams>('plumber/profileUpdated', (p) => p.uri === uri);
-    const result = await client.connection.sendRequest<ProfileResult>('plumber/profile', { uri, pipeline: 'numbers', workDoneToken: token });
+    const updated = client.notification<ProfileUpdatedParams>(ProfileUpdatedNotification.method, (p) => p.uri === uri);
+    const result = await client.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken: token });
     progress.dispose();
     assert.equal(result.outcomes.length, 1);
     assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
@@ -92,7 +92,7 @@ describe('language server over JSON-RPC', function () {
     const fixed = TextDocument.applyEdits(TextDocument.create(uri, 'typescript', 1, text), change.edits as TextEdit[]);
     assert.notEqual(fixed, text);
     assert.match(fixed, /\/\/ the slow step/);
-    const stale = client.notification<ProfileUpdatedParams>('plumber/profileUpdated', (p) => p.uri === uri);
+    const stale = client.notification<ProfileUpdatedParams>(ProfileUpdatedNotification.method, (p) => p.uri === uri);
     const refreshed = client.nextLensRefresh();
     await client.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: fixed }] });
     await stale;
@@ -101,7 +101,7 @@ describe('language server over JSON-RPC', function () {
     await refreshed;
     const after = await actionsAt(11);
     assert.ok(after.length > 0 && after.every((a) => a.disabled !== undefined), JSON.stringify(after));
-    const all = await client.connection.sendRequest<FixAllResult>('plumber/fixAll', { uri, pipeline: 'numbers' });
+    const all = await client.connection.sendRequest(FixAllRequest, { uri, pipeline: 'numbers' });
     assert.match(all.reason ?? '', /changed since it was profiled/);
     assert.ok((await lenses()).some((t) => t.endsWith(' · stale')));
   });
@@ -117,7 +117,7 @@ describe('language server over JSON-RPC', function () {
         }
       });
     });
-    const pending = client.connection.sendRequest<ProfileResult>('plumber/profile', { uri, pipeline: 'numbers', workDoneToken: token }, source.token);
+    const pending = client.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken: token }, source.token);
     await started;
     source.cancel();
     const outcome = await pending.then(
@@ -125,22 +125,22 @@ describe('language server over JSON-RPC', function () {
       () => 'cancelled',
     );
     assert.equal(outcome, 'cancelled');
-    const r = await client.connection.sendRequest<PipelinesResult>('plumber/pipelines', { uri });
+    const r = await client.connection.sendRequest(PipelinesRequest, { uri });
     assert.equal(r.pipelines.length, 1);
   });
 
   it('forgets profiles on plumber/clearProfile and tells the client', async () => {
-    const cleared = client.notification<ProfileUpdatedParams>('plumber/profileUpdated', (p) => p.uri === uri);
-    await client.connection.sendRequest('plumber/clearProfile', { uri });
+    const cleared = client.notification<ProfileUpdatedParams>(ProfileUpdatedNotification.method, (p) => p.uri === uri);
+    await client.connection.sendRequest(ClearProfileRequest, { uri });
     assert.deepEqual((await cleared).pipelines, ['numbers']);
     assert.deepEqual(await lenses(), ['Profile']);
   });
 
   it('refuses to run workspace code once the workspace is untrusted, with a sentence saying why', async () => {
-    await client.connection.sendNotification('plumber/trustChanged', { trusted: false });
-    await assert.rejects(client.connection.sendRequest('plumber/profile', { uri, pipeline: 'numbers' }), (e: Error) => /untrusted/.test(e.message));
+    await client.connection.sendNotification(TrustChangedNotification, { trusted: false });
+    await assert.rejects(client.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers' }), (e: Error) => /untrusted/.test(e.message));
     assert.deepEqual(await lenses(), ['Profile'], 'static features keep working without trust');
-    await client.connection.sendNotification('plumber/trustChanged', { trusted: true });
+    await client.connection.sendNotification(TrustChangedNotification, { trusted: true });
   });
 
   it('logs a failing feature and answers an empty result, then keeps serving', async () => {
@@ -148,7 +148,7 @@ describe('language server over JSON-RPC', function () {
     const answer = await client.connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: null });
     assert.equal(answer, null);
     assert.match((await logged).message, /returned nothing/);
-    const r = await client.connection.sendRequest<PipelinesResult>('plumber/pipelines', { uri });
+    const r = await client.connection.sendRequest(PipelinesRequest, { uri });
     assert.equal(r.pipelines.length, 1);
   });
 

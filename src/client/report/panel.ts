@@ -60,7 +60,7 @@ export class ReportPanel implements vscode.Disposable {
     if (!this.panel || !this.target) return;
     try {
       const params: ReportParams = { uri: this.target.uri, pipeline: this.target.pipeline };
-      this.last = await this.server.request<ReportParams, ReportResult>(ReportRequest, params);
+      this.last = await this.server.request(ReportRequest, params);
       await this.post({ type: 'report', report: this.last });
     } catch (error) {
       const message = `Plumber could not load the report: ${error instanceof Error ? error.message : String(error)}`;
