@@ -17,6 +17,8 @@ export interface Settings {
   runner: { nodePath: string; nodeArgs: string[] };
   /** Model inputs. */
   model: { cores: number; memoryBudgetMB: number };
+  /** How a plan is made: profile passes before planning, and whether runs verify it before it is offered. */
+  plan: { passes: number; verify: boolean };
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -26,6 +28,7 @@ export const DEFAULT_SETTINGS: Settings = {
   profile: { seconds: 5, maxElements: 100_000, timeoutSeconds: 60, memoryMB: 4096 },
   runner: { nodePath: '', nodeArgs: [] },
   model: { cores: 0, memoryBudgetMB: 0 },
+  plan: { passes: 2, verify: true },
 };
 
 /** The JSON type a setting has in `contributes.configuration`. */
@@ -65,6 +68,8 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'runner.nodeArgs', type: 'array', scope: 'machine-overridable', restricted: true, markdownDescription: 'Extra Node.js arguments for the runner, e.g. `["--import", "tsx"]`. Only used in trusted workspaces.' },
   { key: 'model.cores', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Cores the model plans for. `0`: the cores of the machine the profile ran on.' },
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
+  { key: 'plan.passes', type: 'integer', scope: 'resource', minimum: 1, maximum: 5, markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.' },
+  { key: 'plan.verify', type: 'boolean', scope: 'resource', markdownDescription: 'Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model\'s estimate only, marked *not verified*.' },
 ];
 
 /** The LSP trace setting every language client reads (`<section>.trace.server`). */

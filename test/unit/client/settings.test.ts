@@ -9,6 +9,7 @@ interface ConfigRow {
   scope?: string;
   markdownDescription?: string;
   minimum?: number;
+  maximum?: number;
   enum?: string[];
 }
 const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
@@ -37,11 +38,20 @@ describe('Settings', () => {
       assert.equal(row.scope, spec.scope, `${spec.key}: scope`);
       assert.equal(row.markdownDescription, spec.markdownDescription, `${spec.key}: markdownDescription`);
       assert.equal(row.minimum, spec.minimum, `${spec.key}: minimum`);
+      assert.equal(row.maximum, spec.maximum, `${spec.key}: maximum`);
     }
     const trace = properties['plumber.trace.server'];
     assert.deepEqual(trace.enum, [...TRACE_SETTING.enum]);
     assert.equal(trace.default, 'off');
     assert.ok(trace.scope && trace.markdownDescription);
+  });
+
+  it('let the editor plan like `plumber plan`: two passes and a verified plan unless the person says otherwise', () => {
+    assert.deepEqual(DEFAULT_SETTINGS.plan, { passes: 2, verify: true });
+    assert.equal(properties['plumber.plan.passes']!.default, 2);
+    assert.equal(properties['plumber.plan.verify']!.default, true);
+    assert.deepEqual(normalizeSettings({ plan: { passes: 0, verify: 'yes' } }).invalid, ['plumber.plan.passes', 'plumber.plan.verify']);
+    assert.deepEqual(normalizeSettings({ plan: { passes: 1, verify: false } }).settings.plan, { passes: 1, verify: false });
   });
 
   it('declare the runner settings as restricted in untrusted workspaces', () => {
