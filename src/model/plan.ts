@@ -190,7 +190,9 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   let keptRate = rateOf(kept);
   for (const ch of changes) {
     const without = kept.filter((c) => c !== ch);
-    const rate = without.length > 0 ? rateOf(without) : { ...keptRate, rate: m.measuredRate };
+    // The last change is judged by the gain check below, which says why it goes.
+    if (without.length === 0) continue;
+    const rate = rateOf(without);
     if (rate.rate >= keptRate.rate * (1 - 1e-9)) {
       kept = without;
       keptRate = rateOf(kept);

@@ -10,7 +10,7 @@
  * that returned a promise.
  */
 import { newCounters, type KnobOverride, type OpKind, type OpKnobs, type Placement } from '../../../src/data/tracing';
-import { PROFILE_VERSION, type Machine, type OpProfile, type Profile } from '../../../src/shared/profile';
+import { PROFILE_VERSION, type Machine, type MoveCost, type OpProfile, type Profile } from '../../../src/shared/profile';
 
 export interface OpSpec {
   kind: OpKind;
@@ -32,8 +32,15 @@ export interface OpSpec {
   random?: boolean;
   /** filter: fraction kept. */
   keep?: number;
-  /** flatMap: elements out per element in. */
+  /** flatMap: elements out per element in; interleave: elements per inner dataset. */
   out?: number;
+  /** Indices of the ops it pulls from (default: the previous op; none for the first). */
+  inputs?: number[];
+  /** Index of the interleave or flatMap whose inner datasets it is built in (`parentId`). */
+  parent?: number;
+  cycleLength?: number;
+  randomObserved?: boolean;
+  moveCost?: MoveCost;
   batchSize?: number;
   bufferSize?: number;
   count?: number;
@@ -55,6 +62,8 @@ export interface RunSpec {
   /** CPU on other threads (libuv), seconds over the window. */
   otherCpuSeconds?: number;
   overrides?: Record<string, KnobOverride>;
+  /** Cores the process could get during the window (`run.availableCores`). */
+  availableCores?: number;
 }
 
 export class ProfileBuilder {
@@ -106,18 +115,27 @@ export class ProfileBuilder {
 
   build(run: RunSpec): Profile {
     const n = this.specs.length;
+    const inputsOf = (i: number): number[] => this.specs[i].inputs ?? (i === 0 ? [] : [i - 1]);
     const produced: number[] = new Array<number>(n).fill(0);
     const pulled: number[] = new Array<number>(n).fill(0);
-    let out = run.rootElements;
+    const known = new Array<boolean>(n).fill(false);
+    produced[n - 1] = run.rootElements;
+    known[n - 1] = true;
+    // Upstream from the root: each op pulls what its output needs from its inputs; the last op of
+    // an inner dataset chain (nothing pulls from it) produces what its parent produces.
     for (let i = n - 1; i >= 0; i--) {
       const s = this.specs[i];
-      produced[i] = out;
+      if (!known[i] && s.parent !== undefined) produced[i] = produced[s.parent];
       let ratio = 1;
       if (s.kind === 'batch') ratio = s.batchSize ?? 1;
       else if (s.kind === 'filter') ratio = 1 / (s.keep ?? 1);
-      else if (s.kind === 'flatMap') ratio = 1 / (s.out ?? 1);
-      pulled[i] = i === 0 ? 0 : Math.round(out * ratio);
-      out = pulled[i];
+      else if (s.kind === 'flatMap' || s.kind === 'interleave') ratio = 1 / (s.out ?? 1);
+      const ins = inputsOf(i);
+      pulled[i] = ins.length === 0 ? 0 : Math.round(produced[i] * ratio);
+      for (const j of ins) {
+        produced[j] = pulled[i];
+        known[j] = true;
+      }
     }
     const seconds = run.rootElements / run.rate;
     let claimedMain = 0;
@@ -128,7 +146,7 @@ export class ProfileBuilder {
       const placement: Placement = s.placement ?? (s.kind === 'files' ? 'libuv' : 'main');
       c.produced = produced[i];
       c.pulled = pulled[i];
-      const calls = fn ? pulled[i] : s.latency !== undefined ? produced[i] : 0;
+      const calls = fn || s.kind === 'interleave' ? pulled[i] : s.latency !== undefined ? produced[i] : 0;
       c.calls = calls;
       c.selfSeconds = calls * (s.self ?? 0) + produced[i] * this.bookkeeping;
       if (placement === 'worker') {
@@ -156,12 +174,16 @@ export class ProfileBuilder {
       if (s.batchSize !== undefined) knobs.batchSize = s.batchSize;
       if (s.bufferSize !== undefined) knobs.bufferSize = s.bufferSize;
       if (s.count !== undefined) knobs.count = s.count;
+      if (s.kind === 'interleave') knobs.cycleLength = s.cycleLength ?? 2;
       if (s.kind === 'cache') knobs.cacheMemory = true;
       return {
         id: ProfileBuilder.id(i),
         kind: s.kind,
         site: { file: '/work/pipeline.ts', line: 10 + i, column: 4 },
-        inputs: i === 0 ? [] : [ProfileBuilder.id(i - 1)],
+        inputs: inputsOf(i).map((j) => ProfileBuilder.id(j)),
+        parentId: s.parent !== undefined ? ProfileBuilder.id(s.parent) : undefined,
+        randomObserved: s.randomObserved,
+        moveCost: s.moveCost,
         fnName: s.fnName,
         fnAsync: s.latency !== undefined ? true : undefined,
         fnModule: s.module ? { file: '/work/transforms.ts', exportName: s.fnName ?? 'fn' } : undefined,
@@ -187,6 +209,7 @@ export class ProfileBuilder {
         converged: true,
         endReason: 'converged',
         rateEstimates: [run.rate],
+        availableCores: run.availableCores,
         overrides: run.overrides ?? {},
         mainThreadCpuSeconds,
         processCpuSeconds: mainThreadCpuSeconds + worker + (run.otherCpuSeconds ?? 0),
