@@ -190,3 +190,33 @@ export async function probeAvailableCores(cores: number, seconds = 0.2): Promise
     return undefined;
   }
 }
+
+/**
+ * Idle CPU seconds of the whole machine so far (idle + iowait over every CPU, from the aggregate
+ * line of /proc/stat, in USER_HZ ticks of 1/100 s). Undefined off Linux. Only differences mean
+ * anything: read it at the start and the end of an interval.
+ */
+export function machineIdleSeconds(): number | undefined {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'latin1').split('\n', 1)[0];
+    const fields = line.trim().split(/\s+/);
+    if (fields[0] !== 'cpu') return undefined;
+    const idle = Number(fields[4]);
+    const iowait = Number(fields[5] ?? 0);
+    // USER_HZ is 100 on every Linux ABI Node runs on (sysconf(_SC_CLK_TCK) is fixed by the ABI).
+    return Number.isFinite(idle) && Number.isFinite(iowait) ? (idle + iowait) / 100 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Cores this process could have used over an interval: what it used itself plus what the
+ * machine left idle, per second of wall time, clamped to (0, cores]. Other work's CPU is what is
+ * missing. Undefined when the idle time could not be read.
+ */
+export function coresAvailableDuring(ownCpuSeconds: number, idleSeconds: number | undefined, wallSeconds: number, cores: number): number | undefined {
+  if (idleSeconds === undefined || !(wallSeconds > 0)) return undefined;
+  const x = (Math.max(0, ownCpuSeconds) + Math.max(0, idleSeconds)) / wallSeconds;
+  return Math.min(cores, Math.max(0.01, Number(x.toFixed(2))));
+}

@@ -5,6 +5,7 @@
  * group, so the parent can kill everything it starts.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { OVERRIDES_KEY, TRACER_KEY, DATASET_KEY, siteKey } from '../data/tracing';
@@ -14,7 +15,7 @@ import type { Machine, Profile, ProfileError, RunnerMessage } from '../shared/pr
 import { exportedFunctions, findPipelines, importModule } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
-import { describeMachine, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
+import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure } from './measure';
 import { opIdOfSite } from '../shared/opId';
@@ -152,6 +153,8 @@ async function main(): Promise<void> {
   let unmatched: string | undefined;
   let cpu0 = 0;
   let proc0 = 0;
+  let idle0: number | undefined;
+  let wall0 = 0;
   const fnModules = exportedFunctions(ns, file);
   const result = await measure(ds, req, {
     onFirstElement() {
@@ -163,10 +166,17 @@ async function main(): Promise<void> {
       tracer.snapshot();
       cpu0 = clock.read();
       proc0 = processCpuSeconds();
+      idle0 = machineIdleSeconds();
+      wall0 = performance.now() / 1000;
     },
     onWindowEnd() {
       run.mainThreadCpuSeconds = Math.max(0, clock.read() - cpu0);
       run.processCpuSeconds = Math.max(0, processCpuSeconds() - proc0);
+      // Cores free during the window: read at its two ends only, so it costs nothing per element.
+      const idle1 = machineIdleSeconds();
+      const cores = coresAvailableDuring(run.processCpuSeconds, idle0 === undefined || idle1 === undefined ? undefined : idle1 - idle0, performance.now() / 1000 - wall0, machine.cores);
+      if (cores !== undefined) run.availableCores = cores;
+      run.loadAverage = Number(os.loadavg()[0].toFixed(2));
       profile.ops = tracer.ops(file, fnModules);
     },
     progress: (m) => void send(m),
@@ -179,6 +189,7 @@ async function main(): Promise<void> {
     converged: result.converged,
     endReason: result.endReason,
     rateEstimates: result.rateEstimates,
+    ...(result.windowRates ? { windowRates: result.windowRates } : {}),
     peakRssBytes: peakRssBytes(),
   });
   profile.pipeline.rootId = tracer.idOf(ds[DATASET_KEY], file);

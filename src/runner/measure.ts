@@ -25,7 +25,7 @@ export interface MeasureHooks {
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
 
-export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'converged' | 'endReason' | 'rateEstimates'> & {
+export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowRates'> & {
   /** Elements consumed before the failure, when the pipeline threw. */
   thrown?: { error: unknown; consumed: number };
 };
@@ -36,6 +36,8 @@ const TOLERANCE = 0.02;
 const MIN_ELEMENTS = 30;
 /** How many successive estimates must agree. */
 const AGREEING = 3;
+/** Most slices `windowRates` reports: adjacent estimate intervals merge beyond this. */
+const MAX_SLICES = 8;
 
 const now = (): number => performance.now() / 1000;
 
@@ -60,6 +62,10 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   let nextEstimate = 0;
   let nextProgress = t0 + o.progressInterval;
   const estimates: number[] = [];
+  // Slice boundaries of the window: each estimate closes one slice at an element's arrival, so
+  // every slice holds at least one element and its rate is elements ÷ time between arrivals.
+  const sliceEnds: number[] = [];
+  const sliceElements: number[] = [];
   let endReason: RunInfo['endReason'] = 'budget';
   let converged = false;
   let thrown: MeasureResult['thrown'];
@@ -119,6 +125,8 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
         windowEnd = t;
         if (t >= nextEstimate) {
           estimates.push(windowElements / (t - windowStart));
+          sliceEnds.push(t);
+          sliceElements.push(windowElements);
           nextEstimate = t + estimateInterval;
           if (agree(estimates) && windowElements >= MIN_ELEMENTS && t - windowStart >= minWindow) {
             converged = true;
@@ -155,6 +163,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   }
   hooks.onWindowEnd();
   await closeIterator(it);
+  const windowRates = phase === 'measuring' ? sliceRates(windowStart, windowEnd, windowElements, sliceEnds, sliceElements) : undefined;
   return {
     elements: windowElements,
     seconds: Math.max(windowEnd - windowStart, 1e-9),
@@ -163,8 +172,36 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     converged,
     endReason,
     rateEstimates: estimates,
+    ...(windowRates ? { windowRates } : {}),
     ...(thrown ? { thrown } : {}),
   };
+}
+
+/**
+ * Rates of consecutive, non-overlapping slices of the window, from the cumulative element counts
+ * at each slice's end (the window's end closes the last one). Adjacent slices merge so there are
+ * at most MAX_SLICES. Undefined below 2.
+ */
+export function sliceRates(start: number, end: number, total: number, ends: readonly number[], counts: readonly number[]): number[] | undefined {
+  const bounds = [...ends];
+  const cumulative = [...counts];
+  if (end > (bounds.at(-1) ?? start) && total > (cumulative.at(-1) ?? 0)) {
+    bounds.push(end);
+    cumulative.push(total);
+  }
+  // Adjacent slices merge evenly: m groups of about len ÷ m raw slices each.
+  const m = Math.min(MAX_SLICES, bounds.length);
+  const rates: number[] = [];
+  let t0 = start;
+  let n0 = 0;
+  for (let k = 0; k < m; k++) {
+    const i = Math.floor(((k + 1) * bounds.length) / m) - 1;
+    const seconds = bounds[i] - t0;
+    if (seconds > 0) rates.push((cumulative[i] - n0) / seconds);
+    t0 = bounds[i];
+    n0 = cumulative[i];
+  }
+  return rates.length >= 2 ? rates : undefined;
 }
 
 function agree(estimates: number[]): boolean {
