@@ -38,10 +38,20 @@ export function isRandom(om: OpMeasure, randomOps: ReadonlySet<string>): boolean
   return om.op.random || om.op.randomObserved === true || om.op.kind === 'shuffle' || randomOps.has(om.op.id);
 }
 
+/** Why an op counts as random, for a note. */
+function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
+  if (om.op.kind === 'shuffle') return 'it shuffles';
+  if (randomOps.has(om.op.id)) return 'its source draws random numbers';
+  if (om.op.randomObserved === true) return 'it gave two different results for the same element';
+  return 'the library marks it random';
+}
+
 /** Find the best cache point that fits in `cacheMemoryFraction × budgetBytes`, never at or after a random op. */
 export function chooseCache(m: Measured, budgetBytes: number, randomOps: ReadonlySet<string> = new Set()): CacheChoice {
   const notes: string[] = [];
   const all: CacheCandidate[] = [];
+  // Caches refused only because of randomness upstream: the one that would save the most is named in a note.
+  let refused: { opId: string; randomId: string; saved: number } | undefined;
   for (const id of m.order) {
     const om = m.ops.get(id);
     if (!om || notCacheable.has(om.op.kind) || om.op.counters.produced <= 0) continue;
@@ -50,7 +60,8 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
     // A cache at or after randomness (from any source) would replay one draw forever; one after a
     // cache is pointless; one below a repeat would never see a pass end. The closure includes the
     // inner datasets of an interleave or flatMap.
-    if (closure.some((u) => isRandom(u, randomOps) || u.op.kind === 'cache' || u.op.kind === 'repeat')) continue;
+    if (closure.some((u) => u.op.kind === 'cache' || u.op.kind === 'repeat')) continue;
+    const random = closure.find((u) => u.op.kind !== 'shuffle' && isRandom(u, randomOps)) ?? closure.find((u) => isRandom(u, randomOps));
 
     const repeat = downstream(m, id)
       .map((d) => m.ops.get(d)?.op)
@@ -77,6 +88,10 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
 
     let saved = 0;
     for (const u of closure) saved += u.selfPerRoot + u.dispatchPerRoot + u.overheadPerRoot + u.workerPerRoot + u.otherCpuPerRoot + u.asyncPerRoot * u.latency;
+    if (random) {
+      if (!refused || saved > refused.saved) refused = { opId: id, randomId: random.op.id, saved };
+      continue;
+    }
     all.push({
       opId: id,
       cardinality,
@@ -98,6 +113,15 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
     notes.push(
       `A cache after ${om ? describeOp(om.op) : better.opId} would hold ≈ ${formatBytes(better.estimatedBytes)} (${better.cardinality.toLocaleString('en-US')} elements × ${formatBytes(better.bytesPerElement)}), more than ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(budgetBytes)} memory budget, so the plan does not propose it.`,
     );
+  }
+  if (refused && (!candidate || refused.saved > candidate.savedPerRoot * 1.05)) {
+    const at = m.ops.get(refused.opId);
+    const r = m.ops.get(refused.randomId);
+    if (at && r) {
+      notes.push(
+        `A cache after ${describeOp(at.op)} would save the most work, but ${describeOp(r.op)} is random (${randomWhy(r, randomOps)}): a cache at or after it would replay the first pass's draws on every later pass, so the plan ${candidate ? 'caches above it' : 'proposes no cache'}.`,
+      );
+    }
   }
   return { candidate, notes };
 }

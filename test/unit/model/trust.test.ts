@@ -147,12 +147,14 @@ describe('model: randomness from every source', () => {
   it('never caches at or after an op only the static graph knows is random (randomOps)', () => {
     const p = plan(build({}), { randomOps: [id(2)] });
     assert.equal(cacheAt(p.changes), id(1));
+    assert.ok(p.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\).*caches above it/.test(n)), JSON.stringify(p.notes));
     assert.ok(!p.changes.some((c) => c.kind === 'cache' && [id(2), id(3), id(4)].includes(c.opId)));
   });
 
   it('never caches at or after an op the runner saw give two results for one element (randomObserved)', () => {
     const p = plan(build({ randomObserved: true }));
     assert.equal(cacheAt(p.changes), id(1));
+    assert.ok(p.notes?.some((n) => /map\(augment\) is random \(it gave two different results for the same element\)/.test(n)), JSON.stringify(p.notes));
   });
 
   it('never caches after an interleave whose inner datasets draw randomness', () => {
