@@ -146,17 +146,28 @@ export function probeReadBandwidth(dir: string, budgetSeconds = 0.5): number | u
   return bytes > 0 && seconds > 0 ? Math.round(bytes / seconds) : undefined;
 }
 
+/**
+ * CommonJS source that defines `cpu()`, the calling thread's CPU seconds (NaN when no per-thread
+ * clock exists), for code evaluated in worker threads, which cannot import this module.
+ */
+export const THREAD_CPU_SOURCE = `
+const cpu = (() => {
+  if (typeof process.threadCpuUsage === 'function') return () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1e6; };
+  try {
+    const fs = require('node:fs');
+    const fd = fs.openSync('/proc/thread-self/schedstat', 'r');
+    const b = Buffer.alloc(128);
+    return () => Number(b.toString('latin1', 0, fs.readSync(fd, b, 0, 128, 0)).split(' ')[0]) / 1e9;
+  } catch {
+    return () => NaN;
+  }
+})();
+`;
+
 /** The probe's worker: spins for `workerData` ms of wall time and reports the CPU it was given. */
 const CPU_PROBE_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-let cpu = () => NaN;
-try {
-  const fd = fs.openSync('/proc/thread-self/schedstat', 'r');
-  const b = Buffer.alloc(128);
-  cpu = () => Number(b.toString('latin1', 0, fs.readSync(fd, b, 0, 128, 0)).split(' ')[0]) / 1e9;
-} catch {}
-if (typeof process.threadCpuUsage === 'function') cpu = () => { const u = process.threadCpuUsage(); return (u.user + u.system) / 1e6; };
+${THREAD_CPU_SOURCE}
 const c0 = cpu();
 const t0 = performance.now();
 let h = 1;

@@ -16,6 +16,7 @@ import { exportedFunctions, findPipelines, importModule } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
+import { calibrateWorkerTasks } from './calibrate';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure } from './measure';
 import { opIdOfSite } from '../shared/opId';
@@ -147,6 +148,11 @@ async function main(): Promise<void> {
   machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}) };
   const available = await probeAvailableCores(machine.cores);
   if (available !== undefined) machine.availableCores = available;
+  const calibration = await calibrateWorkerTasks(file, clock.read);
+  if (calibration !== undefined) {
+    machine.workerDispatchSeconds = calibration.dispatchSeconds;
+    machine.workerTaskOverheadSeconds = calibration.taskOverheadSeconds;
+  }
   profile.machine = machine;
 
   const idOfSite = (site: { file: string; line: number; column: number }): string => opIdOfSite(site, file);
