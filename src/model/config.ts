@@ -71,7 +71,11 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     // A sync main-thread fn can move when the profile found its module or the override names one.
     // 'auto' resolves as plumber-data resolves it: the machine's cores in workers, 16 calls in
     // flight for an async fn, an interleave's cycle length, else 1.
-    if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave') c.cycleLength = Math.floor(o.cycleLength);
+    if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave') {
+      c.cycleLength = Math.floor(o.cycleLength);
+      // A written parallelism of 'auto' follows the cycle length.
+      if (om.op.knobs.parallelism === 'auto' && o.parallelism === undefined) c.concurrency = c.cycleLength;
+    }
     const parallelism =
       o.parallelism === 'auto'
         ? (o.placement ?? c.placement) === 'worker'

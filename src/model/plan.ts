@@ -248,7 +248,9 @@ function interleaveChanges(m: Measured, id: string, from: Config[string], to: Co
   const why = `${binding ? `${binding.detail} ` : ''}${name} pulls ${Math.min(a.cycle, a.parallelism)} of its inner datasets at once (cycleLength ${a.cycle}, parallelism ${a.parallelism}); with cycleLength ${b.cycle} and parallelism ${b.parallelism} it pulls ${Math.min(b.cycle, b.parallelism)}, and the operators inside allow ${Number.isFinite(after) ? `at most ${formatRate(after)}` : 'any rate'}.`;
   const out: PlanChange[] = [];
   if (a.cycle !== b.cycle) out.push({ kind: 'cycleLength', opId: id, from: om.op.knobs.cycleLength, to: b.cycle, reason: why });
-  if (a.parallelism !== b.parallelism) out.push({ kind: 'parallelism', opId: id, from: om.op.knobs.parallelism, to: b.parallelism, reason: why });
+  // A written parallelism of 'auto' follows the cycle length: the cycleLength change is enough.
+  const follows = om.op.knobs.parallelism === 'auto' && b.parallelism === b.cycle;
+  if (a.parallelism !== b.parallelism && !follows) out.push({ kind: 'parallelism', opId: id, from: om.op.knobs.parallelism, to: b.parallelism, reason: why });
   return out;
 }
 

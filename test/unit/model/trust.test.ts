@@ -271,3 +271,23 @@ describe('model: each change with its own predicted effect, and never a predicte
     assert.ok(p.notes?.some((n) => /not 5% above the measured/.test(n)), JSON.stringify(p.notes));
   });
 });
+
+describe('model: an interleave whose parallelism is auto', () => {
+  it('turns only cycleLength: parallelism auto follows it', () => {
+    const profile = new ProfileBuilder()
+      .range(16)
+      .op({ kind: 'from', inputs: [], parent: 3, wait: 1e-3 })
+      .map('parseRecord', { self: 100e-6, inputs: [1], parent: 3 })
+      .op({ kind: 'interleave', fnName: 'readShard', inputs: [0], out: 1000, cycleLength: 2, parallelism: 2 })
+      .batch(32)
+      .build({ rootElements: 100, rate: 56 });
+    const interleave = profile.ops[3];
+    interleave.knobs.parallelism = 'auto';
+    const p = plan(profile);
+    const cycle = change(p.changes, 'cycleLength', id(3));
+    assert.ok(cycle && cycle.to >= 4);
+    assert.equal(change(p.changes, 'parallelism', id(3)), undefined);
+    assert.deepEqual(p.overrides[id(3)], { cycleLength: cycle.to });
+    assert.ok(p.predictedRate > 3 * 56, `predicted ${p.predictedRate}`);
+  });
+});
