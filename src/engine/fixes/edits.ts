@@ -144,6 +144,11 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       if (!op.options) return `${op.label} has no parallelism to set.`;
       patchOf(op).push(['parallelism', String(change.to), true]);
       return undefined;
+    case 'cycleLength':
+      // An interleave's inputs open at once: an option of the interleave call, like its parallelism.
+      if (op.kind !== 'interleave' || !op.options) return `${op.label} has no cycleLength to set.`;
+      patchOf(op).push(['cycleLength', String(change.to), true]);
+      return undefined;
     case 'placement': {
       const moduleExpr = moduleExpression(op, ctx.graphOf(op.file).moduleKind);
       if (typeof moduleExpr !== 'string') return moduleExpr.reason;

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { planInPasses } from '../../../src/cli/passes';
+import { planInPasses } from '../../../src/engine/passes';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Overrides, Profile } from '../../../src/shared/profile';
 

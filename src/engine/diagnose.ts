@@ -1,0 +1,399 @@
+/**
+ * The one diagnose routine the CLI, the language server and the benchmarks share (DESIGN.md
+ * "Verify, never lose"): profile the pipeline as written, plan, re-profile with the plan and plan
+ * again (./passes.ts), then VERIFY — measure as written and the plan in alternating runs, and keep
+ * only a configuration that measured reliably faster. When the plan is not a reliable gain, the
+ * change that hurts is looked for (leave-one-out, each change alone, the union of the changes that
+ * did not lose alone) within a time budget, and the best measured configuration that is a reliable
+ * gain is kept; otherwise the plan keeps no change and says so.
+ *
+ * Everything here is deterministic given what `run` returns (and the clock, for the budget), so the
+ * decision logic is tested with scripted runs; the runner itself is a child process elsewhere.
+ */
+import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verification, VerifiedConfig } from '../shared/analysis';
+import { changeKey } from '../shared/analysis';
+import type { Overrides, Profile, ProfileError } from '../shared/profile';
+import { analyze, changeTitle, describeOp, overridesFor, predict } from '../model';
+import { planInPasses } from './passes';
+import { cacheAfterRandom } from './randomness';
+
+export { staticRandomOps } from './randomness';
+
+export type RunPurpose = 'profile' | 'replan' | 'verify';
+
+/** One step of a diagnosis, for progress reports: which phase, what it does, and which run (1-based) it is about. */
+export interface DiagnoseStep {
+  phase: 'profile' | 'replan' | 'verify';
+  message: string;
+  run: number;
+}
+
+export interface DiagnoseInput {
+  /** Runs the pipeline once with these overrides (complete: user overrides + changes) and returns its profile. */
+  run(overrides: Overrides, purpose: RunPurpose): Promise<Profile>;
+  userOverrides?: Overrides;
+  /** Model options (cores, memory budget, `randomOps`…), the same for every pass and prediction. */
+  options?: ModelOptions;
+  /** Profile runs before verification: plan, re-trace with the plan, plan again (default 2). */
+  passes?: number;
+  /** Measure the plan against the pipeline as written before keeping any change (default true). */
+  verify?: boolean;
+  /** Wall budget for the verification runs, seconds (default 10). The first A/B pair always runs. */
+  verifyBudgetSeconds?: number;
+  signal?: AbortSignal;
+  onStep?(step: DiagnoseStep): void;
+  /** Seconds on a monotonic clock (default `performance.now() / 1000`): only the time budget reads it; tests script it. */
+  clock?(): number;
+}
+
+export interface Diagnosis {
+  /** The profile as written (with user overrides). */
+  first: Profile;
+  /** The analysis of `first`. */
+  analysis: Analysis;
+  /** The final plan: `plan.verification` is set when verified, and `plan.changes` then holds only what verification kept. */
+  plan: Plan;
+  /** The profile the final plan came from. */
+  last: Profile;
+  /** Every run in order. */
+  profiles: Profile[];
+  /** When the first run failed (then `plan` has no changes). */
+  error?: ProfileError;
+}
+
+/**
+ * The smallest measured speed-up that counts as a gain, besides being beyond the spread: below 3%
+ * a person would not notice it, and a run-to-run drift of that size is common on a shared machine.
+ */
+export const MIN_RELATIVE_GAIN = 0.03;
+/** Default wall budget of the verification runs, seconds. */
+export const DEFAULT_VERIFY_BUDGET_SECONDS = 10;
+
+// ---------------------------------------------------------------------------------------------
+// Measured rates with a spread.
+
+/** Two-sided 95% quantiles of Student's t for 1…30 degrees of freedom. */
+const T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+
+function t975(df: number): number {
+  if (df < 1) return Number.POSITIVE_INFINITY;
+  // Beyond the table, 1.96 + 2.4/df is within 0.005 of the exact quantile.
+  return df <= T975.length ? T975[df - 1]! : 1.96 + 2.4 / df;
+}
+
+/** The rates one run contributes: its measured window's slices, or its whole-window rate when it was not sliced. */
+export function runRates(profile: Profile): number[] {
+  const windows = profile.run.windowRates?.filter((r) => Number.isFinite(r) && r >= 0) ?? [];
+  if (windows.length >= 2) return windows;
+  return profile.run.seconds > 0 ? [profile.run.elements / profile.run.seconds] : [];
+}
+
+/**
+ * Pools rates (window slices of one or more runs) into a mean with a 95% Student-t interval,
+ * mean ± t(n−1)·s/√n. Windows of different runs pooled together carry the run-to-run differences
+ * (a load change, a worker pool's start) into `s`. With a single value nothing is known about the
+ * spread, so the half-width is the rate itself (an interval no comparison can clear).
+ */
+export function pooledRate(rates: number[]): MeasuredRate {
+  const n = rates.length;
+  if (n === 0) return { rate: 0, halfWidth: 0, windows: 0 };
+  const mean = rates.reduce((a, b) => a + b, 0) / n;
+  if (n === 1) return { rate: mean, halfWidth: mean, windows: 1 };
+  const variance = rates.reduce((a, r) => a + (r - mean) ** 2, 0) / (n - 1);
+  return { rate: mean, halfWidth: (t975(n - 1) * Math.sqrt(variance)) / Math.sqrt(n), windows: n };
+}
+
+/** Faster beyond the spread: the intervals do not overlap, and by at least MIN_RELATIVE_GAIN. */
+export function reliablyFaster(x: MeasuredRate, base: MeasuredRate): boolean {
+  return x.windows > 0 && base.windows > 0 && x.rate - x.halfWidth > base.rate + base.halfWidth && x.rate >= base.rate * (1 + MIN_RELATIVE_GAIN);
+}
+
+/** Measured slower: below by at least MIN_RELATIVE_GAIN, or beyond the spread. */
+export function measuredSlower(x: MeasuredRate, base: MeasuredRate): boolean {
+  return x.rate <= base.rate * (1 - MIN_RELATIVE_GAIN) || x.rate + x.halfWidth < base.rate - base.halfWidth;
+}
+
+/** x ÷ base with the half-width of the ratio by first-order error propagation. */
+export function speedupOf(x: MeasuredRate, base: MeasuredRate): { speedup: number; halfWidth: number } {
+  if (!(base.rate > 0)) return { speedup: 0, halfWidth: 0 };
+  const speedup = x.rate / base.rate;
+  const rel = Math.hypot(x.rate > 0 ? x.halfWidth / x.rate : 0, base.halfWidth / base.rate);
+  return { speedup, halfWidth: speedup * rel };
+}
+
+/** "1.7× ± 0.1": one decimal, two when the spread is below 0.05 (so it never reads "± 0.0"). */
+export function formatSpeedup(speedup: number, halfWidth?: number): string {
+  const digits = halfWidth !== undefined && halfWidth < 0.05 ? 2 : 1;
+  const s = `${speedup.toFixed(digits)}×`;
+  return halfWidth === undefined ? s : `${s} ± ${halfWidth.toFixed(digits)}`;
+}
+
+function fmtRate(r: number): string {
+  return r >= 100 ? `${Math.round(r).toLocaleString('en-US')}/s` : `${r.toPrecision(3)}/s`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verification.
+
+interface Config {
+  key: string;
+  changes: PlanChange[];
+  overrides: Overrides;
+  predictedRate?: number;
+  rates: number[];
+  runs: number;
+  error?: ProfileError;
+}
+
+function keyOf(changes: PlanChange[]): string {
+  return changes.map(changeKey).sort().join(' ');
+}
+
+/** What a person calls a change, without the operator id noise: "parallelism of map(fetch)". */
+function shortName(c: PlanChange, profile: Profile): string {
+  try {
+    return changeTitle(c, profile);
+  } catch {
+    return changeKey(c);
+  }
+}
+
+interface VerifyContext {
+  input: DiagnoseInput;
+  first: Profile;
+  plan: Plan;
+  options: ModelOptions;
+  profiles: Profile[];
+  clock: () => number;
+}
+
+async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
+  const { input, first, plan, options, profiles, clock } = ctx;
+  const started = clock();
+  const budget = input.verifyBudgetSeconds ?? DEFAULT_VERIFY_BUDGET_SECONDS;
+  const all = plan.changes;
+  const configs = new Map<string, Config>();
+  const order: Config[] = [];
+  const configOf = (changes: PlanChange[]): Config => {
+    const key = keyOf(changes);
+    let c = configs.get(key);
+    if (!c) {
+      const overrides = overridesFor(first, changes, options);
+      let predictedRate: number | undefined;
+      if (changes.length === all.length) predictedRate = plan.predictedRate;
+      else if (changes.length > 0) predictedRate = safePredict(first, overrides, options)?.rate;
+      c = { key, changes, overrides, predictedRate, rates: [], runs: 0 };
+      configs.set(key, c);
+    }
+    return c;
+  };
+  const asWritten = configOf([]);
+  const planned = configOf(all);
+  let slowest = 0;
+  let cancelled = false;
+  const total = (): number => profiles.length + 1;
+  const measure = async (c: Config, what: string): Promise<boolean> => {
+    if (input.signal?.aborted) {
+      cancelled = true;
+      return false;
+    }
+    input.onStep?.({ phase: 'verify', message: `verifying: ${what}`, run: total() });
+    const t0 = clock();
+    const p = await input.run(c.overrides, 'verify');
+    slowest = Math.max(slowest, clock() - t0);
+    profiles.push(p);
+    if (!order.includes(c)) order.push(c);
+    c.runs++;
+    if (p.error) {
+      if (p.error.kind === 'cancelled') cancelled = true;
+      c.error ??= p.error;
+      return false;
+    }
+    c.rates.push(...runRates(p));
+    return true;
+  };
+  /** Room for `k` more runs, judging by the slowest verification run so far. */
+  const room = (k: number): boolean => !cancelled && clock() - started + k * slowest <= budget;
+  const finish = (v: Omit<Verification, 'asWritten' | 'tried' | 'seconds'>, keep: PlanChange[]): Plan => {
+    const verification: Verification = {
+      ...v,
+      asWritten: pooledRate(asWritten.rates),
+      tried: order.map((c) => configOut(c)),
+      seconds: clock() - started,
+    };
+    return planKeeping(first, plan, keep, options, verification);
+  };
+  const errorOut = (message: string): Plan => {
+    const a = pooledRate(asWritten.rates);
+    return finish({ verdict: 'error', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped: all.map((change) => ({ change, why: message })), summary: message }, []);
+  };
+
+  // Phase 1: as written and the whole plan, alternating, so a change of load hits both.
+  const name = (c: Config): string => (c === asWritten ? 'as written' : c === planned ? 'the plan' : c.changes.length === 1 ? shortName(c.changes[0]!, first) : `${c.changes.length} of the plan's changes`);
+  for (let pair = 0; pair < 2; pair++) {
+    if (pair > 0 && !room(2)) break;
+    if (!(await measure(asWritten, `${name(asWritten)} (${asWritten.runs + 1})`))) {
+      return errorOut(cancelled ? 'verification was cancelled' : `verification failed: the pipeline as written failed to run: ${asWritten.error?.message ?? 'no profile'}`);
+    }
+    await measure(planned, `${name(planned)} (${planned.runs + 1})`);
+    if (cancelled) return errorOut('verification was cancelled');
+    if (planned.error) break;
+  }
+  const A = (): MeasuredRate => pooledRate(asWritten.rates);
+  const M = (c: Config): MeasuredRate => pooledRate(c.rates);
+
+  // Phase 2: the whole plan is not a reliable gain: find the change that hurts.
+  if (!(reliablyFaster(M(planned), A()) && !planned.error) && all.length >= 2) {
+    const candidates: PlanChange[][] = [];
+    if (all.length >= 3) for (const c of all) candidates.push(all.filter((x) => x !== c));
+    const byPromise = [...all].sort((a, b) => predictedOf(b) - predictedOf(a));
+    for (const c of byPromise) candidates.push([c]);
+    const tryConfig = async (changes: PlanChange[]): Promise<void> => {
+      const c = configOf(changes);
+      if (c.runs > 0 || !room(2)) return;
+      await measure(c, name(c));
+      if (!cancelled) await measure(asWritten, `${name(asWritten)} (${asWritten.runs + 1})`);
+    };
+    for (const changes of candidates) {
+      await tryConfig(changes);
+      if (cancelled) return errorOut('verification was cancelled');
+    }
+    // The changes that did not lose alone may add up: measure them together once.
+    const union = all.filter((c) => {
+      const alone = configs.get(keyOf([c]));
+      return alone && alone.runs > 0 && !alone.error && !measuredSlower(M(alone), A());
+    });
+    if (union.length >= 2) await tryConfig(union);
+    if (cancelled) return errorOut('verification was cancelled');
+  }
+
+  // Decide on everything measured: the fastest configuration that is a reliable gain and holds no
+  // change that measured slower (or failed) alone.
+  const a = A();
+  const lostAlone = new Map<string, string>();
+  for (const c of all) {
+    const alone = configs.get(keyOf([c]));
+    if (!alone || alone.runs === 0 || all.length === 1) continue;
+    if (alone.error) lostAlone.set(changeKey(c), `its run failed alone: ${alone.error.message}`);
+    else if (measuredSlower(M(alone), a)) lostAlone.set(changeKey(c), `measured ${formatSpeedup(speedupOf(M(alone), a).speedup)} alone`);
+  }
+  let best: Config | undefined;
+  for (const c of order) {
+    if (c === asWritten || c.error || c.rates.length === 0) continue;
+    if (c.changes.some((x) => lostAlone.has(changeKey(x)))) continue;
+    if (!reliablyFaster(M(c), a)) continue;
+    if (!best || M(c).rate > M(best).rate) best = c;
+  }
+  const keptKeys = new Set((best?.changes ?? []).map(changeKey));
+  const dropped = all.filter((c) => !keptKeys.has(changeKey(c))).map((change) => ({ change, why: whyDropped(change) }));
+  function whyDropped(change: PlanChange): string {
+    const k = changeKey(change);
+    const lost = lostAlone.get(k);
+    if (lost) return lost;
+    const alone = configs.get(keyOf([change]));
+    if (alone && alone.runs > 0 && all.length > 1) return `measured ${formatSpeedup(speedupOf(M(alone), a).speedup)} alone`;
+    const without = configs.get(keyOf(all.filter((x) => changeKey(x) !== k)));
+    if (without && without.runs > 0 && !without.error && all.length > 1) {
+      return `the plan measured ${formatSpeedup(speedupOf(M(planned), a).speedup)} with it and ${formatSpeedup(speedupOf(M(without), a).speedup)} without`;
+    }
+    if (planned.error) return `the plan's run failed: ${planned.error.message}`;
+    if (best) return 'not measured alone within the time budget; the kept changes measured faster without it';
+    return `the plan measured ${formatSpeedup(speedupOf(M(planned), a).speedup)}`;
+  }
+  if (best) {
+    const s = speedupOf(M(best), a);
+    return finish({ verdict: 'gain', kept: configOut(best), speedup: s.speedup, speedupHalfWidth: s.halfWidth, dropped, summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}` }, best.changes);
+  }
+  const parts: string[] = [];
+  if (planned.error) parts.push(`the plan's run failed (${planned.error.message})`);
+  else {
+    const s = speedupOf(M(planned), a);
+    parts.push(`the plan measured ${fmtRate(M(planned).rate)} ± ${fmtRate(M(planned).halfWidth).replace('/s', '')} against ${fmtRate(a.rate)} ± ${fmtRate(a.halfWidth).replace('/s', '')} as written (${formatSpeedup(s.speedup, s.halfWidth)})`);
+  }
+  const others = order.filter((c) => c !== asWritten && c !== planned && c.runs > 0);
+  if (others.length > 0) {
+    parts.push(others.map((c) => `${name(c)}: ${c.error ? 'failed' : formatSpeedup(speedupOf(M(c), a).speedup)}`).join(', '));
+  }
+  return finish({ verdict: 'no-gain', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: speedupOf(a, a).halfWidth, dropped, summary: `no reliable gain on this machine right now: ${parts.join('; ')}` }, []);
+}
+
+function predictedOf(c: PlanChange): number {
+  const p = (c as { predictedRate?: unknown }).predictedRate;
+  return typeof p === 'number' && Number.isFinite(p) ? p : 0;
+}
+
+function configOut(c: Config): VerifiedConfig {
+  const out: VerifiedConfig = { changes: c.changes.map(changeKey), measured: pooledRate(c.rates) };
+  if (c.predictedRate !== undefined) out.predictedRate = c.predictedRate;
+  return out;
+}
+
+function safePredict(profile: Profile, overrides: Overrides, options: ModelOptions): ReturnType<typeof predict> | undefined {
+  try {
+    return predict(profile, overrides, options);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The plan reduced to `keep` (a subset of its changes), with the model's prediction for that subset. */
+function planKeeping(first: Profile, plan: Plan, keep: PlanChange[], options: ModelOptions, verification?: Verification): Plan {
+  if (keep.length === plan.changes.length) return { ...plan, verification };
+  const overrides = overridesFor(first, keep, options);
+  if (keep.length === 0) {
+    return { ...plan, changes: [], overrides, predictedRate: plan.currentRate, predictedBound: analyzeBound(first, options), predictedBottleneck: analyze(first, options).bottleneck, verification };
+  }
+  const p = safePredict(first, overrides, options);
+  return { ...plan, changes: keep, overrides, predictedRate: p?.rate ?? plan.predictedRate, predictedBound: p?.bound ?? plan.predictedBound, predictedBottleneck: p?.bottleneck ?? plan.predictedBottleneck, verification };
+}
+
+function analyzeBound(profile: Profile, options: ModelOptions): number {
+  return analyze(profile, options).bound;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The routine.
+
+/**
+ * Profile → plan → re-plan → verify → keep the best measured. Never rejects for a failed run: a
+ * failed first run comes back as `error` with an empty plan; a failed verification run as
+ * `plan.verification.verdict === 'error'` with no changes kept.
+ */
+export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
+  const user = input.userOverrides ?? {};
+  const options: ModelOptions = { ...(input.options ?? {}) };
+  const clock = input.clock ?? ((): number => performance.now() / 1000);
+  const profiles: Profile[] = [];
+  const passes = Math.max(1, Math.floor(input.passes ?? 2));
+  const planned = await planInPasses(
+    async (overrides, pass) => {
+      const purpose: RunPurpose = pass === 1 ? 'profile' : 'replan';
+      input.onStep?.({ phase: purpose, message: pass === 1 ? 'profiling as written' : `re-profiling with the plan applied (pass ${pass} of ${passes})`, run: profiles.length + 1 });
+      const p = await input.run(overrides, purpose);
+      profiles.push(p);
+      return p;
+    },
+    passes,
+    options,
+    user,
+    // Never a cache at or after a random op, whatever the model proposes: the static randomness
+    // (options.randomOps) and what the runner saw in this run.
+    (c, profile) => {
+      if (c.kind !== 'cache') return undefined;
+      const random = cacheAfterRandom(c.opId, profile, options.randomOps ?? []);
+      if (!random) return undefined;
+      return `A cache after ${describeOp(profile.ops.find((o) => o.id === c.opId) ?? random)} is left out: ${describeOp(random)} is random, and a cache would replay its first epoch's draws every epoch.`;
+    },
+  );
+  const { first, analysis, last } = planned;
+  let plan = planned.plan;
+  // The final overrides are this engine's own translation of the (source-relative) changes, so a
+  // verified subset and the whole plan run the same way.
+  if (plan.changes.length > 0) plan = { ...plan, overrides: overridesFor(first, plan.changes, options) };
+  if (first.error) {
+    return { first, analysis, plan: { ...plan, changes: [], overrides: { ...user } }, last: first, profiles, error: first.error };
+  }
+  if (input.verify === false || plan.changes.length === 0) return { first, analysis, plan, last, profiles };
+  const verified = await verifyPlan({ input, first, plan, options, profiles, clock });
+  return { first, analysis, plan: verified, last, profiles };
+}

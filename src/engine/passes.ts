@@ -1,0 +1,107 @@
+/**
+ * Planning in passes, as DESIGN.md "The model" prescribes: plan from the profile as written, run
+ * the pipeline again with that plan applied, and plan again from what the second run measured.
+ * The second run shows what the first plan could not know (an awaiting op whose latency grows
+ * with more calls in flight, a shared device, a worker pool's real cost), and the model keeps the
+ * first pass's overrides in its second plan. `diagnose` (./diagnose.ts) runs this, then verifies.
+ */
+import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
+import { changeKey } from '../shared/analysis';
+import type { Overrides, Profile } from '../shared/profile';
+import { analyze, plan as planOf, predict } from '../model';
+
+export interface PlannedRun {
+  /** The profile of the pipeline as written (with the user's own overrides, if any). */
+  first: Profile;
+  /** The analysis of `first`: what holds the pipeline back today. */
+  analysis: Analysis;
+  /** The final plan: every pass's changes, the last pass's prediction and overrides. */
+  plan: Plan;
+  /** The profile the final plan was computed from (the last pass). */
+  last: Profile;
+  /** How many profiles were taken. */
+  passes: number;
+}
+
+/**
+ * A change to an operator an earlier pass inserted (a prefetch that is not in the source) says
+ * the same as "insert it after the operator it follows, with the new size".
+ */
+export function relativeToSource(c: PlanChange, profile: Profile): PlanChange {
+  if (c.kind !== 'prefetch' || !c.existing) return c;
+  const op = profile.ops.find((o) => o.id === c.opId);
+  if (!op?.overridden || op.site || op.inputs.length !== 1) return c;
+  return { ...c, opId: op.inputs[0]!, existing: false, from: undefined };
+}
+
+/**
+ * Says why a change must not be made on this profile (a cache after a random op), or undefined
+ * when it may.
+ */
+export type RejectChange = (change: PlanChange, profile: Profile) => string | undefined;
+
+/** The plan without the changes `reject` refuses: their knobs leave the overrides, the reason goes to the notes. */
+function withoutRejected(plan: Plan, profile: Profile, options: ModelOptions, reject: RejectChange | undefined): Plan {
+  if (!reject) return plan;
+  const refused = plan.changes.map((c) => [c, reject(c, profile)] as const).filter(([, why]) => why !== undefined);
+  if (refused.length === 0) return plan;
+  const overrides: Overrides = {};
+  for (const [id, o] of Object.entries(plan.overrides)) overrides[id] = { ...o };
+  const written = profile.run.overrides;
+  for (const [c] of refused) {
+    const o = overrides[c.opId];
+    if (!o) continue;
+    // Only the knob the change itself sets leaves; what the run was given stays.
+    if (c.kind === 'cache' && written[c.opId]?.cache === undefined) delete o.cache;
+    if (Object.keys(o).length === 0) delete overrides[c.opId];
+  }
+  const changes = plan.changes.filter((c) => !refused.some(([r]) => r === c));
+  const p = changes.length > 0 ? predict(profile, overrides, options) : undefined;
+  return {
+    ...plan,
+    changes,
+    overrides,
+    predictedRate: p?.rate ?? plan.currentRate,
+    predictedBound: p?.bound ?? plan.predictedBound,
+    predictedBottleneck: p?.bottleneck ?? plan.predictedBottleneck,
+    notes: [...(plan.notes ?? []), ...refused.map(([, why]) => why!)],
+  };
+}
+
+/**
+ * Profiles, plans, and re-profiles with the plan applied up to `passes` times in all. Stops early
+ * when a run fails or a plan proposes nothing. `reject` vetoes changes the model proposed (they
+ * leave the plan with a note). `profile` runs the pipeline with the complete
+ * overrides (the user's plus the plan's); `pass` is 1 for the run as written.
+ */
+export async function planInPasses(
+  profile: (overrides: Overrides, pass: number) => Promise<Profile>,
+  passes: number,
+  options: ModelOptions,
+  userOverrides: Overrides,
+  reject?: RejectChange,
+): Promise<PlannedRun> {
+  const first = await profile(userOverrides, 1);
+  const analysis = analyze(first, options);
+  let last = first;
+  let current = withoutRejected(planOf(first, options), first, options, reject);
+  const changes = new Map<string, PlanChange>(current.changes.map((c) => [changeKey(c), c]));
+  let taken = 1;
+  const runs: Profile[] = [first];
+  while (taken < passes && !first.error && current.changes.length > 0) {
+    const next = await profile({ ...userOverrides, ...current.overrides }, taken + 1);
+    taken++;
+    if (next.error) break;
+    // Earlier runs at other knob values let the model see how latency grows with calls in flight.
+    const withHistory = { ...options, history: [...(options.history ?? []), ...runs] };
+    current = withoutRejected(planOf(next, withHistory), next, withHistory, reject);
+    runs.push(next);
+    last = next;
+    // A later pass refines an earlier change of the same kind on the same operator.
+    for (const c of current.changes) {
+      const asWritten = relativeToSource(c, next);
+      changes.set(changeKey(asWritten), asWritten);
+    }
+  }
+  return { first, analysis, last, passes: taken, plan: { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()] } };
+}

@@ -1,0 +1,51 @@
+/**
+ * Randomness from every source (DESIGN.md): what the source shows (the static graph marks
+ * `Math.random`, crypto, `ctx.rng`, a `random: true` option, shuffle, and calls into fns that do)
+ * and what the runner saw (`op.random`, `op.randomObserved`). Nothing is cached at or after a
+ * random op: a cache replays the first epoch's draws forever.
+ */
+import type { OpProfile, Profile } from '../shared/profile';
+import type { FileGraph, PipelineGraph } from './graph/types';
+
+/**
+ * Static randomness: the ids of the operators the source shows are random, over every pipeline
+ * of the graphs given (a file's graph holds every chain, exported or not, so the pipeline the
+ * runner picks is among them). Ids are the runner's (src/shared/opId.ts), relative to each
+ * graph's file: pass the graph of the pipeline's own file.
+ */
+export function staticRandomOps(...graphs: Array<FileGraph | PipelineGraph>): string[] {
+  const ids = new Set<string>();
+  for (const g of graphs) {
+    const pipelines = 'pipelines' in g ? g.pipelines : [g];
+    for (const p of pipelines) for (const op of p.ops) if (op.random) ids.add(op.id);
+  }
+  return [...ids].sort();
+}
+
+function isRandom(op: OpProfile, staticRandom: ReadonlySet<string>): boolean {
+  return op.random || op.randomObserved === true || op.kind === 'shuffle' || staticRandom.has(op.id);
+}
+
+/**
+ * The random operator a cache right after `opId` would freeze, if any: `opId` itself or anything
+ * upstream of it (inputs, and the inner datasets of an interleave or flatMap, which name it as
+ * their parent). Undefined when the cache is safe.
+ */
+export function cacheAfterRandom(opId: string, profile: Profile, staticRandom: readonly string[]): OpProfile | undefined {
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const children = new Map<string, OpProfile[]>();
+  for (const o of profile.ops) if (o.parentId) children.set(o.parentId, [...(children.get(o.parentId) ?? []), o]);
+  const known = new Set(staticRandom);
+  const seen = new Set<string>();
+  const stack = [opId];
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const op = byId.get(id);
+    if (!op) continue;
+    if (isRandom(op, known)) return op;
+    stack.push(...op.inputs, ...(children.get(id) ?? []).map((c) => c.id));
+  }
+  return undefined;
+}

@@ -1,0 +1,286 @@
+/**
+ * The decision logic of `diagnose`, driven by a scripted `run` (the runner is a real child
+ * process elsewhere; see diagnose.integration.test.ts): which runs it asks for, in which order,
+ * and which configuration it keeps given what those runs measured.
+ */
+import * as assert from 'node:assert/strict';
+import { diagnose, measuredSlower, pooledRate, reliablyFaster, type RunPurpose } from '../../../src/engine/diagnose';
+import { plan as modelPlan } from '../../../src/model';
+import { changeKey, type PlanChange } from '../../../src/shared/analysis';
+import type { Overrides, Profile } from '../../../src/shared/profile';
+import { ProfileBuilder } from '../model/builder';
+
+const id = ProfileBuilder.id;
+
+/** Two awaiting maps with one call in flight each and a CPU-heavy importable map on 4 cores: the model proposes three changes. */
+function threeChangeProfile(): Profile {
+  const p = new ProfileBuilder({ cores: 4 })
+    .range()
+    .map('fetch', { latency: 20e-3, parallelism: 1 })
+    .map('lookup', { latency: 10e-3, parallelism: 1 })
+    .map('decode', { self: 5e-3, module: true })
+    .build({ rootElements: 100, rate: 28 });
+  assert.equal(modelPlan(p).changes.length, 3, 'the scenario needs a plan of three changes');
+  return p;
+}
+
+/** Two awaiting maps with one call in flight each: the model raises both parallelisms. */
+function twoChangeProfile(): Profile {
+  const p = new ProfileBuilder({ cores: 2 })
+    .range()
+    .map('fetch', { latency: 20e-3, parallelism: 1 })
+    .map('lookup', { latency: 10e-3, parallelism: 1 })
+    .build({ rootElements: 100, rate: 33 });
+  assert.equal(modelPlan(p).changes.length, 2, 'the scenario needs a plan of two changes');
+  return p;
+}
+
+interface Call {
+  purpose: RunPurpose;
+  /** Which plan changes the overrides applied, as change keys. */
+  applied: string[];
+}
+
+/**
+ * A scripted runner: the first call returns `first`; every later call returns `first` measured at
+ * the rate `factor(applied)` × 10/s, as five windows spread ±`noise`.
+ */
+function scripted(first: Profile, changes: () => PlanChange[], factor: (applied: string[]) => number, noise = 0.02) {
+  const calls: Call[] = [];
+  const run = async (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
+    const applied = changes()
+      .filter((c) => overrides[c.opId] !== undefined && Object.keys(overrides[c.opId]!).length > 0 && appliedKnob(c, overrides))
+      .map(changeKey)
+      .sort();
+    calls.push({ purpose, applied });
+    if (calls.length === 1) return first;
+    const rate = 10 * factor(applied);
+    const p = structuredClone(first);
+    p.run.overrides = overrides;
+    p.run.windowRates = [-2, -1, 0, 1, 2].map((k) => rate * (1 + (k * noise) / 2));
+    p.run.seconds = 1;
+    p.run.elements = rate;
+    return p;
+  };
+  return { run, calls };
+}
+
+function appliedKnob(c: PlanChange, o: Overrides): boolean {
+  const k = o[c.opId]!;
+  switch (c.kind) {
+    case 'placement':
+      return k.placement === 'worker';
+    case 'parallelism':
+      return k.parallelism === c.to;
+    case 'prefetch':
+      return k.prefetch === c.size;
+    case 'cache':
+      return k.cache === 'memory';
+    default:
+      return false;
+  }
+}
+
+/** A clock that advances `step` seconds on every run. */
+function steppingClock(step: number): { clock: () => number; tick: () => void } {
+  let now = 0;
+  return { clock: () => now, tick: () => (now += step) };
+}
+
+describe('diagnose: verification', () => {
+  it('keeps the whole plan when it measured faster beyond the spread, measuring as written and the plan in turn', async () => {
+    const first = threeChangeProfile();
+    const planned = modelPlan(first).changes;
+    const all = planned.map(changeKey).sort();
+    const s = scripted(first, () => planned, (applied) => (applied.length === all.length ? 1.8 : 1));
+    const d = await diagnose({ run: s.run, passes: 1 });
+    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'verify', 'verify', 'verify', 'verify']);
+    // A B A B: as written, the plan, as written, the plan.
+    assert.deepEqual(s.calls.slice(1).map((c) => c.applied.length), [0, all.length, 0, all.length]);
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'gain');
+    assert.deepEqual(d.plan.changes.map(changeKey).sort(), all);
+    assert.match(v.summary, /^verified 1\.80× ± 0\.0\d$/);
+    assert.ok(Math.abs(v.speedup - 1.8) < 1e-9);
+    assert.equal(v.dropped.length, 0);
+    assert.equal(v.tried.length, 2);
+    assert.equal(v.asWritten.windows, 10);
+    assert.equal(d.profiles.length, 5);
+  });
+
+  it('keeps no change and says "no reliable gain" when the plan and each change alone measure within the spread', async () => {
+    const first = twoChangeProfile();
+    const planned = modelPlan(first).changes;
+    assert.equal(planned.length, 2);
+    const s = scripted(first, () => planned, () => 1.01, 0.06);
+    const d = await diagnose({ run: s.run, passes: 1, userOverrides: {} });
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'no-gain');
+    assert.deepEqual(d.plan.changes, []);
+    assert.deepEqual(d.plan.overrides, {});
+    assert.equal(d.plan.predictedRate, d.plan.currentRate);
+    assert.match(v.summary, /^no reliable gain on this machine right now: the plan measured .* as written \(1\.0\d× ± /);
+    // Each change was tried alone, each followed by a run as written.
+    const singles = s.calls.filter((c) => c.applied.length === 1).map((c) => c.applied[0]);
+    assert.deepEqual([...singles].sort(), planned.map(changeKey).sort());
+    assert.equal(v.dropped.length, 2);
+    for (const d2 of v.dropped) assert.match(d2.why, /measured 1\.0× alone/);
+  });
+
+  it('finds the change that hurts, drops it with what it measured, and keeps the rest', async () => {
+    const first = threeChangeProfile();
+    const planned = modelPlan(first).changes;
+    const placement = changeKey(planned.find((c) => c.kind === 'placement')!);
+    // The worker move loses 40% wherever it goes; the other two changes gain 25% each.
+    const factor = (applied: string[]): number => applied.reduce((f, k) => f * (k === placement ? 0.6 : 1.25), 1);
+    const s = scripted(first, () => planned, factor);
+    const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'gain');
+    assert.deepEqual(d.plan.changes.map(changeKey).sort(), planned.map(changeKey).filter((k) => k !== placement).sort());
+    assert.equal(v.dropped.length, 1);
+    assert.equal(changeKey(v.dropped[0]!.change), placement);
+    assert.equal(v.dropped[0]!.why, 'measured 0.6× alone');
+    assert.match(v.summary, /^verified 1\.5\d× ± /);
+    // The kept plan's overrides carry no worker placement.
+    assert.equal(Object.values(d.plan.overrides).some((o) => o.placement === 'worker'), false);
+    // Every configuration measured had a run as written right before or after it.
+    const verify = s.calls.filter((c) => c.purpose === 'verify');
+    for (let i = 0; i < verify.length; i++) {
+      if (verify[i]!.applied.length === 0) continue;
+      assert.ok(verify[i - 1]?.applied.length === 0 || verify[i + 1]?.applied.length === 0, `run ${i} has no run as written beside it`);
+    }
+  });
+
+  it('never keeps a change that measured slower, and keeps only a configuration that measured reliably faster', async () => {
+    const first = threeChangeProfile();
+    const planned = modelPlan(first).changes;
+    const keys = planned.map(changeKey);
+    const effects = [0.5, 0.9, 1, 1.02, 1.1, 1.6];
+    let scripts = 0;
+    for (const a of effects) {
+      for (const b of effects) {
+        for (const c of [0.7, 1.3]) {
+          const factors: Record<string, number> = { [keys[0]!]: a, [keys[1]!]: b, [keys[2]!]: c };
+          const s = scripted(first, () => planned, (applied) => applied.reduce((f, k) => f * factors[k]!, 1), 0.04);
+          const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
+          const v = d.plan.verification!;
+          const kept = new Set(d.plan.changes.map(changeKey));
+          const asWritten = v.tried.find((t) => t.changes.length === 0)!.measured;
+          for (const t of v.tried) {
+            if (t.changes.length === 1 && kept.has(t.changes[0]!)) assert.ok(!measuredSlower(t.measured, asWritten), `${t.changes[0]} measured slower alone yet was kept (${JSON.stringify(factors)})`);
+          }
+          if (v.verdict === 'gain') {
+            assert.ok(kept.size > 0);
+            assert.ok(reliablyFaster(v.kept.measured, asWritten));
+            assert.deepEqual([...v.kept.changes].sort(), [...kept].sort());
+            // It is the fastest configuration tried that holds no change that lost alone.
+            for (const t of v.tried) if (t.changes.length > 0 && t.measured.rate > v.kept.measured.rate + 1e-9) assert.ok(t.changes.some((k) => v.dropped.some((x) => changeKey(x.change) === k)) || !reliablyFaster(t.measured, asWritten));
+          } else {
+            assert.equal(kept.size, 0);
+            assert.match(v.summary, /^no reliable gain on this machine right now: /);
+          }
+          assert.equal(v.dropped.length + kept.size, keys.length);
+          scripts++;
+        }
+      }
+    }
+    assert.equal(scripts, effects.length * effects.length * 2);
+  });
+
+  it('stops verifying when the time budget runs out, after the first pair', async () => {
+    const first = twoChangeProfile();
+    const planned = modelPlan(first).changes;
+    const t = steppingClock(3);
+    const s = scripted(first, () => planned, () => 1);
+    const run = async (o: Overrides, p: RunPurpose): Promise<Profile> => {
+      t.tick();
+      return s.run(o, p);
+    };
+    const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 10, clock: t.clock });
+    // As written + the plan take 6 s; another pair would end at 12 s, beyond the 10 s budget.
+    assert.equal(s.calls.filter((c) => c.purpose === 'verify').length, 2);
+    assert.equal(d.plan.verification!.verdict, 'no-gain');
+    assert.equal(d.plan.verification!.seconds, 6);
+  });
+
+  it('reports progress per step, naming the phase and the run', async () => {
+    const first = threeChangeProfile();
+    const planned = modelPlan(first).changes;
+    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 2 : 1));
+    const steps: string[] = [];
+    await diagnose({ run: s.run, passes: 1, onStep: (st) => steps.push(`${st.run} ${st.phase}: ${st.message}`) });
+    assert.deepEqual(steps, ['1 profile: profiling as written', '2 verify: verifying: as written (1)', '3 verify: verifying: the plan (1)', '4 verify: verifying: as written (2)', '5 verify: verifying: the plan (2)']);
+  });
+
+  it('returns the first run\'s error with an empty plan and runs nothing else', async () => {
+    const first = threeChangeProfile();
+    first.error = { kind: 'throw', message: 'decode threw' };
+    first.run.elements = 0;
+    const s = scripted(first, () => [], () => 1);
+    const d = await diagnose({ run: s.run });
+    assert.equal(d.error?.message, 'decode threw');
+    assert.deepEqual(d.plan.changes, []);
+    assert.equal(s.calls.length, 1);
+  });
+
+  it('keeps nothing when the pipeline as written fails during verification, and says so', async () => {
+    const first = threeChangeProfile();
+    let n = 0;
+    const d = await diagnose({
+      passes: 1,
+      run: async () => {
+        n++;
+        if (n === 1) return first;
+        const p = structuredClone(first);
+        p.error = { kind: 'exit', message: 'the process died' };
+        return p;
+      },
+    });
+    assert.equal(d.plan.verification!.verdict, 'error');
+    assert.deepEqual(d.plan.changes, []);
+    assert.match(d.plan.verification!.summary, /the process died/);
+    assert.equal(n, 2);
+  });
+
+  it('plans without verifying when asked, keeping every change', async () => {
+    const first = threeChangeProfile();
+    const s = scripted(first, () => [], () => 1);
+    const d = await diagnose({ run: s.run, passes: 1, verify: false });
+    assert.equal(s.calls.length, 1);
+    assert.equal(d.plan.verification, undefined);
+    assert.equal(d.plan.changes.length, modelPlan(first).changes.length);
+  });
+});
+
+describe('diagnose: randomness', () => {
+  it('never caches after an operator the source shows is random, though the runner did not mark it', async () => {
+    const first = new ProfileBuilder()
+      .range(1000)
+      .map('augment', { self: 10e-3, bytes: 100e3 })
+      .op({ kind: 'repeat', count: -1 })
+      .batch(10)
+      .build({ rootElements: 100, rate: 9.8 });
+    assert.ok(modelPlan(first).changes.some((c) => c.kind === 'cache' && c.opId === id(1)), 'without the static randomness the model caches after augment');
+    const d = await diagnose({ run: async () => first, passes: 1, verify: false, options: { randomOps: [id(1)] } as never });
+    assert.equal(d.plan.changes.some((c) => c.kind === 'cache'), false);
+    assert.equal(Object.values(d.plan.overrides).some((o) => o.cache !== undefined), false);
+    assert.ok(d.plan.notes?.some((n) => /map\(augment\) is random/.test(n)), JSON.stringify(d.plan.notes));
+  });
+});
+
+describe('diagnose: rates with a spread', () => {
+  it('pools windows into a mean with a Student-t interval', () => {
+    const r = pooledRate([9, 10, 11]);
+    assert.equal(r.rate, 10);
+    assert.equal(r.windows, 3);
+    // s = 1, t(2) = 4.303: 4.303 / √3.
+    assert.ok(Math.abs(r.halfWidth - 4.303 / Math.sqrt(3)) < 1e-9);
+  });
+
+  it('does not call a 2% difference a gain even when the spread is tiny', () => {
+    assert.equal(reliablyFaster({ rate: 10.2, halfWidth: 0.01, windows: 10 }, { rate: 10, halfWidth: 0.01, windows: 10 }), false);
+    assert.equal(reliablyFaster({ rate: 10.4, halfWidth: 0.01, windows: 10 }, { rate: 10, halfWidth: 0.01, windows: 10 }), true);
+    assert.equal(reliablyFaster({ rate: 12, halfWidth: 1.5, windows: 10 }, { rate: 10, halfWidth: 1, windows: 10 }), false);
+  });
+});
