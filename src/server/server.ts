@@ -21,7 +21,7 @@ import {
   type WorkDoneProgressReporter,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { analyze, plan } from '../model';
+import { diagnose } from '../engine/diagnose';
 import { runProfile } from '../runner/spawn';
 import {
   ClearProfileRequest,
@@ -270,8 +270,7 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
       store: session.store,
       views: (uri) => session.views(uri),
       run: (opts) => runProfile(opts),
-      analyze,
-      plan,
+      diagnose,
       progress: (message, percentage) => progress?.report(percentage ?? 0, message),
       signal: abort.signal,
     });

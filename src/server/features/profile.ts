@@ -1,14 +1,17 @@
 /**
- * plumber/profile: run the runner on one pipeline (or every exported pipeline of a document), feed
- * the profile to the model, and keep the result per document. The runner executes workspace code,
- * so an untrusted workspace is refused with a sentence saying why.
+ * plumber/profile: diagnose one pipeline (or every exported pipeline of a document) with the
+ * engine's routine — profile, plan in passes, verify the plan against the pipeline as written —
+ * and keep the result per document. The CLI runs the same routine, so the editor and
+ * `plumber plan` give the same plan for the same options. The runner executes workspace code, so
+ * an untrusted workspace is refused with a sentence saying why.
  */
 import { readFileSync } from 'node:fs';
-import type { Analysis, ModelOptions, Plan } from '../../shared/analysis';
-import type { Profile, RunnerMessage } from '../../shared/profile';
+import type { ModelOptions } from '../../shared/analysis';
+import type { Overrides, Profile, RunnerMessage } from '../../shared/profile';
 import type { ProfileOutcome, ProfileParams, ProfileResult } from '../../shared/protocol';
 import type { Settings } from '../../shared/settings';
 import { describeOp } from '../../model/describe';
+import { staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis } from '../../engine/diagnose';
 import type { DocumentStore } from '../state';
 import type { PipelineView } from '../views';
 
@@ -22,6 +25,8 @@ export interface RunOptions {
   memoryMB?: number;
   nodePath?: string;
   nodeArgs?: string[];
+  /** Knob overrides by operator id: the plan (or a part of it) diagnose wants measured. */
+  overrides?: Overrides;
   signal?: AbortSignal;
   onProgress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
@@ -32,9 +37,10 @@ export interface ProfileDeps {
   store: DocumentStore;
   /** The document's pipelines as the graph sees them now. */
   views(uri: string): PipelineView[];
+  /** Runs the runner once. */
   run(opts: RunOptions): Promise<Profile>;
-  analyze(profile: Profile, opts: ModelOptions): Analysis;
-  plan(profile: Profile, opts: ModelOptions): Plan;
+  /** The engine's profile → plan → verify routine (src/engine/diagnose.ts), the one the CLI uses. */
+  diagnose(input: DiagnoseInput): Promise<Diagnosis>;
   progress?(message: string, percentage?: number): void;
   signal?: AbortSignal;
 }
@@ -56,6 +62,7 @@ export function knobLabel(profile: Profile): string {
   return parts.length > 0 ? parts.join(', ') : 'defaults';
 }
 
+/** Model options from the settings (`model.cores` 0: the cores the run measured free). */
 export function modelOptions(settings: Settings): ModelOptions {
   const opts: ModelOptions = {};
   if (settings.model.cores > 0) opts.cores = settings.model.cores;
@@ -92,35 +99,72 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
       diskText = doc.text;
     }
     const name = v.graph.name;
-    deps.progress?.(`${name}: starting`, Math.round((i / exported.length) * 100));
-    const profile = await deps.run({
-      file: doc.file,
-      exportName: name,
-      seconds: s.profile.seconds,
-      maxElements: s.profile.maxElements,
-      timeoutSeconds: s.profile.timeoutSeconds,
-      memoryMB: s.profile.memoryMB,
-      ...(s.runner.nodePath ? { nodePath: s.runner.nodePath } : {}),
-      ...(s.runner.nodeArgs.length > 0 ? { nodeArgs: s.runner.nodeArgs } : {}),
+    const share = (run: number, total: number): number => Math.round(((i + Math.min(run, total) / total) / exported.length) * 100);
+    const expected = expectedRuns(s);
+    let step: DiagnoseStep = { phase: 'profile', message: 'profiling as written', run: 1 };
+    const stepText = (): string => `${name}: ${stepWords(step)} (run ${step.run} of ${Math.max(expected, step.run)})`;
+    deps.progress?.(`${stepText()}…`, share(0, expected));
+    const diagnosis = await deps.diagnose({
+      run: (overrides) =>
+        deps.run({
+          file: doc.file,
+          exportName: name,
+          seconds: s.profile.seconds,
+          maxElements: s.profile.maxElements,
+          timeoutSeconds: s.profile.timeoutSeconds,
+          memoryMB: s.profile.memoryMB,
+          ...(s.runner.nodePath ? { nodePath: s.runner.nodePath } : {}),
+          ...(s.runner.nodeArgs.length > 0 ? { nodeArgs: s.runner.nodeArgs } : {}),
+          overrides,
+          signal: deps.signal,
+          onProgress: (m) => deps.progress?.(`${stepText()}: ${m.phase}, ${m.elements} elements${m.rate ? `, ${Math.round(m.rate)} el/s` : ''}`),
+        }),
+      options: { ...modelOptions(s), randomOps: staticRandomOps(v.graph) },
+      passes: s.plan.passes,
+      verify: s.plan.verify,
       signal: deps.signal,
-      onProgress: (m) => deps.progress?.(`${name}: ${m.phase}, ${m.elements} elements${m.rate ? `, ${Math.round(m.rate)} el/s` : ''}`),
+      onStep: (next) => {
+        step = next;
+        deps.progress?.(`${stepText()}…`, share(next.run - 1, Math.max(expected, next.run)));
+      },
     });
     const at = new Date().toISOString();
+    const { first: profile, analysis, plan } = diagnosis;
     if (profile.error?.kind === 'cancelled' || deps.signal?.aborted) {
-      // A cancelled run says nothing about the pipeline: keep the previous profile.
+      // A cancelled diagnosis says nothing reliable about the pipeline: keep the previous profile.
       outcomes.push({ pipeline: name, ok: false, error: 'Cancelled.' });
       continue;
     }
-    if (profile.error) {
+    if (diagnosis.error || profile.error) {
       deps.store.setProfile(params.uri, name, { profile, text: diskText, at }, '');
-      outcomes.push({ pipeline: name, ok: false, error: profile.error.message });
+      outcomes.push({ pipeline: name, ok: false, error: (diagnosis.error ?? profile.error)!.message });
       continue;
     }
-    const opts = modelOptions(s);
-    const analysis = deps.analyze(profile, opts);
-    const plan = deps.plan(profile, opts);
+    // The record keeps the run as written (its numbers are what the lenses show per operator),
+    // its analysis, and the final plan with what verification kept.
     deps.store.setProfile(params.uri, name, { profile, analysis, plan, text: diskText, at }, knobLabel(profile));
     outcomes.push({ pipeline: name, ok: true, rate: analysis.measuredRate, predictedRate: plan.predictedRate });
   }
   return { outcomes };
+}
+
+/**
+ * Runs a diagnosis is likely to take, for "run 3 of 6": the profile passes, plus the first two
+ * as-written/plan pairs of verification. Verification may stop early (nothing to verify) or try
+ * more configurations within its time budget; the count then follows the actual run.
+ */
+export function expectedRuns(settings: Settings): number {
+  return settings.plan.passes + (settings.plan.verify ? 4 : 0);
+}
+
+/** What a diagnosis step is doing, in the words the progress notification shows. */
+export function stepWords(step: DiagnoseStep): string {
+  switch (step.phase) {
+    case 'profile':
+      return 'profiling as written';
+    case 'replan':
+      return 're-profiling with the plan applied';
+    case 'verify':
+      return 'verifying the plan';
+  }
 }

@@ -200,7 +200,7 @@ describe('server features', () => {
     await assert.rejects(
       profilePipelines({ uri: URI }, {
         trusted: false, settings: DEFAULT_SETTINGS, store: s.store, views: (u) => s.views(u),
-        run: () => Promise.reject(new Error('must not run')), analyze: () => { throw new Error('no'); }, plan: () => { throw new Error('no'); },
+        run: () => Promise.reject(new Error('must not run')), diagnose: () => Promise.reject(new Error('must not diagnose')),
       }),
       (e: Error) => e.message === UNTRUSTED,
     );
