@@ -78,7 +78,7 @@ describe('model: worker moves priced from measurement', () => {
       .range()
       .map('transformRow', { self: 20e-6, module: true, moveCost, bytes: 300 })
       .build({ rootElements: 50000, rate: 50000 });
-  const toWorkers = (profile: ReturnType<typeof rows>) => ({ [id(1)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts' } });
+  const toWorkers = () => ({ [id(1)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts' } });
   const measured = (cloneEachWay: number): MoveCost => ({
     samples: 64,
     cloneInSeconds: cloneEachWay,
@@ -91,7 +91,7 @@ describe('model: worker moves priced from measurement', () => {
 
   it('without a measured move cost, prices the move by bytes and the fn as on the main thread (≈ 1.9×)', () => {
     const profile = rows();
-    const moved = predict(profile, toWorkers(profile));
+    const moved = predict(profile, toWorkers());
     // CPU: 2 cores / (2 µs + 0.6 µs on the main thread + 18 µs + 0.4 µs in workers).
     near(moved.bound, 2 / 21e-6);
     assert.ok(change(plan(profile).changes, 'placement', id(1)));
@@ -101,14 +101,14 @@ describe('model: worker moves priced from measurement', () => {
     // 4 µs per clone round each way, 40% more CPU in a worker: the main thread keeps 2 + 0.6 + 4 µs,
     // the workers do 18 × 1.4 + 0.4 + 4 µs; 2 cores / 36.2 µs.
     const profile = rows(measured(4e-6));
-    near(predict(profile, toWorkers(profile)).bound, 2 / ((2 + 0.6 + 4 + 18 * 1.4 + 0.4 + 4) * 1e-6));
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 4 + 18 * 1.4 + 0.4 + 4) * 1e-6));
   });
 
   it('does not propose a move that the measured clone and worker CPU make a loss', () => {
     // Rows with nested fields clone in 8 µs each way: 2 cores / (10.6 + 37.6 µs) = 41,500 rows/s,
     // below the 50,000 the main thread manages alone.
     const profile = rows(measured(8e-6));
-    assert.ok(predict(profile, toWorkers(profile)).rate < 50000);
+    assert.ok(predict(profile, toWorkers()).rate < 50000);
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement'), undefined);
     assert.deepEqual(p.changes, []);
@@ -117,13 +117,13 @@ describe('model: worker moves priced from measurement', () => {
   it('uses the dispatch and task overhead calibrated on this machine instead of its constants', () => {
     const profile = rows(undefined, { workerDispatchSeconds: 200e-6, workerTaskOverheadSeconds: 100e-6 });
     // Main: 2 µs + 200 µs / 100; workers: 18 µs + 100 µs / 100.
-    near(predict(profile, toWorkers(profile)).bound, 2 / ((2 + 2 + 18 + 1) * 1e-6));
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 2 + 18 + 1) * 1e-6));
   });
 
   it('clamps a worker CPU ratio that only a tiny or cold sample could give', () => {
     const profile = rows({ ...measured(0), workerCpuSeconds: 20e-6 * 50 });
     // At most 3× the main-thread CPU: workers do 18 × 3 + 0.4 µs.
-    near(predict(profile, toWorkers(profile)).bound, 2 / ((2 + 0.6 + 18 * 3 + 0.4) * 1e-6));
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 18 * 3 + 0.4) * 1e-6));
   });
 });
 
