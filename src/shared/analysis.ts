@@ -205,7 +205,7 @@ export interface ModelOptions {
   memoryBudgetBytes?: number;
   /** Largest worker pool to propose per operator (default: cores). */
   maxWorkers?: number;
-  /** Largest concurrency to propose for an awaiting operator (default 64). */
+  /** Largest concurrency to propose for an awaiting operator, and inner datasets pulled at once for an interleave (default 256). */
   maxConcurrency?: number;
   /**
    * Earlier profiles of the same pipeline with other knobs (e.g. the first pass of plan →
