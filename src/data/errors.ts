@@ -34,3 +34,87 @@ export class PipelineError extends Error {
 export function asPipelineError(op: OpRef, index: number | undefined, e: unknown): PipelineError {
   return e instanceof PipelineError ? e : new PipelineError(op, index, e);
 }
+
+/** What a thrown value says about itself: its message for an Error or an error-like object, else its text. */
+export function describeThrown(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (e !== null && typeof e === 'object') {
+    // Errors that crossed a thread boundary arrive as plain (sometimes empty) objects.
+    const { name, message } = e as { name?: unknown; message?: unknown };
+    if (typeof message === 'string' && message !== '') return typeof name === 'string' && name !== '' && name !== 'Error' ? `${name}: ${message}` : message;
+    return 'an error without a message';
+  }
+  return String(e);
+}
+
+/** A value that structured clone and v8.serialize refuse, and where it sits inside an element. */
+export interface Uncloneable {
+  /** Like 'a function (decode)' or 'a symbol'. */
+  what: string;
+  /** A property path from the element, like `.image.onload` or `[3]`; '' for the element itself. */
+  path: string;
+}
+
+/** Objects that v8's serializer refuses although they are ordinary JS objects. */
+const REFUSED: [abstract new (...args: never[]) => object, string][] = [
+  [Promise, 'a Promise'],
+  [WeakMap, 'a WeakMap'],
+  [WeakSet, 'a WeakSet'],
+  [WeakRef, 'a WeakRef'],
+];
+
+/**
+ * The first value inside `x` that cannot be structured-cloned (what worker threads and
+ * `cache(path)` do to elements), or null. It finds functions, symbols, promises and weak
+ * collections at any depth; host objects that refuse cloning are not recognised here, so callers
+ * keep the serializer's own message as the cause.
+ */
+export function findUncloneable(x: unknown): Uncloneable | null {
+  // Most elements are numbers, strings or typed arrays: answer those without allocating.
+  if (x === null || (typeof x !== 'object' && typeof x !== 'function' && typeof x !== 'symbol')) return null;
+  if (ArrayBuffer.isView(x) || x instanceof ArrayBuffer) return null;
+  const seen = new Set<object>();
+  const walk = (v: unknown, path: string): Uncloneable | null => {
+    if (typeof v === 'function') return { what: `a function${v.name ? ` (${v.name})` : ''}`, path };
+    if (typeof v === 'symbol') return { what: `a symbol (${v.toString()})`, path };
+    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return null;
+    if (seen.has(v)) return null;
+    seen.add(v);
+    for (const [ctor, what] of REFUSED) if (v instanceof ctor) return { what, path };
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        // Most arrays in ML data are numbers: skip them without building a path.
+        if (item === null || (typeof item !== 'object' && typeof item !== 'function' && typeof item !== 'symbol')) continue;
+        const found = walk(item, `${path}[${i}]`);
+        if (found !== null) return found;
+      }
+      return null;
+    }
+    if (v instanceof Map) {
+      for (const [k, val] of v) {
+        const found = walk(k, `${path}<map key>`) ?? walk(val, `${path}.get(${typeof k === 'string' ? JSON.stringify(k) : '…'})`);
+        if (found !== null) return found;
+      }
+      return null;
+    }
+    if (v instanceof Set) {
+      for (const val of v) {
+        const found = walk(val, `${path}<set member>`);
+        if (found !== null) return found;
+      }
+      return null;
+    }
+    for (const k of Object.keys(v)) {
+      const found = walk((v as Record<string, unknown>)[k], `${path}.${k}`);
+      if (found !== null) return found;
+    }
+    return null;
+  };
+  return walk(x, '');
+}
+
+/** ` at .a.b`, or '' when the element itself is the value. */
+export function atPath(u: Uncloneable): string {
+  return u.path === '' ? '' : ` at ${u.path}`;
+}

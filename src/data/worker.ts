@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
+import { findUncloneable, type Uncloneable } from './errors';
 
 /** One task: a group of consecutive elements of the map's input. */
 export interface WorkerTask {
@@ -22,12 +23,14 @@ export interface WorkerTask {
   epoch: number;
 }
 
-/** What a task returns. Exactly one of `out`, `failed`, `loadError` is set. */
+/** What a task returns. Exactly one of `out`, `failed`, `loadError`, `uncloneable` is set. */
 export interface WorkerResult {
   out?: unknown[];
   /** Offset (in items) of the element whose call threw, and the error. */
   failed?: { offset: number; name: string; message: string; stack?: string };
   loadError?: string;
+  /** Offset (in items) of the first result that cannot travel back to the main thread, and what in it. */
+  uncloneable?: Uncloneable & { offset: number };
   cpuSeconds: number;
   /**
    * Wall seconds of the task inside the worker. Sizes the next tasks: the schedstat clock advances
@@ -147,6 +150,15 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
       return { failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, cpuSeconds: cpuSince(t0), wallSeconds: wall(), random } satisfies WorkerResult;
+    }
+  }
+  // A result that cannot be cloned would make piscina's postMessage throw after this function has
+  // returned, killing the thread with an anonymous error: find it here, while its element is known.
+  // Results are walked, not copied; typed arrays and numbers cost a type check each.
+  if (task.mode !== 'filter') {
+    for (let i = 0; i < out.length; i++) {
+      const u = findUncloneable(out[i]);
+      if (u !== null) return { uncloneable: { ...u, offset: i }, cpuSeconds: cpuSince(t0), wallSeconds: wall(), random } satisfies WorkerResult;
     }
   }
   const result: WorkerResult = { out, cpuSeconds: 0, wallSeconds: 0, random };

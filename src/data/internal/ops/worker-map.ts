@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { Piscina } from 'piscina';
 import type { OpCounters } from '../../tracing';
-import { PipelineError, type OpRef } from '../../errors';
+import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
 import type { WorkerResult, WorkerTask } from '../../worker';
 import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
@@ -163,9 +163,51 @@ class WorkerMap implements Chunks<unknown> {
     const c = this.c;
     const t0 = c === null ? 0 : now();
     const transferList = this.transferInputs && this.cfg.mode !== 'filter' ? batchBuffers(items) : [];
-    const p = entry.pool.run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
+    let p: Promise<WorkerResult>;
+    try {
+      p = entry.pool.run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
+    } catch (e) {
+      throw this.sendFailure(e, items, base);
+    }
     if (c !== null) c.dispatchSeconds += (now() - t0) / 1000;
-    return p.then((r) => this.receive(r, items, base));
+    return p.then(
+      (r) => this.receive(r, items, base),
+      (e: unknown) => {
+        throw this.sendFailure(e, items, base);
+      },
+    );
+  }
+
+  /** `map(decode)`: the operator as the user wrote it, with the worker fn's name. */
+  private get opName(): string {
+    return `${this.cfg.mode}(${this.cfg.exportName})`;
+  }
+
+  /**
+   * A task that failed outside the user's fn: its elements could not be posted to a worker, or
+   * the thread died (a result it could not post kills it, with an anonymous error). Names the
+   * element and the value that cannot be cloned when they can be found.
+   */
+  private sendFailure(e: unknown, items: unknown[], base: number): unknown {
+    if (e instanceof PipelineError) return e;
+    for (let i = 0; i < items.length; i++) {
+      const u = findUncloneable(items[i]);
+      if (u !== null) {
+        return new PipelineError(
+          this.op,
+          base + i,
+          e,
+          `${this.opName} cannot send element ${base + i} to a worker thread: it holds ${u.what}${atPath(u)}. Elements of a worker map must be structured-cloneable (numbers, strings, plain objects, arrays, typed arrays, Maps, Sets, Dates); class instances arrive as plain objects.`,
+        );
+      }
+    }
+    const n = items.length;
+    const which = n === 1 ? `element ${base}` : `elements ${base}–${base + n - 1}`;
+    const cloning = e !== null && typeof e === 'object' && (e as { name?: unknown }).name === 'DataCloneError';
+    const hint = cloning
+      ? 'Elements and results of a worker map must be structured-cloneable (plain data, typed arrays, Maps, Sets, Dates).'
+      : 'A thread also ends like this when a result cannot be posted back to the main thread: results must be structured-cloneable, so return plain data rather than handles or native objects.';
+    return new PipelineError(this.op, undefined, e, `${this.opName}: a worker thread failed on ${which}: ${describeThrown(e)}. ${hint}`);
   }
 
   private receive(r: WorkerResult, items: unknown[], base: number): unknown[] {
@@ -179,6 +221,16 @@ class WorkerMap implements Chunks<unknown> {
         undefined,
         new Error(r.loadError),
         `the worker module ${this.cfg.module} could not provide '${this.cfg.exportName}': ${r.loadError}. Check that the file exists, loads without errors, and exports the function by that name.`,
+      );
+    }
+    if (r.uncloneable !== undefined) {
+      const u = r.uncloneable;
+      if (c !== null) c.calls += u.offset + 1;
+      throw new PipelineError(
+        this.op,
+        base + u.offset,
+        new TypeError(`${u.what}${atPath(u)} could not be cloned`),
+        `${this.opName} in a worker thread returned ${u.what}${atPath(u)} at element ${base + u.offset}: results must be structured-cloneable (numbers, strings, plain objects, arrays, typed arrays, Maps, Sets, Dates), since they are copied to the main thread.`,
       );
     }
     if (r.failed !== undefined) {
@@ -204,7 +256,7 @@ class WorkerMap implements Chunks<unknown> {
   }
 
   private describe(e: unknown, base: number): PipelineError {
-    return new PipelineError(this.op, base, e, `a worker thread failed: ${e instanceof Error ? e.message : String(e)}`);
+    return new PipelineError(this.op, base, e, `a worker thread failed: ${describeThrown(e)}`);
   }
 }
 
