@@ -2,41 +2,122 @@
  * cache() and cache(path). The first complete pass is kept (in memory, or in a file written under
  * a temporary name and renamed into place only when the pass completes); later passes read it.
  * An interrupted pass keeps nothing, so a half-written cache can never be read back.
+ *
+ * The file format (version 2), little-endian:
+ *   header  "PLDC2\n" · u64 element count · u64 file length · u32 CRC-32 of the 22 bytes before it
+ *   record  u32 CRC-32 of the rest of the record · u32 body length · u8 kind · body
+ * A body is `v8.serialize(element)` (kind 0), or `v8.serialize([element, batchPaths])` (kind 1)
+ * when the element holds Batches: the paths say where to restore them, so no key of user data is
+ * ever read as a marker. The header is written last, so a file whose pass did not complete, a
+ * truncated file, a bit flip or a damaged length field is an error before any wrong element is
+ * returned; elements before a damaged record are delivered first, as with any pipeline error.
  */
 import { mkdirSync } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
+import * as zlib from 'node:zlib';
 import type { OpCounters } from '../../tracing';
-import { PipelineError, type OpRef } from '../../errors';
+import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session } from '../core';
 import { Batch } from './batch';
 
-const MAGIC = Buffer.from('PLDC1\n', 'latin1');
+const MAGIC = Buffer.from('PLDC', 'latin1');
+const FORMAT = 2;
+const FORMAT_LINE = Buffer.from(`PLDC${FORMAT}\n`, 'latin1');
+/** The format line, the element count, the file length and the header's own CRC. */
+const HEADER_BYTES = FORMAT_LINE.length + 8 + 8 + 4;
+/** CRC, body length, kind. */
+const RECORD_HEAD = 9;
+/** fs reads take an int32 length: a larger element is read in pieces of this size. */
+const MAX_READ = 1 << 30;
 const memory = new WeakMap<OpNode, unknown[]>();
 
-/** v8.serialize keeps typed arrays, Maps, Dates…; Batch instances need their class restored. */
-function encode(x: unknown, depth = 0): unknown {
-  if (x instanceof Batch) return { $plumberBatch: [x.data, x.shape] };
-  if (depth < 3 && x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === Object.prototype) {
-    const o: Record<string, unknown> = {};
-    for (const k of Object.keys(x)) o[k] = encode((x as Record<string, unknown>)[k], depth + 1);
-    return o;
+/** The CRC-32 table of the IEEE polynomial (zlib's, PNG's), for Node versions without zlib.crc32. */
+let table: Int32Array | null = null;
+
+/** CRC-32 (IEEE) in JavaScript: the same numbers as zlib.crc32, which Node < 20.15 lacks. */
+export function crc32Js(data: Uint8Array, value = 0): number {
+  if (table === null) {
+    table = new Int32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      table[n] = c;
+    }
   }
-  if (depth < 3 && Array.isArray(x)) return x.map((v) => encode(v, depth + 1));
-  return x;
+  const t = table;
+  let c = ~value;
+  for (let i = 0; i < data.length; i++) c = t[(c ^ data[i]) & 0xff] ^ (c >>> 8);
+  return ~c >>> 0;
 }
 
-function decode(x: unknown, depth = 0): unknown {
-  if (depth < 4 && x !== null && typeof x === 'object') {
-    if (Array.isArray(x)) return depth < 3 ? x.map((v) => decode(v, depth + 1)) : x;
-    if (Object.getPrototypeOf(x) !== Object.prototype) return x;
-    const b = (x as { $plumberBatch?: [never, number[]] }).$plumberBatch;
-    if (b !== undefined) return new Batch(b[0], b[1]);
-    const o = x as Record<string, unknown>;
-    for (const k of Object.keys(o)) o[k] = decode(o[k], depth + 1);
+const nativeCrc = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+/** CRC-32 of `data`, continuing from `value` (the CRC of the bytes before it). */
+const crc32: (data: Uint8Array, value?: number) => number = nativeCrc ?? crc32Js;
+
+/** Where the Batches inside an element are: key paths from the element, [] for the element itself. */
+type Path = (string | number)[];
+
+/**
+ * The paths of the Batches in `x`, or null when it holds none. Walks plain objects and arrays at
+ * any depth (each container once, so cycles end); other values round-trip as v8.serialize makes them.
+ */
+function batchPaths(x: unknown): Path[] | null {
+  if (x instanceof Batch) return [[]];
+  if (x === null || typeof x !== 'object' || ArrayBuffer.isView(x)) return null;
+  let found: Path[] | null = null;
+  const seen = new Set<object>();
+  const walk = (v: object, path: Path): void => {
+    if (seen.has(v)) return;
+    seen.add(v);
+    const visit = (child: unknown, key: string | number): void => {
+      if (child === null || typeof child !== 'object' || ArrayBuffer.isView(child)) return;
+      if (child instanceof Batch) (found ??= []).push([...path, key]);
+      else if (Array.isArray(child) || isPlain(child)) walk(child, [...path, key]);
+    };
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) visit(v[i], i);
+    else for (const k of Object.keys(v)) visit((v as Record<string, unknown>)[k], k);
+  };
+  if (Array.isArray(x) || isPlain(x)) walk(x, []);
+  return found;
+}
+
+function isPlain(x: object): boolean {
+  const p = Object.getPrototypeOf(x);
+  return p === Object.prototype || p === null;
+}
+
+/** A Batch again, from the plain object v8 made of it. */
+function revive(x: unknown): unknown {
+  const o = x as { data: Batch['data']; shape: number[] };
+  return new Batch(o.data, o.shape);
+}
+
+/** One element as a record body, and its kind. */
+function encode(x: unknown): { kind: number; body: Buffer } {
+  const paths = batchPaths(x);
+  return paths === null ? { kind: 0, body: serialize(x) } : { kind: 1, body: serialize([x, paths]) };
+}
+
+function decode(kind: number, body: Buffer): unknown {
+  const v: unknown = deserialize(body);
+  if (kind === 0) return v;
+  const [root, paths] = v as [unknown, Path[]];
+  let out = root;
+  for (const path of paths) {
+    if (path.length === 0) {
+      out = revive(root);
+      continue;
+    }
+    let parent = root as Record<string | number, unknown>;
+    for (let i = 0; i < path.length - 1; i++) parent = parent[path[i]] as Record<string | number, unknown>;
+    const last = path[path.length - 1];
+    parent[last] = revive(parent[last]);
   }
-  return x;
+  return out;
 }
 
 class MemoryCache<T> implements Chunks<T> {
@@ -83,11 +164,28 @@ class MemoryCache<T> implements Chunks<T> {
   }
 }
 
-/** Reads a cache file written by DiskWriter. */
+/** Why a cache file written by plumber-data cannot be read, and what to do: delete it. */
+function damaged(op: OpRef, path: string, what: string): PipelineError {
+  const msg = `the cache file ${path} ${what}. plumber-data wrote it: delete it, and the next complete pass rebuilds it.`;
+  return new PipelineError(op, undefined, new Error(msg), msg);
+}
+
+/** A file at the cache's path that plumber-data did not write: never advise deleting it. */
+function foreign(op: OpRef, path: string, what: string): PipelineError {
+  const msg = `${path} is not a plumber-data cache file (${what}), so cache(path) will neither read nor overwrite it. Give cache() a path of its own.`;
+  return new PipelineError(op, undefined, new Error(msg), msg);
+}
+
+/** Reads a cache file written by DiskWriter, checking its header and every record's checksum. */
 class DiskReader<T> implements Chunks<T> {
   private fh: FileHandle | null = null;
   private buf: Buffer = Buffer.alloc(0);
-  private eof = false;
+  /** File offset of buf[0]. */
+  private pos = 0;
+  /** The file's length, as its header states and fstat confirmed. */
+  private size = 0;
+  private count = 0;
+  private index = 0;
   private closed = false;
   constructor(
     private readonly path: string,
@@ -96,51 +194,105 @@ class DiskReader<T> implements Chunks<T> {
   ) {}
   async next(hint: number): Promise<T[] | null> {
     if (this.closed) return null;
-    if (this.fh === null) {
-      this.fh = await open(this.path, 'r');
-      await this.fill(MAGIC.length);
-      if (this.buf.length < MAGIC.length || !this.buf.subarray(0, MAGIC.length).equals(MAGIC)) {
-        await this.return();
-        throw new PipelineError(this.op, undefined, new Error(`${this.path} is not a plumber-data cache file. Delete it to rebuild the cache.`));
+    try {
+      if (this.fh === null) await this.begin();
+      const out: T[] = [];
+      const t0 = this.c === null ? 0 : now();
+      while (out.length < hint && this.index < this.count) out.push((await this.record()) as T);
+      if (this.c !== null) {
+        this.c.selfSeconds += (now() - t0) / 1000;
+        this.c.cacheHits += out.length;
+        countProduced(this.c, out);
       }
-      this.buf = this.buf.subarray(MAGIC.length);
-    }
-    const out: T[] = [];
-    const t0 = this.c === null ? 0 : now();
-    while (out.length < hint) {
-      if (this.buf.length < 4) await this.fill(4);
-      if (this.buf.length === 0 && this.eof) break;
-      const len = this.buf.length >= 4 ? this.buf.readUInt32LE(0) : -1;
-      if (len < 0 || this.buf.length < 4 + len) await this.fill(4 + Math.max(len, 0));
-      if (len < 0 || this.buf.length < 4 + len) {
+      if (out.length === 0) {
+        if (this.pos + this.buf.length !== this.size || this.buf.length !== 0) throw damaged(this.op, this.path, `has ${this.size - this.pos} bytes after its last element (it holds more than its header says)`);
+        if (this.c !== null) this.c.filesRead++;
         await this.return();
-        throw new PipelineError(this.op, undefined, new Error(`The cache file ${this.path} is truncated. Delete it to rebuild the cache.`));
+        return null;
       }
-      out.push(decode(deserialize(this.buf.subarray(4, 4 + len))) as T);
-      this.buf = this.buf.subarray(4 + len);
-    }
-    if (this.c !== null) {
-      this.c.selfSeconds += (now() - t0) / 1000;
-      this.c.cacheHits += out.length;
-      countProduced(this.c, out);
-    }
-    if (out.length === 0) {
-      if (this.c !== null) this.c.filesRead++;
+      return out;
+    } catch (e) {
       await this.return();
-      return null;
+      throw e;
     }
-    return out;
   }
-  /** Reads until at least `n` bytes are buffered or the file ends. */
+
+  /** Opens the file and checks its header against the file's real length. */
+  private async begin(): Promise<void> {
+    this.fh = await open(this.path, 'r');
+    const actual = (await this.fh.stat()).size;
+    this.size = actual;
+    await this.fill(Math.min(actual, HEADER_BYTES));
+    const b = this.buf;
+    if (b.length < MAGIC.length || !b.subarray(0, MAGIC.length).equals(MAGIC)) throw foreign(this.op, this.path, 'it does not start with the cache header');
+    const nl = b.indexOf(0x0a, MAGIC.length);
+    const version = nl < 0 ? NaN : Number(b.subarray(MAGIC.length, nl).toString('latin1'));
+    if (!Number.isInteger(version) || nl > MAGIC.length + 4) throw foreign(this.op, this.path, 'it starts like one, but its header has no format version');
+    if (version !== FORMAT) {
+      const age = version < FORMAT ? 'an older' : 'a newer';
+      throw damaged(this.op, this.path, `is in cache format ${version}, written by ${age} plumber-data; this one reads format ${FORMAT}`);
+    }
+    if (actual < HEADER_BYTES) throw damaged(this.op, this.path, `is truncated inside its header (${actual} of ${HEADER_BYTES} bytes)`);
+    const stored = b.readUInt32LE(HEADER_BYTES - 4);
+    if (crc32(b.subarray(0, HEADER_BYTES - 4)) !== stored) throw damaged(this.op, this.path, 'has a damaged header (its checksum does not match)');
+    this.count = Number(b.readBigUInt64LE(FORMAT_LINE.length));
+    const declared = Number(b.readBigUInt64LE(FORMAT_LINE.length + 8));
+    if (actual < declared) throw damaged(this.op, this.path, `is truncated: its header says ${declared} bytes (${this.count} elements), the file has ${actual}`);
+    if (actual > declared) throw damaged(this.op, this.path, `has ${actual - declared} bytes after its last element (its header says ${declared} bytes, the file has ${actual})`);
+    this.consume(HEADER_BYTES);
+  }
+
+  /** The next element, checked. */
+  private async record(): Promise<unknown> {
+    const at = this.pos;
+    const i = this.index;
+    if (this.size - at < RECORD_HEAD) throw damaged(this.op, this.path, `ends before element ${i} of ${this.count} (at byte ${at})`);
+    await this.fill(RECORD_HEAD);
+    const stored = this.buf.readUInt32LE(0);
+    const len = this.buf.readUInt32LE(4);
+    // A damaged length must be caught before it sizes a read: past the end, it would ask for gigabytes.
+    if (len > this.size - at - RECORD_HEAD) throw damaged(this.op, this.path, `has a damaged length field at byte ${at + 4} (element ${i} would need ${len} bytes; ${this.size - at - RECORD_HEAD} remain)`);
+    await this.fill(RECORD_HEAD + len);
+    const rec = this.buf.subarray(4, RECORD_HEAD + len);
+    if (crc32(rec) !== stored) throw damaged(this.op, this.path, `is damaged in element ${i} (bytes ${at}–${at + RECORD_HEAD + len - 1} fail their checksum)`);
+    const kind = rec[4];
+    if (kind !== 0 && kind !== 1) throw damaged(this.op, this.path, `has element ${i} of an unknown kind ${kind}`);
+    let x: unknown;
+    try {
+      x = decode(kind, rec.subarray(5));
+    } catch (e) {
+      // The bytes are as written, so this Node.js reads v8's format differently (a newer Node wrote it).
+      throw damaged(this.op, this.path, `holds element ${i}, which this Node.js ${process.version} cannot deserialize (${describeThrown(e)}); was it written by a newer Node.js?`);
+    }
+    this.consume(RECORD_HEAD + len);
+    this.index++;
+    return x;
+  }
+
+  private consume(n: number): void {
+    this.buf = this.buf.subarray(n);
+    this.pos += n;
+  }
+
+  /** Reads until at least `n` bytes are buffered; the caller has checked that the file holds them. */
   private async fill(n: number): Promise<void> {
-    while (this.buf.length < n && !this.eof) {
-      const chunk = Buffer.allocUnsafe(Math.max(1 << 20, n - this.buf.length));
-      const { bytesRead } = await (this.fh as FileHandle).read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) this.eof = true;
+    if (this.buf.length >= n) return;
+    const left = this.size - this.pos - this.buf.length;
+    const want = Math.min(Math.max(n, 1 << 20), this.buf.length + left);
+    const next = Buffer.allocUnsafe(want);
+    this.buf.copy(next, 0);
+    let have = this.buf.length;
+    while (have < want) {
+      const { bytesRead } = await (this.fh as FileHandle).read(next, have, Math.min(want - have, MAX_READ), null);
+      if (bytesRead === 0) break;
+      have += bytesRead;
       if (this.c !== null) this.c.diskBytesRead += bytesRead;
-      this.buf = this.buf.length === 0 ? chunk.subarray(0, bytesRead) : Buffer.concat([this.buf, chunk.subarray(0, bytesRead)]);
     }
+    this.buf = next.subarray(0, have);
+    // The file shrank while being read (fstat said more): as truncated as any other short file.
+    if (have < n) throw damaged(this.op, this.path, `is truncated: it ended at byte ${this.pos + have} while being read`);
   }
+
   async return(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -150,26 +302,93 @@ class DiskReader<T> implements Chunks<T> {
   }
 }
 
-/** Passes elements through while writing them to `${path}.<pid>.<random>.tmp`; renames on completion. */
+/** This machine's name as it appears in temp file names (so a shared directory never mixes hosts up). */
+const HOST = hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
+
+/** `${path}.${host}.${pid}.${random}.tmp`: the pid lets a later run tell a dead writer's file from a live one's. */
+function tempName(path: string): string {
+  return `${path}.${HOST}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** The pid in a temp file name of this cache written on this host, or null for any other name. */
+function tempPid(base: string, name: string): number | null {
+  const prefix = `${base}.${HOST}.`;
+  if (!name.startsWith(prefix) || !name.endsWith('.tmp')) return null;
+  const m = /^(\d+)\.[0-9a-f]+$/.exec(name.slice(prefix.length, -'.tmp'.length));
+  return m === null ? null : Number(m[1]);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return (e as { code?: string }).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temp files of this cache left by writers that died (kill -9, a crash, power loss):
+ * those named for this host and a pid that no longer runs, holding nothing or a cache header — so
+ * a file Plumber did not write is never removed, nor one a live process is still writing.
+ */
+export async function removeStaleTemps(path: string): Promise<string[]> {
+  const dir = dirname(path);
+  const base = basename(path);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const pid = tempPid(base, name);
+    if (pid === null || pid === process.pid || alive(pid)) continue;
+    const file = join(dir, name);
+    try {
+      const fh = await open(file, 'r');
+      const head = Buffer.alloc(MAGIC.length);
+      const { bytesRead } = await fh.read(head, 0, head.length, 0).finally(() => fh.close());
+      if (bytesRead !== 0 && !head.subarray(0, bytesRead).equals(MAGIC.subarray(0, bytesRead))) continue;
+      await unlink(file);
+      removed.push(file);
+    } catch {
+      // Another run removed it first, or it is not ours to read: either way, leave it.
+    }
+  }
+  return removed;
+}
+
+/** Passes elements through while writing them to a temp file; renames it into place on completion. */
 class DiskWriter<T> implements Chunks<T> {
   private readonly s = new Sampler();
   private fh: FileHandle | null = null;
   private readonly tmp: string;
   private closed = false;
+  /** Elements written, and bytes (the header's included). */
+  private count = 0;
+  private bytes = HEADER_BYTES;
   constructor(
     private readonly path: string,
     private readonly up: Chunks<T>,
     private readonly upC: OpCounters | null,
     private readonly c: OpCounters | null,
+    private readonly op: OpRef,
   ) {
-    this.tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    this.tmp = tempName(path);
   }
   async next(hint: number): Promise<T[] | null> {
     if (this.closed) return null;
     if (this.fh === null) {
       mkdirSync(dirname(this.path), { recursive: true });
       this.fh = await open(this.tmp, 'w');
-      await this.fh.write(MAGIC);
+      // A placeholder with our format line (so a stale one is recognised as ours) and no checksum:
+      // until the real header is written last, the file reads as damaged.
+      const placeholder = Buffer.alloc(HEADER_BYTES);
+      FORMAT_LINE.copy(placeholder, 0);
+      await this.fh.write(placeholder, 0, HEADER_BYTES, 0);
     }
     const chunk = await pull(this.up, hint, this.upC, this.s);
     if (this.closed) return null;
@@ -177,26 +396,63 @@ class DiskWriter<T> implements Chunks<T> {
       const fh = this.fh;
       this.fh = null;
       this.closed = true;
+      await fh.write(this.header(), 0, HEADER_BYTES, 0);
       await fh.close();
       await rename(this.tmp, this.path);
       return null;
     }
     const t0 = this.c === null ? 0 : now();
     const parts: Buffer[] = [];
-    for (const x of chunk) {
-      const body = serialize(encode(x));
-      const head = Buffer.allocUnsafe(4);
-      head.writeUInt32LE(body.length, 0);
-      parts.push(head, body);
+    const at = this.bytes;
+    for (let i = 0; i < chunk.length; i++) {
+      let rec: { kind: number; body: Buffer };
+      try {
+        rec = encode(chunk[i]);
+      } catch (e) {
+        const err = this.unserialisable(chunk[i], this.count + i, e);
+        await this.return();
+        throw err;
+      }
+      const head = Buffer.allocUnsafe(RECORD_HEAD);
+      head.writeUInt32LE(rec.body.length, 4);
+      head[8] = rec.kind;
+      head.writeUInt32LE(crc32(rec.body, crc32(head.subarray(4))), 0);
+      parts.push(head, rec.body);
+      this.bytes += RECORD_HEAD + rec.body.length;
     }
+    this.count += chunk.length;
     if (this.c !== null) {
       this.c.selfSeconds += (now() - t0) / 1000;
       this.c.pulled += chunk.length;
       countProduced(this.c, chunk);
     }
-    await this.fh.write(Buffer.concat(parts));
+    // Every write says where it goes: the header is written at 0 last, and a positional write
+    // does not move the file's offset.
+    const data = Buffer.concat(parts);
+    await this.fh.write(data, 0, data.length, at);
     return chunk;
   }
+
+  private header(): Buffer {
+    const h = Buffer.alloc(HEADER_BYTES);
+    FORMAT_LINE.copy(h, 0);
+    h.writeBigUInt64LE(BigInt(this.count), FORMAT_LINE.length);
+    h.writeBigUInt64LE(BigInt(this.bytes), FORMAT_LINE.length + 8);
+    h.writeUInt32LE(crc32(h.subarray(0, HEADER_BYTES - 4)), HEADER_BYTES - 4);
+    return h;
+  }
+
+  private unserialisable(x: unknown, index: number, e: unknown): PipelineError {
+    const u = findUncloneable(x);
+    const what = u === null ? describeThrown(e) : `it holds ${u.what}${atPath(u)}`;
+    return new PipelineError(
+      this.op,
+      index,
+      e,
+      `element ${index} cannot be stored in the cache file ${this.path}: ${what}. cache(path) stores elements with v8.serialize: numbers, strings, plain objects, arrays, typed arrays, Maps, Sets, Dates and Batches round-trip; functions and symbols cannot be stored.`,
+    );
+  }
+
   async return(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -235,7 +491,10 @@ export function openCache<T>(node: OpNode<T>, session: Session, path: string | u
   return new Lazy(path, node, input, op, session);
 }
 
-/** Decides between reading and writing at the first pull, Sampler, when the file's existence is checked. */
+/** Cache paths whose stale temp files this process has looked for. */
+const swept = new Set<string>();
+
+/** Decides between reading and writing at the first pull, when the file's existence is checked. */
 class Lazy<T> implements Chunks<T> {
   private inner: Chunks<T> | null = null;
   private closed = false;
@@ -255,7 +514,15 @@ class Lazy<T> implements Chunks<T> {
       } catch {
         exists = false;
       }
-      this.inner = exists ? new DiskReader<T>(this.path, this.node.counters, this.op) : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters);
+      // Stale temp files are looked for once per process, and before every write.
+      if (!exists || !swept.has(this.path)) {
+        swept.add(this.path);
+        await removeStaleTemps(this.path);
+      }
+      if (this.closed) return null;
+      this.inner = exists
+        ? new DiskReader<T>(this.path, this.node.counters, this.op)
+        : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters, this.op);
     }
     return this.inner.next(hint);
   }
