@@ -102,6 +102,9 @@ describe('model: worker moves priced from measurement', () => {
     // the workers do 18 × 1.4 + 0.4 + 4 µs; 2 cores / 36.2 µs.
     const profile = rows(measured(4e-6));
     near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 4 + 18 * 1.4 + 0.4 + 4) * 1e-6));
+    const move = change(plan(profile).changes, 'placement', id(1));
+    assert.ok(move);
+    assert.match(move.reason, /\(measured: cloning 4 µs in and 4 µs out per element, the fn 1\.4× its main-thread CPU in a worker\)/);
   });
 
   it('does not propose a move that the measured clone and worker CPU make a loss', () => {
