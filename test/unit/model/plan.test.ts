@@ -146,7 +146,7 @@ describe('model: plan', () => {
     );
   });
 
-  it('proposes nothing for a main-thread-bound pipeline it cannot speed up, and says why', () => {
+  it('proposes nothing for a main-thread-bound pipeline it cannot speed up, and predicts what it measured', () => {
     const profile = new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).batch(32).build({ rootElements: 100, rate: 6 });
     const p = plan(profile);
     assert.deepEqual(p.changes, []);
