@@ -148,6 +148,32 @@ function drawHistory(report: ReportResult): HTMLElement {
   return table;
 }
 
+/**
+ * The plan's verification: the verdict in the lens's words, the cores note, every configuration
+ * measured (as written against what was kept, with the spread), and what was dropped and why.
+ */
+function drawAdvice(report: ReportResult): HTMLElement {
+  const a = report.advice!;
+  const box = el('div', { class: `advice ${a.verdict}` });
+  box.append(el('p', { class: 'headline' }, a.verdict === 'unverified' ? `Fixes: ${a.headline} — the model's estimate; no run measured it.` : `Fixes: ${a.headline}`));
+  if (a.coresNote) box.append(el('p', { class: 'muted' }, `Cores: ${a.coresNote}`));
+  if (a.summary && a.summary !== a.headline) box.append(el('p', {}, a.summary));
+  if (a.tried.length > 0) {
+    const table = el('table', { class: 'tried' }, el('tr', {}, el('th', {}, 'Configuration'), el('th', {}, 'Measured'), el('th', {}, 'Speed-up'), el('th', {}, 'Predicted'), el('th', {}, '')));
+    for (const t of a.tried) {
+      table.append(el('tr', t.kept ? { class: 'kept' } : {}, el('td', {}, t.label), el('td', {}, t.measured), el('td', {}, t.speedup ?? '1×'), el('td', {}, t.predicted ?? '–'), el('td', {}, t.kept ? 'kept' : '')));
+    }
+    box.append(table);
+    if (a.seconds !== undefined) box.append(el('p', { class: 'muted' }, `Verification runs took ${a.seconds.toFixed(1)} s. Rates are mean ± half the 95% interval over the runs' windows.`));
+  }
+  if (a.dropped.length > 0) {
+    const list = el('ul', {});
+    for (const d of a.dropped) list.append(el('li', {}, `${d.title}: ${d.why}`));
+    box.append(el('p', {}, 'Dropped by verification (never offered):'), list);
+  }
+  return box;
+}
+
 function render(report: ReportResult): void {
   const p = report.pipeline;
   const metric = (value: string, label: string) => el('div', { class: 'metric' }, el('span', { class: 'value' }, value), el('span', { class: 'label' }, label));
@@ -156,16 +182,18 @@ function render(report: ReportResult): void {
   if (p.stale) parts.push(el('p', { class: 'muted' }, 'The file changed since this profile: numbers are from the earlier version. Profile again before applying fixes.'));
   parts.push(el('div', { class: 'summary' }, metric(rate(p.rate), 'measured'), metric(rate(p.bound), 'bound (model)'), metric(rate(p.predictedRate), 'predicted with every fix')));
   if (report.analysis) parts.push(el('div', { class: 'reason' }, `Bottleneck (${report.analysis.bottleneck.resource}): ${report.analysis.bottleneck.reason}`));
+  if (report.advice) parts.push(drawAdvice(report));
   const profileBtn = el('button', {}, 'Profile again');
   profileBtn.addEventListener('click', () => vscode.postMessage({ type: 'profile' }));
   const fixBtn = el('button', { class: 'secondary' }, 'Apply all Plumber fixes');
   fixBtn.addEventListener('click', () => vscode.postMessage({ type: 'applyAllFixes' }));
-  parts.push(el('p', {}, profileBtn, ...(report.plan?.changes.length && !p.stale ? [fixBtn] : [])));
+  const offersFixes = report.advice ? report.advice.verdict === 'gain' || report.advice.verdict === 'unverified' : Boolean(report.plan?.changes.length);
+  parts.push(el('p', {}, profileBtn, ...(offersFixes && !p.stale ? [fixBtn] : [])));
   // Before/after first: after a fix, the question is whether it helped.
   parts.push(el('h2', {}, 'History'), drawHistory(report));
   parts.push(el('h2', {}, 'Operator graph'), el('p', { class: 'muted' }, 'The critical path is outlined in orange, the bottleneck in red. Click an operator to go to its line.'), el('div', { class: 'graph' }, drawGraph(report) as unknown as Node));
   if (report.analysis) parts.push(el('h2', {}, 'Rates against the bound'), drawBars(report));
-  if (report.plan?.changes.length) {
+  if (report.plan?.changes.length && offersFixes) {
     const list = el('ul', {});
     for (const c of report.plan.changes) list.append(el('li', {}, `${c.kind} at ${labelOf(report, c.opId)}: ${c.reason}`));
     parts.push(el('h2', {}, 'Plan'), list);

@@ -53,6 +53,45 @@ export interface OpSummary {
   fixTitle?: string;
 }
 
+/**
+ * How far a plan's advice can be trusted (from `Plan.verification`): `gain` measured faster than
+ * as written beyond the spread; `no-gain` nothing measured reliably faster (no fix is offered);
+ * `error` a verification run failed (no fix is offered); `unverified` the model's estimate only
+ * (verification off); `none` the plan proposes nothing.
+ */
+export type AdviceVerdict = 'gain' | 'no-gain' | 'error' | 'unverified' | 'none';
+
+/** One configuration verification measured, in words: what it applied and what it measured. */
+export interface TriedConfig {
+  /** "as written", or the titles of the changes it applied joined by " + ". */
+  label: string;
+  /** "310 el/s ± 12". */
+  measured: string;
+  /** Against as written: "1.7× ± 0.1" (absent for as written itself). */
+  speedup?: string;
+  /** The model's prediction for it: "520 el/s". */
+  predicted?: string;
+  /** True for the configuration the plan kept. */
+  kept: boolean;
+}
+
+/** What the report shows of the plan's verification and the cores it planned for. */
+export interface ReportAdvice {
+  verdict: AdviceVerdict;
+  /** The lens's words: "est. 1.8×, verified 1.7× ± 0.1", "no reliable gain on this machine right now". */
+  headline: string;
+  /** The verification's own sentence (`Verification.summary`), when verified. */
+  summary?: string;
+  /** "1.1 of 2 cores free: planning for 1" (`Analysis.coresNote`). */
+  coresNote?: string;
+  /** Every configuration measured, in the order it ran (as written first). */
+  tried: TriedConfig[];
+  /** Changes the model proposed that verification dropped, with why. */
+  dropped: Array<{ title: string; why: string }>;
+  /** Wall seconds the verification runs took. */
+  seconds?: number;
+}
+
 /** One pipeline in a document. */
 export interface PipelineSummary {
   uri: string;
@@ -68,6 +107,12 @@ export interface PipelineSummary {
   bound?: number;
   /** The model's predicted rate with every fix applied. */
   predictedRate?: number;
+  /** How far the plan can be trusted; absent before a successful profile. */
+  verdict?: AdviceVerdict;
+  /** The plan's figure in the lens's words ("est. 1.8×, verified 1.7× ± 0.1"); absent when the plan proposes nothing. */
+  advice?: string;
+  /** The measured speed-up of the kept changes with its half-width, when verification found a gain. */
+  verified?: { speedup: number; halfWidth: number };
   /** The file changed since the profile was taken. */
   stale: boolean;
   /** The last profile failed: the message to show. */
@@ -131,6 +176,8 @@ export interface ReportResult {
   /** Ids of operators on the critical path (the chain from source to root through the bottleneck). */
   criticalPath: string[];
   history: ReportHistoryEntry[];
+  /** The plan's verification and cores note in words, once profiled. */
+  advice?: ReportAdvice;
 }
 /** client → server request: everything the report view shows for one pipeline. */
 export const ReportRequest = new RequestType<ReportParams, ReportResult, void>('plumber/report');

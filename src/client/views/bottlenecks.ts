@@ -104,7 +104,8 @@ function pipelineTooltip(p: PipelineSummary): vscode.MarkdownString {
   if (p.error) md.appendMarkdown(`Profile failed: ${p.error}\n\n`);
   if (p.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(p.rate)}  \n`);
   if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRate(p.bound)}  \n`);
-  if (p.predictedRate !== undefined) md.appendMarkdown(`With every fix (predicted): ${formatRate(p.predictedRate)}  \n`);
+  if (p.predictedRate !== undefined && p.verdict !== 'no-gain' && p.verdict !== 'error') md.appendMarkdown(`With every fix (predicted): ${formatRate(p.predictedRate)}  \n`);
+  if (p.advice) md.appendMarkdown(`Fixes: ${p.advice}  \n`);
   if (p.profiledAt) md.appendMarkdown(`Profiled ${new Date(p.profiledAt).toLocaleString()}`);
   if (p.stale) md.appendMarkdown('\n\nThe file changed since this profile; profile again before applying fixes.');
   return md;

@@ -60,14 +60,38 @@ export function describeOp(op: OpSummary, stale: boolean): string {
   return parts.join(' · ');
 }
 
-/** The tree's description for a pipeline: its rate and the predicted speed-up of the fixes, or its state. */
+/**
+ * What the fixes are worth, in a sidebar's few words: "fixes: verified 1.7×" when verification
+ * measured a gain, "no reliable gain" when it measured none, "fixes: est. 1.8× (not verified)"
+ * when only the model spoke. Undefined when there is nothing to say.
+ */
+export function fixesWords(p: PipelineSummary): string | undefined {
+  switch (p.verdict) {
+    case 'gain':
+      return p.verified ? `fixes: verified ${p.verified.speedup.toFixed(1)}×` : 'fixes: verified';
+    case 'no-gain':
+      return 'no reliable gain';
+    case 'error':
+      return 'fixes not verified';
+    case 'none':
+      return undefined;
+    case 'unverified':
+    case undefined: {
+      const speedup = formatSpeedup(p.rate, p.predictedRate);
+      if (!speedup || !(p.predictedRate! > p.rate! * 1.05)) return undefined;
+      return p.verdict === 'unverified' ? `fixes: est. ${speedup} (not verified)` : `fixes: est. ${speedup}`;
+    }
+  }
+}
+
+/** The tree's description for a pipeline: its rate and what the fixes are worth, or its state. */
 export function describePipeline(p: PipelineSummary): string {
   if (p.error) return 'profile failed';
   if (p.rate === undefined) return 'not profiled';
-  // Short: a sidebar is narrow. The bound and the prediction are in the tooltip.
+  // Short: a sidebar is narrow. The bound, the prediction and the verification are in the tooltip.
   const parts = [formatRate(p.rate)];
-  const speedup = formatSpeedup(p.rate, p.predictedRate);
-  if (speedup && p.predictedRate! > p.rate * 1.05) parts.push(`fixes: est. ${speedup}`);
+  const fixes = fixesWords(p);
+  if (fixes) parts.push(fixes);
   if (p.stale) parts.push('stale');
   return parts.join(' · ');
 }
@@ -77,8 +101,8 @@ export function statusText(p: PipelineSummary | undefined): string {
   if (!p) return 'Plumber';
   if (p.error) return `Plumber: ${p.name} failed`;
   if (p.rate === undefined) return 'Plumber';
-  const speedup = formatSpeedup(p.rate, p.predictedRate);
-  const tail = speedup && p.predictedRate! > p.rate * 1.05 ? ` (fixes: est. ${speedup})` : '';
+  const fixes = fixesWords(p);
+  const tail = fixes ? ` (${fixes})` : '';
   return `Plumber: ${p.name} ${formatRate(p.rate)}${tail}${p.stale ? ' · stale' : ''}`;
 }
 

@@ -10,7 +10,8 @@ import { editsForChanges, type FixContext } from '../../engine/fixes/edits';
 import { toWorkspaceEdit, type FileVersion } from '../workspaceEdit';
 import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
-import { FIX_PREFIX, fixTitle, speedup } from './format';
+import { FIX_PREFIX } from './format';
+import { applyAllTitle, offerTitle, offeredChanges } from './advice';
 
 export interface CodeActionDeps {
   /** The engine's view of a pipeline (text, graphs, id lookup). */
@@ -57,18 +58,20 @@ export function codeActions(views: PipelineView[], file: string, range: Range, d
       continue;
     }
     const plan = rec.plan;
+    // Only what verification kept (or, unverified, what the model proposed): a change measured to
+    // lose is never offered, not even disabled.
+    const offered = offeredChanges(plan);
     const ids = new Set(ops.map((o) => o.id));
-    for (const change of plan.changes) {
+    for (const change of offered) {
       const target = v.byProfileId.get(change.opId);
       if (!target || !ids.has(target.id)) continue;
-      const title = fixTitle(change, rec.profile);
+      const title = offerTitle(change, plan, rec.profile);
       const { edit, reason } = fixEdit(v, [change], title, deps);
       push({ title, kind: CodeActionKind.QuickFix, isPreferred: rec.analysis?.bottleneck.opId === change.opId, ...(edit ? { edit } : {}) }, reason);
     }
-    if (plan.changes.length > 0) {
-      const est = speedup(plan.predictedRate, plan.currentRate);
-      const title = `Apply all Plumber fixes${est ? ` (est. ${est})` : ''}`;
-      const { edit, reason } = fixEdit(v, plan.changes, title, deps);
+    if (offered.length > 0) {
+      const title = applyAllTitle(plan);
+      const { edit, reason } = fixEdit(v, offered, title, deps);
       push({ title, kind: CodeActionKind.QuickFix, ...(edit ? { edit } : {}) }, reason);
     }
   }

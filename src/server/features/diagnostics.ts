@@ -7,7 +7,25 @@ import { DiagnosticSeverity, type Diagnostic, type DiagnosticRelatedInformation 
 import type { Settings } from '../../shared/settings';
 import type { LintFinding } from '../lints/rules';
 import type { PipelineView } from '../views';
-import { fileToUri, fixTitle, rateText } from './format';
+import type { Plan } from '../../shared/analysis';
+import { fileToUri, rateText } from './format';
+import { NO_GAIN, offerTitle, offeredChanges, verdictOf } from './advice';
+
+/** What the plan promises, in the diagnostic's words: the prediction, verified or not, or that nothing measured faster. */
+function predictedWords(plan: Plan): string {
+  switch (verdictOf(plan)) {
+    case 'gain':
+      return `, ${rateText(plan.predictedRate)} predicted with the fixes (${plan.verification!.summary})`;
+    case 'unverified':
+      return `, ${rateText(plan.predictedRate)} predicted with the fixes (not verified)`;
+    case 'no-gain':
+      return `; ${NO_GAIN}, so no fix is offered`;
+    case 'error':
+      return `; no fix is offered (${plan.verification!.summary})`;
+    case 'none':
+      return '';
+  }
+}
 
 export const SOURCE = 'plumber';
 
@@ -34,9 +52,10 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
     const op = v.byProfileId.get(b.opId);
     if (!op || op.file !== file) continue;
     const related: DiagnosticRelatedInformation[] = [];
-    for (const change of rec.plan?.changes ?? []) {
+    const plan = rec.plan;
+    for (const change of plan ? offeredChanges(plan) : []) {
       const target = v.byProfileId.get(change.opId);
-      if (target) related.push({ location: { uri: uriOf(target.file), range: target.name.range }, message: `${fixTitle(change, rec.profile)} — ${change.reason}` });
+      if (target) related.push({ location: { uri: uriOf(target.file), range: target.name.range }, message: `${offerTitle(change, plan!, rec.profile)} — ${change.reason}` });
     }
     const a = rec.analysis!;
     const stale = v.stale ? ' (measured before your last edit: profile again)' : '';
@@ -45,7 +64,7 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
       severity: DiagnosticSeverity.Warning,
       source: SOURCE,
       code: 'plumber/bottleneck',
-      message: `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateText(a.measuredRate)}, bound ${rateText(a.bound)}${rec.plan ? `, ${rateText(rec.plan.predictedRate)} predicted with the fixes` : ''}.${stale}`,
+      message: `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateText(a.measuredRate)}, bound ${rateText(a.bound)}${plan ? predictedWords(plan) : ''}.${stale}`,
       relatedInformation: related,
     });
   }

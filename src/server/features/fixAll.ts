@@ -7,7 +7,8 @@ import { editsForChanges, type PlannedEdit } from '../../engine/fixes/edits';
 import { toWorkspaceEdit } from '../workspaceEdit';
 import type { PipelineView } from '../views';
 import type { CodeActionDeps } from './codeActions';
-import { speedup } from './format';
+import { applyAllTitle, offeredChanges, verdictOf } from './advice';
+import type { Plan } from '../../shared/analysis';
 
 export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeActionDeps): FixAllResult {
   const chosen = views.filter((v) => params.pipeline === undefined || v.graph.name === params.pipeline);
@@ -15,7 +16,7 @@ export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeAc
   const edits: PlannedEdit[] = [];
   const reasons: string[] = [];
   let count = 0;
-  let rates: { predicted: number; current: number } | undefined;
+  let only: Plan | undefined;
   for (const v of chosen) {
     const plan = v.record?.plan;
     if (!v.record || v.record.profile.error || !plan) {
@@ -26,22 +27,29 @@ export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeAc
       reasons.push(`${v.graph.name} changed since it was profiled: profile it again.`);
       continue;
     }
-    if (plan.changes.length === 0) {
+    const offered = offeredChanges(plan);
+    const verdict = verdictOf(plan);
+    if (verdict === 'no-gain' || verdict === 'error') {
+      reasons.push(`Plumber offers no fix for ${v.graph.name}: ${plan.verification!.summary}.`);
+      continue;
+    }
+    if (offered.length === 0) {
       reasons.push(`The plan for ${v.graph.name} has no changes: its knobs are already right.`);
       continue;
     }
-    const outcome = editsForChanges(plan.changes, deps.fixContext(v));
+    const outcome = editsForChanges(offered, deps.fixContext(v));
     if (!outcome.ok) {
       reasons.push(outcome.reason);
       continue;
     }
     // Pipelines can share operators (a helper): apply each edit once.
     for (const e of outcome.edits) if (!edits.some((x) => x.file === e.file && x.start === e.start && x.end === e.end && x.newText === e.newText)) edits.push(e);
-    count += plan.changes.length;
-    rates = chosen.length === 1 ? { predicted: plan.predictedRate, current: plan.currentRate } : undefined;
+    count += offered.length;
+    only = chosen.length === 1 ? plan : undefined;
   }
   if (edits.length === 0) return { reason: reasons.join(' ') || 'Nothing to fix.' };
-  const est = rates ? speedup(rates.predicted, rates.current) : undefined;
-  const title = `Apply all Plumber fixes (${count} change${count === 1 ? '' : 's'}${est ? `, est. ${est}` : ''})`;
+  // One pipeline: its figure ("est. 1.8×, verified 1.7× ± 0.1"); several: the count only, since
+  // their figures do not add up.
+  const title = only ? applyAllTitle(only, count) : `Apply all Plumber fixes (${count} change${count === 1 ? '' : 's'})`;
   return { edit: toWorkspaceEdit(edits, deps.fileInfo, { label: title }), title };
 }

@@ -5,7 +5,8 @@
 import type { Hover, Position } from 'vscode-languageserver';
 import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
-import { compact, fixTitle, percent, rateText } from './format';
+import { compact, percent, rateText } from './format';
+import { offerTitle, offeredChanges } from './advice';
 import { formatSeconds } from '../../model/describe';
 
 function contains(op: GraphOp, pos: Position): boolean {
@@ -58,7 +59,9 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
       const a = rec.analysis;
       if (a?.bottleneck.opId === joined.prof.id) lines.push('', `**Why:** ${a.bottleneck.reason}`);
       for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateText(b.rate)} — ${b.detail}`);
-      for (const ch of rec.plan?.changes ?? []) if (ch.opId === joined.prof.id) lines.push('', `**${fixTitle(ch, rec.profile)}** — ${ch.reason}`);
+      const plan = rec.plan;
+      for (const ch of plan ? offeredChanges(plan) : []) if (ch.opId === joined.prof.id) lines.push('', `**${offerTitle(ch, plan!, rec.profile)}** — ${ch.reason}`);
+      for (const d of plan?.verification?.dropped ?? []) if (d.change.opId === joined.prof.id) lines.push('', `_Not offered: the plan's change here was dropped by verification (${d.why})._`);
     }
     return { contents: { kind: 'markdown', value: lines.join('\n') }, range: op.name.range };
   }

@@ -5,16 +5,18 @@
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
 import type { LintFinding } from '../lints/rules';
 import type { PipelineView } from '../views';
-import { fileToUri, fixTitle } from './format';
+import { fileToUri } from './format';
+import { offerTitle, offeredChanges, planFigure, verdictOf } from './advice';
 
 export function pipelineSummary(v: PipelineView, file: string, lints: LintFinding[]): PipelineSummary {
   const rec = v.record;
   const ok = rec && !rec.profile.error ? rec : undefined;
   const bottleneckId = ok?.analysis?.bottleneck.opId;
+  const offered = ok?.plan ? offeredChanges(ok.plan) : [];
   const ops: OpSummary[] = v.graph.ops.map((op) => {
     const joined = v.byGraphId.get(op.id);
     const an = joined?.an;
-    const change = joined && ok?.plan?.changes.find((c) => c.opId === joined.prof.id);
+    const change = joined && offered.find((c) => c.opId === joined.prof.id);
     const linted = lints.some((f) => f.op.file === op.file && f.op.name.start === op.name.start);
     let severity: OpSeverity = 'unknown';
     if (joined && bottleneckId === joined.prof.id) severity = 'bottleneck';
@@ -29,7 +31,8 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
     }
     if (severity === 'bottleneck' && ok?.analysis) s.reason = ok.analysis.bottleneck.reason;
     else if (linted) s.reason = lints.find((f) => f.op.name.start === op.name.start && f.op.file === op.file)?.message;
-    if (change && ok) s.fixTitle = fixTitle(change, ok.profile);
+    // The same title as the quick fix, so the tree's "Apply fix" finds that action.
+    if (change && ok?.plan) s.fixTitle = offerTitle(change, ok.plan, ok.profile);
     return s;
   });
   if (ok?.analysis) ops.sort((a, b) => (a.bound ?? Infinity) - (b.bound ?? Infinity));
@@ -39,7 +42,14 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
     summary.rate = ok.analysis.measuredRate;
     summary.bound = ok.analysis.bound;
   }
-  if (ok?.plan) summary.predictedRate = ok.plan.predictedRate;
+  if (ok?.plan) {
+    summary.predictedRate = ok.plan.predictedRate;
+    summary.verdict = verdictOf(ok.plan);
+    const figure = planFigure(ok.plan);
+    if (figure) summary.advice = figure;
+    const v = ok.plan.verification;
+    if (v && summary.verdict === 'gain') summary.verified = { speedup: v.speedup, halfWidth: v.speedupHalfWidth };
+  }
   if (rec) summary.profiledAt = rec.at;
   return summary;
 }

@@ -7,6 +7,7 @@ import type { Profile } from '../../shared/profile';
 import type { LintFinding } from '../lints/rules';
 import type { PipelineView } from '../views';
 import { pipelineSummary } from './pipelines';
+import { reportAdvice } from './advice';
 
 /** Ids from the source to the root through `through`: its main-input ancestors, itself, and its consumers. */
 export function criticalPath(profile: Profile, through: string | undefined): string[] {
@@ -34,6 +35,7 @@ export function report(view: PipelineView, file: string, lints: LintFinding[], h
   result.profile = rec.profile;
   if (rec.analysis) result.analysis = rec.analysis;
   if (rec.plan) result.plan = rec.plan;
+  if (rec.plan && !rec.profile.error) result.advice = reportAdvice(rec.plan, rec.analysis, rec.profile);
   if (!rec.profile.error) result.criticalPath = criticalPath(rec.profile, rec.analysis?.bottleneck.opId);
   return result;
 }

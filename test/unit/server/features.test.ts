@@ -44,12 +44,12 @@ function applyEdit(text: string, edit: WorkspaceEdit): string {
 const titles = (actions: CodeAction[]): string[] => actions.map((a) => a.title);
 
 describe('server features', () => {
-  it('shows the pipeline rate, bound, Profile and Apply all (est. 6.8×) on the head of a profiled pipeline', () => {
+  it('shows the pipeline rate, bound, Profile and Apply all (est. 6.8×, not verified) on the head of a profiled pipeline', () => {
     const s = profiled();
     const views = s.views(URI);
     const lenses = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens).map((l) => resolveCodeLens(l, views));
     const head = lenses.filter((l) => (l.data as LensData).target !== 'op' && l.range.start.line === 11).map((l) => l.command?.title);
-    assert.deepEqual(head, ['Pipeline 310 el/s · bound 2.1k', 'Profile again', 'Apply all Plumber fixes (est. 6.8×)']);
+    assert.deepEqual(head, ['Pipeline 310 el/s · bound 2.1k', 'Profile again', 'Apply all Plumber fixes (est. 6.8×, not verified)']);
     const applyAll = lenses.find((l) => l.command?.command === 'plumber.applyAllFixes')!;
     assert.deepEqual(applyAll.command!.arguments, [URI, 'images']);
   });
@@ -83,7 +83,7 @@ describe('server features', () => {
   it('applies "Apply Plumber fix: set parallelism of map(decode) to 2" as a versioned edit', () => {
     const s = profiled();
     const actions = codeActions(s.views(URI), FILE, { start: { line: 12, character: 3 }, end: { line: 12, character: 3 } }, s.actionDeps(true));
-    assert.deepEqual(titles(actions), ['Apply Plumber fix: set parallelism of map(decode) to 2', 'Apply all Plumber fixes (est. 6.8×)']);
+    assert.deepEqual(titles(actions), ['Apply Plumber fix: set parallelism of map(decode) to 2', 'Apply all Plumber fixes (est. 6.8×, not verified)']);
     const fix = actions[0]!;
     assert.equal(fix.isPreferred, true);
     assert.equal((fix.edit!.documentChanges![0] as TextDocumentEdit).textDocument.version, 1);
@@ -96,7 +96,7 @@ describe('server features', () => {
     const edits = (all.edit!.documentChanges![0] as TextDocumentEdit).edits;
     assert.equal(edits.length, 2);
     assert.ok(edits.every((e) => 'annotationId' in e));
-    assert.equal(Object.values(all.edit!.changeAnnotations!)[0]!.label, 'Apply all Plumber fixes (est. 6.8×)');
+    assert.equal(Object.values(all.edit!.changeAnnotations!)[0]!.label, 'Apply all Plumber fixes (est. 6.8×, not verified)');
     const text = applyEdit(TEXT, all.edit!);
     assert.match(text, /parallelism: 2/);
     assert.match(text, /\.batch\(8\)\n {2}\.prefetch\(4\); \/\/ batches/);
@@ -190,7 +190,7 @@ describe('server features', () => {
   it('builds one edit for "Apply all Plumber fixes" with its title', () => {
     const s = profiled();
     const r = fixAll(s.views(URI), { uri: URI, pipeline: 'images' }, s.actionDeps(false));
-    assert.equal(r.title, 'Apply all Plumber fixes (2 changes, est. 6.8×)');
+    assert.equal(r.title, 'Apply all Plumber fixes (2 changes, est. 6.8×, not verified)');
     assert.match(applyEdit(TEXT, r.edit as WorkspaceEdit), /\.prefetch\(4\)/);
     assert.match(fixAll(s.views(URI), { uri: URI, pipeline: 'numbers' }, s.actionDeps(false)).reason!, /not been profiled/);
   });

@@ -1,0 +1,145 @@
+/**
+ * How far the plan's advice can be trusted, in the words every surface uses (lens, quick fixes,
+ * fix-all, hover, the tree and the report): the verified figure ("est. 1.8×, verified 1.7× ± 0.1"),
+ * "no reliable gain on this machine right now" when verification found nothing faster, or
+ * "not verified" when only the model spoke. A change verification dropped is never offered.
+ */
+import { changeKey, type Analysis, type Plan, type PlanChange, type Verification } from '../../shared/analysis';
+import type { Profile } from '../../shared/profile';
+import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/protocol';
+import { formatSpeedup, speedupOf } from '../../engine/diagnose';
+import { compact, fixTitle, rateText, speedup } from './format';
+
+/** What the lens says when verification measured nothing reliably faster than the pipeline as written. */
+export const NO_GAIN = 'no reliable gain on this machine right now';
+
+/** The changes a person may apply: all of an unverified plan's, only the kept ones of a verified plan, none after no-gain or error. */
+export function offeredChanges(plan: Plan): PlanChange[] {
+  const v = plan.verification;
+  if (!v) return plan.changes;
+  if (v.verdict !== 'gain') return [];
+  // `plan.changes` already holds only what verification kept (Plan.verification's contract);
+  // checking against `kept` and `dropped` too means a plan that broke it still offers no loser.
+  const kept = new Set(v.kept.changes);
+  const dropped = new Set(v.dropped.map((d) => changeKey(d.change)));
+  return plan.changes.filter((c) => kept.has(changeKey(c)) && !dropped.has(changeKey(c)));
+}
+
+export function verdictOf(plan: Plan): AdviceVerdict {
+  const v = plan.verification;
+  if (v && v.verdict !== 'gain') return v.verdict;
+  if (offeredChanges(plan).length === 0) return 'none';
+  return v ? 'gain' : 'unverified';
+}
+
+/** "est. 1.8×": the model's prediction for the offered changes over the rate measured as written. */
+function estimate(plan: Plan): string | undefined {
+  const x = speedup(plan.predictedRate, plan.currentRate);
+  return x ? `est. ${x}` : undefined;
+}
+
+/**
+ * The plan's figure in a lens's few words: "est. 1.8×, verified 1.7× ± 0.1", "est. 1.8×, not
+ * verified", NO_GAIN, or "no fix offered: <why verification failed>". Undefined when the plan
+ * proposes nothing.
+ */
+export function planFigure(plan: Plan): string | undefined {
+  const v = plan.verification;
+  switch (verdictOf(plan)) {
+    case 'gain': {
+      const verified = `verified ${formatSpeedup(v!.speedup, v!.speedupHalfWidth)}`;
+      const est = estimate(plan);
+      return est ? `${est}, ${verified}` : verified;
+    }
+    case 'unverified': {
+      const est = estimate(plan);
+      return est ? `${est}, not verified` : 'not verified';
+    }
+    case 'no-gain':
+      return NO_GAIN;
+    case 'error':
+      return `no fix offered: ${v!.summary}`;
+    case 'none':
+      return undefined;
+  }
+}
+
+/** The lens / quick-fix title that applies every offered change: "Apply all Plumber fixes (est. 1.8×, verified 1.7× ± 0.1)". */
+export function applyAllTitle(plan: Plan, count?: number): string {
+  const parts: string[] = [];
+  if (count !== undefined) parts.push(`${count} change${count === 1 ? '' : 's'}`);
+  const figure = planFigure(plan);
+  if (figure) parts.push(figure);
+  return `Apply all Plumber fixes${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
+}
+
+/** The configuration verification measured with exactly `change` applied, if it did. */
+function measuredAlone(change: PlanChange, v: Verification | undefined): { speedup: number; halfWidth: number } | undefined {
+  if (!v || !(v.asWritten.rate > 0)) return undefined;
+  const key = changeKey(change);
+  const alone = v.tried.find((t) => t.changes.length === 1 && t.changes[0] === key && t.measured.windows > 0);
+  return alone ? speedupOf(alone.measured, v.asWritten) : undefined;
+}
+
+/**
+ * One change's own effect: "est. 1.6× alone" from the model's per-change prediction, and
+ * "measured 1.5× ± 0.1 alone" when verification ran it alone. Undefined when neither is known
+ * (a plan from a model that does not predict per change).
+ */
+export function changeEffect(change: PlanChange, plan: Plan): string | undefined {
+  const est = change.predictedRate !== undefined ? speedup(change.predictedRate, plan.currentRate) : undefined;
+  const measured = measuredAlone(change, plan.verification);
+  const m = measured ? `measured ${formatSpeedup(measured.speedup, measured.halfWidth)}` : undefined;
+  if (est && m) return `est. ${est}, ${m} alone`;
+  if (est) return `est. ${est} alone`;
+  return m ? `${m} alone` : undefined;
+}
+
+/** The quick-fix title of one change with its own effect: "Apply Plumber fix: set parallelism of map(decode) to 2 (est. 1.6× alone)". */
+export function offerTitle(change: PlanChange, plan: Plan, profile: Profile): string {
+  const effect = changeEffect(change, plan);
+  return `${fixTitle(change, profile)}${effect ? ` (${effect})` : ''}`;
+}
+
+/** A change's title without the quick-fix prefix, for the report's lists. */
+function changeWords(change: PlanChange, profile: Profile): string {
+  return fixTitle(change, profile).replace(/^Apply Plumber fix: /, '');
+}
+
+function measuredText(rate: number, halfWidth: number): string {
+  return `${rateText(rate)} ± ${compact(halfWidth)}`;
+}
+
+/** What the report shows of the plan: the verdict, every configuration measured, what was dropped and why, and the cores note. */
+export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile: Profile): ReportAdvice {
+  const verdict = verdictOf(plan);
+  const out: ReportAdvice = { verdict, headline: planFigure(plan) ?? 'the plan proposes no change: the knobs are already right for this machine', tried: [], dropped: [] };
+  const coresNote = analysis?.coresNote ?? plan.coresNote;
+  if (coresNote) out.coresNote = coresNote;
+  const v = plan.verification;
+  if (!v) return out;
+  out.summary = v.summary;
+  out.seconds = v.seconds;
+  const known = [...plan.changes, ...v.dropped.map((d) => d.change)];
+  const label = (keys: string[]): string =>
+    keys.length === 0
+      ? 'as written'
+      : keys
+          .map((k) => {
+            const c = known.find((x) => changeKey(x) === k);
+            return c ? changeWords(c, profile) : k;
+          })
+          .join(' + ');
+  const keptKey = [...v.kept.changes].sort().join(' ');
+  out.tried = v.tried.map((t): TriedConfig => {
+    const row: TriedConfig = { label: label(t.changes), measured: measuredText(t.measured.rate, t.measured.halfWidth), kept: v.verdict === 'gain' && t.changes.length > 0 && [...t.changes].sort().join(' ') === keptKey };
+    if (t.changes.length > 0 && v.asWritten.rate > 0) {
+      const s = speedupOf(t.measured, v.asWritten);
+      row.speedup = formatSpeedup(s.speedup, s.halfWidth);
+    }
+    if (t.predictedRate !== undefined) row.predicted = rateText(t.predictedRate);
+    return row;
+  });
+  out.dropped = v.dropped.map((d) => ({ title: changeWords(d.change, profile), why: d.why }));
+  return out;
+}

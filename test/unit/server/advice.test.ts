@@ -1,0 +1,210 @@
+/**
+ * What the editor shows of a verified plan: the lens carries the verified figure, a no-gain plan
+ * offers no fix and says so, an unverified plan says it is not verified, each quick fix carries its
+ * own predicted effect, and a change verification dropped is never offered — plain inputs (a
+ * session with a hand-made profile and plan) to plain LSP outputs.
+ */
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { codeActions } from '../../../src/server/features/codeActions';
+import { codeLenses, resolveCodeLens, type LensData } from '../../../src/server/features/codeLens';
+import { diagnostics } from '../../../src/server/features/diagnostics';
+import { fixAll } from '../../../src/server/features/fixAll';
+import { hover } from '../../../src/server/features/hover';
+import { pipelines } from '../../../src/server/features/pipelines';
+import { report } from '../../../src/server/features/report';
+import { Session } from '../../../src/server/session';
+import { changeKey, type Plan, type PlanChange, type Verification } from '../../../src/shared/analysis';
+import { DEFAULT_SETTINGS } from '../../../src/shared/settings';
+import { describePipeline, statusText } from '../../../src/client/views/format';
+import { FIXTURES } from './helpers';
+import { handMade } from './handmade';
+
+const FILE = path.join(FIXTURES, 'project', 'pipelines.ts');
+const URI = pathToFileURL(FILE).href;
+const TEXT = readFileSync(FILE, 'utf8');
+/** Lines (0-based) of the `images` pipeline in the fixture. */
+const HEAD = 11;
+const DECODE = 12;
+const BATCH = 13;
+
+interface Scenario {
+  changes: PlanChange[];
+  /** Turns the hand-made plan (both changes, 310 → 2108 el/s) into the one under test. */
+  plan(base: Plan, parallelism: PlanChange, prefetch: PlanChange): Plan;
+}
+
+/** A session with the fixture open and `images` profiled, its plan shaped by `shape`. */
+function session(shape: Scenario['plan']): Session {
+  const s = new Session(() => undefined);
+  s.update(URI, 1, TEXT);
+  const images = s.views(URI).find((v) => v.graph.name === 'images')!.graph;
+  const hand = handMade(images, 'map(decode)', (id) => [
+    { kind: 'parallelism', opId: id('map(decode)'), from: 1, to: 2, reason: 'two cores are idle', predictedRate: 496 },
+    { kind: 'prefetch', opId: id('batch(8)'), existing: false, size: 4, reason: 'the consumer waits', predictedRate: 341 },
+  ]);
+  const [parallelism, prefetch] = hand.plan.changes as [PlanChange, PlanChange];
+  s.store.setProfile(URI, 'images', { profile: hand.profile, analysis: { ...hand.analysis, coresNote: '1.1 of 2 cores free: planning for 1' }, plan: shape(hand.plan, parallelism, prefetch), text: TEXT, at: '2026-11-29T18:00:00.000Z' }, 'defaults');
+  return s;
+}
+
+const asWritten = { rate: 310, halfWidth: 9, windows: 8 };
+
+/** Verification kept the parallelism change (measured 1.7× ± 0.1) and dropped the prefetch (0.97× alone). */
+function verifiedGain(base: Plan, parallelism: PlanChange, prefetch: PlanChange, keepDroppedInChanges = false): Plan {
+  const v: Verification = {
+    verdict: 'gain',
+    asWritten,
+    kept: { changes: [changeKey(parallelism)], measured: { rate: 527, halfWidth: 20, windows: 8 }, predictedRate: 558 },
+    tried: [
+      { changes: [], measured: asWritten },
+      { changes: [changeKey(parallelism), changeKey(prefetch)], measured: { rate: 480, halfWidth: 30, windows: 4 }, predictedRate: 2108 },
+      { changes: [changeKey(parallelism)], measured: { rate: 527, halfWidth: 20, windows: 8 }, predictedRate: 558 },
+      { changes: [changeKey(prefetch)], measured: { rate: 301, halfWidth: 12, windows: 4 }, predictedRate: 341 },
+    ],
+    speedup: 1.7,
+    speedupHalfWidth: 0.1,
+    dropped: [{ change: prefetch, why: 'measured 0.97× alone' }],
+    summary: 'verified 1.7× ± 0.1',
+    seconds: 8.4,
+  };
+  return { ...base, changes: keepDroppedInChanges ? [parallelism, prefetch] : [parallelism], predictedRate: 558, verification: v };
+}
+
+/** Verification measured nothing reliably faster: the plan keeps no change. */
+function noGain(base: Plan, parallelism: PlanChange, prefetch: PlanChange): Plan {
+  const v: Verification = {
+    verdict: 'no-gain',
+    asWritten,
+    kept: { changes: [], measured: asWritten },
+    tried: [
+      { changes: [], measured: asWritten },
+      { changes: [changeKey(parallelism), changeKey(prefetch)], measured: { rate: 300, halfWidth: 25, windows: 4 }, predictedRate: 2108 },
+    ],
+    speedup: 1,
+    speedupHalfWidth: 0.04,
+    dropped: [
+      { change: parallelism, why: 'the plan measured 0.97×' },
+      { change: prefetch, why: 'the plan measured 0.97×' },
+    ],
+    summary: 'no reliable gain on this machine right now: the plan measured 300/s ± 25 against 310/s ± 9 as written (0.97× ± 0.09)',
+    seconds: 6,
+  };
+  return { ...base, changes: [], predictedRate: 310, verification: v };
+}
+
+function headLenses(s: Session): string[] {
+  const views = s.views(URI);
+  return codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens)
+    .map((l) => resolveCodeLens(l, views))
+    .filter((l) => l.range.start.line === HEAD && (l.data as LensData).target !== 'op')
+    .map((l) => l.command!.title);
+}
+
+function actionTitles(s: Session, line: number): string[] {
+  const range = { start: { line, character: 4 }, end: { line, character: 4 } };
+  return codeActions(s.views(URI), FILE, range, s.actionDeps(true)).map((a) => a.title);
+}
+
+describe('Advice the editor shows', () => {
+  describe('for a verified plan', () => {
+    const s = session(verifiedGain);
+
+    it('puts the verified figure beside the estimate on the "Apply all" lens', () => {
+      assert.deepEqual(headLenses(s), ['Pipeline 310 el/s · bound 2.1k', 'Profile again', 'Apply all Plumber fixes (est. 1.8×, verified 1.7× ± 0.1)']);
+    });
+
+    it("titles each quick fix with its own effect: the model's estimate alone and what it measured alone", () => {
+      assert.deepEqual(actionTitles(s, DECODE), [
+        'Apply Plumber fix: set parallelism of map(decode) to 2 (est. 1.6×, measured 1.7× ± 0.1 alone)',
+        'Apply all Plumber fixes (est. 1.8×, verified 1.7× ± 0.1)',
+      ]);
+    });
+
+    it('never offers the change verification dropped, not even disabled', () => {
+      assert.ok(!actionTitles(s, BATCH).some((t) => /prefetch/.test(t)), actionTitles(s, BATCH).join('\n'));
+      const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
+      assert.equal(tree.ops.find((o) => o.label === 'batch(8)')!.fixTitle, undefined);
+      const hovered = hover(s.views(URI), FILE, { line: BATCH, character: 4 })!;
+      assert.match((hovered.contents as { value: string }).value, /dropped by verification \(measured 0\.97× alone\)/);
+    });
+
+    it('keeps a dropped change out of the fixes even when a plan still lists it', () => {
+      const leaky = session((b, p, f) => verifiedGain(b, p, f, true));
+      assert.ok(!actionTitles(leaky, BATCH).some((t) => /prefetch/.test(t)));
+      const all = fixAll(leaky.views(URI), { uri: URI, pipeline: 'images' }, leaky.actionDeps(false));
+      assert.equal(all.title, 'Apply all Plumber fixes (1 change, est. 1.8×, verified 1.7× ± 0.1)');
+    });
+
+    it('gives the tree the verdict, and the same fix title as the quick fix so "Apply fix" finds it', () => {
+      const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
+      assert.equal(tree.verdict, 'gain');
+      assert.deepEqual(tree.verified, { speedup: 1.7, halfWidth: 0.1 });
+      assert.equal(describePipeline(tree), '310 el/s · fixes: verified 1.7×');
+      assert.equal(statusText(tree), 'Plumber: images 310 el/s (fixes: verified 1.7×)');
+      assert.equal(tree.ops.find((o) => o.label === 'map(decode)')!.fixTitle, actionTitles(s, DECODE)[0]);
+    });
+
+    it('reports as written against what was kept, with the spread, what was tried and dropped, and the cores note', () => {
+      const view = s.views(URI).find((v) => v.graph.name === 'images')!;
+      const advice = report(view, FILE, [], []).advice!;
+      assert.equal(advice.verdict, 'gain');
+      assert.equal(advice.headline, 'est. 1.8×, verified 1.7× ± 0.1');
+      assert.equal(advice.coresNote, '1.1 of 2 cores free: planning for 1');
+      assert.deepEqual(
+        advice.tried.map((t) => [t.label, t.measured, t.speedup, t.kept]),
+        [
+          ['as written', '310 el/s ± 9', undefined, false],
+          ['set parallelism of map(decode) to 2 + insert prefetch(4) after batch(8)', '480 el/s ± 30', '1.5× ± 0.1', false],
+          ['set parallelism of map(decode) to 2', '527 el/s ± 20', '1.7× ± 0.1', true],
+          ['insert prefetch(4) after batch(8)', '301 el/s ± 12', '0.97× ± 0.05', false],
+        ],
+      );
+      assert.deepEqual(advice.dropped, [{ title: 'insert prefetch(4) after batch(8)', why: 'measured 0.97× alone' }]);
+    });
+  });
+
+  describe('for a plan verification found no gain in', () => {
+    const s = session(noGain);
+
+    it('offers no fix and says "no reliable gain on this machine right now" on the lens', () => {
+      assert.deepEqual(headLenses(s), ['Pipeline 310 el/s · bound 2.1k', 'Profile again', 'no reliable gain on this machine right now']);
+      assert.deepEqual(actionTitles(s, DECODE), []);
+      assert.deepEqual(actionTitles(s, BATCH), []);
+    });
+
+    it('refuses "Apply all" with the measurement, and tells the tree and the diagnostics', () => {
+      const all = fixAll(s.views(URI), { uri: URI, pipeline: 'images' }, s.actionDeps(false));
+      assert.equal(all.edit, undefined);
+      assert.match(all.reason!, /no reliable gain on this machine right now: the plan measured 300\/s/);
+      const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
+      assert.equal(tree.verdict, 'no-gain');
+      assert.equal(describePipeline(tree), '310 el/s · no reliable gain');
+      const warning = diagnostics(URI, FILE, s.views(URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck')!;
+      assert.match(String(warning.message), /no reliable gain on this machine right now, so no fix is offered/);
+      assert.deepEqual(warning.relatedInformation, []);
+    });
+  });
+
+  describe('for a plan no run verified', () => {
+    const s = session((base) => base);
+
+    it('marks the estimate "not verified" on the lens and in the tree', () => {
+      assert.deepEqual(headLenses(s).slice(2), ['Apply all Plumber fixes (est. 6.8×, not verified)']);
+      const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
+      assert.equal(tree.verdict, 'unverified');
+      assert.equal(describePipeline(tree), '310 el/s · fixes: est. 6.8× (not verified)');
+    });
+
+    it("still titles each quick fix with the model's estimate for it alone", () => {
+      assert.equal(actionTitles(s, DECODE)[0], 'Apply Plumber fix: set parallelism of map(decode) to 2 (est. 1.6× alone)');
+    });
+
+    it('falls back to the plain title when the model gave no per-change estimate', () => {
+      const bare = session((base) => ({ ...base, changes: base.changes.map(({ predictedRate: _drop, ...c }) => c as PlanChange) }));
+      assert.equal(actionTitles(bare, DECODE)[0], 'Apply Plumber fix: set parallelism of map(decode) to 2');
+    });
+  });
+});
