@@ -2,17 +2,26 @@
 // headless Debian Chromium through playwright-core. Shared by the `code`-like launcher (code.mjs),
 // the suite runner (run.mjs) and the UI test. See /work/shared/E2E.md for why this shape.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { which } from '../setup-test-deps.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const TOOLS = join(ROOT, '.vscode-e2e');
 const CODE_SERVER = join(TOOLS, 'node_modules/code-server/out/node/entry.js');
-const CHROMIUM = process.env.PLUMBER_E2E_CHROMIUM ?? '/usr/bin/chromium';
+/** Debian's Chromium (or PLUMBER_E2E_CHROMIUM), found as scripts/setup-test-deps.mjs finds it. */
+function chromiumPath() {
+  const path = process.env.PLUMBER_E2E_CHROMIUM ?? which('chromium');
+  if (!path || !existsSync(path)) {
+    // Playwright would only say "Target page, context or browser has been closed" later on.
+    throw new Error(`Chromium is not installed (${path ?? 'no chromium on PATH'}): run \`node scripts/setup-test-deps.mjs --for=e2e\` (as root it installs it).`);
+  }
+  return path;
+}
 
 /** playwright-core from the tools folder (installed next to code-server), else the project's. */
 export function loadPlaywright() {
@@ -105,21 +114,23 @@ export async function startCodeServer({ folder, trust = false, settings = {}, in
   child.stdout.on('data', (d) => log(`[code-server] ${String(d).trimEnd()}`));
   child.stderr.on('data', (d) => log(`[code-server] ${String(d).trimEnd()}`));
   const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, child, 30_000);
-  return {
-    port,
-    url,
-    home,
-    /** Kills code-server, its extension hosts and their children, and removes the temp folders. */
-    stop() {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      rmSync(home, { recursive: true, force: true });
-    },
+  /** Kills code-server, its extension hosts and their children, and removes the temp folders. */
+  const stop = () => {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    rmSync(home, { recursive: true, force: true });
   };
+  try {
+    // It answers in about a second on an idle machine; the limit only catches one that never starts.
+    await waitForHealth(url, child, 120_000);
+  } catch (e) {
+    stop();
+    throw e;
+  }
+  return { port, url, home, stop };
 }
 
 /** The workbench URL that opens `folder` with the extension under development (and its tests). */
@@ -134,7 +145,7 @@ export function workbenchUrl(server, { folder, extensionDevelopmentPath, extensi
 export async function launchBrowser() {
   const { chromium } = loadPlaywright();
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: chromiumPath(),
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
@@ -147,12 +158,20 @@ export async function launchBrowser() {
  */
 export async function runExtensionTests(o) {
   const log = o.log ?? ((l) => console.log(l));
-  const server = await startCodeServer({ folder: o.folder, trust: o.trust, log: process.env.PLUMBER_E2E_VERBOSE ? log : () => {} });
-  const browser = await launchBrowser();
+  const limitMs = o.timeoutMs ?? 600_000;
+  let server;
+  let browser;
+  let timer;
   try {
+    server = await startCodeServer({ folder: o.folder, trust: o.trust, log: process.env.PLUMBER_E2E_VERBOSE ? log : () => {} });
+    browser = await launchBrowser();
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     let exit;
     const exited = new Promise((res) => (exit = res));
+    // A browser that dies mid-run ends the run with a reason, instead of a later Playwright
+    // "Target page, context or browser has been closed".
+    page.on('crash', () => exit('the Chromium page crashed'));
+    browser.on('disconnected', () => exit('Chromium exited'));
     await page.exposeFunction('codeAutomationExit', (code) => exit(Number(code)));
     let relaying = Boolean(process.env.PLUMBER_E2E_VERBOSE);
     page.on('console', (m) => {
@@ -163,15 +182,21 @@ export async function runExtensionTests(o) {
       else if (relaying) log(text);
     });
     await page.goto(workbenchUrl(server, o));
-    const timeout = new Promise((res) => setTimeout(() => res('timeout'), o.timeoutMs ?? 240_000));
-    const code = await Promise.race([exited, timeout]);
-    if (code === 'timeout') {
-      log(`e2e: the suite did not finish within ${(o.timeoutMs ?? 240_000) / 1000} s`);
+    // Only a guard against a run that hangs (nothing is asserted about time): generous, because a
+    // loaded machine is slow, not wrong.
+    const hung = new Promise((res) => (timer = setTimeout(() => res(`the suite did not finish within ${limitMs / 1000} s`), limitMs)));
+    const code = await Promise.race([exited, hung]);
+    if (typeof code === 'string') {
+      log(`e2e: ${code}`);
       return 1;
     }
-    return /** @type {number} */ (code);
+    return code;
+  } catch (e) {
+    log(`e2e: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
   } finally {
-    await browser.close().catch(() => {});
-    server.stop();
+    clearTimeout(timer);
+    await browser?.close().catch(() => {});
+    server?.stop();
   }
 }

@@ -9,28 +9,12 @@ TOOLS="$ROOT/.vscode-e2e"
 VERSION=4.100.3
 STAMP="$TOOLS/.installed-$VERSION"
 
+# System packages (Chromium, ripgrep, libkrb5-dev), checked on every run: installed as root with
+# apt-get, or the exact command to run is printed and the run stops here.
+node "$ROOT/scripts/setup-test-deps.mjs" --for=e2e
+
 if [[ -f "$STAMP" ]]; then
   exit 0
-fi
-
-# System packages: Chromium drives the workbench, libkrb5-dev builds code-server's kerberos module,
-# and Debian's ripgrep replaces the binary @vscode/ripgrep would download.
-missing=()
-command -v chromium >/dev/null || missing+=(chromium)
-command -v rg >/dev/null || missing+=(ripgrep)
-[[ -f /usr/include/krb5.h || -f /usr/include/krb5/krb5.h ]] || missing+=(libkrb5-dev)
-if ((${#missing[@]})); then
-  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-    echo "e2e: installing ${missing[*]} with apt-get"
-    # Another apt-get may hold the lock (CI installs its own packages): wait for it rather than fail.
-    apt=(apt-get -o DPkg::Lock::Timeout=600 -y -qq)
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install --no-install-recommends "${missing[@]}" >/dev/null \
-      || { "${apt[@]}" update && DEBIAN_FRONTEND=noninteractive "${apt[@]}" install --no-install-recommends "${missing[@]}" >/dev/null; }
-  else
-    echo "e2e: missing system packages: ${missing[*]}" >&2
-    echo "e2e: install them with: sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
-    exit 1
-  fi
 fi
 
 export npm_config_yes=true npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false

@@ -17,7 +17,13 @@ const started = Date.now();
 const step = (s) => console.log(`\n== e2e: ${s} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
 step('code-server');
-execFileSync('bash', [join(ROOT, 'scripts/e2e/install.sh')], { stdio: 'inherit' });
+try {
+  execFileSync('bash', [join(ROOT, 'scripts/e2e/install.sh')], { stdio: 'inherit' });
+} catch (e) {
+  // install.sh (or the set-up it calls) has already said what is missing and what to run.
+  console.error('e2e: stopped: the VS Code suites cannot run without the set-up above.');
+  process.exit(e.status ?? 1);
+}
 
 if (!args.includes('--no-build')) {
   // The production build: the suite measures activation on the bundles the VSIX ships.

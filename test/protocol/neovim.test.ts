@@ -4,19 +4,35 @@
  */
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { accessSync, constants, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GraphWorkspace } from '../../src/engine/graph/workspace';
 import { ROOT, SERVER } from './client';
 
-const NVIM = ['/usr/bin/nvim', '/usr/local/bin/nvim'].find((p) => existsSync(p));
+/** Neovim on PATH, as `npm test`'s set-up (scripts/setup-test-deps.mjs) looks for it. */
+const NVIM = (process.env['PATH'] ?? '').split(path.delimiter).map((d) => path.join(d, 'nvim')).find(isExecutable);
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A missing tool is named with the command that installs it; a stack trace would only distract. */
+function missingNeovim(): Error {
+  const error = new Error('Neovim (nvim) is not on PATH: run `node scripts/setup-test-deps.mjs` (as root it installs it), or `sudo apt-get install -y neovim`.');
+  error.stack = error.message;
+  return error;
+}
 
 describe('Neovim as the client', function () {
   this.timeout(120_000);
 
   it('shows lenses and applies "Apply Plumber fix" to the buffer', function () {
-    if (!NVIM) throw new Error('Neovim is not installed: `apt-get install -y neovim` (the CI image has it).');
+    if (!NVIM) throw missingNeovim();
     const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-nvim-'));
     try {
       symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
