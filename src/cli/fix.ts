@@ -1,29 +1,28 @@
 /**
- * `plumber fix <file> [--export NAME] [--diff|--write] [--from-profile profile.json]`: profile the
- * pipeline (or read a saved profile), plan, and apply the plan to the source with the language
- * server's fix engine — printed as a unified diff (the default) or written in place atomically.
+ * `plumber fix <file> [plan's options] [--diff|--write] [--from-profile profile.json]`: the same
+ * diagnosis as `plumber plan` (profile, plan in passes, verify; the same flags), then the changes
+ * verification kept applied to the source with the engine's fix engine — printed as a unified diff
+ * (the default) or written in place atomically. The pipeline is found the way the runner finds it
+ * (the profile names the export that ran and every operator's id), and each operator's source by
+ * id across every chain of the file and the files it imports.
  * Exit codes: 0 done (or nothing to fix), 1 the run or a fix failed, 2 the command was used wrongly.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { changeTitle, plan } from '../model';
-import { runProfile } from '../runner/spawn';
+import { changeTitle, plan as planOf } from '../model';
+import type { Plan } from '../shared/analysis';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
 import { applyEdits, editsForChanges, type PlannedEdit } from '../engine/fixes/edits';
+import type { GraphOp } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
-import { UsageError, numberFlag, parseArgs } from './args';
-
-const USAGE = `Usage: plumber fix <file> [--export NAME] [--diff | --write] [--from-profile profile.json] [--seconds N]
-
-Profiles the pipeline, plans knob changes with the model, and applies them to the source.
-  --export NAME          the pipeline's export name (needed when the file exports several)
-  --diff                 print the changes as a unified diff (the default)
-  --write                write the changed files in place
-  --from-profile FILE    use a saved profile (plumber profile --json > FILE) instead of running
-  --seconds N            measurement budget when profiling (default 3)
-`;
+import { locateOps } from '../engine/locate';
+import { staticRandomOps } from '../engine/randomness';
+import { UsageError, parseArgs } from './args';
+import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
+import { HELP } from './help';
+import { droppedLines, verdictLine } from './render';
 
 function readProfile(file: string): Profile {
   let parsed: unknown;
@@ -61,49 +60,80 @@ export async function runFixCommand(argv: string[]): Promise<number> {
   }
 }
 
+export const FIX_FLAGS = { ...PLAN_FLAGS, diff: { value: false }, write: { value: false }, 'from-profile': { value: true } };
+
 async function fix(argv: string[]): Promise<number> {
-  const p = parseArgs(argv, { export: { value: true }, diff: { value: false }, write: { value: false }, 'from-profile': { value: true }, seconds: { value: true }, help: { value: false } }, 'fix');
+  const p = parseArgs(argv, FIX_FLAGS, 'fix');
   if (p.flags.has('help')) {
-    process.stdout.write(USAGE);
+    process.stdout.write(`${HELP['fix']}\n`);
     return 0;
   }
-  if (p.positionals.length !== 1) throw new UsageError(`\`plumber fix\` takes one pipeline file, e.g. \`plumber fix pipeline.ts --diff\`.\n${USAGE}`);
+  if (p.positionals.length !== 1) throw new UsageError(`\`plumber fix\` takes one pipeline file, e.g. \`plumber fix pipeline.ts --diff\`.\n${HELP['fix']}`);
   if (p.flags.has('diff') && p.flags.has('write')) throw new UsageError('Choose one of --diff (print the changes) and --write (apply them).');
   const file = path.resolve(p.positionals[0]!);
   if (!fs.existsSync(file)) throw new UsageError(`There is no file ${file}.`);
-  const seconds = numberFlag(p, 'seconds', { min: 0, exclusiveMin: true }) ?? 3;
   const profileFile = p.flags.get('from-profile')?.[0];
   const saved = profileFile ? readProfile(path.resolve(profileFile)) : undefined;
-
-  const ws = new GraphWorkspace();
-  const text = fs.readFileSync(file, 'utf8');
-  ws.setText(file, text);
-  const graph = ws.graphOf(file);
-  const exported = graph.pipelines.filter((x) => x.exported);
-  const wanted = p.flags.get('export')?.[0] ?? saved?.pipeline.exportName ?? (exported.length === 1 ? exported[0]!.name : undefined);
-  if (wanted === undefined) {
-    const names = exported.map((x) => x.name).join(', ') || 'none';
-    throw new UsageError(`${path.basename(file)} exports ${exported.length} pipelines (${names}): say which with --export NAME.`);
+  if (saved && path.resolve(saved.pipeline.file) !== file) {
+    throw new UsageError(`The profile ${profileFile} is of ${saved.pipeline.file}, not ${file}.`);
   }
-  const pipeline = graph.pipelines.find((x) => x.name === wanted);
-  if (!pipeline) throw new UsageError(`${path.basename(file)} has no pipeline named ${wanted}. Pipelines: ${exported.map((x) => x.name).join(', ') || 'none'}.`);
 
-  const profile = saved ?? (await runProfile({ file, exportName: wanted, seconds }));
+  // Every chain of the file and its imports, keyed by the runner's op ids: where the operators
+  // the run reports are written, exported or not.
+  const ws = new GraphWorkspace();
+  ws.setText(file, fs.readFileSync(file, 'utf8'));
+  const located = locateOps(file, ws);
+  const randomOps = staticRandomOps(located);
+
+  let profile: Profile;
+  let thePlan: Plan;
+  let last: Profile;
+  if (saved) {
+    // A saved profile is one run: planning from it cannot re-run or verify anything.
+    const options = { ...modelOptionsOf(p), ...(randomOps.length > 0 ? { randomOps } : {}) };
+    profile = saved;
+    last = saved;
+    thePlan = planOf(saved, options);
+  } else {
+    const d = await diagnoseFromFlags(file, p, { randomOps });
+    if (d.error) {
+      process.stderr.write(`plumber fix: ${d.error.message}\n`);
+      return d.error.kind === 'cancelled' ? 130 : 1;
+    }
+    profile = d.first;
+    last = d.last;
+    thePlan = d.plan;
+  }
   if (profile.error) {
     process.stderr.write(`plumber fix: ${profile.error.message}\n`);
     return 1;
   }
-  const thePlan = plan(profile);
+  const unverified = saved ? 'saved-profile' : p.flags.has('no-verify') ? 'no-verify' : undefined;
+  const exportName = profile.pipeline.exportName;
+  const dropped = droppedLines(thePlan, profile, last);
+  if (dropped.length > 0) process.stderr.write(`Dropped after verification:\n${dropped.join('\n')}\n`);
+  const json = p.flags.has('json');
+  const files: Array<{ file: string; diff: string }> = [];
+  const printJson = (): void => {
+    process.stdout.write(`${JSON.stringify({ pipeline: { file, exportName }, plan: thePlan, files, written: p.flags.has('write') }, null, 2)}\n`);
+  };
   if (thePlan.changes.length === 0) {
-    process.stderr.write(`Nothing to fix: the model proposes no change for ${wanted} (${Math.round(thePlan.currentRate)} el/s).\n`);
+    if (json) printJson();
+    const why = thePlan.verification && thePlan.verification.verdict !== 'gain' ? verdictLine(thePlan) : `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} el/s)`;
+    process.stderr.write(`Nothing to fix: ${why.replace(/^No reliable/, 'no reliable')}\n`);
     return 0;
   }
-  const { byProfileId } = joinOps(pipeline, profile);
+
+  // By id first (the source as profiled); by kind and position in the named pipeline when the
+  // source moved since (a saved profile of an older version).
+  const byId = new Map(located.ops.map((o) => [o.id, o]));
+  const named = ws.graphOf(file).pipelines.find((x) => x.name === exportName);
+  const joined = named ? joinOps(named, profile).byProfileId : new Map<string, GraphOp>();
   const outcome = editsForChanges(thePlan.changes, {
-    pipeline,
+    pipeline: located,
     graphOf: (f) => ws.graphOf(f),
     textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
-    opFor: (id) => byProfileId.get(id),
+    opFor: (id) => byId.get(id) ?? joined.get(id),
   });
   if (!outcome.ok) {
     process.stderr.write(`plumber fix: ${outcome.reason}\n`);
@@ -111,19 +141,21 @@ async function fix(argv: string[]): Promise<number> {
   }
   const byFile = new Map<string, PlannedEdit[]>();
   for (const e of outcome.edits) byFile.set(e.file, [...(byFile.get(e.file) ?? []), e]);
-  for (const change of thePlan.changes) process.stderr.write(`Plumber fix: ${changeTitle(change, profile)}\n`);
-  const speedup = thePlan.currentRate > 0 ? thePlan.predictedRate / thePlan.currentRate : undefined;
+  for (const change of thePlan.changes) process.stderr.write(`Plumber fix: ${changeTitle(change, last.ops.some((o) => o.id === change.opId) ? last : profile)}\n`);
   for (const [f, edits] of byFile) {
     const before = ws.sourceFile(f)?.getFullText() ?? fs.readFileSync(f, 'utf8');
     const after = applyEdits(before, edits);
+    const rel = path.relative(process.cwd(), f).split(path.sep).join('/');
+    const diff = createTwoFilesPatch(`a/${rel}`, `b/${rel}`, before, after, '', '', { context: 3 }).replace(/^=+\n/, '');
+    files.push({ file: f, diff });
     if (p.flags.has('write')) {
       writeAtomically(f, after);
       process.stderr.write(`Wrote ${path.relative(process.cwd(), f) || f}.\n`);
-    } else {
-      const rel = path.relative(process.cwd(), f).split(path.sep).join('/');
-      process.stdout.write(createTwoFilesPatch(`a/${rel}`, `b/${rel}`, before, after, '', '', { context: 3 }).replace(/^=+\n/, ''));
+    } else if (!json) {
+      process.stdout.write(diff);
     }
   }
-  if (speedup !== undefined) process.stderr.write(`Predicted: ${Math.round(thePlan.currentRate)} → ${Math.round(thePlan.predictedRate)} el/s (est. ${speedup.toFixed(1)}×). Profile again to confirm.\n`);
+  if (json) printJson();
+  process.stderr.write(`Plumber fix: ${Math.round(thePlan.currentRate)} → ${Math.round(thePlan.predictedRate)} el/s predicted; ${verdictLine(thePlan, unverified)}.\n`);
   return 0;
 }

@@ -5,36 +5,21 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ModelOptions } from '../shared/analysis';
-import type { Overrides, Profile, ProfileError } from '../shared/profile';
+import type { Profile, ProfileError } from '../shared/profile';
 import { runProfile } from '../runner/spawn';
 import { UsageError, numberFlag, parseArgs } from './args';
 import type { FlagSpec, Parsed } from './args';
+import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags } from './diagnoseRun';
 import { HELP } from './help';
 import { parseOverrides } from './overrides';
-import { planInPasses } from './passes';
-import type { PlannedRun } from './passes';
 import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, rootRate } from './render';
 import { fmtRate } from './table';
 
-const COMMON_FLAGS: Record<string, FlagSpec> = {
-  export: { value: true },
-  seconds: { value: true },
-  'max-elements': { value: true },
-  warmup: { value: true },
-  override: { value: true, repeat: true },
-  timeout: { value: true },
-  memory: { value: true },
-  json: { value: false },
-  quiet: { value: false },
-  help: { value: false },
-};
-
 const COMMANDS: Record<string, Record<string, FlagSpec>> = {
-  profile: COMMON_FLAGS,
-  plan: { ...COMMON_FLAGS, cores: { value: true }, 'memory-budget': { value: true }, passes: { value: true } },
-  check: { ...COMMON_FLAGS, 'min-rate': { value: true } },
+  profile: RUN_FLAGS,
+  plan: PLAN_FLAGS,
+  check: { ...RUN_FLAGS, 'min-rate': { value: true } },
 };
 
 function version(): string {
@@ -68,6 +53,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
   if (p.positionals.length === 0) throw new UsageError(`\`plumber ${command}\` needs the pipeline file, e.g. \`plumber ${command} pipeline.ts\`.`);
   if (p.positionals.length > 1) throw new UsageError(`\`plumber ${command}\` takes one file, got ${p.positionals.length}: ${p.positionals.join(' ')}.`);
   const file = p.positionals[0];
+  if (command === 'plan') return runPlan(file, p, json);
   const overrides = parseOverrides(p.flags.get('override') ?? []);
   const seconds = numberFlag(p, 'seconds', { min: 0, exclusiveMin: true }) ?? 3;
   const maxElements = numberFlag(p, 'max-elements', { min: 1, integer: true });
@@ -76,25 +62,20 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
   const memoryMB = numberFlag(p, 'memory', { min: 16, integer: true });
   const minRate = command === 'check' ? numberFlag(p, 'min-rate', { min: 0 }) : undefined;
   if (command === 'check' && minRate === undefined) throw new UsageError('`plumber check` needs --min-rate R (root elements per second), e.g. --min-rate 500.');
-  const modelOptions: ModelOptions = {};
-  const cores = numberFlag(p, 'cores', { min: 1, integer: true });
-  if (cores !== undefined) modelOptions.cores = cores;
-  const budgetMB = numberFlag(p, 'memory-budget', { min: 0 });
-  if (budgetMB !== undefined) modelOptions.memoryBudgetBytes = budgetMB * 2 ** 20;
 
   const reporter = new ProgressReporter(path.basename(file), seconds, process.stderr, p.flags.has('quiet'));
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
   process.once('SIGINT', onSigint);
-  const passes = command === 'plan' ? numberFlag(p, 'passes', { min: 1, integer: true }) ?? 2 : 1;
-  const profileWith = (extra: Overrides): Promise<Profile> =>
-    runProfile({
+  let profile: Profile;
+  try {
+    profile = await runProfile({
       file,
       exportName: p.flags.get('export')?.[0],
       seconds,
       maxElements,
       warmupSeconds,
-      overrides: extra,
+      overrides,
       timeoutSeconds,
       memoryMB,
       signal: controller.signal,
@@ -105,15 +86,6 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
         process.stderr.write(text);
       },
     });
-  let planned: PlannedRun | undefined;
-  let profile: Profile;
-  try {
-    if (command === 'plan') {
-      planned = await planInPasses(profileWith, passes, modelOptions, overrides);
-      profile = planned.first;
-    } else {
-      profile = await profileWith(overrides);
-    }
   } finally {
     process.removeListener('SIGINT', onSigint);
     reporter.clear();
@@ -126,12 +98,6 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       if (json) printJson(profile);
       else process.stdout.write(`${renderProfile(profile)}\n`);
       return 0;
-    case 'plan': {
-      const { analysis, plan: thePlan, last } = planned!;
-      if (json) printJson({ profile, analysis, plan: thePlan, passes: planned!.passes, lastProfile: last === profile ? undefined : last });
-      else process.stdout.write(`${renderPlan(profile, analysis, thePlan, file, last)}\n`);
-      return 0;
-    }
     default: {
       const pass = rate >= (minRate ?? 0);
       if (json) printJson({ pass, rate, minRate, profile });
@@ -140,6 +106,19 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       return pass ? 0 : 1;
     }
   }
+}
+
+/** `plumber plan`: the engine's diagnosis (profile, plan in passes, verify), shown as a table and the verified figure. */
+async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> {
+  const d = await diagnoseFromFlags(file, p);
+  const profile = d.first;
+  if (d.error) return reportFailure(d.error, json, { profile });
+  if (json) {
+    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
+  } else {
+    process.stdout.write(`${renderPlan(profile, d.analysis, d.plan, file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n`);
+  }
+  return 0;
 }
 
 /** Runs the command line and returns the exit code. */

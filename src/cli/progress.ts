@@ -17,7 +17,7 @@ export class ProgressReporter {
   private lineShown = false;
   private readonly tty: boolean;
 
-  constructor(private readonly label: string, private readonly budgetSeconds: number, private readonly stream: NodeJS.WriteStream = process.stderr, private readonly quiet = false) {
+  constructor(private readonly label: string, private budgetSeconds: number, private readonly stream: NodeJS.WriteStream = process.stderr, private readonly quiet = false) {
     this.tty = Boolean(stream.isTTY);
   }
 
@@ -41,6 +41,20 @@ export class ProgressReporter {
       this.lastPhase = m.phase;
       this.lastPlain = now;
     }
+  }
+
+  /** The measurement budget of the runs from now on (a verification run measures less than a profile). */
+  budget(seconds: number): void {
+    this.budgetSeconds = seconds;
+  }
+
+  /** One line per step of a diagnosis ("run 3: verifying: the plan"), on a line of its own. */
+  step(message: string): void {
+    if (this.quiet) return;
+    this.clear();
+    this.stream.write(`${this.label}: ${message}\n`);
+    // The next run's phases are new again, so piped output shows each of them.
+    this.lastPhase = '';
   }
 
   /** Clears the live line so other output starts on a clean line. */

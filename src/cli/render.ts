@@ -58,8 +58,32 @@ export function renderProfile(profile: Profile): string {
   return `${runLine(profile)}\n\n${table}\n\n${machine}`;
 }
 
-/** The plan as a table plus the bottleneck, the prediction and the command that tries it. */
-export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string, last: Profile = profile): string {
+/** Why a plan carries no verification, for the line that would show the verified figure. */
+export type Unverified = 'no-verify' | 'saved-profile';
+
+/**
+ * The plan's figure in one line: "est. 1.8×, verified 1.7× ± 0.1", "No reliable gain on this
+ * machine right now: …", or the estimate with why it was not verified.
+ */
+export function verdictLine(plan: Plan, unverified?: Unverified): string {
+  const est = plan.currentRate > 0 ? `est. ${(plan.predictedRate / plan.currentRate).toFixed(1)}×` : 'est. –';
+  const v = plan.verification;
+  if (!v) return `${est}, not verified (${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})`;
+  if (v.verdict === 'gain') return `${est}, ${v.summary}`;
+  if (v.verdict === 'no-gain') return `No reliable gain on this machine right now: ${v.summary.replace(/^no reliable gain on this machine right now: /, '')}`;
+  return `Not verified: ${v.summary}`;
+}
+
+/** The changes verification dropped, one line each with why ("measured 0.8× alone"). */
+export function droppedLines(plan: Plan, profile: Profile, last: Profile = profile): string[] {
+  const dropped = plan.verification?.dropped ?? [];
+  if (dropped.length === 0) return [];
+  const title = (c: Plan['changes'][number]): string => changeTitle(c, last.ops.some((o) => o.id === c.opId) ? last : profile);
+  return dropped.map((d) => `  • ${title(d.change)} — ${d.why}`);
+}
+
+/** The plan as a table plus the bottleneck, the prediction, the verified figure and the command that tries it. */
+export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string, last: Profile = profile, o: { unverified?: Unverified } = {}): string {
   const byOp = new Map(analysis.ops.map((a) => [a.opId, a]));
   const changesByOp = new Map<string, string[]>();
   // Titles come from the last pass's profile: it also holds the operators a plan inserted.
@@ -79,20 +103,27 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   });
   const table = renderTable(['operator', 'id', 'rate', 'CPU', 'bound', '', 'recommended change'], rows);
   const gain = plan.currentRate > 0 ? ` (${(plan.predictedRate / plan.currentRate).toFixed(1)}×)` : '';
-  const lines = [
-    runLine(profile),
-    '',
-    table,
-    '',
+  const lines = [runLine(profile), '', table, ''];
+  if (analysis.coresNote) lines.push(`Cores: ${analysis.coresNote}`);
+  lines.push(
     `Bottleneck: ${analysis.bottleneck.reason}`,
     `Measured ${fmtRate(analysis.measuredRate)}; the model's bound with the current knobs is ${fmtRate(analysis.bound)}.`,
-  ];
-  if (plan.changes.length === 0) {
+  );
+  const v = plan.verification;
+  if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {
     lines.push('No change is predicted to help: the pipeline already runs at what this machine allows.');
+  } else if (plan.changes.length === 0) {
+    lines.push(verdictLine(plan, o.unverified));
   } else {
     lines.push(`Predicted after the plan: ${fmtRate(plan.predictedRate)}${gain}. What would limit it then: ${plan.predictedBottleneck.reason}`);
+    lines.push(`Plan: ${verdictLine(plan, o.unverified)}.`);
     lines.push('', 'Changes:');
     for (const c of plan.changes) lines.push(`  • ${title(c)} — ${c.reason}`);
+  }
+  const dropped = droppedLines(plan, profile, last);
+  if (dropped.length > 0) lines.push('', 'Dropped after verification:', ...dropped);
+  for (const note of plan.notes ?? []) lines.push(`Note: ${note}`);
+  if (plan.changes.length > 0) {
     const flags = overridesToFlags(plan.overrides, profile);
     if (flags.length > 0) lines.push('', 'Try the plan without editing the file:', `  plumber profile ${file} ${flags.join(' ')}`);
   }

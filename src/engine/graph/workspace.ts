@@ -81,6 +81,29 @@ export class GraphWorkspace {
     return this.project.getSourceFile(file) ?? this.project.addSourceFileAtPathIfExists(file);
   }
 
+  /**
+   * The project files `file` imports with a relative specifier (`./lib`, `../builders.ts`), resolved
+   * the way the graph resolves them: where a pipeline's chain may be written when the file only
+   * wires it up (a factory calling a builder class from another module).
+   */
+  importedFiles(file: string): string[] {
+    const sf = this.sourceFile(file);
+    if (!sf) return [];
+    const out = new Set<string>();
+    for (const decl of [...sf.getImportDeclarations(), ...sf.getExportDeclarations()]) {
+      const spec = decl.getModuleSpecifierValue();
+      if (!spec || !spec.startsWith('.')) continue;
+      let target: SourceFile | undefined;
+      try {
+        target = decl.getModuleSpecifierSourceFile();
+      } catch {
+        target = undefined;
+      }
+      if (target && !target.isDeclarationFile()) out.add(target.getFilePath());
+    }
+    return [...out];
+  }
+
   /** The file's pipelines (cached until anything in the workspace changes). */
   graphOf(file: string): FileGraph {
     const hit = this.cache.get(file);

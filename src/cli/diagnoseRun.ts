@@ -1,0 +1,136 @@
+/**
+ * What `plumber plan` and `plumber fix` share: the same flags, read the same way, and one call of
+ * the engine's `diagnose` (profile → plan in passes → verify) with runs in child processes,
+ * progress per step on stderr, and the static randomness of the pipeline's source.
+ */
+import * as path from 'node:path';
+import type { ModelOptions } from '../shared/analysis';
+import type { Overrides, Profile } from '../shared/profile';
+import { runProfile } from '../runner/spawn';
+import { diagnose, type Diagnosis, type RunPurpose } from '../engine/diagnose';
+import { numberFlag, type FlagSpec, type Parsed } from './args';
+import { parseOverrides } from './overrides';
+import { ProgressReporter } from './progress';
+
+/** Flags every command that runs the pipeline takes. */
+export const RUN_FLAGS: Record<string, FlagSpec> = {
+  export: { value: true },
+  seconds: { value: true },
+  'max-elements': { value: true },
+  warmup: { value: true },
+  override: { value: true, repeat: true },
+  timeout: { value: true },
+  memory: { value: true },
+  json: { value: false },
+  quiet: { value: false },
+  help: { value: false },
+};
+
+/** Flags of the commands that plan (`plan`, `fix`): the model's options, the passes and verification. */
+export const PLAN_FLAGS: Record<string, FlagSpec> = {
+  ...RUN_FLAGS,
+  cores: { value: true },
+  'memory-budget': { value: true },
+  passes: { value: true },
+  'no-verify': { value: false },
+};
+
+/**
+ * Seconds each verification run measures (after its warm-up), at most: verification alternates
+ * several runs, and its spread comes from the window slices of each run, so short runs keep
+ * profile + plan + verification near 15 s while each still holds several slices.
+ */
+export const VERIFY_RUN_SECONDS = 1;
+
+/** The model options the flags ask for (without the static randomness, which comes from the source). */
+export function modelOptionsOf(p: Parsed): ModelOptions {
+  const options: ModelOptions = {};
+  const cores = numberFlag(p, 'cores', { min: 1, integer: true });
+  if (cores !== undefined) options.cores = cores;
+  const budgetMB = numberFlag(p, 'memory-budget', { min: 0 });
+  if (budgetMB !== undefined) options.memoryBudgetBytes = budgetMB * 2 ** 20;
+  return options;
+}
+
+/**
+ * The ids of the operators the pipeline's source shows are random (Math.random, crypto, ctx.rng, a
+ * fn that calls them), over every chain of the file and the files it imports. Loads ts-morph only
+ * here. A file the graph cannot read yields none: the runner's own randomness checks still apply.
+ */
+export async function sourceRandomOps(file: string): Promise<string[]> {
+  try {
+    const { GraphWorkspace } = await import('../engine/graph/workspace.js');
+    const { locateOps } = await import('../engine/locate.js');
+    const { staticRandomOps } = await import('../engine/randomness.js');
+    const ws = new GraphWorkspace();
+    return staticRandomOps(locateOps(path.resolve(file), ws));
+  } catch {
+    return [];
+  }
+}
+
+export interface CliDiagnosis extends Diagnosis {
+  /** Profile runs before verification (the passes taken). */
+  passes: number;
+}
+
+/** Runs `diagnose` on the pipeline the parsed command names, with every flag `plan` and `fix` share. */
+export async function diagnoseFromFlags(file: string, p: Parsed, extra: { randomOps?: string[] } = {}): Promise<CliDiagnosis> {
+  const userOverrides: Overrides = parseOverrides(p.flags.get('override') ?? []);
+  const seconds = numberFlag(p, 'seconds', { min: 0, exclusiveMin: true }) ?? 3;
+  const maxElements = numberFlag(p, 'max-elements', { min: 1, integer: true });
+  const warmupSeconds = numberFlag(p, 'warmup', { min: 0 });
+  const timeoutSeconds = numberFlag(p, 'timeout', { min: 0, exclusiveMin: true });
+  const memoryMB = numberFlag(p, 'memory', { min: 16, integer: true });
+  const passes = numberFlag(p, 'passes', { min: 1, integer: true }) ?? 2;
+  const options: ModelOptions = { ...modelOptionsOf(p) };
+  const randomOps = extra.randomOps ?? (await sourceRandomOps(file));
+  if (randomOps.length > 0) options.randomOps = randomOps;
+
+  const reporter = new ProgressReporter(path.basename(file), seconds, process.stderr, p.flags.has('quiet'));
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once('SIGINT', onSigint);
+  // Later runs name the export the first run found, so they run the same pipeline.
+  let exportName = p.flags.get('export')?.[0];
+  let taken = 0;
+  const run = async (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
+    const verifying = purpose === 'verify';
+    if (!verifying) taken++;
+    reporter.budget(verifying ? Math.min(seconds, VERIFY_RUN_SECONDS) : seconds);
+    const profile = await runProfile({
+      file,
+      exportName,
+      seconds: verifying ? Math.min(seconds, VERIFY_RUN_SECONDS) : seconds,
+      maxElements,
+      warmupSeconds,
+      overrides,
+      timeoutSeconds,
+      memoryMB,
+      signal: controller.signal,
+      onProgress: (m) => reporter.update(m),
+      onOutput: (_stream, text) => {
+        // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
+        reporter.clear();
+        process.stderr.write(text);
+      },
+    });
+    if (!profile.error) exportName ??= profile.pipeline.exportName;
+    return profile;
+  };
+  try {
+    const d = await diagnose({
+      run,
+      userOverrides,
+      options,
+      passes,
+      verify: !p.flags.has('no-verify'),
+      signal: controller.signal,
+      onStep: (step) => reporter.step(`run ${step.run}: ${step.message}`),
+    });
+    return { ...d, passes: taken };
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    reporter.clear();
+  }
+}
