@@ -1,7 +1,7 @@
 /**
  * The built language server over real JSON-RPC (stdio), from a plain LSP client: diagnostics,
- * lenses, the plumber/* messages, one real profile through the runner with progress, fixes as
- * versioned edits, staleness, cancellation and trust.
+ * lenses, the plumber/* messages, a real profile through the runner with progress, a real
+ * verification of the plan, fixes as versioned edits, staleness, cancellation and trust.
  */
 import * as assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CancellationTokenSource, WorkDoneProgress, type CodeAction, type CodeLens, type Hover, type TextDocumentEdit, type TextEdit } from 'vscode-languageserver-protocol/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { ClearProfileRequest, FixAllRequest, PipelinesRequest, ProfileRequest, ProfileUpdatedNotification, TrustChangedNotification, type ProfileUpdatedParams } from '../../src/shared/protocol';
+import { ClearProfileRequest, FixAllRequest, PipelinesRequest, ProfileRequest, ProfileUpdatedNotification, ReportRequest, TrustChangedNotification, type ProfileUpdatedParams } from '../../src/shared/protocol';
+import type { Settings } from '../../src/shared/settings';
 import { ROOT, SERVER, startServer, type TestClient } from './client';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'server', 'cli');
@@ -22,6 +23,10 @@ describe('language server over JSON-RPC', function () {
   let file: string;
   let uri: string;
   let text: string;
+  // What the client answers workspace/configuration with; a test changes it, then tells the server.
+  // Short runs, one pass; the plan is made for both cores of the machine (whatever else runs on it)
+  // so it proposes a worker move to verify; verification is off until the test that turns it on.
+  const settings: { profile: Partial<Settings['profile']>; plan: Settings['plan']; model: Partial<Settings['model']> } = { profile: { seconds: 1 }, plan: { passes: 1, verify: false }, model: { cores: 2 } };
 
   before(async function () {
     if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`node esbuild.mjs\` first (npm test does).`);
@@ -32,7 +37,7 @@ describe('language server over JSON-RPC', function () {
     file = path.join(dir, 'pipeline.ts');
     uri = pathToFileURL(file).href;
     text = readFileSync(file, 'utf8');
-    client = await startServer({ profile: { seconds: 1 } });
+    client = await startServer(settings);
     const published = client.diagnostics(uri);
     await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'typescript', version: 1, text } });
     const diags = await published;
@@ -74,10 +79,10 @@ describe('language server over JSON-RPC', function () {
     assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
     assert.ok(result.outcomes[0]!.rate! > 0);
     assert.deepEqual((await updated).pipelines, ['numbers']);
-    assert.ok(reports.some((m) => /measuring/.test(m)), reports.join('\n'));
+    assert.ok(reports.some((m) => /^numbers: profiling as written \(run 1 of 1\): measuring/.test(m)), reports.join('\n'));
     const titles = await lenses();
     assert.ok(titles.some((t) => /^Pipeline [\d.,]+k? el\/s · bound /.test(t)), titles.join('\n'));
-    assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.]+×\)$/.test(t)), titles.join('\n'));
+    assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.]+×, not verified\)$/.test(t)), titles.join('\n'));
     assert.ok(titles.some((t) => / el\/s · \d+% CPU · bottleneck: /.test(t)), titles.join('\n'));
     const h = await client.connection.sendRequest<Hover>('textDocument/hover', { textDocument: { uri }, position: { line: 11, character: 4 } });
     assert.match((h.contents as { value: string }).value, /\*\*Measured\*\*/);
@@ -104,6 +109,46 @@ describe('language server over JSON-RPC', function () {
     const all = await client.connection.sendRequest(FixAllRequest, { uri, pipeline: 'numbers' });
     assert.match(all.reason ?? '', /changed since it was profiled/);
     assert.ok((await lenses()).some((t) => t.endsWith(' · stale')));
+  });
+
+  it('verifies the plan with real runs when plumber.plan.verify is on, and the lens carries what they measured', async () => {
+    // Back to the text that was profiled (and is on disk): the profile is fresh again.
+    const fresh = client.nextLensRefresh();
+    await client.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: 3 }, contentChanges: [{ text }] });
+    await fresh;
+    settings.plan.verify = true;
+    const applied = client.nextLensRefresh();
+    await client.connection.sendNotification('workspace/didChangeConfiguration', { settings: { plumber: settings } });
+    // The server reads the new settings, then asks for lenses again: after that they apply.
+    await applied;
+    const token = 'profile-verify';
+    const steps: string[] = [];
+    const progress = client.connection.onProgress(WorkDoneProgress.type, token, (v) => {
+      // "numbers: verifying the plan (run 2 of 5): measuring, 300 elements" → the step alone.
+      const step = v.kind === 'report' ? v.message?.replace(/…$/, '').replace(/\): .*$/, ')') : undefined;
+      if (step && !steps.includes(step)) steps.push(step);
+    });
+    const result = await client.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken: token });
+    progress.dispose();
+    assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
+    // The runs in order: as written, then verification, each named in the progress.
+    assert.match(steps[0] ?? '', /^numbers: profiling as written \(run 1 of 5\)/, steps.join('\n'));
+    assert.ok(steps.some((m) => /^numbers: verifying the plan \(run 2 of 5\)/.test(m)), steps.join('\n'));
+    const report = await client.connection.sendRequest(ReportRequest, { uri, pipeline: 'numbers' });
+    const v = report.plan!.verification!;
+    assert.ok(v, 'the plan carries its verification');
+    assert.ok(v.asWritten.windows > 0 && v.tried.length >= 2, JSON.stringify(v));
+    assert.equal(report.advice!.tried[0]!.label, 'as written');
+    assert.match(report.advice!.tried[0]!.measured, / el\/s ± /);
+    const titles = await lenses();
+    if (v.verdict === 'gain') {
+      assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.]+×, verified [\d.]+× ± [\d.]+\)$/.test(t)), titles.join('\n'));
+    } else {
+      // A busy machine can measure no gain: then no fix is offered and the lens says why.
+      assert.ok(titles.some((t) => t === 'no reliable gain on this machine right now' || t.startsWith('no fix offered: ')), titles.join('\n'));
+      assert.ok(!titles.some((t) => t.startsWith('Apply all')), titles.join('\n'));
+      assert.ok((await actionsAt(11)).every((a) => !a.title.startsWith('Apply Plumber fix: ')));
+    }
   });
 
   it('stops a profile when the client cancels it, and keeps serving', async () => {
