@@ -306,7 +306,7 @@ export class Dataset<T> implements AsyncIterable<T> {
             env: fnEnv,
           });
         } else {
-          inner = new MainMap(input.open(session), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic }, fnAsync);
+          inner = new MainMap(input.open(session), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic, sample: nd.sample, parent: kind === 'flatMap' && nd.info !== null ? nd.key : undefined }, fnAsync);
         }
         if (kind !== 'flatMap' || placement === 'worker') return inner as Chunks<U>;
         return new Flatten(inner, nd.counters, op, session) as Chunks<U>;

@@ -90,6 +90,11 @@ export interface OpInfo {
   cardinality?: number;
   /** Set when the operator was added or changed by an override rather than written in the source. */
   overridden?: boolean;
+  /**
+   * The key of the operator whose fn built this one while it ran (an interleave's or flatMap's
+   * inner datasets), when the library saw it happen.
+   */
+  parent?: string;
 }
 
 /**
@@ -133,6 +138,14 @@ export interface OpCounters {
 export interface Tracer {
   /** Called once per operator instance when it is built; returns the counters it must update. Same key, same counters. */
   register(info: OpInfo): OpCounters;
+  /**
+   * Optional. Offered real input elements of a main-thread map/filter/flatMap with a sync fn,
+   * before the fn sees them, so the tracer can later measure the fn on them (clone cost, CPU,
+   * determinism). Returns how many input elements to pass over before offering the next (1: the
+   * very next); 0 or less: offer no more in this pass. The library checks for this method once
+   * per operator pass and once per chunk, so a tracer without it costs nothing per element.
+   */
+  sample?(key: string, element: unknown, index: number): number;
 }
 
 /**

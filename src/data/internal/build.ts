@@ -4,7 +4,7 @@
  */
 import type { CallSite, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer } from '../tracing';
 import { OVERRIDES_KEY, TRACER_KEY, siteKey } from '../tracing';
-import type { Chunks, OpNode, Session } from './core';
+import type { Chunks, ElementSampler, OpNode, Session } from './core';
 import { captureSite } from './site';
 
 /** What an operator's builder learned from the environment at build time. */
@@ -45,6 +45,23 @@ export interface OpSpec {
 
 let anonymous = 0;
 
+/** The operator whose fn is running now and building datasets (see `withParent`). */
+let currentParent: string | undefined;
+
+/**
+ * Runs `build` (an interleave's or flatMap's fn) with operators it builds recorded as nested in
+ * the operator `parent`. Only called when a tracer watches; only the fn's synchronous part counts.
+ */
+export function withParent<R>(parent: string, build: () => R): R {
+  const outer = currentParent;
+  currentParent = parent;
+  try {
+    return build();
+  } finally {
+    currentParent = outer;
+  }
+}
+
 /** Declared `async` (or an async generator function): known before the first call. */
 export function isAsyncFunction(fn: Function): boolean {
   const name = fn.constructor?.name;
@@ -59,6 +76,7 @@ export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>,
   const k = key ?? (env.site !== undefined ? `${spec.kind}@${siteKey(env.site)}` : `${spec.kind}#${++anonymous}`);
   let info: OpInfo | null = null;
   let counters: OpCounters | null = null;
+  let sample: ElementSampler | null = null;
   if (env.tracer !== undefined) {
     info = {
       key: k,
@@ -77,7 +95,10 @@ export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>,
     if (spec.fnModule !== undefined) info.fnModule = spec.fnModule;
     if (spec.cardinality !== undefined) info.cardinality = spec.cardinality;
     if (spec.overridden) info.overridden = true;
+    if (currentParent !== undefined) info.parent = currentParent;
     counters = env.tracer.register(info);
+    const tracer = env.tracer;
+    if (typeof tracer.sample === 'function') sample = (x, i) => (tracer.sample as NonNullable<Tracer['sample']>).call(tracer, k, x, i);
   }
   const node: OpNode<T> = {
     kind: spec.kind,
@@ -85,6 +106,7 @@ export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>,
     site: env.site,
     info,
     counters,
+    sample,
     inputs: spec.inputs,
     cardinality: spec.cardinality,
     open: (session) => open(node, session),

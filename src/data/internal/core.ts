@@ -21,6 +21,9 @@ export interface Chunks<T> {
   return(): Promise<void>;
 }
 
+/** Offers one input element (and its index) to the tracer; returns the elements to pass over before the next offer, 0 for none. */
+export type ElementSampler = (element: unknown, index: number) => number;
+
 /** An operator as built: an immutable description that can be opened any number of times. */
 export interface OpNode<T = unknown> {
   readonly kind: OpKind;
@@ -29,6 +32,8 @@ export interface OpNode<T = unknown> {
   /** Set when a tracer was installed at build time. */
   readonly info: OpInfo | null;
   readonly counters: OpCounters | null;
+  /** The tracer's `sample` for this operator (see `Tracer.sample`), when it has one. */
+  readonly sample: ElementSampler | null;
   readonly inputs: readonly OpNode[];
   /** Elements one pass produces, when known. */
   readonly cardinality: number | undefined;

@@ -9,6 +9,7 @@ import type { OpCounters } from '../../tracing';
 import { asPipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, type OpNode, pull, Sampler, type Session, Wakeup } from '../core';
 import { chunksOf } from './sources';
+import { withParent } from '../build';
 
 interface Inner {
   it: Chunks<unknown>;
@@ -113,7 +114,8 @@ class Interleave implements Chunks<unknown> {
     let it: Chunks<unknown>;
     try {
       if (this.c !== null) this.c.calls++;
-      it = chunksOf(this.fn(x), null, this.op, this.session);
+      // Traced: operators the fn builds are recorded as nested in this interleave.
+      it = chunksOf(this.c !== null ? withParent(this.op.key, () => this.fn(x)) : this.fn(x), null, this.op, this.session);
     } catch (e) {
       throw asPipelineError(this.op, index, e);
     }

@@ -5,7 +5,8 @@
  */
 import type { OpCounters } from '../../tracing';
 import { asPipelineError, PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, isThenable, now, Sampler } from '../core';
+import { type Chunks, countProduced, type ElementSampler, isThenable, now, Sampler } from '../core';
+import { withParent } from '../build';
 import type { FnEnv } from '../context';
 import { Engine, type Launcher } from './engine';
 
@@ -17,6 +18,10 @@ export interface MainMapOptions {
   /** Calls in flight once the fn proves async. */
   parallelism: number;
   deterministic: boolean;
+  /** Traced flatMap: its key, so datasets its fn builds are recorded as nested in it. */
+  parent?: string;
+  /** The tracer's element sampler for this operator (see `Tracer.sample`). */
+  sample?: ElementSampler | null;
 }
 
 export class MainMap implements Chunks<unknown> {
@@ -30,6 +35,10 @@ export class MainMap implements Chunks<unknown> {
   private seenIn = 0;
   private seenOut = 0;
   private readonly s = new Sampler();
+  /** Offers input elements to the tracer while it wants them: null when untraced or done. */
+  private sample: ElementSampler | null;
+  /** Input index of the next element to offer. */
+  private nextOffer = 0;
 
   constructor(
     private readonly up: Chunks<unknown>,
@@ -43,6 +52,7 @@ export class MainMap implements Chunks<unknown> {
   ) {
     // Building a context object per element costs; only do it for fns that declare a second parameter.
     this.useCtx = fn.length !== 1;
+    this.sample = o.sample ?? null;
     if (startAsync) this.engine = this.newEngine(0);
   }
 
@@ -62,7 +72,9 @@ export class MainMap implements Chunks<unknown> {
       if (chunk === null || this.closing !== null) return null;
       const n = chunk.length;
       const t1 = w === 0 ? 0 : now();
-      const out = this.o.filter ? this.filterChunk(chunk) : this.mapChunk(chunk);
+      // Offered before the fn runs: a map fills its chunk in place with results.
+      if (this.sample !== null) this.offer(chunk);
+      const out = this.o.filter ? this.filterChunk(chunk) : this.o.parent !== undefined ? withParent(this.o.parent, () => this.mapChunk(chunk)) : this.mapChunk(chunk);
       if (c !== null) {
         c.pulled += n;
         if (w !== 0) {
@@ -85,6 +97,18 @@ export class MainMap implements Chunks<unknown> {
         if (c !== null) countProduced(c, out);
         return out;
       }
+    }
+  }
+
+  /** Offers the chunk's elements the tracer asks for (by index), before the fn sees them. */
+  private offer(chunk: unknown[]): void {
+    const base = this.index;
+    const end = base + chunk.length;
+    while (this.sample !== null && this.nextOffer < end) {
+      if (this.nextOffer < base) this.nextOffer = base;
+      const skip = this.sample(chunk[this.nextOffer - base], this.nextOffer);
+      if (!(skip > 0)) this.sample = null;
+      else this.nextOffer += Math.ceil(skip);
     }
   }
 
@@ -180,7 +204,9 @@ export class MainMap implements Chunks<unknown> {
       launch: (items, base) => {
         const x = items[0];
         if (this.c !== null) this.c.calls++;
-        const r = this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x);
+        const parent = this.o.parent;
+        const call = (): unknown => (this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x));
+        const r = parent !== undefined ? withParent(parent, call) : call();
         if (isThenable(r)) return this.settle(r, x, base);
         return this.o.filter ? (r ? [x] : []) : [r];
       },
