@@ -77,6 +77,8 @@ export async function calibrateWorkerTasks(pipelineFile: string, mainCpu: () => 
     const work = async (): Promise<WorkerCalibration | undefined> => {
       // Warm-up: starts the thread and lets V8 optimise both sides of the messaging.
       for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: IN_FLIGHT }, () => p.run(null)));
+      // The thread has loaded the task file: remove it now, so a runner killed mid-calibration leaves nothing behind.
+      fs.rmSync(dir, { recursive: true, force: true });
       const readings: number[] = [];
       const c0 = mainCpu();
       const deadline = performance.now() + seconds * 1000;

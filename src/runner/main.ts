@@ -19,6 +19,8 @@ import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes
 import { calibrateWorkerTasks } from './calibrate';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure } from './measure';
+import { measureMoves } from './moves';
+import type { MoveTarget } from './moves';
 import { opIdOfSite } from '../shared/opId';
 import { checkOverrides, siteKeyOfOpId, toSiteMap } from './overrides';
 import { RunnerTracer } from './tracer';
@@ -184,6 +186,7 @@ async function main(): Promise<void> {
       if (cores !== undefined) run.availableCores = cores;
       run.loadAverage = Number(os.loadavg()[0].toFixed(2));
       profile.ops = tracer.ops(file, fnModules);
+      tracer.endSampling();
     },
     progress: (m) => void send(m),
   });
@@ -214,7 +217,38 @@ async function main(): Promise<void> {
     const waited = Math.max(req.startSeconds, req.warmupSeconds + req.seconds);
     return void (await fail({ kind: 'timeout', message: `The pipeline "${chosen.name}" produced no element in ${waited.toFixed(1)} s: it may be waiting on something that never happens (a promise that never settles, a source that never yields).` }));
   }
+  await priceMoves(tracer, profile, file);
   await finish({ type: 'profile', profile });
+}
+
+/**
+ * After the window: measures, on the elements the tracer kept, what moving each main-thread
+ * map/filter/flatMap with a sync fn to worker threads would cost, and whether its fn is
+ * deterministic (see moves.ts), and records both on its operator.
+ */
+async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string): Promise<void> {
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const targets: MoveTarget[] = [];
+  for (const [key, samples] of tracer.samples()) {
+    const info = tracer.info(key);
+    const op = byId.get(tracer.idOf(key, file));
+    if (!info?.fn || !op || info.placement !== 'main' || info.fnAsync || op.counters.asyncCalls > 0) continue;
+    if (op.kind !== 'map' && op.kind !== 'filter' && op.kind !== 'flatMap') continue;
+    targets.push({ id: op.id, kind: op.kind, fn: info.fn, samples, ...(op.fnModule ? { fnModule: op.fnModule } : {}) });
+  }
+  let findings: Awaited<ReturnType<typeof measureMoves>>;
+  try {
+    findings = await measureMoves(targets);
+  } catch {
+    // Pricing moves is extra: a failure here must not cost the user the profile itself.
+    return;
+  }
+  for (const [id, f] of findings) {
+    const op = byId.get(id);
+    if (op === undefined) continue;
+    if (f.randomObserved !== undefined) op.randomObserved = f.randomObserved;
+    if (f.moveCost !== undefined) op.moveCost = f.moveCost;
+  }
 }
 
 main().catch((e: unknown) => {

@@ -16,9 +16,75 @@ interface Entry {
   counters: OpCounters;
 }
 
+/** Elements kept per operator for measuring its fn after the window. */
+export const SAMPLES_PER_OP = 8;
+/** Elements passed over between offers during warm-up, when nothing is kept. */
+const WARMUP_SKIP = 16;
+/** The longest skip asked of the library (a skip only needs to outlast the window). */
+const MAX_SKIP = 2 ** 30;
+
+/** One input element of an operator, as offered during the window. */
+export interface SampledElement {
+  element: unknown;
+  /** Its index in the operator's input (per pass). */
+  index: number;
+}
+
+/**
+ * A uniform sample of at most SAMPLES_PER_OP elements of a stream of unknown length, with
+ * Li's "Algorithm L": after the reservoir fills, each kept element says how many to skip before
+ * the next, so the library offers O(k log(n/k)) elements rather than all n.
+ */
+class Reservoir {
+  readonly kept: SampledElement[] = [];
+  private w = Math.exp(Math.log(Math.random()) / SAMPLES_PER_OP);
+
+  /** Keeps (or not) the offered element; returns the skip to the next offer. */
+  offer(element: unknown, index: number): number {
+    if (this.kept.length < SAMPLES_PER_OP) this.kept.push({ element, index });
+    else {
+      this.kept[Math.floor(Math.random() * SAMPLES_PER_OP)] = { element, index };
+      this.w *= Math.exp(Math.log(Math.random()) / SAMPLES_PER_OP);
+    }
+    if (this.kept.length < SAMPLES_PER_OP) return 1;
+    const skip = Math.floor(Math.log(Math.random()) / Math.log(1 - this.w)) + 1;
+    return Number.isFinite(skip) && skip >= 1 ? Math.min(skip, MAX_SKIP) : MAX_SKIP;
+  }
+}
+
 export class RunnerTracer implements Tracer {
   private readonly entries = new Map<string, Entry>();
   private baseline = new Map<string, OpCounters>();
+  /** Elements are kept only during the measured window: warm-up elements may be unrepresentative (first files, cold caches). */
+  private sampling: 'warmup' | 'window' | 'done' = 'warmup';
+  private readonly reservoirs = new Map<string, Reservoir>();
+
+  sample(key: string, element: unknown, index: number): number {
+    if (this.sampling === 'window') {
+      let r = this.reservoirs.get(key);
+      if (r === undefined) {
+        r = new Reservoir();
+        this.reservoirs.set(key, r);
+      }
+      return r.offer(element, index);
+    }
+    return this.sampling === 'warmup' ? WARMUP_SKIP : 0;
+  }
+
+  /** Stops keeping elements: nothing after the window is sampled. */
+  endSampling(): void {
+    this.sampling = 'done';
+  }
+
+  /** The elements kept for each operator key. */
+  samples(): Map<string, SampledElement[]> {
+    return new Map([...this.reservoirs].map(([k, r]) => [k, r.kept]));
+  }
+
+  /** What the library told about the operator with this key. */
+  info(key: string): OpInfo | undefined {
+    return this.entries.get(key)?.info;
+  }
 
   register(info: OpInfo): OpCounters {
     const known = this.entries.get(info.key);
@@ -35,6 +101,7 @@ export class RunnerTracer implements Tracer {
 
   /** Starts the measured window: later `ops()` report counters minus their values now. */
   snapshot(): void {
+    this.sampling = 'window';
     this.baseline = new Map([...this.entries].map(([k, e]) => [k, { ...e.counters }]));
   }
 
@@ -75,6 +142,7 @@ export class RunnerTracer implements Tracer {
       // JSON has no Infinity: an endless operator's cardinality is left out (its knobs say `count: -1`).
       if (info.cardinality !== undefined && Number.isFinite(info.cardinality)) op.cardinality = info.cardinality;
       if (info.overridden) op.overridden = true;
+      if (info.parent !== undefined) op.parentId = ids.get(info.parent) ?? info.parent;
       out.push(op);
     }
     return out;

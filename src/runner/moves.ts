@@ -1,0 +1,327 @@
+/**
+ * After the measured window: what moving each sampled main-thread map/filter/flatMap to worker
+ * threads would cost, and whether its fn is deterministic, measured on the real input elements
+ * the tracer kept. The fn is called a few extra times here (twice per sampled element for the
+ * determinism check, then repeatedly for its CPU time), so side effects in a fn happen again.
+ *
+ * CPU is read with `process.cpuUsage()` (precise, where the per-thread schedstat clock advances
+ * only at scheduler ticks), while no other thread of ours works: the pipeline is closed, and the
+ * main thread waits while the worker thread measures.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as v8 from 'node:v8';
+import { isDeepStrictEqual } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { DATASET_KEY } from '../data/tracing';
+import { Rng, mix } from '../data/internal/rng';
+import type { MoveCost } from '../shared/profile';
+import { processCpuSeconds } from './machine';
+import type { SampledElement } from './tracer';
+
+/** An operator whose fn can be measured. */
+export interface MoveTarget {
+  id: string;
+  kind: 'map' | 'filter' | 'flatMap';
+  fn: Function;
+  samples: SampledElement[];
+  /** Where the fn is exported from: only then can a worker thread load it. */
+  fnModule?: { file: string; exportName: string };
+}
+
+export interface MoveFindings {
+  moveCost?: MoveCost;
+  randomObserved?: boolean;
+}
+
+/** CPU seconds a timing loop aims for, so a clock step of a few µs stays a small error. */
+const TARGET_CPU_SECONDS = 0.01;
+/** Seed of the contexts handed to fns here: any fixed value, since both calls of a pair share it. */
+const SEED = 0x5eed;
+
+/** What a fn receives as its second argument, equivalent to the library's (index, rng, signal). */
+interface FreshContext {
+  readonly index: number;
+  readonly rng: Rng;
+  readonly signal: AbortSignal;
+}
+
+/** The seed of the library's per-element generator for (seed, epoch 0, index). */
+function elementSeed(index: number): number {
+  return mix(mix(SEED, 0), index);
+}
+
+function freshContext(index: number): FreshContext {
+  const signal = new AbortController().signal;
+  const seed = elementSeed(index);
+  return {
+    index,
+    // A new generator on each read, as the library's context does, so two calls see the same draws.
+    get rng() {
+      return new Rng(seed);
+    },
+    signal,
+  };
+}
+
+function isThenable(v: unknown): boolean {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
+}
+
+function tryClone(x: unknown): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: structuredClone(x) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * A fn result as it would travel back from a worker: filter results as booleans, flatMap results
+ * as arrays. Undefined when the result cannot be compared or moved (a promise, a Dataset, an
+ * async iterable).
+ */
+function normalise(kind: MoveTarget['kind'], r: unknown): { value: unknown } | undefined {
+  if (isThenable(r)) return undefined;
+  if (kind === 'filter') return { value: Boolean(r) };
+  if (kind !== 'flatMap' || Array.isArray(r)) return { value: r };
+  if (r !== null && typeof r === 'object') {
+    if (DATASET_KEY in r) return undefined;
+    if (typeof (r as Iterable<unknown>)[Symbol.iterator] === 'function') return { value: Array.from(r as Iterable<unknown>) };
+  }
+  return undefined;
+}
+
+/** CPU seconds per round of `round()` (which handles `n` elements), repeated until enough CPU or time passed. */
+function cpuPerElement(n: number, round: () => void, deadline: number): number {
+  let rounds = 0;
+  const c0 = processCpuSeconds();
+  let c = c0;
+  do {
+    round();
+    rounds++;
+    c = processCpuSeconds();
+  } while (c - c0 < TARGET_CPU_SECONDS && performance.now() < deadline);
+  return Math.max(0, c - c0) / (rounds * n);
+}
+
+interface MainSide {
+  findings: MoveFindings;
+  /** Cloned inputs the fn ran on, with their indices: what a worker gets. */
+  inputs: SampledElement[];
+}
+
+/** Everything measured on the main thread for one operator, within `deadline` (performance.now() ms). */
+function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
+  const inputs: SampledElement[] = [];
+  const outputs: unknown[] = [];
+  let compared = 0;
+  let differs = false;
+  let cloneable = true;
+  for (const s of t.samples) {
+    if (compared > 0 && performance.now() >= deadline) break;
+    // Each call gets its own copy: a fn that changes its input in place would otherwise see a
+    // different element the second time and look random.
+    const a = tryClone(s.element);
+    const b = tryClone(s.element);
+    if (!a.ok || !b.ok) cloneable = false;
+    let ra: unknown;
+    let rb: unknown;
+    try {
+      ra = t.fn(a.ok ? a.value : s.element, freshContext(s.index));
+      rb = t.fn(b.ok ? b.value : s.element, freshContext(s.index));
+    } catch {
+      // The copy may have lost a class's methods, or the fn throws on this element: skip it.
+      continue;
+    }
+    const na = normalise(t.kind, ra);
+    const nb = normalise(t.kind, rb);
+    if (na === undefined || nb === undefined) return undefined;
+    compared++;
+    if (!isDeepStrictEqual(na.value, nb.value)) differs = true;
+    if (a.ok) {
+      inputs.push({ element: a.value, index: s.index });
+      outputs.push(na.value);
+    }
+  }
+  if (compared === 0) return undefined;
+  const findings: MoveFindings = { randomObserved: differs };
+  if (!cloneable || inputs.length === 0) return { findings, inputs: [] };
+
+  // Fresh copies for timing, made outside the timed loops.
+  const originals = t.samples.slice(0, inputs.length).map((s) => s.element);
+  let inBytes = 0;
+  let outBytes = 0;
+  try {
+    for (const x of originals) inBytes += v8.serialize(x).length;
+    for (const y of outputs) outBytes += v8.serialize(y).length;
+  } catch {
+    return { findings, inputs: [] };
+  }
+  const n = inputs.length;
+  const cloneIn = cpuPerElement(n, () => {
+    for (const x of originals) structuredClone(x);
+  }, deadline);
+  let cloneOut = 0;
+  try {
+    cloneOut = cpuPerElement(n, () => {
+      for (const y of outputs) structuredClone(y);
+    }, deadline);
+  } catch {
+    // A result that cannot be cloned cannot come back from a worker: no move to price.
+    return { findings, inputs: [] };
+  }
+  const ctxs = inputs.map((s) => freshContext(s.index));
+  const fn = t.fn;
+  let mainCpu = 0;
+  try {
+    mainCpu = cpuPerElement(n, () => {
+      for (let i = 0; i < n; i++) fn(inputs[i].element, ctxs[i]);
+    }, deadline);
+  } catch {
+    return { findings, inputs: [] };
+  }
+  findings.moveCost = {
+    samples: n,
+    cloneInSeconds: cloneIn,
+    cloneOutSeconds: cloneOut,
+    inBytes: Math.round(inBytes / n),
+    outBytes: Math.round(outBytes / n),
+    mainCpuSeconds: mainCpu,
+  };
+  return { findings, inputs };
+}
+
+/**
+ * The worker thread that times fns loaded from their modules. It inherits the runner's flags,
+ * tsx's loader among them, so it loads TypeScript as plumber-data's own workers do. Messages:
+ * `{ file, exportName, inputs, seeds, seconds }` → `{ cpuPerCall }` or `{ error }`.
+ */
+const TIMER_WORKER = `
+const { parentPort } = require('node:worker_threads');
+const { pathToFileURL } = require('node:url');
+const { createRequire } = require('node:module');
+// The library's generator, from the copy of plumber-data the fn's module would load.
+function rngClass(file) {
+  try {
+    return createRequire(file)('plumber-data').Rng;
+  } catch {
+    return class { constructor() { throw new Error('plumber-data is not installed next to ' + file); } };
+  }
+}
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+async function load(file) {
+  try {
+    return require(file);
+  } catch (e) {
+    if (e && (e.code === 'ERR_REQUIRE_ESM' || e.code === 'ERR_REQUIRE_ASYNC_MODULE' || e.code === 'ERR_UNKNOWN_FILE_EXTENSION')) return import(pathToFileURL(file).href);
+    throw e;
+  }
+}
+parentPort.on('message', async (m) => {
+  try {
+    const mod = await load(m.file);
+    const fn = mod[m.exportName] ?? (mod.default && mod.default[m.exportName]);
+    if (typeof fn !== 'function') throw new Error('no exported function ' + m.exportName);
+    const Rng = rngClass(m.file);
+    const ctxs = m.inputs.map((_, i) => ({ index: m.indices[i], get rng() { return new Rng(m.seeds[i]); }, signal: new AbortController().signal }));
+    const n = m.inputs.length;
+    const deadline = performance.now() + m.seconds * 1000;
+    // Warm-up: the main thread's fn ran the whole window; let V8 optimise this copy too.
+    const w0 = performance.now();
+    do { for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]); } while (performance.now() - w0 < m.seconds * 250);
+    let rounds = 0;
+    const c0 = cpu();
+    let c = c0;
+    do {
+      for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]);
+      rounds++;
+      c = cpu();
+    } while (c - c0 < ${TARGET_CPU_SECONDS} && performance.now() < deadline);
+    parentPort.postMessage({ cpuPerCall: (c - c0) / (rounds * n) });
+  } catch (e) {
+    parentPort.postMessage({ error: String(e && e.message || e) });
+  }
+});
+`;
+
+/** Waits for the worker's next message, or undefined at `ms` or when it fails. */
+function nextMessage(w: Worker, ms: number): Promise<Record<string, unknown> | undefined> {
+  return new Promise((resolve) => {
+    const done = (v: Record<string, unknown> | undefined): void => {
+      clearTimeout(timer);
+      w.off('message', onMessage);
+      w.off('error', onError);
+      resolve(v);
+    };
+    const onMessage = (m: Record<string, unknown>): void => done(m);
+    const onError = (): void => done(undefined);
+    const timer = setTimeout(() => done(undefined), ms);
+    w.on('message', onMessage);
+    w.on('error', onError);
+  });
+}
+
+/**
+ * Measures every target within about `budgetSeconds` of fn time (main thread, then worker; a
+ * worker's start and module load get `loadSeconds` more). Returns findings by operator id; an
+ * operator whose fn could not be measured is left out. The worker thread is ended before this
+ * returns.
+ */
+export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, loadSeconds = 3): Promise<Map<string, MoveFindings>> {
+  const out = new Map<string, MoveFindings>();
+  const live = targets.filter((t) => t.samples.length > 0);
+  if (live.length === 0) return out;
+  // Half the budget for the main thread, half for the worker.
+  const share = (budgetSeconds * 1000) / 2;
+  const forWorker: { t: MoveTarget; inputs: SampledElement[]; findings: MoveFindings }[] = [];
+  const start = performance.now();
+  for (let i = 0; i < live.length; i++) {
+    const t = live[i];
+    const left = share - (performance.now() - start);
+    const main = measureMain(t, performance.now() + Math.max(1, left / (live.length - i)));
+    if (main === undefined) continue;
+    out.set(t.id, main.findings);
+    if (t.fnModule !== undefined && main.findings.moveCost !== undefined && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
+  }
+  if (forWorker.length === 0) return out;
+
+  // A worker from a file, not `eval`: only then does tsx's require hook (inherited through the
+  // runner's --import flag) load TypeScript modules in it, as in plumber-data's own pool.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plumber-moves-'));
+  let w: Worker | undefined;
+  try {
+    const file = path.join(dir, 'timer.cjs');
+    fs.writeFileSync(file, TIMER_WORKER);
+    w = new Worker(file);
+    // An exception in the worker must not reach the runner's uncaught-error handlers.
+    w.on('error', () => undefined);
+    // The thread has read its file once it answers: then the file goes (see below), so even a
+    // runner killed mid-measurement leaves nothing behind for long.
+    const worker = w;
+    // An equal share each: the thread's start and module load come on top (loadSeconds at most).
+    const seconds = Math.max(0.005, share / forWorker.length / 1000);
+    for (let i = 0; i < forWorker.length; i++) {
+      const { t, inputs, findings } = forWorker[i];
+      worker.postMessage({
+        file: t.fnModule!.file,
+        exportName: t.fnModule!.exportName,
+        inputs: inputs.map((s) => s.element),
+        indices: inputs.map((s) => s.index),
+        seeds: inputs.map((s) => elementSeed(s.index)),
+        seconds,
+      });
+      // The first message also waits for the thread to start and load the module.
+      const reply = await nextMessage(worker, (i === 0 ? loadSeconds : 0) * 1000 + seconds * 2000 + 500);
+      if (i === 0) fs.rmSync(dir, { recursive: true, force: true });
+      if (reply === undefined) break;
+      const cpu = reply.cpuPerCall;
+      if (typeof cpu === 'number' && Number.isFinite(cpu) && findings.moveCost) findings.moveCost.workerCpuSeconds = Math.max(0, cpu);
+    }
+  } finally {
+    await w?.terminate();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
