@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { from, range, TRACER_KEY, type Tracer } from 'plumber-data';
+import { RecordingTracer, whileTraced } from './helpers';
+
+/** A tracer that also takes element samples: it asks for every `skip`-th element until it holds `limit`. */
+class SamplingTracer extends RecordingTracer {
+  readonly offered: { key: string; element: unknown; index: number }[] = [];
+  constructor(
+    private readonly skip: number,
+    private readonly limit: number,
+  ) {
+    super();
+  }
+  sample(key: string, element: unknown, index: number): number {
+    this.offered.push({ key, element, index });
+    return this.offered.length >= this.limit ? 0 : this.skip;
+  }
+}
+
+type Globals = { [TRACER_KEY]?: Tracer };
+
+/** Runs `body` with `tracer` installed while the pipeline is built and run. */
+async function withTracer(tracer: Tracer, body: () => Promise<void>): Promise<void> {
+  const g = globalThis as Globals;
+  g[TRACER_KEY] = tracer;
+  try {
+    await body();
+  } finally {
+    delete g[TRACER_KEY];
+  }
+}
+
+describe('plumber-data element sampling for tracers', () => {
+  it('offers a map’s input elements, before its fn replaces them, at the indices the tracer asks for', async () => {
+    const tracer = new SamplingTracer(3, 100);
+    const seenByFn: number[] = [];
+    await withTracer(tracer, async () => {
+      const out = await range(20)
+        .map((x) => {
+          seenByFn.push(x);
+          return { doubled: x * 2 };
+        })
+        .toArray();
+      assert.equal(out.length, 20);
+    });
+    const map = tracer.only('map').info;
+    assert.deepEqual(
+      tracer.offered.map((o) => o.index),
+      [0, 3, 6, 9, 12, 15, 18],
+    );
+    // Inputs (numbers), not the objects the fn made of them.
+    assert.deepEqual(
+      tracer.offered.map((o) => o.element),
+      [0, 3, 6, 9, 12, 15, 18],
+    );
+    assert.ok(tracer.offered.every((o) => o.key === map.key));
+    assert.equal(seenByFn.length, 20);
+  });
+
+  it('stops offering once the tracer says it has enough', async () => {
+    const tracer = new SamplingTracer(1, 4);
+    await withTracer(tracer, async () => {
+      await range(1000).filter((x) => x % 2 === 0).toArray();
+    });
+    assert.deepEqual(
+      tracer.offered.map((o) => o.element),
+      [0, 1, 2, 3],
+    );
+  });
+
+  it('offers nothing for an async fn, and a tracer without `sample` still counts every call', async () => {
+    const sampling = new SamplingTracer(1, 100);
+    await withTracer(sampling, async () => {
+      await from([1, 2, 3])
+        .map(async (x) => x + 1)
+        .toArray();
+    });
+    assert.deepEqual(sampling.offered, []);
+    const plain = await whileTraced(async () => {
+      assert.deepEqual(await range(5).map((x) => x + 1).toArray(), [1, 2, 3, 4, 5]);
+    });
+    assert.equal(plain.only('map').counters.calls, 5);
+  });
+});
+
+describe('plumber-data nesting for tracers', () => {
+  it('records operators built inside an interleave’s fn as nested in that interleave', async () => {
+    const tracer = await whileTraced(async () => {
+      const ds = range(3).interleave((i) => range(i * 10, i * 10 + 2).map((x) => x + 1), { cycleLength: 2 });
+      assert.deepEqual((await ds.toArray()).sort((a, b) => a - b), [1, 2, 11, 12, 21, 22]);
+    });
+    const interleave = tracer.only('interleave').info;
+    const ranges = tracer.infos.filter((i) => i.kind === 'range');
+    const outer = ranges.filter((i) => i.parent === undefined);
+    const inner = ranges.filter((i) => i.parent !== undefined);
+    assert.equal(outer.length, 1);
+    assert.ok(inner.length >= 1);
+    assert.ok(inner.every((i) => i.parent === interleave.key));
+    assert.ok(tracer.infos.filter((i) => i.kind === 'map').every((i) => i.parent === interleave.key));
+    assert.equal(interleave.parent, undefined);
+  });
+
+  it('records operators built inside a flatMap’s fn as nested in that flatMap', async () => {
+    const tracer = await whileTraced(async () => {
+      const ds = range(2).flatMap((i) => range(2).map((k) => i * 2 + k));
+      assert.deepEqual(await ds.toArray(), [0, 1, 2, 3]);
+    });
+    const flatMap = tracer.only('flatMap').info;
+    const maps = tracer.infos.filter((i) => i.kind === 'map');
+    assert.ok(maps.length >= 1);
+    assert.ok(maps.every((i) => i.parent === flatMap.key));
+    assert.equal(flatMap.parent, undefined);
+  });
+});
