@@ -62,7 +62,8 @@ const IN_FLIGHT = 2;
 export async function calibrateWorkerTasks(pipelineFile: string, mainCpu: () => number, seconds = 0.1): Promise<WorkerCalibration | undefined> {
   const Piscina = loadPiscina(pipelineFile);
   if (Piscina === undefined) return undefined;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plumber-calibrate-'));
+  // Named with our pid, so whoever finds one can tell which process left it.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `plumber-calibrate-${process.pid}-`));
   const file = path.join(dir, 'task.cjs');
   let pool: PoolLike | undefined;
   let timer: NodeJS.Timeout | undefined;

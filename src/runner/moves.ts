@@ -289,7 +289,8 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
 
   // A worker from a file, not `eval`: only then does tsx's require hook (inherited through the
   // runner's --import flag) load TypeScript modules in it, as in plumber-data's own pool.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plumber-moves-'));
+  // Named with our pid, so whoever finds one can tell which process left it.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `plumber-moves-${process.pid}-`));
   let w: Worker | undefined;
   try {
     const file = path.join(dir, 'timer.cjs');

@@ -1,0 +1,165 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runProfile } from '../../../src/runner/spawn';
+import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
+import { threadCpuClock } from '../../../src/runner/machine';
+import { measureMoves } from '../../../src/runner/moves';
+import type { OpProfile, Profile } from '../../../src/shared/profile';
+import * as probe from '../../fixtures/pipelines/probe-moves';
+
+const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
+const MOVES = path.join(PIPELINES, 'probe-moves.ts');
+const NESTED = path.join(PIPELINES, 'probe-nested.ts');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Temporary files and folders a process with this pid made for calibration or move pricing. */
+function leftovers(pid: number): string[] {
+  return fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(`plumber-calibrate-${pid}-`) || f.startsWith(`plumber-moves-${pid}-`));
+}
+
+function threads(): number {
+  return fs.readdirSync('/proc/self/task').length;
+}
+
+/** Waits (boundedly) for this process's thread count to come back down to `count`. */
+async function threadsBackTo(count: number): Promise<number> {
+  for (let i = 0; i < 50 && threads() > count; i++) await new Promise((r) => setTimeout(r, 20));
+  return threads();
+}
+
+function byExport(p: Profile, name: string): OpProfile {
+  const op = p.ops.find((o) => o.fnModule?.exportName === name);
+  assert.ok(op, `no operator runs ${name}: ${p.ops.map((o) => o.id).join(', ')}`);
+  return op;
+}
+
+describe('the runner measures what honest plan pricing needs', function () {
+  this.timeout(90_000);
+  let profile: Profile;
+  let pid: number | undefined;
+
+  before(async () => {
+    profile = await runProfile({ file: MOVES, seconds: 1.5, warmupSeconds: 0.3, onStart: (p) => (pid = p) });
+    assert.equal(profile.error, undefined, profile.error?.message);
+  });
+
+  it('records the rates of at least four consecutive slices of the measured window, each positive', () => {
+    const rates = profile.run.windowRates;
+    assert.ok(rates !== undefined && rates.length >= 4, `window rates: ${JSON.stringify(rates)}`);
+    assert.ok(rates.every((r) => r > 0 && Number.isFinite(r)));
+    // The slices cover the window, so its overall rate lies between the slowest and the fastest slice.
+    if (profile.run.endReason === 'converged') {
+      const overall = profile.run.elements / profile.run.seconds;
+      assert.ok(Math.min(...rates) <= overall * 1.001 && overall <= Math.max(...rates) * 1.001, `${overall} outside ${JSON.stringify(rates)}`);
+    }
+  });
+
+  it('records the cores free during the window, between none and all of them, and the load average at its end', () => {
+    const cores = profile.run.availableCores;
+    assert.ok(cores !== undefined && cores > 0 && cores <= profile.machine.cores, `availableCores ${cores} of ${profile.machine.cores}`);
+    assert.ok(profile.run.loadAverage !== undefined && profile.run.loadAverage >= 0);
+  });
+
+  it('calibrates what one worker task costs the main thread and the worker on this machine', () => {
+    assert.ok((profile.machine.workerDispatchSeconds ?? 0) > 0, `dispatch ${profile.machine.workerDispatchSeconds}`);
+    assert.ok((profile.machine.workerTaskOverheadSeconds ?? -1) >= 0);
+  });
+
+  it('observes randomness from Math.random and crypto.randomUUID, and none in a pure fn or one using ctx.rng', () => {
+    assert.equal(byExport(profile, 'jitter').randomObserved, true);
+    assert.equal(byExport(profile, 'stamp').randomObserved, true);
+    assert.equal(byExport(profile, 'normalise').randomObserved, false);
+    const seeded = byExport(profile, 'augment');
+    assert.equal(seeded.randomObserved, false);
+    // The library itself marks a ctx.rng user random: the two sources complement each other.
+    assert.equal(seeded.random, true);
+  });
+
+  it('prices moving a map over parsed records: each is a few hundred bytes, yet cloning it costs far more than its bytes at memory speed', () => {
+    const cost = byExport(profile, 'normalise').moveCost;
+    assert.ok(cost, 'no move cost for the record map');
+    assert.ok(cost.samples >= 1);
+    assert.ok(cost.inBytes >= 100 && cost.inBytes < 1000, `inBytes ${cost.inBytes}`);
+    assert.ok(cost.outBytes >= cost.inBytes, 'the fn adds a field, so its output is larger');
+    assert.ok(cost.cloneInSeconds > 0 && cost.cloneOutSeconds > 0 && cost.mainCpuSeconds > 0);
+    // The issue's evidence: per-object work dominates, not bytes ÷ 1.2 GB/s.
+    assert.ok(cost.cloneInSeconds > (2 * cost.inBytes) / 1.2e9, `clone ${cost.cloneInSeconds} s for ${cost.inBytes} bytes`);
+  });
+
+  it('measures a heavy exported fn in a worker thread as well as on the main thread', () => {
+    const heavy = byExport(profile, 'heavy').moveCost;
+    const light = byExport(profile, 'normalise').moveCost;
+    assert.ok(heavy && light);
+    assert.ok((heavy.workerCpuSeconds ?? 0) > 0, `worker CPU ${heavy.workerCpuSeconds}`);
+    // 300,000 int32 rounds per call against one object spread: the heavy fn costs more on both threads.
+    assert.ok(heavy.mainCpuSeconds > light.mainCpuSeconds);
+    assert.ok(heavy.outBytes < heavy.inBytes, 'a number comes back for a record');
+  });
+
+  it('prices only fns it sampled: sources and batches carry no move cost', () => {
+    for (const op of profile.ops.filter((o) => o.kind === 'range' || o.kind === 'batch')) {
+      assert.equal(op.moveCost, undefined);
+      assert.equal(op.randomObserved, undefined);
+    }
+  });
+
+  it('leaves no process or temporary file behind', () => {
+    assert.ok(pid !== undefined && !alive(pid));
+    assert.deepEqual(leftovers(pid), []);
+  });
+
+  it('records operators inside an interleave’s inner datasets with the interleave as parent', async () => {
+    const p = await runProfile({ file: NESTED, exportName: 'interleaved', seconds: 0.5, warmupSeconds: 0.1 });
+    assert.equal(p.error, undefined, p.error?.message);
+    const interleave = p.ops.find((o) => o.kind === 'interleave');
+    assert.ok(interleave);
+    const decode = byExport(p, 'decodeRecord');
+    assert.equal(decode.parentId, interleave.id);
+    assert.equal(interleave.parentId, undefined);
+    assert.equal(p.ops.find((o) => o.id === interleave.inputs[0])?.parentId, undefined);
+  });
+
+  it('records operators built inside a flatMap’s fn with the flatMap as parent', async () => {
+    const p = await runProfile({ file: NESTED, exportName: 'flattened', seconds: 0.5, warmupSeconds: 0.1 });
+    assert.equal(p.error, undefined, p.error?.message);
+    const flatMap = p.ops.find((o) => o.kind === 'flatMap');
+    const inner = p.ops.filter((o) => o.kind === 'map');
+    assert.ok(flatMap && inner.length === 1);
+    assert.equal(inner[0].parentId, flatMap.id);
+  });
+});
+
+describe('worker calibration and move pricing in this process', function () {
+  this.timeout(60_000);
+
+  it('ends every worker thread it starts and removes every file it writes', async () => {
+    const clock = threadCpuClock();
+    // A first round starts whatever Node creates lazily (libuv's pool, V8's helpers).
+    await calibrateWorkerTasks(MOVES, clock.read, 0.02);
+    const before = threads();
+    const calibration = await calibrateWorkerTasks(MOVES, clock.read, 0.05);
+    const samples = [1, 2, 3].map((i) => ({ element: probe.toRow(i), index: i }));
+    const findings = await measureMoves([{ id: 'heavy', kind: 'map', fn: probe.heavy, samples, fnModule: { file: MOVES, exportName: 'heavy' } }], 0.1);
+    assert.ok(calibration && calibration.dispatchSeconds > 0);
+    assert.ok((findings.get('heavy')?.moveCost?.workerCpuSeconds ?? 0) > 0, 'the worker thread did measure');
+    assert.equal(await threadsBackTo(before), before);
+    assert.deepEqual(leftovers(process.pid), []);
+  });
+
+  it('calls a fn that mutates its input on separate copies, so the mutation does not look like randomness', async () => {
+    const bump = (r: { n: number }): number => ++r.n;
+    const findings = await measureMoves([{ id: 'bump', kind: 'map', fn: bump, samples: [{ element: { n: 1 }, index: 0 }] }], 0.05);
+    assert.equal(findings.get('bump')?.randomObserved, false);
+    assert.equal(findings.get('bump')?.moveCost?.workerCpuSeconds, undefined, 'an inline fn has no module a worker could load');
+  });
+});
