@@ -165,10 +165,24 @@ interface VerifyContext {
   options: ModelOptions;
   profiles: Profile[];
   clock: () => number;
+  /** The runs the passes took, with the overrides each was given. */
+  passRuns: PassRun[];
+}
+
+interface PassRun {
+  overrides: Overrides;
+  profile: Profile;
+}
+
+/** Overrides as a canonical string: the same knobs in any key order compare equal. */
+function canonical(o: Overrides): string {
+  const sorted = (v: unknown): unknown =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sorted(x)])) : v;
+  return JSON.stringify(sorted(o));
 }
 
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
-  const { input, first, plan, options, profiles, clock } = ctx;
+  const { input, first, plan, options, profiles, clock, passRuns } = ctx;
   const started = clock();
   const budget = input.verifyBudgetSeconds ?? DEFAULT_VERIFY_BUDGET_SECONDS;
   const all = plan.changes;
@@ -189,6 +203,16 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   };
   const asWritten = configOf([]);
   const planned = configOf(all);
+  // The passes already ran as written and then, when the last pass proposed nothing new, exactly
+  // the final plan, one right after the other: that is the first A/B pair, so it is not run again.
+  const planRun = [...passRuns].reverse().find((r) => r.profile !== first && !r.profile.error && canonical(r.overrides) === canonical(planned.overrides));
+  if (planRun && !first.error) {
+    asWritten.rates.push(...runRates(first));
+    asWritten.runs++;
+    planned.rates.push(...runRates(planRun.profile));
+    planned.runs++;
+    order.push(asWritten, planned);
+  }
   let slowest = 0;
   let cancelled = false;
   const total = (): number => profiles.length + 1;
@@ -230,7 +254,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
 
   // Phase 1: as written and the whole plan, alternating, so a change of load hits both.
   const name = (c: Config): string => (c === asWritten ? 'as written' : c === planned ? 'the plan' : c.changes.length === 1 ? shortName(c.changes[0]!, first) : `${c.changes.length} of the plan's changes`);
-  for (let pair = 0; pair < 2; pair++) {
+  for (let pair = planned.runs; pair < 2; pair++) {
     if (pair > 0 && !room(2)) break;
     if (!(await measure(asWritten, `${name(asWritten)} (${asWritten.runs + 1})`))) {
       return errorOut(cancelled ? 'verification was cancelled' : `verification failed: the pipeline as written failed to run: ${asWritten.error?.message ?? 'no profile'}`);
@@ -364,6 +388,7 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   const options: ModelOptions = { ...(input.options ?? {}) };
   const clock = input.clock ?? ((): number => performance.now() / 1000);
   const profiles: Profile[] = [];
+  const passRuns: PassRun[] = [];
   const passes = Math.max(1, Math.floor(input.passes ?? 2));
   const planned = await planInPasses(
     async (overrides, pass) => {
@@ -371,6 +396,7 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
       input.onStep?.({ phase: purpose, message: pass === 1 ? 'profiling as written' : `re-profiling with the plan applied (pass ${pass} of ${passes})`, run: profiles.length + 1 });
       const p = await input.run(overrides, purpose);
       profiles.push(p);
+      passRuns.push({ overrides, profile: p });
       return p;
     },
     passes,
@@ -394,6 +420,6 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
     return { first, analysis, plan: { ...plan, changes: [], overrides: { ...user } }, last: first, profiles, error: first.error };
   }
   if (input.verify === false || plan.changes.length === 0) return { first, analysis, plan, last, profiles };
-  const verified = await verifyPlan({ input, first, plan, options, profiles, clock });
+  const verified = await verifyPlan({ input, first, plan, options, profiles, clock, passRuns });
   return { first, analysis, plan: verified, last, profiles };
 }

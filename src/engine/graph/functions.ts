@@ -71,9 +71,17 @@ function exportedName(decl: Node): string | undefined {
 
 const CRYPTO_CALLS = /^(randomUUID|getRandomValues|randomInt|randomBytes|randomFillSync|randomFill)$/;
 
-/** Randomness inside a function body: Math.random, crypto, or the library's `ctx.rng`. */
-function randomnessIn(fn: FunctionLike): RandomInfo | undefined {
-  const ctxParam = fn.getParameters()[1];
+/** How deep `randomnessIn` follows calls into the user's own functions. */
+const FOLLOW_DEPTH = 3;
+
+/**
+ * Randomness inside a function body: Math.random, crypto, the library's `ctx.rng`, or a call into
+ * one of the project's own functions that does (followed FOLLOW_DEPTH calls deep).
+ */
+function randomnessIn(fn: FunctionLike, depth = 0, seen: Set<Node> = new Set()): RandomInfo | undefined {
+  seen.add(fn);
+  // Only the operator's own fn receives the element context as its second parameter.
+  const ctxParam = depth === 0 ? fn.getParameters()[1] : undefined;
   const ctxName = ctxParam && Node.isIdentifier(ctxParam.getNameNode()) ? ctxParam.getName() : undefined;
   if (ctxParam && Node.isObjectBindingPattern(ctxParam.getNameNode())) {
     const rng = ctxParam.getNameNode().getDescendantsOfKind(SyntaxKind.BindingElement).find((b) => (b.getPropertyNameNode()?.getText() ?? b.getName()) === 'rng');
@@ -88,11 +96,27 @@ function randomnessIn(fn: FunctionLike): RandomInfo | undefined {
     }
     if (ctxName && obj === ctxName && name === 'rng') return { reason: 'ctx-rng', detail: `it uses the per-element random generator ${ctxName}.rng`, span: nodeSpan(access) };
   }
-  for (const call of fn.getDescendantsOfKind(SyntaxKind.CallExpression)) {
+  const calls = fn.getDescendantsOfKind(SyntaxKind.CallExpression);
+  for (const call of calls) {
     const callee = call.getExpression();
     if (Node.isIdentifier(callee) && CRYPTO_CALLS.test(callee.getText())) {
       return { reason: 'crypto', detail: `it calls ${callee.getText()}()`, span: nodeSpan(callee) };
     }
+  }
+  if (depth >= FOLLOW_DEPTH) return undefined;
+  for (const call of calls) {
+    const callee = call.getExpression();
+    if (!Node.isIdentifier(callee)) continue;
+    let decl: Node | undefined;
+    try {
+      decl = unalias(callee.getSymbol())?.getDeclarations()[0];
+    } catch {
+      decl = undefined;
+    }
+    const target = asFunctionLike(decl);
+    if (!target || seen.has(target) || target.getSourceFile().isDeclarationFile() || target.getSourceFile().isInNodeModules()) continue;
+    const inner = randomnessIn(target, depth + 1, seen);
+    if (inner) return { reason: inner.reason, detail: `it calls ${callee.getText()}(), which ${inner.detail.replace(/^it /, '')}`, span: nodeSpan(callee) };
   }
   return undefined;
 }

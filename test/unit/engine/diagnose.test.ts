@@ -43,7 +43,7 @@ interface Call {
 
 /**
  * A scripted runner: the first call returns `first`; every later call returns `first` measured at
- * the rate `factor(applied)` × 10/s, as five windows spread ±`noise`.
+ * `factor(applied)` × first's rate, as five windows spread ±`noise`.
  */
 function scripted(first: Profile, changes: () => PlanChange[], factor: (applied: string[]) => number, noise = 0.02) {
   const calls: Call[] = [];
@@ -54,7 +54,7 @@ function scripted(first: Profile, changes: () => PlanChange[], factor: (applied:
       .sort();
     calls.push({ purpose, applied });
     if (calls.length === 1) return first;
-    const rate = 10 * factor(applied);
+    const rate = (first.run.elements / first.run.seconds) * factor(applied);
     const p = structuredClone(first);
     p.run.overrides = overrides;
     p.run.windowRates = [-2, -1, 0, 1, 2].map((k) => rate * (1 + (k * noise) / 2));
@@ -106,6 +106,19 @@ describe('diagnose: verification', () => {
     assert.equal(v.tried.length, 2);
     assert.equal(v.asWritten.windows, 10);
     assert.equal(d.profiles.length, 5);
+  });
+
+  it('counts the passes as the first pair when the last pass ran exactly the final plan', async () => {
+    const first = twoChangeProfile();
+    const planned = modelPlan(first).changes;
+    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 2 : 1));
+    const d = await diagnose({ run: s.run, passes: 2 });
+    // profile (A), re-plan with the plan (B), then one more A/B pair.
+    assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:2', 'verify:0', 'verify:2']);
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'gain');
+    // The first profile is the builder's single rate; the others five windows each.
+    assert.deepEqual(v.tried.map((t) => t.measured.windows), [1 + 5, 5 + 5]);
   });
 
   it('keeps no change and says "no reliable gain" when the plan and each change alone measure within the spread', async () => {

@@ -49,6 +49,26 @@ describe('server graph', () => {
     assert.deepEqual(reasons, ['-', 'math-random', 'ctx-rng', 'ctx-rng', 'crypto', 'random-option', 'shuffle', '-', '-']);
   });
 
+  it('marks a map random when its fn calls the project\'s own function that calls Math.random(), and not when the helper is deterministic', () => {
+    const ws = new GraphWorkspace();
+    const file = path.join(GRAPH, 'helper-random-virtual.ts');
+    ws.setText(
+      file,
+      [
+        "import { range } from 'plumber-data';",
+        'function noise(): number { return Math.random() - 0.5; }',
+        'function jitter(x: number): number { return x + noise(); }',
+        'function twice(x: number): number { return x * 2; }',
+        'function scale(x: number): number { return twice(x) + 1; }',
+        'export const train = range(10).map(jitter).map(scale);',
+      ].join('\n'),
+    );
+    const [jitter, scale] = ws.graphOf(file).pipelines[0]!.ops.filter((o) => o.kind === 'map');
+    assert.equal(jitter!.random?.reason, 'math-random');
+    assert.equal(jitter!.random?.detail, 'it calls noise(), which calls Math.random()');
+    assert.equal(scale!.random, undefined);
+  });
+
   it('updates one document incrementally as the user types, reusing the project', () => {
     const file = path.join(GRAPH, 'split-chain', 'input.ts');
     const { ws, graph } = open(file);

@@ -1,0 +1,73 @@
+/**
+ * `diagnose` with the real runner (child processes) on fixture pipelines: a plan that cannot gain
+ * is measured and not kept, and a cache never goes after an augmentation that calls Math.random().
+ * Assertions are on the decision's consistency with its own measurements, never on wall time.
+ */
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { diagnose, measuredSlower, reliablyFaster, staticRandomOps, type RunPurpose } from '../../../src/engine/diagnose';
+import { GraphWorkspace } from '../../../src/engine/graph/workspace';
+import { locateOps } from '../../../src/engine/locate';
+import { plan as modelPlan } from '../../../src/model';
+import { runProfile } from '../../../src/runner/spawn';
+import type { Overrides, Profile } from '../../../src/shared/profile';
+
+const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
+
+function runner(file: string, log: Array<{ purpose: RunPurpose; overrides: Overrides }>) {
+  return (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
+    log.push({ purpose, overrides });
+    return runProfile({ file, seconds: purpose === 'verify' ? 0.8 : 1, warmupSeconds: 0.3, overrides });
+  };
+}
+
+describe('diagnose with the real runner', function () {
+  this.timeout(120_000);
+
+  it('measures a plan that cannot gain (calls queue behind one lock) and keeps no change it did not measure faster', async () => {
+    const file = path.join(PIPELINES, 'verify-serialized.ts');
+    const log: Array<{ purpose: RunPurpose; overrides: Overrides }> = [];
+    const d = await diagnose({ run: runner(file, log), passes: 1, verifyBudgetSeconds: 30 });
+    assert.equal(d.error, undefined, d.error?.message);
+    const v = d.plan.verification;
+    assert.ok(v, 'the model proposed more calls in flight, so there was a plan to verify');
+    // The runs alternated: as written, then the plan, each verification run as written between others.
+    assert.deepEqual(log.slice(0, 3).map((r) => [r.purpose, Object.keys(r.overrides).length > 0]), [['profile', false], ['verify', false], ['verify', true]]);
+    const asWritten = v.asWritten;
+    const planned = v.tried.find((t) => t.changes.length > 0)!;
+    assert.ok(planned.measured.windows >= 2, 'the plan was measured with a spread');
+    // The decision agrees with what it measured.
+    if (v.verdict === 'gain') {
+      assert.ok(reliablyFaster(v.kept.measured, asWritten), JSON.stringify(v));
+    } else {
+      assert.deepEqual(d.plan.changes, []);
+      assert.deepEqual(d.plan.overrides, {});
+      assert.match(v.summary, /^no reliable gain on this machine right now: the plan measured /);
+    }
+    for (const c of d.plan.changes) {
+      const alone = v.tried.find((t) => t.changes.length === 1 && t.changes[0] === `${c.kind}:${c.opId}`);
+      if (alone) assert.ok(!measuredSlower(alone.measured, asWritten));
+    }
+    // One lock serialises every call: more in flight cannot be reliably faster.
+    assert.equal(v.verdict, 'no-gain', v.summary);
+  });
+
+  it('never caches after a map that calls Math.random(), which the source shows and the model would otherwise cache after', async () => {
+    const file = path.join(PIPELINES, 'verify-random-augment.ts');
+    const randomOps = staticRandomOps(locateOps(file, new GraphWorkspace()));
+    assert.deepEqual(randomOps, ['17:4'], 'the graph marks map(augment) as random');
+    const log: Array<{ purpose: RunPurpose; overrides: Overrides }> = [];
+    const d = await diagnose({ run: runner(file, log), passes: 1, verify: false, options: { cores: 2, randomOps } });
+    assert.equal(d.error, undefined, d.error?.message);
+    // Without any sign of randomness the model caches after the augmentation (it saves the most).
+    const blind = structuredClone(d.first);
+    for (const op of blind.ops) {
+      op.random = false;
+      delete op.randomObserved;
+    }
+    assert.ok(modelPlan(blind, { cores: 2 }).changes.some((c) => c.kind === 'cache' && c.opId === '17:4'), 'the scenario needs the blind model to cache after augment');
+    const caches = d.plan.changes.filter((c) => c.kind === 'cache');
+    assert.ok(caches.every((c) => c.opId !== '17:4' && c.opId !== '18:4' && c.opId !== '19:4'), JSON.stringify(caches));
+    assert.ok(Object.entries(d.plan.overrides).every(([id, o]) => o.cache === undefined || id === '16:4'));
+  });
+});
