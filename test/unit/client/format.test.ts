@@ -53,6 +53,15 @@ describe('Tree and status formatting', () => {
     assert.equal(describePipeline(pipeline('records', 0, { rate: 431, bound: 450, predictedRate: 440, stale: true })), '431 el/s · stale');
   });
 
+  it('says what the fixes are worth as verification found it, not what the model hoped', () => {
+    const measured = { rate: 431, bound: 450, predictedRate: 730 };
+    assert.equal(describePipeline(pipeline('records', 0, { ...measured, verdict: 'gain', verified: { speedup: 1.66, halfWidth: 0.1 } })), '431 el/s · fixes: verified 1.7×');
+    assert.equal(describePipeline(pipeline('records', 0, { ...measured, predictedRate: 431, verdict: 'no-gain' })), '431 el/s · no reliable gain');
+    assert.equal(describePipeline(pipeline('records', 0, { ...measured, predictedRate: 431, verdict: 'error' })), '431 el/s · fixes not verified');
+    assert.equal(describePipeline(pipeline('records', 0, { ...measured, verdict: 'unverified' })), '431 el/s · fixes: est. 1.7× (not verified)');
+    assert.equal(describePipeline(pipeline('records', 0, { ...measured, predictedRate: 431, verdict: 'none' })), '431 el/s');
+  });
+
   it('puts the last result in the status bar', () => {
     assert.equal(statusText(undefined), 'Plumber');
     assert.equal(statusText(pipeline('records', 0, { rate: 431, predictedRate: 1000 })), 'Plumber: records 431 el/s (fixes: est. 2.3×)');
