@@ -23,7 +23,25 @@ interface Case {
   pipeline: string;
   changes(p: PipelineGraph, op: (label: string) => GraphOp): PlanChange[];
   expect(p: PipelineGraph, text: string): void;
+  /** Files the case adds to its copy of the project first (name → text). */
+  add?: Record<string, string>;
 }
+
+/** Shards read record by record inside an interleave: the interleave's knobs are the levers. */
+const SHARDS = `import { from, range } from 'plumber-data';
+
+export async function* readShard(i: number): AsyncGenerator<number> {
+  for (let r = 0; r < 3; r++) yield i * 3 + r;
+}
+
+export const shards = range(8)
+  .interleave((i) => from(readShard(i)).map((x) => x * 2), { cycleLength: 2 }) // shards open at once
+  .batch(4);
+
+export const bare = range(8)
+  .interleave((i) => [i, i + 1])
+  .batch(4);
+`;
 
 function knob(op: GraphOp | undefined, key: string): unknown {
   const k = op?.knobs[key];
@@ -161,6 +179,36 @@ const CASES: Case[] = [
       assert.match(text, /\/\/ batches/);
     },
   },
+  {
+    title: 'raises an interleave\'s cycleLength in place, keeping the comment',
+    file: 'shards.ts',
+    add: { 'shards.ts': SHARDS },
+    pipeline: 'shards',
+    changes: (p) => [{ kind: 'cycleLength', opId: p.ops.find((o) => o.kind === 'interleave')!.id, from: 2, to: 16, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(knob(p.ops.find((o) => o.kind === 'interleave'), 'cycleLength'), 16);
+      assert.match(text, /\{ cycleLength: 16 \}\) \/\/ shards open at once\n/);
+    },
+  },
+  {
+    title: 'sets an interleave\'s cycleLength and parallelism together, adding the options object it lacks',
+    file: 'shards.ts',
+    add: { 'shards.ts': SHARDS },
+    pipeline: 'bare',
+    changes: (p) => {
+      const id = p.ops.find((o) => o.kind === 'interleave')!.id;
+      return [
+        { kind: 'cycleLength', opId: id, from: undefined, to: 8, reason: 'r' },
+        { kind: 'parallelism', opId: id, from: undefined, to: 8, reason: 'r' },
+      ];
+    },
+    expect: (p, text) => {
+      const interleave = p.ops.find((o) => o.kind === 'interleave');
+      assert.equal(knob(interleave, 'cycleLength'), 8);
+      assert.equal(knob(interleave, 'parallelism'), 8);
+      assert.match(text, /\.interleave\(\(i\) => \[i, i \+ 1\], \{ cycleLength: 8, parallelism: 8 \}\)/);
+    },
+  },
 ];
 
 function prepare(dir: string, c: Case): { outcome: FixOutcome; file: string } {
@@ -195,6 +243,7 @@ describe('server fixes on the fixture project', function () {
     it(c.title, () => {
       const dir = path.join(root, `case-${i}`);
       cpSync(PROJECT, dir, { recursive: true });
+      for (const [name, text] of Object.entries(c.add ?? {})) writeFileSync(path.join(dir, name), text);
       const { outcome, file } = prepare(dir, c);
       assert.ok(outcome.ok, outcome.ok ? '' : outcome.reason);
       const byFile = new Map<string, typeof outcome.edits>();
@@ -208,7 +257,7 @@ describe('server fixes on the fixture project', function () {
       const others = fresh.graphOf(file).pipelines.filter((x) => x.name !== c.pipeline).map((x) => x.ops.length);
       const original = new GraphWorkspace();
       const origFile = path.join(PROJECT, c.file);
-      original.setText(origFile, readFileSync(origFile, 'utf8'));
+      original.setText(origFile, c.add?.[c.file] ?? readFileSync(origFile, 'utf8'));
       assert.deepEqual(others, original.graphOf(origFile).pipelines.filter((x) => x.name !== c.pipeline).map((x) => x.ops.length));
     });
   });
