@@ -1,0 +1,41 @@
+/**
+ * Every example pipeline runs: profiled through the real runner (a child process, as the editor
+ * and the CLI do) until it has produced one root element. The full smoke benchmark (every
+ * configuration, the plan, the grid) is `npm run test:bench`, out of the unit suite.
+ */
+import * as assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { runProfile } from '../../../src/runner/spawn';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+/** Every folder of examples/ with a pipeline, so a new example is covered without a list to update. */
+const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(join(ROOT, 'examples', d.name, 'pipeline.ts')))
+  .map((d) => d.name);
+
+describe('the examples', function () {
+  // The budgets below end each run by its count of elements; the time limits only stop a hang. A
+  // first run also generates sample data (images: ~12 s on an idle machine), slower under load.
+  this.timeout(15 * 60_000);
+
+  it('are found: each folder of examples/ with a pipeline.ts', () => {
+    assert.ok(EXAMPLES.length >= 5, `found ${EXAMPLES.join(', ')}`);
+  });
+
+  for (const name of EXAMPLES) {
+    it(`${name}: produces a root element through the runner, without an error`, async () => {
+      const profile = await runProfile({
+        file: join(ROOT, 'examples', name, 'pipeline.ts'),
+        maxElements: 1,
+        warmupSeconds: 0,
+        seconds: 600,
+        startSeconds: 600,
+        timeoutSeconds: 900,
+      });
+      assert.equal(profile.error, undefined, `${name} failed: ${profile.error?.message}`);
+      assert.ok(profile.run.elements >= 1, `${name} produced ${profile.run.elements} elements (end: ${profile.run.endReason})`);
+      assert.ok(profile.ops.length >= 2, `${name}: the runner saw ${profile.ops.length} operators`);
+    });
+  }
+});
