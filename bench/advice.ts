@@ -1,15 +1,19 @@
 /**
  * What the benchmarks call "plumber": the configuration Plumber's engine keeps for a pipeline, as
- * a user gets it. Both benchmarks go through `plumberAdvice`, so the engine entry point they
- * measure is named in one place.
+ * a user of `plumber plan` gets it (src/cli/diagnoseRun.ts): the static randomness of the source,
+ * then the engine's `diagnose` (profile → plan in passes → verify → keep the best measured). Both
+ * benchmarks go through `plumberAdvice`, so the engine entry point they measure is named once.
  */
+import { sourceRandomOps, VERIFY_RUN_SECONDS } from '../src/cli/diagnoseRun';
+import { diagnose, type RunPurpose } from '../src/engine/diagnose';
 import { changeTitle } from '../src/model';
-import { planInPasses } from '../src/cli/passes';
 import type { ModelOptions, Plan } from '../src/shared/analysis';
 import type { Overrides, Profile } from '../src/shared/profile';
 
-/** Runs the pipeline with extra overrides; `purpose` says why (the engine names its runs). */
-export type RunWith = (overrides: Overrides, purpose: string) => Promise<Profile>;
+export { VERIFY_RUN_SECONDS };
+
+/** Runs the pipeline with these overrides; `purpose` says why (verification runs are shorter, as in the CLI). */
+export type RunWith = (overrides: Overrides, purpose: RunPurpose) => Promise<Profile>;
 
 export interface Advice {
   /** The profile of the pipeline as written. */
@@ -21,29 +25,38 @@ export interface Advice {
   predicted: number;
   /** The rate verification measured for the kept configuration; undefined when nothing was verified. */
   verified?: number;
-  /** Wall seconds the user waits for the advice: profiling, planning and verification. */
+  /** Wall seconds the user waits for the advice: reading the source, profiling, planning and verification. */
   profileSeconds: number;
+  /** Of `profileSeconds`, the part spent reading the source for randomness (ts-morph), before any run. */
+  sourceSeconds: number;
   /** The kept changes, one title each. */
   changes: string[];
+  /** Verification's sentence for a person ("verified 1.7× ± 0.1", "no reliable gain …"), when it ran. */
+  summary?: string;
   /** Why the engine gave up, when it did (the advice is then the pipeline as written). */
   error?: string;
 }
 
 export interface AdviceOptions {
-  passes: number;
+  /** The pipeline file, for the static randomness of its source. */
+  file: string;
+  /** Profile runs before verification; undefined: the engine's default, as `plumber plan`. */
+  passes?: number;
   options?: ModelOptions;
+  /** Wall budget of verification, seconds; undefined: the engine's default. */
+  verifyBudgetSeconds?: number;
   signal?: AbortSignal;
 }
 
-/**
- * Profiles, plans and (once the engine verifies) verifies, timing the whole as one wait.
- * Until src/engine/diagnose.ts lands this plans in passes as `plumber plan` does.
- */
+/** Diagnoses the pipeline as `plumber plan` does, timing the whole as the one wait a user sees. */
 export async function plumberAdvice(run: RunWith, o: AdviceOptions): Promise<Advice> {
   const t0 = performance.now();
-  const planned = await planInPasses((overrides) => run(overrides, o.passes > 1 ? 'pass' : 'profile'), o.passes, o.options ?? {}, {});
+  const randomOps = await sourceRandomOps(o.file);
+  const sourceSeconds = (performance.now() - t0) / 1000;
+  const options: ModelOptions = { ...o.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
+  const d = await diagnose({ run, options, passes: o.passes, verifyBudgetSeconds: o.verifyBudgetSeconds, signal: o.signal });
   const profileSeconds = (performance.now() - t0) / 1000;
-  const { first, plan } = planned;
+  const { first, plan } = d;
   return {
     first,
     plan,
@@ -51,7 +64,9 @@ export async function plumberAdvice(run: RunWith, o: AdviceOptions): Promise<Adv
     predicted: plan.predictedRate,
     verified: plan.verification?.kept.measured.rate,
     profileSeconds,
+    sourceSeconds,
     changes: plan.changes.map((c) => changeTitle(c, first)),
-    error: first.error?.message,
+    summary: plan.verification?.summary,
+    error: d.error?.message,
   };
 }

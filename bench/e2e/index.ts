@@ -21,7 +21,8 @@ import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { CLIP_COUNT, ensureClips } from '../../examples/audio/prepare';
 import { ensureImages, IMAGE_COUNT } from '../../examples/images/prepare';
-import { plumberAdvice } from '../advice';
+import type { RunPurpose } from '../../src/engine/diagnose';
+import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
 import { autoOverrides, heuristicOverrides, nodeHeuristicOverrides, type ModuleOf } from '../baselines';
 import { goalsMarkdown, goalsText } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
@@ -56,8 +57,8 @@ interface Args {
   repeat: number;
   /** Background CPU-burning threads, one run of every example per entry. */
   loads: number[];
-  /** Planning passes of Plumber's advice. */
-  passes: number;
+  /** Planning passes of Plumber's advice (undefined: the engine's default, as `plumber plan`). */
+  passes?: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -91,7 +92,8 @@ function parseArgs(argv: string[]): Args {
     gridLimit: smoke ? 1 : 6,
     repeat: Math.max(1, Number(value('--repeat') ?? 1)),
     loads,
-    passes: Math.max(1, Number(value('--passes') ?? 1)),
+    // Smoke runs plan once; full runs take as many passes as `plumber plan` unless told.
+    passes: value('--passes') !== undefined ? Math.max(1, Number(value('--passes'))) : smoke ? 1 : undefined,
   };
 }
 
@@ -102,14 +104,22 @@ function rateOf(p: Profile): number {
 class RunFailed extends Error {}
 
 /**
- * One run of an example with the given overrides, as it came. `userBudgets`: the runner's own
- * defaults (what `plumber plan` uses), for the runs Plumber's advice is made from.
+ * One run of an example with the given overrides, as it came. `purpose`: a run of Plumber's
+ * advice, which gets the budgets `plumber plan` uses (the runner's defaults; verification runs
+ * measure VERIFY_RUN_SECONDS) except in smoke runs; undefined for the benchmark's own runs.
  */
-function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSignal, userBudgets = false): Promise<Profile> {
-  const budgets = userBudgets && !args.smoke
-    ? {}
-    : { seconds: args.seconds || SECONDS[name] || 2.5, maxElements: args.maxElements, warmupSeconds: args.warmupSeconds ?? WARMUP[name] ?? 0.5 };
-  return runProfile({ file: join(ROOT, 'examples', name, 'pipeline.ts'), overrides, timeoutSeconds: 120, signal, ...budgets });
+function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSignal, purpose?: RunPurpose): Promise<Profile> {
+  const budgets =
+    purpose && !args.smoke
+      ? purpose === 'verify'
+        ? { seconds: VERIFY_RUN_SECONDS }
+        : {}
+      : { seconds: args.seconds || SECONDS[name] || 2.5, maxElements: args.maxElements, warmupSeconds: args.warmupSeconds ?? WARMUP[name] ?? 0.5 };
+  return runProfile({ file: pipelineFile(name), overrides, timeoutSeconds: 120, signal, ...budgets });
+}
+
+function pipelineFile(name: string): string {
+  return join(ROOT, 'examples', name, 'pipeline.ts');
 }
 
 /** Why a run does not count: it failed, or it produced nothing in its measured window. */
@@ -158,11 +168,17 @@ function fillGaps(profile: Profile, moduleOf: ModuleOf, fileCount: number | unde
 async function benchOne(name: string, load: number, args: Args, signal: AbortSignal, log: (s: string) => void): Promise<{ result: E2eResult; detail: E2eDetail }> {
   // What a user waits for: Plumber's engine profiling the pipeline as written with the runner's
   // default budgets (as `plumber plan` does), planning and verifying.
-  const advice = await plumberAdvice((overrides) => runOnce(name, overrides, args, signal, true), { passes: args.passes, signal });
+  // Smoke runs verify with the first A/B pair only: they check that every step runs, not its figures.
+  const advice = await plumberAdvice((overrides, purpose) => runOnce(name, overrides, args, signal, purpose), {
+    file: pipelineFile(name),
+    passes: args.passes,
+    verifyBudgetSeconds: args.smoke ? 0 : undefined,
+    signal,
+  });
   const profile = advice.first;
   const failed = problemOf(profile, `${name} as written`) ?? (advice.error && `${name}: Plumber's engine failed: ${advice.error}`);
   if (failed) throw new RunFailed(failed);
-  log(`${name} (load ${load}): plan: ${advice.changes.join('; ') || 'no change'} (predicted ${advice.predicted.toFixed(2)}/s${advice.verified !== undefined ? `, verified ${advice.verified.toFixed(2)}/s` : ''}; ${advice.profileSeconds.toFixed(1)} s)`);
+  log(`${name} (load ${load}): kept: ${advice.changes.join('; ') || 'no change'} (predicted ${advice.predicted.toFixed(2)}/s${advice.verified !== undefined ? `, verified ${advice.verified.toFixed(2)}/s` : ''}; ${advice.profileSeconds.toFixed(1)} s, of which reading the source ${advice.sourceSeconds.toFixed(1)} s)${advice.summary ? `: ${advice.summary}` : ''}`);
 
   const moduleOf = await modulesOf(name);
   const filledProfile = args.smoke ? undefined : fillGaps(profile, moduleOf, FILE_COUNTS[name]);
@@ -220,7 +236,7 @@ async function benchOne(name: string, load: number, args: Args, signal: AbortSig
       verified: advice.verified ?? null,
       profileSeconds: advice.profileSeconds,
     },
-    detail: { oracleConfig: best[0], planChanges: advice.changes, grid: oracleRates, gapsFilled, failures },
+    detail: { oracleConfig: best[0], planChanges: advice.changes, verification: advice.summary, grid: oracleRates, gapsFilled, failures },
   };
 }
 
@@ -266,7 +282,7 @@ async function main(): Promise<void> {
   const header = [
     `# End-to-end benchmark${args.smoke ? ' (smoke budgets)' : ''}`,
     '',
-    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}) · Node ${process.version} · ${args.maxElements ? `${args.maxElements} elements` : args.seconds ? `${args.seconds} s` : '2.5 s (images: 6 s)'} per run after ${args.warmupSeconds ?? 'a 0.5 s (audio: 3 s)'} warm-up · best of ${args.repeat} run(s) per configuration · ${args.passes} planning pass(es)`,
+    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}) · Node ${process.version} · ${args.maxElements ? `${args.maxElements} elements` : args.seconds ? `${args.seconds} s` : '2.5 s (images: 6 s)'} per run after ${args.warmupSeconds ?? 'a 0.5 s (audio: 3 s)'} warm-up · best of ${args.repeat} run(s) per configuration · ${args.passes ?? "the engine's default"} planning pass(es)`,
     '',
     ...loadNotes.map((n) => `- ${n} (1, 5, 15 min)`),
   ].join('\n');

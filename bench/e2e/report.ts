@@ -16,6 +16,8 @@ export interface E2eDetail {
   grid: Record<string, number>;
   /** Plumber's plan on the profile with the runner's and the library's gaps filled in (see fillGaps in index.ts). */
   gapsFilled?: { plumber: number; predicted: number; planChanges: string[] };
+  /** Verification's sentence ("verified 1.7× ± 0.1", "no reliable gain …"), when it ran. */
+  verification?: string;
   /** Configurations that failed to run (counted as rate 0), by name, with why. */
   failures: Record<string, string>;
 }
@@ -71,7 +73,7 @@ export function markdownTable(results: E2eResult[], details: Map<string, E2eDeta
   for (const r of results) {
     const d = details.get(`${r.pipeline}@${r.load}`);
     if (!d) continue;
-    lines.push(`### ${r.pipeline} at load ${r.load}`, '', `- kept by Plumber: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}`);
+    lines.push(`### ${r.pipeline} at load ${r.load}`, '', `- kept by Plumber: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}${d.verification ? ` (${d.verification})` : ''}`);
     if (d.gapsFilled) {
       const g = d.gapsFilled;
       lines.push(`- plan once fnModule and the file count are known: ${g.planChanges.join('; ') || 'no change'} → measured ${fmt(g.plumber)}, predicted ${fmt(g.predicted)} (${ratio(g.plumber, r.oracle)} of the oracle, ${ratio(g.plumber, r.heuristic)} of the heuristic)`);

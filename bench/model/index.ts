@@ -3,7 +3,7 @@
  *
  * For each synthetic pipeline in test/fixtures/pipelines (known costs, written the way a newcomer
  * writes them) and each load (`--load N`: N background CPU-burning threads for the whole run):
- * Plumber's engine profiles, plans and verifies it; a grid search over its knobs (through runner
+ * Plumber's engine profiles, plans and verifies it as `plumber plan` does (bench/advice.ts); a grid search over its knobs (through runner
  * overrides) picks the oracle's two finalists; then the pipeline as written, the baselines
  * (heuristic, nodeHeuristic, every knob auto), the configuration Plumber kept and the finalists
  * are measured in turns, `repeat` rounds, each keeping its best run. Prints one JSON line per
@@ -15,7 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
-import { plumberAdvice } from '../advice';
+import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
 import { autoOverrides, heuristicOverrides, nodeHeuristicOverrides } from '../baselines';
 import { goalsMarkdown, goalsText, lineGoals, predictionGoals, type BenchLine } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
@@ -32,7 +32,8 @@ const flag = (name: string): string | undefined => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const only = flag('only')?.split(',');
-const passes = Number(flag('passes') ?? 1);
+// Undefined: the engine's default, as `plumber plan`.
+const passes = flag('passes') === undefined ? undefined : Math.max(1, Number(flag('passes')));
 const seconds = Number(flag('seconds') ?? 1.5);
 const gridSeconds = Number(flag('grid-seconds') ?? 1);
 // Other work shares these cores and only ever slows a run down, so each rate that is compared
@@ -45,8 +46,12 @@ function rate(p: Profile): number {
   return p.run.seconds > 0 ? p.run.elements / p.run.seconds : 0;
 }
 
+function fileOf(name: string): string {
+  return path.join(DIR, `${name}.ts`);
+}
+
 function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal): Promise<Profile> {
-  return runProfile({ file: path.join(DIR, `${name}.ts`), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal });
+  return runProfile({ file: fileOf(name), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal });
 }
 
 /** The measured rate of one run; 0 (and a line on stderr) when the run failed. */
@@ -62,6 +67,8 @@ type ModelLine = BenchLine & { bench: 'model' };
 
 interface Detail {
   planChanges: string[];
+  sourceSeconds: number;
+  verification?: string;
   planOverrides: Overrides;
   oracleOverrides: Overrides;
   gridSize: number;
@@ -70,7 +77,8 @@ interface Detail {
 const round = (x: number): number => Number(x.toPrecision(4));
 
 async function benchOne(name: string, load: number, signal: AbortSignal): Promise<{ line: ModelLine; detail: Detail }> {
-  const advice = await plumberAdvice((overrides) => runOnce(name, overrides, seconds, signal), { passes, signal });
+  // Verification runs are shorter, as in `plumber plan`.
+  const advice = await plumberAdvice((overrides, purpose) => runOnce(name, overrides, purpose === 'verify' ? Math.min(seconds, VERIFY_RUN_SECONDS) : seconds, signal), { file: fileOf(name), passes, signal });
   if (advice.first.error) throw new Error(`${name} as written: ${advice.first.error.message}`);
   if (advice.error) throw new Error(`${name}: Plumber's engine failed: ${advice.error}`);
   const profile = advice.first;
@@ -110,7 +118,7 @@ async function benchOne(name: string, load: number, signal: AbortSignal): Promis
       verified: advice.verified === undefined ? null : round(advice.verified),
       profileSeconds: round(advice.profileSeconds),
     },
-    detail: { planChanges: advice.changes, planOverrides: advice.overrides, oracleOverrides: oracle.overrides, gridSize: grid.length },
+    detail: { planChanges: advice.changes, sourceSeconds: advice.sourceSeconds, verification: advice.summary, planOverrides: advice.overrides, oracleOverrides: oracle.overrides, gridSize: grid.length },
   };
 }
 
@@ -135,7 +143,7 @@ async function main(): Promise<void> {
         try {
           const { line, detail } = await benchOne(name, load, signal);
           lines.push(line);
-          const text = `${name} at load ${load}: kept ${detail.planChanges.join('; ') || 'no change'} ${JSON.stringify(detail.planOverrides)}; oracle (grid of ${detail.gridSize}) ${JSON.stringify(detail.oracleOverrides)}`;
+          const text = `${name} at load ${load}: kept ${detail.planChanges.join('; ') || 'no change'} ${JSON.stringify(detail.planOverrides)}${detail.verification ? ` (${detail.verification})` : ''}; reading the source ${detail.sourceSeconds.toFixed(1)} s; oracle (grid of ${detail.gridSize}) ${JSON.stringify(detail.oracleOverrides)}`;
           details.push(text);
           if (json) console.log(JSON.stringify(line));
           log(text);
@@ -152,11 +160,11 @@ async function main(): Promise<void> {
   const row = (c: string[]): string => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
   const out = json ? log : (s: string): void => console.log(s);
   if (!json) out([row(COLUMNS), ...lines.map((l) => row(cells(l)))].join('\n'));
-  out(`\n(${passes} planning pass(es), best of ${repeat} runs in turns; ${os.availableParallelism()} cores)\n${loadNotes.join('\n')}\n`);
+  out(`\n(${passes ?? "the engine's default"} planning pass(es), best of ${repeat} runs in turns; ${os.availableParallelism()} cores)\n${loadNotes.join('\n')}\n`);
   out(goalsText(lines));
   if (json) {
     const checks = [...lines.flatMap(lineGoals), ...predictionGoals(lines)];
-    console.log(JSON.stringify({ bench: 'model', summary: { passes, repeat, loads, checks: checks.length, missed: checks.filter((c) => !c.met).length } }));
+    console.log(JSON.stringify({ bench: 'model', summary: { passes: passes ?? null, repeat, loads, checks: checks.length, missed: checks.filter((c) => !c.met).length } }));
   }
 
   const dir = path.join(ROOT, 'artifacts', 'bench-model');
@@ -164,7 +172,7 @@ async function main(): Promise<void> {
   const md = [
     '# Model benchmark',
     '',
-    `${new Date().toISOString()} · ${os.cpus().length} cores · Node ${process.version} · ${seconds} s per run (grid screening ${gridSeconds} s) · best of ${repeat} runs in turns · ${passes} planning pass(es)`,
+    `${new Date().toISOString()} · ${os.cpus().length} cores · Node ${process.version} · ${seconds} s per run (grid screening ${gridSeconds} s) · best of ${repeat} runs in turns · ${passes ?? "the engine's default"} planning pass(es)`,
     '',
     ...loadNotes.map((n) => `- ${n}`),
     '',
