@@ -205,8 +205,13 @@ export class MainMap implements Chunks<unknown> {
         const x = items[0];
         if (this.c !== null) this.c.calls++;
         const parent = this.o.parent;
-        const call = (): unknown => (this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x));
-        const r = parent !== undefined ? withParent(parent, call) : call();
+        // Untraced (no parent to record), no closure is made per call.
+        const r =
+          parent !== undefined
+            ? withParent(parent, () => (this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x)))
+            : this.useCtx
+              ? this.fn(x, this.env.ctx(base))
+              : this.fn(x);
         if (isThenable(r)) return this.settle(r, x, base);
         return this.o.filter ? (r ? [x] : []) : [r];
       },
