@@ -139,7 +139,10 @@ describe('profile.schema.json', function () {
   it('accepts the profiles the runner writes, failed ones included', async () => {
     const ok = await runProfile({ file: path.join(ROOT, 'test/fixtures/pipelines/bad/two.ts'), exportName: 'first', seconds: 0.3, warmupSeconds: 0.1 });
     const failed = await runProfile({ file: path.join(ROOT, 'test/fixtures/pipelines/bad/throws.ts'), seconds: 0.3, warmupSeconds: 0.1 });
-    for (const profile of [ok, failed]) {
+    // Window slices, cores free, calibration, move costs and observed randomness all present.
+    const probed = await runProfile({ file: path.join(ROOT, 'test/fixtures/pipelines/probe-moves.ts'), seconds: 0.5, warmupSeconds: 0.1 });
+    assert.ok(probed.ops.some((o) => o.moveCost !== undefined && o.randomObserved !== undefined));
+    for (const profile of [ok, failed, probed]) {
       const problems: string[] = [];
       validate(JSON.parse(JSON.stringify(profile)), schema as unknown as Node, 'profile', problems);
       assert.deepEqual(problems, []);
