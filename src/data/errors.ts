@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import type { CallSite, OpKind } from './tracing';
 
 /** The operator an error came from. */
@@ -65,9 +66,9 @@ const REFUSED: [abstract new (...args: never[]) => object, string][] = [
 
 /**
  * The first value inside `x` that cannot be structured-cloned (what worker threads and
- * `cache(path)` do to elements), or null. It finds functions, symbols, promises and weak
- * collections at any depth; host objects that refuse cloning are not recognised here, so callers
- * keep the serializer's own message as the cause.
+ * `cache(path)` do to elements), or null. It finds functions, symbols, promises, proxies,
+ * generators and weak collections at any depth; host objects that refuse cloning (ports, handles,
+ * Intl objects) look like empty objects here, so callers keep the serializer's own error too.
  */
 export function findUncloneable(x: unknown): Uncloneable | null {
   // Most elements are numbers, strings or typed arrays: answer those without allocating.
@@ -80,6 +81,8 @@ export function findUncloneable(x: unknown): Uncloneable | null {
     if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return null;
     if (seen.has(v)) return null;
     seen.add(v);
+    if (types.isProxy(v)) return { what: 'a Proxy', path };
+    if (types.isGeneratorObject(v)) return { what: 'a generator object', path };
     for (const [ctor, what] of REFUSED) if (v instanceof ctor) return { what, path };
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { from, PipelineError, range } from 'plumber-data';
 import { liveHandles, traced } from './helpers';
@@ -144,5 +147,26 @@ describe('plumber-data errors and cancellation', () => {
     assert.throws(() => range(3).map((x) => x, { placement: 'worker' }), /needs `module`/);
     assert.throws(() => range(3).batch(0), /batch\(\) needs a size >= 1/);
     assert.throws(() => range(3).map((x) => x, { parallelism: 0 }), /parallelism must be/);
+  });
+
+  it('reports a worker thread that dies posting a result with the operator, its elements and the rule, never “[object Object]”', async function () {
+    // Worker threads that load tsx take a few hundred ms to start on a busy machine.
+    this.timeout(60_000);
+    const dir = mkdtempSync(join(tmpdir(), 'plumber-errors-'));
+    try {
+      // An Intl object refuses cloning but looks like an empty object: piscina's postMessage throws
+      // in the worker after the fn returned, and the thread dies with an anonymous error.
+      const module = join(dir, 'collate.cjs');
+      writeFileSync(module, 'exports.collate = (x) => (x === 5 ? new Intl.Collator() : x);\n');
+      const e = await rejection(range(8).map((x: number) => x, { placement: 'worker', module, exportName: 'collate', parallelism: 1 }).toArray());
+      assert.equal(e.op.kind, 'map');
+      assert.doesNotMatch(e.message, /\[object Object\]/);
+      const m = /map\(collate\): a worker thread failed on elements? (\d+)(?:–(\d+))?: .*results must be structured-cloneable/.exec(e.message);
+      assert.ok(m !== null, e.message);
+      const [from, to] = [Number(m[1]), Number(m[2] ?? m[1])];
+      assert.ok(from <= 5 && 5 <= to, `elements ${from}–${to} should include 5`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
