@@ -31,10 +31,28 @@ describe('plumber (the built CLI)', function () {
     assert.match(r.stdout, /◀ bottleneck/);
     assert.match(r.stdout, /Changes:\n  • /);
     assert.match(r.stdout, /--override \d+:\d+=parallelism:\d+/);
+    // Ten calls in flight hide a 10 ms wait on any machine: verification measured the gain.
+    assert.match(r.stdout, /^Plan: est\. \d+\.\d×, verified \d+\.\d+× ± \d+\.\d+\.$/m);
+    assert.match(r.stderr, /run 1: profiling as written\n(.*\n)*.*run \d: verifying: /);
+  });
+
+  it('says "No reliable gain on this machine right now" when the plan measured no faster, and drops its change with why', async () => {
+    const r = await plumber('plan', path.join(PIPELINES, 'verify-serialized.ts'), ...SHORT, '--passes', '1');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^No reliable gain on this machine right now: the plan measured .* as written \(\d\.\d+× ± /m);
+    assert.match(r.stdout, /Dropped after verification:\n {2}• set parallelism of map\(lookup\) to \d+ — the plan measured \d\.\d+×/);
+    assert.doesNotMatch(r.stdout, /Try the plan/);
+  });
+
+  it('plans for the cores asked for and says so', async () => {
+    const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--passes', '1', '--no-verify', '--cores', '3');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Cores: planning for 3 cores, as asked/m);
+    assert.match(r.stdout, /^Plan: est\. \d+\.\d×, not verified \(--no-verify\)\.$/m);
   });
 
   it('fixes a pipeline from the command line: a diff that moves the slow map to worker threads', async () => {
-    const r = await plumber('fix', path.join(PIPELINES, 'main-thread-bound.ts'), '--seconds', '1', '--diff');
+    const r = await plumber('fix', path.join(PIPELINES, 'main-thread-bound.ts'), '--seconds', '1', '--diff', '--cores', '2', '--no-verify');
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^\+\s+\.map\(decode, \{[^}]*placement: 'worker'/m);
     assert.match(r.stdout, /^-\s+\.map\(decode, \{ parallelism: 4 \}\)/m);
@@ -43,8 +61,9 @@ describe('plumber (the built CLI)', function () {
   it('prints the profile, the analysis and the plan as JSON with --json', async () => {
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1');
     assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout) as { profile: { ops: unknown[] }; analysis: { bottleneck: { reason: string } }; plan: { predictedRate: number }; passes: number };
+    const out = JSON.parse(r.stdout) as { profile: { ops: unknown[] }; analysis: { bottleneck: { reason: string } }; plan: { predictedRate: number; verification?: { verdict: string; tried: unknown[] } }; passes: number };
     assert.equal(out.passes, 1);
+    assert.ok(out.plan.verification && out.plan.verification.tried.length >= 2, 'the JSON plan carries what verification measured');
     assert.ok(out.profile.ops.length >= 2);
     assert.ok(out.analysis.bottleneck.reason.length > 0);
     assert.ok(out.plan.predictedRate > 0);
@@ -60,7 +79,7 @@ describe('plumber (the built CLI)', function () {
   });
 
   it('runs with an override and reports it in the profile', async () => {
-    const plan = JSON.parse((await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1')).stdout) as { profile: { ops: { id: string; kind: string }[] } };
+    const plan = JSON.parse((await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1', '--no-verify')).stdout) as { profile: { ops: { id: string; kind: string }[] } };
     const map = plan.profile.ops.find((o) => o.kind === 'map')!;
     const r = await plumber('profile', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--override', `${map.id}=parallelism:8`);
     assert.equal(r.code, 0, r.stderr);
@@ -115,6 +134,10 @@ describe('plumber (the built CLI)', function () {
     assert.match(help.stdout, /plumber plan <file>/);
     const planHelp = await plumber('plan', '--help');
     assert.match(planHelp.stdout, /--override OP=KNOB:VALUE/);
+    assert.match(planHelp.stdout, /--no-verify/);
+    const fixHelp = await plumber('fix', '--help');
+    assert.match(fixHelp.stdout, /--cores N/);
+    assert.match(fixHelp.stdout, /--from-profile FILE/);
     const version = await plumber('--version');
     assert.match(version.stdout.trim(), /^\d+\.\d+\.\d+/);
   });
