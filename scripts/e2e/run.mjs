@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 // The end-to-end run: installs code-server if needed, builds the extension and the suites, then runs
-//   1. the trusted suite inside the real extension host (test/e2e/suite),
+//   1. the trusted suite inside the real extension host (test/e2e/suite), through
+//      @vscode/test-electron's runTests with code-server behind scripts/e2e/code.mjs,
 //   2. the untrusted suite in a second session with Workspace Trust on (test/e2e/untrusted),
 //   3. the Playwright UI tests, which save screenshots: the fixture (test/e2e/ui/workbench.ui.mjs),
 //      examples/images (example.ui.mjs), and Workspace Trust granted in the UI (trust.ui.mjs).
 //   4. with --vsix: `npm run package`, then the VSIX installed into a fresh code-server (test/e2e/ui/vsix.ui.mjs).
-// Usage: node scripts/e2e/run.mjs [--no-build] [--vsix] [--only=suite|untrusted|ui|vsix]
+// Usage: node scripts/e2e/run.mjs [--no-build] [--vsix] [--desktop] [--only=suite|untrusted|ui|vsix]
+//   --desktop: the extension-host suite in desktop VS Code, which runTests downloads (needs the network).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, runExtensionTests } from './codeServer.mjs';
+import { ROOT } from './codeServer.mjs';
+import { runSuite } from './extensionTests.mjs';
 
 const args = process.argv.slice(2);
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const desktop = args.includes('--desktop');
 const started = Date.now();
 const step = (s) => console.log(`\n== e2e: ${s} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
@@ -66,19 +70,35 @@ const fresh = () => {
 const shotsDir = join(ROOT, 'artifacts/screenshots');
 const results = [];
 const output = [];
-const log = (line) => {
-  output.push(line);
-  console.log(line);
-};
 
+/** Runs `fn` while copying what this process prints into `output`, for the summary. */
+async function capturing(fn) {
+  const write = process.stdout.write;
+  let text = '';
+  process.stdout.write = (chunk, ...rest) => {
+    text += String(chunk);
+    return write.call(process.stdout, chunk, ...rest);
+  };
+  try {
+    return await fn();
+  } finally {
+    process.stdout.write = write;
+    output.push(...text.split('\n'));
+  }
+}
+
+// The suites run through @vscode/test-electron's runTests (extensionTests.mjs): against code-server
+// here, against a downloaded desktop VS Code with --desktop.
 if (!only || only === 'suite') {
-  step('extension-host suite, trusted workspace');
-  const code = await runExtensionTests({ folder: fresh(), extensionDevelopmentPath: ROOT, extensionTestsPath: join(ROOT, 'out/test/e2e/suite/index'), log });
+  step(`extension-host suite, trusted workspace${desktop ? ' (desktop VS Code)' : ''}`);
+  const code = await capturing(() => runSuite({ folder: fresh(), extensionTestsPath: join(ROOT, 'out/test/e2e/suite/index'), desktop }));
   results.push(['trusted suite', code]);
 }
-if (!only || only === 'untrusted') {
+if ((!only || only === 'untrusted') && desktop) {
+  console.log('e2e: the untrusted suite needs Workspace Trust, which runTests turns off in desktop VS Code: run without --desktop for it.');
+} else if (!only || only === 'untrusted') {
   step('extension-host suite, untrusted workspace (Workspace Trust on, folder not trusted)');
-  const code = await runExtensionTests({ folder: fresh(), extensionDevelopmentPath: ROOT, extensionTestsPath: join(ROOT, 'out/test/e2e/untrusted/index'), trust: true, log });
+  const code = await capturing(() => runSuite({ folder: fresh(), extensionTestsPath: join(ROOT, 'out/test/e2e/untrusted/index'), trust: true }));
   results.push(['untrusted suite', code]);
 }
 if (!only || only === 'ui') {
