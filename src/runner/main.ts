@@ -150,7 +150,10 @@ async function main(): Promise<void> {
   machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}) };
   const available = await probeAvailableCores(machine.cores);
   if (available !== undefined) machine.availableCores = available;
-  const calibration = await calibrateWorkerTasks(file, clock.read);
+  const probes = req.probes !== false;
+  // Without probes nothing is sampled: the library stops offering elements at its first offer.
+  if (!probes) tracer.endSampling();
+  const calibration = probes ? await calibrateWorkerTasks(file, clock.read) : undefined;
   if (calibration !== undefined) {
     machine.workerDispatchSeconds = calibration.dispatchSeconds;
     machine.workerTaskOverheadSeconds = calibration.taskOverheadSeconds;
@@ -217,7 +220,7 @@ async function main(): Promise<void> {
     const waited = Math.max(req.startSeconds, req.warmupSeconds + req.seconds);
     return void (await fail({ kind: 'timeout', message: `The pipeline "${chosen.name}" produced no element in ${waited.toFixed(1)} s: it may be waiting on something that never happens (a promise that never settles, a source that never yields).` }));
   }
-  await priceMoves(tracer, profile, file);
+  if (probes) await priceMoves(tracer, profile, file);
   await finish({ type: 'profile', profile });
 }
 

@@ -21,6 +21,8 @@ export interface RunRequest {
   overrides: Overrides;
   /** Seconds between progress messages. */
   progressInterval: number;
+  /** Calibrate worker tasks before the run and price moves after it (see `RunProfileOptions.probes`); absent means yes. */
+  probes?: boolean;
 }
 
 /** Defaults shared by the parent and the child. */

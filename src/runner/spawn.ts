@@ -33,6 +33,13 @@ export interface RunProfileOptions {
   startSeconds?: number;
   /** Knob overrides by operator id. */
   overrides?: Overrides;
+  /**
+   * Measure what pricing worker moves needs (default true): calibrate a worker task before the
+   * run, and after the window call each sampled sync main-thread fn a few more times to measure
+   * its clone cost, its CPU on the main thread and in a worker thread, and whether it is
+   * deterministic. Adds about a second; runs that only compare rates (verification) can skip it.
+   */
+  probes?: boolean;
   /** Hard limit on the whole child, loading included (default: warm-up + budget + 30 s). */
   timeoutSeconds?: number;
   /** Heap limit of the child (`--max-old-space-size`, default: half the machine's memory, at most 4096). */
@@ -212,6 +219,7 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
     startSeconds: opts.startSeconds ?? DEFAULTS.startSeconds,
     overrides,
     progressInterval: DEFAULTS.progressInterval,
+    probes: opts.probes ?? true,
   };
   for (const k of ['seconds', 'maxElements', 'warmupSeconds', 'startSeconds'] as const) {
     if (!(request[k] >= 0)) throw new TypeError(`runProfile: \`${k}\` must be a non-negative number.`);

@@ -101,7 +101,7 @@ export class RunnerTracer implements Tracer {
 
   /** Starts the measured window: later `ops()` report counters minus their values now. */
   snapshot(): void {
-    this.sampling = 'window';
+    if (this.sampling === 'warmup') this.sampling = 'window';
     this.baseline = new Map([...this.entries].map(([k, e]) => [k, { ...e.counters }]));
   }
 

@@ -118,6 +118,14 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.deepEqual(leftovers(pid), []);
   });
 
+  it('skips calibration and move pricing when asked to, still measuring the window', async () => {
+    const p = await runProfile({ file: MOVES, seconds: 0.5, warmupSeconds: 0.1, probes: false });
+    assert.equal(p.error, undefined, p.error?.message);
+    assert.equal(p.machine.workerDispatchSeconds, undefined);
+    assert.ok(p.ops.every((o) => o.moveCost === undefined && o.randomObserved === undefined));
+    assert.ok(p.run.elements > 0 && p.run.loadAverage !== undefined);
+  });
+
   it('records operators inside an interleave’s inner datasets with the interleave as parent', async () => {
     const p = await runProfile({ file: NESTED, exportName: 'interleaved', seconds: 0.5, warmupSeconds: 0.1 });
     assert.equal(p.error, undefined, p.error?.message);
