@@ -74,6 +74,16 @@ describe('plumber-data cache file format', function () {
     assert.equal(bytes.readBigUInt64LE(14), BigInt(bytes.length));
   });
 
+  it('reads back elements larger than its read buffer, and small ones across buffer refills, in order', async () => {
+    const big = join(dir, 'big.cache');
+    const els: unknown[] = [];
+    for (let i = 0; i < 3; i++) els.push(new Float64Array(400_000).fill(i + 0.5), ...Array.from({ length: 10_000 }, (_, k) => ({ i, k })));
+    await from(els).cache(big).toArray();
+    const back = await from([] as unknown[]).cache(big).toArray();
+    assert.equal(back.length, els.length);
+    assert.deepEqual(back, els);
+  });
+
   it('turns a corrupted length field into a PipelineError naming the file, never a native abort', () => {
     // 0xfffffff0 written over every 4 bytes after the magic: wherever a length field sits, one case hits it.
     const r = child(

@@ -67,21 +67,25 @@ type Path = (string | number)[];
  */
 function batchPaths(x: unknown): Path[] | null {
   if (x instanceof Batch) return [[]];
-  if (x === null || typeof x !== 'object' || ArrayBuffer.isView(x)) return null;
+  if (x === null || typeof x !== 'object' || ArrayBuffer.isView(x) || !(Array.isArray(x) || isPlain(x))) return null;
   let found: Path[] | null = null;
-  const seen = new Set<object>();
+  // Allocated only for elements with nested containers: most elements are flat records.
+  let seen: Set<object> | null = null;
   const walk = (v: object, path: Path): void => {
-    if (seen.has(v)) return;
-    seen.add(v);
     const visit = (child: unknown, key: string | number): void => {
       if (child === null || typeof child !== 'object' || ArrayBuffer.isView(child)) return;
       if (child instanceof Batch) (found ??= []).push([...path, key]);
-      else if (Array.isArray(child) || isPlain(child)) walk(child, [...path, key]);
+      else if (Array.isArray(child) || isPlain(child)) {
+        seen ??= new Set([x]);
+        if (seen.has(child)) return;
+        seen.add(child);
+        walk(child, [...path, key]);
+      }
     };
     if (Array.isArray(v)) for (let i = 0; i < v.length; i++) visit(v[i], i);
-    else for (const k of Object.keys(v)) visit((v as Record<string, unknown>)[k], k);
+    else for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) visit((v as Record<string, unknown>)[k], k);
   };
-  if (Array.isArray(x) || isPlain(x)) walk(x, []);
+  walk(x, []);
   return found;
 }
 
@@ -198,7 +202,13 @@ class DiskReader<T> implements Chunks<T> {
       if (this.fh === null) await this.begin();
       const out: T[] = [];
       const t0 = this.c === null ? 0 : now();
-      while (out.length < hint && this.index < this.count) out.push((await this.record()) as T);
+      while (out.length < hint && this.index < this.count) {
+        // Awaits only to refill the buffer: a promise per element would cost more than small elements do.
+        if (this.buf.length < RECORD_HEAD) await this.fill(this.room(RECORD_HEAD));
+        const len = this.buf.readUInt32LE(4);
+        if (this.buf.length < RECORD_HEAD + len) await this.fill(this.room(RECORD_HEAD + len));
+        out.push(this.record(len) as T);
+      }
       if (this.c !== null) {
         this.c.selfSeconds += (now() - t0) / 1000;
         this.c.cacheHits += out.length;
@@ -242,17 +252,23 @@ class DiskReader<T> implements Chunks<T> {
     this.consume(HEADER_BYTES);
   }
 
-  /** The next element, checked. */
-  private async record(): Promise<unknown> {
+  /**
+   * `n` if the file holds that many more bytes for the next record; else the record's header or
+   * its length field is damaged. A damaged length must be caught before it sizes a read: past the
+   * end of the file, it would ask for gigabytes.
+   */
+  private room(n: number): number {
+    const left = this.size - this.pos;
+    if (n === RECORD_HEAD && left < RECORD_HEAD) throw damaged(this.op, this.path, `ends before element ${this.index} of ${this.count} (at byte ${this.pos})`);
+    if (n > left) throw damaged(this.op, this.path, `has a damaged length field at byte ${this.pos + 4} (element ${this.index} would need ${n - RECORD_HEAD} bytes; ${left - RECORD_HEAD} remain)`);
+    return n;
+  }
+
+  /** The next element, whose `len` bytes are buffered, checked against its CRC. */
+  private record(len: number): unknown {
     const at = this.pos;
     const i = this.index;
-    if (this.size - at < RECORD_HEAD) throw damaged(this.op, this.path, `ends before element ${i} of ${this.count} (at byte ${at})`);
-    await this.fill(RECORD_HEAD);
     const stored = this.buf.readUInt32LE(0);
-    const len = this.buf.readUInt32LE(4);
-    // A damaged length must be caught before it sizes a read: past the end, it would ask for gigabytes.
-    if (len > this.size - at - RECORD_HEAD) throw damaged(this.op, this.path, `has a damaged length field at byte ${at + 4} (element ${i} would need ${len} bytes; ${this.size - at - RECORD_HEAD} remain)`);
-    await this.fill(RECORD_HEAD + len);
     const rec = this.buf.subarray(4, RECORD_HEAD + len);
     if (crc32(rec) !== stored) throw damaged(this.op, this.path, `is damaged in element ${i} (bytes ${at}–${at + RECORD_HEAD + len - 1} fail their checksum)`);
     const kind = rec[4];
