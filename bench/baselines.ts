@@ -69,3 +69,13 @@ export function autoOverrides(profile: Profile): Overrides {
   }
   return out;
 }
+
+/**
+ * The same key for the same configuration however its overrides were built (key order aside), so
+ * a configuration two names share (Plumber keeping no change is the pipeline as written) is
+ * measured once and both names get the same figure.
+ */
+export function configKey(overrides: Overrides): string {
+  const sorted = (o: object): object => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+  return JSON.stringify(Object.entries(overrides).sort(([a], [b]) => a.localeCompare(b)).map(([id, o]) => [id, sorted(o)]));
+}

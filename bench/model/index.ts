@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
-import { autoOverrides, heuristicOverrides, nodeHeuristicOverrides } from '../baselines';
+import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides } from '../baselines';
 import { goalsMarkdown, goalsText, lineGoals, predictionGoals, type BenchLine } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
 import { gridFor } from './grid';
@@ -89,30 +89,38 @@ async function benchOne(name: string, load: number, signal: AbortSignal): Promis
   for (const overrides of grid) scored.push({ overrides, rate: await rateOf(name, 'grid point', overrides, gridSeconds, signal) });
   scored.sort((a, b) => b.rate - a.rate);
 
-  const configs: { key: string; overrides: Overrides; best: number }[] = [
-    { key: 'asWritten', overrides: {}, best: 0 },
-    { key: 'heuristic', overrides: heuristicOverrides(profile), best: 0 },
-    { key: 'nodeHeuristic', overrides: nodeHeuristicOverrides(profile), best: 0 },
-    { key: 'auto', overrides: autoOverrides(profile), best: 0 },
-    { key: 'plumber', overrides: advice.overrides, best: 0 },
-    ...scored.slice(0, 2).map((g, i) => ({ key: `oracle${i}`, overrides: g.overrides, best: 0 })),
+  const configs: { key: string; overrides: Overrides }[] = [
+    { key: 'asWritten', overrides: {} },
+    { key: 'heuristic', overrides: heuristicOverrides(profile) },
+    { key: 'nodeHeuristic', overrides: nodeHeuristicOverrides(profile) },
+    { key: 'auto', overrides: autoOverrides(profile) },
+    { key: 'plumber', overrides: advice.overrides },
+    ...scored.slice(0, 2).map((g, i) => ({ key: `oracle${i}`, overrides: g.overrides })),
   ];
+  // A configuration several names share runs once (Plumber keeping no change is as written).
+  const unique = new Map<string, { overrides: Overrides; what: string; best: number }>();
+  for (const c of configs) {
+    const u = unique.get(configKey(c.overrides));
+    if (u) u.what += ` = ${c.key}`;
+    else unique.set(configKey(c.overrides), { overrides: c.overrides, what: c.key, best: 0 });
+  }
   // In turns, so that a change in the machine's load hits every configuration alike.
   for (let i = 0; i < repeat; i++) {
-    for (const c of configs) c.best = Math.max(c.best, await rateOf(name, c.key, c.overrides, seconds, signal));
+    for (const u of unique.values()) u.best = Math.max(u.best, await rateOf(name, u.what, u.overrides, seconds, signal));
   }
-  const best = (key: string): number => configs.find((c) => c.key === key)?.best ?? 0;
-  const oracle = configs.filter((c) => c.key.startsWith('oracle')).reduce((a, b) => (b.best > a.best ? b : a), { key: 'oracle', overrides: {}, best: 0 });
+  const best = (c: { overrides: Overrides } | undefined): number => (c ? (unique.get(configKey(c.overrides))?.best ?? 0) : 0);
+  const byKey = (key: string): number => best(configs.find((c) => c.key === key));
+  const oracle = configs.filter((c) => c.key.startsWith('oracle')).reduce<{ overrides: Overrides; best: number }>((a, c) => (best(c) > a.best ? { overrides: c.overrides, best: best(c) } : a), { overrides: {}, best: 0 });
   return {
     line: {
       bench: 'model',
       pipeline: name,
       load,
-      asWritten: round(best('asWritten')),
-      heuristic: round(best('heuristic')),
-      nodeHeuristic: round(best('nodeHeuristic')),
-      auto: round(best('auto')),
-      plumber: round(best('plumber')),
+      asWritten: round(byKey('asWritten')),
+      heuristic: round(byKey('heuristic')),
+      nodeHeuristic: round(byKey('nodeHeuristic')),
+      auto: round(byKey('auto')),
+      plumber: round(byKey('plumber')),
       oracle: round(oracle.best),
       predicted: round(advice.predicted),
       verified: advice.verified === undefined ? null : round(advice.verified),
