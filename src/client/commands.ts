@@ -3,18 +3,7 @@
  * when it is not ready, and the Profile commands refuse in an untrusted workspace.
  */
 import * as vscode from 'vscode';
-import {
-  ClearProfileRequest,
-  FixAllRequest,
-  PipelinesRequest,
-  ProfileRequest,
-  type ClearProfileParams,
-  type FixAllParams,
-  type PipelineSummary,
-  type ProfileParams,
-  type ProfileResult,
-  type Range,
-} from '../shared/protocol';
+import type { ClearProfileParams, FixAllParams, PipelineSummary, ProfileParams, ProfileResult, Range } from '../shared/protocol';
 import { ServerNotReadyError, type PlumberServer } from './server';
 import type { PlumberStatusBar } from './statusBar';
 import type { BottleneckNode, BottlenecksProvider } from './views/bottlenecks';
@@ -93,7 +82,7 @@ function asString(value: unknown): string | undefined {
 }
 
 async function pipelinesOf(ctx: CommandContext, uri: vscode.Uri): Promise<PipelineSummary[]> {
-  const result = await ctx.server.request(PipelinesRequest, { uri: uri.toString() });
+  const result = await ctx.server.request((m) => m.PipelinesRequest, { uri: uri.toString() });
   return result.pipelines;
 }
 
@@ -143,7 +132,7 @@ async function profile(ctx: CommandContext, uri: vscode.Uri | undefined, name: s
         if (value.kind !== 'end' && value.message) progress.report({ message: value.message });
       });
       try {
-        return await ctx.server.request(ProfileRequest, params, token);
+        return await ctx.server.request((m) => m.ProfileRequest, params, token);
       } catch (error) {
         // The person pressed Cancel: that is an answer, not an error to report.
         if (token.isCancellationRequested) return undefined;
@@ -176,7 +165,7 @@ async function applyAllFixes(ctx: CommandContext, uri: vscode.Uri | undefined, p
   if (ctx.server.state !== 'ready') throw new ServerNotReadyError(ctx.server.notReadyMessage());
   if (!uri) return refuse(ctx, { refused: 'no-pipeline', message: 'Open a profiled pipeline file to apply its fixes.' });
   const params: FixAllParams = { uri: uri.toString(), pipeline };
-  const result = await ctx.server.request(FixAllRequest, params);
+  const result = await ctx.server.request((m) => m.FixAllRequest, params);
   if (!result.edit) {
     return refuse(ctx, { refused: 'no-fix', message: result.reason ?? 'Plumber has no fix to apply: profile the pipeline first.' });
   }
@@ -239,7 +228,7 @@ async function showReport(ctx: CommandContext, uri: vscode.Uri | undefined, pipe
 async function clearProfile(ctx: CommandContext, uri: vscode.Uri | undefined): Promise<boolean> {
   if (ctx.server.state !== 'ready') throw new ServerNotReadyError(ctx.server.notReadyMessage());
   const params: ClearProfileParams = { uri: uri?.toString() };
-  await ctx.server.request(ClearProfileRequest, params);
+  await ctx.server.request((m) => m.ClearProfileRequest, params);
   ctx.status.setLast(undefined);
   await ctx.tree.refresh();
   return true;

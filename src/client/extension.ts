@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
-import { ProfileUpdatedNotification, type PipelineSummary, type ProfileUpdatedParams } from '../shared/protocol';
+import type { PipelineSummary, ProfileUpdatedParams } from '../shared/protocol';
 import type { Settings } from '../shared/settings';
 import { registerCommands, type CommandContext } from './commands';
 import { ReportPanel } from './report/panel';
@@ -79,7 +79,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
       void vscode.commands.executeCommand('setContext', 'plumber.serverReady', state === 'ready');
       if (state === 'ready') void tree.refresh();
     }),
-    server.onNotification(ProfileUpdatedNotification, (params: ProfileUpdatedParams) => {
+    server.onNotification((m) => m.ProfileUpdatedNotification, (params: ProfileUpdatedParams) => {
       void tree.refresh().then(() => {
         const last = tree.current.find((p) => p.uri === params.uri && params.pipelines.includes(p.name));
         if (last) status.setLast(last);

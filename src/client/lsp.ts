@@ -7,6 +7,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { CloseAction, ErrorAction, LanguageClient, State, WorkDoneProgress, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 
 export { State, WorkDoneProgress };
+/**
+ * The plumber/* message constants, from this bundle: they are built on the same vscode-jsonrpc
+ * copy as the client library (which compares parameter structures by identity), and the
+ * activation bundle stays free of vscode-jsonrpc (it only imports the protocol's types).
+ */
+export * as protocol from '../shared/protocol';
 
 export interface ClientHooks {
   /** The server process was started (we own it, so we know its pid). */

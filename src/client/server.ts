@@ -6,9 +6,13 @@ import * as vscode from 'vscode';
 import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import type { CancellationToken, LanguageClient } from 'vscode-languageclient/node';
-import type { NotificationType, RequestType } from 'vscode-jsonrpc';
+import type { NotificationType, RequestParam, RequestType } from 'vscode-jsonrpc';
+import type * as ProtocolModule from '../shared/protocol';
 import { CRASH_WINDOW_MS, CrashPolicy, MAX_CRASHES } from './crashPolicy';
-import { TrustChangedNotification, type TrustChangedParams } from '../shared/protocol';
+import type { TrustChangedParams } from '../shared/protocol';
+
+/** The plumber/* constants as the language client bundle carries them (src/client/lsp.ts). */
+export type Protocol = typeof ProtocolModule;
 
 export type ServerState = 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
 
@@ -39,7 +43,7 @@ export class PlumberServer implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   /** Fires on every state change (starting → ready, ready → restarting, …). */
   readonly onDidChangeState = this.stateEmitter.event;
-  private readonly notificationHandlers: Array<[string, (params: unknown) => void]> = [];
+  private readonly notificationHandlers: Array<[(p: Protocol) => NotificationType<unknown>, (params: unknown) => void]> = [];
 
   constructor(
     private readonly serverModule: string,
@@ -47,14 +51,14 @@ export class PlumberServer implements vscode.Disposable {
   ) {}
 
   /**
-   * Registers a server → client notification handler, now or when the client is created. The
-   * client library gets the method string: see src/shared/protocol.ts for why not the object.
+   * Registers a server → client notification handler, now or when the client is created.
+   * `message` picks the constant, e.g. `(m) => m.ProfileUpdatedNotification`: the constants live
+   * in the language client bundle, which activation does not load (see src/client/lsp.ts).
    */
-  onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): vscode.Disposable {
-    const method = type.method;
-    const entry: [string, (params: unknown) => void] = [method, handler as (params: unknown) => void];
+  onNotification<P>(message: (protocol: Protocol) => NotificationType<P>, handler: (params: P) => void): vscode.Disposable {
+    const entry: [(p: Protocol) => NotificationType<unknown>, (params: unknown) => void] = [message as (p: Protocol) => NotificationType<unknown>, handler as (params: unknown) => void];
     this.notificationHandlers.push(entry);
-    let registered = this.client?.onNotification(method, handler);
+    let registered = this.client?.onNotification(message(this.library.protocol), handler);
     return new vscode.Disposable(() => {
       registered?.dispose();
       registered = undefined;
@@ -77,7 +81,7 @@ export class PlumberServer implements vscode.Disposable {
       // Evaluated on each (re)start, so a restarted server learns the current trust state.
       initializationOptions: () => ({ trusted: vscode.workspace.isTrusted, settings: vscode.workspace.getConfiguration().get('plumber') }),
     });
-    for (const [method, handler] of this.notificationHandlers) client.onNotification(method, handler);
+    for (const [message, handler] of this.notificationHandlers) client.onNotification(message(lsp.protocol), handler);
     client.onDidChangeState((e) => {
       if (e.newState === lsp.State.Running) {
         this._lastError = undefined;
@@ -162,9 +166,17 @@ export class PlumberServer implements vscode.Disposable {
     }
   }
 
-  /** Sends a custom request, or throws ServerNotReadyError with a sentence when the server is down. */
-  request<P, R>(type: RequestType<P, R, void>, params: P, token?: CancellationToken): Promise<R> {
-    return this.requestMethod<P, R>(type.method, params, token);
+  /**
+   * Sends a custom request, or throws ServerNotReadyError with a sentence when the server is down.
+   * `message` picks the constant, e.g. `(m) => m.ProfileRequest`, so the compiler checks the
+   * params and the result against it.
+   */
+  async request<P, R>(message: (protocol: Protocol) => RequestType<P, R, void>, params: P, token?: CancellationToken): Promise<R> {
+    if (this._state !== 'ready' || !this.client) throw new ServerNotReadyError(this.notReadyMessage());
+    const type = message(this.library.protocol);
+    // RequestParam<P> only widens `null` params to allow `undefined`: every P is one.
+    const p = params as RequestParam<P>;
+    return token ? this.client.sendRequest(type, p, token) : this.client.sendRequest(type, p);
   }
 
   /**
@@ -180,7 +192,7 @@ export class PlumberServer implements vscode.Disposable {
   notifyTrust(trusted: boolean): void {
     if (this._state !== 'ready' || !this.client) return; // a (re)starting server reads trust from initializationOptions
     const params: TrustChangedParams = { trusted };
-    this.client.sendNotification(TrustChangedNotification.method, params).catch((e: unknown) => this.log.warn(`Could not send the trust change: ${String(e)}`));
+    this.client.sendNotification(this.library.protocol.TrustChangedNotification, params).catch((e: unknown) => this.log.warn(`Could not send the trust change: ${String(e)}`));
   }
 
   /** Marks the server as unable to start (e.g. its bundle is missing); Restart Server tries again. */

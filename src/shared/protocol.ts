@@ -6,10 +6,11 @@
  * can use them without importing vscode or ts-morph.
  *
  * The constants come from vscode-jsonrpc's common entry (no Node or browser transport), the one
- * copy both vscode-languageclient and vscode-languageserver resolve. The extension's activation
- * bundle carries its own copy of that module while the language client lives in another bundle,
- * so the client hands the client library `type.method` (a string), never the object: jsonrpc
- * compares `parameterStructures` by identity, and another copy's instance would not match.
+ * copy both vscode-languageclient and vscode-languageserver resolve. jsonrpc compares a type's
+ * `parameterStructures` by identity, so each side takes the constants from the bundle its own
+ * connection lives in: the server's bundle, and on the client the language client bundle
+ * (src/client/lsp.ts re-exports this module), which also keeps vscode-jsonrpc out of the
+ * extension's activation bundle — the code there imports only this module's types.
  */
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { WorkspaceEdit } from 'vscode-languageserver-types';

@@ -1,6 +1,6 @@
 /** The report webview host: one panel, refreshed after each profile of the pipeline it shows. */
 import * as vscode from 'vscode';
-import { ReportRequest, type ReportParams, type ReportResult } from '../../shared/protocol';
+import type { ReportParams, ReportResult } from '../../shared/protocol';
 import type { PlumberServer } from '../server';
 import { makeNonce, reportHtml } from './html';
 import type { FromWebview, ToWebview } from './messages';
@@ -60,7 +60,7 @@ export class ReportPanel implements vscode.Disposable {
     if (!this.panel || !this.target) return;
     try {
       const params: ReportParams = { uri: this.target.uri, pipeline: this.target.pipeline };
-      this.last = await this.server.request(ReportRequest, params);
+      this.last = await this.server.request((m) => m.ReportRequest, params);
       await this.post({ type: 'report', report: this.last });
     } catch (error) {
       const message = `Plumber could not load the report: ${error instanceof Error ? error.message : String(error)}`;

@@ -3,7 +3,7 @@
  * It asks the server for `plumber/pipelines` and refreshes on `plumber/profileUpdated`.
  */
 import * as vscode from 'vscode';
-import { PipelinesRequest, type OpSummary, type PipelineSummary, type PipelinesParams } from '../../shared/protocol';
+import type { OpSummary, PipelineSummary, PipelinesParams } from '../../shared/protocol';
 import type { PlumberServer } from '../server';
 import { describeOp, describePipeline, formatRate, formatShare, rankOps } from './format';
 
@@ -42,7 +42,7 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
     if (this.server.state !== 'ready') return;
     try {
       const params: PipelinesParams = {};
-      const result = await this.server.request(PipelinesRequest, params);
+      const result = await this.server.request((m) => m.PipelinesRequest, params);
       this.pipelines = result.pipelines;
     } catch {
       // The server went away mid-request; the next state change refreshes again.
