@@ -15,6 +15,7 @@ import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import { FIXTURES } from './helpers';
 
 const ROOT = path.resolve(__dirname, '../../..');
+const PIPELINES = path.join(ROOT, 'test/fixtures/pipelines');
 
 function plumberFix(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
   const script = `require(${JSON.stringify(path.join(ROOT, 'src/cli/fix.ts'))}).runFixCommand(process.argv.slice(1)).then((c) => { process.exitCode = c; })`;
@@ -44,8 +45,9 @@ describe('plumber fix', function () {
 
   it('prints the plan as a unified diff and leaves the file alone', () => {
     const before = readFileSync(file, 'utf8');
-    const r = plumberFix([file, '--from-profile', profileFile, '--diff'], dir);
+    const r = plumberFix([file, '--from-profile', profileFile, '--diff', '--cores', '2'], dir);
     assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /not verified \(saved profile\)/);
     assert.match(r.stdout, /^--- a\/pipeline\.ts/m);
     assert.match(r.stdout, /^\+\+\+ b\/pipeline\.ts/m);
     assert.match(r.stdout, /^@@ /m);
@@ -55,9 +57,9 @@ describe('plumber fix', function () {
   });
 
   it('writes the plan into the source: the re-extracted graph has the planned knobs and the comments', () => {
-    const thePlan = plan(profile);
+    const thePlan = plan(profile, { cores: 2 });
     assert.ok(thePlan.changes.length > 0, 'the heavy map leaves the model something to fix');
-    const r = plumberFix([file, '--from-profile', profileFile, '--write'], dir);
+    const r = plumberFix([file, '--from-profile', profileFile, '--write', '--cores', '2'], dir);
     assert.equal(r.code, 0, r.stderr);
     const text = readFileSync(file, 'utf8');
     assert.match(text, /\/\/ the slow step/);
@@ -92,9 +94,38 @@ describe('plumber fix', function () {
     assert.match(both.stderr, /Choose one of --diff/);
   });
 
-  it('profiles the pipeline itself when no profile is given', () => {
-    const r = plumberFix([path.join(FIXTURES, 'cli', 'pipeline.ts'), '--seconds', '0.5'], dir);
+  it('profiles, plans in passes and verifies like plan when no profile is given, and says the verified figure or that nothing gained', () => {
+    const r = plumberFix([path.join(FIXTURES, 'cli', 'pipeline.ts'), '--seconds', '0.5', '--cores', '2'], dir);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /Predicted: \d+ → \d+ el\/s/);
+    assert.match(r.stderr, /run 1: profiling as written/);
+    assert.match(r.stderr, /verifying: as written/);
+    assert.match(r.stderr, /(\d+ → \d+ el\/s predicted; est\. \d+\.\d×, verified \d+\.\d+× ± \d+\.\d+\.|Nothing to fix: no reliable gain on this machine right now: )/);
+  });
+
+  it('finds a pipeline built in a class method behind an exported factory, as the runner does', () => {
+    const factory = path.join(PIPELINES, 'verify-class-factory.ts');
+    const r = plumberFix([factory, '--seconds', '0.5', '--cores', '2', '--no-verify', '--passes', '1'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /Plumber fix: run map\(heavy\) in worker threads/);
+    assert.match(r.stdout, /^-\s+\.map\(heavy\)$/m);
+    assert.match(r.stdout, /^\+\s+\.map\(heavy, \{ parallelism: 2, placement: 'worker', module: __filename \}\)$/m);
+    assert.match(r.stderr, /not verified \(--no-verify\)/);
+  });
+
+  it('never writes a cache after a map that calls Math.random()', () => {
+    const random = path.join(PIPELINES, 'verify-random-augment.ts');
+    const r = plumberFix([random, '--seconds', '0.5', '--cores', '2', '--no-verify', '--passes', '1', '--json', '--quiet'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { plan: { changes: Array<{ kind: string; opId: string }> }; files: Array<{ diff: string }> };
+    assert.ok(out.plan.changes.length > 0, 'the plan has something to write');
+    assert.equal(out.plan.changes.some((c) => c.kind === 'cache' && c.opId !== '16:4'), false, JSON.stringify(out.plan.changes));
+    // The fixed text around the edit: context and added lines of the diff.
+    const after = out.files
+      .flatMap((f) => f.diff.split('\n'))
+      .filter((l) => l.startsWith(' ') || (l.startsWith('+') && !l.startsWith('+++')))
+      .map((l) => l.slice(1))
+      .join('\n');
+    assert.match(after, /\.map\(augment/);
+    assert.doesNotMatch(after, /\.map\(augment[^\n]*\n\s*\.cache\(\)/);
   });
 });
