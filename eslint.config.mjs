@@ -6,6 +6,9 @@
 // them, so the restrictions are composed here in code and not spread over overlapping blocks.
 import tseslint from 'typescript-eslint';
 
+/** Files whose violations are warnings for now (see the end of the config). */
+const REMAINING = [];
+
 /** Only the client talks to VS Code: everything else must run in a plain Node process. */
 const VSCODE = { name: 'vscode', message: 'Only src/client imports vscode; the other layers run outside VS Code.' };
 /** ts-morph (a TypeScript compiler) is heavy: only the graph extraction loads it. */
@@ -67,4 +70,11 @@ export default tseslint.config(
   restrict(['src/data/*/*.ts'], { paths: [VSCODE, TS_MORPH], patterns: [outOfData(2)] }),
   restrict(['src/data/*/*/*.ts'], { paths: [VSCODE, TS_MORPH], patterns: [outOfData(3)] }),
   restrict(['src/data/*/*/*/*.ts'], { paths: [VSCODE, TS_MORPH], patterns: [outOfData(4)] }),
+
+  // Remaining: fixed by lead. Files with a known violation that someone else is changing, as
+  // warnings until then (file globs). Empty when this config was written: the tree had none.
+  ...REMAINING.map((files) => ({
+    files: [files],
+    rules: { '@typescript-eslint/no-restricted-imports': 'warn', '@typescript-eslint/no-floating-promises': 'warn' },
+  })),
 );
