@@ -62,6 +62,7 @@ export async function underLoad<T>(threads: number, log: (line: string) => void,
   const controller = new AbortController();
   log(`load ${threads}: ${threads > 0 ? `starting ${threads} background CPU-burning thread(s); ` : ''}load average at start ${loadAverageText()}`);
   const burner = threads > 0 ? await startBurner(threads) : undefined;
+  if (burner) log(`load ${threads}: ${threads} thread(s) burning in process ${burner.pid}`);
   const killBurner = (): void => {
     burner?.kill('SIGKILL');
   };
