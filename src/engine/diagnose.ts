@@ -1,8 +1,10 @@
 /**
  * The one diagnose routine the CLI, the language server and the benchmarks share (DESIGN.md
  * "Verify, never lose"): profile the pipeline as written, plan, re-profile with the plan and plan
- * again (./passes.ts), then VERIFY — measure as written and the plan in alternating runs, and keep
- * only a configuration that measured reliably faster. When the plan is not a reliable gain, the
+ * again (./passes.ts), then VERIFY — measure as written and the plan in alternating runs (A B B A:
+ * the passes' own runs are the first A B when the last pass ran exactly the final plan), pool each
+ * side's window rates into a mean ± Student-t interval, and keep only a configuration that
+ * measured reliably faster (intervals apart and ≥ MIN_RELATIVE_GAIN). When the plan is not a reliable gain, the
  * change that hurts is looked for (leave-one-out, each change alone, the union of the changes that
  * did not lose alone) within a time budget, and the best measured configuration that is a reliable
  * gain is kept; otherwise the plan keeps no change and says so.
@@ -68,6 +70,13 @@ export interface Diagnosis {
 export const MIN_RELATIVE_GAIN = 0.03;
 /** Default wall budget of the verification runs, seconds. */
 export const DEFAULT_VERIFY_BUDGET_SECONDS = 10;
+/**
+ * Seconds each verification run measures (after its warm-up), at most: verification alternates
+ * several runs, and its spread comes from the window slices of each run, so short runs keep
+ * profile + plan + verification near 15 s while each still holds several slices. The CLI and the
+ * language server both cap their `verify` runs at it, so they verify alike.
+ */
+export const VERIFY_RUN_SECONDS = 1;
 
 // ---------------------------------------------------------------------------------------------
 // Measured rates with a spread.
@@ -254,13 +263,25 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
 
   // Phase 1: as written and the whole plan, alternating, so a change of load hits both.
   const name = (c: Config): string => (c === asWritten ? 'as written' : c === planned ? 'the plan' : c.changes.length === 1 ? shortName(c.changes[0]!, first) : `${c.changes.length} of the plan's changes`);
+  const measureAsWritten = async (): Promise<Plan | undefined> => {
+    if (await measure(asWritten, `${name(asWritten)} (${asWritten.runs + 1})`)) return undefined;
+    return errorOut(cancelled ? 'verification was cancelled' : `verification failed: the pipeline as written failed to run: ${asWritten.error?.message ?? 'no profile'}`);
+  };
   for (let pair = planned.runs; pair < 2; pair++) {
     if (pair > 0 && !room(2)) break;
-    if (!(await measure(asWritten, `${name(asWritten)} (${asWritten.runs + 1})`))) {
-      return errorOut(cancelled ? 'verification was cancelled' : `verification failed: the pipeline as written failed to run: ${asWritten.error?.message ?? 'no profile'}`);
+    // After the passes' A B, the next pair runs B A: a load that drifts during the runs then
+    // weighs on both sides alike (an ABBA design).
+    const planFirst = pair % 2 === 1;
+    if (!planFirst) {
+      const failed = await measureAsWritten();
+      if (failed) return failed;
     }
     await measure(planned, `${name(planned)} (${planned.runs + 1})`);
     if (cancelled) return errorOut('verification was cancelled');
+    if (planFirst) {
+      const failed = await measureAsWritten();
+      if (failed) return failed;
+    }
     if (planned.error) break;
   }
   const A = (): MeasuredRate => pooledRate(asWritten.rates);

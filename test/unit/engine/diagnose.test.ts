@@ -95,8 +95,8 @@ describe('diagnose: verification', () => {
     const s = scripted(first, () => planned, (applied) => (applied.length === all.length ? 1.8 : 1));
     const d = await diagnose({ run: s.run, passes: 1 });
     assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'verify', 'verify', 'verify', 'verify']);
-    // A B A B: as written, the plan, as written, the plan.
-    assert.deepEqual(s.calls.slice(1).map((c) => c.applied.length), [0, all.length, 0, all.length]);
+    // A B B A: as written, the plan, then the other way round, so a drifting load weighs on both.
+    assert.deepEqual(s.calls.slice(1).map((c) => c.applied.length), [0, all.length, all.length, 0]);
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
     assert.deepEqual(d.plan.changes.map(changeKey).sort(), all);
@@ -113,8 +113,8 @@ describe('diagnose: verification', () => {
     const planned = modelPlan(first).changes;
     const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 2 : 1));
     const d = await diagnose({ run: s.run, passes: 2 });
-    // profile (A), re-plan with the plan (B), then one more A/B pair.
-    assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:2', 'verify:0', 'verify:2']);
+    // profile (A), re-plan with the plan (B), then one more pair the other way round (B A).
+    assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:2', 'verify:2', 'verify:0']);
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
     // The first profile is the builder's single rate; the others five windows each.
@@ -223,7 +223,7 @@ describe('diagnose: verification', () => {
     const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 2 : 1));
     const steps: string[] = [];
     await diagnose({ run: s.run, passes: 1, onStep: (st) => steps.push(`${st.run} ${st.phase}: ${st.message}`) });
-    assert.deepEqual(steps, ['1 profile: profiling as written', '2 verify: verifying: as written (1)', '3 verify: verifying: the plan (1)', '4 verify: verifying: as written (2)', '5 verify: verifying: the plan (2)']);
+    assert.deepEqual(steps, ['1 profile: profiling as written', '2 verify: verifying: as written (1)', '3 verify: verifying: the plan (1)', '4 verify: verifying: the plan (2)', '5 verify: verifying: as written (2)']);
   });
 
   it('returns the first run\'s error with an empty plan and runs nothing else', async () => {
