@@ -115,6 +115,8 @@ interface MainSide {
 /** Everything measured on the main thread for one operator, within `deadline` (performance.now() ms). */
 function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   const inputs: SampledElement[] = [];
+  /** The sampled elements behind `inputs`, as the pipeline made them (the fn ran on copies). */
+  const originals: unknown[] = [];
   const outputs: unknown[] = [];
   let compared = 0;
   let differs = false;
@@ -125,32 +127,36 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     // different element the second time and look random.
     const a = tryClone(s.element);
     const b = tryClone(s.element);
-    if (!a.ok || !b.ok) cloneable = false;
-    let ra: unknown;
-    let rb: unknown;
-    try {
-      ra = t.fn(a.ok ? a.value : s.element, freshContext(s.index));
-      rb = t.fn(b.ok ? b.value : s.element, freshContext(s.index));
-    } catch {
-      // The copy may have lost a class's methods, or the fn throws on this element: skip it.
-      continue;
-    }
+    const pair = (x: unknown, y: unknown): [unknown, unknown] | undefined => {
+      try {
+        return [t.fn(x, freshContext(s.index)), t.fn(y, freshContext(s.index))];
+      } catch {
+        return undefined;
+      }
+    };
+    // A copy loses a class's prototype: when the fn throws on copies, call it on the element
+    // itself (a worker would get the copy, so such an fn cannot move: no move cost then).
+    let results = a.ok && b.ok ? pair(a.value, b.value) : undefined;
+    const copies = results !== undefined;
+    results ??= pair(s.element, s.element);
+    // The fn throws on this element: nothing to learn from it.
+    if (results === undefined) continue;
+    const [ra, rb] = results;
     const na = normalise(t.kind, ra);
     const nb = normalise(t.kind, rb);
     if (na === undefined || nb === undefined) return undefined;
     compared++;
     if (!isDeepStrictEqual(na.value, nb.value)) differs = true;
-    if (a.ok) {
+    if (copies && a.ok) {
       inputs.push({ element: a.value, index: s.index });
+      originals.push(s.element);
       outputs.push(na.value);
-    }
+    } else cloneable = false;
   }
   if (compared === 0) return undefined;
   const findings: MoveFindings = { randomObserved: differs };
   if (!cloneable || inputs.length === 0) return { findings, inputs: [] };
 
-  // Fresh copies for timing, made outside the timed loops.
-  const originals = t.samples.slice(0, inputs.length).map((s) => s.element);
   let inBytes = 0;
   let outBytes = 0;
   try {

@@ -170,4 +170,17 @@ describe('worker calibration and move pricing in this process', function () {
     assert.equal(findings.get('bump')?.randomObserved, false);
     assert.equal(findings.get('bump')?.moveCost?.workerCpuSeconds, undefined, 'an inline fn has no module a worker could load');
   });
+
+  it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
+    class Point {
+      constructor(readonly x: number) {}
+      twice(): number {
+        return this.x * 2;
+      }
+    }
+    const twice = (p: Point): number => p.twice();
+    const findings = await measureMoves([{ id: 'twice', kind: 'map', fn: twice, samples: [{ element: new Point(3), index: 0 }] }], 0.05);
+    assert.equal(findings.get('twice')?.randomObserved, false);
+    assert.equal(findings.get('twice')?.moveCost, undefined);
+  });
 });
