@@ -82,14 +82,22 @@ const COLUMNS = ['pipeline', 'load', 'plumber÷as written', 'plumber÷oracle', '
 
 /**
  * The goals summary as rows (pipeline, load, then each goal's figure marked met/missed), followed
- * by the prediction goal per load and over all lines, and a count of what was missed.
+ * by the prediction goal per benchmark and load and over all loads, and a count of what was missed.
  */
 function summaryParts(lines: BenchLine[]): { rows: string[][]; notes: string[] } {
-  const rows = lines.map((l) => [l.pipeline, String(l.load), ...lineGoals(l).map(mark)]);
+  // Lines of both benchmarks (bench/goals.ts over several files) say which each is.
+  const benches = [...new Set(lines.map((l) => l.bench))];
+  const named = (l: BenchLine): string => (benches.length > 1 ? `${l.bench}: ${l.pipeline}` : l.pipeline);
+  const rows = lines.map((l) => [named(l), String(l.load), ...lineGoals(l).map(mark)]);
   const notes: string[] = [];
-  const loads = [...new Set(lines.map((l) => l.load))];
-  const groups: Array<[string, BenchLine[]]> = loads.map((n) => [`load ${n}`, lines.filter((l) => l.load === n)]);
-  if (loads.length > 1) groups.push(['all loads', lines]);
+  const groups: Array<[string, BenchLine[]]> = [];
+  for (const bench of benches) {
+    const prefix = benches.length > 1 ? `${bench}, ` : '';
+    const ofBench = lines.filter((l) => l.bench === bench);
+    const loads = [...new Set(ofBench.map((l) => l.load))];
+    for (const n of loads) groups.push([`${prefix}load ${n}`, ofBench.filter((l) => l.load === n)]);
+    if (loads.length > 1) groups.push([`${prefix}all loads`, ofBench]);
+  }
   for (const [name, group] of groups) notes.push(`${name}: ${predictionGoals(group).map((c) => `${c.goal}: ${mark(c)}`).join('; ')}`);
   const all = [...lines.flatMap(lineGoals), ...groups.flatMap(([, g]) => predictionGoals(g))];
   const missed = all.filter((c) => !c.met).length;
