@@ -7,6 +7,7 @@ import type { OpCounters, OpInfo, Tracer } from '../data/tracing';
 import { newCounters } from '../data/tracing';
 import type { OpProfile } from '../shared/profile';
 import { opIdOfSite } from '../shared/opId';
+import { estimateBytes } from '../data/internal/core';
 
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
 const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater']);
@@ -16,8 +17,10 @@ interface Entry {
   counters: OpCounters;
 }
 
-/** Elements kept per operator for measuring its fn after the window. */
+/** Most elements kept per operator for measuring its fn after the window. */
 export const SAMPLES_PER_OP = 8;
+/** Bytes of elements one operator may keep alive: large elements (image batches) are kept fewer. */
+const SAMPLE_BYTES_PER_OP = 32 * 1024 * 1024;
 /** Elements passed over between offers during warm-up, when nothing is kept. */
 const WARMUP_SKIP = 16;
 /** The longest skip asked of the library (a skip only needs to outlast the window). */
@@ -31,22 +34,26 @@ export interface SampledElement {
 }
 
 /**
- * A uniform sample of at most SAMPLES_PER_OP elements of a stream of unknown length, with
- * Li's "Algorithm L": after the reservoir fills, each kept element says how many to skip before
- * the next, so the library offers O(k log(n/k)) elements rather than all n.
+ * A uniform sample of at most `k` elements of a stream of unknown length, with Li's
+ * "Algorithm L": after the reservoir fills, each kept element says how many to skip before the
+ * next, so the library offers O(k log(n/k)) elements rather than all n.
  */
 class Reservoir {
   readonly kept: SampledElement[] = [];
-  private w = Math.exp(Math.log(Math.random()) / SAMPLES_PER_OP);
+  private w: number;
+
+  constructor(private readonly k: number) {
+    this.w = Math.exp(Math.log(Math.random()) / k);
+  }
 
   /** Keeps (or not) the offered element; returns the skip to the next offer. */
   offer(element: unknown, index: number): number {
-    if (this.kept.length < SAMPLES_PER_OP) this.kept.push({ element, index });
+    if (this.kept.length < this.k) this.kept.push({ element, index });
     else {
-      this.kept[Math.floor(Math.random() * SAMPLES_PER_OP)] = { element, index };
-      this.w *= Math.exp(Math.log(Math.random()) / SAMPLES_PER_OP);
+      this.kept[Math.floor(Math.random() * this.k)] = { element, index };
+      this.w *= Math.exp(Math.log(Math.random()) / this.k);
     }
-    if (this.kept.length < SAMPLES_PER_OP) return 1;
+    if (this.kept.length < this.k) return 1;
     const skip = Math.floor(Math.log(Math.random()) / Math.log(1 - this.w)) + 1;
     return Number.isFinite(skip) && skip >= 1 ? Math.min(skip, MAX_SKIP) : MAX_SKIP;
   }
@@ -63,7 +70,8 @@ export class RunnerTracer implements Tracer {
     if (this.sampling === 'window') {
       let r = this.reservoirs.get(key);
       if (r === undefined) {
-        r = new Reservoir();
+        // Sized from the first element: the elements of one operator are alike in practice.
+        r = new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(SAMPLE_BYTES_PER_OP / Math.max(1, estimateBytes(element))))));
         this.reservoirs.set(key, r);
       }
       return r.offer(element, index);

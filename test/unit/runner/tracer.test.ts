@@ -1,0 +1,42 @@
+import { strict as assert } from 'node:assert';
+import { RunnerTracer, SAMPLES_PER_OP } from '../../../src/runner/tracer';
+
+/** Offers elements 0..n-1 of one operator the way the library does: only at the indices the tracer asks for. */
+function stream(tracer: RunnerTracer, key: string, n: number, element: (i: number) => unknown = (i) => i): number {
+  let offers = 0;
+  for (let i = 0; i < n; ) {
+    offers++;
+    const skip = tracer.sample(key, element(i), i);
+    if (skip <= 0) break;
+    i += skip;
+  }
+  return offers;
+}
+
+describe('the runner tracer’s element samples', () => {
+  it('keeps a few elements from the measured window only, spread over it, with far fewer offers than elements', () => {
+    const tracer = new RunnerTracer();
+    stream(tracer, 'map@a', 1000);
+    assert.equal(tracer.samples().get('map@a'), undefined, 'nothing kept during warm-up');
+    tracer.snapshot();
+    const offers = stream(tracer, 'map@a', 100_000);
+    tracer.endSampling();
+    assert.equal(stream(tracer, 'map@a', 100), 1, 'after the window the first offer is refused');
+    const kept = tracer.samples().get('map@a') ?? [];
+    assert.equal(kept.length, SAMPLES_PER_OP);
+    assert.ok(offers < 1000, `${offers} offers for 100,000 elements`);
+    // Uniform over the stream: a sample of 8 all in the first tenth has probability 1e-8.
+    assert.ok(kept.some((s) => s.index >= 10_000));
+    assert.ok(kept.every((s) => s.element === s.index));
+  });
+
+  it('keeps fewer elements of an operator whose elements are large', () => {
+    const tracer = new RunnerTracer();
+    tracer.snapshot();
+    const big = new Float64Array(1024 * 1024); // 8 MB
+    stream(tracer, 'map@big', 50, () => big);
+    tracer.endSampling();
+    const kept = tracer.samples().get('map@big') ?? [];
+    assert.ok(kept.length >= 1 && kept.length < SAMPLES_PER_OP, `kept ${kept.length}`);
+  });
+});
