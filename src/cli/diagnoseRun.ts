@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { ModelOptions } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { runProfile } from '../runner/spawn';
-import { diagnose, type Diagnosis, type RunPurpose } from '../engine/diagnose';
+import { VERIFY_RUN_SECONDS, diagnose, type Diagnosis, type RunPurpose } from '../engine/diagnose';
 import { numberFlag, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
@@ -35,12 +35,8 @@ export const PLAN_FLAGS: Record<string, FlagSpec> = {
   'no-verify': { value: false },
 };
 
-/**
- * Seconds each verification run measures (after its warm-up), at most: verification alternates
- * several runs, and its spread comes from the window slices of each run, so short runs keep
- * profile + plan + verification near 15 s while each still holds several slices.
- */
-export const VERIFY_RUN_SECONDS = 1;
+/** Seconds each verification run measures, at most (defined with diagnose: the server caps its runs the same). */
+export { VERIFY_RUN_SECONDS };
 
 /** The model options the flags ask for (without the static randomness, which comes from the source). */
 export function modelOptionsOf(p: Parsed): ModelOptions {
