@@ -11,7 +11,7 @@ import type { Overrides, Profile, RunnerMessage } from '../../shared/profile';
 import type { ProfileOutcome, ProfileParams, ProfileResult } from '../../shared/protocol';
 import type { Settings } from '../../shared/settings';
 import { describeOp } from '../../model/describe';
-import { staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis } from '../../engine/diagnose';
+import { VERIFY_RUN_SECONDS, staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis } from '../../engine/diagnose';
 import type { DocumentStore } from '../state';
 import type { PipelineView } from '../views';
 
@@ -27,6 +27,8 @@ export interface RunOptions {
   nodeArgs?: string[];
   /** Knob overrides by operator id: the plan (or a part of it) diagnose wants measured. */
   overrides?: Overrides;
+  /** Calibrate worker dispatch and price moves after the window (the model needs them; verification does not). */
+  probes?: boolean;
   signal?: AbortSignal;
   onProgress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
@@ -103,13 +105,15 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
     const expected = expectedRuns(s);
     let step: DiagnoseStep = { phase: 'profile', message: 'profiling as written', run: 1 };
     const stepText = (): string => `${name}: ${stepWords(step)} (run ${step.run} of ${Math.max(expected, step.run)})`;
-    deps.progress?.(`${stepText()}…`, share(0, expected));
     const diagnosis = await deps.diagnose({
-      run: (overrides) =>
+      // Verification runs only compare rates: short, and without the probes that feed the model
+      // (as `plumber plan` runs them), so the editor and the CLI verify alike.
+      run: (overrides, purpose) =>
         deps.run({
           file: doc.file,
           exportName: name,
-          seconds: s.profile.seconds,
+          seconds: purpose === 'verify' ? Math.min(s.profile.seconds, VERIFY_RUN_SECONDS) : s.profile.seconds,
+          ...(purpose === 'verify' ? { probes: false } : {}),
           maxElements: s.profile.maxElements,
           timeoutSeconds: s.profile.timeoutSeconds,
           memoryMB: s.profile.memoryMB,

@@ -1,0 +1,126 @@
+/**
+ * plumber/profile hands the engine's diagnose what the CLI hands it — runner options per run,
+ * model options and randomness from the source, passes and verification from the settings — shows
+ * each step as progress, and keeps the final plan. The engine itself is tested in test/unit/engine;
+ * here a scripted diagnose calls the run it is given, as the real one does.
+ */
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { profilePipelines, type RunOptions } from '../../../src/server/features/profile';
+import { Session } from '../../../src/server/session';
+import type { DiagnoseInput, Diagnosis } from '../../../src/engine/diagnose';
+import type { Verification } from '../../../src/shared/analysis';
+import { DEFAULT_SETTINGS, type Settings } from '../../../src/shared/settings';
+import { FIXTURES } from './helpers';
+import { handMade } from './handmade';
+
+const FILE = path.join(FIXTURES, 'project', 'pipelines.ts');
+const URI = pathToFileURL(FILE).href;
+const TEXT = readFileSync(FILE, 'utf8');
+
+function settings(plan: Settings['plan'], cores = 3): Settings {
+  return { ...structuredClone(DEFAULT_SETTINGS), model: { cores, memoryBudgetMB: 0 }, plan };
+}
+
+describe('Profiling from the editor', () => {
+  it('runs diagnose with the runner options, model options, passes and verification the settings give, and keeps its verified plan', async () => {
+    const s = new Session(() => undefined);
+    s.update(URI, 1, TEXT);
+    const images = s.views(URI).find((v) => v.graph.name === 'images')!.graph;
+    const hand = handMade(images, 'map(decode)', (id) => [{ kind: 'parallelism', opId: id('map(decode)'), from: 1, to: 2, reason: 'two cores are idle' }]);
+    const verification: Verification = {
+      verdict: 'gain',
+      asWritten: { rate: 310, halfWidth: 9, windows: 8 },
+      kept: { changes: [`parallelism:${hand.plan.changes[0]!.opId}`], measured: { rate: 527, halfWidth: 20, windows: 8 } },
+      tried: [],
+      speedup: 1.7,
+      speedupHalfWidth: 0.1,
+      dropped: [],
+      summary: 'verified 1.7× ± 0.1',
+      seconds: 3,
+    };
+    const runs: RunOptions[] = [];
+    const inputs: DiagnoseInput[] = [];
+    const progress: string[] = [];
+    const planOverrides = { [hand.plan.changes[0]!.opId]: { parallelism: 2 } };
+    const result = await profilePipelines(
+      { uri: URI, pipeline: 'images' },
+      {
+        trusted: true,
+        settings: settings({ passes: 2, verify: true }),
+        store: s.store,
+        views: (u) => s.views(u),
+        run: (opts) => {
+          runs.push(opts);
+          return Promise.resolve(hand.profile);
+        },
+        // Like the engine: a step, then its run, for as written, the re-plan and one verification run.
+        diagnose: async (input): Promise<Diagnosis> => {
+          inputs.push(input);
+          input.onStep?.({ phase: 'profile', message: 'profiling as written', run: 1 });
+          await input.run({}, 'profile');
+          input.onStep?.({ phase: 'replan', message: 're-profiling with the plan applied (pass 2 of 2)', run: 2 });
+          await input.run(planOverrides, 'replan');
+          input.onStep?.({ phase: 'verify', message: 'verifying: as written (2)', run: 3 });
+          await input.run({}, 'verify');
+          return { first: hand.profile, analysis: hand.analysis, plan: { ...hand.plan, verification }, last: hand.profile, profiles: [hand.profile, hand.profile, hand.profile] };
+        },
+        progress: (m) => progress.push(m),
+      },
+    );
+    assert.deepEqual(result.outcomes, [{ pipeline: 'images', ok: true, rate: 310, predictedRate: hand.plan.predictedRate }]);
+    const input = inputs[0]!;
+    assert.equal(input.passes, 2);
+    assert.equal(input.verify, true);
+    assert.equal(input.options?.cores, 3);
+    assert.deepEqual(input.options?.randomOps, images.ops.filter((o) => o.random).map((o) => o.id).sort());
+    // Profile runs measure as long as the settings say; verification runs are short and skip the probes.
+    assert.deepEqual(
+      runs.map((r) => [r.exportName, r.seconds, r.probes, r.overrides]),
+      [
+        ['images', 5, undefined, {}],
+        ['images', 5, undefined, planOverrides],
+        ['images', 1, false, {}],
+      ],
+    );
+    assert.deepEqual(progress, [
+      'images: profiling as written (run 1 of 6)…',
+      'images: re-profiling with the plan applied (run 2 of 6)…',
+      'images: verifying the plan (run 3 of 6)…',
+    ]);
+    const kept = s.store.get(URI)!.profiles.get('images')!;
+    assert.equal(kept.plan?.verification?.summary, 'verified 1.7× ± 0.1');
+    assert.equal(kept.profile, hand.profile, 'the record keeps the run as written, whose numbers the lenses show');
+  });
+
+  it('counts only the profile passes when verification is off', async () => {
+    const s = new Session(() => undefined);
+    s.update(URI, 1, TEXT);
+    const images = s.views(URI).find((v) => v.graph.name === 'images')!.graph;
+    const hand = handMade(images, 'map(decode)', () => []);
+    const progress: string[] = [];
+    let verify: boolean | undefined;
+    await profilePipelines(
+      { uri: URI, pipeline: 'images' },
+      {
+        trusted: true,
+        settings: settings({ passes: 1, verify: false }, 0),
+        store: s.store,
+        views: (u) => s.views(u),
+        run: () => Promise.resolve(hand.profile),
+        diagnose: async (input): Promise<Diagnosis> => {
+          verify = input.verify;
+          assert.equal(input.options?.cores, undefined, 'cores 0: the model plans for the cores the run measured free');
+          input.onStep?.({ phase: 'profile', message: 'profiling as written', run: 1 });
+          await input.run({}, 'profile');
+          return { first: hand.profile, analysis: hand.analysis, plan: hand.plan, last: hand.profile, profiles: [hand.profile] };
+        },
+        progress: (m) => progress.push(m),
+      },
+    );
+    assert.equal(verify, false);
+    assert.deepEqual(progress, ['images: profiling as written (run 1 of 1)…']);
+  });
+});
