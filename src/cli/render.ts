@@ -71,7 +71,7 @@ export function verdictLine(plan: Plan, unverified?: Unverified): string {
   if (!v) return `${est}, not verified (${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})`;
   if (v.verdict === 'gain') return `${est}, ${v.summary}`;
   if (v.verdict === 'no-gain') return `No reliable gain on this machine right now: ${v.summary.replace(/^no reliable gain on this machine right now: /, '')}`;
-  return `Not verified: ${v.summary}`;
+  return `${v.summary.charAt(0).toUpperCase()}${v.summary.slice(1)}`;
 }
 
 /** The changes verification dropped, one line each with why ("measured 0.8× alone"). */

@@ -349,17 +349,20 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     const s = speedupOf(M(best), a);
     return finish({ verdict: 'gain', kept: configOut(best), speedup: s.speedup, speedupHalfWidth: s.halfWidth, dropped, summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}` }, best.changes);
   }
-  const parts: string[] = [];
-  if (planned.error) parts.push(`the plan's run failed (${planned.error.message})`);
-  else {
-    const s = speedupOf(M(planned), a);
-    parts.push(`the plan measured ${fmtRate(M(planned).rate)} ± ${fmtRate(M(planned).halfWidth).replace('/s', '')} against ${fmtRate(a.rate)} ± ${fmtRate(a.halfWidth).replace('/s', '')} as written (${formatSpeedup(s.speedup, s.halfWidth)})`);
+  if (planned.error) {
+    // The plan itself did not run (a worker could not load the fn, an override the library
+    // refused), and no part of it measured a gain: nothing is kept, and the reason is the failure.
+    return finish({ verdict: 'error', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped, summary: `verification failed: the plan's run failed: ${planned.error.message}` }, []);
   }
+  const s = speedupOf(M(planned), a);
+  const parts = [
+    `the plan measured ${fmtRate(M(planned).rate)} ± ${fmtRate(M(planned).halfWidth).replace('/s', '')} against ${fmtRate(a.rate)} ± ${fmtRate(a.halfWidth).replace('/s', '')} as written (${formatSpeedup(s.speedup, s.halfWidth)})`,
+  ];
   const others = order.filter((c) => c !== asWritten && c !== planned && c.runs > 0);
   if (others.length > 0) {
     parts.push(others.map((c) => `${name(c)}: ${c.error ? 'failed' : formatSpeedup(speedupOf(M(c), a).speedup)}`).join(', '));
   }
-  return finish({ verdict: 'no-gain', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: speedupOf(a, a).halfWidth, dropped, summary: `no reliable gain on this machine right now: ${parts.join('; ')}` }, []);
+  return finish({ verdict: 'no-gain', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped, summary: `no reliable gain on this machine right now: ${parts.join('; ')}` }, []);
 }
 
 function predictedOf(c: PlanChange): number {

@@ -256,6 +256,24 @@ describe('diagnose: verification', () => {
     assert.equal(n, 2);
   });
 
+  it('keeps nothing and says why when the plan itself fails to run and no part of it gains', async () => {
+    const first = twoChangeProfile();
+    const planned = modelPlan(first).changes;
+    const s = scripted(first, () => planned, () => 1);
+    const run = async (o: Overrides, p: RunPurpose): Promise<Profile> => {
+      const profile = await s.run(o, p);
+      if (s.calls[s.calls.length - 1]!.applied.length === planned.length) profile.error = { kind: 'override', message: 'the worker could not load fetch' };
+      return profile;
+    };
+    const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 60 });
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'error');
+    assert.equal(v.summary, "verification failed: the plan's run failed: the worker could not load fetch");
+    assert.deepEqual(d.plan.changes, []);
+    // Each change was still tried alone before giving up.
+    assert.equal(s.calls.filter((c) => c.applied.length === 1).length, 2);
+  });
+
   it('plans without verifying when asked, keeping every change', async () => {
     const first = threeChangeProfile();
     const s = scripted(first, () => [], () => 1);
