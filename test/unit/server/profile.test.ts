@@ -86,9 +86,9 @@ describe('Profiling from the editor', () => {
       ],
     );
     assert.deepEqual(progress, [
-      'images: profiling as written (run 1 of 6)…',
-      'images: re-profiling with the plan applied (run 2 of 6)…',
-      'images: verifying the plan (run 3 of 6)…',
+      'images: profiling as written (run 1 of 4)…',
+      'images: re-profiling with the plan applied (run 2 of 4)…',
+      'images: verifying the plan (run 3 of 4)…',
     ]);
     const kept = s.store.get(URI)!.profiles.get('images')!;
     assert.equal(kept.plan?.verification?.summary, 'verified 1.7× ± 0.1');
