@@ -93,17 +93,33 @@ function normalise(kind: MoveTarget['kind'], r: unknown): { value: unknown } | u
   return undefined;
 }
 
-/** CPU seconds per round of `round()` (which handles `n` elements), repeated until enough CPU or time passed. */
+/** Timing windows per measurement: their median ignores a window that a GC pause or a preemption's cache misses hit. */
+const WINDOWS = 5;
+
+/**
+ * CPU seconds per element of `round()` (which handles `n` elements): the median over WINDOWS
+ * windows of at least TARGET_CPU_SECONDS ÷ WINDOWS each, fewer when `deadline` passes (at least one).
+ */
 function cpuPerElement(n: number, round: () => void, deadline: number): number {
-  let rounds = 0;
-  const c0 = processCpuSeconds();
-  let c = c0;
+  const perElement: number[] = [];
   do {
-    round();
-    rounds++;
-    c = processCpuSeconds();
-  } while (c - c0 < TARGET_CPU_SECONDS && performance.now() < deadline);
-  return Math.max(0, c - c0) / (rounds * n);
+    let rounds = 0;
+    const c0 = processCpuSeconds();
+    let c = c0;
+    do {
+      round();
+      rounds++;
+      c = processCpuSeconds();
+    } while (c - c0 < TARGET_CPU_SECONDS / WINDOWS && performance.now() < deadline);
+    perElement.push(Math.max(0, c - c0) / (rounds * n));
+  } while (perElement.length < WINDOWS && performance.now() < deadline);
+  return median(perElement);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 interface MainSide {
@@ -234,18 +250,37 @@ parentPort.on('message', async (m) => {
     const ctxs = m.inputs.map((_, i) => ({ index: m.indices[i], get rng() { return new Rng(m.seeds[i]); }, signal: new AbortController().signal }));
     const n = m.inputs.length;
     const deadline = performance.now() + m.seconds * 1000;
-    // Warm-up: the main thread's fn ran the whole window; let V8 optimise this copy too.
-    const w0 = performance.now();
-    do { for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]); } while (performance.now() - w0 < m.seconds * 250);
-    let rounds = 0;
-    const c0 = cpu();
-    let c = c0;
+    // Warm-up: the main thread's fn ran all window long, hot; a fresh copy here is slower until V8
+    // optimises it (and the module's caches fill). Steady state is what a worker pool runs at, so
+    // warm up until rounds of calls stop getting cheaper (3 rounds without a 3% gain), or until
+    // most of the time is gone.
+    const warmUntil = performance.now() + m.seconds * 700;
+    let best = Infinity;
+    let stale = 0;
+    while (stale < 3 && performance.now() < warmUntil) {
+      const c0 = cpu();
+      const t0 = performance.now();
+      let calls = 0;
+      do { for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]); calls += n; } while (performance.now() - t0 < 2);
+      const per = (cpu() - c0) / calls;
+      if (per < best * 0.97) { best = per; stale = 0; } else stale++;
+    }
+    // Timed as on the main thread (cpuPerElement): the median of ${WINDOWS} windows.
+    const per = [];
     do {
-      for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]);
-      rounds++;
-      c = cpu();
-    } while (c - c0 < ${TARGET_CPU_SECONDS} && performance.now() < deadline);
-    parentPort.postMessage({ cpuPerCall: (c - c0) / (rounds * n) });
+      let rounds = 0;
+      const c0 = cpu();
+      let c = c0;
+      do {
+        for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]);
+        rounds++;
+        c = cpu();
+      } while (c - c0 < ${TARGET_CPU_SECONDS / WINDOWS} && performance.now() < deadline);
+      per.push((c - c0) / (rounds * n));
+    } while (per.length < ${WINDOWS} && performance.now() < deadline);
+    per.sort((a, b) => a - b);
+    const mid = per.length >> 1;
+    parentPort.postMessage({ cpuPerCall: per.length % 2 === 1 ? per[mid] : (per[mid - 1] + per[mid]) / 2 });
   } catch (e) {
     parentPort.postMessage({ error: String(e && e.message || e) });
   }
@@ -279,8 +314,9 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
   const out = new Map<string, MoveFindings>();
   const live = targets.filter((t) => t.samples.length > 0);
   if (live.length === 0) return out;
-  // Half the budget for the main thread, half for the worker.
-  const share = (budgetSeconds * 1000) / 2;
+  // Less for the main thread, whose fn is already hot, than for the worker, which must warm up.
+  const share = (budgetSeconds * 1000) * 0.4;
+  const workerShare = (budgetSeconds * 1000) * 0.6;
   const forWorker: { t: MoveTarget; inputs: SampledElement[]; findings: MoveFindings }[] = [];
   const start = performance.now();
   for (let i = 0; i < live.length; i++) {
@@ -308,7 +344,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
     // runner killed mid-measurement leaves nothing behind for long.
     const worker = w;
     // An equal share each: the thread's start and module load come on top (loadSeconds at most).
-    const seconds = Math.max(0.005, share / forWorker.length / 1000);
+    const seconds = Math.max(0.005, workerShare / forWorker.length / 1000);
     for (let i = 0; i < forWorker.length; i++) {
       const { t, inputs, findings } = forWorker[i];
       worker.postMessage({
