@@ -215,7 +215,7 @@ class DiskReader<T> implements Chunks<T> {
         countProduced(this.c, out);
       }
       if (out.length === 0) {
-        if (this.pos + this.buf.length !== this.size || this.buf.length !== 0) throw damaged(this.op, this.path, `has ${this.size - this.pos} bytes after its last element (it holds more than its header says)`);
+        if (this.pos !== this.size) throw damaged(this.op, this.path, `has ${this.size - this.pos} bytes after its last element (it holds more than its header says)`);
         if (this.c !== null) this.c.filesRead++;
         await this.return();
         return null;
@@ -230,7 +230,9 @@ class DiskReader<T> implements Chunks<T> {
   /** Opens the file and checks its header against the file's real length. */
   private async begin(): Promise<void> {
     this.fh = await open(this.path, 'r');
-    const actual = (await this.fh.stat()).size;
+    const st = await this.fh.stat();
+    if (st.isDirectory()) throw foreign(this.op, this.path, 'it is a directory');
+    const actual = st.size;
     this.size = actual;
     await this.fill(Math.min(actual, HEADER_BYTES));
     const b = this.buf;
@@ -349,7 +351,7 @@ function alive(pid: number): boolean {
  * those named for this host and a pid that no longer runs, holding nothing or a cache header — so
  * a file Plumber did not write is never removed, nor one a live process is still writing.
  */
-export async function removeStaleTemps(path: string): Promise<string[]> {
+async function removeStaleTemps(path: string): Promise<string[]> {
   const dir = dirname(path);
   const base = basename(path);
   let names: string[];
@@ -398,8 +400,13 @@ class DiskWriter<T> implements Chunks<T> {
   async next(hint: number): Promise<T[] | null> {
     if (this.closed) return null;
     if (this.fh === null) {
-      mkdirSync(dirname(this.path), { recursive: true });
-      this.fh = await open(this.tmp, 'w');
+      try {
+        mkdirSync(dirname(this.path), { recursive: true });
+        this.fh = await open(this.tmp, 'w');
+      } catch (e) {
+        await this.return();
+        throw new PipelineError(this.op, undefined, e, `cannot write the cache file ${this.path}: ${describeThrown(e)}. Give cache() a path in a directory this process can write.`);
+      }
       // A placeholder with our format line (so a stale one is recognised as ours) and no checksum:
       // until the real header is written last, the file reads as damaged.
       const placeholder = Buffer.alloc(HEADER_BYTES);
