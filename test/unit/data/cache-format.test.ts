@@ -158,6 +158,10 @@ describe('plumber-data cache file format', function () {
       await assert.rejects(range(3).cache(path).toArray(), /is not a plumber-data cache file/);
       assert.equal(readFileSync(path, 'utf8'), text);
     }
+    const got = await outcome(dir);
+    assert.ok(got instanceof PipelineError);
+    assert.match(got.message, /is not a plumber-data cache file \(it is a directory\)/);
+    assert.doesNotMatch(got.message, /delete/i);
   });
 
   it('checksums with CRC-32 (IEEE) in JavaScript exactly as zlib does, for Node versions without zlib.crc32', () => {
