@@ -134,11 +134,13 @@ export function svgChart(results: E2eResult[]): string {
     const x0 = left + 20 + i * GROUP;
     SERIES.forEach((s, j) => {
       const v = (r[s.key] as number) / r.asWritten;
+      // No bar when as written measured nothing: there is no speed-up to draw.
+      if (!Number.isFinite(v)) return;
       const yy = y(v);
       parts.push(`<rect x="${x0 + j * BAR}" y="${yy}" width="${BAR - 4}" height="${bottom - yy}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`);
     });
     const yp = y(r.predicted / r.asWritten);
-    parts.push(`<line x1="${x0 + plumberAt * BAR - 4}" x2="${x0 + (plumberAt + 1) * BAR}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`);
+    if (Number.isFinite(yp)) parts.push(`<line x1="${x0 + plumberAt * BAR - 4}" x2="${x0 + (plumberAt + 1) * BAR}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`);
     const label = manyLoads ? `${r.pipeline} (load ${r.load})` : r.pipeline;
     parts.push(`<text x="${x0 + (SERIES.length * BAR) / 2}" y="${bottom + 18}" text-anchor="middle">${escapeXml(label)}</text>`);
   });
