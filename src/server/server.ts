@@ -55,6 +55,7 @@ import { UNTRUSTED, profilePipelines } from './features/profile';
 import { report } from './features/report';
 import { activity, noteEdit, quiet, uriOf } from './pacing';
 import { Session } from './session';
+import { trustFromInit, trustFromNotification } from './trust';
 
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
@@ -83,8 +84,9 @@ function guard<P, R>(name: string, fallback: R, fn: (params: P, token: Cancellat
 connection.onInitialize((params): InitializeResult => {
   caps = params.capabilities;
   const init = params.initializationOptions as { trusted?: unknown; settings?: unknown } | undefined;
-  // Clients without Workspace Trust (Neovim, a plain LSP client) started the server themselves: trusted.
-  session.trusted = init?.trusted !== false;
+  // Clients without Workspace Trust (Neovim, a plain LSP client) started the server themselves and
+  // send no `trusted`: trusted. A client that sends it trusts only with a boolean `true`.
+  session.trusted = trustFromInit(init);
   // Settings sent at start apply to the very first requests, before workspace/configuration answers.
   if (init?.settings) session.settings = normalizeSettings(init.settings).settings;
   return {
@@ -139,7 +141,7 @@ connection.onDidChangeConfiguration(
 );
 
 connection.onNotification(TrustChangedNotification, (params: TrustChangedParams) => {
-  session.trusted = params.trusted === true;
+  session.trusted = trustFromNotification(params);
 });
 
 // Diagnostics wait for typing to pause; features asked in between read the latest text.
