@@ -8,6 +8,7 @@ import type { PipelineView } from '../views';
 import { compact, percent, rateText } from './format';
 import { offerTitle, offeredChanges } from './advice';
 import { formatSeconds } from '../../model/describe';
+import { codeSpan, escapeMarkdown as esc } from './markdown';
 
 function contains(op: GraphOp, pos: Position): boolean {
   const r = op.own.range;
@@ -20,8 +21,8 @@ function contains(op: GraphOp, pos: Position): boolean {
 function knobLines(op: GraphOp): string[] {
   const out: string[] = [];
   for (const [k, knob] of Object.entries(op.knobs)) {
-    if (knob.state === 'literal') out.push(`\`${k}: ${knob.text}\``);
-    else if (knob.state === 'expression') out.push(`\`${k}: ${knob.text}\` (computed; Plumber will not edit it)`);
+    if (knob.state === 'literal') out.push(codeSpan(`${k}: ${knob.text}`));
+    else if (knob.state === 'expression') out.push(`${codeSpan(`${k}: ${knob.text}`)} (computed; Plumber will not edit it)`);
   }
   return out;
 }
@@ -31,21 +32,22 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
   for (const v of views) {
     const op = v.graph.ops.find((o) => o.file === file && contains(o, pos));
     if (!op) continue;
-    const lines: string[] = [`**${op.label}** · pipeline \`${v.graph.name}\` · op \`${op.id}\``];
+    // Every piece of text from the workspace goes through esc() or codeSpan(): see markdown.ts.
+    const lines: string[] = [`**${esc(op.label)}** · pipeline ${codeSpan(v.graph.name)} · op ${codeSpan(op.id)}`];
     const knobs = knobLines(op);
     if (knobs.length > 0) lines.push(`Knobs: ${knobs.join(', ')}`);
     if (op.fn) {
-      const where = op.fn.exportName ? `exported as \`${op.fn.exportName}\` (can run in worker threads)` : op.fn.form === 'inline' ? 'inline (cannot move to worker threads)' : 'not exported';
+      const where = op.fn.exportName ? `exported as ${codeSpan(op.fn.exportName)} (can run in worker threads)` : op.fn.form === 'inline' ? 'inline (cannot move to worker threads)' : 'not exported';
       const sync = op.fn.async === undefined ? '' : op.fn.async ? 'async, ' : 'synchronous, ';
-      lines.push(`Function: ${op.fn.name ? `\`${op.fn.name}\`` : 'anonymous'} — ${sync}${where}`);
+      lines.push(`Function: ${op.fn.name ? codeSpan(op.fn.name) : 'anonymous'} — ${sync}${where}`);
     }
-    if (op.random) lines.push(`Random: ${op.random.detail}. Never cache after it.`);
+    if (op.random) lines.push(`Random: ${esc(op.random.detail)}. Never cache after it.`);
     const rec = v.record;
     const joined = v.byGraphId.get(op.id);
     if (!rec) {
       lines.push('', '_Not profiled yet: run “Plumber: Profile Pipeline” for measured numbers._');
     } else if (rec.profile.error) {
-      lines.push('', `_The last profile failed: ${rec.profile.error.message}_`);
+      lines.push('', `_The last profile failed: ${esc(rec.profile.error.message)}_`);
     } else if (joined) {
       const c = joined.prof.counters;
       const an = joined.an;
@@ -57,11 +59,11 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
       }
       lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
       const a = rec.analysis;
-      if (a?.bottleneck.opId === joined.prof.id) lines.push('', `**Why:** ${a.bottleneck.reason}`);
-      for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateText(b.rate)} — ${b.detail}`);
+      if (a?.bottleneck.opId === joined.prof.id) lines.push('', `**Why:** ${esc(a.bottleneck.reason)}`);
+      for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateText(b.rate)} — ${esc(b.detail)}`);
       const plan = rec.plan;
-      for (const ch of plan ? offeredChanges(plan) : []) if (ch.opId === joined.prof.id) lines.push('', `**${offerTitle(ch, plan!, rec.profile)}** — ${ch.reason}`);
-      for (const d of plan?.verification?.dropped ?? []) if (d.change.opId === joined.prof.id) lines.push('', `_Not offered: the plan's change here was dropped by verification (${d.why})._`);
+      for (const ch of plan ? offeredChanges(plan) : []) if (ch.opId === joined.prof.id) lines.push('', `**${esc(offerTitle(ch, plan!, rec.profile))}** — ${esc(ch.reason)}`);
+      for (const d of plan?.verification?.dropped ?? []) if (d.change.opId === joined.prof.id) lines.push('', `_Not offered: the plan's change here was dropped by verification (${esc(d.why)})._`);
     }
     return { contents: { kind: 'markdown', value: lines.join('\n') }, range: op.name.range };
   }
