@@ -20,6 +20,7 @@ import {
   type InitializeResult,
   type WorkDoneProgressReporter,
 } from 'vscode-languageserver/node';
+import { format, inspect } from 'node:util';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { diagnose } from '../engine/diagnose';
 import { runProfile } from '../runner/spawn';
@@ -54,10 +55,27 @@ import { pipelines } from './features/pipelines';
 import { UNTRUSTED, profilePipelines } from './features/profile';
 import { report } from './features/report';
 import { activity, noteEdit, quiet, uriOf } from './pacing';
+import { FramingGuard } from './framing';
 import { Session } from './session';
 import { trustFromInit, trustFromNotification } from './trust';
 
-const connection = createConnection(ProposedFeatures.all);
+// Over stdio the client's bytes pass through the framing guard first (see framing.ts). Given its
+// own streams, the library no longer routes console output away from stdout, where it would
+// corrupt the replies: that is done here, into the client's log.
+const overStdio = process.argv.includes('--stdio');
+const connection = overStdio
+  ? createConnection(ProposedFeatures.all, process.stdin.pipe(new FramingGuard((m) => connection.console.error(m))), process.stdout)
+  : createConnection(ProposedFeatures.all);
+if (overStdio) {
+  const say = (write: (message: string) => void) => (...args: unknown[]): void => write(format(...args));
+  console.log = say((m) => connection.console.log(m));
+  console.info = say((m) => connection.console.info(m));
+  console.debug = say((m) => connection.console.log(m));
+  console.warn = say((m) => connection.console.warn(m));
+  console.error = say((m) => connection.console.error(m));
+  console.trace = say((m) => connection.console.log(`${m}\n${new Error().stack ?? ''}`));
+  console.dir = (item: unknown) => connection.console.log(inspect(item));
+}
 const documents = new TextDocuments(TextDocument);
 const session = new Session((m) => connection.console.error(m));
 let caps: ClientCapabilities = {};

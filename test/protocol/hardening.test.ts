@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } fr
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ProfileRequest, TrustChangedNotification } from '../../src/shared/protocol';
+import { PipelinesRequest, ProfileRequest, TrustChangedNotification } from '../../src/shared/protocol';
 import { ROOT, SERVER, startServer, type TestClient } from './client';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'server', 'cli');
@@ -58,5 +58,24 @@ describe('language server against a careless or hostile client', function () {
       await c.connection.sendNotification(TrustChangedNotification, { trusted: 'true' as unknown as boolean });
       await assert.rejects(c.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers' }), (e: Error) => /untrusted/.test(e.message));
     });
+  });
+
+  describe('framing', () => {
+    const malformed: Array<[string, string, RegExp]> = [
+      ['a header without Content-Length', 'X-Junk: 1\r\n\r\n{"jsonrpc":"2.0","id":99,"method":"shutdown"}', /a header without Content-Length/],
+      ['a Content-Length that is not a number', 'Content-Length: many\r\n\r\n{}', /not a byte count/],
+      ['a header line without a colon', 'hello\r\n\r\n', /without "name: value"/],
+    ];
+    for (const [what, bytes, why] of malformed) {
+      it(`survives ${what}: logs why, skips it and answers the next request`, async () => {
+        const c = await start();
+        await open(c);
+        const logged = c.notification<{ message: string }>('window/logMessage', (m) => /malformed LSP message/.test(m.message));
+        c.child.stdin!.write(bytes);
+        const r = await c.connection.sendRequest(PipelinesRequest, { uri });
+        assert.deepEqual(r.pipelines.map((p) => p.name), ['numbers']);
+        assert.match((await logged).message, why);
+      });
+    }
   });
 });
