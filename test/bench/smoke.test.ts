@@ -50,7 +50,8 @@ describe('the end-to-end benchmark with smoke budgets', function () {
   it('measures a positive rate for every configuration and a prediction for every plan', () => {
     for (const line of lines) {
       assert.equal(line.bench, 'e2e');
-      for (const figure of ['asWritten', 'heuristic', 'plumber', 'oracle', 'predicted', 'profileSeconds']) {
+      assert.equal(line.load, 0, `${line.pipeline} ran under background load it was not asked for`);
+      for (const figure of ['asWritten', 'heuristic', 'nodeHeuristic', 'auto', 'plumber', 'oracle', 'predicted', 'profileSeconds']) {
         const v = line[figure];
         assert.ok(typeof v === 'number' && Number.isFinite(v) && v > 0, `${line.pipeline}.${figure} is ${String(v)}`);
       }
