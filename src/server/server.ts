@@ -20,6 +20,7 @@ import {
   type InitializeResult,
   type WorkDoneProgressReporter,
 } from 'vscode-languageserver/node';
+import * as path from 'node:path';
 import { format, inspect } from 'node:util';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { diagnose } from '../engine/diagnose';
@@ -56,6 +57,7 @@ import { UNTRUSTED, profilePipelines } from './features/profile';
 import { report } from './features/report';
 import { activity, noteEdit, quiet, uriOf } from './pacing';
 import { FramingGuard } from './framing';
+import { RunQueue } from './runQueue';
 import { Session } from './session';
 import { trustFromInit, trustFromNotification } from './trust';
 
@@ -270,6 +272,9 @@ connection.onRequest(
   }),
 );
 
+// Profiles measure the machine's cores: one at a time (see runQueue.ts).
+const profiles = new RunQueue();
+
 connection.onRequest(ProfileRequest, async (p: ProfileParams, token: CancellationToken): Promise<ProfileResult> => {
   if (!session.trusted) throw new ResponseError(LSPErrorCodes.RequestFailed, UNTRUSTED);
   const abort = new AbortController();
@@ -283,25 +288,51 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
     progress = created;
   }
   progress?.begin('Plumber: profiling', 0, 'starting the runner', true);
+  let ended = false;
+  const endProgress = (): void => {
+    if (!ended) progress?.done();
+    ended = true;
+  };
+  // "the profile of numbers" (one pipeline) or "the profile of pipeline.ts" (every pipeline of the file).
+  const label = p.pipeline ?? path.basename(uriToFile(p.uri));
   try {
-    const result = await profilePipelines(p, {
-      trusted: session.trusted,
-      settings: session.settings,
-      store: session.store,
-      views: (uri) => session.views(uri),
-      run: (opts) => runProfile(opts),
-      diagnose,
-      progress: (message, percentage) => progress?.report(percentage ?? 0, message),
-      signal: abort.signal,
-    });
+    const queued = await profiles.run(
+      label,
+      async () => {
+        progress?.report(0, 'starting the runner');
+        // Settings and trust as they are when the run starts, not when it was queued. The progress
+        // ends before the next queued run starts, so the client sees the runs one after another.
+        try {
+          return await profilePipelines(p, {
+            trusted: session.trusted,
+            settings: session.settings,
+            store: session.store,
+            views: (uri) => session.views(uri),
+            run: (opts) => runProfile(opts),
+            diagnose,
+            progress: (message, percentage) => progress?.report(percentage ?? 0, message),
+            signal: abort.signal,
+          });
+        } finally {
+          endProgress();
+        }
+      },
+      {
+        signal: abort.signal,
+        onWait: (running, ahead) => progress?.report(0, `waiting for the profile of ${running} to finish${ahead > 1 ? ` (${ahead - 1} more queued before this one)` : ''}`),
+      },
+    );
+    if (!queued.started) throw new ResponseError(LSPErrorCodes.RequestCancelled, `The profile of ${label} was cancelled before it started.`);
+    const result = queued.value;
     profilesChanged(p.uri, result.outcomes.map((o) => o.pipeline).filter((n) => n !== ''));
     refreshAll();
     return result;
   } catch (error) {
+    if (error instanceof ResponseError) throw error;
     connection.console.error(`Plumber profile failed: ${describe(error)}`);
     throw new ResponseError(LSPErrorCodes.RequestFailed, error instanceof Error ? error.message : String(error));
   } finally {
-    progress?.done();
+    endProgress();
   }
 });
 

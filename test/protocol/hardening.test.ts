@@ -8,6 +8,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } fr
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageserver-protocol/node';
 import { PipelinesRequest, ProfileRequest, TrustChangedNotification } from '../../src/shared/protocol';
 import { ROOT, SERVER, startServer, type TestClient } from './client';
 
@@ -77,5 +78,69 @@ describe('language server against a careless or hostile client', function () {
         assert.match((await logged).message, why);
       });
     }
+  });
+
+  describe('profiles requested at once', () => {
+    // Short single runs: the order of the runs is what is checked, not their numbers.
+    const quick = { profile: { seconds: 0.3 }, plan: { passes: 1, verify: false }, model: { cores: 2 } };
+    /** Every progress notification of `tokens`, in the order the server sent them. */
+    type Event = { token: string; kind: string; message: string };
+    const record = (c: TestClient, tokens: string[], listen: (e: Event) => void = () => undefined): Event[] => {
+      const events: Event[] = [];
+      for (const token of tokens) {
+        c.connection.onProgress(WorkDoneProgress.type, token, (v) => {
+          const e = { token, kind: v.kind, message: v.kind === 'end' ? '' : v.message ?? '' };
+          events.push(e);
+          listen(e);
+        });
+      }
+      return events;
+    };
+    const RUNNING = /^numbers: profiling as written/;
+    const first = (events: Array<{ token: string; message: string }>, token: string, re: RegExp): number => events.findIndex((e) => e.token === token && re.test(e.message));
+    const end = (events: Array<{ token: string; kind: string }>, token: string): number => events.findIndex((e) => e.token === token && e.kind === 'end');
+
+    it('runs three profiles one after another, the waiting ones saying what they wait for', async () => {
+      const c = await start(quick);
+      await open(c);
+      const tokens = ['queue-1', 'queue-2', 'queue-3'];
+      const events = record(c, tokens);
+      const results = await Promise.all(tokens.map((workDoneToken) => c.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken })));
+      for (const r of results) assert.ok(r.outcomes[0]!.ok, r.outcomes[0]!.error);
+      const trace = events.map((e) => `${e.token} ${e.kind} ${e.message}`).join('\n');
+      // Each run's first runner message comes after the previous run ended: no two runners overlap.
+      for (const [k, token] of tokens.entries()) {
+        assert.ok(first(events, token, RUNNING) >= 0, trace);
+        if (k === 0) continue;
+        assert.ok(end(events, tokens[k - 1]!) < first(events, token, RUNNING), trace);
+        assert.ok(first(events, token, /^waiting for the profile of numbers to finish/) < first(events, token, RUNNING), trace);
+      }
+      assert.ok(first(events, 'queue-3', /\(1 more queued before this one\)$/) >= 0, trace);
+    });
+
+    it('never starts a profile cancelled while it waits, and runs the next one', async () => {
+      const c = await start(quick);
+      await open(c);
+      const tokens = ['wait-1', 'wait-2', 'wait-3'];
+      let waiting!: () => void;
+      const told = new Promise<void>((resolve) => (waiting = resolve));
+      const events = record(c, tokens, (e) => {
+        if (e.token === 'wait-2' && /^waiting for/.test(e.message)) waiting();
+      });
+      const source = new CancellationTokenSource();
+      const a = c.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken: 'wait-1' });
+      const b = c.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken: 'wait-2' }, source.token);
+      const third = c.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken: 'wait-3' });
+      await told;
+      source.cancel();
+      const outcome = await b.then((r) => (r.outcomes[0]!.ok ? 'ran' : 'cancelled'), () => 'cancelled');
+      assert.equal(outcome, 'cancelled');
+      const [ra, rc] = await Promise.all([a, third]);
+      assert.ok(ra.outcomes[0]!.ok && rc.outcomes[0]!.ok);
+      const trace = events.map((e) => `${e.token} ${e.kind} ${e.message}`).join('\n');
+      assert.equal(first(events, 'wait-2', RUNNING), -1, `the cancelled request started a runner:\n${trace}`);
+      assert.ok(end(events, 'wait-2') >= 0, `the cancelled request's progress ended:\n${trace}`);
+      assert.ok(end(events, 'wait-1') < first(events, 'wait-3', RUNNING), trace);
+    });
   });
 });
