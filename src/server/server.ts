@@ -47,7 +47,7 @@ import {
 import { normalizeSettings } from '../shared/settings';
 import { codeActions } from './features/codeActions';
 import { codeLenses, resolveCodeLens, type LensData } from './features/codeLens';
-import { diagnostics } from './features/diagnostics';
+import { SOURCE, diagnostics } from './features/diagnostics';
 import { fixAll } from './features/fixAll';
 import { uriToFile } from './features/format';
 import { hover } from './features/hover';
@@ -56,6 +56,7 @@ import { pipelines } from './features/pipelines';
 import { UNTRUSTED, profilePipelines } from './features/profile';
 import { report } from './features/report';
 import { activity, noteEdit, quiet, uriOf } from './pacing';
+import { cutDiagnostic } from './bounds';
 import { FramingGuard } from './framing';
 import { RunQueue } from './runQueue';
 import { Session } from './session';
@@ -181,6 +182,8 @@ function publishDiagnostics(uri: string): void {
   try {
     if (!documents.get(uri)) return;
     const list = diagnostics(uri, uriToFile(uri), session.views(uri), session.lints(uri), session.settings.diagnostics);
+    const cut = session.cut(uri);
+    if (cut && session.settings.diagnostics.enabled) list.push(cutDiagnostic(cut, SOURCE));
     void connection.sendDiagnostics({ uri, diagnostics: list });
   } catch (error) {
     connection.console.error(`Plumber diagnostics failed: ${describe(error)}`);

@@ -14,6 +14,7 @@ import { GraphWorkspace } from '../engine/graph/workspace';
 import { lintPipelines, type LintFinding } from './lints/rules';
 import { DocumentStore } from './state';
 import { buildViews, type PipelineView } from './views';
+import { bound, cutMessage, type Bounded, type Cut } from './bounds';
 
 export class Session {
   readonly store = new DocumentStore();
@@ -22,6 +23,7 @@ export class Session {
   trusted = true;
   readonly cores = os.availableParallelism();
   private readonly lintCache = new WeakMap<FileGraph, LintFinding[]>();
+  private readonly boundedText = new Map<string, { source: string; bounded: Bounded }>();
 
   constructor(private readonly log: (message: string) => void) {
     this.workspace = new GraphWorkspace({
@@ -35,6 +37,7 @@ export class Session {
   }
 
   close(uri: string): void {
+    this.boundedText.delete(uri);
     const doc = this.store.get(uri);
     this.store.close(uri);
     if (doc) this.workspace.close(doc.file);
@@ -44,10 +47,27 @@ export class Session {
     const doc = this.store.get(uri);
     const file = doc?.file ?? uriToFile(uri);
     if (doc) {
+      const { text } = this.bounded(uri, doc.text);
       const sf = this.workspace.project.getSourceFile(file);
-      if (!sf || sf.getFullText() !== doc.text) this.workspace.setText(file, doc.text);
+      if (!sf || sf.getFullText() !== text) this.workspace.setText(file, text);
     }
     return this.workspace.graphOf(file);
+  }
+
+  /** Where the analysed part of a very large document ends (see bounds.ts); undefined when all of it is analysed. */
+  cut(uri: string): Cut | undefined {
+    const doc = this.store.get(uri);
+    return doc ? this.bounded(uri, doc.text).cut : undefined;
+  }
+
+  /** The part of the document the graph sees, computed once per text; a new cut is logged once. */
+  private bounded(uri: string, text: string): Bounded {
+    const hit = this.boundedText.get(uri);
+    if (hit?.source === text) return hit.bounded;
+    const bounded = bound(text);
+    this.boundedText.set(uri, { source: text, bounded });
+    if (bounded.cut) this.log(`Plumber: ${uri}: ${cutMessage(bounded.cut)}`);
+    return bounded;
   }
 
   views(uri: string): PipelineView[] {

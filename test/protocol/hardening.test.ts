@@ -4,11 +4,11 @@
  * profiles requested all at once, and a document too large to analyse whole.
  */
 import * as assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageserver-protocol/node';
+import { CancellationTokenSource, WorkDoneProgress, type CodeLens } from 'vscode-languageserver-protocol/node';
 import { PipelinesRequest, ProfileRequest, TrustChangedNotification } from '../../src/shared/protocol';
 import { ROOT, SERVER, startServer, type TestClient } from './client';
 
@@ -141,6 +141,34 @@ describe('language server against a careless or hostile client', function () {
       assert.equal(first(events, 'wait-2', RUNNING), -1, `the cancelled request started a runner:\n${trace}`);
       assert.ok(end(events, 'wait-2') >= 0, `the cancelled request's progress ended:\n${trace}`);
       assert.ok(end(events, 'wait-1') < first(events, 'wait-3', RUNNING), trace);
+    });
+  });
+
+  describe('a very large document', () => {
+    it('answers a 5 MB file of 48,000 pipelines partially, says where it stopped, and keeps answering', async () => {
+      const big = path.join(dir, 'many.ts');
+      const lines = ["import { range } from 'plumber-data';", "import { heavy } from './pipeline';"];
+      for (let i = 0; i < 48_000; i++) lines.push(`export const pipeline_${i} = range(${i}).map(heavy).batch(16); // one of very many pipelines in this file`);
+      writeFileSync(big, `${lines.join('\n')}\n`);
+      const bigUri = pathToFileURL(big).href;
+      const c = await start();
+      await open(c);
+      const published = c.diagnostics(bigUri);
+      await open(c, bigUri, readFileSync(big, 'utf8'));
+      const diags = (await published).diagnostics;
+      const note = diags.find((d) => d.code === 'plumber/file-too-large');
+      assert.ok(note, JSON.stringify(diags.slice(0, 3)));
+      const message = typeof note.message === 'string' ? note.message : note.message.value;
+      assert.match(message, /too large for Plumber to analyse whole: it analysed lines 1–\d+ .* and skipped lines \d+–48002/);
+      const cutLine = note.range.start.line;
+      const lenses = await c.connection.sendRequest<CodeLens[]>('textDocument/codeLens', { textDocument: { uri: bigUri } });
+      // A "Profile" lens on every analysed pipeline, and none past the line where analysis stopped.
+      assert.equal(lenses.length, cutLine - 2, `${lenses.length} lenses, analysis stopped at line ${cutLine + 1}`);
+      assert.ok(lenses.length > 0 && lenses.length < 48_000);
+      assert.ok(lenses.every((l) => l.range.start.line < cutLine));
+      // The server is still answering: the next request, about another file, gets its answer.
+      const r = await c.connection.sendRequest(PipelinesRequest, { uri });
+      assert.deepEqual(r.pipelines.map((p) => p.name), ['numbers']);
     });
   });
 });
