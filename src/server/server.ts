@@ -292,6 +292,7 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
   }
   progress?.begin('Plumber: profiling', 0, 'starting the runner', true);
   let ended = false;
+  let waited = false;
   const endProgress = (): void => {
     if (!ended) progress?.done();
     ended = true;
@@ -302,7 +303,8 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
     const queued = await profiles.run(
       label,
       async () => {
-        progress?.report(0, 'starting the runner');
+        // A request that waited replaces "waiting for …" with what the begin message said.
+        if (waited) progress?.report(0, 'starting the runner');
         // Settings and trust as they are when the run starts, not when it was queued. The progress
         // ends before the next queued run starts, so the client sees the runs one after another.
         try {
@@ -322,7 +324,10 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
       },
       {
         signal: abort.signal,
-        onWait: (running, ahead) => progress?.report(0, `waiting for the profile of ${running} to finish${ahead > 1 ? ` (${ahead - 1} more queued before this one)` : ''}`),
+        onWait: (running, ahead) => {
+          waited = true;
+          progress?.report(0, `waiting for the profile of ${running} to finish${ahead > 1 ? ` (${ahead - 1} more queued before this one)` : ''}`);
+        },
       },
     );
     if (!queued.started) throw new ResponseError(LSPErrorCodes.RequestCancelled, `The profile of ${label} was cancelled before it started.`);

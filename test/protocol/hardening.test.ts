@@ -78,6 +78,14 @@ describe('language server against a careless or hostile client', function () {
         assert.match((await logged).message, why);
       });
     }
+
+    it('answers the next request after a well-framed body that is not JSON', async () => {
+      const c = await start();
+      await open(c);
+      c.child.stdin!.write('Content-Length: 5\r\n\r\n{{{{{');
+      const r = await c.connection.sendRequest(PipelinesRequest, { uri });
+      assert.deepEqual(r.pipelines.map((p) => p.name), ['numbers']);
+    });
   });
 
   describe('profiles requested at once', () => {
