@@ -62,7 +62,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'diagnostics.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Report static lints and the measured bottleneck as Information/Warning diagnostics.' },
   { key: 'profile.seconds', type: 'number', scope: 'resource', minimum: 0.1, markdownDescription: 'How long the runner measures a pipeline, in seconds (after warm-up). Measurement stops earlier when the rate has converged.' },
   { key: 'profile.maxElements', type: 'integer', scope: 'resource', minimum: 1, markdownDescription: 'The most root elements the runner pulls from a pipeline in one profile.' },
-  { key: 'profile.timeoutSeconds', type: 'number', scope: 'resource', minimum: 1, markdownDescription: 'Stop a profile that runs longer than this many seconds and report it as timed out.' },
+  { key: 'profile.timeoutSeconds', type: 'number', scope: 'resource', minimum: 1, maximum: 2147483, markdownDescription: 'Stop a profile that runs longer than this many seconds and report it as timed out.' },
   { key: 'profile.memoryMB', type: 'integer', scope: 'resource', minimum: 64, markdownDescription: "The runner process's heap limit in MB (`--max-old-space-size`)." },
   { key: 'runner.nodePath', type: 'string', scope: 'machine-overridable', restricted: true, markdownDescription: "The Node.js executable that runs pipelines. Empty: the extension host's own Node. Only used in trusted workspaces." },
   { key: 'runner.nodeArgs', type: 'array', scope: 'machine-overridable', restricted: true, markdownDescription: 'Extra Node.js arguments for the runner, e.g. `["--import", "tsx"]`. Only used in trusted workspaces.' },
