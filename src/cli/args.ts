@@ -3,6 +3,8 @@
  * framework, and a hand-written parser gives the exact error sentences the CLI promises.
  */
 
+import { MAX_TIMER_SECONDS } from '../runner/timers';
+
 /** A mistake in how the command was called (exit code 2). */
 export class UsageError extends Error {}
 
@@ -54,14 +56,31 @@ export function parseArgs(argv: string[], specs: Record<string, FlagSpec>, comma
 }
 
 /** A flag's value as a number within limits, or undefined when absent. */
-export function numberFlag(p: Parsed, name: string, o: { min: number; integer?: boolean; exclusiveMin?: boolean }): number | undefined {
+export function numberFlag(p: Parsed, name: string, o: { min: number; max?: number; integer?: boolean; exclusiveMin?: boolean }): number | undefined {
   const raw = p.flags.get(name)?.[0];
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  const ok = raw.trim() !== '' && Number.isFinite(n) && (o.exclusiveMin ? n > o.min : n >= o.min) && (!o.integer || Number.isInteger(n));
+  const ok = raw.trim() !== '' && Number.isFinite(n) && (o.exclusiveMin ? n > o.min : n >= o.min) && (o.max === undefined || n <= o.max) && (!o.integer || Number.isInteger(n));
   if (!ok) {
     const what = o.integer ? 'a whole number' : 'a number';
-    throw new UsageError(`--${name} must be ${what} ${o.exclusiveMin ? 'above' : 'of at least'} ${o.min}, got "${raw}".`);
+    const range = o.max === undefined ? `${o.exclusiveMin ? 'above' : 'of at least'} ${o.min}` : `${o.exclusiveMin ? 'above' : 'from'} ${o.min} ${o.exclusiveMin ? 'and at most' : 'to'} ${o.max}`;
+    throw new UsageError(`--${name} must be ${what} ${range}, got "${raw}".`);
   }
   return n;
+}
+
+/**
+ * Limits of the time flags, in seconds. Node's timers cannot wait longer than MAX_TIMER_SECONDS
+ * (about 24.8 days); the warm-up, the budget and the time before the first element add up to the
+ * default time limit, so each of the first two gets a third of it.
+ */
+export const MAX_BUDGET_SECONDS = Math.floor(MAX_TIMER_SECONDS / 3);
+
+/** The time flags every running command shares: `--seconds`, `--warmup`, `--timeout`. */
+export function timeFlags(p: Parsed): { seconds: number | undefined; warmupSeconds: number | undefined; timeoutSeconds: number | undefined } {
+  return {
+    seconds: numberFlag(p, 'seconds', { min: 0, max: MAX_BUDGET_SECONDS, exclusiveMin: true }),
+    warmupSeconds: numberFlag(p, 'warmup', { min: 0, max: MAX_BUDGET_SECONDS }),
+    timeoutSeconds: numberFlag(p, 'timeout', { min: 0, max: MAX_TIMER_SECONDS, exclusiveMin: true }),
+  };
 }

@@ -8,7 +8,7 @@ import type { ModelOptions } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { runProfile } from '../runner/spawn';
 import { VERIFY_RUN_SECONDS, diagnose, type Diagnosis, type RunPurpose } from '../engine/diagnose';
-import { numberFlag, type FlagSpec, type Parsed } from './args';
+import { numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
 
@@ -73,10 +73,10 @@ export interface CliDiagnosis extends Diagnosis {
 /** Runs `diagnose` on the pipeline the parsed command names, with every flag `plan` and `fix` share. */
 export async function diagnoseFromFlags(file: string, p: Parsed, extra: { randomOps?: string[] } = {}): Promise<CliDiagnosis> {
   const userOverrides: Overrides = parseOverrides(p.flags.get('override') ?? []);
-  const seconds = numberFlag(p, 'seconds', { min: 0, exclusiveMin: true }) ?? 3;
+  const times = timeFlags(p);
+  const seconds = times.seconds ?? 3;
   const maxElements = numberFlag(p, 'max-elements', { min: 1, integer: true });
-  const warmupSeconds = numberFlag(p, 'warmup', { min: 0 });
-  const timeoutSeconds = numberFlag(p, 'timeout', { min: 0, exclusiveMin: true });
+  const { warmupSeconds, timeoutSeconds } = times;
   const memoryMB = numberFlag(p, 'memory', { min: 16, integer: true });
   const passes = numberFlag(p, 'passes', { min: 1, integer: true }) ?? 2;
   const options: ModelOptions = { ...modelOptionsOf(p) };
@@ -105,6 +105,7 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
       memoryMB,
       signal: controller.signal,
       onProgress: (m) => reporter.update(m),
+      onWaiting: (pid) => reporter.waiting(pid),
       onOutput: (_stream, text) => {
         // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
         reporter.clear();

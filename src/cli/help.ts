@@ -38,7 +38,8 @@ Usage:
 A pipeline is an exported plumber-data dataset, or an exported function with no parameters that
 returns one. The pipeline runs in a separate process with a time and memory limit.
 
-Exit codes: 0 success, 1 the pipeline failed (or is below --min-rate), 2 wrong usage.`,
+Exit codes: 0 success, 1 the pipeline failed (or is below --min-rate), 2 wrong usage,
+3 \`check\` measured too few elements for a rate, 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).`,
   profile: `Usage: plumber profile <file> [options]
 
 Runs the pipeline for a short measured window and prints, per operator: its rate, main-thread and

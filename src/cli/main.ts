@@ -1,13 +1,15 @@
 /**
  * The `plumber` command: profile, plan and check a pipeline from a terminal or CI, over the same
  * runner and model the editor uses. Exit codes: 0 success, 1 the pipeline failed or is too slow,
- * 2 the command was used wrongly.
+ * 2 the command was used wrongly, 3 `check` measured too few elements for a rate, 128+N a signal.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Profile, ProfileError } from '../shared/profile';
-import { runProfile } from '../runner/spawn';
-import { UsageError, numberFlag, parseArgs } from './args';
+import * as os from 'node:os';
+import { MIN_ELEMENTS } from '../runner/measure';
+import { killAllRuns, runProfile } from '../runner/spawn';
+import { UsageError, numberFlag, parseArgs, timeFlags } from './args';
 import type { FlagSpec, Parsed } from './args';
 import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags } from './diagnoseRun';
 import { HELP } from './help';
@@ -15,6 +17,28 @@ import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, rootRate } from './render';
 import { fmtRate } from './table';
+
+/** `plumber check`: the run measured too few elements for a rate to mean anything. */
+const EXIT_SAMPLE_TOO_SMALL = 3;
+
+/**
+ * SIGTERM and SIGHUP (a closed terminal, a CI job cancelled, `kill`) end the command like Ctrl-C
+ * ends it, whatever the pipeline is doing: the runners' process groups are killed synchronously,
+ * since a runner whose pipeline blocks its main thread cannot end itself, and the command exits
+ * with the shell's code for the signal (128 + its number).
+ */
+let signalsHandled = false;
+function endOnSignals(): void {
+  if (signalsHandled) return;
+  signalsHandled = true;
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      killAllRuns();
+      process.stderr.write(`\nplumber: stopped by ${signal}.\n`);
+      process.exit(128 + os.constants.signals[signal]);
+    });
+  }
+}
 
 const COMMANDS: Record<string, Record<string, FlagSpec>> = {
   profile: RUN_FLAGS,
@@ -55,10 +79,10 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
   const file = p.positionals[0];
   if (command === 'plan') return runPlan(file, p, json);
   const overrides = parseOverrides(p.flags.get('override') ?? []);
-  const seconds = numberFlag(p, 'seconds', { min: 0, exclusiveMin: true }) ?? 3;
+  const times = timeFlags(p);
+  const seconds = times.seconds ?? 3;
   const maxElements = numberFlag(p, 'max-elements', { min: 1, integer: true });
-  const warmupSeconds = numberFlag(p, 'warmup', { min: 0 });
-  const timeoutSeconds = numberFlag(p, 'timeout', { min: 0, exclusiveMin: true });
+  const { warmupSeconds, timeoutSeconds } = times;
   const memoryMB = numberFlag(p, 'memory', { min: 16, integer: true });
   const minRate = command === 'check' ? numberFlag(p, 'min-rate', { min: 0 }) : undefined;
   if (command === 'check' && minRate === undefined) throw new UsageError('`plumber check` needs --min-rate R (root elements per second), e.g. --min-rate 500.');
@@ -80,6 +104,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       memoryMB,
       signal: controller.signal,
       onProgress: (m) => reporter.update(m),
+      onWaiting: (pid) => reporter.waiting(pid),
       onOutput: (_stream, text) => {
         // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
         reporter.clear();
@@ -99,6 +124,13 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       else process.stdout.write(`${renderProfile(profile)}\n`);
       return 0;
     default: {
+      // A rate from a handful of elements is noise: a gate must not pass or fail on it.
+      if (profile.run.elements < MIN_ELEMENTS) {
+        const message = `the run measured only ${profile.run.elements} element${profile.run.elements === 1 ? '' : 's'} (at least ${MIN_ELEMENTS} are needed for a rate), so it cannot say whether the pipeline reaches ${fmtRate(minRate)}. Check a source with more elements, or lower --warmup so the source does not end during it.`;
+        if (json) printJson({ pass: false, tooFewElements: true, elements: profile.run.elements, minRate, profile });
+        else process.stderr.write(`plumber check: ${message}\n`);
+        return EXIT_SAMPLE_TOO_SMALL;
+      }
       const pass = rate >= (minRate ?? 0);
       if (json) printJson({ pass, rate, minRate, profile });
       else if (pass) process.stdout.write(`plumber check: ${fmtRate(rate)} ≥ ${fmtRate(minRate)}: ok\n`);
@@ -133,6 +165,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${version()}\n`);
     return 0;
   }
+  endOnSignals();
   // `fix` edits source with the language server's engine (ts-morph): loaded only when asked for.
   if (command === 'fix') return (await import('./fix.js')).runFixCommand(rest);
   const json = rest.includes('--json');

@@ -43,6 +43,14 @@ export class ProgressReporter {
     }
   }
 
+  /** Says the run waits for another Plumber run on this machine (pid -1: one that is starting). */
+  waiting(pid: number): void {
+    if (this.quiet) return;
+    this.clear();
+    this.stream.write(`${this.label}: waiting for another Plumber run${pid > 0 ? ` (pid ${pid})` : ''} to finish, so that the two do not share the cores\n`);
+    this.lastPhase = '';
+  }
+
   /** The measurement budget of the runs from now on (a verification run measures less than a profile). */
   budget(seconds: number): void {
     this.budgetSeconds = seconds;

@@ -126,3 +126,12 @@ export function exportedFunctions(ns: ModuleNamespace, file: string): Map<Functi
   }
   return map;
 }
+
+/**
+ * The function the module exports under `name`, read from its own exports only: a name that
+ * only an object's prototype has (`constructor`, `toString`) is not an export.
+ */
+export function exportedFunction(ns: ModuleNamespace, name: string): Function | undefined {
+  const value = new Map(exportsOf(ns)).get(name);
+  return typeof value === 'function' ? value : undefined;
+}

@@ -4,15 +4,18 @@
  * to the user's code). Started by `spawn.ts` with tsx's loader in `--import`, in its own process
  * group, so the parent can kill everything it starts.
  */
+import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { OVERRIDES_KEY, TRACER_KEY, DATASET_KEY, siteKey } from '../data/tracing';
 import type { KnobOverride } from '../data/tracing';
 import { PROFILE_VERSION } from '../shared/profile';
 import type { Machine, Profile, ProfileError, RunnerMessage } from '../shared/profile';
-import { exportedFunctions, findPipelines, importModule } from './discover';
+import { exportedFunction, exportedFunctions, findPipelines, importModule } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
@@ -25,6 +28,7 @@ import { opIdOfSite } from '../shared/opId';
 import { checkOverrides, siteKeyOfOpId, toSiteMap } from './overrides';
 import { RunnerTracer } from './tracer';
 import type { RunRequest } from './request';
+import { timerMs } from './timers';
 
 /** Written to stderr (synchronously) when the pipeline calls process.exit, so the parent can say where. */
 export const EXIT_MARKER = '\u0000plumber-runner:exit:';
@@ -36,9 +40,30 @@ function send(message: RunnerMessage): Promise<void> {
   });
 }
 
+/** The most the runner waits for its stdout/stderr to drain before it exits anyway. */
+const DRAIN_SECONDS = 10;
+
+/**
+ * Resolves once everything written to `stream` so far has been handed to the OS. Writes to a
+ * pipe are asynchronous, and process.exit drops what is still queued: a pipeline that printed
+ * 20,000 lines would lose most of them.
+ */
+function drained(stream: NodeJS.WritableStream & { writableLength?: number; destroyed?: boolean }): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || stream.writableLength === 0) return resolve();
+    const timer = setTimeout(resolve, timerMs(DRAIN_SECONDS));
+    // Writes complete in order: the callback of an empty write runs after every earlier one.
+    stream.write('', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /** Sends the final message, then ends the process even if the user's code left handles open. */
 async function finish(message: RunnerMessage): Promise<void> {
   await send(message);
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
   process.exitCode = 0;
   // Calls the real exit: the pipeline's process.exit is wrapped below.
   realExit(0);
@@ -57,6 +82,103 @@ function trapExit(): void {
     }
     return realExit(typeof code === 'number' ? code : Number(code ?? 0) || 0);
   }) as typeof process.exit;
+}
+
+/**
+ * Watches the parent from a thread of its own. The runner's 'disconnect' handler cannot run while
+ * the pipeline blocks the main thread, so a parent that dies (kill -9, a crash) would leave the
+ * runner spinning forever, re-parented to init. This thread notices the parent is gone (the
+ * runner's parent pid changes, or the parent no longer exists) and kills the runner's process
+ * group and what the pipeline started in groups of its own.
+ */
+const WATCHDOG = `
+const { workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const { ppid, pidFile, pollMs } = workerData;
+const kill = (pid) => { try { process.kill(pid, 'SIGKILL'); } catch {} };
+setInterval(() => {
+  let gone = process.ppid !== ppid;
+  if (!gone) {
+    try { process.kill(ppid, 0); } catch (e) { gone = e.code === 'ESRCH'; }
+  }
+  if (!gone) return;
+  if (pidFile) {
+    let text = '';
+    try { text = fs.readFileSync(pidFile, 'utf8'); } catch {}
+    for (const n of text.split('\\n').map(Number)) if (Number.isInteger(n) && n > 1) { kill(-n); kill(n); }
+  }
+  kill(-process.pid);
+  kill(process.pid);
+}, pollMs);
+`;
+
+/** How often the watchdog looks at the parent: a dead parent's runner ends within about this. */
+const WATCHDOG_POLL_MS = 250;
+
+function startWatchdog(childPidFile: string | undefined): void {
+  if (!process.send) return;
+  try {
+    // No loader hooks in the watchdog: it is plain CommonJS, and starting tsx there costs time.
+    const worker = new Worker(WATCHDOG, { eval: true, execArgv: [], workerData: { ppid: process.ppid, pidFile: childPidFile, pollMs: WATCHDOG_POLL_MS }, resourceLimits: { maxOldGenerationSizeMb: 16 } });
+    worker.unref();
+    worker.on('error', () => undefined);
+  } catch {
+    // Without the watchdog the 'disconnect' handler still covers a parent that dies while idle.
+  }
+}
+
+/**
+ * Records the processes the pipeline starts in a group of their own (`detached: true`), which a
+ * kill of the runner's group does not reach: the parent and the watchdog end them from the file.
+ * Every asynchronous way to start a process (spawn, fork, exec, execFile) goes through
+ * ChildProcess.prototype.spawn, so one wrapper sees them all.
+ */
+function trackDetachedChildren(childPidFile: string | undefined): void {
+  if (!childPidFile) return;
+  const proto = ChildProcess.prototype as unknown as { spawn(this: ChildProcess, options: { detached?: boolean }): unknown };
+  const original = proto.spawn;
+  proto.spawn = function (this: ChildProcess, options: { detached?: boolean }) {
+    const result = original.call(this, options);
+    if (options?.detached && this.pid !== undefined) {
+      try {
+        fs.appendFileSync(childPidFile, `${this.pid}\n`);
+      } catch {
+        // The temp directory is not writable: the process may outlive the run.
+      }
+    }
+    return result;
+  };
+}
+
+/**
+ * Checks that the modules and export names of the overrides exist before anything runs: a worker
+ * that looked up `constructor` would run `Object` on every element and say nothing. Returns a
+ * sentence describing the first problem.
+ */
+async function checkOverrideTargets(req: RunRequest, file: string, ns: ModuleNamespace): Promise<string | undefined> {
+  for (const [id, o] of Object.entries(req.overrides)) {
+    if (o.module === undefined && o.exportName === undefined) continue;
+    const moduleFile = o.module === undefined ? file : o.module.startsWith('file:') ? fileURLToPath(o.module) : path.resolve(o.module);
+    let stat: fs.Stats | undefined;
+    try {
+      stat = fs.statSync(moduleFile);
+    } catch {
+      return `Override for ${id}: the module ${moduleFile} does not exist.`;
+    }
+    if (!stat.isFile()) return `Override for ${id}: the module ${moduleFile} is not a file.`;
+    if (o.exportName === undefined) continue;
+    let mod: ModuleNamespace;
+    try {
+      mod = moduleFile === file ? ns : await importModule(moduleFile);
+    } catch (e) {
+      return `Override for ${id}: the module ${moduleFile} cannot be loaded: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    if (!exportedFunction(mod, o.exportName)) {
+      const fns = [...exportedFunctions(mod, moduleFile).values()].filter((f) => f.file === moduleFile).map((f) => f.exportName);
+      return `Override for ${id}: ${moduleFile} exports no function named "${o.exportName}".${fns.length > 0 ? ` Its exported functions: ${fns.join(', ')}.` : ' It exports no function.'}`;
+    }
+  }
+  return undefined;
 }
 
 /** The library's per-thread CPU clock (`cpuClockKind()`), when the user's copy of plumber-data exports one. */
@@ -86,11 +208,14 @@ async function main(): Promise<void> {
 
   // Parent gone (crashed or killed without killing us): nobody will read the profile.
   process.on('disconnect', () => realExit(1));
+  startWatchdog(req.childPidFile);
+  trackDetachedChildren(req.childPidFile);
   trapExit();
 
   const overrideProblem = checkOverrides(req.overrides);
   if (overrideProblem) return void (await fail({ kind: 'override', message: overrideProblem }));
   if (!fs.existsSync(file)) return void (await fail({ kind: 'not-found', message: `${file} does not exist. Check the path (relative paths are resolved from ${process.cwd()}).` }));
+  if (fs.statSync(file).isDirectory()) return void (await fail({ kind: 'not-found', message: `${file} is a directory; give the pipeline's .ts/.js file.` }));
 
   // Install the tracer and the overrides before the pipeline module builds its datasets.
   const tracer = new RunnerTracer();
@@ -121,6 +246,8 @@ async function main(): Promise<void> {
     return void (await fail(loadError(e, file)));
   }
   const names = found.pipelines.map((p) => p.name);
+  const targetProblem = await checkOverrideTargets(req, file, ns);
+  if (targetProblem) return void (await fail({ kind: 'override', message: targetProblem }));
   if (req.mode === 'list') return void (await finish({ type: 'pipelines', file, pipelines: names }));
 
   const others = found.others.length > 0 ? ` It exports: ${found.others.join(', ')}.` : ' It exports nothing.';
@@ -167,6 +294,8 @@ async function main(): Promise<void> {
   let idle0: number | undefined;
   let wall0 = 0;
   const fnModules = exportedFunctions(ns, file);
+  // The clocks at the start of the run, for a run measured from its start (see onWindowWidened).
+  const startClocks = { cpu: clock.read(), proc: processCpuSeconds(), idle: machineIdleSeconds(), wall: performance.now() / 1000 };
   const result = await measure(ds, req, {
     onFirstElement() {
       const built = new Set(tracer.infos().flatMap((i) => (i.site ? [siteKey(i.site)] : [])));
@@ -180,6 +309,10 @@ async function main(): Promise<void> {
       idle0 = machineIdleSeconds();
       wall0 = performance.now() / 1000;
     },
+    onWindowWidened() {
+      tracer.unsnapshot();
+      ({ cpu: cpu0, proc: proc0, idle: idle0, wall: wall0 } = startClocks);
+    },
     onWindowEnd() {
       run.mainThreadCpuSeconds = Math.max(0, clock.read() - cpu0);
       run.processCpuSeconds = Math.max(0, processCpuSeconds() - proc0);
@@ -188,7 +321,7 @@ async function main(): Promise<void> {
       const cores = coresAvailableDuring(run.processCpuSeconds, idle0 === undefined || idle1 === undefined ? undefined : idle1 - idle0, performance.now() / 1000 - wall0, machine.cores);
       if (cores !== undefined) run.availableCores = cores;
       run.loadAverage = Number(os.loadavg()[0].toFixed(2));
-      profile.ops = tracer.ops(file, fnModules);
+      profile.ops = tracer.ops(file, fnModules, ds[DATASET_KEY]);
       tracer.endSampling();
     },
     progress: (m) => void send(m),

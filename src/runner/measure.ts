@@ -4,6 +4,7 @@
  */
 import type { RunInfo, RunnerMessage } from '../shared/profile';
 import type { DatasetLike } from './discover';
+import { timerMs } from './timers';
 
 export interface MeasureOptions {
   seconds: number;
@@ -20,6 +21,12 @@ export interface MeasureHooks {
   onWindowStart(): void;
   /** Called once when the window ends, before the iterator is closed: read counters and clocks here. */
   onWindowEnd(): void;
+  /**
+   * Called before onWindowEnd when the source ended during warm-up, or so soon after it that the
+   * window holds too few elements for a rate: the run is measured from its start instead, so
+   * counters and clocks must be read from there.
+   */
+  onWindowWidened?(): void;
   /** Called after the first element arrives (to check overrides against the operators built). */
   onFirstElement(): void;
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
@@ -32,8 +39,11 @@ export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElemen
 
 /** Relative agreement successive estimates must reach. */
 const TOLERANCE = 0.02;
-/** Fewest elements in the window before convergence may be declared (a rate of 5 elements says little). */
-const MIN_ELEMENTS = 30;
+/**
+ * Fewest elements in the window before convergence may be declared (a rate of 5 elements says
+ * little); also the fewest a rate should come from at all (see `plumber check`).
+ */
+export const MIN_ELEMENTS = 30;
 /** How many successive estimates must agree. */
 const AGREEING = 3;
 /** Most slices `windowRates` reports: adjacent estimate intervals merge beyond this. */
@@ -81,7 +91,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     stallPromise = new Promise<typeof stalled>((resolve) => {
       stop = () => resolve(stalled);
     });
-    stopTimer = setTimeout(() => stop(), Math.max(1, seconds * 1000));
+    stopTimer = setTimeout(() => stop(), timerMs(seconds));
   };
   // Before the first element the pipeline may be starting worker pools that load TypeScript:
   // give it `startSeconds` (or the whole budget, if longer) before calling it stuck.
@@ -153,8 +163,17 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     if (stopTimer) clearTimeout(stopTimer);
   }
 
-  // A source that ended during warm-up: the warm-up is all there is to measure.
+  // A source that ended during warm-up, or so soon after it that the window holds too few
+  // elements for a rate (none at all when it ended on the warm-up's last element): what the whole
+  // run saw is all there is to measure.
+  const tooFew = phase === 'measuring' && endReason === 'exhausted' && windowElements < MIN_ELEMENTS && total > windowElements;
+  if (tooFew) {
+    phase = 'warmup';
+    // Estimates of the few-element window say nothing about the run's rate.
+    estimates.length = 0;
+  }
   if (phase === 'warmup') {
+    hooks.onWindowWidened?.();
     warmupElements = 0;
     warmupSeconds = 0;
     windowStart = t0;

@@ -23,6 +23,11 @@ export interface RunRequest {
   progressInterval: number;
   /** Calibrate worker tasks before the run and price moves after it (see `RunProfileOptions.probes`); absent means yes. */
   probes?: boolean;
+  /**
+   * Where the runner appends the pid of each process the pipeline starts in a group of its own
+   * (`detached: true`), one a line, so the parent can end them even after killing the runner.
+   */
+  childPidFile?: string;
 }
 
 /** Defaults shared by the parent and the child. */

@@ -16,6 +16,8 @@ import { failedProfile } from './emptyProfile';
 import { checkOverrides } from './overrides';
 import { DEFAULTS } from './request';
 import type { RunRequest } from './request';
+import { acquireRunLock } from './runLock';
+import { timerMs } from './timers';
 
 /** Options of `runProfile`. Budgets apply after warm-up; all times are seconds. */
 export interface RunProfileOptions {
@@ -56,6 +58,12 @@ export interface RunProfileOptions {
   onStart?(pid: number): void;
   /** The pipeline's own stdout/stderr output (default: dropped). */
   onOutput?(stream: 'stdout' | 'stderr', text: string): void;
+  /**
+   * Called when another Plumber run on this machine is measuring, with its process id (-1 when
+   * it is just starting): this run waits for it, so that two profiles never share the cores.
+   * Called again if the holder changes. The wait does not count towards `timeoutSeconds`.
+   */
+  onWaiting?(holderPid: number): void;
 }
 
 /** Written by the runner to stderr when the pipeline calls process.exit (see main.ts). */
@@ -80,15 +88,58 @@ function tsxLoaderUrl(runnerEntry: string): string {
   return pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
 }
 
-/** Kills the child's whole process group; a group that is already gone is fine. */
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
+function killQuietly(pid: number): void {
   try {
-    process.kill(-child.pid, 'SIGKILL');
+    process.kill(pid, 'SIGKILL');
   } catch {
     // ESRCH: nothing left to kill.
   }
 }
+
+/**
+ * Kills the child's whole process group, and the processes the pipeline started in groups of
+ * their own (`detached: true`), whose pids the runner writes to `pidFile` as it starts them.
+ * A group that is already gone is fine.
+ */
+function killGroup(child: ChildProcess, pidFile: string): void {
+  if (child.pid !== undefined) killQuietly(-child.pid);
+  let pids: number[] = [];
+  try {
+    pids = fs.readFileSync(pidFile, 'utf8').split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 1);
+  } catch {
+    // No file: the pipeline started no detached process.
+  }
+  for (const pid of pids) {
+    // A detached child leads its own group: the group takes what it started in turn.
+    killQuietly(-pid);
+    killQuietly(pid);
+  }
+}
+
+/**
+ * Runners alive in this process, with their pid files. Whatever way this process ends (a signal
+ * the CLI turns into an exit, process.exit in the server), their groups end with it.
+ */
+const live = new Map<ChildProcess, string>();
+let exitHook = false;
+function track(child: ChildProcess, pidFile: string): void {
+  live.set(child, pidFile);
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const [c, f] of live) {
+      killGroup(c, f);
+      fs.rmSync(f, { force: true });
+    }
+  });
+}
+
+/** Ends every runner this process started, and what they started. Synchronous: safe in a signal handler. */
+export function killAllRuns(): void {
+  for (const [c, f] of live) killGroup(c, f);
+}
+
+let pidFiles = 0;
 
 interface ChildOutcome {
   message?: RunnerMessage;
@@ -103,7 +154,8 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
   }
   if (o.signal?.aborted) return Promise.resolve({ error: { kind: 'cancelled', message: 'The run was cancelled before it started.' } });
   const memoryMB = o.memoryMB ?? Math.min(4096, Math.floor(os.totalmem() / 2 / 2 ** 20));
-  const child = fork(entry, [JSON.stringify(request)], {
+  const pidFile = path.join(os.tmpdir(), `plumber-run-${process.pid}-${++pidFiles}.pids`);
+  const child = fork(entry, [JSON.stringify({ ...request, childPidFile: pidFile })], {
     execPath: o.nodePath ?? process.execPath,
     execArgv: ['--import', tsxLoaderUrl(entry), '--enable-source-maps', `--max-old-space-size=${memoryMB}`, ...(o.nodeArgs ?? [])],
     cwd: o.cwd ?? path.dirname(request.file),
@@ -112,7 +164,10 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
     serialization: 'json',
   });
 
-  if (child.pid !== undefined) o.onStart?.(child.pid);
+  if (child.pid !== undefined) {
+    track(child, pidFile);
+    o.onStart?.(child.pid);
+  }
   return new Promise<ChildOutcome>((resolve) => {
     let final: RunnerMessage | undefined;
     let forced: ProfileError | undefined;
@@ -136,11 +191,11 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
 
     const stopWith = (error: ProfileError): void => {
       forced ??= error;
-      killGroup(child);
+      killGroup(child, pidFile);
     };
     const timer = setTimeout(
       () => stopWith({ kind: 'timeout', message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.` }),
-      timeoutSeconds * 1000,
+      timerMs(timeoutSeconds),
     );
     const onAbort = (): void => stopWith({ kind: 'cancelled', message: 'The run was cancelled.' });
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -151,7 +206,9 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
       // Whatever the pipeline started in the group goes with the runner.
-      killGroup(child);
+      killGroup(child, pidFile);
+      live.delete(child);
+      fs.rmSync(pidFile, { force: true });
       if (forced) return resolve({ error: forced });
       if (final) return resolve({ message: final });
       resolve({ error: deathError(code, signal, stderrTail, memoryMB) });
@@ -162,7 +219,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
     let exitInfo: [number | null, NodeJS.Signals | null] = [null, null];
     child.on('exit', (code, signal) => {
       exitInfo = [code, signal];
-      killGroup(child);
+      killGroup(child, pidFile);
       setTimeout(() => done(code, signal), 2000).unref();
     });
     child.on('close', (code, signal) => done(code ?? exitInfo[0], signal ?? exitInfo[1]));
@@ -170,6 +227,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       if (child.pid === undefined) {
         settled = true;
         clearTimeout(timer);
+        live.delete(child);
         resolve({ error: { kind: 'internal', message: `Could not start the runner with ${o.nodePath ?? process.execPath}: ${e.message}` } });
       }
     });
@@ -196,6 +254,18 @@ function deathError(code: number | null, signal: NodeJS.Signals | null, stderr: 
   const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
   const tail = stderr.trim().split('\n').slice(-5).join('\n');
   return { kind: 'exit', message: `The pipeline's process ${how} before the run finished.${tail ? `\nLast output:\n${tail}` : ''}` };
+}
+
+/** Why `file` cannot be a pipeline module before anything starts: it is missing or a directory. */
+function fileProblem(file: string, cwd: string | undefined): ProfileError | undefined {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    return { kind: 'not-found', message: `${file} does not exist. Check the path (relative paths are resolved from ${cwd ?? process.cwd()}).` };
+  }
+  if (stat.isDirectory()) return { kind: 'not-found', message: `${file} is a directory; give the pipeline's .ts/.js file.` };
+  return undefined;
 }
 
 /**
@@ -226,11 +296,21 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
   }
   const problem = checkOverrides(overrides);
   if (problem) return failedProfile(file, opts.exportName, overrides, { kind: 'override', message: problem });
-  if (!fs.existsSync(file)) {
-    return failedProfile(file, opts.exportName, overrides, { kind: 'not-found', message: `${file} does not exist. Check the path (relative paths are resolved from ${opts.cwd ?? process.cwd()}).` });
-  }
+  const missing = fileProblem(file, opts.cwd);
+  if (missing) return failedProfile(file, opts.exportName, overrides, missing);
   const timeout = opts.timeoutSeconds ?? request.startSeconds + request.warmupSeconds + request.seconds + 30;
-  const outcome = await runChild(request, opts, timeout);
+  let lock: Awaited<ReturnType<typeof acquireRunLock>>;
+  try {
+    lock = await acquireRunLock({ signal: opts.signal, onWait: opts.onWaiting });
+  } catch {
+    return failedProfile(file, opts.exportName, overrides, { kind: 'cancelled', message: 'The run was cancelled while it waited for another Plumber run to finish.' });
+  }
+  let outcome: ChildOutcome;
+  try {
+    outcome = await runChild(request, opts, timeout);
+  } finally {
+    lock?.release();
+  }
   if (outcome.message?.type === 'profile') return outcome.message.profile;
   return failedProfile(file, opts.exportName, overrides, outcome.error ?? { kind: 'internal', message: 'The runner ended without sending a profile.' });
 }
@@ -245,7 +325,8 @@ export class PipelineListError extends Error {
 /** The names of the pipelines a module exports (loading it in a runner child). */
 export async function listPipelines(file: string, opts: Pick<RunProfileOptions, 'timeoutSeconds' | 'nodePath' | 'nodeArgs' | 'cwd' | 'signal' | 'memoryMB'> = {}): Promise<string[]> {
   const abs = path.resolve(opts.cwd ?? process.cwd(), file);
-  if (!fs.existsSync(abs)) throw new PipelineListError({ kind: 'not-found', message: `${abs} does not exist.` });
+  const missing = fileProblem(abs, opts.cwd);
+  if (missing) throw new PipelineListError(missing);
   const request: RunRequest = { mode: 'list', file: abs, seconds: 0, maxElements: 0, warmupSeconds: 0, warmupMaxElements: 0, startSeconds: 0, overrides: {}, progressInterval: 1 };
   const outcome = await runChild(request, { file: abs, ...opts }, opts.timeoutSeconds ?? 30);
   if (outcome.message?.type === 'pipelines') return outcome.message.pipelines;

@@ -113,6 +113,11 @@ export class RunnerTracer implements Tracer {
     this.baseline = new Map([...this.entries].map(([k, e]) => [k, { ...e.counters }]));
   }
 
+  /** Drops the window's baseline: later `ops()` report counters from the start of the run. */
+  unsnapshot(): void {
+    this.baseline = new Map();
+  }
+
   /** Sum of a counter over every operator, in the measured window. */
   total(name: keyof OpCounters): number {
     let sum = 0;
@@ -124,10 +129,13 @@ export class RunnerTracer implements Tracer {
    * The operators as the profile records them. `fnModules` maps user functions to where the
    * pipeline module exports them, so a main-thread map can be proposed for worker threads.
    */
-  ops(pipelineFile: string, fnModules: Map<Function, { file: string; exportName: string }>): OpProfile[] {
+  ops(pipelineFile: string, fnModules: Map<Function, { file: string; exportName: string }>, rootKey?: string): OpProfile[] {
     const ids = this.assignIds(pipelineFile);
+    // A root the tracer never saw (a dataset from another copy of the library) filters nothing.
+    const keep = rootKey === undefined || !this.entries.has(rootKey) ? undefined : this.reachable(rootKey);
     const out: OpProfile[] = [];
     for (const [key, { info, counters }] of this.entries) {
+      if (keep && !keep.has(key)) continue;
       const base = this.baseline.get(key);
       const window = newCounters();
       for (const name of Object.keys(window) as (keyof OpCounters)[]) {
@@ -154,6 +162,32 @@ export class RunnerTracer implements Tracer {
       out.push(op);
     }
     return out;
+  }
+
+  /**
+   * The operators of the pipeline whose root is `rootKey`: its inputs, transitively (side inputs
+   * included), and the operators built inside any of them while it ran (`parent`). A module that
+   * exports several pipelines builds all of them when it loads, and only the one that ran
+   * belongs in its profile.
+   */
+  private reachable(rootKey: string): Set<string> {
+    const keep = new Set<string>();
+    const visit = (key: string): void => {
+      if (keep.has(key) || !this.entries.has(key)) return;
+      keep.add(key);
+      for (const input of this.entries.get(key)!.info.inputs) visit(input);
+    };
+    visit(rootKey);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [key, { info }] of this.entries) {
+        if (!keep.has(key) && info.parent !== undefined && keep.has(info.parent)) {
+          visit(key);
+          grew = true;
+        }
+      }
+    }
+    return keep;
   }
 
   /** Op id of a library key (see `OpProfile.id`). */
