@@ -297,6 +297,7 @@ async function main(): Promise<void> {
   // The clocks at the start of the run, for a run measured from its start (see onWindowWidened).
   const startClocks = { cpu: clock.read(), proc: processCpuSeconds(), idle: machineIdleSeconds(), wall: performance.now() / 1000 };
   const result = await measure(ds, req, {
+    steady: () => tracer.cachesFilled(),
     onFirstElement() {
       const built = new Set(tracer.infos().flatMap((i) => (i.site ? [siteKey(i.site)] : [])));
       const missing = Object.keys(req.overrides).filter((id) => !built.has(siteKeyOfOpId(id, file) ?? ''));

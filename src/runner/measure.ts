@@ -29,6 +29,13 @@ export interface MeasureHooks {
   onWindowWidened?(): void;
   /** Called after the first element arrives (to check overrides against the operators built). */
   onFirstElement(): void;
+  /**
+   * False while the pipeline is not yet in its steady state for a reason the clock cannot see: a
+   * cache still on its first pass (every later epoch is served from memory, so a window taken
+   * during the fill measures the wrong pipeline). Warm-up goes on while it says false, up to
+   * `FILL_LIMIT_SECONDS` more.
+   */
+  steady?(): boolean;
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
 
@@ -44,6 +51,8 @@ const TOLERANCE = 0.02;
  * little); also the fewest a rate should come from at all (see `plumber check`).
  */
 export const MIN_ELEMENTS = 30;
+/** Longest a warm-up is extended while `hooks.steady()` says a cache is still filling, seconds. */
+export const FILL_LIMIT_SECONDS = 20;
 /** How many successive estimates must agree. */
 const AGREEING = 3;
 /** Most slices `windowRates` reports: adjacent estimate intervals merge beyond this. */
@@ -66,6 +75,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   let warmStart = t0;
   let warmupElements = 0;
   let warmupSeconds = 0;
+  let filling = false;
   let windowStart = t0;
   let windowElements = 0;
   let windowEnd = t0;
@@ -129,7 +139,15 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
         armStop(o.warmupSeconds + o.seconds);
       }
       if (phase === 'warmup') {
-        if (t - warmStart >= o.warmupSeconds || total >= o.warmupMaxElements) startWindow(t);
+        const warm = t - warmStart >= o.warmupSeconds || total >= o.warmupMaxElements;
+        const steady = !hooks.steady || hooks.steady() || t - warmStart >= o.warmupSeconds + FILL_LIMIT_SECONDS;
+        if (warm && steady) startWindow(t);
+        else if (warm && !filling) {
+          // The warm-up's own time is up but a cache is still filling: give the fill its limit,
+          // then the measured window its budget.
+          filling = true;
+          armStop(o.warmupSeconds + FILL_LIMIT_SECONDS - (t - warmStart) + o.seconds);
+        }
       } else {
         windowElements++;
         windowEnd = t;

@@ -102,6 +102,21 @@ export class RunnerTracer implements Tracer {
     return entry.counters;
   }
 
+  /**
+   * True when every cache operator has finished its first pass: it served an element from the
+   * cache, or produced as many elements as one pass holds. A cache whose pass length is unknown
+   * counts once it serves a hit.
+   */
+  cachesFilled(): boolean {
+    for (const { info, counters } of this.entries.values()) {
+      if (info.kind !== 'cache') continue;
+      const pass = info.cardinality;
+      const filled = counters.cacheHits > 0 || (pass !== undefined && Number.isFinite(pass) && counters.produced >= pass);
+      if (!filled) return false;
+    }
+    return true;
+  }
+
   /** The operators registered so far. */
   infos(): OpInfo[] {
     return [...this.entries.values()].map((e) => e.info);
