@@ -5,7 +5,7 @@
  * benchmarks go through `plumberAdvice`, so the engine entry point they measure is named once.
  */
 import { sourceRandomOps, VERIFY_RUN_SECONDS } from '../src/cli/diagnoseRun';
-import { diagnose, type RunPurpose } from '../src/engine/diagnose';
+import { diagnose, type RunBudget, type RunPurpose } from '../src/engine/diagnose';
 import { changeTitle } from '../src/model';
 import type { ModelOptions, Plan } from '../src/shared/analysis';
 import type { Overrides, Profile } from '../src/shared/profile';
@@ -13,7 +13,7 @@ import type { Overrides, Profile } from '../src/shared/profile';
 export { VERIFY_RUN_SECONDS };
 
 /** Runs the pipeline with these overrides; `purpose` says why (verification runs are shorter, as in the CLI). */
-export type RunWith = (overrides: Overrides, purpose: RunPurpose) => Promise<Profile>;
+export type RunWith = (overrides: Overrides, purpose: RunPurpose, budget?: RunBudget) => Promise<Profile>;
 
 export interface Advice {
   /** The profile of the pipeline as written. */

@@ -21,7 +21,7 @@ import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { CLIP_COUNT, ensureClips } from '../../examples/audio/prepare';
 import { ensureImages, IMAGE_COUNT } from '../../examples/images/prepare';
-import type { RunPurpose } from '../../src/engine/diagnose';
+import type { RunBudget, RunPurpose } from '../../src/engine/diagnose';
 import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides, type ModuleOf } from '../baselines';
 import { goalsMarkdown, goalsText } from '../goals';
@@ -108,11 +108,11 @@ class RunFailed extends Error {}
  * advice, which gets the budgets `plumber plan` uses (the runner's defaults; verification runs
  * measure VERIFY_RUN_SECONDS) except in smoke runs; undefined for the benchmark's own runs.
  */
-function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSignal, purpose?: RunPurpose): Promise<Profile> {
+function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSignal, purpose?: RunPurpose, budget?: RunBudget): Promise<Profile> {
   const budgets =
     purpose && !args.smoke
       ? purpose === 'verify'
-        ? { seconds: VERIFY_RUN_SECONDS }
+        ? { seconds: budget?.seconds ?? VERIFY_RUN_SECONDS, probes: false }
         : {}
       : {
           seconds: args.seconds || SECONDS[name] || 2.5,
@@ -177,7 +177,7 @@ async function benchOne(name: string, load: number, args: Args, signal: AbortSig
   // default budgets (as `plumber plan` does), planning and verifying.
   // Smoke runs verify with the first A/B pair only (its second run is the plan's configuration):
   // they check that every step runs, not its figures.
-  const advice = await plumberAdvice((overrides, purpose) => runOnce(name, overrides, args, signal, purpose), {
+  const advice = await plumberAdvice((overrides, purpose, budget) => runOnce(name, overrides, args, signal, purpose, budget), {
     file: pipelineFile(name),
     passes: args.passes,
     verifyBudgetSeconds: args.smoke ? 0 : undefined,

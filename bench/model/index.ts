@@ -50,8 +50,8 @@ function fileOf(name: string): string {
   return path.join(DIR, `${name}.ts`);
 }
 
-function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal): Promise<Profile> {
-  return runProfile({ file: fileOf(name), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal });
+function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal, probes = true): Promise<Profile> {
+  return runProfile({ file: fileOf(name), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal, ...(probes ? {} : { probes: false }) });
 }
 
 /** The measured rate of one run; 0 (and a line on stderr) when the run failed. */
@@ -78,7 +78,7 @@ const round = (x: number): number => Number(x.toPrecision(4));
 
 async function benchOne(name: string, load: number, signal: AbortSignal): Promise<{ line: ModelLine; detail: Detail }> {
   // Verification runs are shorter, as in `plumber plan`.
-  const advice = await plumberAdvice((overrides, purpose) => runOnce(name, overrides, purpose === 'verify' ? Math.min(seconds, VERIFY_RUN_SECONDS) : seconds, signal), { file: fileOf(name), passes, signal });
+  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false) : runOnce(name, overrides, seconds, signal)), { file: fileOf(name), passes, signal });
   if (advice.first.error) throw new Error(`${name} as written: ${advice.first.error.message}`);
   if (advice.error) throw new Error(`${name}: Plumber's engine failed: ${advice.error}`);
   const profile = advice.first;

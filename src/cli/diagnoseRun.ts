@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { ModelOptions } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { runProfile } from '../runner/spawn';
-import { VERIFY_RUN_SECONDS, diagnose, type Diagnosis, type RunPurpose } from '../engine/diagnose';
+import { VERIFY_RUN_SECONDS, diagnose, type Diagnosis, type RunBudget, type RunPurpose } from '../engine/diagnose';
 import { numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
@@ -90,14 +90,17 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
   // Later runs name the export the first run found, so they run the same pipeline.
   let exportName = p.flags.get('export')?.[0];
   let taken = 0;
-  const run = async (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
+  const run = async (overrides: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
     const verifying = purpose === 'verify';
     if (!verifying) taken++;
-    reporter.budget(verifying ? Math.min(seconds, VERIFY_RUN_SECONDS) : seconds);
+    const runSeconds = verifying ? budget?.seconds ?? VERIFY_RUN_SECONDS : seconds;
+    reporter.budget(runSeconds);
     const profile = await runProfile({
       file,
       exportName,
-      seconds: verifying ? Math.min(seconds, VERIFY_RUN_SECONDS) : seconds,
+      seconds: runSeconds,
+      // Verification runs only compare rates: no probes (worker calibration, move pricing).
+      ...(verifying ? { probes: false } : {}),
       maxElements,
       warmupSeconds,
       overrides,

@@ -30,9 +30,19 @@ export interface DiagnoseStep {
   run: number;
 }
 
+/** How long a run should measure, when diagnose decides it (verification runs). */
+export interface RunBudget {
+  /** Seconds of measured window after warm-up. */
+  seconds: number;
+}
+
 export interface DiagnoseInput {
-  /** Runs the pipeline once with these overrides (complete: user overrides + changes) and returns its profile. */
-  run(overrides: Overrides, purpose: RunPurpose): Promise<Profile>;
+  /**
+   * Runs the pipeline once with these overrides (complete: user overrides + changes) and returns
+   * its profile. For verification runs `budget` says how long to measure: long enough for the
+   * configuration's expected rate to fill the window with elements (see `verifyRunSeconds`).
+   */
+  run(overrides: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile>;
   userOverrides?: Overrides;
   /** Model options (cores, memory budget, `randomOps`…), the same for every pass and prediction. */
   options?: ModelOptions;
@@ -77,6 +87,20 @@ export const DEFAULT_VERIFY_BUDGET_SECONDS = 10;
  * language server both cap their `verify` runs at it, so they verify alike.
  */
 export const VERIFY_RUN_SECONDS = 1;
+/** Longest a verification run measures, seconds: a pipeline slower than VERIFY_MIN_ELEMENTS in this time is compared on fewer elements. */
+export const VERIFY_MAX_RUN_SECONDS = 5;
+/**
+ * Root elements a verification run aims to measure: enough for its window to be cut into several
+ * slices of a few elements each, so a slow pipeline (a batch a second) is not measured on one
+ * element or none — a 1 s window of a 0.8/s pipeline measured 0/s and hid a 50× plan.
+ */
+export const VERIFY_MIN_ELEMENTS = 16;
+
+/** Seconds a verification run of a configuration expected to run at `rate` should measure. */
+export function verifyRunSeconds(rate: number | undefined): number {
+  if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return VERIFY_MAX_RUN_SECONDS;
+  return Math.min(VERIFY_MAX_RUN_SECONDS, Math.max(VERIFY_RUN_SECONDS, VERIFY_MIN_ELEMENTS / rate));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Measured rates with a spread.
@@ -232,7 +256,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     }
     input.onStep?.({ phase: 'verify', message: `verifying: ${what}`, run: total() });
     const t0 = clock();
-    const p = await input.run(c.overrides, 'verify');
+    const p = await input.run(c.overrides, 'verify', { seconds: verifyRunSeconds(expectedRate(c)) });
     slowest = Math.max(slowest, clock() - t0);
     profiles.push(p);
     if (!order.includes(c)) order.push(c);
@@ -244,6 +268,13 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     }
     c.rates.push(...runRates(p));
     return true;
+  };
+  /** The rate a configuration is expected to run at: what it measured so far, else its prediction, else as written's. */
+  const expectedRate = (c: Config): number | undefined => {
+    const measured = c.rates.length > 0 ? pooledRate(c.rates).rate : undefined;
+    if (measured !== undefined && measured > 0) return measured;
+    if (c.predictedRate !== undefined && c.predictedRate > 0) return c.predictedRate;
+    return runRates(first)[0] !== undefined ? pooledRate(runRates(first)).rate : undefined;
   };
   /** Room for `k` more runs, judging by the slowest verification run so far. */
   const room = (k: number): boolean => !cancelled && clock() - started + k * slowest <= budget;

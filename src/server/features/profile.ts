@@ -108,11 +108,11 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
     const diagnosis = await deps.diagnose({
       // Verification runs only compare rates: short, and without the probes that feed the model
       // (as `plumber plan` runs them), so the editor and the CLI verify alike.
-      run: (overrides, purpose) =>
+      run: (overrides, purpose, budget) =>
         deps.run({
           file: doc.file,
           exportName: name,
-          seconds: purpose === 'verify' ? Math.min(s.profile.seconds, VERIFY_RUN_SECONDS) : s.profile.seconds,
+          seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : s.profile.seconds,
           ...(purpose === 'verify' ? { probes: false } : {}),
           maxElements: s.profile.maxElements,
           timeoutSeconds: s.profile.timeoutSeconds,

@@ -4,7 +4,7 @@
  * and which configuration it keeps given what those runs measured.
  */
 import * as assert from 'node:assert/strict';
-import { diagnose, measuredSlower, pooledRate, reliablyFaster, type RunPurpose } from '../../../src/engine/diagnose';
+import { diagnose, measuredSlower, pooledRate, reliablyFaster, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
 import { plan as modelPlan } from '../../../src/model';
 import { changeKey, type PlanChange } from '../../../src/shared/analysis';
 import type { Overrides, Profile } from '../../../src/shared/profile';
@@ -106,6 +106,28 @@ describe('diagnose: verification', () => {
     assert.equal(v.tried.length, 2);
     assert.equal(v.asWritten.windows, 10);
     assert.equal(d.profiles.length, 5);
+  });
+
+  it('measures a slow configuration longer than a fast one, so a batch-a-second pipeline is not measured on one element', async () => {
+    const first = threeChangeProfile();
+    // As written measured about 2 elements a second in its slices: a 1 s run would hold one or two.
+    first.run.windowRates = [2, 2.1, 1.9];
+    const planned = modelPlan(first).changes;
+    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 20 : 1));
+    const budgets: Array<{ applied: number; seconds: number | undefined }> = [];
+    const run = async (o: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+      const p = await s.run(o, purpose);
+      if (purpose === 'verify') budgets.push({ applied: s.calls.at(-1)!.applied.length, seconds: budget?.seconds });
+      return p;
+    };
+    await diagnose({ run, passes: 1 });
+    const firstAsWritten = budgets.find((x) => x.applied === 0);
+    const firstPlan = budgets.find((x) => x.applied === planned.length);
+    assert.ok(firstAsWritten && firstPlan, JSON.stringify(budgets));
+    assert.equal(firstAsWritten.seconds, VERIFY_MAX_RUN_SECONDS, JSON.stringify(budgets));
+    assert.ok(firstPlan.seconds! < firstAsWritten.seconds!, JSON.stringify(budgets));
+    assert.equal(verifyRunSeconds(8), VERIFY_MIN_ELEMENTS / 8);
+    assert.equal(verifyRunSeconds(10_000), VERIFY_RUN_SECONDS);
   });
 
   it('counts the passes as the first pair when the last pass ran exactly the final plan', async () => {
