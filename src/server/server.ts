@@ -82,6 +82,8 @@ if (overStdio) {
 const documents = new TextDocuments(TextDocument);
 const session = new Session((m) => connection.console.error(m));
 let caps: ClientCapabilities = {};
+/** The `settings` of `initializationOptions`: what a client that cannot answer workspace/configuration (Neovim 0.7) keeps. */
+let initSettings: unknown;
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.stack ?? error.message : String(error);
@@ -109,6 +111,7 @@ connection.onInitialize((params): InitializeResult => {
   // send no `trusted`: trusted. A client that sends it trusts only with a boolean `true`.
   session.trusted = trustFromInit(init);
   // Settings sent at start apply to the very first requests, before workspace/configuration answers.
+  initSettings = init?.settings;
   if (init?.settings) session.settings = normalizeSettings(init.settings).settings;
   return {
     capabilities: {
@@ -131,7 +134,9 @@ async function loadSettings(pushed?: unknown): Promise<void> {
       connection.console.warn(`Plumber could not read its settings, using defaults: ${describe(error)}`);
     }
   }
-  const { settings, invalid } = normalizeSettings(raw ?? {});
+  // Without an answer or a push, the settings sent at start still hold: replacing them with the
+  // defaults made a Neovim user's model.cores and plan.verify vanish once the server initialized.
+  const { settings, invalid } = normalizeSettings(raw ?? initSettings ?? {});
   session.settings = settings;
   if (invalid.length > 0) connection.console.warn(`Plumber ignored settings of the wrong type (defaults used): ${invalid.join(', ')}`);
 }
