@@ -5,12 +5,16 @@
  */
 import { cloneConfig, insertedAfter, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
+import { coreBudget, type Contention } from './cores';
 import { evaluate, type Evaluation } from './evaluate';
 import { enclosingInterleave, type Measured } from './measure';
 
 /** Limits the planner works within. */
 export interface Limits {
+  /** The most cores worth planning threads for. */
   cores: number;
+  /** Other work competing for the cores, when measured: CPU bounds then follow a fair share. */
+  contention?: Contention;
   /** Largest pool per operator. */
   maxWorkers: number;
   /**
@@ -52,6 +56,16 @@ function raiseOuter(m: Measured, cfg: Config, id: string, ratio: number, lim: Li
 /** One greedy step on the binding bound; false when no knob can relieve it. */
 function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
   const b = ev.binding;
+  // On a contended machine the cores a configuration gets grow with its busy threads: when all
+  // cores bind, one more thread for the heaviest worker op wins a larger share.
+  if (b.resource === 'cpu' && lim.contention) {
+    let heaviest: string | undefined;
+    for (const [opId, e] of ev.eff) if (cfg[opId]?.placement === 'worker' && e.worker > (heaviest ? ev.eff.get(heaviest)?.worker ?? 0 : 0)) heaviest = opId;
+    const c = heaviest ? cfg[heaviest] : undefined;
+    if (!c || c.concurrency >= lim.maxWorkers || workersUsed(cfg) >= lim.workerBudget) return false;
+    c.concurrency += 1;
+    return true;
+  }
   const id = b.opId;
   if (id === undefined) return false;
   const om = m.ops.get(id);
@@ -116,9 +130,9 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
 export function allocate(m: Measured, start: Config, lim: Limits): Config {
   const cfg = cloneConfig(start);
   let best = cloneConfig(cfg);
-  let bestBound = evaluate(m, cfg, lim.cores).bound;
+  let bestBound = evaluate(m, cfg, coreBudget(lim)).bound;
   for (let round = 0; round < C.maxAllocationRounds; round++) {
-    const ev = evaluate(m, cfg, lim.cores);
+    const ev = evaluate(m, cfg, coreBudget(lim));
     // Keep a configuration only when it gains something real, so that a knob whose returns fade
     // (latency that grows with concurrency) is not pushed to its limit for crumbs.
     if (ev.bound > bestBound * (1 + C.minStepGain)) {
@@ -127,7 +141,7 @@ export function allocate(m: Measured, start: Config, lim: Limits): Config {
     }
     if (!step(m, cfg, ev, lim)) break;
   }
-  const last = evaluate(m, cfg, lim.cores).bound;
+  const last = evaluate(m, cfg, coreBudget(lim)).bound;
   if (last > bestBound * (1 + C.minStepGain)) best = cloneConfig(cfg);
   return best;
 }
@@ -140,7 +154,7 @@ export function allocate(m: Measured, start: Config, lim: Limits): Config {
  */
 export function hedge(m: Measured, start: Config, lim: Limits): Config {
   const cfg = cloneConfig(start);
-  const target = evaluate(m, cfg, lim.cores).bound * C.hedgeFactor;
+  const target = evaluate(m, cfg, coreBudget(lim)).bound * C.hedgeFactor;
   if (!Number.isFinite(target)) return cfg;
   for (const id of m.order) {
     const om = m.ops.get(id);
@@ -148,14 +162,14 @@ export function hedge(m: Measured, start: Config, lim: Limits): Config {
     if (!om || !c) continue;
     if (c.placement === 'worker') {
       for (;;) {
-        const e = evaluate(m, cfg, lim.cores).eff.get(id);
+        const e = evaluate(m, cfg, coreBudget(lim)).eff.get(id);
         const own = e && e.worker > 0 ? Math.min(c.concurrency, lim.cores) / e.worker : Infinity;
         if (own >= target || c.concurrency >= lim.maxWorkers || c.concurrency >= lim.cores || workersUsed(cfg) >= lim.workerBudget) break;
         c.concurrency += 1;
       }
     } else if (om.isAsync && om.tunable && om.service > 0 && om.latencySlope <= 0) {
       // (An op whose latency grows with concurrency gets no headroom: more calls only queue.)
-      const calls = evaluate(m, cfg, lim.cores).eff.get(id)?.async ?? 0;
+      const calls = evaluate(m, cfg, coreBudget(lim)).eff.get(id)?.async ?? 0;
       if (calls <= 0) continue;
       const own = c.concurrency / (calls * om.service);
       if (own < target) c.concurrency = Math.min(lim.maxConcurrency, Math.ceil((c.concurrency * target) / own));

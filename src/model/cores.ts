@@ -7,9 +7,38 @@ import type { ModelOptions } from '../shared/analysis';
 import type { Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 
+/**
+ * Other work competing for the machine's cores, measured while the pipeline ran. Linux's scheduler
+ * gives every runnable thread a like share, so the cores a configuration gets grow with its busy
+ * threads: with `others` busy threads elsewhere on `machine` cores, t busy threads of the pipeline
+ * get min(t, machine, machine · t / (t + others)) cores (see `coresGot`).
+ */
+export interface Contention {
+  machine: number;
+  /** Busy threads of other work, estimated from the cores it left free and the share the main thread got. */
+  others: number;
+}
+
+/** What a configuration's CPU bound is computed with: whole cores, or a share of a contended machine. */
+export type CoreBudget = number | Contention;
+
+/** The cores `threads` busy threads of the pipeline get under a core budget. */
+export function coresGot(budget: CoreBudget, threads: number): number {
+  if (typeof budget === 'number') return budget;
+  const t = Math.max(1, threads);
+  return Math.min(t, budget.machine, (budget.machine * t) / (t + budget.others));
+}
+
+/** The budget planning works with: the contention when it was measured, else the whole cores. */
+export function coreBudget(lim: { cores: number; contention?: Contention }): CoreBudget {
+  return lim.contention ?? lim.cores;
+}
+
 export interface Cores {
-  /** Whole cores to plan for (≥ 1). */
+  /** Whole cores to plan for (≥ 1): with contention, the machine's cores (the most threads worth running). */
   cores: number;
+  /** Other work's busy threads, when the run measured them: CPU bounds then follow the share each thread gets. */
+  contention?: Contention;
   /** The measured free cores (fractional), when the profile has them. */
   available?: number;
   /** "1.1 of 2 cores free: planning for 1". */
@@ -41,6 +70,22 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
     return { cores, available, note: `planning for ${cores} core${cores === 1 ? '' : 's'}, as asked${here}` };
   }
   if (available === undefined) return { cores: machine };
+  const share = profile.run.mainThreadShare;
+  if (share !== undefined && Number.isFinite(share) && share > 0) {
+    // Other work's CPU (the cores not free) spread over threads that each got what our main
+    // thread got while runnable: that many busy threads compete with ours.
+    const others = Math.max(0, (machine - available) / Math.min(1, share));
+    if (others < 0.05) return { cores: machine, available, note: `${free}: planning for ${machine}` };
+    const contention = { machine, others };
+    const one = coresGot(contention, 1);
+    const all = coresGot(contention, machine + 1);
+    return {
+      cores: machine,
+      available,
+      contention,
+      note: `${free}, shared with ≈ ${oneDecimal(others)} busy threads of other work: planning for a fair share (${oneDecimal(one)} core for one thread, ${oneDecimal(all)} for ${machine + 1})`,
+    };
+  }
   const cores = wholeCores(available, machine);
   return { cores, available, note: `${free}: planning for ${cores}` };
 }

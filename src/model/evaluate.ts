@@ -19,6 +19,7 @@
 import type { Bound, Resource } from '../shared/analysis';
 import { MODEL_CONSTANTS as C } from './constants';
 import { outerOf, type Config } from './config';
+import { coresGot, type Contention, type CoreBudget } from './cores';
 import { describeOp, formatRate, formatSeconds, listWords } from './describe';
 import { latencyAt, nesting, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
@@ -165,8 +166,50 @@ function breakdown(m: Measured, parts: Array<[string, number]>, top = 3): string
   return listWords(shown);
 }
 
-/** All bounds of a configuration, and the binding one. */
-export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
+/** Busy threads a configuration runs: the main thread and every worker thread. */
+function busyThreads(cfg: Config): number {
+  let n = 1;
+  for (const c of Object.values(cfg)) if (c.placement === 'worker') n += c.concurrency;
+  return n;
+}
+
+/**
+ * The cores a configuration gets on a contended machine, and its busy threads. A thread competes
+ * for a core only while it is busy: a main thread that only dispatches to workers is not a whole
+ * busy thread. So the busy threads (each thread's busy fraction, at the rate the configuration
+ * reaches) and the cores they get are found together, by a few rounds of fixed-point iteration
+ * from "every thread busy".
+ */
+function contendedCores(budget: Contention, cfg: Config, mainSum: number, workerSum: number, cpuSum: number): { cores: number; threads: number } {
+  const workers = busyThreads(cfg) - 1;
+  let threads = workers + 1;
+  let cores = coresGot(budget, threads);
+  for (let round = 0; round < 8; round++) {
+    const per = Math.min(1, cores / Math.max(1, threads));
+    const rate = Math.min(mainSum > 0 ? per / mainSum : Infinity, cpuSum > 0 ? cores / cpuSum : Infinity, workers > 0 && workerSum > 0 ? (workers * per) / workerSum : Infinity);
+    if (!Number.isFinite(rate)) break;
+    const busy = Math.min(1, (rate * mainSum) / per) + Math.min(workers, (rate * workerSum) / per);
+    const next = Math.max(1, busy);
+    if (Math.abs(next - threads) < 1e-3) break;
+    threads = next;
+    cores = coresGot(budget, threads);
+  }
+  return { cores, threads: Math.max(1, threads) };
+}
+
+/** Cores as a sentence: "2 cores", or "1.3 cores (a fair share beside other work)". */
+function coresWords(n: number, shared: boolean): string {
+  const x = Number(n.toPrecision(2));
+  return `${x} core${x === 1 ? '' : 's'}${shared ? ' (a fair share beside other work)' : ''}`;
+}
+
+/**
+ * All bounds of a configuration, and the binding one. `budget`: whole cores, or the contention
+ * measured during the run, in which case the configuration gets the share its busy threads win
+ * (src/model/cores.ts `coresGot`): more worker threads take more of a contended machine.
+ */
+export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluation {
+  const shared = typeof budget !== 'number';
   const eff = effectiveDemands(m, cfg);
   const bounds: Bound[] = [];
   const machine = m.profile.machine;
@@ -185,6 +228,10 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     const om = m.ops.get(id) as OpMeasure;
     if (cfg[id].placement === 'libuv') libuvSum += e.async * serviceAt(om, cfg[id].concurrency);
   }
+  const { cores, threads } = shared ? contendedCores(budget, cfg, mainSum, workerSum, cpuSum) : { cores: budget, threads: busyThreads(cfg) };
+  // The share of a core one thread gets: 1 unless other work competes for the cores.
+  const perThread = shared ? Math.min(1, cores / threads) : 1;
+  const oneThread = shared ? `one thread's ${Math.round(perThread * 100)}% of a core` : 'one thread';
   // Name each op's own time; the unclaimed runtime overhead is shown as one sum, because it is
   // only shared out to ops (by elements and own time), not measured at them.
   const mainParts: Array<[string, number]> = [...eff].map(([id, e]) => [id, e.main - e.overhead]);
@@ -194,8 +241,8 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
   if (mainSum > 0) {
     bounds.push({
       resource: 'main-thread',
-      rate: 1 / mainSum,
-      detail: `The main thread is busy ${formatSeconds(mainSum)} per element (${breakdown(m, mainParts)}${overheadText}); one thread gives at most ${formatRate(1 / mainSum)}.`,
+      rate: perThread / mainSum,
+      detail: `The main thread is busy ${formatSeconds(mainSum)} per element (${breakdown(m, mainParts)}${overheadText}); ${oneThread} gives at most ${formatRate(perThread / mainSum)}.`,
     });
   }
   if (cpuSum > 0) {
@@ -205,7 +252,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     bounds.push({
       resource: 'cpu',
       rate: cores / cpuSum,
-      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${cores} core${cores === 1 ? ' gives' : 's give'} at most ${formatRate(cores / cpuSum)}.`,
+      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${coresWords(cores, shared)} give${Number(cores.toPrecision(2)) === 1 ? 's' : ''} at most ${formatRate(cores / cpuSum)}.`,
     });
   }
   if (diskSum > 0 && machine.diskReadBytesPerSec && machine.diskReadBytesPerSec > 0) {
@@ -232,7 +279,8 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
     const perCall = (total: number, calls: number) =>
       calls > 0 && Math.abs(calls - 1) > 1e-9 ? ` (${formatSeconds(total / calls)} per call × ${Number(calls.toPrecision(3))} calls)` : '';
     if (c.placement === 'worker' && e.worker > 0) {
-      const p = Math.min(c.concurrency, cores);
+      // Each busy thread gets an equal share of the cores the configuration gets.
+      const p = shared ? (c.concurrency * cores) / threads : Math.min(c.concurrency, cores);
       const rate = p / e.worker;
       const est =
         om.op.placement === 'main'
@@ -244,7 +292,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
         resource: 'parallel-op',
         opId: id,
         rate,
-        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCall(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCall(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, true)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const service = serviceAt(om, c.concurrency);
@@ -263,7 +311,7 @@ export function evaluate(m: Measured, cfg: Config, cores: number): Evaluation {
       });
     } else if (c.placement === 'main' && e.main - e.overhead > 0 && (fnKind(om) || e.main - e.overhead >= 0.05 * mainSum)) {
       const own = e.main - e.overhead;
-      const rate = 1 / own;
+      const rate = perThread / own;
       bounds.push({
         resource: 'sequential-op',
         opId: id,

@@ -10,7 +10,7 @@ import type { Overrides, Profile } from '../shared/profile';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { applyOverrides, configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
-import { coresFor } from './cores';
+import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
 import { efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
@@ -20,9 +20,10 @@ export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 
 function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
-  const { cores, available, note } = coresFor(profile, options);
+  const { cores, available, note, contention } = coresFor(profile, options);
   return {
     cores,
+    ...(contention ? { contention } : {}),
     coresAvailable: available,
     coresNote: note,
     randomOps: new Set(options.randomOps ?? []),
@@ -44,7 +45,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const coresInfo = { coresAvailable: r.coresAvailable, coresNote: r.coresNote };
   if (m.rootElements <= 0) return { ...emptyAnalysis(m, r.cores), ...coresInfo };
   const cfg = configFromProfile(m);
-  const ev = evaluate(m, cfg, r.cores);
+  const ev = evaluate(m, cfg, coreBudget(r));
   const bottleneck = bottleneckOf(m, ev);
   return {
     ...coresInfo,
@@ -101,8 +102,8 @@ export function predict(
     return { rate: 0, bound: 0, bottleneck: a.bottleneck, bounds: [] };
   }
   const base = configFromProfile(m);
-  const current = evaluate(m, base, r.cores);
-  const ev = evaluate(m, applyOverrides(m, base, overrides), r.cores);
+  const current = evaluate(m, base, coreBudget(r));
+  const ev = evaluate(m, applyOverrides(m, base, overrides), coreBudget(r));
   return { rate: ev.bound * efficiencyFor(m, current, ev), bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
 }
 

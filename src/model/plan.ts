@@ -18,6 +18,7 @@ import { chooseCache, type CacheCandidate } from './cache';
 import { applyOverrides, cloneConfig, configFromProfile, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatRate, formatSeconds } from './describe';
+import { coreBudget, type CoreBudget } from './cores';
 import { evaluate, type Evaluation } from './evaluate';
 import { enclosingInterleave, type Measured, type OpMeasure } from './measure';
 
@@ -55,9 +56,9 @@ export function efficiencyFor(m: Measured, current: Evaluation, next: Evaluation
 
 function best(m: Measured, candidates: Config[], lim: Limits, minGain: number): { cfg: Config; ev: Evaluation } {
   let chosen = candidates[0];
-  let chosenEv = evaluate(m, chosen, lim.cores);
+  let chosenEv = evaluate(m, chosen, coreBudget(lim));
   for (const cfg of candidates.slice(1)) {
-    const ev = evaluate(m, cfg, lim.cores);
+    const ev = evaluate(m, cfg, coreBudget(lim));
     if (ev.bound > chosenEv.bound * (1 + minGain)) {
       chosen = cfg;
       chosenEv = ev;
@@ -86,7 +87,7 @@ function searchMoves(m: Measured, start: Config, lim: Limits): Config {
 /** Drop concurrency changes of ops that do not bind when they are within `hysteresis` of today's value. */
 function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
   const out = cloneConfig(cfg);
-  const bound = evaluate(m, out, lim.cores).bound;
+  const bound = evaluate(m, out, coreBudget(lim)).bound;
   for (const id of m.order) {
     const from = base[id];
     const to = out[id];
@@ -94,7 +95,7 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
     if (Math.abs(to.concurrency - from.concurrency) > C.hysteresis * from.concurrency) continue;
     const trial = cloneConfig(out);
     trial[id].concurrency = from.concurrency;
-    if (evaluate(m, trial, lim.cores).bound >= bound * (1 - 1e-3)) out[id].concurrency = from.concurrency;
+    if (evaluate(m, trial, coreBudget(lim)).bound >= bound * (1 - 1e-3)) out[id].concurrency = from.concurrency;
   }
   return out;
 }
@@ -106,7 +107,7 @@ function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
 /** The plan for a measured profile. */
 export function planMeasured(m: Measured, r: Resolved): Plan {
   const base = configFromProfile(m);
-  const current = evaluate(m, base, r.cores);
+  const current = evaluate(m, base, coreBudget(r));
   const notes: string[] = [];
 
   const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
@@ -124,7 +125,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
       cache = cacheChoice.candidate;
     }
   }
-  if (evaluate(m, chosen, r.cores).bound < current.bound * (1 + C.minGain)) {
+  if (evaluate(m, chosen, coreBudget(r)).bound < current.bound * (1 + C.minGain)) {
     chosen = cloneConfig(base);
     cache = undefined;
   } else {
@@ -132,7 +133,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   }
 
   const changes: PlanChange[] = [];
-  const planned = evaluate(m, chosen, r.cores);
+  const planned = evaluate(m, chosen, coreBudget(r));
   for (const id of m.order) {
     const om = m.ops.get(id);
     const from = base[id];
@@ -185,7 +186,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   // every change whose removal does not lower the prediction (it is noise the verification would
   // only spend time on), then propose nothing unless what is left beats the measured rate by
   // `minGain`.
-  const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, r.cores);
+  const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r));
   let kept = changes;
   let keptRate = rateOf(kept);
   for (const ch of changes) {
@@ -233,7 +234,7 @@ function moveWords(om: OpMeasure): string {
  * `predict(profile, toOverrides(changes))` says, so a plan, each of its changes and any subset a
  * verification tries are priced the same way.
  */
-function predictChanges(m: Measured, base: Config, current: Evaluation, changes: PlanChange[], cores: number): { rate: number; ev: Evaluation } {
+function predictChanges(m: Measured, base: Config, current: Evaluation, changes: PlanChange[], cores: CoreBudget): { rate: number; ev: Evaluation } {
   const ev = evaluate(m, applyOverrides(m, base, toOverrides(m, changes)), cores);
   return { rate: ev.bound * efficiencyFor(m, current, ev), ev };
 }

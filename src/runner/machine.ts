@@ -231,3 +231,31 @@ export function coresAvailableDuring(ownCpuSeconds: number, idleSeconds: number 
   const x = (Math.max(0, ownCpuSeconds) + Math.max(0, idleSeconds)) / wallSeconds;
   return Math.min(cores, Math.max(0.01, Number(x.toFixed(2))));
 }
+
+/**
+ * The calling thread's run time and run-queue wait so far, seconds, from
+ * /proc/thread-self/schedstat (Linux); undefined elsewhere. Their ratio over a window is the share
+ * of a core the thread got while it was runnable: 1 on a free machine, 1/3 when it shares one
+ * core with two other busy threads.
+ */
+export function threadRunAndWait(): { run: number; wait: number } | undefined {
+  try {
+    const [run, wait] = fs.readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ').map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { run: run! / 1e9, wait: wait! / 1e9 } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The share of a core the main thread got while runnable over a window (0 < x ≤ 1), from two
+ * `threadRunAndWait` readings; undefined when the thread was runnable for less than a tenth of the
+ * window (mostly waiting for I/O or workers: too little to tell).
+ */
+export function runnableShare(start: { run: number; wait: number } | undefined, end: { run: number; wait: number } | undefined, wallSeconds: number): number | undefined {
+  if (!start || !end || wallSeconds <= 0) return undefined;
+  const run = end.run - start.run;
+  const wait = end.wait - start.wait;
+  if (run <= 0 || run + wait < 0.1 * wallSeconds) return undefined;
+  return Number(Math.min(1, run / (run + wait)).toFixed(3));
+}

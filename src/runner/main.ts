@@ -18,7 +18,7 @@ import type { Machine, Profile, ProfileError, RunnerMessage } from '../shared/pr
 import { exportedFunction, exportedFunctions, findPipelines, importModule } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
-import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
+import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShare, threadRunAndWait, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { calibrateWorkerTasks } from './calibrate';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure } from './measure';
@@ -295,7 +295,8 @@ async function main(): Promise<void> {
   let wall0 = 0;
   const fnModules = exportedFunctions(ns, file);
   // The clocks at the start of the run, for a run measured from its start (see onWindowWidened).
-  const startClocks = { cpu: clock.read(), proc: processCpuSeconds(), idle: machineIdleSeconds(), wall: performance.now() / 1000 };
+  let sched0 = threadRunAndWait();
+  const startClocks = { cpu: clock.read(), proc: processCpuSeconds(), idle: machineIdleSeconds(), wall: performance.now() / 1000, sched: sched0 };
   const result = await measure(ds, req, {
     steady: () => tracer.cachesFilled(),
     onFirstElement() {
@@ -309,10 +310,11 @@ async function main(): Promise<void> {
       proc0 = processCpuSeconds();
       idle0 = machineIdleSeconds();
       wall0 = performance.now() / 1000;
+      sched0 = threadRunAndWait();
     },
     onWindowWidened() {
       tracer.unsnapshot();
-      ({ cpu: cpu0, proc: proc0, idle: idle0, wall: wall0 } = startClocks);
+      ({ cpu: cpu0, proc: proc0, idle: idle0, wall: wall0, sched: sched0 } = startClocks);
     },
     onWindowEnd() {
       run.mainThreadCpuSeconds = Math.max(0, clock.read() - cpu0);
@@ -321,6 +323,8 @@ async function main(): Promise<void> {
       const idle1 = machineIdleSeconds();
       const cores = coresAvailableDuring(run.processCpuSeconds, idle0 === undefined || idle1 === undefined ? undefined : idle1 - idle0, performance.now() / 1000 - wall0, machine.cores);
       if (cores !== undefined) run.availableCores = cores;
+      const share = runnableShare(sched0, threadRunAndWait(), performance.now() / 1000 - wall0);
+      if (share !== undefined) run.mainThreadShare = share;
       run.loadAverage = Number(os.loadavg()[0].toFixed(2));
       profile.ops = tracer.ops(file, fnModules, ds[DATASET_KEY]);
       tracer.endSampling();

@@ -74,6 +74,14 @@ export interface RunInfo {
    * work on the machine left over while the pipeline ran. Absent off Linux.
    */
   availableCores?: number;
+  /**
+   * The share of a core the main thread got while it was runnable during the window (0 < x ≤ 1):
+   * run time ÷ (run time + run-queue wait), from /proc/thread-self/schedstat. Below 1 when other
+   * threads compete for the cores; with `availableCores` it tells how many busy threads other work
+   * runs, and so what share more threads of the pipeline would get. Absent when the main thread
+   * was rarely runnable, or off Linux.
+   */
+  mainThreadShare?: number;
   /** The machine's 1-minute load average at the end of the window (`os.loadavg()[0]`). */
   loadAverage?: number;
   overrides: Overrides;

@@ -64,6 +64,8 @@ export interface RunSpec {
   overrides?: Record<string, KnobOverride>;
   /** Cores the process could get during the window (`run.availableCores`). */
   availableCores?: number;
+  /** Share of a core the main thread got while runnable (`run.mainThreadShare`). */
+  mainThreadShare?: number;
 }
 
 export class ProfileBuilder {
@@ -210,6 +212,7 @@ export class ProfileBuilder {
         endReason: 'converged',
         rateEstimates: [run.rate],
         availableCores: run.availableCores,
+        ...(run.mainThreadShare !== undefined ? { mainThreadShare: run.mainThreadShare } : {}),
         overrides: run.overrides ?? {},
         mainThreadCpuSeconds,
         processCpuSeconds: mainThreadCpuSeconds + worker + (run.otherCpuSeconds ?? 0),

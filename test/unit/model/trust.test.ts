@@ -6,6 +6,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { analyze, changeTitle, overridesFor, plan, predict, wholeCores } from '../../../src/model';
+import { coresGot } from '../../../src/model/cores';
 import type { PlanChange } from '../../../src/shared/analysis';
 import type { MoveCost } from '../../../src/shared/profile';
 import { ProfileBuilder } from './builder';
@@ -66,6 +67,42 @@ describe('model: the cores the pipeline can get', () => {
     const none = plan(decodeBound({ cores: 4 }));
     assert.equal(none.cores, 4);
     assert.equal(none.coresNote, undefined);
+  });
+});
+
+describe('model: a fair share of a contended machine', () => {
+  /** The 12 ms decode, measured while other work ran: `free` cores free, the main thread got `share` of a core while runnable. */
+  const contended = (free: number, share: number, rate: number) =>
+    new ProfileBuilder({ cores: 2 }).range().map('decode', { self: 12e-3, module: true }).build({ rootElements: 200, rate, availableCores: free, mainThreadShare: share });
+
+  it('gives t busy threads beside n others min(t, cores, cores·t/(t+n)) cores', () => {
+    assert.equal(coresGot(2, 5), 2);
+    assert.equal(coresGot({ machine: 2, others: 0 }, 1), 1);
+    assert.equal(coresGot({ machine: 2, others: 0 }, 3), 2);
+    assert.equal(coresGot({ machine: 2, others: 1 }, 1), 1);
+    assert.equal(coresGot({ machine: 2, others: 1 }, 3), 1.5);
+    assert.equal(coresGot({ machine: 2, others: 4 }, 1), 2 / 5);
+  });
+
+  it('beside one busy thread of other work, moves the main-thread decode to workers: more threads win more of the cores', () => {
+    // One core free (the other one busy elsewhere) and the main thread never waited for a core.
+    const p = plan(contended(1, 1, 80));
+    assert.match(p.coresNote ?? '', /^1 of 2 cores free, shared with ≈ 1 busy threads of other work: planning for a fair share/);
+    const move = change(p.changes, 'placement', id(1));
+    assert.ok(move, JSON.stringify(p.changes));
+    assert.ok(p.predictedRate > 80 * 1.1, `predicted ${p.predictedRate}`);
+    // Without the main thread's share the same profile plans for one whole core and proposes no move.
+    const noShare = new ProfileBuilder({ cores: 2 }).range().map('decode', { self: 12e-3, module: true }).build({ rootElements: 200, rate: 80, availableCores: 1 });
+    assert.equal(change(plan(noShare).changes, 'placement'), undefined);
+  });
+
+  it('on a busy machine bounds the main thread by the share it got, so the bound matches what was measured', () => {
+    // 0.4 of 2 cores free and 40% of a core while runnable: four busy threads elsewhere.
+    const a = analyze(contended(0.4, 0.4, 33));
+    assert.ok(Math.abs(a.bound - 0.4 / 12e-3) / a.bound < 0.05, `bound ${a.bound}`);
+    const main = a.bounds.find((b) => b.resource === 'main-thread');
+    assert.ok(main && Math.abs(main.rate - 0.4 / 12e-3) / main.rate < 0.05, JSON.stringify(main));
+    assert.match(main.detail, /one thread's 40% of a core/);
   });
 });
 

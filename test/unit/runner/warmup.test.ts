@@ -19,4 +19,10 @@ describe('runner warm-up', () => {
     assert.equal(cache.counters.cacheHits, cache.counters.produced);
     assert.equal(map.counters.calls, 0);
   });
+
+  it('records the share of a core the busy main thread got while runnable', async () => {
+    const p = await runProfile({ file: FILL, seconds: 0.5, warmupSeconds: 0.01, probes: false });
+    const share = p.run.mainThreadShare;
+    assert.ok(share !== undefined && share > 0 && share <= 1, `mainThreadShare ${share}`);
+  });
 });
