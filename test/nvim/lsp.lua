@@ -1,9 +1,12 @@
 -- Neovim (0.7+) headless as a third-party LSP client of the Plumber server: attach, ask for code
--- lenses, profile, ask for code actions, apply the first "Apply Plumber fix: …" quick fix, save.
+-- lenses, profile, ask for code actions on the line marked "// the slow step", apply the first
+-- "Apply Plumber fix: …" quick fix, save. The Plumber settings ($PLUMBER_SETTINGS, JSON) go where a
+-- Neovim user puts them: init_options (read at start) and settings (workspace/configuration).
 -- Results go to $PLUMBER_OUT as JSON for the mocha test to check.
 local server = os.getenv('PLUMBER_SERVER')
 local file = os.getenv('PLUMBER_FILE')
 local out = os.getenv('PLUMBER_OUT')
+local settings = vim.fn.json_decode(os.getenv('PLUMBER_SETTINGS') or '{}')
 local result = { steps = {} }
 
 local function finish(err)
@@ -22,8 +25,8 @@ local ok, err = pcall(function()
     name = 'plumber',
     cmd = { 'node', server, '--stdio' },
     root_dir = vim.fn.fnamemodify(file, ':h'),
-    init_options = { trusted = true },
-    settings = { plumber = { profile = { seconds = 1 } } },
+    init_options = { trusted = true, settings = settings },
+    settings = { plumber = settings },
   })
   assert(client_id, 'the server did not start')
   vim.lsp.buf_attach_client(bufnr, client_id)
@@ -52,8 +55,9 @@ local ok, err = pcall(function()
 
   local line = nil
   for i, l in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
-    if l:find('.map(heavy', 1, true) then line = i - 1 end
+    if l:find('// the slow step', 1, true) then line = i - 1 end
   end
+  assert(line, 'no line marked "// the slow step"')
   local params = {
     textDocument = { uri = uri },
     range = { start = { line = line, character = 4 }, ['end'] = { line = line, character = 4 } },

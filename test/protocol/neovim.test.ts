@@ -28,42 +28,80 @@ function missingNeovim(): Error {
   return error;
 }
 
+/** What test/nvim/lsp.lua saw and did, as it wrote it to $PLUMBER_OUT. */
+interface NeovimResult {
+  error?: string;
+  lensesBefore: string[];
+  lensesAfter: string[];
+  actions: string[];
+  applied: string;
+  text: string;
+}
+
+/** The map's kind and knobs of a pipeline file's first pipeline, as the graph reads them. */
+function pipelineShape(file: string, text: string): string {
+  const ws = new GraphWorkspace();
+  ws.setText(file, text);
+  const ops = ws.graphOf(file).pipelines[0]!.ops;
+  return ops.map((o) => o.kind).join(',') + JSON.stringify(ops.find((o) => o.kind === 'map')!.knobs);
+}
+
+/**
+ * Copies a fixture project, lets Neovim profile it with `settings` and apply the first Plumber quick
+ * fix on the line marked "// the slow step", and checks what every such fix must do: lenses before
+ * and after, a real edit through Neovim's own workspace-edit code, saved, the marked comment kept,
+ * and the pipeline changed.
+ */
+function applyFixInNeovim(fixture: string, settings: object): NeovimResult & { saved: string } {
+  if (!NVIM) throw missingNeovim();
+  const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-nvim-'));
+  try {
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    const dir = path.join(root, 'project');
+    const source = path.join(ROOT, 'test', 'fixtures', 'server', fixture);
+    cpSync(source, dir, { recursive: true });
+    const file = path.join(dir, 'pipeline.ts');
+    const out = path.join(root, 'result.json');
+    const r = spawnSync(NVIM, ['--headless', '--noplugin', '-u', 'NONE', '-i', 'NONE', '-n', '-c', `luafile ${path.join(ROOT, 'test', 'nvim', 'lsp.lua')}`], {
+      env: { ...process.env, PLUMBER_SERVER: SERVER, PLUMBER_FILE: file, PLUMBER_OUT: out, PLUMBER_SETTINGS: JSON.stringify(settings) },
+      encoding: 'utf8',
+      timeout: 110_000,
+    });
+    assert.ok(existsSync(out), `Neovim wrote no result (exit ${r.status}): ${r.stderr}${r.stdout}`);
+    const result = JSON.parse(readFileSync(out, 'utf8')) as NeovimResult;
+    assert.equal(result.error, undefined);
+    assert.deepEqual(result.lensesBefore, ['Profile']);
+    assert.ok(result.lensesAfter.some((t) => t.includes('bottleneck')), result.lensesAfter.join('\n'));
+    assert.match(result.applied, /^Apply Plumber fix: /);
+    const saved = readFileSync(file, 'utf8');
+    assert.equal(saved.trimEnd(), result.text.trimEnd());
+    assert.match(saved, /\/\/ the slow step/);
+    const original = path.join(source, 'pipeline.ts');
+    assert.notEqual(pipelineShape(file, saved), pipelineShape(original, readFileSync(original, 'utf8')), 'the fix changed the pipeline');
+    return { ...result, saved };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 describe('Neovim as the client', function () {
   this.timeout(120_000);
 
-  it('shows lenses and applies "Apply Plumber fix" to the buffer', function () {
-    if (!NVIM) throw missingNeovim();
-    const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-nvim-'));
-    try {
-      symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
-      const dir = path.join(root, 'project');
-      cpSync(path.join(ROOT, 'test', 'fixtures', 'server', 'cli'), dir, { recursive: true });
-      const file = path.join(dir, 'pipeline.ts');
-      const out = path.join(root, 'result.json');
-      const r = spawnSync(NVIM, ['--headless', '--noplugin', '-u', 'NONE', '-i', 'NONE', '-n', '-c', `luafile ${path.join(ROOT, 'test', 'nvim', 'lsp.lua')}`], {
-        env: { ...process.env, PLUMBER_SERVER: SERVER, PLUMBER_FILE: file, PLUMBER_OUT: out },
-        encoding: 'utf8',
-        timeout: 110_000,
-      });
-      assert.ok(existsSync(out), `Neovim wrote no result (exit ${r.status}): ${r.stderr}${r.stdout}`);
-      const result = JSON.parse(readFileSync(out, 'utf8')) as { error?: string; lensesBefore: string[]; lensesAfter: string[]; applied: string; text: string };
-      assert.equal(result.error, undefined);
-      assert.deepEqual(result.lensesBefore, ['Profile']);
-      assert.ok(result.lensesAfter.some((t) => t.includes('bottleneck')), result.lensesAfter.join('\n'));
-      assert.match(result.applied, /^Apply Plumber fix: /);
-      const saved = readFileSync(file, 'utf8');
-      assert.equal(saved.trimEnd(), result.text.trimEnd());
-      assert.match(saved, /\/\/ the slow step/);
-      const ws = new GraphWorkspace();
-      ws.setText(file, saved);
-      const map = ws.graphOf(file).pipelines[0]!.ops.find((o) => o.kind === 'map')!;
-      const before = new GraphWorkspace();
-      const original = path.join(ROOT, 'test', 'fixtures', 'server', 'cli', 'pipeline.ts');
-      before.setText(original, readFileSync(original, 'utf8'));
-      const ops = (g: GraphWorkspace, f: string): string => g.graphOf(f).pipelines[0]!.ops.map((o) => o.kind).join(',') + JSON.stringify(g.graphOf(f).pipelines[0]!.ops.find((o) => o.kind === 'map')!.knobs['parallelism']);
-      assert.notEqual(ops(ws, file), ops(before, original), `the fix changed the pipeline: ${JSON.stringify(map.knobs)}`);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+  // The fixture waits on a timer with one call in flight: more in flight is faster however busy
+  // the cores are, so verification keeps the fix on any machine.
+  it('shows lenses and applies a verified "Apply Plumber fix" to the buffer', function () {
+    const result = applyFixInNeovim('latency', { profile: { seconds: 1 } });
+    assert.match(result.applied, /parallelism/);
+    assert.ok(result.actions.some((t) => /verified \d/.test(t)), result.actions.join('\n'));
+    assert.doesNotMatch(result.saved, /parallelism: 1\b/);
+  });
+
+  // Neovim 0.7 cannot answer workspace/configuration: what it sent at start must hold. Planning for
+  // two cores from the model alone makes the CPU-bound fixture's worker move independent of load.
+  it('keeps the settings it sent at start and applies the model\'s worker move, marked not verified', function () {
+    const result = applyFixInNeovim('cli', { profile: { seconds: 1 }, model: { cores: 2 }, plan: { verify: false } });
+    assert.match(result.applied, /worker threads/);
+    assert.ok(result.actions.some((t) => t.includes('not verified')), result.actions.join('\n'));
+    assert.match(result.saved, /placement: 'worker'/);
   });
 });
