@@ -13,17 +13,9 @@ describe('Activation', () => {
     const wall = performance.now() - started;
     assert.ok(ext.isActive, 'opening a TypeScript file activated it');
     // How long activation took depends on how busy the machine is, so it is reported, not asserted
-    // (run.mjs prints this line in its summary); a time budget belongs in a benchmark.
+    // (run.mjs prints this line in its summary); a time budget belongs in a benchmark. That its
+    // commands are registered once active is checked in 5-commands-settings.
     console.log(`PLUMBER_ACTIVATION activate=${api.activationMs.toFixed(1)}ms open+load+activate=${wall.toFixed(1)}ms`);
-  });
-
-  it('registers every command its manifest contributes once active', async () => {
-    const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
-    await plumber();
-    const contributed = (ext.packageJSON as { contributes: { commands: { command: string }[] } }).contributes.commands.map((c) => c.command);
-    assert.ok(contributed.length > 0, 'the manifest contributes commands');
-    const registered = new Set(await vscode.commands.getCommands(true));
-    assert.deepEqual(contributed.filter((c) => !registered.has(c)), [], 'every contributed command has a handler');
   });
 
   it('starts the language server in the background and reports it ready', async () => {
