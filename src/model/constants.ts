@@ -86,6 +86,13 @@ export const MODEL_CONSTANTS = {
    */
   efficiencyMin: 0.5,
   efficiencyMax: 1.2,
+  /**
+   * The fn's CPU per call on the sampled elements and in the window must agree within this factor
+   * for the sample's worker/main CPU ratio to be used (measure.ts `moveOf`): a tokenizer that
+   * caches words cost 152 µs per repeated sample call against 3.2 ms per call in the window, and
+   * its ratio read 0.33 in one run and 2.25 in the next.
+   */
+  moveSampleAgreement: 2,
   /** Non-binding operators keep this much headroom over the predicted rate, so a cheap op is never the next bottleneck. */
   hedgeFactor: 1.25,
   /** A plan (or a cache) must raise the bound by at least this fraction to be worth proposing. */

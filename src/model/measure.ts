@@ -320,7 +320,13 @@ function moveOf(op: OpProfile): OpMeasure['move'] {
   if (!ok(mc.cloneInSeconds) || !ok(mc.cloneOutSeconds)) return undefined;
   const half = (mc.cloneInSeconds + mc.cloneOutSeconds) / 2;
   let ratio = 1;
-  if (mc.workerCpuSeconds !== undefined && ok(mc.workerCpuSeconds) && mc.mainCpuSeconds > 0) {
+  // The worker/main ratio comes from calling the fn on a few samples over and over. It speaks for
+  // the pipeline only when those repeated calls cost what the fn cost per call in the window: a fn
+  // that caches by input (a tokenizer's word cache) or whose cost depends on the input runs far
+  // cheaper on a handful of repeated samples, and the ratio of two such figures is noise.
+  const perCall = op.counters.calls > 0 ? op.counters.selfSeconds / op.counters.calls : undefined;
+  const representative = perCall !== undefined && perCall > 0 && mc.mainCpuSeconds > 0 && Math.max(perCall, mc.mainCpuSeconds) / Math.min(perCall, mc.mainCpuSeconds) <= C.moveSampleAgreement;
+  if (representative && mc.workerCpuSeconds !== undefined && ok(mc.workerCpuSeconds)) {
     ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, mc.workerCpuSeconds / mc.mainCpuSeconds));
   }
   return { mainClone: half, workerClone: half, workerCpuRatio: ratio };

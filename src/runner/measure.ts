@@ -76,6 +76,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   let warmupElements = 0;
   let warmupSeconds = 0;
   let filling = false;
+  const ramp = new RampDetector();
   let windowStart = t0;
   let windowElements = 0;
   let windowEnd = t0;
@@ -140,7 +141,8 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
       }
       if (phase === 'warmup') {
         const warm = t - warmStart >= o.warmupSeconds || total >= o.warmupMaxElements;
-        const steady = !hooks.steady || hooks.steady() || t - warmStart >= o.warmupSeconds + FILL_LIMIT_SECONDS;
+        const rising = ramp.add(t);
+        const steady = ((!hooks.steady || hooks.steady()) && !rising) || t - warmStart >= o.warmupSeconds + FILL_LIMIT_SECONDS;
         if (warm && steady) startWindow(t);
         else if (warm && !filling) {
           // The warm-up's own time is up but a cache is still filling: give the fill its limit,
@@ -239,6 +241,54 @@ export function sliceRates(start: number, end: number, total: number, ends: read
     n0 = cumulative[i];
   }
   return rates.length >= 2 ? rates : undefined;
+}
+
+/** A warm-up slice holds at least this many elements and this many seconds before its rate is judged. */
+const RAMP_SLICE_ELEMENTS = 8;
+const RAMP_SLICE_SECONDS = 0.25;
+/** A slice this much faster than the one before says the pipeline is still speeding up. */
+const RAMP_RISE = 1.1;
+
+/**
+ * Tells whether the rate is still rising during warm-up: worker threads that have just started
+ * (loading modules, their JIT still cold), connection pools filling, a cache on its first pass. The
+ * warm-up is cut into slices of a few elements; while a slice runs clearly faster than the one
+ * before, the pipeline has not reached its steady state, and a window taken now would measure the
+ * start-up. A pipeline too slow to fill slices is judged by the clock alone.
+ */
+class RampDetector {
+  private sliceStart = -1;
+  private sliceElements = 0;
+  private previous: number | undefined;
+  private judged = 0;
+  private rising = true;
+
+  /**
+   * Counts an element that arrived at `t` seconds. True until two full slices were compared, and
+   * then while the last slice ran clearly faster than the one before; false at once for a
+   * pipeline too slow to fill a slice in a second.
+   */
+  add(t: number): boolean {
+    if (this.sliceStart < 0) {
+      this.sliceStart = t;
+      return this.rising;
+    }
+    this.sliceElements++;
+    const seconds = t - this.sliceStart;
+    if (this.sliceElements >= RAMP_SLICE_ELEMENTS && seconds >= RAMP_SLICE_SECONDS) {
+      const rate = this.sliceElements / seconds;
+      if (this.previous !== undefined) {
+        this.judged++;
+        this.rising = rate > this.previous * RAMP_RISE;
+      }
+      this.previous = rate;
+      this.sliceStart = t;
+      this.sliceElements = 0;
+    } else if (this.judged === 0 && this.sliceElements < RAMP_SLICE_ELEMENTS && seconds >= 4 * RAMP_SLICE_SECONDS) {
+      this.rising = false;
+    }
+    return this.rising;
+  }
 }
 
 function agree(estimates: number[]): boolean {

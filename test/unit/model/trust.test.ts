@@ -160,6 +160,13 @@ describe('model: worker moves priced from measurement', () => {
     near(predict(profile, toWorkers()).bound, 2 / ((2 + 2 + 18 + 1) * 1e-6));
   });
 
+  it('ignores the worker CPU ratio when the sampled calls cost far less than the calls in the window (a fn that caches by input)', () => {
+    // 1 µs per repeated sample call against 20 µs per call in the window: the sample is not the
+    // pipeline's work, so its worker/main ratio of 3 says nothing; clone costs still count.
+    const profile = rows({ ...measured(0), mainCpuSeconds: 1e-6, workerCpuSeconds: 3e-6 });
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 18 + 0.4) * 1e-6));
+  });
+
   it('clamps a worker CPU ratio that only a tiny or cold sample could give', () => {
     const profile = rows({ ...measured(0), workerCpuSeconds: 20e-6 * 50 });
     // At most 3× the main-thread CPU: workers do 18 × 3 + 0.4 µs.

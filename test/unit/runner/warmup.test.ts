@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
 
 const FILL = path.resolve(__dirname, '../../fixtures/pipelines/probe-cache-fill.ts');
+const RAMP = path.resolve(__dirname, '../../fixtures/pipelines/probe-ramp.ts');
 
 describe('runner warm-up', () => {
   it('goes on until a cache has finished its first pass, so the window measures the cached steady state', async () => {
@@ -18,6 +19,16 @@ describe('runner warm-up', () => {
     // Every element of the window came from the cache; the map ran no call in it.
     assert.equal(cache.counters.cacheHits, cache.counters.produced);
     assert.equal(map.counters.calls, 0);
+  });
+
+  it('goes on while the rate is still rising, so the window measures the pipeline after its start-up', async () => {
+    // The warm-up's own time ends long before the 80 slow elements are through.
+    const p = await runProfile({ file: RAMP, seconds: 0.5, warmupSeconds: 0.01, probes: false });
+    assert.equal(p.error, undefined, p.error?.message);
+    assert.ok(p.run.warmupElements >= 80, `warm-up ended after ${p.run.warmupElements} elements, inside the slow start`);
+    const map = p.ops.find((o) => o.kind === 'map');
+    // No slow element was measured: every call in the window was a fast one.
+    assert.ok(map && map.counters.calls > 0 && map.counters.selfSeconds / map.counters.calls < 2e-3, JSON.stringify(map?.counters));
   });
 
   it('records the share of a core the busy main thread got while runnable', async () => {
