@@ -45,6 +45,16 @@ try {
   await page.locator('.monaco-list-row', { hasText: /map\(decode\)/ }).first().waitFor();
   await shot('example-1-profiled');
 
+  step = 'find the fixes offered';
+  // Said here, with what the lenses show, rather than as a status bar that never turns stale.
+  const applyAll = page.locator('.codelens-decoration', { hasText: 'Apply all Plumber fixes' }).first();
+  if (!(await applyAll.waitFor({ timeout: 20_000 }).then(() => true, () => false))) {
+    throw new Error(`Plumber offered no fix for examples/images; the lenses say: ${(await page.locator('.codelens-decoration').allInnerTexts()).join(' | ')}`);
+  }
+  // The settings above reached the server: the fixes are the model's, marked as such.
+  const offered = await applyAll.innerText();
+  if (!/not verified/.test(offered)) throw new Error(`the fixes should be the model's alone (plan.verify off): ${offered}`);
+
   step = 'apply all fixes, save, profile again';
   await palette('Plumber: Apply All Plumber Fixes');
   // The server marks the old numbers stale as soon as the edit lands.
