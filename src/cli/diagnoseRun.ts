@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import type { ModelOptions } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
-import { runProfile } from '../runner/spawn';
+import { runProfile, type RunProfileOptions } from '../runner/spawn';
 import { VERIFY_RUN_SECONDS, diagnose, type Diagnosis, type RunBudget, type RunPurpose } from '../engine/diagnose';
 import { numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
@@ -65,6 +65,32 @@ export async function sourceRandomOps(file: string): Promise<string[]> {
   }
 }
 
+/** The run budgets every command takes from its flags (`--seconds`, `--max-elements`, `--warmup`, `--timeout`, `--memory`). */
+export function runBudgetFlags(p: Parsed): { seconds: number; maxElements?: number; warmupSeconds?: number; timeoutSeconds?: number; memoryMB?: number } {
+  const times = timeFlags(p);
+  return {
+    seconds: times.seconds ?? 3,
+    maxElements: numberFlag(p, 'max-elements', { min: 1, integer: true }),
+    warmupSeconds: times.warmupSeconds,
+    timeoutSeconds: times.timeoutSeconds,
+    memoryMB: numberFlag(p, 'memory', { min: 16, integer: true }),
+  };
+}
+
+/** How a run reports on a terminal: progress and waits on the reporter, the pipeline's own output on stderr. */
+export function terminalRunHooks(reporter: ProgressReporter, signal: AbortSignal): Pick<RunProfileOptions, 'signal' | 'onProgress' | 'onWaiting' | 'onOutput'> {
+  return {
+    signal,
+    onProgress: (m) => reporter.update(m),
+    onWaiting: (pid) => reporter.waiting(pid),
+    onOutput: (_stream, text) => {
+      // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
+      reporter.clear();
+      process.stderr.write(text);
+    },
+  };
+}
+
 export interface CliDiagnosis extends Diagnosis {
   /** Profile runs before verification (the passes taken). */
   passes: number;
@@ -73,11 +99,7 @@ export interface CliDiagnosis extends Diagnosis {
 /** Runs `diagnose` on the pipeline the parsed command names, with every flag `plan` and `fix` share. */
 export async function diagnoseFromFlags(file: string, p: Parsed, extra: { randomOps?: string[] } = {}): Promise<CliDiagnosis> {
   const userOverrides: Overrides = parseOverrides(p.flags.get('override') ?? []);
-  const times = timeFlags(p);
-  const seconds = times.seconds ?? 3;
-  const maxElements = numberFlag(p, 'max-elements', { min: 1, integer: true });
-  const { warmupSeconds, timeoutSeconds } = times;
-  const memoryMB = numberFlag(p, 'memory', { min: 16, integer: true });
+  const { seconds, maxElements, warmupSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
   const passes = numberFlag(p, 'passes', { min: 1, integer: true }) ?? 2;
   const options: ModelOptions = { ...modelOptionsOf(p) };
   const randomOps = extra.randomOps ?? (await sourceRandomOps(file));
@@ -106,14 +128,7 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
       overrides,
       timeoutSeconds,
       memoryMB,
-      signal: controller.signal,
-      onProgress: (m) => reporter.update(m),
-      onWaiting: (pid) => reporter.waiting(pid),
-      onOutput: (_stream, text) => {
-        // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
-        reporter.clear();
-        process.stderr.write(text);
-      },
+      ...terminalRunHooks(reporter, controller.signal),
     });
     if (!profile.error) exportName ??= profile.pipeline.exportName;
     return profile;

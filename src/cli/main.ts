@@ -9,9 +9,9 @@ import type { Profile, ProfileError } from '../shared/profile';
 import * as os from 'node:os';
 import { MIN_ELEMENTS } from '../runner/measure';
 import { killAllRuns, runProfile } from '../runner/spawn';
-import { UsageError, numberFlag, parseArgs, timeFlags } from './args';
+import { UsageError, numberFlag, parseArgs } from './args';
 import type { FlagSpec, Parsed } from './args';
-import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags } from './diagnoseRun';
+import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags, runBudgetFlags, terminalRunHooks } from './diagnoseRun';
 import { HELP } from './help';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
@@ -79,11 +79,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
   const file = p.positionals[0];
   if (command === 'plan') return runPlan(file, p, json);
   const overrides = parseOverrides(p.flags.get('override') ?? []);
-  const times = timeFlags(p);
-  const seconds = times.seconds ?? 3;
-  const maxElements = numberFlag(p, 'max-elements', { min: 1, integer: true });
-  const { warmupSeconds, timeoutSeconds } = times;
-  const memoryMB = numberFlag(p, 'memory', { min: 16, integer: true });
+  const { seconds, maxElements, warmupSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
   const minRate = command === 'check' ? numberFlag(p, 'min-rate', { min: 0 }) : undefined;
   if (command === 'check' && minRate === undefined) throw new UsageError('`plumber check` needs --min-rate R (root elements per second), e.g. --min-rate 500.');
 
@@ -102,14 +98,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       overrides,
       timeoutSeconds,
       memoryMB,
-      signal: controller.signal,
-      onProgress: (m) => reporter.update(m),
-      onWaiting: (pid) => reporter.waiting(pid),
-      onOutput: (_stream, text) => {
-        // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
-        reporter.clear();
-        process.stderr.write(text);
-      },
+      ...terminalRunHooks(reporter, controller.signal),
     });
   } finally {
     process.removeListener('SIGINT', onSigint);
