@@ -124,14 +124,17 @@ export function runRates(profile: Profile): number[] {
 /**
  * Pools rates (window slices of one or more runs) into a mean with a 95% Student-t interval,
  * mean ± t(n−1)·s/√n. Windows of different runs pooled together carry the run-to-run differences
- * (a load change, a worker pool's start) into `s`. With a single value nothing is known about the
- * spread, so the half-width is the rate itself (an interval no comparison can clear).
+ * (a load change, a worker pool's start) into `s`. A single value (a run too short to slice: a
+ * finite source that a fast plan drains in a moment) says nothing about the spread beyond the
+ * counting error of the `elements` it was measured from: ±1.96·rate/√elements, as for any count of
+ * arrivals; with fewer than 4 elements, or none known, the half-width is the rate itself (an
+ * interval no comparison can clear).
  */
-export function pooledRate(rates: number[]): MeasuredRate {
+export function pooledRate(rates: number[], elements = 0): MeasuredRate {
   const n = rates.length;
   if (n === 0) return { rate: 0, halfWidth: 0, windows: 0 };
   const mean = rates.reduce((a, b) => a + b, 0) / n;
-  if (n === 1) return { rate: mean, halfWidth: mean, windows: 1 };
+  if (n === 1) return { rate: mean, halfWidth: elements >= 4 ? Math.min(mean, (1.96 * mean) / Math.sqrt(elements)) : mean, windows: 1 };
   const variance = rates.reduce((a, r) => a + (r - mean) ** 2, 0) / (n - 1);
   return { rate: mean, halfWidth: (t975(n - 1) * Math.sqrt(variance)) / Math.sqrt(n), windows: n };
 }
@@ -174,6 +177,8 @@ interface Config {
   overrides: Overrides;
   predictedRate?: number;
   rates: number[];
+  /** Root elements its runs measured (the counting error of a single unsliced run). */
+  elements: number;
   runs: number;
   error?: ProfileError;
 }
@@ -229,7 +234,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       let predictedRate: number | undefined;
       if (changes.length === all.length) predictedRate = plan.predictedRate;
       else if (changes.length > 0) predictedRate = safePredict(first, overrides, options)?.rate;
-      c = { key, changes, overrides, predictedRate, rates: [], runs: 0 };
+      c = { key, changes, overrides, predictedRate, rates: [], elements: 0, runs: 0 };
       configs.set(key, c);
     }
     return c;
@@ -241,8 +246,10 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const planRun = [...passRuns].reverse().find((r) => r.profile !== first && !r.profile.error && canonical(r.overrides) === canonical(planned.overrides));
   if (planRun && !first.error) {
     asWritten.rates.push(...runRates(first));
+    asWritten.elements += first.run.elements;
     asWritten.runs++;
     planned.rates.push(...runRates(planRun.profile));
+    planned.elements += planRun.profile.run.elements;
     planned.runs++;
     order.push(asWritten, planned);
   }
@@ -267,6 +274,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       return false;
     }
     c.rates.push(...runRates(p));
+    c.elements += p.run.elements;
     return true;
   };
   /** The rate a configuration is expected to run at: what it measured so far, else its prediction, else as written's. */
@@ -281,14 +289,14 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const finish = (v: Omit<Verification, 'asWritten' | 'tried' | 'seconds'>, keep: PlanChange[]): Plan => {
     const verification: Verification = {
       ...v,
-      asWritten: pooledRate(asWritten.rates),
+      asWritten: pooledRate(asWritten.rates, asWritten.elements),
       tried: order.map((c) => configOut(c)),
       seconds: clock() - started,
     };
     return planKeeping(first, plan, keep, options, verification);
   };
   const errorOut = (message: string): Plan => {
-    const a = pooledRate(asWritten.rates);
+    const a = pooledRate(asWritten.rates, asWritten.elements);
     return finish({ verdict: 'error', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped: all.map((change) => ({ change, why: message })), summary: message }, []);
   };
 
@@ -315,8 +323,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     }
     if (planned.error) break;
   }
-  const A = (): MeasuredRate => pooledRate(asWritten.rates);
-  const M = (c: Config): MeasuredRate => pooledRate(c.rates);
+  const A = (): MeasuredRate => pooledRate(asWritten.rates, asWritten.elements);
+  const M = (c: Config): MeasuredRate => pooledRate(c.rates, c.elements);
 
   // Phase 2: the whole plan is not a reliable gain: find the change that hurts.
   if (!(reliablyFaster(M(planned), A()) && !planned.error) && all.length >= 2) {
@@ -402,7 +410,7 @@ function predictedOf(c: PlanChange): number {
 }
 
 function configOut(c: Config): VerifiedConfig {
-  const out: VerifiedConfig = { changes: c.changes.map(changeKey), measured: pooledRate(c.rates) };
+  const out: VerifiedConfig = { changes: c.changes.map(changeKey), measured: pooledRate(c.rates, c.elements) };
   if (c.predictedRate !== undefined) out.predictedRate = c.predictedRate;
   return out;
 }

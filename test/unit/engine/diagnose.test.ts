@@ -331,6 +331,18 @@ describe('diagnose: rates with a spread', () => {
     assert.ok(Math.abs(r.halfWidth - 4.303 / Math.sqrt(3)) < 1e-9);
   });
 
+  it('gives a single unsliced run the counting error of its elements, so a drained finite source can still show a 100× gain', () => {
+    // A fast plan drained a finite source in one short window: one rate from 25 elements.
+    const plan = pooledRate([100], 25);
+    assert.ok(Math.abs(plan.halfWidth - (1.96 * 100) / 5) < 1e-9);
+    const asWritten = pooledRate([0.8, 0.9, 0.85]);
+    assert.ok(reliablyFaster(plan, asWritten));
+    // Without its element count (or with too few) a single value clears nothing.
+    assert.equal(pooledRate([100]).halfWidth, 100);
+    assert.equal(pooledRate([100], 3).halfWidth, 100);
+    assert.ok(!reliablyFaster(pooledRate([100]), asWritten));
+  });
+
   it('does not call a 2% difference a gain even when the spread is tiny', () => {
     assert.equal(reliablyFaster({ rate: 10.2, halfWidth: 0.01, windows: 10 }, { rate: 10, halfWidth: 0.01, windows: 10 }), false);
     assert.equal(reliablyFaster({ rate: 10.4, halfWidth: 0.01, windows: 10 }, { rate: 10, halfWidth: 0.01, windows: 10 }), true);
