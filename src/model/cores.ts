@@ -83,7 +83,7 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
       cores: machine,
       available,
       contention,
-      note: `${free}, shared with ≈ ${oneDecimal(others)} busy threads of other work: planning for a fair share (${oneDecimal(one)} core for one thread, ${oneDecimal(all)} for ${machine + 1})`,
+      note: `${free}, shared with ≈ ${oneDecimal(others)} busy thread${oneDecimal(others) === '1' ? '' : 's'} of other work: planning for a fair share (${oneDecimal(one)} core${oneDecimal(one) === '1' ? '' : 's'} for one thread, ${oneDecimal(all)} for ${machine + 1})`,
     };
   }
   const cores = wholeCores(available, machine);

@@ -87,7 +87,7 @@ describe('model: a fair share of a contended machine', () => {
   it('beside one busy thread of other work, moves the main-thread decode to workers: more threads win more of the cores', () => {
     // One core free (the other one busy elsewhere) and the main thread never waited for a core.
     const p = plan(contended(1, 1, 80));
-    assert.match(p.coresNote ?? '', /^1 of 2 cores free, shared with ≈ 1 busy threads of other work: planning for a fair share/);
+    assert.match(p.coresNote ?? '', /^1 of 2 cores free, shared with ≈ 1 busy thread of other work: planning for a fair share \(1 core for one thread, 1\.5 for 3\)$/);
     const move = change(p.changes, 'placement', id(1));
     assert.ok(move, JSON.stringify(p.changes));
     assert.ok(p.predictedRate > 80 * 1.1, `predicted ${p.predictedRate}`);
