@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { alive } from '../../helpers/processes';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const BIN = path.join(ROOT, 'bin/plumber.js');
@@ -33,15 +34,6 @@ function start(args: string[], env: Record<string, string> = {}): { child: Child
 
 function plumber(...args: string[]): Promise<Result> {
   return start(args).done;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Polls until `check` holds, giving up after a bound far above what it should take. */

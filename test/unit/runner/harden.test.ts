@@ -6,24 +6,9 @@ import { listPipelines, PipelineListError, runProfile } from '../../../src/runne
 import type { RunProfileOptions } from '../../../src/runner/spawn';
 import { MIN_ELEMENTS } from '../../../src/runner/measure';
 import type { Profile } from '../../../src/shared/profile';
+import { gone } from '../../helpers/processes';
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits until the process is gone, giving up after a bound far above what it should take. */
-async function gone(pid: number, boundMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + boundMs;
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  return !alive(pid);
-}
 
 function run(name: string, extra: Partial<RunProfileOptions> = {}): Promise<Profile> {
   return runProfile({ file: path.join(PIPELINES, name), seconds: 0.5, warmupSeconds: 0.2, timeoutSeconds: 30, probes: false, ...extra });

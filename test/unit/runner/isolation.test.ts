@@ -5,17 +5,9 @@ import * as path from 'node:path';
 import { listPipelines, runProfile, PipelineListError } from '../../../src/runner/spawn';
 import type { RunProfileOptions } from '../../../src/runner/spawn';
 import type { Profile } from '../../../src/shared/profile';
+import { alive } from '../../helpers/processes';
 
 const BAD = path.resolve(__dirname, '../../fixtures/pipelines/bad');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Runs a fixture with a short budget, recording the child's pid and the wall time taken. */
 async function run(name: string, extra: Partial<RunProfileOptions> = {}): Promise<{ profile: Profile; pid?: number; seconds: number }> {

@@ -8,19 +8,11 @@ import { threadCpuClock } from '../../../src/runner/machine';
 import { measureMoves } from '../../../src/runner/moves';
 import type { OpProfile, Profile } from '../../../src/shared/profile';
 import * as probe from '../../fixtures/pipelines/probe-moves';
+import { alive } from '../../helpers/processes';
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
 const MOVES = path.join(PIPELINES, 'probe-moves.ts');
 const NESTED = path.join(PIPELINES, 'probe-nested.ts');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Temporary files and folders a process with this pid made for calibration or move pricing. */
 function leftovers(pid: number): string[] {
