@@ -99,12 +99,14 @@ describe('Neovim as the client', function () {
     assert.doesNotMatch(result.saved, /parallelism: 1\b/);
   });
 
-  // Neovim 0.7 cannot answer workspace/configuration: what it sent at start must hold. Planning for
-  // two cores from the model alone makes the CPU-bound fixture's worker move independent of load.
-  it('keeps the settings it sent at start and applies the model\'s worker move, marked not verified', function () {
-    const result = applyFixInNeovim('cli', { profile: { seconds: 1 }, model: { cores: 2 }, plan: { verify: false } });
-    assert.match(result.applied, /worker threads/);
+  // Neovim 0.7 cannot answer workspace/configuration: what it sent at start must hold. With
+  // verification off (sent only at start) the fix is the model's own, marked not verified; the
+  // latency-bound fixture keeps the model's gain far above any noise of a busy machine.
+  it('keeps the settings it sent at start: the model\'s fix is offered and applied, marked not verified', function () {
+    const result = applyFixInNeovim('latency', { profile: { seconds: 1 }, plan: { verify: false } });
+    assert.match(result.applied, /parallelism/);
     assert.ok(result.actions.some((t) => t.includes('not verified')), result.actions.join('\n'));
-    assert.match(result.saved, /placement: 'worker'/);
+    assert.ok(!result.actions.some((t) => /verified \d/.test(t)), result.actions.join('\n'));
+    assert.doesNotMatch(result.saved, /parallelism: 1\b/);
   });
 });
