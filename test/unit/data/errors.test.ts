@@ -3,18 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { from, PipelineError, range } from 'plumber-data';
-import { liveHandles, traced } from './helpers';
-
-async function rejection(p: Promise<unknown>): Promise<PipelineError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof PipelineError, `expected a PipelineError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected the pipeline to fail');
-}
+import { from, range } from 'plumber-data';
+import { liveHandles, rejection, traced } from './helpers';
 
 describe('plumber-data errors and cancellation', () => {
   it('reports a sync map error with the operator and the element index', async () => {

@@ -1,5 +1,6 @@
 /** Shared helpers for plumber-data tests: installing a real tracer, and spinning JIT-stable CPU work. */
-import { newCounters, OVERRIDES_KEY, TRACER_KEY, type KnobOverride, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
+import assert from 'node:assert/strict';
+import { newCounters, OVERRIDES_KEY, PipelineError, TRACER_KEY, type KnobOverride, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
 
 /** A tracer like the runner's: one counters object per key, every OpInfo kept. */
 export class RecordingTracer implements Tracer {
@@ -75,4 +76,15 @@ export async function whileTraced(body: (tracer: RecordingTracer) => Promise<voi
     delete g[TRACER_KEY];
   }
   return tracer;
+}
+
+/** The PipelineError a pipeline run rejects with; fails the test when it resolves or rejects with anything else. */
+export async function rejection(p: Promise<unknown>): Promise<PipelineError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof PipelineError, `expected a PipelineError, got ${String(e)}`);
+    return e;
+  }
+  assert.fail('expected the pipeline to fail');
 }

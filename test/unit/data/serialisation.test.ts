@@ -2,17 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Batch, from, PipelineError, range } from 'plumber-data';
-
-async function rejection(p: Promise<unknown>): Promise<PipelineError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof PipelineError, `expected a PipelineError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected the pipeline to fail');
-}
+import { Batch, from, range } from 'plumber-data';
+import { rejection } from './helpers';
 
 class Point {
   constructor(
