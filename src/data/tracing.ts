@@ -26,9 +26,20 @@ export type OpKind =
   | 'take'
   | 'skip'
   | 'zip'
-  | 'concatenate';
+  | 'concatenate'
+  | 'shard'
+  | 'enumerate'
+  | 'window'
+  | 'paddedBatch'
+  | 'bucketBySequenceLength'
+  | 'groupByWindow'
+  | 'rebatch'
+  | 'scan'
+  | 'sampleFromDatasets'
+  | 'chooseFromDatasets'
+  | 'ignoreErrors';
 
-/** Where an operator's own work runs. `libuv` is Node's thread pool (fs, zlib, sharp); `remote` is reserved for later. */
+/** Where an operator's own work runs. `libuv` is Node's thread pool (fs, zlib, sharp); `remote` is worker processes reached through a cluster (BullMQ on Redis). */
 export type Placement = 'main' | 'worker' | 'libuv' | 'remote';
 
 /** A position in the user's source: absolute file path, 1-based line and column of the operator's method name. */
@@ -57,6 +68,21 @@ export interface OpKnobs {
   /** cache(path): the path; cache(): undefined with `cacheMemory: true`. */
   cachePath?: string;
   cacheMemory?: boolean;
+  /** shard(numShards, index). */
+  numShards?: number;
+  shardIndex?: number;
+  /** window(size, { shift, stride }): `size` is in `batchSize`; these are the rest. groupByWindow: `batchSize` is its window size. */
+  shift?: number;
+  stride?: number;
+  /** bucketBySequenceLength: the length boundaries and the batch size of each bucket (one more than boundaries). */
+  bucketBoundaries?: number[];
+  bucketBatchSizes?: number[];
+  /** sampleFromDatasets: the weight of each input, in input order (normalised to sum 1). chooseFromDatasets leaves it unset. */
+  weights?: number[];
+  /** sampleFromDatasets / shuffle: the seed, when one was given. */
+  seed?: number;
+  /** placement 'remote': the cluster's name (`connect({ name })`). */
+  cluster?: string;
 }
 
 /** What the library tells a tracer about an operator when it is built. */
@@ -132,6 +158,12 @@ export interface OpCounters {
   inFlightHighWater: number;
   /** Cache operators: elements served from the cache rather than from upstream. */
   cacheHits: number;
+  /** ignoreErrors: input errors skipped (each one a record lost on purpose). */
+  errorsSkipped: number;
+  /** paddedBatch / bucketBySequenceLength: positions in produced batches that hold padding. */
+  paddedPositions: number;
+  /** paddedBatch / bucketBySequenceLength: all positions in produced batches (padding included). */
+  totalPositions: number;
 }
 
 /** The interface a tracer installs at `globalThis[TRACER_KEY]`. */
@@ -195,6 +227,9 @@ export function newCounters(): OpCounters {
     bufferHighWater: 0,
     inFlightHighWater: 0,
     cacheHits: 0,
+    errorsSkipped: 0,
+    paddedPositions: 0,
+    totalPositions: 0,
   };
 }
 
