@@ -164,6 +164,12 @@ export interface OpCounters {
   paddedPositions: number;
   /** paddedBatch / bucketBySequenceLength: all positions in produced batches (padding included). */
   totalPositions: number;
+  /**
+   * Worker placement: tasks posted to worker threads. A task carries several elements (a chunk
+   * sized from the measured per-task cost), so `dispatchSeconds / workerTasks` is the main thread's
+   * cost of one task and `calls / workerTasks` the elements per task.
+   */
+  workerTasks: number;
 }
 
 /** The interface a tracer installs at `globalThis[TRACER_KEY]`. */
@@ -230,6 +236,7 @@ export function newCounters(): OpCounters {
     errorsSkipped: 0,
     paddedPositions: 0,
     totalPositions: 0,
+    workerTasks: 0,
   };
 }
 
