@@ -3,7 +3,7 @@
  * "Verify, never lose"): profile the pipeline as written, plan, re-profile with the plan and plan
  * again (./passes.ts), then VERIFY — measure as written and the plan in alternating runs (A B B A:
  * the passes' own runs are the first A B when the last pass ran exactly the final plan), pool each
- * side's window rates into a mean ± Student-t interval, and keep only a configuration that
+ * side's window slices into a rate ± Student-t interval, and keep only a configuration that
  * measured reliably faster (intervals apart and ≥ MIN_RELATIVE_GAIN). When the plan is not a reliable gain, the
  * change that hurts is looked for (leave-one-out, each change alone, the union of the changes that
  * did not lose alone) within a time budget, and the best measured configuration that is a reliable
@@ -14,7 +14,7 @@
  */
 import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verification, VerifiedConfig } from '../shared/analysis';
 import { changeKey } from '../shared/analysis';
-import type { Overrides, Profile, ProfileError } from '../shared/profile';
+import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
 import { analyze, changeTitle, describeOp, overridesFor, predict } from '../model';
 import { planInPasses } from './passes';
 import { cacheAfterRandom } from './randomness';
@@ -114,29 +114,35 @@ function t975(df: number): number {
   return df <= T975.length ? T975[df - 1]! : 1.96 + 2.4 / df;
 }
 
-/** The rates one run contributes: its measured window's slices, or its whole-window rate when it was not sliced. */
-export function runRates(profile: Profile): number[] {
-  const windows = profile.run.windowRates?.filter((r) => Number.isFinite(r) && r >= 0) ?? [];
-  if (windows.length >= 2) return windows;
-  return profile.run.seconds > 0 ? [profile.run.elements / profile.run.seconds] : [];
+/** The slices one run contributes: its measured window's slices, or its whole window when it was not sliced. */
+export function runSlices(profile: Profile): WindowSlice[] {
+  const slices = profile.run.windowSlices?.filter((s) => Number.isFinite(s.elements) && s.elements >= 0 && Number.isFinite(s.seconds) && s.seconds > 0) ?? [];
+  if (slices.length >= 2) return slices;
+  return profile.run.seconds > 0 ? [{ elements: profile.run.elements, seconds: profile.run.seconds }] : [];
 }
 
 /**
- * Pools rates (window slices of one or more runs) into a mean with a 95% Student-t interval,
- * mean ± t(n−1)·s/√n. Windows of different runs pooled together carry the run-to-run differences
- * (a load change, a worker pool's start) into `s`. A single value (a run too short to slice: a
- * finite source that a fast plan drains in a moment) says nothing about the spread beyond the
- * counting error of the `elements` it was measured from: ±1.96·rate/√elements, as for any count of
- * arrivals; with fewer than 4 elements, or none known, the half-width is the rate itself (an
- * interval no comparison can clear).
+ * Pools window slices (of one or more runs) into a rate with a 95% Student-t interval. The rate is
+ * all elements ÷ all seconds; its spread is the ratio estimator's, from how far each slice's count
+ * lies from what the pooled rate predicts for its length: s² = Σ(nₖ − R·tₖ)² ÷ (m−1), half-width
+ * t(m−1)·√(s²/m) ÷ t̄. Unlike a mean of per-slice rates this has no heavy tail when a slow
+ * pipeline's slices hold an element or two each (1 ÷ Δt of a short gap is huge), and it weighs a
+ * long slice more than a short one. Slices of different runs pooled together carry the run-to-run
+ * differences (a load change, a worker pool's start) into s. A single slice (a run too short to
+ * slice: a finite source that a fast plan drains in a moment) says nothing about the spread beyond
+ * the counting error of its elements: ±1.96·rate/√elements, as for any count of arrivals; with
+ * fewer than 4 elements the half-width is the rate itself (an interval no comparison can clear).
  */
-export function pooledRate(rates: number[], elements = 0): MeasuredRate {
-  const n = rates.length;
-  if (n === 0) return { rate: 0, halfWidth: 0, windows: 0 };
-  const mean = rates.reduce((a, b) => a + b, 0) / n;
-  if (n === 1) return { rate: mean, halfWidth: elements >= 4 ? Math.min(mean, (1.96 * mean) / Math.sqrt(elements)) : mean, windows: 1 };
-  const variance = rates.reduce((a, r) => a + (r - mean) ** 2, 0) / (n - 1);
-  return { rate: mean, halfWidth: (t975(n - 1) * Math.sqrt(variance)) / Math.sqrt(n), windows: n };
+export function pooledRate(slices: readonly WindowSlice[]): MeasuredRate {
+  const m = slices.length;
+  if (m === 0) return { rate: 0, halfWidth: 0, windows: 0 };
+  const elements = slices.reduce((a, s) => a + s.elements, 0);
+  const seconds = slices.reduce((a, s) => a + s.seconds, 0);
+  const rate = seconds > 0 ? elements / seconds : 0;
+  if (m === 1) return { rate, halfWidth: elements >= 4 ? Math.min(rate, (1.96 * rate) / Math.sqrt(elements)) : rate, windows: 1 };
+  const s2 = slices.reduce((a, s) => a + (s.elements - rate * s.seconds) ** 2, 0) / (m - 1);
+  const meanSeconds = seconds / m;
+  return { rate, halfWidth: (t975(m - 1) * Math.sqrt(s2 / m)) / meanSeconds, windows: m };
 }
 
 /** Faster beyond the spread: the intervals do not overlap, and by at least MIN_RELATIVE_GAIN. */
@@ -176,9 +182,8 @@ interface Config {
   changes: PlanChange[];
   overrides: Overrides;
   predictedRate?: number;
-  rates: number[];
-  /** Root elements its runs measured (the counting error of a single unsliced run). */
-  elements: number;
+  /** The window slices its runs measured. */
+  slices: WindowSlice[];
   runs: number;
   error?: ProfileError;
 }
@@ -234,7 +239,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       let predictedRate: number | undefined;
       if (changes.length === all.length) predictedRate = plan.predictedRate;
       else if (changes.length > 0) predictedRate = safePredict(first, overrides, options)?.rate;
-      c = { key, changes, overrides, predictedRate, rates: [], elements: 0, runs: 0 };
+      c = { key, changes, overrides, predictedRate, slices: [], runs: 0 };
       configs.set(key, c);
     }
     return c;
@@ -245,11 +250,9 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // the final plan, one right after the other: that is the first A/B pair, so it is not run again.
   const planRun = [...passRuns].reverse().find((r) => r.profile !== first && !r.profile.error && canonical(r.overrides) === canonical(planned.overrides));
   if (planRun && !first.error) {
-    asWritten.rates.push(...runRates(first));
-    asWritten.elements += first.run.elements;
+    asWritten.slices.push(...runSlices(first));
     asWritten.runs++;
-    planned.rates.push(...runRates(planRun.profile));
-    planned.elements += planRun.profile.run.elements;
+    planned.slices.push(...runSlices(planRun.profile));
     planned.runs++;
     order.push(asWritten, planned);
   }
@@ -273,30 +276,30 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       c.error ??= p.error;
       return false;
     }
-    c.rates.push(...runRates(p));
-    c.elements += p.run.elements;
+    c.slices.push(...runSlices(p));
     return true;
   };
   /** The rate a configuration is expected to run at: what it measured so far, else its prediction, else as written's. */
   const expectedRate = (c: Config): number | undefined => {
-    const measured = c.rates.length > 0 ? pooledRate(c.rates).rate : undefined;
+    const measured = c.slices.length > 0 ? pooledRate(c.slices).rate : undefined;
     if (measured !== undefined && measured > 0) return measured;
     if (c.predictedRate !== undefined && c.predictedRate > 0) return c.predictedRate;
-    return runRates(first)[0] !== undefined ? pooledRate(runRates(first)).rate : undefined;
+    const firstSlices = runSlices(first);
+    return firstSlices.length > 0 ? pooledRate(firstSlices).rate : undefined;
   };
   /** Room for `k` more runs, judging by the slowest verification run so far. */
   const room = (k: number): boolean => !cancelled && clock() - started + k * slowest <= budget;
   const finish = (v: Omit<Verification, 'asWritten' | 'tried' | 'seconds'>, keep: PlanChange[]): Plan => {
     const verification: Verification = {
       ...v,
-      asWritten: pooledRate(asWritten.rates, asWritten.elements),
+      asWritten: pooledRate(asWritten.slices),
       tried: order.map((c) => configOut(c)),
       seconds: clock() - started,
     };
     return planKeeping(first, plan, keep, options, verification);
   };
   const errorOut = (message: string): Plan => {
-    const a = pooledRate(asWritten.rates, asWritten.elements);
+    const a = pooledRate(asWritten.slices);
     return finish({ verdict: 'error', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped: all.map((change) => ({ change, why: message })), summary: message }, []);
   };
 
@@ -323,8 +326,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     }
     if (planned.error) break;
   }
-  const A = (): MeasuredRate => pooledRate(asWritten.rates, asWritten.elements);
-  const M = (c: Config): MeasuredRate => pooledRate(c.rates, c.elements);
+  const A = (): MeasuredRate => pooledRate(asWritten.slices);
+  const M = (c: Config): MeasuredRate => pooledRate(c.slices);
 
   // Phase 2: the whole plan is not a reliable gain: find the change that hurts.
   if (!(reliablyFaster(M(planned), A()) && !planned.error) && all.length >= 2) {
@@ -363,7 +366,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   }
   let best: Config | undefined;
   for (const c of order) {
-    if (c === asWritten || c.error || c.rates.length === 0) continue;
+    if (c === asWritten || c.error || c.slices.length === 0) continue;
     if (c.changes.some((x) => lostAlone.has(changeKey(x)))) continue;
     if (!reliablyFaster(M(c), a)) continue;
     if (!best || M(c).rate > M(best).rate) best = c;
@@ -410,7 +413,7 @@ function predictedOf(c: PlanChange): number {
 }
 
 function configOut(c: Config): VerifiedConfig {
-  const out: VerifiedConfig = { changes: c.changes.map(changeKey), measured: pooledRate(c.rates, c.elements) };
+  const out: VerifiedConfig = { changes: c.changes.map(changeKey), measured: pooledRate(c.slices) };
   if (c.predictedRate !== undefined) out.predictedRate = c.predictedRate;
   return out;
 }

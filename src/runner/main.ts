@@ -339,7 +339,7 @@ async function main(): Promise<void> {
     converged: result.converged,
     endReason: result.endReason,
     rateEstimates: result.rateEstimates,
-    ...(result.windowRates ? { windowRates: result.windowRates } : {}),
+    ...(result.windowSlices ? { windowSlices: result.windowSlices } : {}),
     peakRssBytes: peakRssBytes(),
   });
   profile.pipeline.rootId = tracer.idOf(ds[DATASET_KEY], file);

@@ -2,7 +2,7 @@
  * Consuming a pipeline for a measured window: warm up, reset the counters, then measure until
  * successive rate estimates agree within 2% or the budget runs out.
  */
-import type { RunInfo, RunnerMessage } from '../shared/profile';
+import type { RunInfo, RunnerMessage, WindowSlice } from '../shared/profile';
 import type { DatasetLike } from './discover';
 import { timerMs } from './timers';
 
@@ -39,7 +39,7 @@ export interface MeasureHooks {
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
 
-export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowRates'> & {
+export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowSlices'> & {
   /** Elements consumed before the failure, when the pipeline threw. */
   thrown?: { error: unknown; consumed: number };
 };
@@ -55,7 +55,7 @@ export const MIN_ELEMENTS = 30;
 export const FILL_LIMIT_SECONDS = 20;
 /** How many successive estimates must agree. */
 const AGREEING = 3;
-/** Most slices `windowRates` reports: adjacent estimate intervals merge beyond this. */
+/** Most slices `windowSlices` reports: adjacent estimate intervals merge beyond this. */
 const MAX_SLICES = 8;
 
 const now = (): number => performance.now() / 1000;
@@ -202,7 +202,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   }
   hooks.onWindowEnd();
   await closeIterator(it);
-  const windowRates = phase === 'measuring' ? sliceRates(windowStart, windowEnd, windowElements, sliceEnds, sliceElements) : undefined;
+  const windowSlices = phase === 'measuring' ? slices(windowStart, windowEnd, windowElements, sliceEnds, sliceElements) : undefined;
   return {
     elements: windowElements,
     seconds: Math.max(windowEnd - windowStart, 1e-9),
@@ -211,17 +211,17 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     converged,
     endReason,
     rateEstimates: estimates,
-    ...(windowRates ? { windowRates } : {}),
+    ...(windowSlices ? { windowSlices } : {}),
     ...(thrown ? { thrown } : {}),
   };
 }
 
 /**
- * Rates of consecutive, non-overlapping slices of the window, from the cumulative element counts
- * at each slice's end (the window's end closes the last one). Adjacent slices merge so there are
- * at most MAX_SLICES. Undefined below 2.
+ * Consecutive, non-overlapping slices of the window, from the cumulative element counts at each
+ * slice's end (the window's end closes the last one). Adjacent slices merge so there are at most
+ * MAX_SLICES. Undefined below 2.
  */
-export function sliceRates(start: number, end: number, total: number, ends: readonly number[], counts: readonly number[]): number[] | undefined {
+export function slices(start: number, end: number, total: number, ends: readonly number[], counts: readonly number[]): WindowSlice[] | undefined {
   const bounds = [...ends];
   const cumulative = [...counts];
   if (end > (bounds.at(-1) ?? start) && total > (cumulative.at(-1) ?? 0)) {
@@ -230,17 +230,17 @@ export function sliceRates(start: number, end: number, total: number, ends: read
   }
   // Adjacent slices merge evenly: m groups of about len ÷ m raw slices each.
   const m = Math.min(MAX_SLICES, bounds.length);
-  const rates: number[] = [];
+  const out: WindowSlice[] = [];
   let t0 = start;
   let n0 = 0;
   for (let k = 0; k < m; k++) {
     const i = Math.floor(((k + 1) * bounds.length) / m) - 1;
     const seconds = bounds[i] - t0;
-    if (seconds > 0) rates.push((cumulative[i] - n0) / seconds);
+    if (seconds > 0) out.push({ elements: cumulative[i] - n0, seconds });
     t0 = bounds[i];
     n0 = cumulative[i];
   }
-  return rates.length >= 2 ? rates : undefined;
+  return out.length >= 2 ? out : undefined;
 }
 
 /** A warm-up slice holds at least this many elements and this many seconds before its rate is judged. */

@@ -11,6 +11,12 @@ export type { CallSite, KnobOverride, OpCounters, OpKind, OpKnobs, Placement };
 
 export const PROFILE_VERSION = 1 as const;
 
+/** A slice of the measured window: root elements that arrived in it and its length in seconds. */
+export interface WindowSlice {
+  elements: number;
+  seconds: number;
+}
+
 /** The machine the run happened on. */
 export interface Machine {
   /** Logical cores available to the process (`os.availableParallelism()`). */
@@ -62,12 +68,13 @@ export interface RunInfo {
   /** Root rate estimates taken during the run, in order (elements per second): cumulative, each over the window so far. */
   rateEstimates: number[];
   /**
-   * Root rates of consecutive, non-overlapping slices of the measured window (elements per second),
-   * in order: their spread says how much the rate moved while it was measured, so a reader can
-   * tell a real difference between two runs from noise. Absent when the window was too short to
-   * slice (fewer than 2 slices).
+   * Consecutive, non-overlapping slices of the measured window, in order: root elements counted in
+   * each and its length. Their spread says how much the rate moved while it was measured, so a
+   * reader can tell a real difference between two runs from noise; kept as counts and times (not
+   * rates) so slices holding one or two elements of a slow pipeline pool without the heavy tail of
+   * 1 ÷ Δt. Absent when the window was too short to slice (fewer than 2 slices).
    */
-  windowRates?: number[];
+  windowSlices?: WindowSlice[];
   /**
    * Cores this process could get during the measured window: (its own CPU + the machine's idle
    * CPU) ÷ the window's wall time, from /proc/stat, clamped to (0, machine.cores]. What other

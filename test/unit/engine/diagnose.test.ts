@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { diagnose, measuredSlower, pooledRate, reliablyFaster, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
 import { plan as modelPlan } from '../../../src/model';
 import { changeKey, type PlanChange } from '../../../src/shared/analysis';
-import type { Overrides, Profile } from '../../../src/shared/profile';
+import type { Overrides, Profile, WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';
 
 const id = ProfileBuilder.id;
@@ -57,7 +57,7 @@ function scripted(first: Profile, changes: () => PlanChange[], factor: (applied:
     const rate = (first.run.elements / first.run.seconds) * factor(applied);
     const p = structuredClone(first);
     p.run.overrides = overrides;
-    p.run.windowRates = [-2, -1, 0, 1, 2].map((k) => rate * (1 + (k * noise) / 2));
+    p.run.windowSlices = [-2, -1, 0, 1, 2].map((k) => ({ elements: rate * (1 + (k * noise) / 2), seconds: 1 }));
     p.run.seconds = 1;
     p.run.elements = rate;
     return p;
@@ -111,7 +111,7 @@ describe('diagnose: verification', () => {
   it('measures a slow configuration longer than a fast one, so a batch-a-second pipeline is not measured on one element', async () => {
     const first = threeChangeProfile();
     // As written measured about 2 elements a second in its slices: a 1 s run would hold one or two.
-    first.run.windowRates = [2, 2.1, 1.9];
+    first.run.windowSlices = [2, 2.1, 1.9].map((r) => ({ elements: r, seconds: 1 }));
     const planned = modelPlan(first).changes;
     const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 20 : 1));
     const budgets: Array<{ applied: number; seconds: number | undefined }> = [];
@@ -323,24 +323,44 @@ describe('diagnose: randomness', () => {
 });
 
 describe('diagnose: rates with a spread', () => {
-  it('pools windows into a mean with a Student-t interval', () => {
-    const r = pooledRate([9, 10, 11]);
+  /** Slices of one second each holding these counts. */
+  const perSecond = (...counts: number[]): WindowSlice[] => counts.map((elements) => ({ elements, seconds: 1 }));
+
+  it('pools slices of equal length into the mean rate with a Student-t interval', () => {
+    const r = pooledRate(perSecond(9, 10, 11));
     assert.equal(r.rate, 10);
     assert.equal(r.windows, 3);
     // s = 1, t(2) = 4.303: 4.303 / √3.
     assert.ok(Math.abs(r.halfWidth - 4.303 / Math.sqrt(3)) < 1e-9);
   });
 
+  it('pools slices of one element each by elements over time, without the heavy tail of 1 ÷ Δt', () => {
+    // A batch-a-second pipeline measured as one batch per slice: arrivals 0.5, 1.5, 0.9, 1.1 s apart.
+    // The mean of per-slice rates (2, 0.67, 1.11, 0.91 → 1.17/s) overstates the 1/s that arrived;
+    // elements over time is exactly 1/s.
+    const r = pooledRate([0.5, 1.5, 0.9, 1.1].map((seconds) => ({ elements: 1, seconds })));
+    assert.ok(Math.abs(r.rate - 1) < 1e-12);
+    // Regular arrivals measure tight: perfectly regular ones have no spread at all.
+    const regular = pooledRate([1, 1, 1, 1].map((seconds) => ({ elements: 1, seconds })));
+    assert.equal(regular.halfWidth, 0);
+    assert.ok(r.halfWidth > 0);
+  });
+
+  it('weighs a long slice more than a short one', () => {
+    // 10 elements in 10 s and 1 element in 0.1 s: 11 in 10.1 s, not the mean of 1/s and 10/s.
+    const r = pooledRate([{ elements: 10, seconds: 10 }, { elements: 1, seconds: 0.1 }]);
+    assert.ok(Math.abs(r.rate - 11 / 10.1) < 1e-12);
+  });
+
   it('gives a single unsliced run the counting error of its elements, so a drained finite source can still show a 100× gain', () => {
-    // A fast plan drained a finite source in one short window: one rate from 25 elements.
-    const plan = pooledRate([100], 25);
+    // A fast plan drained a finite source in one short window: 25 elements in a quarter second.
+    const plan = pooledRate([{ elements: 25, seconds: 0.25 }]);
     assert.ok(Math.abs(plan.halfWidth - (1.96 * 100) / 5) < 1e-9);
-    const asWritten = pooledRate([0.8, 0.9, 0.85]);
+    const asWritten = pooledRate(perSecond(0.8, 0.9, 0.85));
     assert.ok(reliablyFaster(plan, asWritten));
-    // Without its element count (or with too few) a single value clears nothing.
-    assert.equal(pooledRate([100]).halfWidth, 100);
-    assert.equal(pooledRate([100], 3).halfWidth, 100);
-    assert.ok(!reliablyFaster(pooledRate([100]), asWritten));
+    // With too few elements a single window clears nothing.
+    assert.equal(pooledRate([{ elements: 3, seconds: 0.03 }]).halfWidth, 100);
+    assert.ok(!reliablyFaster(pooledRate([{ elements: 3, seconds: 0.03 }]), asWritten));
   });
 
   it('does not call a 2% difference a gain even when the spread is tiny', () => {

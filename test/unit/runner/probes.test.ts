@@ -45,15 +45,13 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.equal(profile.error, undefined, profile.error?.message);
   });
 
-  it('records the rates of at least four consecutive slices of the measured window, each positive', () => {
-    const rates = profile.run.windowRates;
-    assert.ok(rates !== undefined && rates.length >= 4, `window rates: ${JSON.stringify(rates)}`);
-    assert.ok(rates.every((r) => r > 0 && Number.isFinite(r)));
-    // The slices cover the window, so its overall rate lies between the slowest and the fastest slice.
-    if (profile.run.endReason === 'converged') {
-      const overall = profile.run.elements / profile.run.seconds;
-      assert.ok(Math.min(...rates) <= overall * 1.001 && overall <= Math.max(...rates) * 1.001, `${overall} outside ${JSON.stringify(rates)}`);
-    }
+  it('records at least four consecutive slices of the measured window that add up to it', () => {
+    const slices = profile.run.windowSlices;
+    assert.ok(slices !== undefined && slices.length >= 4, `window slices: ${JSON.stringify(slices)}`);
+    assert.ok(slices.every((s) => s.elements > 0 && s.seconds > 0 && Number.isFinite(s.seconds)));
+    // The slices cover the window: their elements and seconds are the window's.
+    assert.equal(slices.reduce((a, s) => a + s.elements, 0), profile.run.elements);
+    assert.ok(Math.abs(slices.reduce((a, s) => a + s.seconds, 0) - profile.run.seconds) < 1e-6);
   });
 
   it('records the cores free during the window, between none and all of them, and the load average at its end', () => {
