@@ -21,6 +21,8 @@ import { openShuffle } from './internal/ops/shuffle';
 import { openCache } from './internal/ops/cache';
 import { openInterleave } from './internal/ops/interleave';
 import { openWorkerMap } from './internal/ops/worker-map';
+import { openClusterMap } from './internal/ops/cluster-map';
+import { Cluster } from './cluster/placement';
 
 /** What batch() makes of elements of type T. */
 export type Batched<T> = T extends TypedArray
@@ -258,8 +260,10 @@ export class Dataset<T> implements AsyncIterable<T> {
   private mapLike<U>(kind: MapKind, env: BuildEnv, fn: UserFn, options: MapOptions): Dataset<U> {
     if (typeof fn !== 'function') throw new TypeError(`${kind}() needs a function.`);
     const o = env.override;
-    const placement = o?.placement ?? options.placement ?? 'main';
-    const written = o?.parallelism ?? options.parallelism;
+    // A cluster placement (issue 12) runs the fn's export on worker processes: see cluster-map.ts.
+    const cluster = o?.placement === undefined && options.placement instanceof Cluster ? options.placement : undefined;
+    const placement = cluster !== undefined ? 'main' : (o?.placement ?? (options.placement as 'main' | 'worker' | undefined) ?? 'main');
+    const written = o?.parallelism ?? options.parallelism ?? (cluster !== undefined ? 'auto' : undefined);
     const fnAsync = isAsyncFunction(fn);
     const parallelism = resolveParallelism(written, placement, fnAsync);
     const runtimeParallelism = written === 'auto' && placement === 'main' ? 16 : parallelism;
@@ -267,6 +271,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const seed = options.seed ?? defaultSeed();
     const moduleOpt = o?.module ?? options.module;
     const exportName = o?.exportName ?? options.exportName ?? fn.name;
+    if (cluster !== undefined && !exportName) throw new TypeError(`${kind}(fn, { placement: ${cluster.toString()} }) needs \`exportName\`: the function has no name for the workers to find it by.`);
     if (placement === 'worker') {
       if (moduleOpt === undefined) {
         throw new TypeError(`${kind}(${fn.name || 'fn'}, { placement: 'worker' }) needs \`module\`: the absolute path or file URL (import.meta.url) of the module that exports the function.`);
@@ -281,10 +286,10 @@ export class Dataset<T> implements AsyncIterable<T> {
       {
         kind,
         inputs: [this.node],
-        placement,
+        placement: cluster !== undefined ? 'remote' : placement,
         fn,
         fnModule: modulePath !== undefined && exportName ? { file: modulePath, exportName } : undefined,
-        knobs: { parallelism: written, resolvedParallelism: parallelism, deterministic },
+        knobs: cluster !== undefined ? { parallelism: written, resolvedParallelism: parallelism, deterministic, cluster: cluster.name } : { parallelism: written, resolvedParallelism: parallelism, deterministic },
         random: options.random ?? false,
         cardinality: kind === 'map' ? card : undefined,
         overridden: overrides(o, ['parallelism', 'placement', 'module', 'exportName', 'deterministic']),
@@ -294,7 +299,9 @@ export class Dataset<T> implements AsyncIterable<T> {
         const fnEnv = new FnEnv(seed, epoch++, nd.info);
         const op = { kind, key: nd.key, site: nd.site };
         let inner: Chunks<unknown>;
-        if (placement === 'worker') {
+        if (cluster !== undefined) {
+          return openClusterMap(nd, input.open(session), { mode: kind, cluster, exportName, module: modulePath, parallelism, deterministic }) as Chunks<U>;
+        } else if (placement === 'worker') {
           inner = openWorkerMap(nd, session, {
             mode: kind,
             module: modulePath as string,

@@ -9,6 +9,7 @@ import { openSource, sourceCardinality, openRange, rangeCount, type Source } fro
 import { countFiles, openFiles, openLines, resolveCwd, type FileBytes, type FileText } from './internal/ops/files';
 
 export { Dataset } from './dataset';
+export { connect, Cluster, type ClusterOptions } from './cluster/placement';
 export type { Batched, Unbatched } from './dataset';
 export { PipelineError } from './errors';
 export type { OpRef } from './errors';

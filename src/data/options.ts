@@ -1,4 +1,5 @@
 /** Option types of the public API. */
+import type { Cluster } from './cluster/placement';
 
 /** A number of calls in flight, or `'auto'`: async fn 16, worker placement the machine's cores, sync main-thread fn 1. */
 export type Parallelism = number | 'auto';
@@ -7,8 +8,8 @@ export type Parallelism = number | 'auto';
 export interface MapOptions {
   /** Calls in flight (default 1). */
   parallelism?: Parallelism;
-  /** `'main'` (default) or `'worker'`: run fn in a pool of `parallelism` worker threads. */
-  placement?: 'main' | 'worker';
+  /** `'main'` (default) or `'worker'`: run fn in a pool of `parallelism` worker threads; a `Cluster` (`connect()`): run it on worker processes through Redis. */
+  placement?: 'main' | 'worker' | Cluster;
   /** With `placement: 'worker'`: absolute path or `file:` URL of the module that exports fn. */
   module?: string;
   /** With `placement: 'worker'`: the export's name when it differs from `fn.name`. */

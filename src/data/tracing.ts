@@ -170,6 +170,20 @@ export interface OpCounters {
    * cost of one task and `calls / workerTasks` the elements per task.
    */
   workerTasks: number;
+  /** Cluster ops (placement 'remote'), from here on: distinct worker processes that returned results (a high-water mark, like the fields up to `remoteCores`). */
+  remoteWorkers?: number;
+  /** Their total `--concurrency` (jobs they run at once). */
+  remoteConcurrency?: number;
+  /** Cores of the hosts they run on, each host counted once. */
+  remoteCores?: number;
+  /** Sum over calls of the fn's wall seconds in the workers (awaited work counts). */
+  remoteServiceSeconds?: number;
+  /** Sum over calls of the seconds the job waited in the queue before a worker took it. */
+  remoteQueueWaitSeconds?: number;
+  /** Sum over calls of the rest of each call's latency: the network and Redis round trip. */
+  remoteRoundTripSeconds?: number;
+  /** Bytes of serialised elements sent to workers and of results received. */
+  bytesShipped?: number;
 }
 
 /** The interface a tracer installs at `globalThis[TRACER_KEY]`. */
@@ -184,6 +198,25 @@ export interface Tracer {
    * per operator pass and once per chunk, so a tracer without it costs nothing per element.
    */
   sample?(key: string, element: unknown, index: number): number;
+  /**
+   * Optional. Told what the consumer of a dataset (a `for await` loop, `iterator().next()` calls)
+   * does, so a tracer can split a training loop's time into waiting for input and its own step.
+   * The library checks for this method once per iterator, so a tracer without it costs nothing
+   * per element. A promise returned for a `'next'` event holds that pull until it settles (a
+   * tracer whose budget is spent parks the loop while it reports).
+   */
+  consumer?(event: ConsumerEvent): void | PromiseLike<unknown>;
+}
+
+/** What the consumer of a dataset did (see `Tracer.consumer`). */
+export interface ConsumerEvent {
+  /** The `OpInfo.key` of the operator whose output the consumer iterates. */
+  key: string;
+  /**
+   * `next`: the consumer asked for an element; `element`: one was handed to it; `end`: its pull
+   * ended without one (the pass is over, it threw, or the iterator was returned).
+   */
+  type: 'next' | 'element' | 'end';
 }
 
 /**

@@ -1,0 +1,89 @@
+/**
+ * What the consumer (a map placed on a cluster) and the workers say to each other through Redis.
+ *
+ * Jobs go through a BullMQ queue named after the cluster, one job per element, with the id
+ * `<run>-<index>`: BullMQ ignores a second add of the same id, and the consumer keeps one result
+ * per index, so a job re-run after its worker died (stalled-job recovery) is never delivered twice.
+ *
+ * Results do not travel as BullMQ return values through the queue's event stream: that stream is
+ * shared by every run, trimmed to a bounded length, and a consumer that falls behind would lose
+ * events and wait forever. Each worker instead pushes its result to the run's own list, which the
+ * consumer pops, and which goes away with the run. Elements and results are v8-serialised (the
+ * structured clone of worker threads), so typed arrays, Maps, Sets and Dates arrive as they left.
+ */
+import { deserialize, serialize } from 'node:v8';
+
+/** BullMQ's key prefix for every cluster queue. */
+export const PREFIX = 'plumber';
+
+/** The run's result list: workers push, the consumer pops. */
+export function resultsKey(name: string, run: string): string {
+  return `${PREFIX}:${name}:results:${run}`;
+}
+
+/** Exists while the run's consumer is alive (it refreshes the expiry); workers skip the jobs of a run that is gone. */
+export function runKey(name: string, run: string): string {
+  return `${PREFIX}:${name}:run:${run}`;
+}
+
+/** The run key's expiry, refreshed every third of it: a consumer that died leaves nothing behind for long. */
+export const RUN_TTL_MS = 30_000;
+
+export type Mode = 'map' | 'filter' | 'flatMap';
+
+/** A job's data (BullMQ stores it as JSON, hence the element as base64 of its v8 serialisation). */
+export interface JobData {
+  run: string;
+  index: number;
+  mode: Mode;
+  exportName: string;
+  /** The module's file name as the consumer knows it, to tell modules apart when a worker serves several. */
+  module?: string;
+  /** v8.serialize(element), base64. */
+  x: string;
+}
+
+/** The worker that ran a job, as the consumer learns about it with each result. */
+export interface WorkerStamp {
+  /** `host:pid`. */
+  id: string;
+  /** Jobs the worker runs at once (`--concurrency`). */
+  concurrency: number;
+  /** The worker host's cores. */
+  cores: number;
+  /** The worker process's CPU seconds (user + system) since it started. */
+  cpuSeconds: number;
+  /** Seconds since the worker started, on its own clock. */
+  uptimeSeconds: number;
+}
+
+/** One result, as pushed to the run's list. Exactly one of `value`, `error` is meaningful. */
+export interface ResultRecord {
+  index: number;
+  ok: boolean;
+  /** map: the fn's result; filter: its truthiness; flatMap: the elements as an array. */
+  value?: unknown;
+  /** The fn's error (or why the fn could not be called), as plain data. */
+  error?: { name: string; message: string; stack?: string };
+  /** Seconds the fn took in the worker (wall: awaited work counts). */
+  serviceSeconds: number;
+  /** Milliseconds the job waited in the queue: from its add to the worker taking it (BullMQ's `timestamp` and `processedOn`). */
+  queueWaitMs: number;
+  worker: WorkerStamp;
+}
+
+export function encodeElement(x: unknown): Buffer {
+  return serialize(x);
+}
+
+export function decodeElement(b: Buffer): unknown {
+  return deserialize(b);
+}
+
+export function encodeResult(r: ResultRecord): Buffer {
+  return serialize(r);
+}
+
+export function decodeResult(b: Buffer): ResultRecord {
+  return deserialize(b) as ResultRecord;
+}

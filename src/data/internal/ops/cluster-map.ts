@@ -1,0 +1,341 @@
+/**
+ * map/filter/flatMap placed on a cluster (`placement: connect(...)`): each element becomes one
+ * BullMQ job on the cluster's queue, run by whichever worker process takes it; results come back
+ * through the run's own Redis list (see cluster/protocol.ts for why not the event stream).
+ *
+ * The parallel engine keeps the library's guarantees: input order unless `deterministic: false`,
+ * at most `parallelism` elements in flight (queued, running or finished and not yet consumed),
+ * and a fn's error delivered as a PipelineError with the operator and index. On top of it this
+ * file keeps exactly one result per index (a job re-run after its worker died may report twice),
+ * cancels the run's queued jobs when the pass stops, and turns a lost Redis or a cluster without
+ * workers into an error within seconds instead of a wait without end.
+ */
+import { randomUUID } from 'node:crypto';
+import { basename } from 'node:path';
+import type { Queue as BullQueue } from 'bullmq';
+import type { Redis as IORedis } from 'ioredis';
+import type { OpCounters } from '../../tracing';
+import { describeThrown, findUncloneable, atPath, PipelineError, type OpRef } from '../../errors';
+import { type Chunks, now, type OpNode } from '../core';
+import { Engine, type Launcher } from './engine';
+import { type Cluster, redactUrl } from '../../cluster/placement';
+import { failFastOptions, loadBull } from '../../cluster/redis';
+import { decodeResult, encodeElement, type JobData, type Mode, PREFIX, type ResultRecord, resultsKey, RUN_TTL_MS, runKey } from '../../cluster/protocol';
+
+export interface ClusterMapConfig {
+  mode: Mode;
+  cluster: Cluster;
+  exportName: string;
+  /** The module as the map names it (only its file name travels: workers load their own copy). */
+  module?: string;
+  parallelism: number;
+  deterministic: boolean;
+}
+
+interface Pending {
+  resolve(out: unknown[]): void;
+  reject(e: unknown): void;
+  x: unknown;
+  t0: number;
+}
+
+interface SeenWorker {
+  cpuSeconds: number;
+  concurrency: number;
+  host: string;
+  cores: number;
+}
+
+class ClusterMap implements Chunks<unknown> {
+  private readonly engine: Engine<unknown, unknown>;
+  private readonly run = randomUUID().replace(/-/g, '').slice(0, 16);
+  private readonly pending = new Map<number, Pending>();
+  private started: Promise<void> | null = null;
+  private conn: IORedis | null = null;
+  private reader: IORedis | null = null;
+  private queue: BullQueue | null = null;
+  private failure: PipelineError | null = null;
+  private closing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private lastProgress = Date.now();
+  private noWorkerSince = 0;
+  private lastRedisError = '';
+  private readonly workers = new Map<string, SeenWorker>();
+  private readonly moduleName: string | undefined;
+
+  constructor(
+    up: Chunks<unknown>,
+    upC: OpCounters | null,
+    private readonly c: OpCounters | null,
+    private readonly cfg: ClusterMapConfig,
+    private readonly op: OpRef,
+  ) {
+    this.moduleName = cfg.module === undefined ? undefined : basename(cfg.module.startsWith('file:') ? new URL(cfg.module).pathname : cfg.module);
+    const launcher: Launcher<unknown, unknown> = {
+      groupSize: () => 1,
+      fail: (e, base) => (e instanceof PipelineError ? e : new PipelineError(this.op, base, e)),
+      launch: (items, base) => this.launch(items[0], base),
+    };
+    this.engine = new Engine(up, upC, c, launcher, cfg.parallelism, cfg.deterministic, 'dispatchSeconds');
+  }
+
+  async next(hint: number): Promise<unknown[] | null> {
+    let out: unknown[] | null;
+    try {
+      out = await this.engine.next(hint);
+    } catch (e) {
+      await this.return();
+      throw e;
+    }
+    if (out === null) await this.return();
+    return out;
+  }
+
+  return(): Promise<void> {
+    if (this.closing === null) this.closing = this.stop();
+    return this.closing;
+  }
+
+  private get where(): string {
+    return this.cfg.cluster.toString();
+  }
+
+  private get opName(): string {
+    return `${this.cfg.mode}(${this.cfg.exportName})`;
+  }
+
+  /** Connects, marks the run alive, and starts reading results. Once per pass. */
+  private start(): Promise<void> {
+    if (this.started === null) this.started = this.connect();
+    return this.started;
+  }
+
+  private async connect(): Promise<void> {
+    const { Queue, Redis } = loadBull();
+    const cluster = this.cfg.cluster;
+    const conn = new Redis(cluster.redis, failFastOptions(cluster));
+    this.conn = conn;
+    // Without listeners ioredis reports errors on stderr as unhandled; they reach the user through the commands that fail.
+    conn.on('error', (e: unknown) => {
+      this.lastRedisError = describeThrown(e);
+    });
+    try {
+      await conn.connect();
+    } catch (e) {
+      throw this.redisFailure(e, 'cannot reach Redis');
+    }
+    const reader = conn.duplicate();
+    this.reader = reader;
+    reader.on('error', (e: unknown) => {
+      this.lastRedisError = describeThrown(e);
+    });
+    try {
+      await reader.connect();
+      await conn.set(runKey(cluster.name, this.run), '1', 'PX', RUN_TTL_MS);
+    } catch (e) {
+      throw this.redisFailure(e, 'cannot reach Redis');
+    }
+    const queue = new Queue(cluster.name, { connection: conn, prefix: PREFIX });
+    queue.on('error', (e: unknown) => {
+      this.lastRedisError = describeThrown(e);
+    });
+    this.queue = queue;
+    void this.readLoop(reader);
+    let refreshed = Date.now();
+    this.timer = setInterval(() => {
+      if (this.failure !== null || this.closing !== null) return;
+      if (Date.now() - refreshed > RUN_TTL_MS / 3) {
+        refreshed = Date.now();
+        conn.pexpire(runKey(cluster.name, this.run), RUN_TTL_MS).catch(() => undefined);
+      }
+      void this.watchWorkers();
+    }, 1000);
+    this.timer.unref();
+  }
+
+  /** Fails the pass when jobs wait, nothing arrives, and no worker has served the cluster for `noWorkerTimeoutMs`. */
+  private async watchWorkers(): Promise<void> {
+    if (this.pending.size === 0 || Date.now() - this.lastProgress < 2000 || this.queue === null) {
+      this.noWorkerSince = 0;
+      return;
+    }
+    let count: number;
+    try {
+      count = await this.queue.getWorkersCount();
+    } catch {
+      return; // A lost connection is reported by the reader.
+    }
+    if (count > 0) {
+      this.noWorkerSince = 0;
+      return;
+    }
+    if (this.noWorkerSince === 0) this.noWorkerSince = Date.now();
+    else if (Date.now() - this.noWorkerSince >= this.cfg.cluster.noWorkerTimeoutMs) {
+      const cluster = this.cfg.cluster;
+      this.fail(
+        new PipelineError(
+          this.op,
+          undefined,
+          new Error(`no worker serves ${this.where}`),
+          `${this.opName}: no worker has served ${this.where} for ${Math.round((Date.now() - this.lastProgress) / 1000)} s, with ${this.pending.size} elements waiting. Start one: npx plumber-data worker --redis ${redactUrl(cluster.redis)} --name ${cluster.name} --module <the module exporting ${this.cfg.exportName}>.`,
+        ),
+      );
+    }
+  }
+
+  private async readLoop(reader: IORedis): Promise<void> {
+    const key = resultsKey(this.cfg.cluster.name, this.run);
+    try {
+      while (this.closing === null && this.failure === null) {
+        const got = await reader.blpopBuffer(key, 1);
+        if (got === null) continue;
+        this.receive(got[1]);
+        // Whatever else has arrived, in one round trip.
+        const more = await reader.lpopBuffer(key, 512);
+        if (more !== null) for (const b of more as unknown as Buffer[]) this.receive(b);
+      }
+    } catch (e) {
+      if (this.closing === null) this.fail(this.redisFailure(e, 'lost the connection to Redis'));
+    }
+  }
+
+  private redisFailure(e: unknown, what: string): PipelineError {
+    const detail = describeThrown(e);
+    const last = this.lastRedisError !== '' && !detail.includes(this.lastRedisError) ? ` (${this.lastRedisError})` : '';
+    return new PipelineError(
+      this.op,
+      undefined,
+      e,
+      `${this.opName} on ${this.where}: ${what}: ${detail}${last}. Check that redis-server runs there and this host can reach it; ${this.pending.size} elements in flight were not delivered.`,
+    );
+  }
+
+  /** Delivers a failure to every element in flight, and to any later launch. */
+  private fail(e: PipelineError): void {
+    if (this.failure !== null) return;
+    this.failure = e;
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(e);
+  }
+
+  private launch(x: unknown, index: number): Promise<unknown[]> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    let bytes: Buffer;
+    try {
+      bytes = encodeElement(x);
+    } catch (e) {
+      const u = findUncloneable(x);
+      const what = u === null ? describeThrown(e) : `it holds ${u.what}${atPath(u)}`;
+      return Promise.reject(
+        new PipelineError(this.op, index, e, `${this.opName} cannot send element ${index} to ${this.where}: ${what}. Elements travel v8-serialised: plain data, typed arrays, Maps, Sets, Dates.`),
+      );
+    }
+    return new Promise<unknown[]>((resolve, reject) => {
+      const t0 = now();
+      this.pending.set(index, { resolve, reject, x, t0 });
+      if (this.c !== null) {
+        this.c.calls++;
+        this.c.bytesShipped = (this.c.bytesShipped ?? 0) + bytes.length;
+      }
+      const data: JobData = { run: this.run, index, mode: this.cfg.mode, exportName: this.cfg.exportName, module: this.moduleName, x: bytes.toString('base64') };
+      this.start()
+        .then(() => {
+          if (this.closing !== null || this.failure !== null) return;
+          return (this.queue as BullQueue).add(this.cfg.mode, data, { jobId: `${this.run}-${index}`, removeOnComplete: true, removeOnFail: true, attempts: 1 });
+        })
+        .catch((e: unknown) => this.fail(e instanceof PipelineError ? e : this.redisFailure(e, 'cannot queue jobs on Redis')));
+    });
+  }
+
+  private receive(b: Buffer): void {
+    let r: ResultRecord;
+    try {
+      r = decodeResult(b);
+    } catch {
+      return; // Not a record of ours: nothing waits for it.
+    }
+    const p = this.pending.get(r.index);
+    // A result for an index already delivered: the job ran twice (its first worker died after
+    // pushing). One result per index is the contract; the later one is dropped.
+    if (p === undefined) return;
+    this.pending.delete(r.index);
+    this.lastProgress = Date.now();
+    this.account(r, b.length, p.t0);
+    if (!r.ok) {
+      const err = r.error ?? { name: 'Error', message: 'unknown failure' };
+      const cause = new Error(err.message);
+      cause.name = err.name;
+      if (err.stack !== undefined) cause.stack = err.stack;
+      p.reject(new PipelineError(this.op, r.index, cause));
+      return;
+    }
+    if (this.cfg.mode === 'filter') p.resolve(r.value ? [p.x] : []);
+    else if (this.cfg.mode === 'flatMap') p.resolve(r.value as unknown[]);
+    else p.resolve([r.value]);
+  }
+
+  private account(r: ResultRecord, bytes: number, t0: number): void {
+    const c = this.c;
+    const w = r.worker;
+    const seen = this.workers.get(w.id);
+    if (seen === undefined) {
+      this.workers.set(w.id, { cpuSeconds: w.cpuSeconds, concurrency: w.concurrency, host: w.id.slice(0, w.id.lastIndexOf(':')), cores: w.cores });
+    } else {
+      if (c !== null && w.cpuSeconds > seen.cpuSeconds) c.workerCpuSeconds += w.cpuSeconds - seen.cpuSeconds;
+      seen.cpuSeconds = w.cpuSeconds;
+    }
+    if (c === null) return;
+    const latency = (now() - t0) / 1000;
+    const wait = Math.max(0, r.queueWaitMs / 1000);
+    c.bytesShipped = (c.bytesShipped ?? 0) + bytes;
+    c.remoteServiceSeconds = (c.remoteServiceSeconds ?? 0) + r.serviceSeconds;
+    c.remoteQueueWaitSeconds = (c.remoteQueueWaitSeconds ?? 0) + wait;
+    c.remoteRoundTripSeconds = (c.remoteRoundTripSeconds ?? 0) + Math.max(0, latency - r.serviceSeconds - wait);
+    c.asyncLatencySeconds += latency;
+    c.asyncCalls++;
+    if (seen === undefined) {
+      c.remoteWorkers = this.workers.size;
+      let concurrency = 0;
+      const cores = new Map<string, number>();
+      for (const s of this.workers.values()) {
+        concurrency += s.concurrency;
+        cores.set(s.host, s.cores);
+      }
+      c.remoteConcurrency = concurrency;
+      c.remoteCores = [...cores.values()].reduce((a, b) => a + b, 0);
+    }
+  }
+
+  /**
+   * Ends the pass: stops the engine, removes the run's jobs still queued (a job a worker holds
+   * finishes, and its result is dropped with the run's keys), and closes the connections.
+   */
+  private async stop(): Promise<void> {
+    await this.engine.close();
+    if (this.timer !== null) clearInterval(this.timer);
+    const ids = [...this.pending.keys()];
+    this.pending.clear();
+    const conn = this.conn;
+    const queue = this.queue;
+    if (this.started !== null) await this.started.catch(() => undefined);
+    if (conn !== null && this.failure === null && conn.status === 'ready') {
+      const name = this.cfg.cluster.name;
+      const cleanup = (async () => {
+        // Deleting the run key first: a worker that takes one of these jobs now skips it.
+        await conn.del(runKey(name, this.run));
+        if (queue !== null) await Promise.all(ids.map((i) => queue.remove(`${this.run}-${i}`).catch(() => 0)));
+        await conn.del(resultsKey(name, this.run));
+      })();
+      await Promise.race([cleanup.catch(() => undefined), new Promise((r) => setTimeout(r, this.cfg.cluster.connectTimeoutMs).unref())]);
+    }
+    if (queue !== null) await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+    this.reader?.disconnect();
+    conn?.disconnect();
+  }
+}
+
+export function openClusterMap(node: OpNode, upstream: Chunks<unknown>, cfg: ClusterMapConfig): Chunks<unknown> {
+  const input = node.inputs[0];
+  return new ClusterMap(upstream, input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site });
+}
