@@ -297,8 +297,11 @@ async function main(): Promise<void> {
   // The clocks at the start of the run, for a run measured from its start (see onWindowWidened).
   let sched0 = threadRunAndWait();
   const startClocks = { cpu: clock.read(), proc: processCpuSeconds(), idle: machineIdleSeconds(), wall: performance.now() / 1000, sched: sched0 };
+  let fineCount: (() => number) | undefined;
   const result = await measure(ds, req, {
     steady: () => tracer.cachesFilled(),
+    // Looked up once the window starts (every operator is built by then), then read on a timer.
+    fineCount: () => (fineCount ??= tracer.fineCounter(ds[DATASET_KEY]) ?? (() => 0))(),
     onFirstElement() {
       const built = new Set(tracer.infos().flatMap((i) => (i.site ? [siteKey(i.site)] : [])));
       const missing = Object.keys(req.overrides).filter((id) => !built.has(siteKeyOfOpId(id, file) ?? ''));

@@ -36,6 +36,13 @@ export interface MeasureHooks {
    * `FILL_LIMIT_SECONDS` more.
    */
   steady?(): boolean;
+  /**
+   * A count finer than the root's elements that grows in step with them: the elements the root
+   * took from its input when it batches them (32 images per batch). Read on a timer during the
+   * window, so a pipeline that makes a batch a second still yields a dozen slices with dozens of
+   * events each, and verification can tell 1.5× from noise in a few seconds.
+   */
+  fineCount?(): number;
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
 
@@ -56,7 +63,7 @@ export const FILL_LIMIT_SECONDS = 20;
 /** How many successive estimates must agree. */
 const AGREEING = 3;
 /** Most slices `windowSlices` reports: adjacent estimate intervals merge beyond this. */
-const MAX_SLICES = 8;
+const MAX_SLICES = 12;
 
 const now = (): number => performance.now() / 1000;
 
@@ -83,10 +90,12 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   let nextEstimate = 0;
   let nextProgress = t0 + o.progressInterval;
   const estimates: number[] = [];
-  // Slice boundaries of the window: each estimate closes one slice at an element's arrival, so
-  // every slice holds at least one element and its rate is elements ÷ time between arrivals.
-  const sliceEnds: number[] = [];
-  const sliceElements: number[] = [];
+  // Points of the window, (time, root elements so far, fine count so far): at its start, at each
+  // estimate (an element's arrival) and on a timer; consecutive points bound its slices.
+  const points: WindowPoint[] = [];
+  const fine = (): number => hooks.fineCount?.() ?? 0;
+  let fineAtLastArrival = 0;
+  let sampler: NodeJS.Timeout | undefined;
   let endReason: RunInfo['endReason'] = 'budget';
   let converged = false;
   let thrown: MeasureResult['thrown'];
@@ -116,6 +125,14 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     windowEnd = t;
     nextEstimate = t + estimateInterval;
     hooks.onWindowStart();
+    fineAtLastArrival = fine();
+    points.push({ t, elements: 0, fine: fineAtLastArrival });
+    if (hooks.fineCount) {
+      // A pipeline busy on the main thread delays this timer, never skews it: each point carries
+      // the time it was actually read.
+      sampler = setInterval(() => points.push({ t: now(), elements: windowElements, fine: fine() }), timerMs(estimateInterval / 2));
+      sampler.unref();
+    }
     armStop(o.seconds);
   };
 
@@ -153,10 +170,10 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
       } else {
         windowElements++;
         windowEnd = t;
+        if (hooks.fineCount) fineAtLastArrival = fine();
         if (t >= nextEstimate) {
           estimates.push(windowElements / (t - windowStart));
-          sliceEnds.push(t);
-          sliceElements.push(windowElements);
+          points.push({ t, elements: windowElements, fine: fineAtLastArrival });
           nextEstimate = t + estimateInterval;
           if (agree(estimates) && windowElements >= MIN_ELEMENTS && t - windowStart >= minWindow) {
             converged = true;
@@ -181,6 +198,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     endReason = 'error';
   } finally {
     if (stopTimer) clearTimeout(stopTimer);
+    if (sampler) clearInterval(sampler);
   }
 
   // A source that ended during warm-up, or so soon after it that the window holds too few
@@ -202,7 +220,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   }
   hooks.onWindowEnd();
   await closeIterator(it);
-  const windowSlices = phase === 'measuring' ? slices(windowStart, windowEnd, windowElements, sliceEnds, sliceElements) : undefined;
+  const windowSlices = phase === 'measuring' ? slices(points, { t: windowEnd, elements: windowElements, fine: endReason === 'budget' ? fine() : fineAtLastArrival }) : undefined;
   return {
     elements: windowElements,
     seconds: Math.max(windowEnd - windowStart, 1e-9),
@@ -216,29 +234,44 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   };
 }
 
+/** A point of the measured window: seconds, root elements so far, fine count so far. */
+export interface WindowPoint {
+  t: number;
+  elements: number;
+  fine: number;
+}
+
+/** Fine events per root element below which the fine count is no finer than the root's own. */
+const FINER = 2;
+
 /**
- * Consecutive, non-overlapping slices of the window, from the cumulative element counts at each
- * slice's end (the window's end closes the last one). Adjacent slices merge so there are at most
- * MAX_SLICES. Undefined below 2.
+ * Consecutive, non-overlapping slices of the window from its points (the first is its start) and
+ * its end. When the fine count grew at least FINER times as fast as the root's elements, slices
+ * count fine events scaled to root elements (so their sum is still the window's elements);
+ * otherwise root elements. Points after the end are dropped; adjacent slices merge so there are at
+ * most MAX_SLICES, evenly in time. Undefined below 2.
  */
-export function slices(start: number, end: number, total: number, ends: readonly number[], counts: readonly number[]): WindowSlice[] | undefined {
-  const bounds = [...ends];
-  const cumulative = [...counts];
-  if (end > (bounds.at(-1) ?? start) && total > (cumulative.at(-1) ?? 0)) {
-    bounds.push(end);
-    cumulative.push(total);
-  }
-  // Adjacent slices merge evenly: m groups of about len ÷ m raw slices each.
-  const m = Math.min(MAX_SLICES, bounds.length);
+export function slices(points: readonly WindowPoint[], end: WindowPoint): WindowSlice[] | undefined {
+  const start = points[0];
+  if (!start || !(end.t > start.t)) return undefined;
+  const inside = [...points.filter((p) => p.t > start.t && p.t < end.t), end].sort((a, b) => a.t - b.t);
+  const fineTotal = end.fine - start.fine;
+  const rootTotal = end.elements - start.elements;
+  const useFine = rootTotal > 0 && fineTotal >= FINER * rootTotal;
+  const count = (p: WindowPoint): number => (useFine ? ((p.fine - start.fine) * rootTotal) / fineTotal : p.elements - start.elements);
+  const seconds = end.t - start.t;
+  const m = Math.min(MAX_SLICES, inside.length);
   const out: WindowSlice[] = [];
-  let t0 = start;
-  let n0 = 0;
-  for (let k = 0; k < m; k++) {
-    const i = Math.floor(((k + 1) * bounds.length) / m) - 1;
-    const seconds = bounds[i] - t0;
-    if (seconds > 0) out.push({ elements: cumulative[i] - n0, seconds });
-    t0 = bounds[i];
-    n0 = cumulative[i];
+  let prev: WindowPoint = start;
+  let next = 0;
+  for (let k = 1; k <= m; k++) {
+    // The last point at or before the k-th m-th of the window closes slice k (the end closes the last).
+    const until = start.t + (k * seconds) / m;
+    let close: WindowPoint | undefined;
+    while (next < inside.length && (inside[next]!.t <= until + 1e-12 || k === m)) close = inside[next++];
+    if (!close || close.t <= prev.t) continue;
+    out.push({ elements: count(close) - count(prev), seconds: close.t - prev.t });
+    prev = close;
   }
   return out.length >= 2 ? out : undefined;
 }

@@ -3,11 +3,14 @@
  * hands each operator a counters object, remembers what it was told, and turns both into the
  * profile's `ops` (with the warm-up subtracted).
  */
-import type { OpCounters, OpInfo, Tracer } from '../data/tracing';
+import type { OpCounters, OpInfo, OpKind, Tracer } from '../data/tracing';
 import { newCounters } from '../data/tracing';
 import type { OpProfile } from '../shared/profile';
 import { opIdOfSite } from '../shared/opId';
 import { estimateBytes } from '../data/internal/core';
+
+/** Operators that hand their input's elements on one for one. */
+const PASS_THROUGH = new Set<OpKind>(['prefetch', 'take', 'skip', 'repeat', 'shuffle', 'cache']);
 
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
 const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater']);
@@ -115,6 +118,23 @@ export class RunnerTracer implements Tracer {
       if (!filled) return false;
     }
     return true;
+  }
+
+  /**
+   * A live count finer than the root's elements, for slicing the measured window (see
+   * `MeasureHooks.fineCount`): the elements taken by the first operator below the root that is not
+   * a pass-through (prefetch, take, skip, repeat, shuffle, cache hand elements on one for one) —
+   * a batch's input images, say. Whether it is really finer is measured, not assumed: the window
+   * compares its growth with the root's.
+   */
+  fineCounter(rootKey: string | undefined): (() => number) | undefined {
+    let entry = rootKey === undefined ? undefined : this.entries.get(rootKey);
+    for (let hops = 0; entry && PASS_THROUGH.has(entry.info.kind) && entry.info.inputs.length === 1 && hops < 16; hops++) {
+      entry = this.entries.get(entry.info.inputs[0]!);
+    }
+    if (!entry) return undefined;
+    const counters = entry.counters;
+    return () => counters.pulled;
   }
 
   /** The operators registered so far. */

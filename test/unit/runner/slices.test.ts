@@ -1,0 +1,50 @@
+import * as assert from 'node:assert/strict';
+import { slices, type WindowPoint } from '../../../src/runner/measure';
+import { pooledRate } from '../../../src/engine/diagnose';
+
+/** A batch-of-32 pipeline: one batch every `every` seconds, its images taken evenly in between, read every `tick` seconds. */
+function batches(count: number, every: number, tick: number): { points: WindowPoint[]; end: WindowPoint } {
+  const points: WindowPoint[] = [{ t: 0, elements: 0, fine: 0 }];
+  const seconds = count * every;
+  for (let t = tick; t < seconds - 1e-9; t += tick) points.push({ t, elements: Math.floor(t / every + 1e-9), fine: Math.floor((32 * t) / every + 1e-9) });
+  return { points, end: { t: seconds, elements: count, fine: 32 * count } };
+}
+
+describe('window slices', () => {
+  it('slices a batch-a-second window by the images its batches took, so six batches give a dozen slices', () => {
+    const { points, end } = batches(6, 1, 0.1);
+    const s = slices(points, end)!;
+    assert.equal(s.length, 12);
+    // Scaled to root elements, the slices still add up to the window's six batches and six seconds.
+    assert.ok(Math.abs(s.reduce((a, x) => a + x.elements, 0) - 6) < 1e-9);
+    assert.ok(Math.abs(s.reduce((a, x) => a + x.seconds, 0) - 6) < 1e-9);
+    // Steady images measure a steady rate: a tight interval from six batches.
+    const r = pooledRate(s);
+    assert.ok(Math.abs(r.rate - 1) < 0.05, `rate ${r.rate}`);
+    assert.ok(r.halfWidth < 0.1, `± ${r.halfWidth}`);
+  });
+
+  it('counts root elements when the fine count is no finer than them (a pipeline that does not batch)', () => {
+    const points: WindowPoint[] = [0, 1, 2, 3, 4].map((t) => ({ t, elements: 10 * t, fine: 10 * t }));
+    const s = slices(points, { t: 5, elements: 53, fine: 50 })!;
+    assert.deepEqual(s.map((x) => x.elements), [10, 10, 10, 10, 13]);
+  });
+
+  it('drops points read after the window ended', () => {
+    const points: WindowPoint[] = [{ t: 0, elements: 0, fine: 0 }, { t: 1, elements: 1, fine: 32 }, { t: 2.5, elements: 2, fine: 90 }];
+    const s = slices(points, { t: 2, elements: 2, fine: 64 })!;
+    assert.equal(s.length, 2);
+    assert.ok(Math.abs(s[1]!.seconds - 1) < 1e-12);
+  });
+
+  it('merges many points into at most twelve slices spread evenly over the window', () => {
+    const { points, end } = batches(10, 1, 0.01);
+    const s = slices(points, end)!;
+    assert.equal(s.length, 12);
+    for (const x of s) assert.ok(Math.abs(x.seconds - 10 / 12) < 0.02, `slice of ${x.seconds} s`);
+  });
+
+  it('gives no slices to a window with one point', () => {
+    assert.equal(slices([{ t: 0, elements: 0, fine: 0 }], { t: 1, elements: 5, fine: 5 }), undefined);
+  });
+});
