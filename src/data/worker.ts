@@ -1,11 +1,18 @@
 /**
  * The worker-thread entry of `map(fn, { placement: 'worker' })`, run by piscina. It imports the
  * user's module once per thread (require first, so TypeScript modules load under
- * `node --import tsx`, whose hooks workers inherit; import() for ES modules), calls the named
- * export on each element of a task, and returns the results with this thread's CPU seconds.
- * Typed arrays in results are transferred back, not copied.
+ * `node --import tsx`, whose hooks workers inherit; import() for ES modules) — as the thread starts,
+ * when the pool names the module in its workerData, so the first task does not wait for it — calls
+ * the named export on each element of a task, and returns the results with this thread's CPU
+ * seconds and the timings the main thread sizes its tasks from.
+ *
+ * Typed arrays and ArrayBuffers in results are transferred (moved) back, not copied: whole,
+ * unshared buffers only. A worker fn must therefore return buffers it no longer uses — fresh
+ * ones, or the input's own (the input is the worker's copy) — never a buffer it keeps and reuses
+ * across calls (a module-level scratch array), which the move would detach in the worker.
  */
 import { pathToFileURL } from 'node:url';
+import { threadId, workerData } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
@@ -33,10 +40,19 @@ export interface WorkerResult {
   uncloneable?: Uncloneable & { offset: number };
   cpuSeconds: number;
   /**
-   * Wall seconds of the task inside the worker. Sizes the next tasks: the schedstat clock advances
-   * at scheduler ticks (~4 ms), too coarse for one short task, though its sums are sound.
+   * Wall seconds inside the fn's calls (the per-element work). The schedstat clock advances at
+   * scheduler ticks (~4 ms), too coarse for one short task, so tasks are sized by wall time.
    */
-  wallSeconds: number;
+  fnSeconds: number;
+  /**
+   * When the task's own work began and ended, in ms since the epoch (`performance.timeOrigin +
+   * performance.now()`, comparable across threads): with the main thread's post and receive times
+   * they split a task's round trip into messaging and work.
+   */
+  startedAt: number;
+  endedAt: number;
+  /** The worker thread that ran the task (tasks queued on one thread wait for each other). */
+  thread: number;
   /** The fn used ctx.rng. */
   random: boolean;
 }
@@ -67,6 +83,14 @@ function load(module: string): Promise<Record<string, unknown>> {
   }
   return m;
 }
+
+/** Milliseconds since the epoch, comparable with the main thread's reading. */
+const epochMs = (): number => performance.timeOrigin + performance.now();
+
+// A pool serves one module: load it while the thread starts (piscina imports this file before the
+// thread reports ready). A failure is reported by the first task, which awaits the same promise.
+const preload = (workerData as { module?: unknown } | null)?.module;
+if (typeof preload === 'string') load(preload).catch(() => undefined);
 
 /** Buffers that can move to the main thread: whole, unshared ArrayBuffers, each once. */
 function collect(x: unknown, into: Set<ArrayBuffer>, depth: number): void {
@@ -106,31 +130,42 @@ function cpuSince(t0: number): number {
 }
 
 export default async function run(task: WorkerTask): Promise<unknown> {
-  const now = threadCpuSeconds();
-  const t0 = perThreadClock && lastEnd >= 0 ? lastEnd : now;
-  const w0 = performance.now();
-  const wall = (): number => (performance.now() - w0) / 1000;
-  let mod: Record<string, unknown>;
+  const cpuAtEntry = threadCpuSeconds();
+  let mod: Record<string, unknown> | undefined;
+  let loadError: string | undefined;
   try {
     mod = await load(task.module);
   } catch (e) {
-    return { loadError: e instanceof Error ? e.message : String(e), cpuSeconds: cpuSince(t0), wallSeconds: wall(), random: false } satisfies WorkerResult;
+    loadError = e instanceof Error ? e.message : String(e);
   }
+  // Read after the await: with two tasks queued on this thread, the second resumes only when the
+  // first (a sync fn) has ended, so its clocks start where the first's stopped. The first task of
+  // a thread also counts the module's loading.
+  const t0 = perThreadClock && lastEnd >= 0 ? lastEnd : cpuAtEntry;
+  const startedAt = epochMs();
+  let fnMs = 0;
+  const finish = (r: Omit<WorkerResult, 'cpuSeconds' | 'fnSeconds' | 'startedAt' | 'endedAt' | 'thread'>): WorkerResult => ({
+    ...r,
+    cpuSeconds: cpuSince(t0),
+    fnSeconds: fnMs / 1000,
+    startedAt,
+    endedAt: epochMs(),
+    thread: threadId,
+  });
+  if (mod === undefined) return finish({ loadError, random: false });
   const fn = mod[task.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[task.exportName];
   if (typeof fn !== 'function') {
-    const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
-    return {
-      loadError: `it has no exported function named '${task.exportName}' (exported functions: ${names.join(', ') || 'none'})`,
-      cpuSeconds: cpuSince(t0),
-      wallSeconds: wall(),
-      random: false,
-    } satisfies WorkerResult;
+    const m = mod;
+    const names = Object.keys(m).filter((k) => typeof m[k] === 'function');
+    return finish({ loadError: `it has no exported function named '${task.exportName}' (exported functions: ${names.join(', ') || 'none'})`, random: false });
   }
   // The worker's own fn decides: the main thread may hold a different (wrapper) function.
   const useCtx = (fn as Function).length !== 1;
   let random = false;
-  const out = new Array<unknown>(task.items.length);
-  for (let i = 0; i < task.items.length; i++) {
+  const items = task.items;
+  const out = new Array<unknown>(items.length);
+  const f0 = performance.now();
+  for (let i = 0; i < items.length; i++) {
     const index = task.base + i;
     try {
       let r: unknown;
@@ -143,29 +178,29 @@ export default async function run(task: WorkerTask): Promise<unknown> {
           },
           signal: undefined,
         };
-        r = fn(task.items[i], ctx);
-      } else r = fn(task.items[i]);
+        r = fn(items[i], ctx);
+      } else r = fn(items[i]);
       if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') r = await r;
       out[i] = task.mode === 'filter' ? Boolean(r) : task.mode === 'flatMap' && !Array.isArray(r) ? Array.from(r as Iterable<unknown>) : r;
     } catch (e) {
+      fnMs = performance.now() - f0;
       const err = e instanceof Error ? e : new Error(String(e));
-      return { failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, cpuSeconds: cpuSince(t0), wallSeconds: wall(), random } satisfies WorkerResult;
+      return finish({ failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, random });
     }
   }
+  fnMs = performance.now() - f0;
   // A result that cannot be cloned would make piscina's postMessage throw after this function has
   // returned, killing the thread with an anonymous error: find it here, while its element is known.
   // Results are walked, not copied; typed arrays and numbers cost a type check each.
   if (task.mode !== 'filter') {
     for (let i = 0; i < out.length; i++) {
       const u = findUncloneable(out[i]);
-      if (u !== null) return { uncloneable: { ...u, offset: i }, cpuSeconds: cpuSince(t0), wallSeconds: wall(), random } satisfies WorkerResult;
+      if (u !== null) return finish({ uncloneable: { ...u, offset: i }, random });
     }
   }
-  const result: WorkerResult = { out, cpuSeconds: 0, wallSeconds: 0, random };
   const buffers = new Set<ArrayBuffer>();
   if (task.mode !== 'filter') collect(out, buffers, 0);
-  result.cpuSeconds = cpuSince(t0);
-  result.wallSeconds = wall();
+  const result = finish({ out, random });
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
   return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);

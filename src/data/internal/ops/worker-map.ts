@@ -1,8 +1,18 @@
 /**
  * map/filter/flatMap with `placement: 'worker'`: the fn runs in a piscina pool of `threads` worker
- * threads, created when a pass starts and destroyed when it ends or is stopped. Small elements
- * travel several to a task (a task costs ~50–190 µs of messaging here), sized from the time the
- * workers report per element; large results come back transferred rather than copied.
+ * threads, started when a pass opens (before its first element exists) and ended with the
+ * consumer's iteration, or at once when a pass is stopped mid-task.
+ *
+ * Small elements travel several to a task. A task has a fixed cost (posting, waking the thread,
+ * replying, settling a promise: tens to hundreds of µs, more on a busy machine) and a cost per
+ * element (cloning it both ways, and the fn); the sizer measures both from the tasks' timings and
+ * picks the chunk that keeps the fixed cost a small share of a task, bounded in time, bytes and by
+ * what is left to do. Each thread holds a second task while it runs one, so it never waits for the
+ * main thread to post the next.
+ *
+ * Buffers move rather than copy where that is safe: results (the worker's own objects, see
+ * worker.ts) always; inputs only when this library made them for this pass (the stacked buffers of
+ * a batch() upstream), never a buffer the caller may still hold.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
@@ -10,7 +20,7 @@ import { Piscina } from 'piscina';
 import type { OpCounters } from '../../tracing';
 import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
 import type { WorkerResult, WorkerTask } from '../../worker';
-import { type Chunks, now, type OpNode, type Session } from '../core';
+import { type Chunks, estimateBytes, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
 import { Batch } from './batch';
 import { Engine, type Launcher } from './engine';
@@ -27,9 +37,128 @@ export interface WorkerMapConfig {
   env: FnEnv;
 }
 
-/** Worker CPU time a task should carry, so messaging stays a small share of it. */
-const TARGET_TASK_SECONDS = 0.002;
-const MAX_GROUP = 256;
+/** The share of a task's time its fixed cost may take: chunks grow until the overhead is this small. */
+const OVERHEAD_SHARE = 0.05;
+/** Longest a task's work should run: bounds how late its results come and how long order holds others back. */
+const MAX_TASK_SECONDS = 0.025;
+/** Bytes of elements (in and out) one task may carry: bounds the memory in flight, tasks in flight × this. */
+const MAX_TASK_BYTES = 1 << 20;
+const MAX_GROUP = 4096;
+/** Tasks whose timings the sizer keeps (the latest). */
+const WINDOW = 32;
+
+/** One task's timings, as the sizer needs them. */
+interface TaskTiming {
+  /** Elements in the task. */
+  elements: number;
+  /** Seconds of the round trip that were not the fn's work nor waiting behind another task: messaging. */
+  messagingSeconds: number;
+  /** Seconds the fn ran. */
+  fnSeconds: number;
+  /** Estimated bytes per element, input plus result. */
+  bytesPerElement: number;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * Least squares of messaging seconds on elements per task: the intercept is the fixed cost of a
+ * task, the slope the messaging cost of each element. A second fit without the points far off the
+ * first (a task delayed by a busy main thread) keeps one hiccup from setting the chunk size. Null
+ * while the tasks all had the same size (the line is not determined).
+ */
+function fitLine(ts: readonly TaskTiming[]): { fixed: number; perElement: number } | null {
+  const fit = (pts: readonly TaskTiming[]): { a: number; b: number } | null => {
+    const n = pts.length;
+    if (n < 3) return null;
+    let mk = 0;
+    let mo = 0;
+    for (const t of pts) {
+      mk += t.elements / n;
+      mo += t.messagingSeconds / n;
+    }
+    let sxx = 0;
+    let sxy = 0;
+    for (const t of pts) {
+      sxx += (t.elements - mk) ** 2;
+      sxy += (t.elements - mk) * (t.messagingSeconds - mo);
+    }
+    if (!(sxx > 0)) return null;
+    const b = sxy / sxx;
+    return { a: mo - b * mk, b };
+  };
+  const first = fit(ts);
+  if (first === null) return null;
+  const res = ts.map((t) => Math.abs(t.messagingSeconds - first.a - first.b * t.elements));
+  const cut = 3 * median(res) + 1e-9;
+  const second = fit(ts.filter((_, i) => res[i] <= cut)) ?? first;
+  return { fixed: Math.max(0, second.a), perElement: Math.max(0, second.b) };
+}
+
+/**
+ * Chooses elements per task from the tasks measured so far. Until the first result, one element
+ * per task: the first results come early and measure the fn. Exported for tests.
+ */
+export class ChunkSizer {
+  private readonly timings: TaskTiming[] = [];
+  private fixed = 0;
+  private perElementMessaging = 0;
+  private target = 1;
+  private turn = 0;
+
+  constructor(private readonly threads: number) {}
+
+  /** What the sizer currently believes one task's fixed cost is, in seconds (for tests and traces). */
+  get fixedSeconds(): number {
+    return this.fixed;
+  }
+
+  /** Records a finished task and re-sizes. */
+  record(t: TaskTiming): void {
+    this.timings.push(t);
+    if (this.timings.length > WINDOW) this.timings.shift();
+    const line = fitLine(this.timings);
+    if (line !== null) {
+      this.fixed = line.fixed;
+      this.perElementMessaging = line.perElement;
+    } else if (this.timings.every((x) => x.elements === 1)) {
+      // Only single-element tasks so far: their whole messaging counts as fixed (an upper bound
+      // until chunks of other sizes separate the two).
+      this.fixed = median(this.timings.map((x) => x.messagingSeconds));
+    }
+    let fnSeconds = 0;
+    let elements = 0;
+    let bytes = 0;
+    for (const x of this.timings) {
+      fnSeconds += x.fnSeconds;
+      elements += x.elements;
+      bytes = Math.max(bytes, x.bytesPerElement);
+    }
+    const perElement = fnSeconds / Math.max(1, elements) + this.perElementMessaging;
+    // A fn too fast for the clock gets the cap; otherwise enough elements that the fixed cost is
+    // OVERHEAD_SHARE of the task, but a task no longer than MAX_TASK_SECONDS nor larger than MAX_TASK_BYTES.
+    const want = perElement > 0 ? Math.ceil(this.fixed / (OVERHEAD_SHARE * perElement)) : MAX_GROUP;
+    const byTime = perElement > 0 ? Math.floor(MAX_TASK_SECONDS / perElement) : MAX_GROUP;
+    const byBytes = bytes > 0 ? Math.floor(MAX_TASK_BYTES / bytes) : MAX_GROUP;
+    this.target = Math.max(1, Math.min(want, byTime, byBytes, MAX_GROUP));
+  }
+
+  /**
+   * Elements for the next task, given how many the input still holds (undefined: unknown). Sizes
+   * alternate a quarter above and below the target, so the fit always sees tasks of two sizes;
+   * what is left is split so every thread gets a share.
+   */
+  next(remaining: number | undefined): number {
+    let k = this.target;
+    if (k >= 4) k = Math.round(k * (this.turn++ % 2 === 0 ? 1.25 : 0.75));
+    if (remaining !== undefined && remaining > 0) k = Math.min(k, Math.ceil(remaining / this.threads));
+    return Math.max(1, k);
+  }
+}
 
 /** The compiled worker entry next to the bundle; from sources (under tsx), worker.ts itself. */
 function workerFile(): string {
@@ -63,13 +192,17 @@ class PoolEntry {
   /** Passes using the pool now (a zip of a dataset with itself opens two). */
   users = 0;
   readonly pool: Piscina;
-  constructor(threads: number) {
+  constructor(threads: number, module: string) {
     this.pool = new Piscina({
       filename: workerFile(),
       minThreads: threads,
       maxThreads: threads,
-      concurrentTasksPerWorker: 1,
+      // A second task waits in each thread while it runs one: the thread takes it up without a
+      // round trip through the main thread, which on a busy machine may not be scheduled at once.
+      concurrentTasksPerWorker: 2,
       idleTimeout: 60_000,
+      // The threads load the user's module as they start (see worker.ts), not on their first task.
+      workerData: { module },
     });
     // Without a listener, a worker that dies outside a task would crash the process.
     this.pool.on('error', (e: unknown) => {
@@ -82,9 +215,14 @@ class PoolEntry {
 }
 
 class WorkerMap implements Chunks<unknown> {
-  private entry: PoolEntry | null = null;
+  private readonly entry: PoolEntry;
+  private released = false;
   private readonly engine: Engine<unknown, unknown>;
-  private group = 1;
+  private readonly sizer: ChunkSizer;
+  /** Input elements posted in this pass. */
+  private launched = 0;
+  /** Per thread: when its latest task ended (epoch ms), so a task queued behind it is not billed the wait. */
+  private readonly threadFree = new Map<number, number>();
   private closing: Promise<void> | null = null;
 
   constructor(
@@ -96,14 +234,21 @@ class WorkerMap implements Chunks<unknown> {
     private readonly transferInputs: boolean,
     private readonly session: Session,
     private readonly node: OpNode,
+    /** Elements the input holds in one pass, when known. */
+    private readonly inputCardinality: number | undefined,
   ) {
+    this.sizer = new ChunkSizer(cfg.threads);
     const launcher: Launcher<unknown, unknown> = {
-      groupSize: () => this.group,
+      groupSize: () => this.sizer.next(this.inputCardinality === undefined ? undefined : this.inputCardinality - this.launched),
       fail: (e, base) => (e instanceof PipelineError ? e : this.describe(e, base)),
       launch: (items, base) => this.launch(items, base),
     };
-    // Two tasks per thread in flight: a thread never idles while the main thread posts its next task.
-    this.engine = new Engine(up, upC, c, launcher, cfg.threads * 2, cfg.deterministic, 'dispatchSeconds');
+    // Three tasks per thread in flight: two in the thread (see PoolEntry), one more so a finished
+    // result waiting for an earlier one (order) does not leave a thread without work.
+    this.engine = new Engine(up, upC, c, launcher, cfg.threads * 3, cfg.deterministic, 'dispatchSeconds');
+    // Start the threads now: they start and load the module while the input makes its first elements.
+    this.entry = session.get(node, () => new PoolEntry(cfg.threads, cfg.module));
+    this.entry.users++;
   }
 
   async next(hint: number): Promise<unknown[] | null> {
@@ -132,24 +277,16 @@ class WorkerMap implements Chunks<unknown> {
     this.cfg.env.abort();
     const busy = this.engine.inFlight > 0;
     await this.engine.close();
+    if (this.released) return;
+    this.released = true;
     const entry = this.entry;
-    this.entry = null;
-    if (entry === null) return;
     entry.users--;
     if ((busy || entry.error !== null) && entry.users === 0) await this.session.drop(this.node);
   }
 
-  private getPool(): PoolEntry {
-    if (this.entry === null) {
-      this.entry = this.session.get(this.node, () => new PoolEntry(this.cfg.threads));
-      this.entry.users++;
-    }
-    return this.entry;
-  }
-
   private launch(items: unknown[], base: number): Promise<unknown[]> {
     if (this.closing !== null) return Promise.resolve([]);
-    const entry = this.getPool();
+    const entry = this.entry;
     if (entry.error !== null) throw entry.error;
     const task: WorkerTask = {
       module: this.cfg.module,
@@ -161,7 +298,9 @@ class WorkerMap implements Chunks<unknown> {
       epoch: this.cfg.epoch,
     };
     const c = this.c;
-    const t0 = c === null ? 0 : now();
+    const postedAt = performance.timeOrigin + performance.now();
+    // Inputs move only when the library made them for this pass (see openWorkerMap); a filter hands
+    // its inputs on, so they must stay here.
     const transferList = this.transferInputs && this.cfg.mode !== 'filter' ? batchBuffers(items) : [];
     let p: Promise<WorkerResult>;
     try {
@@ -169,9 +308,13 @@ class WorkerMap implements Chunks<unknown> {
     } catch (e) {
       throw this.sendFailure(e, items, base);
     }
-    if (c !== null) c.dispatchSeconds += (now() - t0) / 1000;
+    this.launched += items.length;
+    if (c !== null) {
+      c.workerTasks++;
+      c.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
+    }
     return p.then(
-      (r) => this.receive(r, items, base),
+      (r) => this.receive(r, items, base, postedAt),
       (e: unknown) => {
         throw this.sendFailure(e, items, base);
       },
@@ -210,9 +353,10 @@ class WorkerMap implements Chunks<unknown> {
     return new PipelineError(this.op, undefined, e, `${this.opName}: a worker thread failed on ${which}: ${describeThrown(e)}. ${hint}`);
   }
 
-  private receive(r: WorkerResult, items: unknown[], base: number): unknown[] {
+  private receive(r: WorkerResult, items: unknown[], base: number, postedAt: number): unknown[] {
     const c = this.c;
     const t0 = c === null ? 0 : now();
+    this.measure(r, items, postedAt);
     if (c !== null) c.workerCpuSeconds += r.cpuSeconds;
     if (r.random) this.cfg.env.markRandom();
     if (r.loadError !== undefined) {
@@ -241,9 +385,6 @@ class WorkerMap implements Chunks<unknown> {
       throw new PipelineError(this.op, base + r.failed.offset, cause);
     }
     const out = r.out as unknown[];
-    // Size the next tasks from this one's measured cost per element.
-    const perElement = r.wallSeconds / Math.max(1, items.length);
-    this.group = perElement <= 0 ? Math.min(MAX_GROUP, this.group * 2) : Math.max(1, Math.min(MAX_GROUP, Math.round(TARGET_TASK_SECONDS / perElement)));
     let result: unknown[];
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
@@ -253,6 +394,26 @@ class WorkerMap implements Chunks<unknown> {
       c.dispatchSeconds += (now() - t0) / 1000;
     }
     return result;
+  }
+
+  /**
+   * Feeds the sizer one task's round trip: from posting to receiving, less the fn's work and any
+   * wait behind the thread's previous task, is what messaging cost (clocks of both threads count
+   * ms since the epoch). Elements are sized from the first of each task, which costs two small walks.
+   */
+  private measure(r: WorkerResult, items: unknown[], postedAt: number): void {
+    const receivedAt = performance.timeOrigin + performance.now();
+    const free = this.threadFree.get(r.thread) ?? postedAt;
+    this.threadFree.set(r.thread, r.endedAt);
+    const wait = Math.max(0, free - postedAt);
+    const messaging = Math.max(0, receivedAt - postedAt - wait - r.fnSeconds * 1000) / 1000;
+    const first = r.out !== undefined && r.out.length > 0 ? r.out[0] : undefined;
+    this.sizer.record({
+      elements: items.length,
+      messagingSeconds: messaging,
+      fnSeconds: r.fnSeconds,
+      bytesPerElement: estimateBytes(items[0]) + (first === undefined ? 0 : estimateBytes(first)),
+    });
   }
 
   private describe(e: unknown, base: number): PipelineError {
@@ -266,5 +427,5 @@ export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConf
   let maker: OpNode = input;
   while (['filter', 'take', 'skip', 'prefetch', 'shuffle'].includes(maker.kind) && maker.inputs.length === 1 && !(maker.kind === 'filter' && maker.info?.placement === 'worker')) maker = maker.inputs[0];
   const transferInputs = maker.kind === 'batch';
-  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, transferInputs, session, node);
+  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, transferInputs, session, node, input.cardinality);
 }
