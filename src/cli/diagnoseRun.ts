@@ -24,6 +24,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   json: { value: false },
   quiet: { value: false },
   help: { value: false },
+  train: { value: false },
 };
 
 /** Flags of the commands that plan (`plan`, `fix`): the model's options, the passes and verification. */
@@ -128,6 +129,7 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
       overrides,
       timeoutSeconds,
       memoryMB,
+      ...(p.flags.has('train') ? { train: true } : {}),
       ...terminalRunHooks(reporter, controller.signal),
     });
     if (!profile.error) exportName ??= profile.pipeline.exportName;

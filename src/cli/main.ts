@@ -98,6 +98,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       overrides,
       timeoutSeconds,
       memoryMB,
+      ...(p.flags.has('train') ? { train: true } : {}),
       ...terminalRunHooks(reporter, controller.signal),
     });
   } finally {

@@ -29,6 +29,8 @@ import { checkOverrides, siteKeyOfOpId, toSiteMap } from './overrides';
 import { RunnerTracer } from './tracer';
 import type { RunRequest } from './request';
 import { timerMs } from './timers';
+import { TrainWatch, runTraining, startsTraining, watchTraining } from './train';
+import type { TrainRun } from './train';
 
 /** Written to stderr (synchronously) when the pipeline calls process.exit, so the parent can say where. */
 export const EXIT_MARKER = '\u0000plumber-runner:exit:';
@@ -39,6 +41,9 @@ function send(message: RunnerMessage): Promise<void> {
     process.send(message, undefined, {}, () => resolve());
   });
 }
+
+/** Seconds a module that exports no pipeline has to start a training loop of its own (`--train` waits the start budget). */
+const LATE_LOOP_SECONDS = 2;
 
 /** The most the runner waits for its stdout/stderr to drain before it exits anyway. */
 const DRAIN_SECONDS = 10;
@@ -232,10 +237,15 @@ async function main(): Promise<void> {
   process.on('uncaughtException', onStray);
   process.on('unhandledRejection', onStray);
 
+  // A module that iterates a dataset itself is a training script: its loop is watched (train.ts).
+  const watch = watchTraining(req, tracer, run, clock.read, (m) => void send(m));
+  const training = (): TrainRun => ({ file, req, tracer, clock, profile, fail, finish: (p) => finish({ type: 'profile', profile: p }), send: (m) => void send(m), priceMoves, stray: () => stray });
   await send({ type: 'progress', phase: 'loading', elements: 0, seconds: 0 });
   let ns: ModuleNamespace;
+  const importing = importModule(file);
+  if (req.mode !== 'list' && (await startsTraining(importing, watch, req.train))) return void (await runTraining(training(), watch, importing));
   try {
-    ns = await importModule(file);
+    ns = await importing;
   } catch (e) {
     return void (await fail(loadError(e, file)));
   }
@@ -252,9 +262,10 @@ async function main(): Promise<void> {
 
   const others = found.others.length > 0 ? ` It exports: ${found.others.join(', ')}.` : ' It exports nothing.';
   if (names.length === 0) {
+    if (await watch.startsWithin(req.train ? req.startSeconds : Math.min(req.startSeconds, LATE_LOOP_SECONDS))) return void (await runTraining(training(), watch, importing));
     return void (await fail({
       kind: 'no-pipeline',
-      message: `${file} exports no pipeline.${others} Export a dataset (\`export const train = from(…).map(…)\`) or a function with no parameters that returns one.`,
+      message: `${file} exports no pipeline and iterates none.${others} Export a dataset (\`export const train = from(…).map(…)\`) or a function with no parameters that returns one, or iterate a dataset in a training loop (\`for await (const batch of ds)\`).`,
       available: [],
     }));
   }
@@ -273,6 +284,8 @@ async function main(): Promise<void> {
     return void (await fail(loadError(e, file)));
   }
 
+  // The runner pulls the pipeline itself: its own iterator needs no watching.
+  TrainWatch.detach(tracer);
   const bandwidth = probeReadBandwidth(path.dirname(file));
   machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}) };
   const available = await probeAvailableCores(machine.cores);

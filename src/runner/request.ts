@@ -28,6 +28,8 @@ export interface RunRequest {
    * (`detached: true`), one a line, so the parent can end them even after killing the runner.
    */
   childPidFile?: string;
+  /** Treat the module as a training script whatever it exports: watch the loop it runs (train.ts). */
+  train?: boolean;
 }
 
 /** Defaults shared by the parent and the child. */

@@ -42,6 +42,11 @@ export interface RunProfileOptions {
    * deterministic. Adds about a second; runs that only compare rates (verification) can skip it.
    */
   probes?: boolean;
+  /**
+   * Profile the module as a training script whatever it exports: watch the loop it runs over a
+   * dataset (see src/runner/train.ts for how a script is otherwise recognised).
+   */
+  train?: boolean;
   /** Hard limit on the whole child, loading included (default: warm-up + budget + 30 s). */
   timeoutSeconds?: number;
   /** Heap limit of the child (`--max-old-space-size`, default: half the machine's memory, at most 4096). */
@@ -290,6 +295,7 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
     overrides,
     progressInterval: DEFAULTS.progressInterval,
     probes: opts.probes ?? true,
+    ...(opts.train ? { train: true } : {}),
   };
   for (const k of ['seconds', 'maxElements', 'warmupSeconds', 'startSeconds'] as const) {
     if (!(request[k] >= 0)) throw new TypeError(`runProfile: \`${k}\` must be a non-negative number.`);

@@ -187,7 +187,40 @@ export interface Profile {
   machine: Machine;
   run: RunInfo;
   ops: OpProfile[];
+  /**
+   * Present when the module was a training script (it iterated a dataset itself) and the runner
+   * watched its loop instead of pulling the pipeline: how the loop's time split between waiting
+   * for input and its own steps. `run` then describes the same window (its elements are the
+   * elements the loop took).
+   */
+  trainer?: TrainerInfo;
   error?: ProfileError;
+}
+
+/**
+ * A training loop as it ran over the measured window. A step is the time from an element being
+ * handed to the loop to the loop's next `next()` call; a wait is the time from that call to the
+ * element arriving. Main-thread CPU is read at each of these moments (per `Machine.cpuClock`).
+ */
+export interface TrainerInfo {
+  /** Steps measured (elements the loop took in the window). */
+  steps: number;
+  /** Wall seconds of the window: the sum of `waitSeconds` and `stepSeconds`. */
+  seconds: number;
+  /** Seconds the loop waited in `next()` for its input. */
+  waitSeconds: number;
+  /** Seconds the loop spent in its own steps. */
+  stepSeconds: number;
+  /** Main-thread CPU seconds while the loop waited: the pipeline's main-thread work that held the loop up. */
+  waitMainCpuSeconds: number;
+  /** Main-thread CPU seconds during the steps: the trainer's own, plus pipeline work that ran in its awaits. */
+  stepMainCpuSeconds: number;
+  /** The longest single wait, seconds. */
+  maxWaitSeconds: number;
+  /** Steps taken before the window (warm-up: the model's first steps compile and allocate). */
+  warmupSteps: number;
+  /** Why the window ended: the budget was spent, or the loop stopped asking (its data or its epochs ran out). */
+  endReason: 'budget' | 'exhausted';
 }
 
 /** Messages the runner streams on its IPC channel, in order: any number of `progress`, then one `profile`. */

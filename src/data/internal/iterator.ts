@@ -4,6 +4,7 @@
  * the operators never see two pulls at once.
  */
 import { type Chunks, type OpNode, pull, Sampler, Session } from './core';
+import { TRACER_KEY, type Tracer } from '../tracing';
 
 export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   private it: Chunks<T> | null = null;
@@ -16,13 +17,37 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   private busy = 0;
   private last: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly node: OpNode<T>) {}
+  /** The tracer watching the consumer (`Tracer.consumer`), looked up once per iterator. */
+  private readonly watcher: Tracer | undefined;
+
+  constructor(private readonly node: OpNode<T>) {
+    const t = (globalThis as { [TRACER_KEY]?: Tracer })[TRACER_KEY];
+    this.watcher = typeof t?.consumer === 'function' ? t : undefined;
+  }
 
   next(): Promise<IteratorResult<T>> {
+    const w = this.watcher;
+    const held = w?.consumer?.({ key: this.node.key, type: 'next' });
     this.busy++;
-    const p = this.busy === 1 ? this.step() : this.last.then(this.stepFn, this.stepFn);
+    let p = this.busy === 1 && !held ? this.step() : (held ? Promise.all([this.last, held]) : this.last).then(this.stepFn, this.stepFn);
+    if (w !== undefined) p = this.told(w, p);
     this.last = p;
     return p;
+  }
+
+  /** Tells the watcher when the pull hands the consumer an element or ends. */
+  private told(w: Tracer, p: Promise<IteratorResult<T>>): Promise<IteratorResult<T>> {
+    const key = this.node.key;
+    return p.then(
+      (r) => {
+        w.consumer?.({ key, type: r.done ? 'end' : 'element' });
+        return r;
+      },
+      (e: unknown) => {
+        w.consumer?.({ key, type: 'end' });
+        throw e;
+      },
+    );
   }
 
   return(): Promise<IteratorResult<T>> {
