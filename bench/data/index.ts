@@ -2,7 +2,7 @@
  * plumber-data benchmarks B1–B5 (issue 2). Every peer is measured in the same run, so compare
  * ratios rather than absolute numbers on a shared machine.
  *
- *   npm run bench -- [--json] [--only B1,B3] [--quick]
+ *   npm run bench -- [--json] [--only B1,B3] [--quick]   (--only worker-map: B2, the worker maps)
  *
  * --json prints one JSON object per line; otherwise a table at the end. --quick runs fewer
  * repetitions (for a smoke check).
@@ -11,7 +11,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { cpuClockKind, newCounters, TRACER_KEY, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
 import { measure, runPlumber, type Impl } from './executor';
 import { memoryCase, type MemoryCase } from './memory';
-import { asyncMap, bareThreadsSpeedup, mainThreadRate, workerMap } from './parallel';
+import { asyncMap, bareThreadsSpeedup, mainThreadRate, workerMap, workerMapSmall } from './parallel';
 import { emit, median, table } from './report';
 
 const args = process.argv.slice(2);
@@ -54,17 +54,28 @@ async function b1(): Promise<void> {
 }
 
 async function b2(): Promise<void> {
-  emit({ bench: 'worker-map', parallelism: 0, placement: 'main', elementsPerSec: mainThreadRate() }, json);
+  const main = mainThreadRate();
+  emit({ bench: 'worker-map', parallelism: 0, placement: 'main', elementsPerSec: main }, json);
   const rates: number[] = [];
   for (const p of [1, 2]) {
+    // Each run is compared with the main thread measured just before it, so load changes hit both alike.
     const runs = [];
-    for (let i = 0; i < (quick ? 1 : 2); i++) runs.push(await workerMap(p));
+    for (let i = 0; i < (quick ? 1 : 2); i++) {
+      const here = mainThreadRate();
+      runs.push({ ...(await workerMap(p)), vsMain: 0, here });
+      runs[i].vsMain = runs[i].elementsPerSec / here;
+    }
     const best = runs.reduce((a, b) => (a.elementsPerSec >= b.elementsPerSec ? a : b));
     rates.push(best.elementsPerSec);
-    emit({ bench: 'worker-map', parallelism: p, elementsPerSec: best.elementsPerSec, totalElementsPerSec: best.totalElementsPerSec, firstResultMs: best.firstResultMs, processCpuCores: best.processCpuCores }, json);
+    emit({ bench: 'worker-map', parallelism: p, elementsPerSec: best.elementsPerSec, vsMain: best.vsMain, vsMainAll: runs.map((r) => r.vsMain.toFixed(2)).join(' '), totalElementsPerSec: best.totalElementsPerSec, firstResultMs: best.firstResultMs, processCpuCores: best.processCpuCores }, json);
   }
   emit({ bench: 'worker-map', case: 'speedup-2-vs-1', ratio: rates[1] / rates[0] }, json);
   emit({ bench: 'worker-map', case: 'bare-threads-2-vs-1', ratio: await bareThreadsSpeedup() }, json);
+  // ~50 µs on ~300-byte rows, main thread and workers back to back; the best of a few runs.
+  const small = [];
+  for (let i = 0; i < (quick ? 1 : 3); i++) small.push(await workerMapSmall(2));
+  const s = small.reduce((a, b) => (a.elementsPerSec / a.mainElementsPerSec >= b.elementsPerSec / b.mainElementsPerSec ? a : b));
+  emit({ bench: 'worker-map-small', parallelism: 2, elementsPerSec: s.elementsPerSec, mainElementsPerSec: s.mainElementsPerSec, ratio: s.elementsPerSec / s.mainElementsPerSec, ratios: small.map((r) => (r.elementsPerSec / r.mainElementsPerSec).toFixed(2)).join(' '), elementsPerTask: s.elementsPerTask, firstResultMs: s.firstResultMs }, json);
 }
 
 async function b3(): Promise<void> {
@@ -131,7 +142,7 @@ async function b5(): Promise<void> {
 async function main(): Promise<void> {
   emit({ bench: 'machine', node: process.version, cores: availableParallelism(), loadavg1: loadavg()[0], cpuClock: cpuClockKind() }, json);
   if (want('B1')) await b1();
-  if (want('B2')) await b2();
+  if (want('B2') || want('worker-map')) await b2();
   if (want('B3')) await b3();
   if (want('B4')) await b4();
   if (want('B5')) await b5();

@@ -1,12 +1,13 @@
 /**
  * B2, worker map: a JIT-stable CPU task of about 2 ms per element, 400 elements, in worker threads
- * with parallelism 1 and 2. B3, latency-bound map: an async fn awaiting 10 ms per element, 320
+ * with parallelism 1 and 2; and a task of about 50 µs on small plain-object elements (parsed CSV
+ * rows of ~300 bytes), where messaging and cloning weigh most. B3, latency-bound map: an async fn awaiting 10 ms per element, 320
  * elements, parallelism 1 and 32.
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { range } from 'plumber-data';
-import { calibrate, spinWork, type WorkItem } from './work';
+import { newCounters, range, TRACER_KEY, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
+import { calibrate, makeRow, scoreRow, spinWork, type Row, type WorkItem } from './work';
 
 const WORK_MODULE = join(__dirname, 'work.ts');
 
@@ -61,6 +62,68 @@ export function mainThreadRate(n = 100): number {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) spinWork({ seed: i & 0xff, rounds: rounds2ms });
   return (n * 1000) / (performance.now() - t0);
+}
+
+/** Rounds for ~50 µs, measured once on this thread. */
+let rounds50us = 0;
+
+/** Rows for the small-element case: made once, before any timing. */
+function rows(n: number): Row[] {
+  if (rounds50us === 0) rounds50us = calibrate(0.05);
+  return Array.from({ length: n }, (_, i) => makeRow(i, rounds50us));
+}
+
+export interface SmallRates {
+  /** The same map on the main thread, elements per second. */
+  mainElementsPerSec: number;
+  /** Placement 'worker', first result to last. */
+  elementsPerSec: number;
+  firstResultMs: number;
+  /** Elements per task the worker map chose. */
+  elementsPerTask: number;
+}
+
+/** Counters of the worker-placed operators built while it is installed. */
+class WorkerOpsTracer implements Tracer {
+  readonly workerOps: OpCounters[] = [];
+  register(info: OpInfo): OpCounters {
+    const c = newCounters();
+    if (info.placement === 'worker') this.workerOps.push(c);
+    return c;
+  }
+}
+
+/**
+ * The ~50 µs map on row elements, on the main thread and then in `parallelism` worker threads,
+ * back to back so both see the same machine. The worker run is traced, for its tasks' size.
+ */
+export async function workerMapSmall(parallelism: number, n = 20_000): Promise<SmallRates> {
+  const data = rows(n);
+  const main = range(n)
+    .map((i) => data[i])
+    .map(scoreRow);
+  let t0 = performance.now();
+  let got = 0;
+  for await (const _ of main) got++;
+  const mainElementsPerSec = (got * 1000) / (performance.now() - t0);
+  const tracer = new WorkerOpsTracer();
+  const g = globalThis as { [TRACER_KEY]?: Tracer };
+  g[TRACER_KEY] = tracer;
+  let ds;
+  try {
+    ds = range(n)
+      .map((i) => data[i])
+      .map(scoreRow, { placement: 'worker', module: WORK_MODULE, parallelism });
+  } finally {
+    delete g[TRACER_KEY];
+  }
+  t0 = performance.now();
+  let first = 0;
+  got = 0;
+  for await (const _ of ds) if (got++ === 0) first = performance.now();
+  const end = performance.now();
+  if (got !== n) throw new Error(`worker map produced ${got} of ${n}`);
+  return { mainElementsPerSec, elementsPerSec: ((n - 1) * 1000) / (end - first), firstResultMs: first - t0, elementsPerTask: n / tracer.workerOps.reduce((a, c) => a + c.workerTasks, 0) };
 }
 
 /** B3: elements per second of an async map whose fn awaits 10 ms. */
