@@ -184,6 +184,8 @@ interface Config {
   predictedRate?: number;
   /** The window slices its runs measured. */
   slices: WindowSlice[];
+  /** The cores each of its runs found free (`run.availableCores`), where measured. */
+  freeCores: number[];
   runs: number;
   error?: ProfileError;
 }
@@ -224,6 +226,27 @@ function canonical(o: Overrides): string {
   return JSON.stringify(sorted(o));
 }
 
+/** Slices each side needs before one pair of runs can settle the comparison. */
+const SETTLE_MIN_SLICES = 4;
+/** The most the free cores of the two runs of a pair may differ, as a share of the machine, for it to settle the comparison. */
+const SETTLE_CORES_DRIFT = 0.1;
+
+/**
+ * One pair of runs (as written, the plan) settles the comparison, so the second pair of the ABBA
+ * design can be skipped: both sides measured a spread (enough slices), the plan is reliably
+ * faster, and the two runs found the same cores free, so the gain is not a change of load between
+ * them (the drift the second pair, run the other way round, would otherwise cancel). Without a
+ * measure of free cores (off Linux) nothing settles early.
+ */
+function settledAfterOnePair(asWritten: Config, planned: Config, cores: number): boolean {
+  if (asWritten.runs !== 1 || planned.runs !== 1 || planned.error) return false;
+  if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
+  const [a] = asWritten.freeCores;
+  const [b] = planned.freeCores;
+  if (a === undefined || b === undefined || Math.abs(a - b) > SETTLE_CORES_DRIFT * cores) return false;
+  return reliablyFaster(pooledRate(planned.slices), pooledRate(asWritten.slices));
+}
+
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const { input, first, plan, options, profiles, clock, passRuns } = ctx;
   const started = clock();
@@ -239,21 +262,24 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       let predictedRate: number | undefined;
       if (changes.length === all.length) predictedRate = plan.predictedRate;
       else if (changes.length > 0) predictedRate = safePredict(first, overrides, options)?.rate;
-      c = { key, changes, overrides, predictedRate, slices: [], runs: 0 };
+      c = { key, changes, overrides, predictedRate, slices: [], freeCores: [], runs: 0 };
       configs.set(key, c);
     }
     return c;
   };
   const asWritten = configOf([]);
   const planned = configOf(all);
+  const record = (c: Config, p: Profile): void => {
+    c.runs++;
+    c.slices.push(...runSlices(p));
+    if (p.run.availableCores !== undefined) c.freeCores.push(p.run.availableCores);
+  };
   // The passes already ran as written and then, when the last pass proposed nothing new, exactly
   // the final plan, one right after the other: that is the first A/B pair, so it is not run again.
   const planRun = [...passRuns].reverse().find((r) => r.profile !== first && !r.profile.error && canonical(r.overrides) === canonical(planned.overrides));
   if (planRun && !first.error) {
-    asWritten.slices.push(...runSlices(first));
-    asWritten.runs++;
-    planned.slices.push(...runSlices(planRun.profile));
-    planned.runs++;
+    record(asWritten, first);
+    record(planned, planRun.profile);
     order.push(asWritten, planned);
   }
   let slowest = 0;
@@ -270,13 +296,13 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     slowest = Math.max(slowest, clock() - t0);
     profiles.push(p);
     if (!order.includes(c)) order.push(c);
-    c.runs++;
     if (p.error) {
+      c.runs++;
       if (p.error.kind === 'cancelled') cancelled = true;
       c.error ??= p.error;
       return false;
     }
-    c.slices.push(...runSlices(p));
+    record(c, p);
     return true;
   };
   /** The rate a configuration is expected to run at: what it measured so far, else its prediction, else as written's. */
@@ -310,7 +336,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     return errorOut(cancelled ? 'verification was cancelled' : `verification failed: the pipeline as written failed to run: ${asWritten.error?.message ?? 'no profile'}`);
   };
   for (let pair = planned.runs; pair < 2; pair++) {
-    if (pair > 0 && !room(2)) break;
+    if (pair > 0 && (!room(2) || settledAfterOnePair(asWritten, planned, first.machine.cores))) break;
     // After the passes' A B, the next pair runs B A: a load that drifts during the runs then
     // weighs on both sides alike (an ABBA design).
     const planFirst = pair % 2 === 1;

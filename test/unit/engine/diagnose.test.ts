@@ -108,6 +108,30 @@ describe('diagnose: verification', () => {
     assert.equal(d.profiles.length, 5);
   });
 
+  it('stops after one pair when it settled the comparison on runs that found the same cores free', async () => {
+    const first = threeChangeProfile();
+    first.run.windowSlices = [1, 1.02, 0.98, 1, 1].map((k) => ({ elements: k * (first.run.elements / first.run.seconds), seconds: 1 }));
+    first.run.availableCores = 3.8;
+    const planned = modelPlan(first).changes;
+    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 1.8 : 1));
+    /** Runs after the first found `cores` free. */
+    const later = (cores: number) => async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
+      const p = await s.run(o, purpose);
+      if (p !== first) p.run.availableCores = cores;
+      return p;
+    };
+    const same = await diagnose({ run: later(3.7), passes: 2 });
+    // profile (A), re-plan with the plan (B): the pair settled it, so no B A follows.
+    assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', `replan:${planned.length}`]);
+    assert.equal(same.plan.verification?.verdict, 'gain');
+
+    // The same gain on a run that found a core fewer free may be the load changing: B A follows.
+    s.calls.length = 0;
+    const drifted = await diagnose({ run: later(2.8), passes: 2 });
+    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'replan', 'verify', 'verify']);
+    assert.equal(drifted.plan.verification?.verdict, 'gain');
+  });
+
   it('measures a slow configuration longer than a fast one, so a batch-a-second pipeline is not measured on one element', async () => {
     const first = threeChangeProfile();
     // As written measured about 2 elements a second in its slices: a 1 s run would hold one or two.
