@@ -21,8 +21,10 @@ const node = {
 /** Each entry: where it starts, where it goes, and what it must not bundle. */
 const entries = [
   // The pipeline library is its own package: its dependencies stay external.
-  { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: ['piscina', 'tinyglobby'] },
-  { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby'] },
+  { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: ['piscina', 'tinyglobby', 'bullmq'] },
+  { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby', 'bullmq'] },
+  // `npx plumber-data worker` (src/data/cluster/bin.js loads it).
+  { in: 'src/data/cluster/cli.ts', out: 'src/data/dist/cluster-cli.js', external: ['piscina', 'tinyglobby', 'bullmq'] },
   // The extension host provides `vscode`.
   { in: 'src/client/extension.ts', out: 'dist/client/extension.js', external: ['vscode'] },
   // vscode-languageclient (~400 KB) in its own bundle, loaded after activation returns.
