@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CallExpression, Node, SourceFile, Symbol as MorphSymbol, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
 import { readFunction } from './functions';
-import { LIBRARY, METHOD_OPERATORS, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
-import { chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
+import { LIBRARY, METHOD_OPERATORS, MULTI_INPUT_SOURCES, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
+import { FN_ARG, chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
 import type { FileGraph, GraphOp, PipelineGraph } from './types';
 import { opIdOfSite } from '../../shared/opId';
 import type { OpKind } from '../../shared/profile';
@@ -106,10 +106,7 @@ class ChainWalker {
 
   private readCall(call: CallExpression, depth: number): RawOp | undefined {
     const callee = call.getExpression();
-    const sideInputs = (kind: string): RawOp[] =>
-      kind === 'zip' || kind === 'concatenate'
-        ? call.getArguments().map((a) => this.resolve(a, depth + 1)).filter((x): x is RawOp => x !== undefined)
-        : [];
+    const sideInputs = (kind: string): RawOp[] => (MULTI_INPUT_SOURCES.has(kind) ? this.datasetArguments(call, kind, depth) : []);
     if (Node.isPropertyAccessExpression(callee)) {
       const name = callee.getName();
       if (SOURCE_FUNCTIONS.has(name)) {
@@ -129,6 +126,34 @@ class ChainWalker {
       return this.resolveHelper(callee, call, depth);
     }
     return undefined;
+  }
+
+  /**
+   * The datasets a multi-input operator pulls from, in order: zip/concatenate take them as
+   * arguments; sampleFromDatasets and chooseFromDatasets take an array of them (written inline or
+   * held by a const), chooseFromDatasets its choice dataset last.
+   */
+  private datasetArguments(call: CallExpression, kind: string, depth: number): RawOp[] {
+    const args = call.getArguments();
+    let exprs: Node[];
+    if (kind === 'sampleFromDatasets' || kind === 'chooseFromDatasets') {
+      exprs = [...this.arrayElements(args[0]), ...(kind === 'chooseFromDatasets' && args[1] ? [args[1]] : [])];
+    } else {
+      exprs = args;
+    }
+    return exprs.map((a) => this.resolve(a, depth + 1)).filter((x): x is RawOp => x !== undefined);
+  }
+
+  /** The elements of an array literal, directly or through a variable that holds one; none otherwise. */
+  private arrayElements(expr: Node | undefined): Node[] {
+    let e = expr ? unwrap(expr) : undefined;
+    for (let guard = 0; e && Node.isIdentifier(e) && guard < 5; guard++) {
+      const decl = unalias(symbolOf(e))?.getDeclarations()[0] ?? this.syntacticDeclaration(e);
+      if (!decl || !Node.isVariableDeclaration(decl)) return [];
+      const value = this.valueAt(decl, decl.getSourceFile() === e.getSourceFile() ? e.getStart() : Number.MAX_SAFE_INTEGER);
+      e = value ? unwrap(value) : undefined;
+    }
+    return e && Node.isArrayLiteralExpression(e) ? e.getElements().filter((el) => !Node.isSpreadElement(el)) : [];
   }
 
   /** A call of a user helper that returns a dataset: follow it to its return statement. */
@@ -238,8 +263,8 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
     const id = opId(pipelineFile, file, lc.line, lc.column);
     ids.set(raw, id);
     const detail = readOperator(raw.call, raw.kind);
-    const takesFn = raw.kind === 'map' || raw.kind === 'filter' || raw.kind === 'flatMap' || raw.kind === 'interleave';
-    const reading = takesFn ? readFunction(raw.call.getArguments()[0], file, detail.knobs['random']) : undefined;
+    const fnArg = FN_ARG[raw.kind];
+    const reading = fnArg !== undefined ? readFunction(raw.call.getArguments()[fnArg], file, detail.knobs['random']) : undefined;
     const isMethod = Node.isPropertyAccessExpression(raw.call.getExpression()) && !SOURCE_FUNCTIONS.has(raw.kind);
     const text = sf.getFullText();
     const dot = isMethod ? text.lastIndexOf('.', nameStart) : -1;
@@ -258,8 +283,10 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
     const indent = dot >= 0 ? chainLineIndent(sf, dot) : undefined;
     if (indent !== undefined) op.lineIndent = indent;
     if (detail.options) op.options = detail.options;
+    if (detail.cardinality !== undefined) op.cardinality = detail.cardinality;
     if (reading) op.fn = reading.fn;
     if (raw.kind === 'shuffle') op.random = { reason: 'shuffle', detail: 'shuffle reorders elements randomly', span: op.name };
+    else if (raw.kind === 'sampleFromDatasets') op.random = { reason: 'sample', detail: 'sampleFromDatasets draws the input of each element at random', span: op.name };
     else if (reading?.random) op.random = reading.random;
     ops.push(op);
   };

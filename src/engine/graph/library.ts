@@ -11,13 +11,19 @@ import { Node, SourceFile, Symbol as MorphSymbol } from 'ts-morph';
 export const LIBRARY = 'plumber-data';
 
 /** Functions of the library that create a dataset (the heads of chains). */
-export const SOURCE_FUNCTIONS = new Set(['from', 'range', 'files', 'lines', 'zip', 'concatenate']);
+export const SOURCE_FUNCTIONS = new Set(['from', 'range', 'files', 'lines', 'zip', 'concatenate', 'sampleFromDatasets', 'chooseFromDatasets']);
+
+/** Source functions whose inputs are datasets passed as arguments (in argument order), not a receiver. */
+export const MULTI_INPUT_SOURCES = new Set(['zip', 'concatenate', 'sampleFromDatasets', 'chooseFromDatasets']);
 
 /** Methods of `Dataset` that are operators. */
 export const METHOD_OPERATORS = new Set([
   'map', 'filter', 'flatMap', 'interleave', 'batch', 'unbatch', 'shuffle', 'prefetch', 'cache', 'repeat', 'take', 'skip',
-  'zip', 'concatenate',
+  'zip', 'concatenate', 'shard', 'enumerate', 'window', 'paddedBatch', 'bucketBySequenceLength', 'groupByWindow', 'rebatch',
+  'scan', 'ignoreErrors',
 ]);
+// `reduce` is a method too, but it consumes the dataset and returns a promise of a value: it ends a
+// chain and is not an operator, so it is in neither set.
 
 const packageNameCache = new Map<string, string | null>();
 

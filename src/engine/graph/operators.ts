@@ -46,28 +46,58 @@ const OPTION_ARG: Partial<Record<OpKind, { index: number; keys: string[] }>> = {
   map: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
   filter: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
   flatMap: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
-  interleave: { index: 1, keys: ['cycleLength', 'parallelism', 'deterministic'] },
+  interleave: { index: 1, keys: ['cycleLength', 'blockLength', 'parallelism', 'deterministic'] },
   batch: { index: 1, keys: ['dropRemainder'] },
   shuffle: { index: 1, keys: ['seed', 'reshuffleEachIteration'] },
   files: { index: 1, keys: ['parallelism', 'read', 'cwd'] },
   lines: { index: 1, keys: ['encoding'] },
+  window: { index: 1, keys: ['shift', 'stride', 'dropRemainder'] },
+  paddedBatch: { index: 1, keys: ['paddedShapes', 'paddingValues', 'dropRemainder'] },
+  bucketBySequenceLength: { index: 3, keys: ['paddedShapes', 'paddingValues', 'padToBucketBoundary', 'noPadding', 'dropRemainder'] },
+  groupByWindow: { index: 2, keys: ['windowSize'] },
+  rebatch: { index: 1, keys: ['dropRemainder'] },
+  sampleFromDatasets: { index: 1, keys: ['weights', 'seed', 'stopOnEmptyDataset'] },
+  chooseFromDatasets: { index: 2, keys: ['stopOnEmptyDataset'] },
+  ignoreErrors: { index: 0, keys: ['logWarning'] },
 };
 
-/** Positional knobs: the argument index that holds each. */
-const POSITIONAL: Partial<Record<OpKind, { index: number; key: string }>> = {
-  batch: { index: 0, key: 'batchSize' },
-  shuffle: { index: 0, key: 'bufferSize' },
-  prefetch: { index: 0, key: 'bufferSize' },
-  cache: { index: 0, key: 'path' },
-  repeat: { index: 0, key: 'count' },
-  take: { index: 0, key: 'count' },
-  skip: { index: 0, key: 'count' },
+/**
+ * Positional knobs: the argument index that holds each. Names follow the tracer's knobs
+ * (src/data/tracing.ts `OpKnobs`) where it has one: window's size is `batchSize` there too.
+ */
+const POSITIONAL: Partial<Record<OpKind, Array<{ index: number; key: string }>>> = {
+  batch: [{ index: 0, key: 'batchSize' }],
+  shuffle: [{ index: 0, key: 'bufferSize' }],
+  prefetch: [{ index: 0, key: 'bufferSize' }],
+  cache: [{ index: 0, key: 'path' }],
+  repeat: [{ index: 0, key: 'count' }],
+  take: [{ index: 0, key: 'count' }],
+  skip: [{ index: 0, key: 'count' }],
+  shard: [{ index: 0, key: 'numShards' }, { index: 1, key: 'shardIndex' }],
+  enumerate: [{ index: 0, key: 'start' }],
+  window: [{ index: 0, key: 'batchSize' }],
+  paddedBatch: [{ index: 0, key: 'batchSize' }],
+  bucketBySequenceLength: [{ index: 1, key: 'bucketBoundaries' }, { index: 2, key: 'bucketBatchSizes' }],
+  rebatch: [{ index: 0, key: 'batchSize' }],
+};
+
+/** The argument that holds the user function, for operators that take one. */
+export const FN_ARG: Partial<Record<OpKind, number>> = {
+  map: 0,
+  filter: 0,
+  flatMap: 0,
+  interleave: 0,
+  scan: 1,
+  groupByWindow: 0,
+  bucketBySequenceLength: 0,
 };
 
 export interface OperatorDetail {
   knobs: Record<string, Knob>;
   options?: OptionsSite;
   label: string;
+  /** Elements one pass produces, when the source says so in literals (see `GraphOp.cardinality`). */
+  cardinality?: number;
 }
 
 /** The indentation of the line that holds `pos`. */
@@ -142,12 +172,50 @@ function shortArg(node: Node | undefined): string {
 export function readOperator(call: CallExpression, kind: OpKind): OperatorDetail {
   const knobs: Record<string, Knob> = {};
   const args = call.getArguments();
-  const pos = POSITIONAL[kind];
-  if (pos) knobs[pos.key] = readKnob(args[pos.index]);
+  for (const pos of POSITIONAL[kind] ?? []) knobs[pos.key] = readKnob(args[pos.index]);
   const opt = OPTION_ARG[kind];
   const options = opt ? readOptions(call, opt.index, opt.keys, knobs) : undefined;
-  const label = `${kind}(${shortArg(args[0])})`;
-  return { knobs, options, label };
+  const label = `${kind}(${labelArgs(kind, args)})`;
+  const cardinality = staticCardinality(kind, args);
+  return cardinality === undefined ? { knobs, options, label } : { knobs, options, label, cardinality };
+}
+
+/** What a label shows of the arguments: the first, or both of shard's numbers (`shard(4, 0)`). */
+function labelArgs(kind: OpKind, args: Node[]): string {
+  if (kind === 'shard' && args.length >= 2) return `${shortArg(args[0])}, ${shortArg(args[1])}`;
+  if (kind === 'sampleFromDatasets' || kind === 'chooseFromDatasets') {
+    const first = args[0];
+    return first && Node.isArrayLiteralExpression(first) ? `[${first.getElements().length} datasets]` : shortArg(first);
+  }
+  return shortArg(args[0]);
+}
+
+/** A literal number argument, or undefined. */
+function numberArg(node: Node | undefined): number | undefined {
+  const k = readKnob(node);
+  return k.state === 'literal' && typeof k.value === 'number' ? k.value : undefined;
+}
+
+/**
+ * Elements one pass of a source produces, when its arguments say so in literals: `range(n)`,
+ * `range(start, end, step)` (as plumber-data counts them), `from([...])` with an array literal
+ * without spreads.
+ */
+function staticCardinality(kind: OpKind, args: Node[]): number | undefined {
+  if (kind === 'range') {
+    const a = numberArg(args[0]);
+    if (a === undefined) return undefined;
+    if (args.length === 1) return Number.isFinite(a) ? Math.max(0, Math.ceil(a)) : undefined;
+    const end = numberArg(args[1]);
+    const step = args.length >= 3 ? numberArg(args[2]) : 1;
+    if (end === undefined || step === undefined || step === 0 || !Number.isFinite(end)) return undefined;
+    return Math.max(0, Math.ceil((end - a) / step));
+  }
+  if (kind === 'from') {
+    const arg = args[0];
+    if (arg && Node.isArrayLiteralExpression(arg) && !arg.getElements().some((e) => Node.isSpreadElement(e))) return arg.getElements().length;
+  }
+  return undefined;
 }
 
 /** The indentation before a method's `.` when the `.` starts its line (multi-line chains). */

@@ -72,7 +72,7 @@ export interface FnInfo {
 
 /** Why an operator is random. */
 export interface RandomInfo {
-  reason: 'shuffle' | 'random-option' | 'ctx-rng' | 'math-random' | 'crypto';
+  reason: 'shuffle' | 'sample' | 'random-option' | 'ctx-rng' | 'math-random' | 'crypto';
   /** One sentence for a diagnostic. */
   detail: string;
   span: Span;
@@ -96,12 +96,26 @@ export interface GraphOp {
   /** A short label such as `map(decode)` or `batch(32)`. */
   label: string;
   fn?: FnInfo;
-  /** Knobs by name (`parallelism`, `placement`, `module`, `deterministic`, `random`, `bufferSize`, `batchSize`, `count`, `cycleLength`, `seed`, `path`). */
+  /**
+   * Knobs by name (`parallelism`, `placement`, `module`, `deterministic`, `random`, `bufferSize`,
+   * `batchSize`, `count`, `cycleLength`, `blockLength`, `seed`, `path`, `numShards`, `shardIndex`,
+   * `shift`, `stride`, `dropRemainder`, `bucketBoundaries`, `bucketBatchSizes`, `windowSize`,
+   * `weights`, …). An array literal such as `weights` is an `expression` knob: read, never edited.
+   */
   knobs: Record<string, Knob>;
   /** The options argument, for operators that take one. */
   options?: OptionsSite;
   random?: RandomInfo;
-  /** Ids of the operators it pulls from (the receiver first, then zip/concatenate arguments). */
+  /**
+   * Elements one pass of this source produces, when its literals say so (`range(100)`, `from([1, 2,
+   * 3])`); absent otherwise.
+   */
+  cardinality?: number;
+  /**
+   * Ids of the operators it pulls from, in order: the receiver first, then zip/concatenate
+   * arguments; for sampleFromDatasets the datasets of its array, for chooseFromDatasets those and
+   * then its choice dataset.
+   */
   inputs: string[];
   /** Position in the chain from the source (0 = source). */
   index: number;
@@ -118,7 +132,7 @@ export interface PipelineGraph {
   file: string;
   /** The pipeline's head: the declaration name or `export default`, for the lens. */
   head: Span;
-  /** Operators from the source to the root, in chain order (side inputs of zip/concatenate before their consumer). */
+  /** Operators from the sources to the root, in chain order (the inputs of zip/concatenate/sampleFromDatasets/chooseFromDatasets before their consumer): a DAG. */
   ops: GraphOp[];
   /** Id of the operator whose output is the pipeline's output. */
   rootId: string;
