@@ -33,7 +33,79 @@ export const RULES: Record<string, string> = {
   'plumber/take-after-cache': 'take() after cache() stops the pass early, so the cache is never complete',
   'plumber/repeat-before-shuffle': 'shuffle() after repeat() mixes elements across epochs',
   'plumber/noop-buffer': 'shuffle(1) or prefetch(0) does nothing',
+  'plumber/shard-late': 'shard() after expensive work or after shuffle(): every worker does all the work, or the shards overlap',
+  'plumber/shuffle-buffer-small': 'a shuffle buffer much smaller than the dataset shuffles poorly',
 };
+
+/**
+ * Below this fraction of the dataset a shuffle buffer mixes poorly: each element is drawn from a
+ * window of less than a tenth of the data, so it lands near where it was read and an epoch's
+ * early batches come mostly from the data's beginning. A policy line, not a measurement: what the
+ * finding reports is the fraction itself.
+ */
+export const SMALL_SHUFFLE_FRACTION = 0.1;
+
+/** Operators whose work a worker repeats for every element when it shards after them. */
+const EXPENSIVE_BEFORE_SHARD = new Set(['map', 'flatMap', 'interleave', 'files']);
+
+/** "1 in 4", "3 in 4": the share of elements a shard keeps or drops, in words. */
+function shareWords(kept: number, of: number): string {
+  return `${kept} in ${of}`;
+}
+
+/** A fraction as a percentage a person reads: 0.5%, 12%, 40%. */
+export function percent(x: number): string {
+  const p = x * 100;
+  return p < 1 ? `${Number(p.toPrecision(1))}%` : `${Math.round(p)}%`;
+}
+
+/**
+ * Elements one pass of `op`'s output holds, when the source's literals and the knobs after it say
+ * so: sources with a literal size, then operators that keep, cut or group elements by literal
+ * counts. One pass: a repeat counts its input's pass (a shuffle after it still mixes one epoch's
+ * worth of data with its neighbours'). Undefined when any step depends on the data (filter,
+ * flatMap, windows, files).
+ */
+export function staticSize(op: GraphOp, byId: Map<string, GraphOp>, depth = 0): number | undefined {
+  if (depth > 200) return undefined;
+  if (op.cardinality !== undefined) return op.cardinality;
+  const inputs = op.inputs.map((id) => byId.get(id));
+  if (inputs.length === 0 || inputs.some((i) => i === undefined)) return undefined;
+  const sizes = inputs.map((i) => staticSize(i!, byId, depth + 1));
+  if (sizes.some((x) => x === undefined)) return undefined;
+  const n = sizes[0]!;
+  const count = literal(op, 'count');
+  const batch = literal(op, 'batchSize');
+  const drop = literal(op, 'dropRemainder') === true;
+  switch (op.kind) {
+    case 'map':
+    case 'prefetch':
+    case 'cache':
+    case 'shuffle':
+    case 'enumerate':
+    case 'scan':
+    case 'repeat':
+      return n;
+    case 'take':
+      return typeof count === 'number' ? (count < 0 ? n : Math.min(n, count)) : undefined;
+    case 'skip':
+      return typeof count === 'number' ? Math.max(0, n - Math.max(0, count)) : undefined;
+    case 'batch':
+    case 'paddedBatch':
+      return typeof batch === 'number' && batch > 0 ? (drop ? Math.floor(n / batch) : Math.ceil(n / batch)) : undefined;
+    case 'shard': {
+      const shards = literal(op, 'numShards');
+      const index = literal(op, 'shardIndex');
+      return typeof shards === 'number' && shards > 0 && typeof index === 'number' ? Math.max(0, Math.ceil((n - index) / shards)) : undefined;
+    }
+    case 'concatenate':
+      return sizes.reduce((a, b) => a! + b!, 0);
+    case 'zip':
+      return Math.min(...(sizes as number[]));
+    default:
+      return undefined;
+  }
+}
 
 function literal(op: GraphOp, key: string): number | string | boolean | undefined {
   const k = op.knobs[key];
@@ -124,8 +196,17 @@ export function lintPipeline(p: PipelineGraph, env: LintEnv): LintFinding[] {
       const size = literal(op, 'bufferSize');
       if (typeof size === 'number' && size <= 1) {
         out.push({ rule: 'plumber/noop-buffer', severity: 'information', message: `shuffle(${size}) keeps at most one element, so it does not reorder anything.`, op, related: [] });
+      } else if (typeof size === 'number') {
+        const input = op.inputs[0] !== undefined ? byId.get(op.inputs[0]) : undefined;
+        const n = input ? staticSize(input, byId) : undefined;
+        const source = upstream(op, byId).find((o) => o.cardinality !== undefined);
+        if (n !== undefined && source) {
+          const f = smallShuffle(op, size, n, `counted from ${source.label}`);
+          if (f) out.push({ ...f, related: [{ op: source, message: `${source.label} sets the dataset's size` }] });
+        }
       }
     }
+    if (op.kind === 'shard') lintShard(op, byId, out);
     if (op.kind === 'prefetch' && literal(op, 'bufferSize') === 0) {
       out.push({ rule: 'plumber/noop-buffer', severity: 'information', message: 'prefetch(0) keeps nothing ready ahead of the consumer; it does nothing.', op, related: [] });
     }
@@ -154,6 +235,58 @@ export function lintPipeline(p: PipelineGraph, env: LintEnv): LintFinding[] {
     });
   }
   return out;
+}
+
+/**
+ * The shuffle-buffer finding for a buffer of `buffer` elements over a dataset of `size`, or
+ * undefined when the buffer is large enough. `known` says where the size comes from ("counted from
+ * range(10000)"). Shared by the
+ * static rule and the one that reads the size from a profile (measured.ts).
+ */
+export function smallShuffle(op: GraphOp, buffer: number, size: number, known: string): LintFinding | undefined {
+  if (!(size > 0) || buffer >= SMALL_SHUFFLE_FRACTION * size) return undefined;
+  return {
+    rule: 'plumber/shuffle-buffer-small',
+    severity: 'information',
+    message: `shuffle(${buffer}) holds ${percent(buffer / size)} of the ${size.toLocaleString('en-US')} elements it shuffles (${known}): each element is drawn from a window of ${buffer.toLocaleString('en-US')}, so it stays near where it was read and an epoch's first batches come mostly from the start of the data. Shuffle quality suffers (models can lose accuracy to this): raise the buffer toward ${size.toLocaleString('en-US')}, or shuffle the file list before reading.`,
+    op,
+    related: [],
+  };
+}
+
+/**
+ * shard() after expensive work (each worker does all of it) or after a shuffle (the shards
+ * overlap): one finding per shard, naming both when both apply.
+ */
+function lintShard(op: GraphOp, byId: Map<string, GraphOp>, out: LintFinding[]): void {
+  const before = upstream(op, byId);
+  const shards = literal(op, 'numShards');
+  const n = typeof shards === 'number' && shards > 1 ? shards : undefined;
+  const expensive = before.filter((o) => EXPENSIVE_BEFORE_SHARD.has(o.kind));
+  const shuffle = before.find((o) => o.kind === 'shuffle');
+  const sentences: string[] = [];
+  const related: LintFinding['related'] = [];
+  if (expensive.length > 0) {
+    const first = expensive[expensive.length - 1]!;
+    const kept = n !== undefined ? `keeps ${shareWords(1, n)} and throws away the work done on the other ${shareWords(n - 1, n)}` : 'keeps only its own share and throws away the work done on the rest';
+    sentences.push(`${op.label} comes after ${first.label}: every worker runs ${expensive.length > 1 ? 'that work' : first.label} on all the elements, then ${kept}.`);
+    related.push(...expensive.map((o) => ({ op: o, message: `${o.label} runs on every element before the shard` })));
+  }
+  if (shuffle) {
+    const seeded = (shuffle.knobs['seed']?.state ?? 'absent') !== 'absent';
+    sentences.push(
+      `${sentences.length > 0 ? 'It also' : op.label} comes after ${shuffle.label}: ${seeded ? 'every worker shuffles the whole dataset before sharding, and unless every worker uses the same seed in every epoch' : 'each worker shuffles the whole dataset in its own random order, so'} the shards overlap: some elements reach two workers and others none.`,
+    );
+    related.push({ op: shuffle, message: `${shuffle.label} reorders the data before it is split` });
+  }
+  if (sentences.length === 0) return;
+  out.push({
+    rule: 'plumber/shard-late',
+    severity: 'warning',
+    message: `${sentences.join(' ')} Shard first, right after the source (or shard the file list), so each worker reads and works on only its own share.`,
+    op,
+    related,
+  });
 }
 
 function lintFunctionOp(op: GraphOp, env: LintEnv, out: LintFinding[]): void {
