@@ -17,6 +17,7 @@ import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, rootRate } from './render';
 import { fmtRate } from './table';
+import { trainerText } from './trainText';
 
 /** `plumber check`: the run measured too few elements for a rate to mean anything. */
 const EXIT_SAMPLE_TOO_SMALL = 3;
@@ -111,7 +112,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
   switch (command) {
     case 'profile':
       if (json) printJson(profile);
-      else process.stdout.write(`${renderProfile(profile)}\n`);
+      else process.stdout.write(`${renderProfile(profile)}\n${trainerText(profile)}`);
       return 0;
     default: {
       // A source that ran out after a handful of elements gives a rate that is noise: a gate must
@@ -140,7 +141,7 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
   if (json) {
     printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
   } else {
-    process.stdout.write(`${renderPlan(profile, d.analysis, d.plan, file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n`);
+    process.stdout.write(`${renderPlan(profile, d.analysis, d.plan, file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.trainer)}`);
   }
   return 0;
 }

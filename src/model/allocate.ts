@@ -24,6 +24,8 @@ export interface Limits {
    */
   workerBudget: number;
   maxConcurrency: number;
+  /** Stop adding once the bound reaches this root rate (`ModelOptions.targetRate`). */
+  targetRate?: number;
 }
 
 function workersUsed(cfg: Config): number {
@@ -139,7 +141,7 @@ export function allocate(m: Measured, start: Config, lim: Limits): Config {
       best = cloneConfig(cfg);
       bestBound = ev.bound;
     }
-    if (!step(m, cfg, ev, lim)) break;
+    if ((lim.targetRate !== undefined && ev.bound >= lim.targetRate) || !step(m, cfg, ev, lim)) break;
   }
   const last = evaluate(m, cfg, coreBudget(lim)).bound;
   if (last > bestBound * (1 + C.minStepGain)) best = cloneConfig(cfg);

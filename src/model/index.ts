@@ -14,6 +14,7 @@ import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
 import { efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
+import { trainerPlan, trainerVerdict } from './trainer';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from './describe';
 export { MODEL_CONSTANTS } from './constants';
@@ -31,6 +32,7 @@ function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
     workerBudget: 2 * cores,
     maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
     memoryBudgetBytes: options.memoryBudgetBytes ?? MODEL_CONSTANTS.defaultMemoryBudgetFraction * profile.machine.memoryFreeBytes,
+    ...(options.targetRate !== undefined ? { targetRate: options.targetRate } : {}),
   };
 }
 
@@ -47,7 +49,9 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const cfg = configFromProfile(m);
   const ev = evaluate(m, cfg, coreBudget(r));
   const bottleneck = bottleneckOf(m, ev);
+  const trainer = profile.trainer ? trainerVerdict(profile, options) : undefined;
   return {
+    ...(trainer ? { trainer } : {}),
     ...coresInfo,
     measuredRate: m.measuredRate,
     bound: ev.bound,
@@ -65,6 +69,9 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
  * keeps the first pass's changes; a plan of an already planned run proposes nothing big.
  */
 export function plan(profile: Profile, options?: ModelOptions): Plan {
+  // A training profile's plan targets the trainer's rate (trainer.ts), which plans the pipeline alone through here.
+  const forTrainer = profile.trainer ? trainerPlan(profile, options) : undefined;
+  if (forTrainer) return forTrainer;
   const r = resolve(profile, options);
   const m = measure(profile, options?.history);
   if (m.rootElements <= 0) {

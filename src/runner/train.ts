@@ -57,14 +57,14 @@ export class TrainWatch {
   /** Resolves when the window is over (or the loop failed, stalled or never started). */
   readonly done: Promise<WatchOutcome>;
   phase: 'idle' | 'warmup' | 'measuring' | 'over' = 'idle';
-  readonly info: TrainerInfo = { steps: 0, seconds: 0, waitSeconds: 0, stepSeconds: 0, waitMainCpuSeconds: 0, stepMainCpuSeconds: 0, maxWaitSeconds: 0, warmupSteps: 0, endReason: 'budget' };
+  readonly info: TrainerInfo = { steps: 0, seconds: 0, waitSeconds: 0, stepSeconds: 0, waitMainCpuSeconds: 0, stepMainCpuSeconds: 0, maxWaitSeconds: 0, pipelineStepSeconds: 0, warmupSteps: 0, endReason: 'budget' };
   /** Elements the loop took before the window, for error messages. */
   taken = 0;
   private resolveStarted!: () => void;
   private resolveDone!: (o: WatchOutcome) => void;
   /** Clocks when the loop last asked (a wait started) or was last answered (a step started). */
   private waitFrom: { t: number; cpu: number } | undefined;
-  private stepFrom: { t: number; cpu: number } | undefined;
+  private stepFrom: { t: number; cpu: number; claimed: number } | undefined;
   private firstElementAt = 0;
   private windowFrom = 0;
   private endTimer: NodeJS.Timeout | undefined;
@@ -75,7 +75,13 @@ export class TrainWatch {
   constructor(
     private readonly req: Pick<RunRequest, 'seconds' | 'maxElements' | 'warmupSeconds' | 'startSeconds'>,
     private readonly cpu: () => number,
-    private readonly hooks: { onWindowStart(): void; onWindowEnd(): void; progress?(m: Extract<RunnerMessage, { type: 'progress' }>): void },
+    private readonly hooks: {
+      onWindowStart(): void;
+      onWindowEnd(): void;
+      /** Main-thread seconds the pipeline's operators have timed so far (any origin: only differences count). */
+      claimed(): number;
+      progress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
+    },
   ) {
     this.started = new Promise((r) => (this.resolveStarted = r));
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -128,6 +134,7 @@ export class TrainWatch {
       if (this.stepFrom && this.phase === 'measuring') {
         this.info.stepSeconds += t - this.stepFrom.t;
         this.info.stepMainCpuSeconds += cpu - this.stepFrom.cpu;
+        this.info.pipelineStepSeconds += this.hooks.claimed() - this.stepFrom.claimed;
       }
       this.stepFrom = undefined;
       if (this.phase === 'warmup' && this.taken >= MIN_WARMUP_STEPS && t - this.firstElementAt >= this.req.warmupSeconds) {
@@ -151,7 +158,7 @@ export class TrainWatch {
       if (e.type === 'element') this.info.maxWaitSeconds = Math.max(this.info.maxWaitSeconds, w);
     }
     this.waitFrom = undefined;
-    this.stepFrom = { t, cpu };
+    this.stepFrom = { t, cpu, claimed: this.phase === 'measuring' ? this.hooks.claimed() : 0 };
     if (e.type === 'element') {
       if (this.taken === 0) this.firstElementAt = t;
       this.taken++;
@@ -193,6 +200,7 @@ export class TrainWatch {
       if (this.stepFrom && o.reason !== 'exhausted') {
         this.info.stepSeconds += t - this.stepFrom.t;
         this.info.stepMainCpuSeconds += cpu - this.stepFrom.cpu;
+        this.info.pipelineStepSeconds += this.hooks.claimed() - this.stepFrom.claimed;
       }
       this.info.seconds = this.info.waitSeconds + this.info.stepSeconds;
       this.info.endReason = o.reason === 'exhausted' ? 'exhausted' : 'budget';
@@ -222,6 +230,7 @@ export function watchTraining(req: RunRequest, tracer: RunnerTracer, run: Profil
       clocks.end();
       tracer.endSampling();
     },
+    claimed: () => tracer.total('selfSeconds') + tracer.total('dispatchSeconds'),
     progress: send,
   });
   watch.attach(tracer);
@@ -323,12 +332,31 @@ export async function runTraining(r: TrainRun, watch: TrainWatch, importing: Pro
   run.peakRssBytes = peakRssBytes();
   profile.ops = tracer.ops(file, exportedFunctions(ns, file), key);
   profile.pipeline.rootId = tracer.idOf(key, file);
+  pipelineShare(profile);
   const exported = Object.entries(ns).find(([, v]) => typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[DATASET_KEY] === key);
   profile.pipeline.exportName = exported?.[0] ?? '';
   if (req.probes !== false) await r.priceMoves(tracer, profile, file);
   process.removeListener('uncaughtException', onError);
   process.removeListener('unhandledRejection', onError);
   await r.finish(profile);
+}
+
+/**
+ * Leaves the pipeline's share of the window's CPU in `run`, as a pipeline profile has it, so the
+ * pipeline model reads its own demands: the main thread's CPU in the window less the trainer's.
+ * While the loop waits only the pipeline runs on the main thread, so all of that CPU is its; during
+ * the steps, its operators timed `pipelineStepSeconds` of work (in the trainer's awaits), which
+ * counts at the CPU share the main thread had in the steps. The rest is the trainer's.
+ */
+export function pipelineShare(profile: Profile): void {
+  const t = profile.trainer;
+  if (!t) return;
+  const stepCpuShare = t.stepSeconds > 0 ? Math.min(1, t.stepMainCpuSeconds / t.stepSeconds) : 0;
+  const inSteps = Math.min(t.stepMainCpuSeconds, Math.max(0, t.pipelineStepSeconds) * stepCpuShare);
+  const pipelineMain = t.waitMainCpuSeconds + inSteps;
+  const trainerMain = t.stepMainCpuSeconds - inSteps;
+  profile.run.mainThreadCpuSeconds = pipelineMain;
+  profile.run.processCpuSeconds = Math.max(pipelineMain, profile.run.processCpuSeconds - trainerMain);
 }
 
 /** The module's import failed while its loop ran (an ES module's top-level code threw). */

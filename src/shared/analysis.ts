@@ -79,6 +79,44 @@ export interface Analysis {
    * measurement nor an explicit `cores` option says anything beyond the machine's cores.
    */
   coresNote?: string;
+  /** For a training profile (`profile.trainer`): how input-bound the loop is and what would feed it. */
+  trainer?: TrainerVerdict;
+}
+
+/**
+ * The verdict on a training loop (src/model/trainer.ts): the share of its time it waited for input,
+ * its rate when never starved, and what the plan targets and predicts. Rates are steps per second
+ * (one element of the pipeline per step).
+ */
+export interface TrainerVerdict {
+  /** Steps measured. */
+  steps: number;
+  /** Steps per second as measured. */
+  stepsPerSec: number;
+  /** Fraction of the loop's time spent waiting in `next()` for input (0..1). */
+  inputBound: number;
+  /** The trainer's rate when never starved: one over its own time per step. */
+  unstarvedStepsPerSec: number;
+  /** The trainer's own wall seconds per step (its step less the pipeline's work that ran inside it). */
+  trainerSecondsPerStep: number;
+  /** The trainer's main-thread CPU seconds per step. */
+  trainerMainCpuPerStep: number;
+  /** The pipeline's main-thread seconds per step, as it ran. */
+  pipelineMainPerStep: number;
+  /** The rate the plan aims at: the unstarved rate, or less when no configuration can feed that on these cores. */
+  targetStepsPerSec: number;
+  /** Predicted steps per second with the plan (as written when it changes nothing). */
+  predictedStepsPerSec: number;
+  /** The model's steps per second for the configuration as it ran (what the prediction compares with). */
+  asWrittenPredictedStepsPerSec: number;
+  /** Worker threads the pipeline runs with the plan. */
+  workers: number;
+  /** What binds the loop with the plan: the trainer itself, the main thread they share, the pipeline, or the cores. */
+  limit: 'trainer' | 'main-thread' | 'pipeline' | 'cpu';
+  /** The plan changes the configuration (feeds it faster, or gives threads back). */
+  changed: boolean;
+  /** One sentence: "the trainer waited 62% of its time for input (…); the plan feeds it 38 steps/s (1.6×) with 1 worker thread." */
+  summary: string;
 }
 
 /** What every plan change carries besides its knob. */
@@ -143,6 +181,8 @@ export interface Plan {
    * verification kept: a change measured to lose is never in `changes`.
    */
   verification?: Verification;
+  /** For a training profile: the loop's verdict (see `TrainerVerdict`); the plan then targets the trainer's rate. */
+  trainer?: TrainerVerdict;
 }
 
 /** A measured rate with its spread: root elements per second over repeated windows. */
@@ -219,4 +259,9 @@ export interface ModelOptions {
    * never caches at or after any of them.
    */
   randomOps?: string[];
+  /**
+   * A root rate that is enough: the planner stops adding threads and calls in flight once the
+   * bound reaches it (a trainer's unstarved rate: feeding it faster only takes cores from it).
+   */
+  targetRate?: number;
 }

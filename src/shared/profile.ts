@@ -191,7 +191,9 @@ export interface Profile {
    * Present when the module was a training script (it iterated a dataset itself) and the runner
    * watched its loop instead of pulling the pipeline: how the loop's time split between waiting
    * for input and its own steps. `run` then describes the same window (its elements are the
-   * elements the loop took).
+   * elements the loop took), with the pipeline's share of the CPU: its `mainThreadCpuSeconds` and
+   * `processCpuSeconds` leave out the trainer's own main-thread CPU (src/runner/train.ts,
+   * `pipelineShare`), so the pipeline model reads the pipeline's demands.
    */
   trainer?: TrainerInfo;
   error?: ProfileError;
@@ -217,6 +219,12 @@ export interface TrainerInfo {
   stepMainCpuSeconds: number;
   /** The longest single wait, seconds. */
   maxWaitSeconds: number;
+  /**
+   * Seconds the pipeline's operators ran on the main thread during the steps, as they timed
+   * themselves: work done in the trainer's awaits (async completions, worker dispatch), which the
+   * step time includes but the trainer did not do.
+   */
+  pipelineStepSeconds: number;
   /** Steps taken before the window (warm-up: the model's first steps compile and allocate). */
   warmupSteps: number;
   /** Why the window ended: the budget was spent, or the loop stopped asking (its data or its epochs ran out). */

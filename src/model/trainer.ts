@@ -1,0 +1,271 @@
+/**
+ * The trainer in the loop: is a training loop input-bound, by how much, and the cheapest plan that
+ * feeds it. Pure: reads a training profile (`profile.trainer`, see src/runner/train.ts) and asks
+ * the pipeline model (`./index`) what each candidate configuration would deliver.
+ *
+ * The loop's time splits into waits for input and steps. The runner gives the pipeline's share of
+ * the main thread's CPU in `run` and the loop's totals in `trainer`; the trainer's own share is
+ * the difference. From that:
+ * - the input-bound fraction is waits ÷ (waits + steps), as measured;
+ * - the trainer's own time per step is its step time less the pipeline's main-thread work that
+ *   ran inside the steps (async completions, worker dispatch in the trainer's awaits); its rate
+ *   when never starved is one over that;
+ * - a configuration delivers, per step, at most: one over the trainer's own step time; one over
+ *   the main thread's work per step (the trainer's main-thread CPU plus the pipeline's, which
+ *   share the one thread); the pipeline's own bound with its other resources; and the cores free
+ *   over all the CPU a step costs (trainer and pipeline, every thread).
+ * The plan is the cheapest candidate (fewest worker threads, then smallest prefetch buffers) that
+ * reaches within `TARGET_TOLERANCE` of the best candidate's rate: so a trainer-bound loop keeps its
+ * configuration, or gives worker threads back, and an input-bound one gets what feeds it, no more.
+ */
+import type { ModelOptions, Plan, PlanChange, TrainerVerdict } from '../shared/analysis';
+import type { Overrides, Profile } from '../shared/profile';
+import { plan as pipelinePlan, predict } from './index';
+
+/** A candidate within this fraction of the best rate counts as reaching it (measurement noise). */
+export const TARGET_TOLERANCE = 0.03;
+/** Below this input-bound fraction a loop is not input-bound: nothing to gain worth a change. */
+export const INPUT_BOUND_MIN = 0.05;
+
+/** The loop's figures per step, derived from a training profile. */
+export interface TrainerFigures {
+  steps: number;
+  /** Steps per second as measured. */
+  measuredRate: number;
+  inputBound: number;
+  /** The trainer's own wall seconds per step (its step less the pipeline's work inside it). */
+  ownSeconds: number;
+  /** The trainer's main-thread CPU seconds per step. */
+  ownMainCpu: number;
+  /** The trainer's CPU on other threads per step (a native backend's threads); 0 for the pure-JS CPU backend. */
+  ownOtherCpu: number;
+  /** The pipeline's main-thread seconds per step, as it ran. */
+  pipelineMain: number;
+}
+
+/** The per-step figures of a training profile; undefined for a pipeline profile or an empty window. */
+export function trainerFigures(profile: Profile): TrainerFigures | undefined {
+  const t = profile.trainer;
+  if (!t || t.steps <= 0 || t.seconds <= 0) return undefined;
+  const run = profile.run;
+  // The runner left the pipeline's main-thread CPU in `run` (src/runner/train.ts, pipelineShare).
+  const pipelineMain = Math.max(0, run.mainThreadCpuSeconds);
+  const ownMain = Math.max(0, t.waitMainCpuSeconds + t.stepMainCpuSeconds - pipelineMain);
+  const ownWall = Math.max(ownMain, t.stepSeconds - Math.max(0, t.pipelineStepSeconds));
+  let workerCpu = 0;
+  for (const op of profile.ops) workerCpu += op.counters.workerCpuSeconds;
+  const ownOther = Math.max(0, run.processCpuSeconds - pipelineMain - workerCpu - libuvCpuGuess(profile));
+  return {
+    steps: t.steps,
+    measuredRate: t.steps / t.seconds,
+    inputBound: t.waitSeconds / t.seconds,
+    ownSeconds: ownWall / t.steps,
+    ownMainCpu: ownMain / t.steps,
+    ownOtherCpu: ownOther / t.steps,
+    pipelineMain: pipelineMain / t.steps,
+  };
+}
+
+/**
+ * The runner's process CPU for the pipeline counts its libuv work (file reads, zlib) too, which no
+ * counter times; it is small next to a trainer's and is left to the pipeline: nothing to subtract.
+ */
+function libuvCpuGuess(_profile: Profile): number {
+  return 0;
+}
+
+/** What one configuration of the pipeline gives the loop. */
+export interface TrainerCandidate {
+  /** The overrides on top of the profile's knobs ({} for the configuration as it ran). */
+  overrides: Overrides;
+  /** Predicted steps per second. */
+  rate: number;
+  /** Worker threads the pipeline runs. */
+  workers: number;
+  /** Elements held in prefetch buffers. */
+  buffered: number;
+  /** Plan changes, when the candidate came from the pipeline planner or gives threads back. */
+  changes: PlanChange[];
+  /** What binds the loop under it. */
+  limit: 'trainer' | 'main-thread' | 'pipeline' | 'cpu';
+}
+
+/** Steps per second the loop gets with the pipeline under `overrides` (on top of the profile's own). */
+export function trainerRate(profile: Profile, overrides: Overrides, options: ModelOptions = {}, f = trainerFigures(profile)): { rate: number; limit: TrainerCandidate['limit'] } {
+  if (!f) return { rate: 0, limit: 'pipeline' };
+  const alone: Profile = { ...profile, trainer: undefined };
+  const cores = coresOf(profile, options);
+  // Whole cores for the pipeline's CPU bound, so its CPU per element reads back exactly.
+  const whole = Math.max(1, Math.round(cores));
+  const p = predict(alone, overrides, { ...options, cores: whole, targetRate: undefined });
+  const mainBound = p.bounds.find((b) => b.resource === 'main-thread' && b.opId === undefined);
+  const pipelineMain = mainBound && mainBound.rate > 0 ? 1 / mainBound.rate : 0;
+  const cpuBound = p.bounds.find((b) => b.resource === 'cpu' && b.opId === undefined);
+  const pipelineCpu = cpuBound && cpuBound.rate > 0 ? whole / cpuBound.rate : pipelineMain;
+  const otherBounds = p.bounds.filter((b) => b.resource !== 'main-thread' && b.resource !== 'cpu').map((b) => b.rate);
+  const limits: Array<[number, TrainerCandidate['limit']]> = [
+    [1 / Math.max(f.ownSeconds, 1e-9), 'trainer'],
+    [1 / Math.max(f.ownMainCpu + pipelineMain, 1e-9), 'main-thread'],
+    [Math.min(Infinity, ...otherBounds), 'pipeline'],
+    [cores / Math.max(f.ownMainCpu + f.ownOtherCpu + pipelineCpu, 1e-9), 'cpu'],
+  ];
+  let best = limits[0];
+  for (const l of limits) if (l[0] < best[0]) best = l;
+  return { rate: best[0], limit: best[1] };
+}
+
+/** The cores the loop and its pipeline share: the measured free cores (the trainer is one of the threads competing). */
+function coresOf(profile: Profile, options: ModelOptions): number {
+  if (options.cores !== undefined && options.cores > 0) return options.cores;
+  const measured = profile.run.availableCores ?? profile.machine.availableCores;
+  return Math.max(1, Math.min(profile.machine.cores, measured !== undefined && measured > 0 ? measured : profile.machine.cores));
+}
+
+/** Worker threads and prefetch slots the pipeline uses with `overrides` applied to the knobs it ran with. */
+function costOf(profile: Profile, overrides: Overrides): { workers: number; buffered: number } {
+  let workers = 0;
+  let buffered = 0;
+  for (const op of profile.ops) {
+    const o = overrides[op.id];
+    const placement = o?.placement ?? op.placement;
+    const parallelism = typeof o?.parallelism === 'number' ? o.parallelism : op.knobs.resolvedParallelism ?? 1;
+    if (placement === 'worker') workers += parallelism;
+    if (op.kind === 'prefetch' && !op.overridden) buffered += o?.prefetch ?? op.knobs.bufferSize ?? 0;
+    else if (o?.prefetch !== undefined) buffered += o.prefetch;
+  }
+  return { workers, buffered };
+}
+
+/** Changes that give worker threads back: each worker op with more than one thread, at each smaller pool. */
+function givingBack(profile: Profile): Array<{ overrides: Overrides; changes: PlanChange[] }> {
+  const out: Array<{ overrides: Overrides; changes: PlanChange[] }> = [];
+  for (const op of profile.ops) {
+    const now = op.knobs.resolvedParallelism ?? 1;
+    if (op.placement !== 'worker' || now <= 1) continue;
+    for (let k = 1; k < now; k++) {
+      out.push({
+        overrides: { ...profile.run.overrides, [op.id]: { ...profile.run.overrides[op.id], parallelism: k } },
+        changes: [{ kind: 'parallelism', opId: op.id, from: op.knobs.parallelism, to: k, reason: `The trainer, not the input, holds the loop back: ${k} worker thread${k === 1 ? '' : 's'} instead of ${now} feed it as fast and leave ${now - k} core${now - k === 1 ? '' : 's'} to the trainer.` }],
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Every candidate the loop could run with: as it ran, the pipeline planner's plan for each number
+ * of cores from one to the machine's (stopping at the trainer's unstarved rate), and fewer worker
+ * threads for each worker op.
+ */
+export function trainerCandidates(profile: Profile, options: ModelOptions = {}): TrainerCandidate[] {
+  const f = trainerFigures(profile);
+  if (!f) return [];
+  const alone: Profile = { ...profile, trainer: undefined };
+  // The planner stops adding threads once the pipeline would feed the trainer at its unstarved rate.
+  const target = 1 / Math.max(f.ownSeconds, 1e-9);
+  const make = (overrides: Overrides, changes: PlanChange[]): TrainerCandidate => {
+    const r = trainerRate(profile, overrides, options, f);
+    return { overrides, changes, rate: r.rate, limit: r.limit, ...costOf(profile, overrides) };
+  };
+  const out: TrainerCandidate[] = [make({ ...profile.run.overrides }, [])];
+  const seen = new Set<string>([JSON.stringify(out[0].overrides)]);
+  const machine = Math.max(1, profile.machine.cores);
+  for (let k = 1; k <= machine; k++) {
+    const p = pipelinePlan(alone, { ...options, cores: k, maxWorkers: k, targetRate: target });
+    const key = JSON.stringify(p.overrides);
+    if (p.changes.length === 0 || seen.has(key)) continue;
+    seen.add(key);
+    out.push(make(p.overrides, p.changes));
+  }
+  for (const g of givingBack(profile)) {
+    const key = JSON.stringify(g.overrides);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(make(g.overrides, g.changes));
+  }
+  return out;
+}
+
+/** The cheapest candidate within `TARGET_TOLERANCE` of the best rate: fewest workers, then smallest buffers, then fewest changes. */
+export function cheapest(candidates: TrainerCandidate[]): TrainerCandidate | undefined {
+  if (candidates.length === 0) return undefined;
+  const best = Math.max(...candidates.map((c) => c.rate));
+  const enough = candidates.filter((c) => c.rate >= best * (1 - TARGET_TOLERANCE));
+  enough.sort((a, b) => a.workers - b.workers || a.buffered - b.buffered || a.changes.length - b.changes.length || b.rate - a.rate);
+  return enough[0];
+}
+
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+/** Steps per second in words: 3 significant figures at most. */
+const steps = (r: number): string => `${r.toLocaleString('en-US', { maximumFractionDigits: r >= 100 ? 0 : r >= 10 ? 1 : 2 })} steps/s`;
+
+/** The verdict on a training profile: how input-bound the loop is, its unstarved rate, and the plan's target and prediction. */
+export function trainerVerdict(profile: Profile, options: ModelOptions = {}): TrainerVerdict | undefined {
+  const f = trainerFigures(profile);
+  if (!f) return undefined;
+  const candidates = trainerCandidates(profile, options);
+  const asWritten = candidates[0];
+  const chosen = cheapest(candidates) ?? asWritten;
+  const unstarved = 1 / Math.max(f.ownSeconds, 1e-9);
+  const best = Math.max(...candidates.map((c) => c.rate));
+  const gain = asWritten.rate > 0 ? chosen.rate / asWritten.rate : 1;
+  const change = chosen !== asWritten && (gain > 1 + TARGET_TOLERANCE || chosen.workers < asWritten.workers);
+  const inputBound = f.inputBound >= INPUT_BOUND_MIN;
+  const waited = `the trainer waited ${pct(f.inputBound)} of its time for input (${steps(f.measuredRate)}; never starved it would take ${steps(unstarved)})`;
+  let summary: string;
+  const cores = Number(coresOf(profile, options).toFixed(1));
+  if (!change) summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} free` : ''}.`;
+  else if (chosen.workers < asWritten.workers && gain <= 1 + TARGET_TOLERANCE) summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
+  else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${gain.toFixed(2)}×) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
+  return {
+    steps: f.steps,
+    stepsPerSec: f.measuredRate,
+    inputBound: f.inputBound,
+    unstarvedStepsPerSec: unstarved,
+    trainerSecondsPerStep: f.ownSeconds,
+    trainerMainCpuPerStep: f.ownMainCpu,
+    pipelineMainPerStep: f.pipelineMain,
+    targetStepsPerSec: Math.min(unstarved, best),
+    predictedStepsPerSec: change ? chosen.rate : asWritten.rate,
+    asWrittenPredictedStepsPerSec: asWritten.rate,
+    workers: change ? chosen.workers : asWritten.workers,
+    limit: change ? chosen.limit : asWritten.limit,
+    changed: change,
+    summary,
+  };
+}
+
+/**
+ * The plan for a training profile: the cheapest candidate's changes, with the loop's predicted
+ * steps per second as the plan's predicted rate (root elements per second: one element per step).
+ */
+export function trainerPlan(profile: Profile, options: ModelOptions = {}): Plan | undefined {
+  const f = trainerFigures(profile);
+  if (!f) return undefined;
+  const alone: Profile = { ...profile, trainer: undefined };
+  const base = pipelinePlan(alone, { ...options, targetRate: undefined });
+  const candidates = trainerCandidates(profile, options);
+  const verdict = trainerVerdict(profile, options);
+  const chosen = cheapest(candidates) ?? candidates[0];
+  const keep = verdict?.changed ? chosen : candidates[0];
+  const changes = keep.changes.map((c) => ({ ...c, predictedRate: trainerRate(profile, overridesOf(profile, keep, c), options, f).rate }));
+  return {
+    ...base,
+    changes,
+    currentRate: f.measuredRate,
+    predictedRate: keep.rate,
+    predictedBound: keep.rate,
+    overrides: keep.overrides,
+    notes: [...(base.notes ?? []).filter((n) => !/proposes none/.test(n)), ...(verdict ? [verdict.summary] : [])],
+    ...(verdict ? { trainer: verdict } : {}),
+  };
+}
+
+/** The overrides of one change of a candidate alone, on top of the profile's own. */
+function overridesOf(profile: Profile, c: TrainerCandidate, change: PlanChange): Overrides {
+  if (c.changes.length === 1) return c.overrides;
+  const o: Overrides = { ...profile.run.overrides };
+  const mine = c.overrides[change.opId];
+  if (mine) o[change.opId] = mine;
+  return o;
+}
