@@ -7,17 +7,23 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { KnobOverride } from './tracing';
 import { DATASET_KEY } from './tracing';
-import type { BatchOptions, InterleaveOptions, MapOptions, Parallelism, ShuffleOptions } from './options';
+import type { BatchOptions, BucketOptions, GroupByWindowOptions, IgnoreErrorsOptions, InterleaveOptions, MapOptions, PaddedBatchOptions, Parallelism, RebatchOptions, ShuffleOptions, WindowOptions } from './options';
+import { OPTION_KEYS } from './options';
 import { BULK, type Chunks, isThenable, type OpNode, pull, Sampler, Session } from './internal/core';
 import { DatasetIterator } from './internal/iterator';
-import { type BuildEnv, beginOp, isAsyncFunction, makeNode } from './internal/build';
+import { type BuildEnv, beginOp, checkOptions, isAsyncFunction, makeNode } from './internal/build';
 import { FnEnv, type ElementContext } from './internal/context';
 import { defaultSeed } from './internal/rng';
 import { MainMap, type UserFn } from './internal/ops/map';
 import { Flatten } from './internal/ops/flatten';
-import { openBatch, openUnbatch, type Batch, type TypedArray } from './internal/ops/batch';
+import { openBatch, openUnbatch, stack, type Batch, type TypedArray } from './internal/ops/batch';
 import { openConcatenate, openPrefetch, openRepeat, openSkip, openTake, openZip } from './internal/ops/flow';
 import { openShuffle } from './internal/ops/shuffle';
+import { openEnumerate, openIgnoreErrors, openScan, openShard } from './internal/ops/select';
+import { openGrouping, openWindow, windowRule, type GroupRule } from './internal/ops/window';
+import { bucketOf, openPaddedBatch, openRebatch, padStack, type PadSpec } from './internal/ops/padded';
+import { openSource } from './internal/ops/sources';
+import { PipelineError } from './errors';
 import { openCache } from './internal/ops/cache';
 import { openInterleave } from './internal/ops/interleave';
 import { openWorkerMap } from './internal/ops/worker-map';
@@ -30,6 +36,20 @@ export type Batched<T> = T extends TypedArray
   : T extends Record<string, TypedArray | number>
     ? { [K in keyof T]: T[K] extends TypedArray ? Batch<T[K]> : Batch<Float64Array> }
     : T[];
+
+/** One padded component of a batch: typed arrays stack into a Batch, arrays into padded arrays. */
+type PaddedComponent<C> = C extends TypedArray ? Batch<C> : C extends readonly (infer E)[] ? E[][] : C extends number ? number[] : C[];
+
+/** What paddedBatch() makes of elements of type T: a sequence, a tuple of them, or a record of them. */
+export type PaddedBatch<T> = T extends TypedArray
+  ? Batch<T>
+  : T extends readonly (number | string | bigint | boolean)[]
+    ? T[number][][]
+    : T extends readonly unknown[]
+      ? { -readonly [K in keyof T]: PaddedComponent<T[K]> }
+      : T extends Record<string, unknown>
+        ? { [K in keyof T]: T[K] extends number ? Batch<Float64Array> : PaddedComponent<T[K]> }
+        : T[];
 
 /** What unbatch() yields from batches of type T. */
 export type Unbatched<T> = T extends (infer U)[] ? U : T extends Batch<infer A> ? A | number : T extends Record<string, Batch> ? { [K in keyof T]: unknown } : unknown;
@@ -81,8 +101,11 @@ export class Dataset<T> implements AsyncIterable<T> {
   /** Opens fn(x) for up to `cycleLength` elements at once and interleaves their elements round-robin. */
   interleave<U>(fn: (x: T) => Dataset<U> | readonly U[] | Iterable<U> | AsyncIterable<U>, options?: InterleaveOptions): Dataset<U> {
     const env = beginOp('interleave');
+    checkOptions('interleave', env, options, OPTION_KEYS.interleave);
     const o = env.override;
     const cycleLength = o?.cycleLength ?? options?.cycleLength ?? 2;
+    const blockLength = options?.blockLength ?? 1;
+    if (!(blockLength >= 1) || !Number.isInteger(blockLength)) throw new RangeError(`interleave() needs blockLength to be an integer >= 1, not ${blockLength}.`);
     const written = o?.parallelism ?? options?.parallelism;
     const parallelism = written === 'auto' ? cycleLength : resolveParallelism(written, 'main', false);
     const deterministic = o?.deterministic ?? options?.deterministic ?? true;
@@ -97,7 +120,7 @@ export class Dataset<T> implements AsyncIterable<T> {
         knobs: { parallelism: written, resolvedParallelism: parallelism, cycleLength, deterministic },
         overridden: overrides(o, ['cycleLength', 'parallelism', 'deterministic']),
       },
-      (n, session) => openInterleave(n, session, fn as (x: unknown) => unknown, cycleLength, parallelism, deterministic) as Chunks<U>,
+      (n, session) => openInterleave(n, session, fn as (x: unknown) => unknown, cycleLength, blockLength, parallelism, deterministic) as Chunks<U>,
     );
     return finish(env, node);
   }
@@ -106,6 +129,7 @@ export class Dataset<T> implements AsyncIterable<T> {
   batch(n: number, options?: BatchOptions): Dataset<Batched<T>> {
     if (!(n >= 1)) throw new RangeError(`batch() needs a size >= 1, not ${n}.`);
     const env = beginOp('batch');
+    checkOptions('batch', env, options, OPTION_KEYS.batch);
     const dropRemainder = options?.dropRemainder ?? false;
     const card = this.node.cardinality;
     const node = makeNode<Batched<T>>(
@@ -133,6 +157,7 @@ export class Dataset<T> implements AsyncIterable<T> {
   shuffle(bufferSize: number, options?: ShuffleOptions): Dataset<T> {
     if (!(bufferSize >= 1)) throw new RangeError(`shuffle() needs a buffer size >= 1, not ${bufferSize}.`);
     const env = beginOp('shuffle');
+    checkOptions('shuffle', env, options, OPTION_KEYS.shuffle);
     const seed = options?.seed ?? defaultSeed();
     const reshuffle = options?.reshuffleEachIteration ?? true;
     let epoch = 0;
@@ -210,6 +235,191 @@ export class Dataset<T> implements AsyncIterable<T> {
     return concatNodes(beginOp('concatenate'), [this, ...others] as Dataset<T | U>[]);
   }
 
+  /** Every numShards-th element starting at position index: shard `index` of `numShards` disjoint ones that together hold every element. */
+  shard(numShards: number, index: number): Dataset<T> {
+    if (!Number.isInteger(numShards) || numShards < 1) throw new RangeError(`shard() needs numShards to be an integer >= 1, not ${numShards}.`);
+    if (!Number.isInteger(index) || index < 0 || index >= numShards) throw new RangeError(`shard() needs index to be an integer in [0, ${numShards}), not ${index}.`);
+    const env = beginOp('shard');
+    const card = this.node.cardinality;
+    const node = makeNode<T>(
+      env,
+      { kind: 'shard', inputs: [this.node], placement: 'main', knobs: { numShards, shardIndex: index }, cardinality: card === undefined ? undefined : card === Infinity ? Infinity : Math.max(0, Math.ceil((card - index) / numShards)) },
+      (nd, session) => openShard(nd, session, numShards, index),
+    );
+    return finish(env, node);
+  }
+
+  /** Pairs each element with its position: [start + i, element]. */
+  enumerate(start = 0): Dataset<[number, T]> {
+    const env = beginOp('enumerate');
+    const node = makeNode<[number, T]>(env, { kind: 'enumerate', inputs: [this.node], placement: 'main', knobs: {}, cardinality: this.node.cardinality }, (nd, session) => openEnumerate<T>(nd, session, start));
+    return finish(env, node);
+  }
+
+  /**
+   * Windows of up to `size` elements, each a Dataset: window k holds elements k·shift + j·stride
+   * (j < size). Each window is materialised (holds its elements) before it is handed out.
+   */
+  window(size: number, options?: WindowOptions): Dataset<Dataset<T>> {
+    const env = beginOp('window');
+    checkOptions('window', env, options, OPTION_KEYS.window);
+    const shift = options?.shift ?? size;
+    const stride = options?.stride ?? 1;
+    const dropRemainder = options?.dropRemainder ?? false;
+    for (const [name, v] of [['size', size], ['shift', shift], ['stride', stride]] as const) {
+      if (!Number.isInteger(v) || v < 1) throw new RangeError(`window() needs ${name} to be an integer >= 1, not ${v}.`);
+    }
+    const card = this.node.cardinality;
+    const span = (size - 1) * stride + 1;
+    const node = makeNode<Dataset<T>>(
+      env,
+      {
+        kind: 'window',
+        inputs: [this.node],
+        placement: 'main',
+        knobs: { batchSize: size, shift, stride, dropRemainder },
+        cardinality: card === undefined || card === Infinity ? card : dropRemainder ? (card < span ? 0 : Math.floor((card - span) / shift) + 1) : Math.ceil(card / shift),
+      },
+      (nd, session) => openWindow<T>(nd, session, { size, shift, stride, dropRemainder }, arrayDataset) as Chunks<Dataset<T>>,
+    );
+    return finish(env, node);
+  }
+
+  /** Like batch(), padding each sequence component to the longest in the batch (or to `paddedShapes`). */
+  paddedBatch(batchSize: number, options?: PaddedBatchOptions): Dataset<PaddedBatch<T>> {
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`paddedBatch() needs a batch size that is an integer >= 1, not ${batchSize}.`);
+    const env = beginOp('paddedBatch');
+    checkOptions('paddedBatch', env, options, OPTION_KEYS.paddedBatch);
+    const dropRemainder = options?.dropRemainder ?? false;
+    const spec: PadSpec = { paddedShapes: options?.paddedShapes, paddingValues: options?.paddingValues };
+    const card = this.node.cardinality;
+    const node = makeNode<PaddedBatch<T>>(
+      env,
+      { kind: 'paddedBatch', inputs: [this.node], placement: 'main', knobs: { batchSize, dropRemainder }, cardinality: card === undefined ? undefined : dropRemainder ? Math.floor(card / batchSize) : Math.ceil(card / batchSize) },
+      (nd, session) => openPaddedBatch(nd, session, batchSize, dropRemainder, spec) as Chunks<PaddedBatch<T>>,
+    );
+    return finish(env, node);
+  }
+
+  /**
+   * Batches of elements of similar length: an element of length L goes to bucket b, the number of
+   * boundaries <= L; bucket b batches bucketBatchSizes[b] elements and pads them as paddedBatch().
+   */
+  bucketBySequenceLength(elementLengthFn: (x: T) => number, bucketBoundaries: readonly number[], bucketBatchSizes: readonly number[], options: BucketOptions & { noPadding: true }): Dataset<Batched<T>>;
+  bucketBySequenceLength(elementLengthFn: (x: T) => number, bucketBoundaries: readonly number[], bucketBatchSizes: readonly number[], options?: BucketOptions): Dataset<PaddedBatch<T>>;
+  bucketBySequenceLength(elementLengthFn: (x: T) => number, bucketBoundaries: readonly number[], bucketBatchSizes: readonly number[], options?: BucketOptions): Dataset<unknown> {
+    const env = beginOp('bucketBySequenceLength');
+    checkOptions('bucketBySequenceLength', env, options, OPTION_KEYS.bucketBySequenceLength);
+    if (typeof elementLengthFn !== 'function') throw new TypeError('bucketBySequenceLength() needs a function from an element to its length.');
+    const bounds = [...bucketBoundaries];
+    const sizes = [...bucketBatchSizes];
+    if (bounds.some((b, i) => !(b >= 0) || (i > 0 && b <= bounds[i - 1]))) throw new RangeError(`bucketBySequenceLength() needs bucketBoundaries in increasing order, not [${bounds.join(', ')}].`);
+    if (sizes.length !== bounds.length + 1) throw new RangeError(`bucketBySequenceLength() needs one batch size per bucket: ${bounds.length + 1} for ${bounds.length} boundaries, not ${sizes.length}.`);
+    if (sizes.some((b) => !Number.isInteger(b) || b < 1)) throw new RangeError(`bucketBySequenceLength() needs batch sizes that are integers >= 1, not [${sizes.join(', ')}].`);
+    const dropRemainder = options?.dropRemainder ?? false;
+    const noPadding = options?.noPadding ?? false;
+    const toBoundary = options?.padToBucketBoundary ?? false;
+    if (noPadding && (toBoundary || options?.paddedShapes !== undefined)) throw new RangeError('bucketBySequenceLength(): noPadding cannot be combined with padToBucketBoundary or paddedShapes.');
+    const node = makeNode<unknown>(
+      env,
+      { kind: 'bucketBySequenceLength', inputs: [this.node], placement: 'main', knobs: { bucketBoundaries: bounds, bucketBatchSizes: sizes, dropRemainder }, fn: elementLengthFn },
+      (nd, session) => {
+        const c = nd.counters;
+        const op = { kind: nd.kind, key: nd.key, site: nd.site };
+        const rule: GroupRule<T, number, unknown> = {
+          key: (x) => {
+            const len = elementLengthFn(x);
+            if (typeof len !== 'number' || !(len >= 0)) throw new TypeError(`elementLengthFn must return a length (a number >= 0), not ${String(len)}.`);
+            const b = bucketOf(len, bounds);
+            if (toBoundary && b === bounds.length) {
+              throw new RangeError(`with padToBucketBoundary every element must be shorter than the last boundary (${bounds[bounds.length - 1]}); one has length ${len}.`);
+            }
+            return b;
+          },
+          size: (b) => sizes[b],
+          reduce: (b, xs, full) => {
+            if (!full && dropRemainder) return [];
+            if (c !== null) c.calls++;
+            if (noPadding) return [stack(xs)];
+            const spec: PadSpec = { paddedShapes: options?.paddedShapes, paddingValues: options?.paddingValues, defaultLength: toBoundary ? bounds[b] - 1 : undefined };
+            return [padStack(xs, spec, c, op)];
+          },
+        };
+        return openGrouping(nd, session, rule);
+      },
+    );
+    return finish(env, node);
+  }
+
+  /**
+   * Groups elements by keyFn into windows of `windowSize`; each full window (and at the end each
+   * partial one, in ascending key order) goes to reduceFn(key, window), whose elements are the output.
+   */
+  groupByWindow<K extends number | string, U>(keyFn: (x: T) => K, reduceFn: (key: K, window: Dataset<T>) => Dataset<U> | readonly U[] | Iterable<U> | AsyncIterable<U>, options: GroupByWindowOptions): Dataset<U> {
+    const env = beginOp('groupByWindow');
+    checkOptions('groupByWindow', env, options, OPTION_KEYS.groupByWindow);
+    if (typeof keyFn !== 'function' || typeof reduceFn !== 'function') throw new TypeError('groupByWindow() needs a keyFn and a reduceFn.');
+    const windowSize = options?.windowSize;
+    if (!Number.isInteger(windowSize) || windowSize < 1) throw new RangeError(`groupByWindow() needs { windowSize } to be an integer >= 1, not ${String(windowSize)}.`);
+    const node = makeNode<U>(env, { kind: 'groupByWindow', inputs: [this.node], placement: 'main', knobs: { batchSize: windowSize }, fn: keyFn }, (nd, session) =>
+      openGrouping(nd, session, windowRule<T, K, U>(nd, session, keyFn, reduceFn as (key: K, ds: unknown) => unknown, windowSize, arrayDataset)),
+    );
+    return finish(env, node);
+  }
+
+  /** Re-cuts batches to `batchSize` rows: unbatch().batch(batchSize) in one operator. */
+  rebatch(batchSize: number, options?: RebatchOptions): Dataset<T> {
+    if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`rebatch() needs a batch size that is an integer >= 1, not ${batchSize}.`);
+    const env = beginOp('rebatch');
+    checkOptions('rebatch', env, options, OPTION_KEYS.rebatch);
+    const dropRemainder = options?.dropRemainder ?? false;
+    const node = makeNode<T>(env, { kind: 'rebatch', inputs: [this.node], placement: 'main', knobs: { batchSize, dropRemainder } }, (nd, session) => openRebatch(nd, session, batchSize, dropRemainder) as Chunks<T>);
+    return finish(env, node);
+  }
+
+  /** A running state: fn(state, element) returns [newState, output]; each pass starts from initialState. */
+  scan<S, U>(initialState: S, fn: (state: S, x: T) => readonly [S, U]): Dataset<U> {
+    if (typeof fn !== 'function') throw new TypeError('scan() needs a function (state, element) => [newState, output].');
+    const env = beginOp('scan');
+    const node = makeNode<U>(env, { kind: 'scan', inputs: [this.node], placement: 'main', knobs: {}, fn, cardinality: this.node.cardinality }, (nd, session) => openScan(nd, session, initialState, fn));
+    return finish(env, node);
+  }
+
+  /** Drops the elements whose production failed upstream (a fn threw), counting them in `errorsSkipped`. */
+  ignoreErrors(options?: IgnoreErrorsOptions): Dataset<T> {
+    const env = beginOp('ignoreErrors');
+    checkOptions('ignoreErrors', env, options, OPTION_KEYS.ignoreErrors);
+    const logWarning = options?.logWarning ?? false;
+    const node = makeNode<T>(env, { kind: 'ignoreErrors', inputs: [this.node], placement: 'main', knobs: {} }, (nd, session) => openIgnoreErrors(nd, session, logWarning));
+    return finish(env, node);
+  }
+
+  /** Folds one pass into a value: fn(state, element) for every element, from initialState. */
+  async reduce<S>(initialState: S, fn: (state: S, x: T) => S): Promise<S> {
+    if (typeof fn !== 'function') throw new TypeError('reduce() needs a function (state, element) => newState.');
+    const session = new Session();
+    const it = this.node.open(session);
+    const s = new Sampler();
+    let state = initialState;
+    let index = 0;
+    try {
+      for (;;) {
+        const chunk = await pull(it, BULK, this.node.counters, s);
+        if (chunk === null) return state;
+        for (let i = 0; i < chunk.length; i++, index++) {
+          try {
+            state = fn(state, chunk[i]);
+          } catch (e) {
+            throw new PipelineError({ kind: this.node.kind, key: this.node.key, site: this.node.site }, index, e, `reduce's fn failed on element ${index}: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+      }
+    } finally {
+      await it.return();
+      await session.dispose();
+    }
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<T> {
     return new DatasetIterator(this.node);
   }
@@ -259,6 +469,7 @@ export class Dataset<T> implements AsyncIterable<T> {
 
   private mapLike<U>(kind: MapKind, env: BuildEnv, fn: UserFn, options: MapOptions): Dataset<U> {
     if (typeof fn !== 'function') throw new TypeError(`${kind}() needs a function.`);
+    checkOptions(kind, env, options, OPTION_KEYS.map);
     const o = env.override;
     // A cluster placement (issue 12) runs the fn's export on worker processes: see cluster-map.ts.
     const cluster = o?.placement === undefined && options.placement instanceof Cluster ? options.placement : undefined;
@@ -313,7 +524,7 @@ export class Dataset<T> implements AsyncIterable<T> {
             env: fnEnv,
           });
         } else {
-          inner = new MainMap(input.open(session), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic, sample: nd.sample, parent: kind === 'flatMap' && nd.info !== null ? nd.key : undefined }, fnAsync);
+          inner = new MainMap(input.open(session), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic, sample: nd.sample, parent: kind === 'flatMap' && nd.info !== null ? nd.key : undefined, skip: session.skip }, fnAsync);
         }
         if (kind !== 'flatMap' || placement === 'worker') return inner as Chunks<U>;
         return new Flatten(inner, nd.counters, op, session) as Chunks<U>;
@@ -321,6 +532,22 @@ export class Dataset<T> implements AsyncIterable<T> {
     );
     return finish(env, node);
   }
+}
+
+/** A dataset over a window's (or group's) elements; untraced, since there is one per window. */
+export function arrayDataset<T>(xs: T[]): Dataset<T> {
+  const node: OpNode<T> = {
+    kind: 'from',
+    key: 'from#window',
+    site: undefined,
+    info: null,
+    counters: null,
+    sample: null,
+    inputs: [],
+    cardinality: xs.length,
+    open: (session) => openSource(xs, node, session),
+  };
+  return new Dataset(node);
 }
 
 function overrides(o: KnobOverride | undefined, keys: (keyof KnobOverride)[]): boolean | undefined {

@@ -20,11 +20,12 @@ export class PipelineError extends Error {
   readonly index: number | undefined;
   declare readonly cause: unknown;
 
-  constructor(op: OpRef, index: number | undefined, cause: unknown, what?: string) {
+  /** `atBuild`: the pipeline was written wrong (an unknown option), so nothing "failed" on an element yet. */
+  constructor(op: OpRef, index: number | undefined, cause: unknown, what?: string, atBuild = false) {
     const where = op.site ? ` at ${op.site.file}:${op.site.line}:${op.site.column}` : '';
     const which = index === undefined ? '' : ` on element ${index}`;
     const reason = what ?? (cause instanceof Error ? cause.message : String(cause));
-    super(`${op.kind}${where} failed${which}: ${reason}`, { cause });
+    super(atBuild ? `${op.kind}${where}: ${reason}` : `${op.kind}${where} failed${which}: ${reason}`, { cause });
     this.name = 'PipelineError';
     this.op = op;
     this.index = index;

@@ -2,15 +2,18 @@
  * plumber-data: fast, traceable ML input pipelines for TypeScript. See README.md for the API and
  * tracing.ts for the contract with tracers (the Plumber runner).
  */
-import type { FilesOptions, LinesOptions } from './options';
+import type { ChooseOptions, FilesOptions, LinesOptions, SampleOptions } from './options';
+import { OPTION_KEYS } from './options';
 import { Dataset, concatNodes, finish, zipNodes } from './dataset';
-import { beginOp, makeNode } from './internal/build';
+import { beginOp, checkOptions, makeNode } from './internal/build';
+import { defaultSeed } from './internal/rng';
+import { openChoose, openSample } from './internal/ops/mix';
 import { openSource, sourceCardinality, openRange, rangeCount, type Source } from './internal/ops/sources';
 import { countFiles, openFiles, openLines, resolveCwd, type FileBytes, type FileText } from './internal/ops/files';
 
 export { Dataset } from './dataset';
 export { connect, Cluster, type ClusterOptions } from './cluster/placement';
-export type { Batched, Unbatched } from './dataset';
+export type { Batched, PaddedBatch, Unbatched } from './dataset';
 export { PipelineError } from './errors';
 export type { OpRef } from './errors';
 export { Batch } from './internal/ops/batch';
@@ -53,6 +56,7 @@ export function files(pattern: string | readonly string[], options: FilesOptions
 export function files(pattern: string | readonly string[], options: FilesOptions & { read: 'path' }): Dataset<string>;
 export function files(pattern: string | readonly string[], options: FilesOptions = {}): Dataset<FileBytes | FileText | string> {
   const env = beginOp('files');
+  checkOptions('files', env, options, OPTION_KEYS.files);
   const read = options.read ?? 'bytes';
   const written = env.override?.parallelism ?? options.parallelism;
   const parallelism = typeof written === 'number' ? Math.max(1, Math.floor(written)) : 16;
@@ -74,6 +78,7 @@ export function files(pattern: string | readonly string[], options: FilesOptions
 /** The lines of text files (a path or glob), streamed without reading any file whole. */
 export function lines(pathOrGlob: string | readonly string[], options: LinesOptions = {}): Dataset<string> {
   const env = beginOp('lines');
+  checkOptions('lines', env, options, OPTION_KEYS.lines);
   const cwd = resolveCwd(options.cwd);
   const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n, session) => openLines(n, session, pathOrGlob, cwd, options.encoding ?? 'utf8'));
   return finish(env, node);
@@ -87,4 +92,51 @@ export function zip<T extends unknown[]>(...datasets: { [K in keyof T]: Dataset<
 /** The datasets' elements one after another. */
 export function concatenate<T>(...datasets: Dataset<T>[]): Dataset<T> {
   return concatNodes(beginOp('concatenate'), datasets);
+}
+
+function datasetsOf<T>(kind: 'sampleFromDatasets' | 'chooseFromDatasets', datasets: readonly Dataset<T>[]): Dataset<T>[] {
+  if (!Array.isArray(datasets) || datasets.length === 0 || !datasets.every((d) => d instanceof Dataset)) {
+    throw new TypeError(`${kind}() needs a non-empty array of Datasets.`);
+  }
+  return [...datasets];
+}
+
+/**
+ * A random mixture: each element comes from dataset i with probability weights[i] (normalised),
+ * in each dataset's own order. The same seed gives the same mixture, every pass. When a dataset
+ * ends, the rest go on with their weights renormalised (or all end, with `stopOnEmptyDataset`).
+ */
+export function sampleFromDatasets<T>(datasets: readonly Dataset<T>[], options?: SampleOptions): Dataset<T> {
+  const env = beginOp('sampleFromDatasets');
+  checkOptions('sampleFromDatasets', env, options, OPTION_KEYS.sampleFromDatasets);
+  const ds = datasetsOf('sampleFromDatasets', datasets);
+  const raw = options?.weights ?? ds.map(() => 1);
+  if (raw.length !== ds.length) throw new RangeError(`sampleFromDatasets() needs one weight per dataset: ${ds.length}, not ${raw.length}.`);
+  if (raw.some((w) => !(w >= 0) || w === Infinity)) throw new RangeError(`sampleFromDatasets() needs finite weights >= 0, not [${raw.join(', ')}].`);
+  const sum = raw.reduce((a, b) => a + b, 0);
+  if (!(sum > 0)) throw new RangeError('sampleFromDatasets() needs at least one weight above 0.');
+  const weights = raw.map((w) => w / sum);
+  const seed = options?.seed ?? defaultSeed();
+  const stop = options?.stopOnEmptyDataset ?? false;
+  const knobs = options?.seed !== undefined ? { weights, seed } : { weights };
+  const node = makeNode<T>(env, { kind: 'sampleFromDatasets', inputs: ds.map((d) => d.node), placement: 'main', knobs, random: true }, (n, session) => openSample(n, session, weights, seed, stop));
+  return finish(env, node);
+}
+
+/**
+ * Element k comes from datasets[choices[k]], in each dataset's own order. When the chosen dataset
+ * has ended the output ends (`stopOnEmptyDataset`, the default), or the choice is skipped.
+ */
+export function chooseFromDatasets<T>(datasets: readonly Dataset<T>[], choiceDataset: Dataset<number>, options?: ChooseOptions): Dataset<T> {
+  const env = beginOp('chooseFromDatasets');
+  checkOptions('chooseFromDatasets', env, options, OPTION_KEYS.chooseFromDatasets);
+  const ds = datasetsOf('chooseFromDatasets', datasets);
+  if (!(choiceDataset instanceof Dataset)) throw new TypeError('chooseFromDatasets() needs a Dataset of choices (integers, one per output element).');
+  const stop = options?.stopOnEmptyDataset ?? true;
+  const node = makeNode<T>(
+    env,
+    { kind: 'chooseFromDatasets', inputs: [...ds.map((d) => d.node), choiceDataset.node], placement: 'main', knobs: {}, cardinality: undefined },
+    (n, session) => openChoose(n, session, stop),
+  );
+  return finish(env, node);
 }

@@ -6,6 +6,7 @@ import type { CallSite, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Place
 import { OVERRIDES_KEY, TRACER_KEY, siteKey } from '../tracing';
 import type { Chunks, ElementSampler, OpNode, Session } from './core';
 import { captureSite } from './site';
+import { PipelineError, type OpRef } from '../errors';
 
 /** What an operator's builder learned from the environment at build time. */
 export interface BuildEnv {
@@ -117,4 +118,25 @@ export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>,
 /** The counters of the node's i-th input (null when untraced). */
 export function inputCounters(node: OpNode, i = 0): OpCounters | null {
   return node.inputs[i]?.counters ?? null;
+}
+
+/** The operator being built, for errors raised before it has a node (its key as makeNode will name it). */
+export function buildRef(kind: OpKind, env: BuildEnv): OpRef {
+  return { kind, key: env.site !== undefined ? `${kind}@${siteKey(env.site)}` : kind, site: env.site };
+}
+
+/**
+ * Rejects an options object with a key the operator does not know, so a typo (`paralellism`) is an
+ * error at build time instead of a silent default.
+ */
+export function checkOptions(kind: OpKind, env: BuildEnv, options: unknown, known: readonly string[]): void {
+  if (options === undefined || options === null) return;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new PipelineError(buildRef(kind, env), undefined, new TypeError('bad options'), `options must be an object with the keys ${known.join(', ')}, not ${Array.isArray(options) ? 'an array' : typeof options}`, true);
+  }
+  for (const k of Object.keys(options)) {
+    if (!known.includes(k)) {
+      throw new PipelineError(buildRef(kind, env), undefined, new TypeError(`unknown option '${k}'`), `unknown option '${k}'; known: ${known.join(', ')}`, true);
+    }
+  }
 }

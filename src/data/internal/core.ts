@@ -46,7 +46,20 @@ export interface OpNode<T = unknown> {
  * each pass): worker pools, kept warm from one pass to the next and ended with the iteration.
  */
 export class Session {
-  private readonly resources = new Map<unknown, { dispose(): Promise<void> }>();
+  private readonly resources: Map<unknown, { dispose(): Promise<void> }>;
+  /**
+   * Set inside an `ignoreErrors()`: operators that fail on one element (a map's fn, a scan's fn)
+   * hand the error here and drop the element instead of failing the pass. Null elsewhere.
+   */
+  readonly skip: ErrorSink | null;
+  constructor(parent?: Session, skip?: ErrorSink) {
+    this.resources = parent?.resources ?? new Map();
+    this.skip = skip ?? null;
+  }
+  /** A view of this session (same resources) whose operators skip failing elements into `sink`. */
+  skipping(sink: ErrorSink): Session {
+    return new Session(this, sink);
+  }
   /** The resource kept under `key`, created on first use. */
   get<R extends { dispose(): Promise<void> }>(key: unknown, create: () => R): R {
     let r = this.resources.get(key);
@@ -69,6 +82,9 @@ export class Session {
     await Promise.all(all.map((r) => r.dispose()));
   }
 }
+
+/** Receives the error of an element an operator dropped inside an `ignoreErrors()`. */
+export type ErrorSink = (e: unknown) => void;
 
 /** Wall clock in milliseconds; only called when a tracer is attached. */
 export const now: () => number = () => performance.now();

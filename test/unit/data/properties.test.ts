@@ -145,7 +145,9 @@ describe('plumber-data properties', () => {
     );
   });
 
-  it('interleaves round-robin over the cycle, refilling a finished slot in place', async () => {
+  // tf.data's order: a finished inner dataset ends its turn; its place is refilled with the next
+  // input's dataset, which takes that place's next turn (tf.data's blockLength example shows it).
+  it('interleaves round-robin over the cycle, refilling a finished slot in place for its next turn', async () => {
     const out = await from([
       ['a1', 'a2', 'a3'],
       ['b1'],
@@ -153,6 +155,6 @@ describe('plumber-data properties', () => {
     ])
       .interleave((xs) => from(xs), { cycleLength: 2 })
       .toArray();
-    assert.deepEqual(out, ['a1', 'b1', 'a2', 'c1', 'a3', 'c2']);
+    assert.deepEqual(out, ['a1', 'b1', 'a2', 'a3', 'c1', 'c2']);
   });
 });

@@ -87,8 +87,14 @@ export class Flatten implements Chunks<unknown> {
         return;
       }
     }
+    const err = new PipelineError(this.op, undefined, new TypeError(`flatMap's fn must return an array, an iterable, an async iterable or a Dataset, not ${r === null ? 'null' : typeof r}.`));
+    // Inside ignoreErrors the result is dropped like an element whose fn threw.
+    if (this.session.skip !== null) {
+      this.session.skip(err);
+      return;
+    }
     void this.return();
-    throw new PipelineError(this.op, undefined, new TypeError(`flatMap's fn must return an array, an iterable, an async iterable or a Dataset, not ${r === null ? 'null' : typeof r}.`));
+    throw err;
   }
 
   async return(): Promise<void> {

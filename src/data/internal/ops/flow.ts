@@ -3,7 +3,7 @@ import type { OpCounters } from '../../tracing';
 import { type Chunks, countProduced, type OpNode, pull, Sampler, type Session, Wakeup } from '../core';
 
 /** Shared bookkeeping: idempotent close that also stops the input. */
-abstract class Op<T> implements Chunks<T> {
+export abstract class Op<T> implements Chunks<T> {
   protected closing: Promise<void> | null = null;
   abstract next(hint: number): Promise<T[] | null>;
   protected abstract stop(): Promise<void>;

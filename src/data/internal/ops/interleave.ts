@@ -1,7 +1,8 @@
 /**
- * interleave(fn, { cycleLength, parallelism, deterministic }): up to cycleLength inner datasets
- * are open at once; elements are taken round-robin, one per inner dataset per turn, and an
- * exhausted inner dataset is replaced in place by the next input's. With deterministic order the
+ * interleave(fn, { cycleLength, blockLength, parallelism, deterministic }): up to cycleLength inner
+ * datasets are open at once; elements are taken round-robin, blockLength consecutive elements from
+ * one inner dataset per turn. An exhausted inner dataset ends its turn and is replaced in place by
+ * the next input's, which takes that place's next turn (tf.data's order). With deterministic order the
  * output depends only on the inputs and cycleLength; `parallelism` inner datasets are pulled
  * concurrently ahead of their turn.
  */
@@ -24,6 +25,8 @@ class Interleave implements Chunks<unknown> {
   private readonly s = new Sampler();
   private slots: Inner[] = [];
   private turn = 0;
+  /** Elements taken from the current turn's slot so far (a turn takes `block`). */
+  private taken = 0;
   private inputs: unknown[] = [];
   private ipos = 0;
   private index = 0;
@@ -38,6 +41,7 @@ class Interleave implements Chunks<unknown> {
     private readonly c: OpCounters | null,
     private readonly fn: (x: unknown) => unknown,
     private readonly cycle: number,
+    private readonly block: number,
     private readonly parallelism: number,
     private readonly deterministic: boolean,
     private readonly op: OpRef,
@@ -57,14 +61,20 @@ class Interleave implements Chunks<unknown> {
         const s = this.slots[i];
         if (s.pos < s.buf.length) {
           out.push(s.buf[s.pos++]);
-          this.turn = i + 1;
+          if (++this.taken >= this.block) {
+            this.turn = i + 1;
+            this.taken = 0;
+          } else this.turn = i;
           continue;
         }
         if (s.err !== null) throw s.err.e;
         if (s.done) {
-          // Replace in place with the next input's dataset, or drop the slot when inputs ran out.
+          // The turn ends; the place is refilled with the next input's dataset, which takes its next
+          // turn, or dropped when inputs ran out (the next place then takes the turn).
           await s.it.return();
-          if (!(await this.openSlot(i, true))) {
+          this.taken = 0;
+          if (await this.openSlot(i, true)) this.turn = i + 1;
+          else {
             this.slots.splice(i, 1);
             this.turn = i;
           }
@@ -117,7 +127,11 @@ class Interleave implements Chunks<unknown> {
       // Traced: operators the fn builds are recorded as nested in this interleave.
       it = chunksOf(this.c !== null ? withParent(this.op.key, () => this.fn(x)) : this.fn(x), null, this.op, this.session);
     } catch (e) {
-      throw asPipelineError(this.op, index, e);
+      const err = asPipelineError(this.op, index, e);
+      // Inside ignoreErrors an input whose fn threw is skipped: open the next one instead.
+      if (this.session.skip === null) throw err;
+      this.session.skip(err);
+      return this.openSlot(i, replace);
     }
     const s: Inner = { it, buf: [], pos: 0, done: false, pulling: false, err: null };
     if (replace) this.slots[i] = s;
@@ -168,7 +182,7 @@ class Interleave implements Chunks<unknown> {
   }
 }
 
-export function openInterleave(node: OpNode, session: Session, fn: (x: unknown) => unknown, cycle: number, parallelism: number, deterministic: boolean): Chunks<unknown> {
+export function openInterleave(node: OpNode, session: Session, fn: (x: unknown) => unknown, cycle: number, block: number, parallelism: number, deterministic: boolean): Chunks<unknown> {
   const input = node.inputs[0];
-  return new Interleave(input.open(session), input.counters, node.counters, fn, cycle, parallelism, deterministic, { kind: 'interleave', key: node.key, site: node.site }, session);
+  return new Interleave(input.open(session), input.counters, node.counters, fn, cycle, block, parallelism, deterministic, { kind: 'interleave', key: node.key, site: node.site }, session);
 }

@@ -5,7 +5,7 @@
  */
 import type { OpCounters } from '../../tracing';
 import { asPipelineError, PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, type ElementSampler, isThenable, now, Sampler } from '../core';
+import { type Chunks, countProduced, type ElementSampler, type ErrorSink, isThenable, now, Sampler } from '../core';
 import { withParent } from '../build';
 import type { FnEnv } from '../context';
 import { Engine, type Launcher } from './engine';
@@ -22,6 +22,8 @@ export interface MainMapOptions {
   parent?: string;
   /** The tracer's element sampler for this operator (see `Tracer.sample`). */
   sample?: ElementSampler | null;
+  /** Inside ignoreErrors: where a failing element's error goes (the element is dropped). */
+  skip?: ErrorSink | null;
 }
 
 export class MainMap implements Chunks<unknown> {
@@ -145,20 +147,22 @@ export class MainMap implements Chunks<unknown> {
     const n = chunk.length;
     this.index = base + n;
     if (this.c !== null) this.c.calls += n;
+    let w = 0;
     for (let i = 0; i < n; i++) {
       let r: unknown;
       try {
         r = this.useCtx ? fn(chunk[i], this.env.ctx(base + i)) : fn(chunk[i]);
       } catch (e) {
-        void this.return();
-        throw new PipelineError(this.op, base + i, e);
+        this.failed(e, base + i);
+        continue;
       }
       if (r !== null && (typeof r === 'object' || typeof r === 'function') && typeof (r as PromiseLike<unknown>).then === 'function') {
-        this.switchToEngine(chunk.slice(0, i), r as PromiseLike<unknown>, chunk[i], base + i, chunk.slice(i + 1));
+        this.switchToEngine(chunk.slice(0, w), r as PromiseLike<unknown>, chunk[i], base + i, chunk.slice(i + 1));
         return null;
       }
-      chunk[i] = r;
+      chunk[w++] = r;
     }
+    chunk.length = w;
     return chunk;
   }
 
@@ -176,8 +180,8 @@ export class MainMap implements Chunks<unknown> {
       try {
         r = this.useCtx ? fn(x, this.env.ctx(base + i)) : fn(x);
       } catch (e) {
-        void this.return();
-        throw new PipelineError(this.op, base + i, e);
+        this.failed(e, base + i);
+        continue;
       }
       if (r !== null && (typeof r === 'object' || typeof r === 'function') && typeof (r as PromiseLike<unknown>).then === 'function') {
         this.switchToEngine(chunk.slice(0, w), r as PromiseLike<unknown>, x, base + i, chunk.slice(i + 1));
@@ -187,6 +191,17 @@ export class MainMap implements Chunks<unknown> {
     }
     chunk.length = w;
     return chunk;
+  }
+
+  /** A sync call threw: inside ignoreErrors the element is dropped, else the pass fails. */
+  private failed(e: unknown, index: number): void {
+    const err = new PipelineError(this.op, index, e);
+    if (this.o.skip) {
+      this.o.skip(err);
+      return;
+    }
+    void this.return();
+    throw err;
   }
 
   private switchToEngine(done: unknown[], pending: PromiseLike<unknown>, x: unknown, index: number, rest: unknown[]): void {
@@ -205,13 +220,20 @@ export class MainMap implements Chunks<unknown> {
         const x = items[0];
         if (this.c !== null) this.c.calls++;
         const parent = this.o.parent;
-        // Untraced (no parent to record), no closure is made per call.
-        const r =
-          parent !== undefined
-            ? withParent(parent, () => (this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x)))
-            : this.useCtx
-              ? this.fn(x, this.env.ctx(base))
-              : this.fn(x);
+        let r: unknown;
+        try {
+          // Untraced (no parent to record), no closure is made per call.
+          r =
+            parent !== undefined
+              ? withParent(parent, () => (this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x)))
+              : this.useCtx
+                ? this.fn(x, this.env.ctx(base))
+                : this.fn(x);
+        } catch (e) {
+          if (!this.o.skip) throw e;
+          this.o.skip(new PipelineError(this.op, base, e));
+          return [];
+        }
         if (isThenable(r)) return this.settle(r, x, base);
         return this.o.filter ? (r ? [x] : []) : [r];
       },
@@ -232,7 +254,10 @@ export class MainMap implements Chunks<unknown> {
         return filter ? (v ? [x] : []) : [v];
       },
       (e: unknown) => {
-        throw new PipelineError(this.op, index, e);
+        const err = new PipelineError(this.op, index, e);
+        if (!this.o.skip) throw err;
+        this.o.skip(err);
+        return [];
       },
     );
   }
