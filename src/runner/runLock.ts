@@ -4,6 +4,12 @@
  * server, each CLI) takes an advisory lock file in the temp directory before it starts a runner,
  * and waits while another live process holds it. The file holds the holder's pid: a lock whose
  * holder died without releasing it (kill -9) is stale and taken over.
+ *
+ * Waiting is first come, first served: each waiter leaves a ticket (a file named by the time it
+ * started waiting) in a queue folder beside the lock, and only the oldest live ticket may take
+ * the lock. Without the queue a process that runs many profiles in a row (a benchmark, a plan's
+ * verification) took the lock back the instant it let it go, and a waiter polling every 200 ms
+ * could wait for all of them.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -42,7 +48,18 @@ function alive(pid: number): boolean {
 
 /** Locks this process holds, released on exit whatever the way out (process.exit, a signal the CLI turns into an exit). */
 const held = new Map<string, string>();
+/** Queue tickets this process holds while it waits, removed on exit likewise. */
+const tickets = new Set<string>();
 let exitHook = false;
+
+function hookExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const [t, f] of held) releaseIfOurs(f, t);
+    for (const t of tickets) fs.rmSync(t, { force: true });
+  });
+}
 
 function releaseIfOurs(file: string, token: string): void {
   try {
@@ -97,6 +114,35 @@ function tryTake(file: string, token: string): number | undefined {
   }
 }
 
+/** Tickets of waiting processes: `<ms since epoch, 15 digits>-<pid>-<uuid>`, oldest first by name. */
+function queueDir(file: string): string {
+  return `${file}.queue`;
+}
+
+function ticketPid(name: string): number | undefined {
+  const pid = Number(name.split('-')[1]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** Whether `ticket` is the oldest live ticket in the queue; tickets of dead processes are removed on the way. */
+function firstInQueue(dir: string, ticket: string): boolean {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).sort();
+  } catch {
+    return true;
+  }
+  for (const name of names) {
+    if (name === ticket) return true;
+    const pid = ticketPid(name);
+    if (pid !== undefined && alive(pid)) return false;
+    // A waiter that died (kill -9) left its ticket behind: it must not block the queue.
+    fs.rmSync(path.join(dir, name), { force: true });
+  }
+  // Our own ticket is gone (someone cleaned the temp folder): nobody is known to be ahead of us.
+  return true;
+}
+
 /** A held lock: call `release` once the run ends (calling it twice is fine). */
 export interface RunLock {
   release(): void;
@@ -111,30 +157,39 @@ export async function acquireRunLock(opts: { signal?: AbortSignal; onWait?(pid: 
   const file = opts.file ?? runLockPath();
   if (file === undefined) return undefined;
   const token = `${process.pid} ${randomUUID()}`;
+  const dir = queueDir(file);
+  const ticket = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${randomUUID()}`;
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, ticket), '');
+  tickets.add(path.join(dir, ticket));
+  const leaveQueue = (): void => {
+    tickets.delete(path.join(dir, ticket));
+    fs.rmSync(path.join(dir, ticket), { force: true });
+  };
+  hookExit();
   let lastHolder: number | undefined;
-  for (;;) {
-    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
-    const holder = tryTake(file, token);
-    if (holder === undefined) break;
-    if (holder !== lastHolder) opts.onWait?.(holder);
-    lastHolder = holder;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, POLL_MS);
-      function done(): void {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener('abort', done);
-        resolve();
-      }
-      opts.signal?.addEventListener('abort', done, { once: true });
-    });
+  try {
+    for (;;) {
+      if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
+      // A waiter behind an older ticket waits for its turn without touching the lock.
+      const holder = firstInQueue(dir, ticket) ? tryTake(file, token) : (holderOf(file) ?? -1);
+      if (holder === undefined) break;
+      if (holder !== lastHolder) opts.onWait?.(holder);
+      lastHolder = holder;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, POLL_MS);
+        function done(): void {
+          clearTimeout(timer);
+          opts.signal?.removeEventListener('abort', done);
+          resolve();
+        }
+        opts.signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  } finally {
+    leaveQueue();
   }
   held.set(token, file);
-  if (!exitHook) {
-    exitHook = true;
-    process.on('exit', () => {
-      for (const [t, f] of held) releaseIfOurs(f, t);
-    });
-  }
   let released = false;
   return {
     release() {

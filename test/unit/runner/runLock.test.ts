@@ -40,6 +40,7 @@ describe('one Plumber run at a time on this machine', function () {
     if (saved === undefined) delete process.env.PLUMBER_RUN_LOCK;
     else process.env.PLUMBER_RUN_LOCK = saved;
     fs.rmSync(lockFile, { force: true });
+    fs.rmSync(`${lockFile}.queue`, { recursive: true, force: true });
   });
 
   it('waits while another live process measures, says so with its pid, and starts only after it is gone', async () => {
@@ -137,5 +138,30 @@ describe('one Plumber run at a time on this machine', function () {
     assert.equal(fs.readFileSync(lockFile, 'utf8').split(' ')[0], String(process.pid));
     first.release();
     assert.ok(!fs.existsSync(lockFile));
+  });
+  it('serves waiters first come, first served: a holder that lets go and asks again goes behind the one already waiting', async () => {
+    const holder = (await acquireRunLock({ file: lockFile }))!;
+    const order: string[] = [];
+    let waiting!: () => void;
+    const isWaiting = new Promise<void>((r) => (waiting = r));
+    const waiter = acquireRunLock({ file: lockFile, onWait: () => waiting() }).then((l) => (order.push('waiter'), l!));
+    await isWaiting;
+    // A benchmark's next run: release and ask again at once.
+    holder.release();
+    const again = acquireRunLock({ file: lockFile }).then((l) => (order.push('holder again'), l!));
+    (await waiter).release();
+    (await again).release();
+    assert.deepEqual(order, ['waiter', 'holder again']);
+    // Nobody waits any more: the queue holds no ticket.
+    assert.deepEqual(fs.readdirSync(`${lockFile}.queue`), []);
+  });
+
+  it('does not let the ticket of a waiter that died block the queue', async () => {
+    fs.mkdirSync(`${lockFile}.queue`, { recursive: true });
+    fs.writeFileSync(path.join(`${lockFile}.queue`, '000000000000001-999999999-dead'), '');
+    const lock = await acquireRunLock({ file: lockFile });
+    assert.ok(lock);
+    lock.release();
+    assert.deepEqual(fs.readdirSync(`${lockFile}.queue`), []);
   });
 });
