@@ -3,6 +3,7 @@
  */
 import type { Analysis, Bottleneck, OpAnalysis } from '../shared/analysis';
 import type { Config } from './config';
+import { dataflowWords } from './dataflow';
 import { describeOp, formatRate, formatSeconds } from './describe';
 import type { Evaluation } from './evaluate';
 import type { Measured } from './measure';
@@ -23,8 +24,18 @@ function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; 
   return { id: best, value: bestValue, share: total > 0 ? bestValue / total : 0 };
 }
 
-/** Why the pipeline is slow, in one sentence: the binding bound, named after the operator that uses most of it. */
+/**
+ * Why the pipeline is slow: the binding bound, named after the operator that uses most of it, and
+ * how the DAG shapes it (the mixture share its branch supplies, work a later shard throws away).
+ */
 export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
+  const b = bindingBottleneck(m, ev);
+  const more = b.opId !== undefined ? dataflowWords(m, b.opId, ev.binding.rate) : '';
+  return more ? { ...b, reason: `${b.reason} ${more}` } : b;
+}
+
+/** The binding bound in one sentence, named after the operator that uses most of it. */
+function bindingBottleneck(m: Measured, ev: Evaluation): Bottleneck {
   const b = ev.binding;
   if (!Number.isFinite(b.rate)) return { resource: b.resource, reason: b.detail };
   const eff = (id: string) => ev.eff.get(id);

@@ -27,7 +27,14 @@ export interface CacheChoice {
   notes: string[];
 }
 
-const notCacheable = new Set(['repeat', 'prefetch', 'cache', 'shuffle']);
+/**
+ * Never a cache point: buffers and repeats, a shuffle, and operators whose elements are inner
+ * datasets (window, groupByWindow): their bytes are not measured, so the cache's size is unknown.
+ */
+const notCacheable = new Set(['repeat', 'prefetch', 'cache', 'shuffle', 'window', 'groupByWindow']);
+
+/** Operators that draw randomness by what they do: a shuffle reorders, a sampling mixture draws each element's input. */
+const RANDOM_KINDS = new Set(['shuffle', 'sampleFromDatasets']);
 
 /**
  * True when `om` draws randomness by any source: the library's own flag (`op.random`: a shuffle,
@@ -35,12 +42,13 @@ const notCacheable = new Set(['repeat', 'prefetch', 'cache', 'shuffle']);
  * the static graph (`randomOps`: `Math.random`, crypto, calls into fns that do).
  */
 export function isRandom(om: OpMeasure, randomOps: ReadonlySet<string>): boolean {
-  return om.op.random || om.op.randomObserved === true || om.op.kind === 'shuffle' || randomOps.has(om.op.id);
+  return om.op.random || om.op.randomObserved === true || RANDOM_KINDS.has(om.op.kind) || randomOps.has(om.op.id);
 }
 
 /** Why an op counts as random, for a note. */
 function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
   if (om.op.kind === 'shuffle') return 'it shuffles';
+  if (om.op.kind === 'sampleFromDatasets') return 'it draws the input of each element at random';
   if (randomOps.has(om.op.id)) return 'its source draws random numbers';
   if (om.op.randomObserved === true) return 'it gave two different results for the same element';
   return 'the library marks it random';

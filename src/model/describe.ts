@@ -16,7 +16,16 @@ export function describeOp(op: OpProfile): string {
     case 'interleave':
       return op.fnName ? `interleave(${op.fnName})` : 'interleave';
     case 'batch':
-      return k.batchSize !== undefined ? `batch(${k.batchSize})` : 'batch';
+    case 'paddedBatch':
+    case 'rebatch':
+    case 'window':
+      return k.batchSize !== undefined ? `${op.kind}(${k.batchSize})` : op.kind;
+    case 'shard':
+      return k.numShards !== undefined ? `shard(${k.numShards}, ${k.shardIndex ?? 0})` : 'shard';
+    case 'scan':
+    case 'groupByWindow':
+    case 'bucketBySequenceLength':
+      return op.fnName ? `${op.kind}(${op.fnName})` : op.kind;
     case 'prefetch':
     case 'shuffle':
       return k.bufferSize !== undefined ? `${op.kind}(${k.bufferSize})` : op.kind;
@@ -87,6 +96,12 @@ export function formatNumber(x: number): string {
   if (a >= 10) return String(Math.round(x * 10) / 10);
   if (a >= 1) return String(Math.round(x * 100) / 100);
   return String(Number(x.toPrecision(2)));
+}
+
+/** A fraction as a percentage a person reads: 0.5%, 12%, 40%. */
+export function formatPercent(x: number): string {
+  const p = x * 100;
+  return p < 1 && p > 0 ? `${Number(p.toPrecision(1))}%` : `${Math.round(p)}%`;
 }
 
 /** "a", "a and b", "a, b and c". */

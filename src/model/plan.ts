@@ -15,6 +15,7 @@ import type { KnobOverride, Overrides } from '../shared/profile';
 import { allocate, hedge, type Limits } from './allocate';
 import { bottleneckOf } from './analyze';
 import { chooseCache, type CacheCandidate } from './cache';
+import { shardNotes } from './dataflow';
 import { applyOverrides, cloneConfig, configFromProfile, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatRate, formatSeconds } from './describe';
@@ -112,6 +113,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
 
   const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
   notes.push(...cacheChoice.notes);
+  notes.push(...shardNotes(m));
   const withoutCache = searchMoves(m, base, r);
   let chosen = withoutCache;
   let cache: CacheCandidate | undefined;

@@ -4,6 +4,7 @@
  * points at the other operators involved.
  */
 import type { GraphOp, PipelineGraph } from '../../engine/graph/types';
+import { formatPercent } from '../../model/describe';
 
 export type LintSeverity = 'warning' | 'information';
 
@@ -51,12 +52,6 @@ const EXPENSIVE_BEFORE_SHARD = new Set(['map', 'flatMap', 'interleave', 'files']
 /** "1 in 4", "3 in 4": the share of elements a shard keeps or drops, in words. */
 function shareWords(kept: number, of: number): string {
   return `${kept} in ${of}`;
-}
-
-/** A fraction as a percentage a person reads: 0.5%, 12%, 40%. */
-export function percent(x: number): string {
-  const p = x * 100;
-  return p < 1 ? `${Number(p.toPrecision(1))}%` : `${Math.round(p)}%`;
 }
 
 /**
@@ -248,7 +243,7 @@ export function smallShuffle(op: GraphOp, buffer: number, size: number, known: s
   return {
     rule: 'plumber/shuffle-buffer-small',
     severity: 'information',
-    message: `shuffle(${buffer}) holds ${percent(buffer / size)} of the ${size.toLocaleString('en-US')} elements it shuffles (${known}): each element is drawn from a window of ${buffer.toLocaleString('en-US')}, so it stays near where it was read and an epoch's first batches come mostly from the start of the data. Shuffle quality suffers (models can lose accuracy to this): raise the buffer toward ${size.toLocaleString('en-US')}, or shuffle the file list before reading.`,
+    message: `shuffle(${buffer}) holds ${formatPercent(buffer / size)} of the ${size.toLocaleString('en-US')} elements it shuffles (${known}): each element is drawn from a window of ${buffer.toLocaleString('en-US')}, so it stays near where it was read and an epoch's first batches come mostly from the start of the data. Shuffle quality suffers (models can lose accuracy to this): raise the buffer toward ${size.toLocaleString('en-US')}, or shuffle the file list before reading.`,
     op,
     related: [],
   };

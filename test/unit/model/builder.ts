@@ -2,7 +2,8 @@
  * Hand-built profiles for the model's tests. Each op is described by what it costs per call; the
  * builder fills in the counters the library would record for a run that delivered `rootElements`
  * elements, working upstream from the root (batch(n) pulls n per output, filter(keep) pulls
- * 1/keep, flatMap(out) pulls 1/out), so tests can compute the right answers by hand.
+ * 1/keep, flatMap(out) pulls 1/out, shard(n) pulls n, a mixture takes each input's share), so tests
+ * can compute the right answers by hand.
  *
  * Counters follow tracing.ts: `selfSeconds` is main-thread own time (the fn's sync time plus
  * bookkeeping per produced element), `workerCpuSeconds` is worker CPU, `dispatchSeconds` is the
@@ -50,6 +51,18 @@ export interface OpSpec {
   /** Bytes read from disk per produced element. */
   diskBytes?: number;
   overridden?: boolean;
+  /** sampleFromDatasets / chooseFromDatasets: the share of elements taken from each data input, in input order. */
+  shares?: number[];
+  /** sampleFromDatasets: the weights knob the library records. */
+  weights?: number[];
+  /** shard(numShards, shardIndex): it pulls numShards elements per element it hands on. */
+  numShards?: number;
+  shardIndex?: number;
+  /** window, rebatch, paddedBatch, bucketBySequenceLength, groupByWindow: input elements per output, as measured. */
+  pullsPerOutput?: number;
+  /** paddedBatch / bucketBySequenceLength: positions per input element (padding included) and the padded share of them. */
+  positionsPerElement?: number;
+  paddedShare?: number;
 }
 
 export interface RunSpec {
@@ -129,15 +142,22 @@ export class ProfileBuilder {
       const s = this.specs[i];
       if (!known[i] && s.parent !== undefined) produced[i] = produced[s.parent];
       let ratio = 1;
-      if (s.kind === 'batch') ratio = s.batchSize ?? 1;
-      else if (s.kind === 'filter') ratio = 1 / (s.keep ?? 1);
+      if (s.pullsPerOutput !== undefined) ratio = s.pullsPerOutput;
+      else if (s.kind === 'batch' || s.kind === 'paddedBatch' || s.kind === 'rebatch') ratio = s.batchSize ?? 1;
+      else if (s.kind === 'filter' || s.kind === 'ignoreErrors') ratio = 1 / (s.keep ?? 1);
       else if (s.kind === 'flatMap' || s.kind === 'interleave') ratio = 1 / (s.out ?? 1);
+      else if (s.kind === 'shard') ratio = s.numShards ?? 1;
       const ins = inputsOf(i);
       pulled[i] = ins.length === 0 ? 0 : Math.round(produced[i] * ratio);
-      for (const j of ins) {
-        produced[j] = pulled[i];
+      // A mixture takes each element from one data input, by its share; chooseFromDatasets also
+      // pulls one choice per element from its last input.
+      const mixture = s.kind === 'sampleFromDatasets' || s.kind === 'chooseFromDatasets';
+      const data = mixture && s.kind === 'chooseFromDatasets' ? ins.slice(0, -1) : ins;
+      ins.forEach((j) => {
+        const k = data.indexOf(j);
+        produced[j] = mixture && k >= 0 ? Math.round(pulled[i] * (s.shares?.[k] ?? 1 / data.length)) : pulled[i];
         known[j] = true;
-      }
+      });
     }
     const seconds = run.rootElements / run.rate;
     let claimedMain = 0;
@@ -166,6 +186,11 @@ export class ProfileBuilder {
       c.bytesProduced = produced[i] * (s.bytes ?? 0);
       c.diskBytesRead = produced[i] * (s.diskBytes ?? 0);
       c.filesRead = s.kind === 'files' ? produced[i] : 0;
+      if (s.kind === 'ignoreErrors') c.errorsSkipped = pulled[i] - produced[i];
+      if (s.positionsPerElement !== undefined) {
+        c.totalPositions = pulled[i] * s.positionsPerElement;
+        c.paddedPositions = Math.round(c.totalPositions * (s.paddedShare ?? 0));
+      }
       claimedMain += c.selfSeconds + c.dispatchSeconds;
       worker += c.workerCpuSeconds;
       const knobs: OpKnobs = {};
@@ -178,6 +203,11 @@ export class ProfileBuilder {
       if (s.count !== undefined) knobs.count = s.count;
       if (s.kind === 'interleave') knobs.cycleLength = s.cycleLength ?? 2;
       if (s.kind === 'cache') knobs.cacheMemory = true;
+      if (s.numShards !== undefined) {
+        knobs.numShards = s.numShards;
+        knobs.shardIndex = s.shardIndex ?? 0;
+      }
+      if (s.weights !== undefined) knobs.weights = s.weights;
       return {
         id: ProfileBuilder.id(i),
         kind: s.kind,
