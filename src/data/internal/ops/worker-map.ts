@@ -55,6 +55,8 @@ interface TaskTiming {
   messagingSeconds: number;
   /** Seconds the fn ran. */
   fnSeconds: number;
+  /** Main-thread seconds spent posting the task and taking in its result. */
+  dispatchSeconds: number;
   /** Estimated bytes per element, input plus result. */
   bytesPerElement: number;
 }
@@ -106,6 +108,8 @@ function fitLine(ts: readonly TaskTiming[]): { fixed: number; perElement: number
 export class ChunkSizer {
   private readonly timings: TaskTiming[] = [];
   private fixed = 0;
+  /** The least main-thread time any task of the pass took: a fixed cost measured directly, which the fit may not undercut. */
+  private minDispatch = Infinity;
   private perElementMessaging = 0;
   private target = 1;
   private turn = 0;
@@ -130,6 +134,9 @@ export class ChunkSizer {
       // until chunks of other sizes separate the two).
       this.fixed = median(this.timings.map((x) => x.messagingSeconds));
     }
+    // A noisy fit can put the intercept at zero, which would shrink tasks to one element.
+    this.minDispatch = Math.min(this.minDispatch, t.dispatchSeconds);
+    this.fixed = Math.max(this.fixed, this.minDispatch);
     let fnSeconds = 0;
     let elements = 0;
     let bytes = 0;
@@ -169,18 +176,37 @@ function workerFile(): string {
   return candidates[0];
 }
 
-/** Inputs that may be moved rather than copied: buffers of Batches this library stacked. */
-function batchBuffers(items: unknown[]): ArrayBuffer[] {
+/** A whole, unshared buffer under `v` (a view covering all of it), or null: only those can move. */
+function wholeBuffer(v: unknown): ArrayBuffer | null {
+  if (!ArrayBuffer.isView(v)) return null;
+  const buf = v.buffer;
+  return buf instanceof ArrayBuffer && v.byteOffset === 0 && v.byteLength === buf.byteLength ? buf : null;
+}
+
+/**
+ * Which inputs this library made for the worker map alone, so their buffers may move to the
+ * worker instead of being copied: the stacked buffers of batch() (a Batch, or an object of them),
+ * and the bytes files() read. Anything else — above all a typed array the caller passed in, or an
+ * element a user fn has seen (a main-thread map or filter in between) — is copied, since moving
+ * would detach it under whoever still holds it.
+ */
+type InputOwner = 'batch' | 'files' | null;
+
+/** The buffers of `items` that may move, by who made them (see InputOwner). */
+function ownBuffers(items: unknown[], owner: InputOwner): ArrayBuffer[] {
   const out = new Set<ArrayBuffer>();
-  const add = (b: unknown): void => {
-    if (b instanceof Batch) {
-      const buf = b.data.buffer;
-      if (buf instanceof ArrayBuffer && b.data.byteOffset === 0 && b.data.byteLength === buf.byteLength) out.add(buf);
-    }
+  const add = (b: ArrayBuffer | null): void => {
+    if (b !== null) out.add(b);
   };
   for (const x of items) {
-    add(x);
-    if (x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === Object.prototype) for (const k in x) add((x as Record<string, unknown>)[k]);
+    if (owner === 'batch') {
+      if (x instanceof Batch) add(wholeBuffer(x.data));
+      else if (x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === Object.prototype)
+        for (const k in x) {
+          const v = (x as Record<string, unknown>)[k];
+          if (v instanceof Batch) add(wholeBuffer(v.data));
+        }
+    } else if (owner === 'files' && x !== null && typeof x === 'object') add(wholeBuffer((x as { bytes?: unknown }).bytes));
   }
   return [...out];
 }
@@ -231,7 +257,7 @@ class WorkerMap implements Chunks<unknown> {
     private readonly c: OpCounters | null,
     private readonly cfg: WorkerMapConfig,
     private readonly op: OpRef,
-    private readonly transferInputs: boolean,
+    private readonly inputOwner: InputOwner,
     private readonly session: Session,
     private readonly node: OpNode,
     /** Elements the input holds in one pass, when known. */
@@ -299,9 +325,9 @@ class WorkerMap implements Chunks<unknown> {
     };
     const c = this.c;
     const postedAt = performance.timeOrigin + performance.now();
-    // Inputs move only when the library made them for this pass (see openWorkerMap); a filter hands
+    // Inputs move only when the library made them for this map (see InputOwner); a filter hands
     // its inputs on, so they must stay here.
-    const transferList = this.transferInputs && this.cfg.mode !== 'filter' ? batchBuffers(items) : [];
+    const transferList = this.inputOwner !== null && this.cfg.mode !== 'filter' ? ownBuffers(items, this.inputOwner) : [];
     let p: Promise<WorkerResult>;
     try {
       p = entry.pool.run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
@@ -309,12 +335,13 @@ class WorkerMap implements Chunks<unknown> {
       throw this.sendFailure(e, items, base);
     }
     this.launched += items.length;
+    const postSeconds = (performance.timeOrigin + performance.now() - postedAt) / 1000;
     if (c !== null) {
       c.workerTasks++;
-      c.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
+      c.dispatchSeconds += postSeconds;
     }
     return p.then(
-      (r) => this.receive(r, items, base, postedAt),
+      (r) => this.receive(r, items, base, postedAt, postSeconds),
       (e: unknown) => {
         throw this.sendFailure(e, items, base);
       },
@@ -353,10 +380,9 @@ class WorkerMap implements Chunks<unknown> {
     return new PipelineError(this.op, undefined, e, `${this.opName}: a worker thread failed on ${which}: ${describeThrown(e)}. ${hint}`);
   }
 
-  private receive(r: WorkerResult, items: unknown[], base: number, postedAt: number): unknown[] {
+  private receive(r: WorkerResult, items: unknown[], base: number, postedAt: number, postSeconds: number): unknown[] {
     const c = this.c;
-    const t0 = c === null ? 0 : now();
-    this.measure(r, items, postedAt);
+    const t0 = now();
     if (c !== null) c.workerCpuSeconds += r.cpuSeconds;
     if (r.random) this.cfg.env.markRandom();
     if (r.loadError !== undefined) {
@@ -389,9 +415,11 @@ class WorkerMap implements Chunks<unknown> {
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
     else result = out;
+    const takeSeconds = (now() - t0) / 1000;
+    this.measure(r, items, postedAt, postSeconds + takeSeconds);
     if (c !== null) {
       c.calls += items.length;
-      c.dispatchSeconds += (now() - t0) / 1000;
+      c.dispatchSeconds += takeSeconds;
     }
     return result;
   }
@@ -401,7 +429,7 @@ class WorkerMap implements Chunks<unknown> {
    * wait behind the thread's previous task, is what messaging cost (clocks of both threads count
    * ms since the epoch). Elements are sized from the first of each task, which costs two small walks.
    */
-  private measure(r: WorkerResult, items: unknown[], postedAt: number): void {
+  private measure(r: WorkerResult, items: unknown[], postedAt: number, dispatchSeconds: number): void {
     const receivedAt = performance.timeOrigin + performance.now();
     const free = this.threadFree.get(r.thread) ?? postedAt;
     this.threadFree.set(r.thread, r.endedAt);
@@ -412,6 +440,7 @@ class WorkerMap implements Chunks<unknown> {
       elements: items.length,
       messagingSeconds: messaging,
       fnSeconds: r.fnSeconds,
+      dispatchSeconds,
       bytesPerElement: estimateBytes(items[0]) + (first === undefined ? 0 : estimateBytes(first)),
     });
   }
@@ -423,9 +452,10 @@ class WorkerMap implements Chunks<unknown> {
 
 export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConfig): Chunks<unknown> {
   const input = node.inputs[0];
-  // Walk through operators that pass elements along unchanged, to the one that made them.
+  // Walk through operators that hand elements on unseen by user code, to the one that made them.
+  // A filter is not one of them: its fn saw (and may have kept) each element.
   let maker: OpNode = input;
-  while (['filter', 'take', 'skip', 'prefetch', 'shuffle'].includes(maker.kind) && maker.inputs.length === 1 && !(maker.kind === 'filter' && maker.info?.placement === 'worker')) maker = maker.inputs[0];
-  const transferInputs = maker.kind === 'batch';
-  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, transferInputs, session, node, input.cardinality);
+  while (['take', 'skip', 'prefetch', 'shuffle'].includes(maker.kind) && maker.inputs.length === 1) maker = maker.inputs[0];
+  const owner: InputOwner = maker.kind === 'batch' ? 'batch' : maker.kind === 'files' ? 'files' : null;
+  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, owner, session, node, input.cardinality);
 }
