@@ -32,6 +32,7 @@ export const PLAN_FLAGS: Record<string, FlagSpec> = {
   ...RUN_FLAGS,
   cores: { value: true },
   'memory-budget': { value: true },
+  'target-rate': { value: true },
   passes: { value: true },
   'no-verify': { value: false },
 };
@@ -46,6 +47,8 @@ export function modelOptionsOf(p: Parsed): ModelOptions {
   if (cores !== undefined) options.cores = cores;
   const budgetMB = numberFlag(p, 'memory-budget', { min: 0 });
   if (budgetMB !== undefined) options.memoryBudgetBytes = budgetMB * 2 ** 20;
+  const targetRate = numberFlag(p, 'target-rate', { min: 0, exclusiveMin: true });
+  if (targetRate !== undefined) options.targetRate = targetRate;
   return options;
 }
 

@@ -22,7 +22,9 @@ const PLAN_OPTIONS = `  --passes N             profile runs before verification:
   --no-verify            keep the model's plan without measuring it against the pipeline as
                          written (faster; the figure is then only an estimate)
   --cores N              plan for N cores (default: the cores free while the pipeline ran)
-  --memory-budget MB     memory a cache may use (default: half the free memory)`;
+  --memory-budget MB     memory a cache may use (default: half the free memory)
+  --target-rate N        a root rate that is enough (el/s): the plan stops there, and says how many
+                         cluster workers a stage on a cluster needs to reach it`;
 
 export const HELP: Record<string, string> = {
   main: `plumber — find and remove the bottleneck of a TypeScript input pipeline

@@ -182,6 +182,9 @@ export interface OpCounters {
   remoteQueueWaitSeconds?: number;
   /** Sum over calls of the rest of each call's latency: the network and Redis round trip. */
   remoteRoundTripSeconds?: number;
+  /** Jobs the workers completed, and the seconds their slots were held for them (the fn, the job's Redis round trips, completing it and taking the next): a worker serves at most its concurrency × jobs ÷ seconds. */
+  remoteSlotJobs?: number;
+  remoteSlotSeconds?: number;
   /** Bytes of serialised elements sent to workers and of results received. */
   bytesShipped?: number;
 }

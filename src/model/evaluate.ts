@@ -20,6 +20,7 @@ import type { Bound, Resource } from '../shared/analysis';
 import { MODEL_CONSTANTS as C } from './constants';
 import { outerOf, type Config } from './config';
 import { coresGot, type Contention, type CoreBudget } from './cores';
+import { clusterBounds } from './cluster';
 import { describeOp, formatRate, formatSeconds, listWords } from './describe';
 import { latencyAt, nesting, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
@@ -79,7 +80,8 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     const f = cached.has(id) ? 0 : 1;
     let overhead = om.overheadPerRoot;
     let main = om.selfPerRoot + om.dispatchPerRoot + overhead;
-    let worker = om.workerPerRoot;
+    // A cluster op's worker CPU is spent on other hosts: it takes nothing from this machine's cores.
+    let worker = om.op.placement === 'remote' ? 0 : om.workerPerRoot;
     if (c.placement === 'worker' && om.op.placement === 'main') {
       // Moving a sync fn to workers: its own time becomes worker CPU; the main thread keeps its
       // bookkeeping and pays a dispatch per task (several small elements share one task) and its
@@ -278,7 +280,9 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     const name = label(m, id);
     const perCall = (total: number, calls: number) =>
       calls > 0 && Math.abs(calls - 1) > 1e-9 ? ` (${formatSeconds(total / calls)} per call × ${Number(calls.toPrecision(3))} calls)` : '';
-    if (c.placement === 'worker' && e.worker > 0) {
+    if (om.op.placement === 'remote') {
+      bounds.push(...clusterBounds(om.op, om.callsPerRoot * e.factor, c.concurrency, name));
+    } else if (c.placement === 'worker' && e.worker > 0) {
       // Each busy thread gets an equal share of the cores the configuration gets.
       const p = shared ? (c.concurrency * cores) / threads : Math.min(c.concurrency, cores);
       const rate = p / e.worker;

@@ -12,6 +12,7 @@ import { applyOverrides, configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
+import { clusterCapacities } from './cluster';
 import { measure } from './measure';
 import { efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerVerdict } from './trainer';
@@ -48,6 +49,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   if (m.rootElements <= 0) return { ...emptyAnalysis(m, r.cores), ...coresInfo };
   const cfg = configFromProfile(m);
   const ev = evaluate(m, cfg, coreBudget(r));
+  const capacity = clusterCapacities(m, cfg, ev, options?.targetRate);
   const bottleneck = bottleneckOf(m, ev);
   const trainer = profile.trainer ? trainerVerdict(profile, options) : undefined;
   return {
@@ -59,6 +61,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
     bounds: ev.bounds,
     ops: opAnalyses(m, cfg, ev, bottleneck),
     cores: r.cores,
+    ...(capacity.length > 0 ? { capacity } : {}),
   };
 }
 
@@ -88,7 +91,11 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
       coresNote: r.coresNote,
     };
   }
-  return planMeasured(m, r);
+  const planned = planMeasured(m, r);
+  // Stages on a cluster: how many workers like those measured the target (or the rest of the pipeline) needs.
+  const measuredCfg = configFromProfile(m);
+  const capacity = clusterCapacities(m, measuredCfg, evaluate(m, measuredCfg, coreBudget(r)), r.targetRate);
+  return capacity.length > 0 ? { ...planned, capacity, notes: [...(planned.notes ?? []), ...capacity.map((c) => c.summary)] } : planned;
 }
 
 /**

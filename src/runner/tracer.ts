@@ -12,8 +12,10 @@ import { estimateBytes } from '../data/internal/core';
 /** Operators that hand their input's elements on one for one. */
 const PASS_THROUGH = new Set<OpKind>(['prefetch', 'take', 'skip', 'repeat', 'shuffle', 'cache']);
 
+/** The optional counters of cluster ops (see OpCounters). */
+const REMOTE_COUNTERS = ['remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteServiceSeconds', 'remoteQueueWaitSeconds', 'remoteRoundTripSeconds', 'remoteSlotJobs', 'remoteSlotSeconds', 'bytesShipped'] as const;
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
-const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater']);
+const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater', 'remoteWorkers', 'remoteConcurrency', 'remoteCores']);
 
 interface Entry {
   info: OpInfo;
@@ -156,7 +158,7 @@ export class RunnerTracer implements Tracer {
   /** Sum of a counter over every operator, in the measured window. */
   total(name: keyof OpCounters): number {
     let sum = 0;
-    for (const [key, e] of this.entries) sum += e.counters[name] - (this.baseline.get(key)?.[name] ?? 0);
+    for (const [key, e] of this.entries) sum += (e.counters[name] ?? 0) - (this.baseline.get(key)?.[name] ?? 0);
     return sum;
   }
 
@@ -174,7 +176,12 @@ export class RunnerTracer implements Tracer {
       const base = this.baseline.get(key);
       const window = newCounters();
       for (const name of Object.keys(window) as (keyof OpCounters)[]) {
-        window[name] = MAX_COUNTERS.has(name) || !base ? counters[name] : counters[name] - base[name];
+        window[name] = MAX_COUNTERS.has(name) || !base ? (counters[name] ?? 0) : (counters[name] ?? 0) - (base[name] ?? 0);
+      }
+      // Optional counters (a cluster op's) are reported only by the operators that keep them.
+      for (const name of REMOTE_COUNTERS) {
+        const v = counters[name];
+        if (v !== undefined) window[name] = MAX_COUNTERS.has(name) || !base ? v : v - (base[name] ?? 0);
       }
       const fnModule = info.fnModule ?? (info.fn ? fnModules.get(info.fn) : undefined);
       const op: OpProfile = {

@@ -81,6 +81,8 @@ export interface Analysis {
   coresNote?: string;
   /** For a training profile (`profile.trainer`): how input-bound the loop is and what would feed it. */
   trainer?: TrainerVerdict;
+  /** Stages placed on a cluster: their capacity and the workers a target rate needs. */
+  capacity?: ClusterCapacity[];
 }
 
 /**
@@ -183,6 +185,8 @@ export interface Plan {
   verification?: Verification;
   /** For a training profile: the loop's verdict (see `TrainerVerdict`); the plan then targets the trainer's rate. */
   trainer?: TrainerVerdict;
+  /** Stages placed on a cluster: their capacity and the workers a target rate needs (see `ClusterCapacity`). */
+  capacity?: ClusterCapacity[];
 }
 
 /** A measured rate with its spread: root elements per second over repeated windows. */
@@ -226,6 +230,36 @@ export interface Verification {
   summary: string;
   /** Wall seconds the verification runs took. */
   seconds: number;
+}
+
+/**
+ * A stage placed on a cluster (placement 'remote'): what the workers measured give, and how many
+ * workers like them a target rate needs (issue 12). Rates are of the pipeline's root elements.
+ */
+export interface ClusterCapacity {
+  opId: string;
+  /** The cluster's name (`connect({ name })`). */
+  cluster?: string;
+  /** Worker processes that served the op during the run. */
+  workersSeen: number;
+  /** Root elements per second one worker like those measured can serve (its concurrency over the fn's time, or its cores over the fn's CPU, whichever is less). */
+  perWorkerRate: number;
+  /** The bound of the workers seen together. */
+  capacityRate: number;
+  /** The bound of the calls in flight (the map's parallelism) over each call's service plus round trip. */
+  inFlightRate: number;
+  /** Per call: the fn's time in the worker, the time waiting in the queue, and the network and Redis round trip (seconds). */
+  serviceSeconds: number;
+  queueWaitSeconds: number;
+  roundTripSeconds: number;
+  /** The rate asked about: `targetRate` when given, else the rate at which the next bound of the pipeline binds. */
+  targetRate: number;
+  /** Workers like the ones measured that reach `targetRate` (Infinity when the target is unreachable). */
+  workersNeeded: number;
+  /** Calls in flight (parallelism) that reach `targetRate` at the measured service and round trip. */
+  parallelismNeeded: number;
+  /** "To reach 800 el/s, map(decode) needs 4 workers like the ones measured (200 el/s each) and parallelism ≥ 18." */
+  summary: string;
 }
 
 /** The key a change is known by across passes and verification: `kind:opId`. */

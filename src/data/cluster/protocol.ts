@@ -55,6 +55,13 @@ export interface WorkerStamp {
   cpuSeconds: number;
   /** Seconds since the worker started, on its own clock. */
   uptimeSeconds: number;
+  /**
+   * Jobs the worker has completed, and the seconds their slots were held in all (from BullMQ's
+   * `processedOn` to `finishedOn`: the fn, the job's Redis round trips, completing it and taking
+   * the next). Cumulative, so the consumer counts the difference between two stamps.
+   */
+  jobsDone: number;
+  slotSeconds: number;
 }
 
 /** One result, as pushed to the run's list. Exactly one of `value`, `error` is meaningful. */

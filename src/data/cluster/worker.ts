@@ -88,10 +88,12 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   const conn = new Redis(o.redis, { maxRetriesPerRequest: null });
   conn.on('error', () => undefined);
   let served = 0;
+  let jobsDone = 0;
+  let slotSeconds = 0;
 
   const stamp = (): WorkerStamp => {
     const u = process.cpuUsage();
-    return { id, concurrency, cores, cpuSeconds: (u.user + u.system) / 1e6, uptimeSeconds: Number(process.hrtime.bigint() - started) / 1e9 };
+    return { id, concurrency, cores, cpuSeconds: (u.user + u.system) / 1e6, uptimeSeconds: Number(process.hrtime.bigint() - started) / 1e9, jobsDone, slotSeconds };
   };
 
   const processJob = async (job: Job<JobData>): Promise<void> => {
@@ -145,6 +147,12 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
     maxStalledCount: 1000,
   });
   worker.on('error', (e: unknown) => log(`worker ${id}: ${describeThrown(e)}`));
+  worker.on('completed', (job: Job<JobData>) => {
+    if (job.processedOn !== undefined && job.finishedOn !== undefined) {
+      jobsDone++;
+      slotSeconds += (job.finishedOn - job.processedOn) / 1000;
+    }
+  });
   await worker.waitUntilReady();
   log(`plumber-data worker ${id}: serving cluster '${o.name}' at ${o.redis.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')} with ${o.module} (${fns.join(', ') || 'no function exports'}), concurrency ${concurrency}`);
   const reportMs = o.reportMs ?? 5000;

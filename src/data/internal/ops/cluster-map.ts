@@ -41,6 +41,8 @@ interface Pending {
 
 interface SeenWorker {
   cpuSeconds: number;
+  jobsDone: number;
+  slotSeconds: number;
   concurrency: number;
   host: string;
   cores: number;
@@ -280,10 +282,17 @@ class ClusterMap implements Chunks<unknown> {
     const w = r.worker;
     const seen = this.workers.get(w.id);
     if (seen === undefined) {
-      this.workers.set(w.id, { cpuSeconds: w.cpuSeconds, concurrency: w.concurrency, host: w.id.slice(0, w.id.lastIndexOf(':')), cores: w.cores });
+      this.workers.set(w.id, { cpuSeconds: w.cpuSeconds, jobsDone: w.jobsDone, slotSeconds: w.slotSeconds, concurrency: w.concurrency, host: w.id.slice(0, w.id.lastIndexOf(':')), cores: w.cores });
     } else {
+      // Stamps of one worker may arrive out of order (its jobs finish concurrently): count only growth.
       if (c !== null && w.cpuSeconds > seen.cpuSeconds) c.workerCpuSeconds += w.cpuSeconds - seen.cpuSeconds;
-      seen.cpuSeconds = w.cpuSeconds;
+      if (c !== null && w.jobsDone > seen.jobsDone) {
+        c.remoteSlotJobs = (c.remoteSlotJobs ?? 0) + (w.jobsDone - seen.jobsDone);
+        c.remoteSlotSeconds = (c.remoteSlotSeconds ?? 0) + (w.slotSeconds - seen.slotSeconds);
+        seen.jobsDone = w.jobsDone;
+        seen.slotSeconds = w.slotSeconds;
+      }
+      seen.cpuSeconds = Math.max(seen.cpuSeconds, w.cpuSeconds);
     }
     if (c === null) return;
     const latency = (now() - t0) / 1000;

@@ -1,0 +1,218 @@
+/**
+ * The cluster benchmark: `npm run bench:cluster -- [--json] [--quick]`.
+ *
+ * Starts its own redis-server on a free loopback port and worker processes through the real
+ * `plumber-data worker` bin (the built package, as users run it), and ends all of them.
+ * - scaling: 1, 2, 4, 8 workers (`--quick`: 1, 2, 4), each with `--concurrency C`, on a stage of
+ *   20 ms awaited work per element; goal: rate with K ≥ 0.85 × K × rate with 1. `predicted` is the
+ *   model's bound for K workers (src/model/cluster.ts) from the profile taken with 1 worker.
+ * - cluster-overhead: the same fn as a local async map at the same parallelism, and on a cluster
+ *   with as many worker slots; msPerElement is the wall time per element the cluster adds.
+ * - cluster-fault: a worker killed (SIGKILL) every second and replaced, over 2,000 elements:
+ *   every element arrives once, in order.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, range } from '../../src/data/index';
+import { newCounters, TRACER_KEY, type OpCounters, type Tracer } from '../../src/data/tracing';
+import { clusterBounds } from '../../src/model/cluster';
+import type { OpProfile } from '../../src/shared/profile';
+import { awaitTwenty } from './stage';
+
+const ROOT = path.resolve(__dirname, '../..');
+const BIN = path.join(ROOT, 'src/data/cluster/bin.js');
+const STAGE = path.join(__dirname, 'stage.ts');
+const argv = process.argv.slice(2);
+const json = argv.includes('--json');
+const quick = argv.includes('--quick');
+const CONCURRENCY = 4;
+const SCALE = quick ? [1, 2, 4] : [1, 2, 4, 8];
+const LOCK_MS = 1000;
+
+const children = new Set<ChildProcess>();
+function endAll(): void {
+  for (const c of children) c.kill('SIGKILL');
+}
+process.on('exit', endAll);
+process.on('SIGINT', () => process.exit(130));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function started(p: ChildProcess, re: RegExp, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const on = (b: Buffer): void => {
+      out += b.toString();
+      if (re.test(out)) {
+        p.stdout?.off('data', on);
+        p.stdout?.resume();
+        resolve();
+      }
+    };
+    p.stdout?.on('data', on);
+    p.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+    p.once('exit', (code, sig) => reject(new Error(`${what} exited (${code ?? sig}):\n${out}`)));
+  });
+}
+
+function track(p: ChildProcess): ChildProcess {
+  children.add(p);
+  p.once('exit', () => children.delete(p));
+  return p;
+}
+
+async function stop(p: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const done = new Promise((r) => p.once('exit', r));
+  p.kill(signal);
+  await done;
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const p = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  await started(p, /Ready to accept connections/, 'redis-server');
+  return p;
+}
+
+async function startWorker(url: string, name: string): Promise<ChildProcess> {
+  const p = track(
+    spawn(process.execPath, [BIN, 'worker', '--redis', url, '--name', name, '--module', STAGE, '--concurrency', String(CONCURRENCY), '--lock-ms', String(LOCK_MS)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  await started(p, /serving cluster/, 'plumber-data worker');
+  return p;
+}
+
+/** Runs `n` elements through the cluster map with a tracer on; returns the rate, the output and the counters. */
+async function run(url: string, name: string, n: number, parallelism: number): Promise<{ rate: number; out: number[]; c: OpCounters }> {
+  let c = newCounters();
+  const tracer: Tracer = {
+    register(info) {
+      const fresh = newCounters();
+      if (info.kind === 'map') c = fresh;
+      return fresh;
+    },
+  };
+  (globalThis as { [TRACER_KEY]?: Tracer })[TRACER_KEY] = tracer;
+  try {
+    const cluster = connect({ redis: url, name });
+    const ds = range(n).map(awaitTwenty, { placement: cluster, parallelism });
+    const out: number[] = [];
+    const t0 = performance.now();
+    for await (const x of ds) out.push(x);
+    const rate = n / ((performance.now() - t0) / 1000);
+    return { rate, out, c };
+  } finally {
+    delete (globalThis as { [TRACER_KEY]?: Tracer })[TRACER_KEY];
+  }
+}
+
+function asProfileOp(c: OpCounters, parallelism: number, name: string): OpProfile {
+  return { id: 'map', kind: 'map', inputs: [], placement: 'remote', knobs: { parallelism, resolvedParallelism: parallelism, cluster: name }, random: false, counters: c } as OpProfile;
+}
+
+function emit(line: Record<string, unknown>, text: string): void {
+  console.log(json ? JSON.stringify(line) : text);
+}
+
+async function main(): Promise<void> {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  await startRedis(port);
+  const lines: Record<string, unknown>[] = [];
+
+  // Scaling. Parallelism leaves room for every worker slot of the largest cluster twice over.
+  const parallelism = 2 * CONCURRENCY * Math.max(...SCALE);
+  const workers: ChildProcess[] = [];
+  let profile1: OpProfile | undefined;
+  let rate1 = 0;
+  for (const k of SCALE) {
+    while (workers.length < k) workers.push(await startWorker(url, 'bench'));
+    // Each run lasts ~3 s at the ideal rate (K × C / 20 ms); a short warm-up first.
+    const ideal = (k * CONCURRENCY) / 0.02;
+    await run(url, 'bench', Math.round(ideal * 0.5), parallelism);
+    const n = Math.round(ideal * (quick ? 2 : 3));
+    const r = await run(url, 'bench', n, parallelism);
+    if (k === 1) {
+      profile1 = asProfileOp(r.c, parallelism, 'bench');
+      rate1 = r.rate;
+    }
+    const predicted = Math.min(...clusterBounds(profile1 as OpProfile, 1, parallelism, 'map', k).map((b) => b.rate));
+    const line = { bench: 'cluster', workers: k, elementsPerSec: Math.round(r.rate), predicted: Math.round(predicted), scaling: Number((r.rate / (k * rate1)).toFixed(3)), predictionError: Number((predicted / r.rate - 1).toFixed(3)) };
+    lines.push(line);
+    emit(line, `cluster: ${k} worker(s) × ${CONCURRENCY}: ${r.rate.toFixed(0)} el/s (${line.scaling} × K × rate with 1; goal ≥ 0.85), model from 1 worker predicts ${predicted.toFixed(0)} el/s (${(line.predictionError * 100).toFixed(1)}%)`);
+  }
+
+  // Overhead: the same fn at the same parallelism, locally and on 4 workers (16 slots).
+  while (workers.length > 4) await stop(workers.pop() as ChildProcess);
+  const p = 4 * CONCURRENCY;
+  const n = quick ? 800 : 2000;
+  const t0 = performance.now();
+  await range(n).map(awaitTwenty, { parallelism: p }).toArray();
+  const local = (performance.now() - t0) / n;
+  const remote = 1000 / (await run(url, 'bench', n, p)).rate;
+  const overhead = { bench: 'cluster-overhead', msPerElement: Number((remote - local).toFixed(3)), addedLatencyMsPerCall: Number(((remote - local) * p).toFixed(2)), localMsPerElement: Number(local.toFixed(3)), clusterMsPerElement: Number(remote.toFixed(3)), parallelism: p };
+  lines.push(overhead);
+  emit(overhead, `cluster-overhead: ${overhead.msPerElement} ms per element (local ${overhead.localMsPerElement}, cluster ${overhead.clusterMsPerElement}; ${overhead.addedLatencyMsPerCall} ms added per call at parallelism ${p}; goal ≤ 1 ms)`);
+
+  // Fault: kill a worker every second (and start another), over 2,000 elements. Two workers, so
+  // the run lasts long enough for several kills, and each kill takes half the slots.
+  while (workers.length > 2) await stop(workers.pop() as ChildProcess);
+  const total = quick ? 800 : 2000;
+  let killed = 0;
+  let stopping = false;
+  const killer = (async () => {
+    while (!stopping) {
+      await new Promise((r) => setTimeout(r, 1000));
+      if (stopping) break;
+      const victim = workers.shift();
+      if (victim === undefined) continue;
+      await stop(victim, 'SIGKILL');
+      killed++;
+      workers.push(await startWorker(url, 'bench'));
+    }
+  })();
+  const f = await run(url, 'bench', total, 32);
+  stopping = true;
+  await killer;
+  const seen = new Map<number, number>();
+  for (const x of f.out) seen.set(x, (seen.get(x) ?? 0) + 1);
+  let lost = 0;
+  let duplicated = 0;
+  for (let i = 0; i < total; i++) {
+    const k = seen.get(i + 1) ?? 0;
+    if (k === 0) lost++;
+    if (k > 1) duplicated += k - 1;
+  }
+  const inOrder = f.out.every((x, i) => x === i + 1);
+  const fault = { bench: 'cluster-fault', elements: total, workersKilled: killed, lost, duplicated, inOrder };
+  lines.push(fault);
+  emit(fault, `cluster-fault: ${killed} workers killed over ${total} elements: lost ${lost}, duplicated ${duplicated}, in order: ${inOrder}`);
+
+  for (const w of workers) await stop(w);
+  endAll();
+  const load = os.loadavg().map((x) => x.toFixed(2)).join(', ');
+  if (!json) console.log(`load average: ${load}`);
+  else console.log(JSON.stringify({ bench: 'cluster-load', loadAverage: os.loadavg() }));
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

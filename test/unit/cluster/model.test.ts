@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { newCounters, type OpCounters } from '../../../src/data/tracing';
+import { clusterBounds, clusterCapacity, clusterStats } from '../../../src/model/cluster';
+import type { OpProfile } from '../../../src/shared/profile';
+
+/** A cluster map's profile: `calls` calls on `workers` workers of concurrency 4 and 2 cores, 20 ms in the fn, a slot held `slotMs`, a 2 ms round trip. */
+function clusterOp(o: { calls?: number; workers?: number; slotMs?: number; cpuMsPerCall?: number } = {}): OpProfile {
+  const calls = o.calls ?? 1000;
+  const workers = o.workers ?? 1;
+  const c: OpCounters = {
+    ...newCounters(),
+    calls,
+    produced: calls,
+    workerCpuSeconds: (calls * (o.cpuMsPerCall ?? 1)) / 1000,
+    remoteWorkers: workers,
+    remoteConcurrency: 4 * workers,
+    remoteCores: 2 * workers,
+    remoteServiceSeconds: calls * 0.02,
+    remoteQueueWaitSeconds: calls * 0.01,
+    remoteRoundTripSeconds: calls * 0.002,
+    remoteSlotJobs: calls,
+    remoteSlotSeconds: (calls * (o.slotMs ?? 25)) / 1000,
+    bytesShipped: calls * 40,
+  };
+  return { id: 'map@p.ts:3:4', kind: 'map', inputs: [], placement: 'remote', knobs: { parallelism: 64, resolvedParallelism: 64, cluster: 'images' }, random: false, counters: c } as OpProfile;
+}
+
+describe('the model of a stage on a cluster', () => {
+  it('bounds a worker by its concurrency over the time a slot is held, not the fn alone', () => {
+    const s = clusterStats(clusterOp({ slotMs: 25 }));
+    assert.ok(s !== undefined);
+    // 4 slots, each held 25 ms per job (20 ms of fn and 5 ms of the job's handling): 160 calls/s.
+    assert.equal(Math.round(s.callsPerWorkerSecond), 160);
+  });
+
+  it('bounds a worker by its cores when the fn burns CPU', () => {
+    // 15 ms of CPU per call on 2 cores: 133 calls/s, below the 160 its slots allow.
+    const s = clusterStats(clusterOp({ cpuMsPerCall: 15 }));
+    assert.equal(Math.round(s?.callsPerWorkerSecond ?? 0), 133);
+    assert.equal(s?.cpuBound, true);
+  });
+
+  it('scales the capacity bound with the workers assumed, while the in-flight bound stays', () => {
+    const op = clusterOp();
+    const one = clusterBounds(op, 1, 64, 'map(decode)');
+    const four = clusterBounds(op, 1, 64, 'map(decode)', 4);
+    const cap = (bs: typeof one) => bs.find((b) => b.resource === 'parallel-op')?.rate ?? 0;
+    const inflight = (bs: typeof one) => bs.find((b) => b.resource === 'latency')?.rate ?? 0;
+    assert.equal(Math.round(cap(four)), 4 * Math.round(cap(one)));
+    // 64 calls in flight, each out 22 ms (fn and round trip; queue wait is what more workers remove).
+    assert.equal(Math.round(inflight(one)), Math.round(64 / 0.022));
+    assert.equal(inflight(four), inflight(one));
+  });
+
+  it('answers how many workers like those measured a target rate needs, and the parallelism', () => {
+    const cap = clusterCapacity(clusterOp(), 1, 64, 'map(decode)', Infinity, 1000);
+    assert.ok(cap !== undefined);
+    // 1000 el/s at 160 per worker: 7 workers; at 22 ms per call out, 22 calls in flight.
+    assert.equal(cap.workersNeeded, 7);
+    assert.equal(cap.parallelismNeeded, 22);
+    assert.match(cap.summary, /To reach 1,000 el\/s, map\(decode\) needs 7 workers of cluster 'images' like the 1 measured/);
+  });
+
+  it('without a target, sizes the cluster to the rest of the pipeline', () => {
+    const cap = clusterCapacity(clusterOp({ workers: 2 }), 1, 64, 'map(decode)', 500);
+    assert.equal(cap?.workersNeeded, 4);
+    assert.match(cap?.summary ?? '', /To keep up with the rest of the pipeline \(500 el\/s\)/);
+  });
+
+  it('says nothing for an op that is not on a cluster', () => {
+    const op = { ...clusterOp(), placement: 'main' } as OpProfile;
+    assert.equal(clusterStats(op), undefined);
+    assert.deepEqual(clusterBounds(op, 1, 64, 'map'), []);
+  });
+});
