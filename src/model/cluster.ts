@@ -73,6 +73,10 @@ function rate(r: number): string {
   return `${r >= 100 ? Math.round(r).toLocaleString('en-US') : Number(r.toPrecision(3))} el/s`;
 }
 
+function calls(r: number): string {
+  return `${r >= 100 ? Math.round(r).toLocaleString('en-US') : Number(r.toPrecision(3))} calls/s`;
+}
+
 function ms(s: number): string {
   return `${Number((s * 1000).toPrecision(3))} ms`;
 }
@@ -95,7 +99,7 @@ export function clusterBounds(op: OpProfile, callsPerRoot: number, parallelism: 
       resource: 'parallel-op',
       opId: op.id,
       rate: (k * s.callsPerWorkerSecond) / callsPerRoot,
-      detail: `${name} runs on ${k} cluster worker${k === 1 ? '' : 's'}; each serves at most ${rate(s.callsPerWorkerSecond)} (a slot held ${ms(s.slotSeconds)} per call, ${ms(s.serviceSeconds)} of it in the fn and ${ms(s.cpuSeconds)} CPU; ${limit}): together at most ${rate((k * s.callsPerWorkerSecond) / callsPerRoot)}.`,
+      detail: `${name} runs on ${k} cluster worker${k === 1 ? '' : 's'}; each serves at most ${calls(s.callsPerWorkerSecond)} (a slot held ${ms(s.slotSeconds)} per call, ${ms(s.serviceSeconds)} of it in the fn and ${ms(s.cpuSeconds)} CPU; ${limit}): together at most ${rate((k * s.callsPerWorkerSecond) / callsPerRoot)}.`,
     });
   }
   if (perCall > 0) {
