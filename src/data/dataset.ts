@@ -26,7 +26,7 @@ import { openSource } from './internal/ops/sources';
 import { PipelineError } from './errors';
 import { openCache } from './internal/ops/cache';
 import { openInterleave } from './internal/ops/interleave';
-import { openWorkerMap } from './internal/ops/worker-map';
+import { declareWorkerPool, openWorkerMap } from './internal/ops/worker-map';
 import { openClusterMap } from './internal/ops/cluster-map';
 import { Cluster } from './cluster/placement';
 
@@ -530,6 +530,7 @@ export class Dataset<T> implements AsyncIterable<T> {
         return new Flatten(inner, nd.counters, op, session) as Chunks<U>;
       },
     );
+    if (placement === 'worker') declareWorkerPool(node, parallelism, modulePath as string);
     return finish(env, node);
   }
 }

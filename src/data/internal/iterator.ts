@@ -5,6 +5,7 @@
  */
 import { type Chunks, type OpNode, pull, Sampler, Session } from './core';
 import { TRACER_KEY, type Tracer } from '../tracing';
+import { prestartWorkerPools } from './ops/worker-map';
 
 export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   private it: Chunks<T> | null = null;
@@ -23,6 +24,8 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   constructor(private readonly node: OpNode<T>) {
     const t = (globalThis as { [TRACER_KEY]?: Tracer })[TRACER_KEY];
     this.watcher = typeof t?.consumer === 'function' ? t : undefined;
+    // Worker threads start now, while the consumer is still getting ready, not at the first pull.
+    prestartWorkerPools(node, this.session);
   }
 
   next(): Promise<IteratorResult<T>> {

@@ -192,4 +192,17 @@ describe('plumber-data worker maps in chunks', function () {
     assert.ok(sawThreads, 'no worker thread existed before the first element');
     assert.equal(threads(), before);
   });
+
+  it('starts its threads when the iterator is created, before the first pull, and ends them with it', async () => {
+    const before = threads();
+    const it = range(10)
+      .map((x: number) => x, { placement: 'worker', module: MODULE, exportName: 'double', parallelism: 2 })
+      [Symbol.asyncIterator]();
+    const until = Date.now() + 10_000;
+    while (threads() === before && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    assert.ok(threads() > before, 'no worker thread started before the first pull');
+    assert.deepEqual(await it.next(), { value: 0, done: false });
+    await it.return?.();
+    assert.equal(threads(), before, `handles left: ${liveHandles().join(', ')}`);
+  });
 });

@@ -240,6 +240,31 @@ class PoolEntry {
   }
 }
 
+/** The pool each worker-placed operator needs, recorded when it is built (see declareWorkerPool). */
+const poolSpecs = new WeakMap<OpNode, { threads: number; module: string }>();
+
+/** Records, at build time, that `node` runs its fn in a pool of `threads` threads loading `module`. */
+export function declareWorkerPool(node: OpNode, threads: number, module: string): void {
+  poolSpecs.set(node, { threads, module });
+}
+
+/**
+ * Starts the pools of the worker maps in `node`'s pipeline in the consumer's session, so their
+ * threads start (and load the user's module) when the iterator is created, not when the first
+ * element is pulled. The pools end with the session, like pools started by a pass.
+ */
+export function prestartWorkerPools(node: OpNode, session: Session): void {
+  const seen = new Set<OpNode>();
+  const walk = (n: OpNode): void => {
+    if (seen.has(n)) return;
+    seen.add(n);
+    const spec = poolSpecs.get(n);
+    if (spec !== undefined) session.get(n, () => new PoolEntry(spec.threads, spec.module));
+    for (const i of n.inputs) walk(i);
+  };
+  walk(node);
+}
+
 class WorkerMap implements Chunks<unknown> {
   private readonly entry: PoolEntry;
   private released = false;
