@@ -33,12 +33,19 @@ class ArrayChunks<T> implements Chunks<T> {
 
 class IterableChunks<T> implements Chunks<T> {
   private done = false;
+  /** An error the iterator threw after elements of the same chunk: delivered on the next call. */
+  private failed: PipelineError | null = null;
   constructor(
     private readonly it: Iterator<T>,
     private readonly c: OpCounters | null,
     private readonly op: OpRef,
   ) {}
   async next(hint: number): Promise<T[] | null> {
+    if (this.failed !== null) {
+      const e = this.failed;
+      this.failed = null;
+      throw e;
+    }
     if (this.done) return null;
     const c = this.c;
     const t0 = c === null ? 0 : now();
@@ -54,7 +61,9 @@ class IterableChunks<T> implements Chunks<T> {
       }
     } catch (e) {
       this.done = true;
-      throw new PipelineError(this.op, undefined, e);
+      // The elements before the failure are delivered first, as a source yielding one at a time would.
+      if (out.length === 0) throw new PipelineError(this.op, undefined, e);
+      this.failed = new PipelineError(this.op, undefined, e);
     }
     if (c !== null) {
       c.selfSeconds += (now() - t0) / 1000;
@@ -63,6 +72,7 @@ class IterableChunks<T> implements Chunks<T> {
     return out.length > 0 ? out : null;
   }
   async return(): Promise<void> {
+    this.failed = null;
     if (this.done) return;
     this.done = true;
     this.it.return?.();
