@@ -6,6 +6,7 @@
 import { DiagnosticSeverity, type Diagnostic, type DiagnosticRelatedInformation } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
 import type { LintFinding } from '../lints/rules';
+import { measuredLints } from '../lints/measured';
 import type { PipelineView } from '../views';
 import type { Plan } from '../../shared/analysis';
 import { fileToUri, rateText } from './format';
@@ -34,7 +35,7 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
   if (!settings.enabled) return [];
   const out: Diagnostic[] = [];
   const uriOf = (f: string): string => (f === file ? uri : fileToUri(f));
-  for (const f of lints) {
+  for (const f of [...lints, ...measuredLints(views)]) {
     if (f.op.file !== file) continue;
     out.push({
       range: f.op.name.range,
