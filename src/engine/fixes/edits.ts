@@ -58,6 +58,9 @@ function optionEdits(op: GraphOp, patch: OptionPatch, text: string): FixOutcome 
     }
   }
   if (missing.length === 0) return { ok: true, edits };
+  // plumber-data rejects an option the operator does not know: never write one.
+  const unknown = op.optionKeys ? missing.filter(([k]) => !op.optionKeys!.includes(k)).map(([k]) => k) : [];
+  if (unknown.length > 0) return { ok: false, reason: `${op.label} takes no ${unknown.join(' or ')} option, so Plumber cannot set it there.` };
   const site = op.options;
   const props = missing.map(([k, v]) => `${k}: ${v}`);
   if (!site || site.state === 'expression') {

@@ -284,6 +284,7 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
     if (indent !== undefined) op.lineIndent = indent;
     if (detail.options) op.options = detail.options;
     if (detail.cardinality !== undefined) op.cardinality = detail.cardinality;
+    if (detail.optionKeys) op.optionKeys = detail.optionKeys;
     if (reading) op.fn = reading.fn;
     if (raw.kind === 'shuffle') op.random = { reason: 'shuffle', detail: 'shuffle reorders elements randomly', span: op.name };
     else if (raw.kind === 'sampleFromDatasets') op.random = { reason: 'sample', detail: 'sampleFromDatasets draws the input of each element at random', span: op.name };

@@ -98,6 +98,8 @@ export interface OperatorDetail {
   label: string;
   /** Elements one pass produces, when the source says so in literals (see `GraphOp.cardinality`). */
   cardinality?: number;
+  /** The option names the operator accepts (see `GraphOp.optionKeys`). */
+  optionKeys?: string[];
 }
 
 /** The indentation of the line that holds `pos`. */
@@ -177,7 +179,10 @@ export function readOperator(call: CallExpression, kind: OpKind): OperatorDetail
   const options = opt ? readOptions(call, opt.index, opt.keys, knobs) : undefined;
   const label = `${kind}(${labelArgs(kind, args)})`;
   const cardinality = staticCardinality(kind, args);
-  return cardinality === undefined ? { knobs, options, label } : { knobs, options, label, cardinality };
+  const detail: OperatorDetail = { knobs, options, label };
+  if (opt) detail.optionKeys = [...opt.keys];
+  if (cardinality !== undefined) detail.cardinality = cardinality;
+  return detail;
 }
 
 /** What a label shows of the arguments: the first, or both of shard's numbers (`shard(4, 0)`). */

@@ -105,6 +105,11 @@ export interface GraphOp {
   knobs: Record<string, Knob>;
   /** The options argument, for operators that take one. */
   options?: OptionsSite;
+  /**
+   * The option names the operator accepts. plumber-data rejects any other (a PipelineError naming
+   * it), so a fix never writes one that is not here.
+   */
+  optionKeys?: string[];
   random?: RandomInfo;
   /**
    * Elements one pass of this source produces, when its literals say so (`range(100)`, `from([1, 2,

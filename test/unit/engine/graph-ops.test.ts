@@ -4,6 +4,7 @@
  */
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
+import { editsForChanges } from '../../../src/engine/fixes/edits';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import type { FileGraph, GraphOp, Knob } from '../../../src/engine/graph/types';
 import { FIXTURES } from '../server/helpers';
@@ -128,5 +129,23 @@ describe('server graph: windows, shards, mixtures, bucketing and padded batches'
     const chain = graph.pipelines.find((p) => p.ops.length === 2 && p.ops[1]!.kind === 'map' && p.ops[0]!.cardinality === 7);
     assert.ok(chain, 'the chain before reduce is a pipeline of its own');
     assert.equal(graph.pipelines.some((p) => p.name === 'total'), false);
+  });
+});
+
+describe('fixes on issue 11\'s operators', () => {
+  it('lists the options each operator accepts, and the fix engine refuses to write one the operator does not take', () => {
+    const { graph } = graphOf([
+      "import { range } from 'plumber-data';",
+      'export const p = range(100).window(4, { shift: 2 }).flatMap((w) => w).paddedBatch(8).prefetch(2);',
+    ]);
+    const pipeline = graph.pipelines[0]!;
+    const win = pipeline.ops.find((o) => o.kind === 'window')!;
+    assert.deepEqual(win.optionKeys, ['shift', 'stride', 'dropRemainder']);
+    const ctx = { pipeline, graphOf: () => graph, textOf: () => '', opFor: (id: string) => pipeline.ops.find((o) => o.id === id) };
+    const refused = editsForChanges([{ kind: 'parallelism', opId: win.id, from: undefined, to: 4, reason: 'test' }], ctx);
+    assert.equal(refused.ok, false);
+    assert.match(!refused.ok ? refused.reason : '', /window\(4\) takes no parallelism option/);
+    const padded = pipeline.ops.find((o) => o.kind === 'paddedBatch')!;
+    assert.equal(editsForChanges([{ kind: 'parallelism', opId: padded.id, from: undefined, to: 4, reason: 'test' }], ctx).ok, false);
   });
 });
