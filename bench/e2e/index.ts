@@ -21,7 +21,7 @@ import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { CLIP_COUNT, ensureClips } from '../../examples/audio/prepare';
 import { ensureImages, IMAGE_COUNT } from '../../examples/images/prepare';
-import type { RunBudget, RunPurpose } from '../../src/engine/diagnose';
+import { probesFor, type RunBudget, type RunPurpose } from '../../src/engine/diagnose';
 import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides, type ModuleOf } from '../baselines';
 import { goalsMarkdown, goalsText } from '../goals';
@@ -113,7 +113,9 @@ function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSi
     purpose && !args.smoke
       ? purpose === 'verify'
         ? { seconds: budget?.seconds ?? VERIFY_RUN_SECONDS, probes: false }
-        : {}
+        : probesFor(purpose)
+          ? {}
+          : { probes: false }
       : {
           seconds: args.seconds || SECONDS[name] || 2.5,
           maxElements: args.maxElements,

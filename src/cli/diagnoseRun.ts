@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { ModelOptions } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { runProfile, type RunProfileOptions } from '../runner/spawn';
-import { VERIFY_RUN_SECONDS, diagnose, type Diagnosis, type RunBudget, type RunPurpose } from '../engine/diagnose';
+import { VERIFY_RUN_SECONDS, diagnose, probesFor, type Diagnosis, type RunBudget, type RunPurpose } from '../engine/diagnose';
 import { numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
@@ -125,8 +125,8 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
       file,
       exportName,
       seconds: runSeconds,
-      // Verification runs only compare rates: no probes (worker calibration, move pricing).
-      ...(verifying ? { probes: false } : {}),
+      // Only the first profile calibrates worker tasks and prices moves; later runs inherit them.
+      ...(probesFor(purpose) ? {} : { probes: false }),
       maxElements,
       warmupSeconds,
       overrides,

@@ -17,6 +17,8 @@ import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
 import { analyze, changeTitle, describeOp, overridesFor, predict } from '../model';
 import { planInPasses } from './passes';
+
+export { probesFor } from './passes';
 import { cacheAfterRandom } from './randomness';
 
 export { staticRandomOps } from './randomness';

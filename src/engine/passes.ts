@@ -69,6 +69,38 @@ function withoutRejected(plan: Plan, profile: Profile, options: ModelOptions, re
 }
 
 /**
+ * Whether a run for this purpose calibrates worker tasks and prices moves (the runner's probes).
+ * Only the first profile does: a later pass runs the same fns on the same machine, so it inherits
+ * what the first measured (`inheritProbes`), and a verification run only compares rates. Callers
+ * (the CLI, the language server, the benchmarks) ask here, so they run alike.
+ */
+export function probesFor(purpose: 'profile' | 'replan' | 'verify'): boolean {
+  return purpose === 'profile';
+}
+
+/**
+ * A later pass's profile, completed with what only the first run measured (it ran without
+ * probes): each operator's move cost and observed randomness, by operator id, and the worker
+ * task calibration. What the later run measured itself is kept.
+ */
+export function inheritProbes(next: Profile, first: Profile): Profile {
+  const byId = new Map(first.ops.map((o) => [o.id, o]));
+  const machine = { ...next.machine };
+  if (machine.workerDispatchSeconds === undefined && first.machine.workerDispatchSeconds !== undefined) machine.workerDispatchSeconds = first.machine.workerDispatchSeconds;
+  if (machine.workerTaskOverheadSeconds === undefined && first.machine.workerTaskOverheadSeconds !== undefined) machine.workerTaskOverheadSeconds = first.machine.workerTaskOverheadSeconds;
+  const ops = next.ops.map((op) => {
+    const was = byId.get(op.id);
+    if (!was || was.kind !== op.kind) return op;
+    return {
+      ...op,
+      ...(op.moveCost === undefined && was.moveCost !== undefined ? { moveCost: was.moveCost } : {}),
+      ...(op.randomObserved === undefined && was.randomObserved !== undefined ? { randomObserved: was.randomObserved } : {}),
+    };
+  });
+  return { ...next, machine, ops };
+}
+
+/**
  * Profiles, plans, and re-profiles with the plan applied up to `passes` times in all. Stops early
  * when a run fails or a plan proposes nothing. `reject` vetoes changes the model proposed (they
  * leave the plan with a note). `profile` runs the pipeline with the complete
@@ -89,9 +121,10 @@ export async function planInPasses(
   let taken = 1;
   const runs: Profile[] = [first];
   while (taken < passes && !first.error && current.changes.length > 0) {
-    const next = await profile({ ...userOverrides, ...current.overrides }, taken + 1);
+    const run = await profile({ ...userOverrides, ...current.overrides }, taken + 1);
     taken++;
-    if (next.error) break;
+    if (run.error) break;
+    const next = inheritProbes(run, first);
     // Earlier runs at other knob values let the model see how latency grows with calls in flight.
     const withHistory = { ...options, history: [...(options.history ?? []), ...runs] };
     current = withoutRejected(planOf(next, withHistory), next, withHistory, reject);

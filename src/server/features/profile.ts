@@ -11,7 +11,7 @@ import type { Overrides, Profile, RunnerMessage } from '../../shared/profile';
 import type { ProfileOutcome, ProfileParams, ProfileResult } from '../../shared/protocol';
 import type { Settings } from '../../shared/settings';
 import { describeOp } from '../../model/describe';
-import { VERIFY_RUN_SECONDS, staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis } from '../../engine/diagnose';
+import { VERIFY_RUN_SECONDS, probesFor, staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis } from '../../engine/diagnose';
 import type { DocumentStore } from '../state';
 import type { PipelineView } from '../views';
 
@@ -106,14 +106,15 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
     let step: DiagnoseStep = { phase: 'profile', message: 'profiling as written', run: 1 };
     const stepText = (): string => `${name}: ${stepWords(step)} (run ${step.run} of ${Math.max(expected, step.run)})`;
     const diagnosis = await deps.diagnose({
-      // Verification runs only compare rates: short, and without the probes that feed the model
-      // (as `plumber plan` runs them), so the editor and the CLI verify alike.
+      // Verification runs only compare rates (short), and only the first profile runs the probes
+      // that feed the model (later passes inherit them), as `plumber plan` runs them, so the
+      // editor and the CLI plan and verify alike.
       run: (overrides, purpose, budget) =>
         deps.run({
           file: doc.file,
           exportName: name,
           seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : s.profile.seconds,
-          ...(purpose === 'verify' ? { probes: false } : {}),
+          ...(probesFor(purpose) ? {} : { probes: false }),
           maxElements: s.profile.maxElements,
           timeoutSeconds: s.profile.timeoutSeconds,
           memoryMB: s.profile.memoryMB,

@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { planInPasses } from '../../../src/engine/passes';
+import { inheritProbes, planInPasses, probesFor } from '../../../src/engine/passes';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Overrides, Profile } from '../../../src/shared/profile';
 
 const FILE = path.resolve(__dirname, '../../fixtures/pipelines/latency-bound.ts');
+const MOVES = path.resolve(__dirname, '../../fixtures/pipelines/probe-moves.ts');
 
 describe('planning in passes', function () {
   this.timeout(60_000);
@@ -32,5 +33,33 @@ describe('planning in passes', function () {
     const planned = await planInPasses((o) => (runs++, runProfile({ file: FILE, seconds: 0.5, warmupSeconds: 0.2, overrides: o })), 1, {}, {});
     assert.equal(runs, 1);
     assert.equal(planned.last, planned.first);
+  });
+  it('probes only the first run; the second pass inherits its move costs and calibration and plans the same moves from them', async () => {
+    assert.deepEqual((['profile', 'replan', 'verify'] as const).map(probesFor), [true, false, false]);
+    const seen: Profile[] = [];
+    const profile = async (o: Overrides, pass: number): Promise<Profile> => {
+      const p = await runProfile({ file: MOVES, seconds: 0.8, warmupSeconds: 0.2, overrides: o, ...(probesFor(pass === 1 ? 'profile' : 'replan') ? {} : { probes: false }) });
+      seen.push(p);
+      return p;
+    };
+    const planned = await planInPasses(profile, 2, {}, {});
+    const [first, second] = seen;
+    assert.ok(first && second, 'two runs');
+    const priced = first.ops.filter((o) => o.moveCost !== undefined);
+    assert.ok(priced.length > 0, 'the first run priced a move');
+    // The second run measured no move costs itself, and the pass planned from them all the same.
+    assert.ok(second.ops.every((o) => o.moveCost === undefined));
+    for (const op of priced) assert.deepEqual(planned.last.ops.find((o) => o.id === op.id)?.moveCost, op.moveCost);
+    assert.equal(planned.last.machine.workerDispatchSeconds, first.machine.workerDispatchSeconds);
+  });
+
+  it('keeps what a later run measured itself over what the first measured', () => {
+    const first = { machine: { workerDispatchSeconds: 1e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: true, moveCost: { samples: 8 } }] } as unknown as Profile;
+    const next = { machine: { workerDispatchSeconds: 2e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: false }, { id: 'b', kind: 'map' }] } as unknown as Profile;
+    const out = inheritProbes(next, first);
+    assert.equal(out.machine.workerDispatchSeconds, 2e-4);
+    assert.equal(out.ops[0]!.randomObserved, false);
+    assert.deepEqual(out.ops[0]!.moveCost, { samples: 8 });
+    assert.equal(out.ops[1]!.moveCost, undefined);
   });
 });
