@@ -36,11 +36,20 @@ export interface Mixture {
   branches: Branch[];
   /** Where the shares come from: the elements each input handed over, the `weights` knob, or equal shares. */
   basis: 'counts' | 'weights' | 'equal';
+  /** The shares the counters show (elements each input handed over ÷ all), when it handed over any. */
+  counted?: number[];
 }
 
 /**
- * The mixtures of a profile and their shares: measured from the elements each input produced (what
- * the mixture took), else from the `weights` knob the library recorded (normalised), else equal.
+ * The mixtures of a profile and their shares.
+ *
+ * sampleFromDatasets draws each element's input with probability weight (src/data/internal/ops/
+ * mix.ts) and reads each input up to 64 elements ahead, so in a window of a few hundred elements
+ * the counters overstate a rare input's share (up to 64 elements it read and the mixture has not
+ * taken yet) on top of the draw's own noise: its `weights` knob is its share, unless an input
+ * ended in the window (a finite input read to its cardinality), after which the library
+ * renormalises over the others and the counts are what happened. chooseFromDatasets reads one
+ * element at a time: the counts are exact. Without counts or weights, shares are equal.
  */
 export function mixtures(profile: Profile): Map<string, Mixture> {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
@@ -54,11 +63,20 @@ export function mixtures(profile: Profile): Map<string, Mixture> {
     const total = taken.reduce((a, b) => a + b, 0);
     const weights = op.knobs.weights;
     const weightSum = weights && weights.length === data.length ? weights.reduce((a, b) => a + Math.max(0, b), 0) : 0;
+    const ended = data.some((id) => {
+      const input = byId.get(id);
+      const n = input?.cardinality;
+      return input !== undefined && n !== undefined && n !== null && Number.isFinite(n) && input.counters.produced >= n;
+    });
+    const counted = total > 0 ? taken.map((t) => t / total) : undefined;
     let basis: Mixture['basis'];
     let shares: number[];
-    if (total > 0) {
+    if (op.kind === 'sampleFromDatasets' && weights && weightSum > 0 && !(ended && counted)) {
+      basis = 'weights';
+      shares = weights.map((w) => Math.max(0, w) / weightSum);
+    } else if (counted) {
       basis = 'counts';
-      shares = taken.map((t) => t / total);
+      shares = counted;
     } else if (weights && weightSum > 0) {
       basis = 'weights';
       shares = weights.map((w) => Math.max(0, w) / weightSum);
@@ -66,9 +84,58 @@ export function mixtures(profile: Profile): Map<string, Mixture> {
       basis = 'equal';
       shares = data.map(() => 1 / data.length);
     }
-    out.set(op.id, { id: op.id, basis, branches: data.map((inputId, index) => ({ inputId, index, share: shares[index] ?? 0 })) });
+    out.set(op.id, { id: op.id, basis, ...(counted ? { counted } : {}), branches: data.map((inputId, index) => ({ inputId, index, share: shares[index] ?? 0 })) });
   }
   return out;
+}
+
+/**
+ * Put each branch of a sampling mixture at its share: per-root demands come from counters, which
+ * carry the counted share; where the share comes from the weights (see `mixtures`), every op that
+ * feeds only that branch is scaled by share ÷ counted share (nested mixtures multiply). Mutates
+ * `m.ops`.
+ */
+export function reweightBranches(m: Measured): void {
+  const mix = mixtures(m.profile);
+  const factorOf = new Map<string, Map<string, number>>();
+  for (const x of mix.values()) {
+    if (x.basis !== 'weights' || !x.counted) continue;
+    const f = new Map<string, number>();
+    x.branches.forEach((b, i) => {
+      const c = x.counted![i] ?? 0;
+      if (c > 0) f.set(b.inputId, b.share / c);
+    });
+    factorOf.set(x.id, f);
+  }
+  if (factorOf.size === 0) return;
+  for (const [id, om] of m.ops) {
+    let factor = 1;
+    let cur = id;
+    const seen = new Set<string>();
+    for (let guard = 0; guard <= m.order.length && !seen.has(cur); guard++) {
+      seen.add(cur);
+      const next = m.consumers.get(cur) ?? [];
+      // The last op of an inner dataset feeds its parent (an interleave, a window's consumer).
+      const parent = next.length === 0 ? m.ops.get(cur)?.op.parentId : undefined;
+      if (next.length !== 1 && parent === undefined) break;
+      const consumer = next[0] ?? parent!;
+      const f = next.length === 1 ? factorOf.get(consumer)?.get(cur) : undefined;
+      if (f !== undefined) factor *= f;
+      cur = consumer;
+    }
+    if (factor === 1) continue;
+    om.visitRatio *= factor;
+    om.callsPerRoot *= factor;
+    om.selfPerRoot *= factor;
+    om.dispatchPerRoot *= factor;
+    om.overheadPerRoot *= factor;
+    om.overheadWorkPerRoot *= factor;
+    om.workerPerRoot *= factor;
+    om.workerUnseenPerRoot *= factor;
+    om.otherCpuPerRoot *= factor;
+    om.asyncPerRoot *= factor;
+    om.diskPerRoot *= factor;
+  }
 }
 
 /** Where an op sits in a mixture: the nearest mixture downstream of it and the branch it feeds. */
@@ -140,7 +207,7 @@ export function dataflowWords(m: Measured, id: string, rate: number): string {
   if (at && Number.isFinite(rate)) {
     const mixOp = m.ops.get(at.mixture.id);
     const vMix = mixOp?.visitRatio ?? 1;
-    const from = at.mixture.basis === 'counts' ? 'measured' : at.mixture.basis === 'weights' ? 'from its weights' : 'assumed equal';
+    const from = at.mixture.basis === 'counts' ? 'as counted' : at.mixture.basis === 'weights' ? 'its weight' : 'assumed equal';
     const mixName = mixOp ? describeOp(mixOp.op) : at.mixture.id;
     const own = rate * vMix * at.branch.share;
     words.push(

@@ -22,9 +22,16 @@
  *   zlib, sharp); what is left (the runtime's share, or all of it without worker or libuv ops)
  *   goes to the ops in proportion to their own CPU, so a cache removes it with the work. With a
  *   wall `cpuClock` the main thread's own total is unknown, so nothing goes to workers.
+ * - The graph is a DAG: a mixture's inputs each supply their share of its elements, and their
+ *   per-root demands (counters ÷ root elements) carry that share, so a branch op's bound is its
+ *   branch's bound ÷ the share. A sampling mixture's share is its weight, not the read-ahead the
+ *   counters also hold (see dataflow.ts `reweightBranches`). Operators that change element counts
+ *   (shard, window, bucketing, rebatch, ignoreErrors' skips) need nothing special: their visit
+ *   ratios are their measured produced counts.
  */
 import type { OpProfile, Placement, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
+import { reweightBranches } from './dataflow';
 import { formatSeconds } from './describe';
 
 /** One operator's measured demands, per root element unless a name says otherwise. */
@@ -299,7 +306,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       move: moveOf(op),
     });
   }
-  return {
+  const measured: Measured = {
     profile,
     rootId: profile.pipeline.rootId,
     rootElements,
@@ -310,6 +317,9 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
     children,
     unattributedOtherCpuPerRoot: ownCpuTotal > 0 ? 0 : spread / n,
   };
+  // A sampling mixture's branches at their weights, not at what read-ahead made the counters show.
+  reweightBranches(measured);
+  return measured;
 }
 
 /** A measured move cost per call (see `OpMeasure.move`); undefined when absent or unusable. */

@@ -20,13 +20,13 @@ function near(actual: number, expected: number, rel = 1e-6): void {
  * Two sources, each through an awaiting map with one call in flight, mixed by sampleFromDatasets
  * (80% from the first, 20% from the second), then batch(4).
  */
-function mixture(latencyA: number, latencyB: number, shares = [0.8, 0.2]): Profile {
+function mixture(latencyA: number, latencyB: number, shares = [0.8, 0.2], weights: number[] | null = shares): Profile {
   return new ProfileBuilder()
     .range()
     .map('fast', { latency: latencyA, parallelism: 1 })
     .op({ kind: 'range', inputs: [] })
     .map('slow', { latency: latencyB, parallelism: 1 })
-    .op({ kind: 'sampleFromDatasets', inputs: [1, 3], shares, weights: shares })
+    .op({ kind: 'sampleFromDatasets', inputs: [1, 3], shares, weights: weights ?? undefined })
     .batch(4)
     .build({ rootElements: 1000, rate: 100 });
 }
@@ -38,7 +38,7 @@ describe('model: DAGs, shards and the operators that change element counts', () 
     const slowButRare = analyze(mixture(1e-3, 3e-3));
     near(slowButRare.bound, 1 / (4 * 0.8 * 1e-3));
     assert.equal(slowButRare.bottleneck.opId, id(1));
-    assert.match(slowButRare.bottleneck.reason, /feeds input 1 of sampleFromDatasets, which takes 80% of its elements from there \(measured\): that input keeps up with 1,000 el\/s of its own, so the mixture gets at most 1,250 el\/s/);
+    assert.match(slowButRare.bottleneck.reason, /feeds input 1 of sampleFromDatasets, which takes 80% of its elements from there \(its weight\): that input keeps up with 1,000 el\/s of its own, so the mixture gets at most 1,250 el\/s/);
     // At 6 ms the rare branch allows 0.8 × 6 ms per batch: 208 batches/s, now the minimum.
     const slower = analyze(mixture(1e-3, 6e-3));
     near(slower.bound, 1 / (4 * 0.2 * 6e-3));
@@ -50,19 +50,34 @@ describe('model: DAGs, shards and the operators that change element counts', () 
     assert.equal(even.bottleneck.opId, id(3));
   });
 
-  it('takes the shares from what each input handed over, else from the weights knob, else equal', () => {
-    const p = mixture(1e-3, 3e-3, [0.75, 0.25]);
-    const measured = mixtures(p).get(id(4))!;
-    assert.equal(measured.basis, 'counts');
-    assert.deepEqual(measured.branches.map((b) => b.share), [0.75, 0.25]);
-    const unrun = structuredClone(p);
+  it('takes a sampling mixture\'s shares from its weights, else from what each input handed over, else equal', () => {
+    const p = mixture(1e-3, 3e-3, [0.75, 0.25], [0.7, 0.3]);
+    const weighted = mixtures(p).get(id(4))!;
+    assert.equal(weighted.basis, 'weights');
+    assert.deepEqual(weighted.branches.map((b) => b.share), [0.7, 0.3]);
+    assert.deepEqual(weighted.counted, [0.75, 0.25]);
+    const unweighted = mixtures(mixture(1e-3, 3e-3, [0.75, 0.25], null)).get(id(4))!;
+    assert.equal(unweighted.basis, 'counts');
+    assert.deepEqual(unweighted.branches.map((b) => b.share), [0.75, 0.25]);
+    const unrun = structuredClone(mixture(1e-3, 3e-3, [0.75, 0.25], null));
     for (const op of unrun.ops) op.counters.produced = 0;
-    unrun.ops[4]!.knobs.weights = [3, 1];
-    const byWeights = mixtures(unrun).get(id(4))!;
-    assert.equal(byWeights.basis, 'weights');
-    assert.deepEqual(byWeights.branches.map((b) => b.share), [0.75, 0.25]);
-    delete unrun.ops[4]!.knobs.weights;
     assert.equal(mixtures(unrun).get(id(4))!.basis, 'equal');
+  });
+
+  it('prices a rare branch at its weight, not at the elements read ahead for it, unless an input ended', () => {
+    // The counters say 20% came from the slow input (6 ms, one in flight): 208 batches/s. Its weight
+    // is 10%: 417/s, and the common input (90% at 1 ms: 278/s) binds instead.
+    const p = mixture(1e-3, 6e-3, [0.8, 0.2], [0.9, 0.1]);
+    const a = analyze(p);
+    near(a.bound, 1 / (4 * 0.9 * 1e-3));
+    assert.equal(a.bottleneck.opId, id(1));
+    near(a.ops[3]!.visitRatio, 4 * 0.1);
+    // When the common input ran out in the window the library drew only from the other: the counts hold.
+    const ended = structuredClone(p);
+    ended.ops[1]!.cardinality = ended.ops[1]!.counters.produced;
+    const b = analyze(ended);
+    near(b.bound, 1 / (4 * 0.2 * 6e-3));
+    assert.equal(b.bottleneck.opId, id(3));
   });
 
   it('does not count chooseFromDatasets\' choice dataset as a branch', () => {
