@@ -10,9 +10,9 @@
  * - the trainer's own time per step is its step time less the pipeline's main-thread work that
  *   ran inside the steps (async completions, worker dispatch in the trainer's awaits); its rate
  *   when never starved is one over that;
- * - a configuration delivers, per step, at most: one over the trainer's own step time; one over
- *   the main thread's work per step (the trainer's main-thread CPU plus the pipeline's, which
- *   share the one thread); the pipeline's own bound with its other resources; and the cores free
+ * - a configuration delivers, per step, at most: one over the trainer's own step time; the share
+ *   of a core the main thread gets over its work per step (the trainer's main-thread CPU plus the
+ *   pipeline's, which share the one thread); the pipeline's own bound with its other resources; and the cores free
  *   over all the CPU a step costs (trainer and pipeline, every thread).
  * The plan is the cheapest candidate (fewest worker threads, then smallest prefetch buffers) that
  * reaches within `TARGET_TOLERANCE` of the best candidate's rate: so a trainer-bound loop keeps its
@@ -103,9 +103,12 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
   const cpuBound = p.bounds.find((b) => b.resource === 'cpu' && b.opId === undefined);
   const pipelineCpu = cpuBound && cpuBound.rate > 0 ? whole / cpuBound.rate : pipelineMain;
   const otherBounds = p.bounds.filter((b) => b.resource !== 'main-thread' && b.resource !== 'cpu').map((b) => b.rate);
+  // The main thread runs the trainer's CPU and the pipeline's one after the other, at the share of
+  // a core it got while runnable (below 1 when other work competes for the cores).
+  const share = Math.min(1, Math.max(0.05, profile.run.mainThreadShare ?? 1));
   const limits: Array<[number, TrainerCandidate['limit']]> = [
     [1 / Math.max(f.ownSeconds, 1e-9), 'trainer'],
-    [1 / Math.max(f.ownMainCpu + pipelineMain, 1e-9), 'main-thread'],
+    [share / Math.max(f.ownMainCpu + pipelineMain, 1e-9), 'main-thread'],
     [Math.min(Infinity, ...otherBounds), 'pipeline'],
     [cores / Math.max(f.ownMainCpu + f.ownOtherCpu + pipelineCpu, 1e-9), 'cpu'],
   ];
