@@ -76,32 +76,40 @@ describe('plumber-data worker maps in chunks', function () {
     assert.ok(cheap > expensive, `cheap: ${cheap} elements per task, expensive: ${expensive}`);
   });
 
-  it('sizes chunks from the fitted fixed cost of a task and the cost of an element', () => {
-    // Messaging of 200 µs per task plus 2 µs per element; fns of 1 µs and of 1 ms per element.
+  it('sizes chunks from the fixed cost of one-element tasks and the fn\'s time per element', () => {
+    // One-element tasks measure 200 µs of messaging, some delayed by load; fns of 1 µs and of 1 ms.
     const feed = (fnPerElement: number): ChunkSizer => {
       const s = new ChunkSizer(2);
-      for (const k of [1, 1, 1, 4, 8, 16, 32, 24, 40]) s.record({ elements: k, messagingSeconds: 200e-6 + 2e-6 * k, fnSeconds: fnPerElement * k, dispatchSeconds: 10e-6, bytesPerElement: 300 });
+      for (const m of [900e-6, 200e-6, 450e-6, 200e-6]) s.record({ elements: 1, messagingSeconds: m, fnSeconds: fnPerElement, bytesPerElement: 30 });
+      for (const k of [8, 16, 32]) s.record({ elements: k, messagingSeconds: 200e-6 + 2e-6 * k, fnSeconds: fnPerElement * k, bytesPerElement: 30 });
       return s;
     };
     const cheap = feed(1e-6);
     const expensive = feed(1e-3);
-    assert.ok(Math.abs(cheap.fixedSeconds - 200e-6) < 1e-9, `fixed: ${cheap.fixedSeconds}`);
-    // Cheap: 200 µs must be 5% of a task of 3 µs elements → ~1333 elements. Expensive: 200 µs is 5% of 4 ms → 4.
-    const c = (cheap.next(undefined) + cheap.next(undefined)) / 2;
-    const e = (expensive.next(undefined) + expensive.next(undefined)) / 2;
-    assert.ok(c > 1000 && c < 1500, `cheap: ${c}`);
-    assert.ok(e >= 4 && e <= 5, `expensive: ${e}`);
+    // Load only adds delay: the least probe is the cost.
+    assert.equal(cheap.fixedSeconds, 200e-6);
+    // Cheap: 200 µs is 5% of a task of 4000 elements of 1 µs. Expensive: 5% of 4 elements of 1 ms.
+    assert.equal(cheap.next(undefined), 4000);
+    assert.equal(expensive.next(undefined), 4);
     // What is left is shared between the threads rather than sent as one task.
     assert.equal(cheap.next(100), 50);
   });
 
   it('keeps a task within its time and bytes bounds however large the fixed cost', () => {
     const s = new ChunkSizer(2);
-    for (const k of [1, 2, 4, 8]) s.record({ elements: k, messagingSeconds: 0.5 + 1e-6 * k, fnSeconds: 1e-3 * k, dispatchSeconds: 1e-5, bytesPerElement: 100 });
-    assert.ok(s.next(undefined) <= 1.25 * 25, `a 1 ms fn got ${s.next(undefined)} elements per task`);
+    s.record({ elements: 1, messagingSeconds: 0.5, fnSeconds: 1e-3, bytesPerElement: 100 });
+    assert.equal(s.next(undefined), 25, 'a 1 ms fn: at most 25 ms of work per task');
     const big = new ChunkSizer(2);
-    for (const k of [1, 2, 4, 8]) big.record({ elements: k, messagingSeconds: 0.5 + 1e-6 * k, fnSeconds: 1e-7 * k, dispatchSeconds: 1e-5, bytesPerElement: 256 * 1024 });
-    assert.ok(big.next(undefined) <= 5, `256 KB elements got ${big.next(undefined)} per task`);
+    big.record({ elements: 1, messagingSeconds: 0.5, fnSeconds: 1e-7, bytesPerElement: 256 * 1024 });
+    assert.equal(big.next(undefined), 4, '256 KB elements: at most 1 MB per task');
+  });
+
+  it('sends one element in a task now and then, to measure the fixed cost as the machine changes', () => {
+    const s = new ChunkSizer(2);
+    s.record({ elements: 1, messagingSeconds: 100e-6, fnSeconds: 1e-6, bytesPerElement: 8 });
+    const sizes = Array.from({ length: 64 }, () => s.next(undefined));
+    assert.equal(sizes.filter((k) => k === 1).length, 2);
+    assert.ok(sizes.filter((k) => k > 1).every((k) => k === 2000), sizes.join(' '));
   });
 
   it('moves the buffers of batches it stacked, and leaves the caller’s own arrays whole', async () => {

@@ -44,8 +44,12 @@ const MAX_TASK_SECONDS = 0.025;
 /** Bytes of elements (in and out) one task may carry: bounds the memory in flight, tasks in flight × this. */
 const MAX_TASK_BYTES = 1 << 20;
 const MAX_GROUP = 4096;
-/** Tasks whose timings the sizer keeps (the latest). */
+/** Tasks whose cost per element the sizer keeps (the latest). */
 const WINDOW = 32;
+/** One task in this many carries a single element: a probe of the fixed cost of a task as it is now. */
+const PROBE_EVERY = 32;
+/** Probes whose messaging the sizer keeps (the latest). */
+const PROBES = 8;
 
 /** One task's timings, as the sizer needs them. */
 interface TaskTiming {
@@ -55,8 +59,6 @@ interface TaskTiming {
   messagingSeconds: number;
   /** Seconds the fn ran. */
   fnSeconds: number;
-  /** Main-thread seconds spent posting the task and taking in its result. */
-  dispatchSeconds: number;
   /** Estimated bytes per element, input plus result. */
   bytesPerElement: number;
 }
@@ -68,100 +70,54 @@ function median(xs: number[]): number {
 }
 
 /**
- * Least squares of messaging seconds on elements per task: the intercept is the fixed cost of a
- * task, the slope the messaging cost of each element. A second fit without the points far off the
- * first (a task delayed by a busy main thread) keeps one hiccup from setting the chunk size. Null
- * while the tasks all had the same size (the line is not determined).
- */
-function fitLine(ts: readonly TaskTiming[]): { fixed: number; perElement: number } | null {
-  const fit = (pts: readonly TaskTiming[]): { a: number; b: number } | null => {
-    const n = pts.length;
-    if (n < 3) return null;
-    let mk = 0;
-    let mo = 0;
-    for (const t of pts) {
-      mk += t.elements / n;
-      mo += t.messagingSeconds / n;
-    }
-    let sxx = 0;
-    let sxy = 0;
-    for (const t of pts) {
-      sxx += (t.elements - mk) ** 2;
-      sxy += (t.elements - mk) * (t.messagingSeconds - mo);
-    }
-    if (!(sxx > 0)) return null;
-    const b = sxy / sxx;
-    return { a: mo - b * mk, b };
-  };
-  const first = fit(ts);
-  if (first === null) return null;
-  const res = ts.map((t) => Math.abs(t.messagingSeconds - first.a - first.b * t.elements));
-  const cut = 3 * median(res) + 1e-9;
-  const second = fit(ts.filter((_, i) => res[i] <= cut)) ?? first;
-  return { fixed: Math.max(0, second.a), perElement: Math.max(0, second.b) };
-}
-
-/**
- * Chooses elements per task from the tasks measured so far. Until the first result, one element
- * per task: the first results come early and measure the fn. Exported for tests.
+ * Chooses elements per task from the tasks measured so far.
+ *
+ * The fixed cost of a task is the messaging of a one-element task (its round trip less the fn's
+ * work and any wait behind the thread's previous task): the first tasks carry one element each,
+ * and one task in PROBE_EVERY does again, so the figure follows the machine. It is the least of
+ * the recent probes: other load only ever adds delay (a thread descheduled, a busy main thread),
+ * so the least is the cost itself. The cost per element is the fn's median wall time per element
+ * over recent tasks. The chunk is what makes the fixed cost OVERHEAD_SHARE of a task, bounded in
+ * time, bytes, and by what is left so every thread gets a share. Exported for tests.
  */
 export class ChunkSizer {
   private readonly timings: TaskTiming[] = [];
-  private fixed = 0;
-  /** The least main-thread time any task of the pass took: a fixed cost measured directly, which the fit may not undercut. */
-  private minDispatch = Infinity;
-  private perElementMessaging = 0;
+  private readonly probes: number[] = [];
   private target = 1;
-  private turn = 0;
+  private calls = 0;
 
   constructor(private readonly threads: number) {}
 
-  /** What the sizer currently believes one task's fixed cost is, in seconds (for tests and traces). */
+  /** The fixed cost of a task, in seconds, as last measured (0 before any). */
   get fixedSeconds(): number {
-    return this.fixed;
+    return this.probes.length === 0 ? 0 : Math.min(...this.probes);
   }
 
   /** Records a finished task and re-sizes. */
   record(t: TaskTiming): void {
+    if (t.elements === 1) {
+      this.probes.push(t.messagingSeconds);
+      if (this.probes.length > PROBES) this.probes.shift();
+    }
     this.timings.push(t);
     if (this.timings.length > WINDOW) this.timings.shift();
-    const line = fitLine(this.timings);
-    if (line !== null) {
-      this.fixed = line.fixed;
-      this.perElementMessaging = line.perElement;
-    } else if (this.timings.every((x) => x.elements === 1)) {
-      // Only single-element tasks so far: their whole messaging counts as fixed (an upper bound
-      // until chunks of other sizes separate the two).
-      this.fixed = median(this.timings.map((x) => x.messagingSeconds));
-    }
-    // A noisy fit can put the intercept at zero, which would shrink tasks to one element.
-    this.minDispatch = Math.min(this.minDispatch, t.dispatchSeconds);
-    this.fixed = Math.max(this.fixed, this.minDispatch);
-    let fnSeconds = 0;
-    let elements = 0;
-    let bytes = 0;
-    for (const x of this.timings) {
-      fnSeconds += x.fnSeconds;
-      elements += x.elements;
-      bytes = Math.max(bytes, x.bytesPerElement);
-    }
-    const perElement = fnSeconds / Math.max(1, elements) + this.perElementMessaging;
-    // A fn too fast for the clock gets the cap; otherwise enough elements that the fixed cost is
-    // OVERHEAD_SHARE of the task, but a task no longer than MAX_TASK_SECONDS nor larger than MAX_TASK_BYTES.
-    const want = perElement > 0 ? Math.ceil(this.fixed / (OVERHEAD_SHARE * perElement)) : MAX_GROUP;
+    const perElement = median(this.timings.map((x) => x.fnSeconds / x.elements));
+    const bytes = Math.max(...this.timings.map((x) => x.bytesPerElement));
+    // A fn too fast for the clock gets the cap.
+    // (Less a rounding error's worth, so an exact quotient is not rounded up past itself.)
+    const want = perElement > 0 ? Math.ceil(this.fixedSeconds / (OVERHEAD_SHARE * perElement) - 1e-9) : MAX_GROUP;
     const byTime = perElement > 0 ? Math.floor(MAX_TASK_SECONDS / perElement) : MAX_GROUP;
     const byBytes = bytes > 0 ? Math.floor(MAX_TASK_BYTES / bytes) : MAX_GROUP;
     this.target = Math.max(1, Math.min(want, byTime, byBytes, MAX_GROUP));
   }
 
   /**
-   * Elements for the next task, given how many the input still holds (undefined: unknown). Sizes
-   * alternate a quarter above and below the target, so the fit always sees tasks of two sizes;
-   * what is left is split so every thread gets a share.
+   * Elements for the next tasks, given how many the input still holds (undefined: unknown): the
+   * target, a probe of one now and then, and no more than a thread's share of what is left.
    */
   next(remaining: number | undefined): number {
     let k = this.target;
-    if (k >= 4) k = Math.round(k * (this.turn++ % 2 === 0 ? 1.25 : 0.75));
+    if (k > 1 && ++this.calls % PROBE_EVERY === 0) k = 1;
     if (remaining !== undefined && remaining > 0) k = Math.min(k, Math.ceil(remaining / this.threads));
     return Math.max(1, k);
   }
@@ -360,13 +316,12 @@ class WorkerMap implements Chunks<unknown> {
       throw this.sendFailure(e, items, base);
     }
     this.launched += items.length;
-    const postSeconds = (performance.timeOrigin + performance.now() - postedAt) / 1000;
     if (c !== null) {
       c.workerTasks++;
-      c.dispatchSeconds += postSeconds;
+      c.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
     }
     return p.then(
-      (r) => this.receive(r, items, base, postedAt, postSeconds),
+      (r) => this.receive(r, items, base, postedAt),
       (e: unknown) => {
         throw this.sendFailure(e, items, base);
       },
@@ -405,7 +360,7 @@ class WorkerMap implements Chunks<unknown> {
     return new PipelineError(this.op, undefined, e, `${this.opName}: a worker thread failed on ${which}: ${describeThrown(e)}. ${hint}`);
   }
 
-  private receive(r: WorkerResult, items: unknown[], base: number, postedAt: number, postSeconds: number): unknown[] {
+  private receive(r: WorkerResult, items: unknown[], base: number, postedAt: number): unknown[] {
     const c = this.c;
     const t0 = now();
     if (c !== null) c.workerCpuSeconds += r.cpuSeconds;
@@ -440,11 +395,10 @@ class WorkerMap implements Chunks<unknown> {
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
     else result = out;
-    const takeSeconds = (now() - t0) / 1000;
-    this.measure(r, items, postedAt, postSeconds + takeSeconds);
+    this.measure(r, items, postedAt);
     if (c !== null) {
       c.calls += items.length;
-      c.dispatchSeconds += takeSeconds;
+      c.dispatchSeconds += (now() - t0) / 1000;
     }
     return result;
   }
@@ -454,7 +408,7 @@ class WorkerMap implements Chunks<unknown> {
    * wait behind the thread's previous task, is what messaging cost (clocks of both threads count
    * ms since the epoch). Elements are sized from the first of each task, which costs two small walks.
    */
-  private measure(r: WorkerResult, items: unknown[], postedAt: number, dispatchSeconds: number): void {
+  private measure(r: WorkerResult, items: unknown[], postedAt: number): void {
     const receivedAt = performance.timeOrigin + performance.now();
     const free = this.threadFree.get(r.thread) ?? postedAt;
     this.threadFree.set(r.thread, r.endedAt);
@@ -465,7 +419,6 @@ class WorkerMap implements Chunks<unknown> {
       elements: items.length,
       messagingSeconds: messaging,
       fnSeconds: r.fnSeconds,
-      dispatchSeconds,
       bytesPerElement: estimateBytes(items[0]) + (first === undefined ? 0 : estimateBytes(first)),
     });
   }
