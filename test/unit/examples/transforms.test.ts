@@ -9,6 +9,8 @@ import { decode, normalize as normalizeImage, randomCropFlip, resize, SIZE } fro
 import { paint, WIDTH, HEIGHT } from '../../../examples/images/prepare';
 import { encode } from 'jpeg-js';
 import { END_OF_TEXT, pack, parseEmail, SEQUENCE, tokenize } from '../../../examples/text/transforms';
+import { clip, MAX_TOKENS } from '../../../examples/text-buckets/transforms';
+import { TOKENS, toExample } from '../../../examples/mixture/transforms';
 
 /** A stand-in for plumber-data's per-element `ctx.rng`, seeded, for calling transforms directly. */
 function ctx(seed: number): { rng: { float(): number; int(n: number): number } } {
@@ -68,5 +70,15 @@ describe('the example transforms', () => {
     assert.equal(mel.length, 98 * MELS);
     const masked = specAugment(mel, ctx(9));
     assert.ok(masked.some((v, i) => v === 0 && mel[i] !== 0), 'SpecAugment masked nothing');
+  });
+  it('clips a tokenised email to 512 tokens as an Int32Array (text-buckets), and labels one (mixture)', () => {
+    const long = clip(new Array<number>(MAX_TOKENS + 9).fill(7));
+    assert.ok(long instanceof Int32Array);
+    assert.equal(long.length, MAX_TOKENS);
+    assert.deepEqual(Array.from(clip([1, 2, 3])), [1, 2, 3]);
+    const spam = toExample({ text: JSON.stringify({ group: 'spam-1', text: 'Subject: win\n\nWin a prize now' }) });
+    assert.equal(spam.label, 1);
+    assert.equal(spam.tokens.length, TOKENS);
+    assert.deepEqual(Array.from(spam.tokens.subarray(0, 4)), tokenize({ body: 'Win a prize now', spam: true }).concat([0, 0, 0, 0]).slice(0, 4));
   });
 });
