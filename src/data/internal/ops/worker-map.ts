@@ -1,18 +1,19 @@
 /**
  * map/filter/flatMap with `placement: 'worker'`: the fn runs in a piscina pool of `threads` worker
- * threads, started when a pass opens (before its first element exists) and ended with the
- * consumer's iteration, or at once when a pass is stopped mid-task.
+ * threads, started when the consumer's iterator is created (or when a pass opens, for toArray()
+ * and forEach()), before the first element exists, and ended with the consumer's iteration — at
+ * once when a pass is stopped mid-task.
  *
  * Small elements travel several to a task. A task has a fixed cost (posting, waking the thread,
- * replying, settling a promise: tens to hundreds of µs, more on a busy machine) and a cost per
- * element (cloning it both ways, and the fn); the sizer measures both from the tasks' timings and
- * picks the chunk that keeps the fixed cost a small share of a task, bounded in time, bytes and by
- * what is left to do. Each thread holds a second task while it runs one, so it never waits for the
- * main thread to post the next.
+ * replying, settling a promise: tens to hundreds of µs, more on a busy machine) on top of the
+ * fn's work; the sizer (ChunkSizer) measures both as the map runs and picks the chunk that keeps
+ * the fixed cost a small share of a task, bounded in time, bytes and by what is left to do. Each
+ * thread holds a second task while it runs one, so it never waits for the main thread to post the
+ * next. `workerTasks` counts the tasks posted.
  *
- * Buffers move rather than copy where that is safe: results (the worker's own objects, see
- * worker.ts) always; inputs only when this library made them for this pass (the stacked buffers of
- * a batch() upstream), never a buffer the caller may still hold.
+ * Buffers move rather than copy where that is safe (see InputOwner): results (the worker's own
+ * objects, see worker.ts) always; inputs only when this library made them for this map (the
+ * stacked buffers of a batch(), the bytes of files()) and no user fn saw them on the way.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
