@@ -264,7 +264,8 @@ function lintShard(op: GraphOp, byId: Map<string, GraphOp>, out: LintFinding[]):
   if (expensive.length > 0) {
     const first = expensive[expensive.length - 1]!;
     const kept = n !== undefined ? `keeps ${shareWords(1, n)} and throws away the work done on the other ${shareWords(n - 1, n)}` : 'keeps only its own share and throws away the work done on the rest';
-    sentences.push(`${op.label} comes after ${first.label}: every worker runs ${expensive.length > 1 ? 'that work' : first.label} on all the elements, then ${kept}.`);
+    const work = expensive.length > 1 ? 'runs that work on all the elements' : first.kind === 'files' ? `reads every file of ${first.label}` : `runs ${first.label} on all the elements`;
+    sentences.push(`${op.label} comes after ${first.label}: every worker ${work}, then ${kept}.`);
     related.push(...expensive.map((o) => ({ op: o, message: `${o.label} runs on every element before the shard` })));
   }
   if (shuffle) {

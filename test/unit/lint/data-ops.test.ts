@@ -40,6 +40,7 @@ describe('lints of shards and shuffle buffers', () => {
     assert.match(seeded!.message, /unless every worker uses the same seed/);
     const [read] = lint(["export const p = files('data/*.bin').shard(2, 0);"], 'plumber/shard-late');
     assert.deepEqual(read!.related.map((r) => r.op.kind), ['files']);
+    assert.match(read!.message, /every worker reads every file of files\('data\/\*\.bin'\), then keeps 1 in 2/);
   });
 
   it('says which fraction of the dataset a small shuffle buffer holds, counting through batch and take', () => {
