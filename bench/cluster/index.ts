@@ -97,7 +97,7 @@ async function startWorker(url: string, name: string): Promise<ChildProcess> {
 }
 
 /** Runs `n` elements through the cluster map with a tracer on; returns the rate, the output and the counters. */
-async function run(url: string, name: string, n: number, parallelism: number): Promise<{ rate: number; out: number[]; c: OpCounters }> {
+async function run(url: string, name: string, n: number, parallelism: number): Promise<{ rate: number; out: number[]; c: OpCounters; consumerCpuMs: number }> {
   let c = newCounters();
   const tracer: Tracer = {
     register(info) {
@@ -112,9 +112,11 @@ async function run(url: string, name: string, n: number, parallelism: number): P
     const ds = range(n).map(awaitTwenty, { placement: cluster, parallelism });
     const out: number[] = [];
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     for await (const x of ds) out.push(x);
     const rate = n / ((performance.now() - t0) / 1000);
-    return { rate, out, c };
+    const cpu = process.cpuUsage(cpu0);
+    return { rate, out, c, consumerCpuMs: (cpu.user + cpu.system) / 1000 / n };
   } finally {
     delete (globalThis as { [TRACER_KEY]?: Tracer })[TRACER_KEY];
   }
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
   const parallelism = 2 * CONCURRENCY * Math.max(...SCALE);
   const workers: ChildProcess[] = [];
   let profile1: OpProfile | undefined;
+  let profile2: OpProfile | undefined;
   let rate1 = 0;
   for (const k of SCALE) {
     while (workers.length < k) workers.push(await startWorker(url, 'bench'));
@@ -150,10 +153,24 @@ async function main(): Promise<void> {
       profile1 = asProfileOp(r.c, parallelism, 'bench');
       rate1 = r.rate;
     }
-    const predicted = Math.min(...clusterBounds(profile1 as OpProfile, 1, parallelism, 'map', k).map((b) => b.rate));
-    const line = { bench: 'cluster', workers: k, elementsPerSec: Math.round(r.rate), predicted: Math.round(predicted), scaling: Number((r.rate / (k * rate1)).toFixed(3)), predictionError: Number((predicted / r.rate - 1).toFixed(3)) };
+    if (k === 2) profile2 = asProfileOp(r.c, parallelism, 'bench');
+    const predictFrom = (op: OpProfile | undefined): number | undefined => (op === undefined ? undefined : Math.min(...clusterBounds(op, 1, parallelism, 'map', k).map((b) => b.rate)));
+    const predicted = predictFrom(profile1) as number;
+    const from2 = predictFrom(profile2);
+    const line = {
+      bench: 'cluster',
+      workers: k,
+      elementsPerSec: Math.round(r.rate),
+      predicted: Math.round(predicted),
+      scaling: Number((r.rate / (k * rate1)).toFixed(3)),
+      predictionError: Number((predicted / r.rate - 1).toFixed(3)),
+      // CPU per element on this host: the workers' processes and the consumer's (Redis not counted).
+      workerCpuMsPerElement: Number(((r.c.workerCpuSeconds / Math.max(1, r.c.calls)) * 1000).toFixed(3)),
+      consumerCpuMsPerElement: Number(r.consumerCpuMs.toFixed(3)),
+      ...(from2 !== undefined ? { predictedFrom2: Math.round(from2), predictionErrorFrom2: Number((from2 / r.rate - 1).toFixed(3)) } : {}),
+    };
     lines.push(line);
-    emit(line, `cluster: ${k} worker(s) × ${CONCURRENCY}: ${r.rate.toFixed(0)} el/s (${line.scaling} × K × rate with 1; goal ≥ 0.85), model from 1 worker predicts ${predicted.toFixed(0)} el/s (${(line.predictionError * 100).toFixed(1)}%)`);
+    emit(line, `cluster: ${k} worker(s) × ${CONCURRENCY}: ${r.rate.toFixed(0)} el/s (${line.scaling} × K × rate with 1; goal ≥ 0.85), model from 1 worker predicts ${predicted.toFixed(0)} el/s (${(line.predictionError * 100).toFixed(1)}%)${from2 !== undefined ? `, from 2 ${from2.toFixed(0)} el/s (${((from2 / r.rate - 1) * 100).toFixed(1)}%)` : ''}`);
   }
 
   // Overhead: the same fn at the same parallelism, locally and on 4 workers (16 slots).

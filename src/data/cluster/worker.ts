@@ -88,6 +88,8 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   const conn = new Redis(o.redis, { maxRetriesPerRequest: null });
   conn.on('error', () => undefined);
   let served = 0;
+  /** Runs whose consumer is gone (most recent last, at most 1000 kept). */
+  const goneRuns = new Set<string>();
   let jobsDone = 0;
   let slotSeconds = 0;
 
@@ -99,8 +101,9 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   const processJob = async (job: Job<JobData>): Promise<void> => {
     const d = job.data;
     const queueWaitMs = (job.processedOn ?? Date.now()) - job.timestamp;
-    // The run is gone (its consumer stopped, or died): nobody wants this result.
-    if ((await conn.exists(runKey(o.name, d.run))) === 0) return;
+    // The run is gone (its consumer stopped, or died; learnt when a result could not be pushed):
+    // nobody wants this result. Asking Redis per job would cost a round trip each.
+    if (goneRuns.has(d.run)) return;
     const t0 = performance.now();
     let rec: ResultRecord;
     try {
@@ -133,7 +136,11 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
         error: { name: 'DataCloneError', message: `the result holds ${what}, which cannot travel back: results must be v8-serialisable (plain data, typed arrays, Maps, Sets, Dates).` },
       });
     }
-    await conn.eval(PUSH, 2, resultsKey(o.name, d.run), runKey(o.name, d.run), buf, String(60 * 60 * 1000));
+    const pushed = await conn.eval(PUSH, 2, resultsKey(o.name, d.run), runKey(o.name, d.run), buf, String(60 * 60 * 1000));
+    if (pushed === 0) {
+      goneRuns.add(d.run);
+      if (goneRuns.size > 1000) goneRuns.delete(goneRuns.values().next().value as string);
+    }
     served++;
   };
 
@@ -147,6 +154,22 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
     maxStalledCount: 1000,
   });
   worker.on('error', (e: unknown) => log(`worker ${id}: ${describeThrown(e)}`));
+  // A job fails (rather than reporting the fn's error, which it does as a result) only when the
+  // worker could not handle it: Redis failed under it, or it stalled too often. After its last
+  // attempt, tell the run, so the consumer gets an error instead of waiting for a result that will not come.
+  worker.on('failed', (job: Job<JobData> | undefined, e: Error) => {
+    if (job === undefined || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+    const d = job.data;
+    const rec: ResultRecord = {
+      index: d.index,
+      ok: false,
+      error: { name: 'ClusterJobError', message: `the cluster could not run this element's job (${job.attemptsMade} attempts): ${describeThrown(e)}` },
+      serviceSeconds: 0,
+      queueWaitMs: 0,
+      worker: stamp(),
+    };
+    conn.eval(PUSH, 2, resultsKey(o.name, d.run), runKey(o.name, d.run), encodeResult(rec), String(60 * 60 * 1000)).catch(() => undefined);
+  });
   worker.on('completed', (job: Job<JobData>) => {
     if (job.processedOn !== undefined && job.finishedOn !== undefined) {
       jobsDone++;

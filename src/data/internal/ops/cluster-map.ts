@@ -52,6 +52,8 @@ class ClusterMap implements Chunks<unknown> {
   private readonly engine: Engine<unknown, unknown>;
   private readonly run = randomUUID().replace(/-/g, '').slice(0, 16);
   private readonly pending = new Map<number, Pending>();
+  /** Jobs launched and not yet sent to Redis (see flush). */
+  private toAdd: { name: string; data: JobData; opts: { jobId: string; removeOnComplete: boolean; removeOnFail: boolean; attempts: number; backoff: { type: 'fixed'; delay: number } } }[] = [];
   private started: Promise<void> | null = null;
   private conn: IORedis | null = null;
   private reader: IORedis | null = null;
@@ -240,14 +242,28 @@ class ClusterMap implements Chunks<unknown> {
         this.c.calls++;
         this.c.bytesShipped = (this.c.bytesShipped ?? 0) + bytes.length;
       }
+      // Attempts cover the worker's own failures (Redis under it): a fn's error is a result, never retried.
       const data: JobData = { run: this.run, index, mode: this.cfg.mode, exportName: this.cfg.exportName, module: this.moduleName, x: bytes.toString('base64') };
-      this.start()
-        .then(() => {
-          if (this.closing !== null || this.failure !== null) return;
-          return (this.queue as BullQueue).add(this.cfg.mode, data, { jobId: `${this.run}-${index}`, removeOnComplete: true, removeOnFail: true, attempts: 1 });
-        })
-        .catch((e: unknown) => this.fail(e instanceof PipelineError ? e : this.redisFailure(e, 'cannot queue jobs on Redis')));
+      this.toAdd.push({ name: this.cfg.mode, data, opts: { jobId: `${this.run}-${index}`, removeOnComplete: true, removeOnFail: true, attempts: 3, backoff: { type: 'fixed', delay: 200 } } });
+      if (this.toAdd.length === 1) setImmediate(() => this.flush());
     });
+  }
+
+  /**
+   * Queues the jobs launched since the last flush in one round trip (`addBulk`): the engine starts
+   * elements one at a time, and a round trip each would cost the main thread and Redis more than
+   * the elements' own handling.
+   */
+  private flush(): void {
+    const jobs = this.toAdd;
+    this.toAdd = [];
+    if (jobs.length === 0) return;
+    this.start()
+      .then(() => {
+        if (this.closing !== null || this.failure !== null) return;
+        return (this.queue as BullQueue).addBulk(jobs);
+      })
+      .catch((e: unknown) => this.fail(e instanceof PipelineError ? e : this.redisFailure(e, 'cannot queue jobs on Redis')));
   }
 
   private receive(b: Buffer): void {
