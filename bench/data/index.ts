@@ -2,7 +2,8 @@
  * plumber-data benchmarks B1–B5 (issue 2). Every peer is measured in the same run, so compare
  * ratios rather than absolute numbers on a shared machine.
  *
- *   npm run bench -- [--json] [--only B1,B3] [--quick]   (--only worker-map: B2, the worker maps)
+ *   npm run bench -- [--json] [--only B1,B3] [--quick]   (--only worker-map: B2, the worker maps;
+ *   --only op-overhead: what issue 11's operators add per element over a plain map)
  *
  * --json prints one JSON object per line; otherwise a table at the end. --quick runs fewer
  * repetitions (for a smoke check).
@@ -13,6 +14,7 @@ import { measure, runPlumber, type Impl } from './executor';
 import { memoryCase, type MemoryCase } from './memory';
 import { asyncMap, bareThreadsSpeedup, mainThreadRate, workerMap, workerMapSmall } from './parallel';
 import { emit, median, table } from './report';
+import { opOverhead } from './opOverhead';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -146,6 +148,7 @@ async function main(): Promise<void> {
   if (want('B3')) await b3();
   if (want('B4')) await b4();
   if (want('B5')) await b5();
+  if (want('op-overhead')) await opOverhead(json, quick);
   if (!json) console.log(table());
 }
 

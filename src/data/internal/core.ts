@@ -198,3 +198,26 @@ export function countProduced(c: OpCounters, out: readonly unknown[]): void {
 
 /** The resolved number of elements an iterator should ask for when its consumer gives no hint. */
 export const BULK = 1024;
+
+/**
+ * Times an operator's own work (`selfSeconds`) on a Sampler's schedule: `start()` before the work,
+ * `stop()` after. Untraced (no counters) both do nothing.
+ */
+export class SelfClock {
+  private readonly s = new Sampler();
+  private w = 0;
+  private t0 = 0;
+  constructor(private readonly c: OpCounters | null) {}
+  start(): void {
+    if (this.c === null) return;
+    this.w = this.s.tick();
+    if (this.w !== 0) this.t0 = now();
+  }
+  stop(): void {
+    if (this.c === null || this.w === 0) return;
+    const d = now() - this.t0;
+    this.c.selfSeconds += (d * this.w) / 1000;
+    this.s.adapt(d);
+    this.w = 0;
+  }
+}

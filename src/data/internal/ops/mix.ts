@@ -73,7 +73,8 @@ class SampleFrom<T> extends Op<T> {
         i++;
       }
       const src = this.srcs[i];
-      if (!(await src.fill(Math.min(AHEAD, hint - out.length), this.c))) {
+      // Checked before awaiting: an await per element would cost a microtask each.
+      if (src.pos >= src.buf.length && !(await src.fill(AHEAD, this.c))) {
         if (this.stopOnEmpty) {
           this.total = 0;
           break;
@@ -118,7 +119,8 @@ class ChooseFrom<T> extends Op<T> {
   async next(hint: number): Promise<T[] | null> {
     const out: T[] = [];
     while (out.length < hint && this.closing === null && !this.ended) {
-      if (!(await this.choice.fill(Math.min(AHEAD, hint - out.length), null))) {
+      const choice = this.choice;
+      if (choice.pos >= choice.buf.length && !(await choice.fill(Math.max(hint - out.length, AHEAD), null))) {
         this.ended = true;
         break;
       }
@@ -128,7 +130,7 @@ class ChooseFrom<T> extends Op<T> {
         throw new PipelineError(this.op, this.index, new RangeError(`the choice dataset gave ${String(k)}; choices must be integers in [0, ${this.srcs.length}), one per input dataset.`));
       }
       const src = this.srcs[k];
-      if (!(await src.fill(1, null))) {
+      if (src.pos >= src.buf.length && !(await src.fill(AHEAD, null))) {
         if (this.stopOnEmpty) {
           this.ended = true;
           break;

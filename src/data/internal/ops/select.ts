@@ -5,7 +5,7 @@
  */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, type ErrorSink, type OpNode, pull, Sampler, type Session } from '../core';
+import { type Chunks, countProduced, type ErrorSink, type OpNode, pull, Sampler, SelfClock, type Session } from '../core';
 import { Op } from './flow';
 
 /** The operator of a node, for errors. */
@@ -86,6 +86,7 @@ class Enumerate<T> extends Op<[number, T]> {
 /** A running state: fn(state, x) → [state, output]; the state starts afresh each pass. */
 class Scan<S, T, U> extends Op<U> {
   private readonly s = new Sampler();
+  private readonly clock: SelfClock;
   private index = 0;
   constructor(
     private readonly up: Chunks<T>,
@@ -97,6 +98,7 @@ class Scan<S, T, U> extends Op<U> {
     private readonly skip: ErrorSink | null,
   ) {
     super();
+    this.clock = new SelfClock(c);
   }
   async next(hint: number): Promise<U[] | null> {
     for (;;) {
@@ -107,6 +109,7 @@ class Scan<S, T, U> extends Op<U> {
       const base = this.index;
       this.index += n;
       let w = 0;
+      this.clock.start();
       for (let k = 0; k < n; k++) {
         let r: readonly [S, U];
         try {
@@ -119,12 +122,14 @@ class Scan<S, T, U> extends Op<U> {
             this.skip(err);
             continue;
           }
+          this.clock.stop();
           void this.return();
           throw err;
         }
         this.state = r[0];
         chunk[w++] = r[1];
       }
+      this.clock.stop();
       chunk.length = w;
       if (this.c !== null) {
         this.c.pulled += n;

@@ -4,7 +4,7 @@
  */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, type ErrorSink, type OpNode, pull, Sampler, type Session } from '../core';
+import { type Chunks, countProduced, type ErrorSink, type OpNode, pull, Sampler, SelfClock, type Session } from '../core';
 import { withParent } from '../build';
 import { Op } from './flow';
 import { chunksOf } from './sources';
@@ -101,6 +101,8 @@ export interface GroupRule<T, K, U> {
 class Grouping<T, K, U> extends Op<U> {
   private readonly s = new Sampler();
   private readonly groups = new Map<K, T[]>();
+  /** The key fn's and the reduction's time: the operator's own work. */
+  private readonly clock: SelfClock;
   private inBuf: T[] = [];
   private inPos = 0;
   private index = 0;
@@ -118,6 +120,7 @@ class Grouping<T, K, U> extends Op<U> {
     private readonly skip: ErrorSink | null,
   ) {
     super();
+    this.clock = new SelfClock(c);
   }
   async next(hint: number): Promise<U[] | null> {
     const out = await this.step(hint);
@@ -139,7 +142,12 @@ class Grouping<T, K, U> extends Op<U> {
         continue;
       }
       if (this.inPos < this.inBuf.length) {
-        this.group();
+        this.clock.start();
+        try {
+          this.group();
+        } finally {
+          this.clock.stop();
+        }
         continue;
       }
       if (!this.upDone) {
