@@ -9,15 +9,17 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import * as tfl from '@tensorflow/tfjs-layers';
-import { from } from 'plumber-data';
+import { from, type Dataset } from 'plumber-data';
 import { loadDigits } from '../digits/data';
 import { augment, normalize } from '../digits/transforms';
 
 const BATCH = 64;
 const EPOCHS = 3;
 
-// Shuffle, normalise, augment (a random affine warp and an elastic distortion), batch.
-const batches = from(loadDigits()).shuffle(2048).map(normalize).map(augment).batch(BATCH);
+// Shuffle, normalise, augment (a random affine warp and an elastic distortion), batch: each batch
+// stacks the images into one Float32Array and the labels into another.
+const examples: Dataset<{ image: Float32Array; label: number }> = from(loadDigits()).shuffle(2048).map(normalize).map(augment);
+const batches = examples.batch(BATCH);
 
 /** A small CNN: one 3×3 convolution with 2 filters at stride 2, a softmax layer. */
 function smallCnn(): tfl.Sequential {

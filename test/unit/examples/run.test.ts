@@ -9,9 +9,11 @@ import { join, resolve } from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
-/** Every folder of examples/ with a pipeline, so a new example is covered without a list to update. */
+/** The file each example runs: its pipeline, or the training script of a training example (profiled as it trains). */
+const entryOf = (name: string): string | undefined => ['pipeline.ts', 'train.ts'].map((f) => join(ROOT, 'examples', name, f)).find((f) => existsSync(f));
+/** Every folder of examples/ with a pipeline or a training script, so a new example is covered without a list to update. */
 const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
-  .filter((d) => d.isDirectory() && existsSync(join(ROOT, 'examples', d.name, 'pipeline.ts')))
+  .filter((d) => d.isDirectory() && entryOf(d.name) !== undefined)
   .map((d) => d.name);
 
 describe('the examples', function () {
@@ -26,7 +28,7 @@ describe('the examples', function () {
   for (const name of EXAMPLES) {
     it(`${name}: produces a root element through the runner, without an error`, async () => {
       const profile = await runProfile({
-        file: join(ROOT, 'examples', name, 'pipeline.ts'),
+        file: entryOf(name) as string,
         maxElements: 1,
         warmupSeconds: 0,
         seconds: 600,
