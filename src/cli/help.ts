@@ -1,4 +1,5 @@
 /** Help texts: one for the command line as a whole, one per command. */
+import { realpathSync } from 'node:fs';
 import { OVERRIDE_KNOBS } from './overrides';
 
 const COMMON = `Options for every command:
@@ -82,3 +83,50 @@ below R, or when it fails; 0 otherwise. Meant for CI.
 ${COMMON}
   --min-rate R           the lowest acceptable rate, root elements per second (required)`,
 };
+
+/** What `commandName` looks at: how this process was started and what the shell would find. */
+export interface Invocation {
+  /** The script node ran (`process.argv[1]`). */
+  script: string;
+  cwd: string;
+  /** `process.env.PATH`. */
+  path: string;
+  /** The real path of a file, or undefined when it does not exist. */
+  realpath(file: string): string | undefined;
+}
+
+/**
+ * The command a person types to run this CLI again, so a printed hint runs as printed: `plumber`
+ * when a `plumber` on PATH (outside a project's `node_modules/.bin`, which only npm scripts and npx
+ * put on PATH) is this very script — a global install or `npm link`; `npx plumber` when the script
+ * is a package installed in a project's `node_modules`; else `node <script>` relative to the
+ * working directory (a checkout of Plumber itself).
+ */
+export function commandName(inv: Invocation): string {
+  const self = inv.realpath(inv.script) ?? inv.script;
+  const sep = inv.script.includes('\\') ? '\\' : '/';
+  for (const dir of inv.path.split(sep === '\\' ? ';' : ':')) {
+    if (!dir || /node_modules[\\/]\.bin[\\/]?$/.test(dir)) continue;
+    const found = inv.realpath(`${dir.replace(/[\\/]$/, '')}${sep}plumber`);
+    if (found !== undefined && found === self) return 'plumber';
+  }
+  if (/[\\/]node_modules[\\/]/.test(self)) return 'npx plumber';
+  const rel = self.startsWith(inv.cwd + sep) ? self.slice(inv.cwd.length + 1) : self;
+  return `node ${/\s/.test(rel) ? JSON.stringify(rel) : rel}`;
+}
+
+/** How this process was started, for `commandName`. */
+export function thisInvocation(): Invocation {
+  return {
+    script: process.argv[1] ?? 'plumber',
+    cwd: process.cwd(),
+    path: process.env['PATH'] ?? '',
+    realpath: (file) => {
+      try {
+        return realpathSync(file);
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}

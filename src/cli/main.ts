@@ -12,7 +12,7 @@ import { killAllRuns, runProfile } from '../runner/spawn';
 import { UsageError, numberFlag, parseArgs } from './args';
 import type { FlagSpec, Parsed } from './args';
 import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags, runBudgetFlags, terminalRunHooks } from './diagnoseRun';
-import { HELP } from './help';
+import { HELP, commandName, thisInvocation } from './help';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, rootRate } from './render';
@@ -127,7 +127,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       const pass = rate >= (minRate ?? 0);
       if (json) printJson({ pass, rate, minRate, profile });
       else if (pass) process.stdout.write(`plumber check: ${fmtRate(rate)} ≥ ${fmtRate(minRate)}: ok\n`);
-      else process.stderr.write(`plumber check: ${fmtRate(rate)} is below the required ${fmtRate(minRate)}. Run \`plumber plan ${file}\` to see what holds it back.\n`);
+      else process.stderr.write(`plumber check: ${fmtRate(rate)} is below the required ${fmtRate(minRate)}. Run \`${commandName(thisInvocation())} plan ${file}\` to see what holds it back.\n`);
       return pass ? 0 : 1;
     }
   }

@@ -3,8 +3,10 @@ import * as path from 'node:path';
 import type { Analysis, Plan } from '../shared/analysis';
 import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
+import { rootRateOf, rootUnit } from '../shared/units';
+import { commandName, thisInvocation } from './help';
 import { overridesToFlags } from './overrides';
-import { fmtPerElement, fmtRate, fmtShare, renderTable } from './table';
+import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
 
 /** The pipeline's measured root rate. */
 export function rootRate(profile: Profile): number {
@@ -83,31 +85,36 @@ export function droppedLines(plan: Plan, profile: Profile, last: Profile = profi
 }
 
 /** The plan as a table plus the bottleneck, the prediction, the verified figure and the command that tries it. */
-export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string, last: Profile = profile, o: { unverified?: Unverified } = {}): string {
+export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string, last: Profile = profile, o: { unverified?: Unverified; command?: string } = {}): string {
   const byOp = new Map(analysis.ops.map((a) => [a.opId, a]));
   const changesByOp = new Map<string, string[]>();
   // Titles come from the last pass's profile: it also holds the operators a plan inserted.
   const title = (c: Plan['changes'][number]): string => changeTitle(c, last.ops.some((o) => o.id === c.opId) ? last : profile);
   for (const c of plan.changes) changesByOp.set(c.opId, [...(changesByOp.get(c.opId) ?? []), title(c)]);
-  const rows = inChainOrder(profile).map((op) => {
-    const a = byOp.get(op.id);
-    return [
-      describeOp(op),
-      op.id,
-      fmtRate(a?.measuredRate),
-      fmtShare(a?.cpuShare),
-      fmtRate(a?.bound),
-      a?.isBottleneck ? '◀ bottleneck' : '',
-      (changesByOp.get(op.id) ?? []).join('; '),
-    ];
-  });
-  const table = renderTable(['operator', 'id', 'rate', 'CPU', 'bound', '', 'recommended change'], rows);
+  // Every rate in the pipeline's unit (root elements per second), the op's own count beside it,
+  // and the rows ranked by the bound: the first row is what holds the pipeline back, the next
+  // is what would hold it back after that.
+  const unit = rootUnit(profile);
+  const ranked = inChainOrder(profile)
+    .map((op, index) => ({ op, index, a: byOp.get(op.id) }))
+    .sort((x, y) => (x.a?.bound ?? Infinity) - (y.a?.bound ?? Infinity) || x.index - y.index);
+  const rows = ranked.map(({ op, a }) => [
+    describeOp(op),
+    op.id,
+    fmtRate(a?.measuredRate),
+    fmtRateIn(a ? rootRateOf(a) : undefined, unit),
+    fmtRateIn(a?.bound, unit),
+    fmtShare(a?.cpuShare),
+    a?.isBottleneck ? '◀ bottleneck' : '',
+    (changesByOp.get(op.id) ?? []).join('; '),
+  ]);
+  const table = renderTable(['operator', 'id', 'own rate', `= ${unit}/s`, 'bound', 'CPU', '', 'recommended change'], rows);
   const gain = plan.currentRate > 0 ? ` (${(plan.predictedRate / plan.currentRate).toFixed(1)}×)` : '';
   const lines = [runLine(profile), '', table, ''];
   if (analysis.coresNote) lines.push(`Cores: ${analysis.coresNote}`);
   lines.push(
     `Bottleneck: ${analysis.bottleneck.reason}`,
-    `Measured ${fmtRate(analysis.measuredRate)}; the model's bound with the current knobs is ${fmtRate(analysis.bound)}.`,
+    `Measured ${fmtRateIn(analysis.measuredRate, unit)}; the model's bound with the current knobs is ${fmtRateIn(analysis.bound, unit)}.`,
   );
   const v = plan.verification;
   if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {
@@ -125,7 +132,9 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   for (const note of plan.notes ?? []) lines.push(`Note: ${note}`);
   if (plan.changes.length > 0) {
     const flags = overridesToFlags(plan.overrides, profile);
-    if (flags.length > 0) lines.push('', 'Try the plan without editing the file:', `  plumber profile ${file} ${flags.join(' ')}`);
+    // As the person would type it here: `npx plumber` from a project that installed it locally.
+    const command = o.command ?? commandName(thisInvocation());
+    if (flags.length > 0) lines.push('', 'Try the plan without editing the file:', `  ${command} profile ${file} ${flags.join(' ')}`);
   }
   return lines.join('\n');
 }

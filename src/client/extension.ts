@@ -12,6 +12,7 @@ import { PlumberServer, type ServerState } from './server';
 import { readSettings } from './settings';
 import { PlumberStatusBar } from './statusBar';
 import { BottlenecksProvider, type BottleneckNode } from './views/bottlenecks';
+import { HeatBars } from './heatBars';
 
 /** What `activate` returns: a small API the e2e suite (and other extensions) can use. */
 export interface PlumberApi {
@@ -33,6 +34,8 @@ export interface PlumberApi {
   settings(): Settings;
   /** The report shown in the webview, if it is open. */
   reportPipeline(): PipelineSummary | undefined;
+  /** The heat bars drawn in a visible editor: each operator line and its share (empty when the mode is off or the numbers are stale). */
+  heatBars(uri: string): ReadonlyArray<{ line: number; share: number }>;
   /** Sends a custom `plumber/…` request straight to the server (rejects while it is not ready). */
   request<P, R>(method: string, params: P): Promise<R>;
 }
@@ -65,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
 
   let settings = readSettings(log, warned, (m, ...a) => ctx.notify('warning', m, ...a));
   const view = vscode.window.createTreeView('plumber.bottlenecks', { treeDataProvider: tree, showCollapseAll: true });
+  const heat = new HeatBars(() => settings.codeLens.enabled && settings.codeLens.heatBars, () => tree.current);
   context.subscriptions.push(
     log,
     server,
@@ -73,6 +77,9 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
     report,
     updated,
     view,
+    heat,
+    // The heat bars follow the tree's data: every reload (a profile, a staleness flip) redraws them.
+    tree.onDidChangeTreeData(() => heat.render()),
     ...registerCommands(ctx),
     server.onDidChangeState((state) => {
       status.render();
@@ -93,7 +100,9 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
       server.notifyTrust(true);
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('plumber')) settings = readSettings(log, warned, (m, ...a) => ctx.notify('warning', m, ...a));
+      if (!e.affectsConfiguration('plumber')) return;
+      settings = readSettings(log, warned, (m, ...a) => ctx.notify('warning', m, ...a));
+      heat.render();
     }),
   );
 
@@ -119,6 +128,7 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
     settings: () => settings,
     reportPipeline: () => report.current?.pipeline,
     request: (method, params) => server.requestMethod(method, params),
+    heatBars: (uri) => heat.drawn.get(uri) ?? [],
   };
 }
 

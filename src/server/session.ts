@@ -102,6 +102,6 @@ export class Session {
   }
 
   actionDeps(disabledSupport: boolean): CodeActionDeps {
-    return { fixContext: (v) => this.fixContext(v), fileInfo: (f) => this.fileInfo(f), disabledSupport };
+    return { fixContext: (v) => this.fixContext(v), fileInfo: (f) => this.fileInfo(f), disabledSupport, preview: this.settings.fixes.preview };
   }
 }

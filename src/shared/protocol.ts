@@ -43,6 +43,8 @@ export interface OpSummary {
   range: Range;
   /** Measured elements per second at this operator; absent before a profile. */
   rate?: number;
+  /** The same rate in the pipeline's unit (root elements per second: `rate` over the visit ratio). */
+  rootRate?: number;
   /** Share of the pipeline's CPU (0..1). */
   cpuShare?: number;
   /** The root rate this operator allows (the model's per-operator bound). */
@@ -116,6 +118,8 @@ export interface PipelineSummary {
   verified?: { speedup: number; halfWidth: number };
   /** The file changed since the profile was taken. */
   stale: boolean;
+  /** What the pipeline counts, plural (`el`, `batches`): the unit of `rate`, `bound` and each op's `rootRate` and `bound`. */
+  unit?: string;
   /** The last profile failed: the message to show. */
   error?: string;
   /** ISO time of the last profile. */

@@ -5,8 +5,8 @@
  */
 
 export interface Settings {
-  /** Show code lenses on operators and pipeline heads. */
-  codeLens: { enabled: boolean; operators: boolean; pipelines: boolean };
+  /** Show code lenses on operators and pipeline heads; `heatBars` draws operator heat on the lines instead of operator lenses. */
+  codeLens: { enabled: boolean; operators: boolean; pipelines: boolean; heatBars: boolean };
   /** Show inlay hints with per-operator rates (an alternative to lenses). */
   inlayHints: { enabled: boolean };
   /** Static lints and bottleneck diagnostics. */
@@ -19,16 +19,19 @@ export interface Settings {
   model: { cores: number; memoryBudgetMB: number };
   /** How a plan is made: profile passes before planning, and whether runs verify it before it is offered. */
   plan: { passes: number; verify: boolean };
+  /** How fixes apply: `preview` opens VS Code's refactor preview for a fix that changes more than one place. */
+  fixes: { preview: boolean };
 }
 
 export const DEFAULT_SETTINGS: Settings = {
-  codeLens: { enabled: true, operators: true, pipelines: true },
+  codeLens: { enabled: true, operators: true, pipelines: true, heatBars: false },
   inlayHints: { enabled: false },
   diagnostics: { enabled: true },
   profile: { seconds: 5, maxElements: 100_000, timeoutSeconds: 60, memoryMB: 4096 },
   runner: { nodePath: '', nodeArgs: [] },
   model: { cores: 0, memoryBudgetMB: 0 },
   plan: { passes: 2, verify: true },
+  fixes: { preview: true },
 };
 
 /** The JSON type a setting has in `contributes.configuration`. */
@@ -58,6 +61,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'codeLens.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Show Plumber code lenses (rates, the bottleneck, **Profile** and **Apply all Plumber fixes**) in pipeline files.' },
   { key: 'codeLens.operators', type: 'boolean', scope: 'resource', markdownDescription: 'Show a lens on each operator line with its measured rate and share of CPU.' },
   { key: 'codeLens.pipelines', type: 'boolean', scope: 'resource', markdownDescription: "Show a lens on each pipeline's first line with its rate, the model's bound and the actions." },
+  { key: 'codeLens.heatBars', type: 'boolean', scope: 'resource', markdownDescription: "Show each operator's share of the pipeline's time as a heat bar on its line (a line background and an overview-ruler mark) instead of an operator lens, so the code does not move." },
   { key: 'inlayHints.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Show per-operator rates as inlay hints at the end of operator lines (an alternative to the operator lenses).' },
   { key: 'diagnostics.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Report static lints and the measured bottleneck as Information/Warning diagnostics.' },
   { key: 'profile.seconds', type: 'number', scope: 'resource', minimum: 0.1, markdownDescription: 'How long the runner measures a pipeline, in seconds (after warm-up). Measurement stops earlier when the rate has converged.' },
@@ -70,6 +74,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
   { key: 'plan.passes', type: 'integer', scope: 'resource', minimum: 1, maximum: 5, markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.' },
   { key: 'plan.verify', type: 'boolean', scope: 'resource', markdownDescription: 'Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model\'s estimate only, marked *not verified*.' },
+  { key: 'fixes.preview', type: 'boolean', scope: 'resource', markdownDescription: "Open VS Code's refactor preview before applying a fix that changes more than one place (single-knob fixes apply at once). Off: every fix applies at once." },
 ];
 
 /** The LSP trace setting every language client reads (`<section>.trace.server`). */

@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { OpSummary, PipelineSummary, PipelinesParams } from '../../shared/protocol';
 import type { PlumberServer } from '../server';
-import { describeOp, describePipeline, formatRate, formatShare, rankOps } from './format';
+import { describeOp, describePipeline, formatRate, formatRateIn, formatShare, rankOps } from './format';
 
 export type BottleneckNode =
   | { type: 'pipeline'; pipeline: PipelineSummary }
@@ -70,7 +70,7 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
     const { op, pipeline } = node;
     const item = new vscode.TreeItem(op.label, vscode.TreeItemCollapsibleState.None);
     item.id = `${pipeline.uri}#${pipeline.name}#${op.id}`;
-    item.description = describeOp(op, pipeline.stale);
+    item.description = describeOp(op, pipeline.stale, pipeline.unit);
     item.iconPath = SEVERITY_ICON[op.severity];
     item.tooltip = opTooltip(op, pipeline);
     // Fixes are computed from the profile: after an edit they may no longer fit, so hide the action.
@@ -114,9 +114,9 @@ function pipelineTooltip(p: PipelineSummary): vscode.MarkdownString {
 function opTooltip(op: OpSummary, p: PipelineSummary): vscode.MarkdownString {
   const md = new vscode.MarkdownString(`**${op.label}** (${op.kind})\n\n`);
   if (op.reason) md.appendMarkdown(`${op.reason}\n\n`);
-  if (op.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(op.rate)}  \n`);
+  if (op.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(op.rate)}${op.rootRate !== undefined ? ` = ${formatRateIn(op.rootRate, p.unit)} of the pipeline` : ''}  \n`);
   if (op.cpuShare !== undefined) md.appendMarkdown(`CPU share (measured): ${formatShare(op.cpuShare)}  \n`);
-  if (op.bound !== undefined) md.appendMarkdown(`Allows at most (model): ${formatRate(op.bound)}  \n`);
+  if (op.bound !== undefined) md.appendMarkdown(`Allows the pipeline at most (model): ${formatRateIn(op.bound, p.unit)}  \n`);
   if (op.fixTitle) md.appendMarkdown(`\n${p.stale ? '(stale) ' : ''}${op.fixTitle}`);
   return md;
 }

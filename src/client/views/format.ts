@@ -51,12 +51,31 @@ export function rankOps(ops: readonly OpSummary[]): OpSummary[] {
     .map((x) => x.op);
 }
 
-/** The tree's description for an operator: `1.2k/s · 64% CPU`, plus `stale` when the file changed. */
-export function describeOp(op: OpSummary, stale: boolean): string {
+/** What every surface says about numbers taken before the last edit (the server's lenses say the same). */
+export const STALE_WORDS = 'stale — profile again';
+
+/** A rate in the pipeline's unit: `1.3 batches/s`, `310 el/s`. */
+export function formatRateIn(rate: number | undefined, unit = 'el'): string {
+  if (unit === 'el') return formatRate(rate);
+  if (rate === undefined || Number.isNaN(rate)) return '–';
+  return `${Number.isFinite(rate) ? compact(rate) : '∞'} ${unit}/s`;
+}
+
+/**
+ * The tree's description for an operator, in the pipeline's unit so two operators compare:
+ * `41 el/s = 1.3 batches/s · bound 1.4 · 64% CPU` (its own count first when it counts other
+ * elements than the pipeline), or `stale` when the file changed since the profile.
+ */
+export function describeOp(op: OpSummary, stale: boolean, unit = 'el'): string {
+  if (stale) return 'stale';
   const parts: string[] = [];
-  if (op.rate !== undefined) parts.push(formatRate(op.rate));
+  if (op.rate !== undefined) {
+    const root = op.rootRate ?? op.rate;
+    const same = Math.abs(root - op.rate) <= 0.005 * Math.max(root, op.rate);
+    parts.push(same ? formatRateIn(root, unit) : `${formatRate(op.rate)} = ${formatRateIn(root, unit)}`);
+  }
+  if (op.bound !== undefined) parts.push(`bound ${Number.isFinite(op.bound) ? compact(op.bound) : '∞'}`);
   if (op.cpuShare !== undefined) parts.push(`${formatShare(op.cpuShare)} CPU`);
-  if (stale && parts.length > 0) parts.push('stale');
   return parts.join(' · ');
 }
 
@@ -88,11 +107,11 @@ export function fixesWords(p: PipelineSummary): string | undefined {
 export function describePipeline(p: PipelineSummary): string {
   if (p.error) return 'profile failed';
   if (p.rate === undefined) return 'not profiled';
+  if (p.stale) return STALE_WORDS;
   // Short: a sidebar is narrow. The bound, the prediction and the verification are in the tooltip.
-  const parts = [formatRate(p.rate)];
+  const parts = [formatRateIn(p.rate, p.unit)];
   const fixes = fixesWords(p);
   if (fixes) parts.push(fixes);
-  if (p.stale) parts.push('stale');
   return parts.join(' · ');
 }
 
@@ -101,9 +120,10 @@ export function statusText(p: PipelineSummary | undefined): string {
   if (!p) return 'Plumber';
   if (p.error) return `Plumber: ${p.name} failed`;
   if (p.rate === undefined) return 'Plumber';
+  if (p.stale) return `Plumber: ${p.name} · ${STALE_WORDS}`;
   const fixes = fixesWords(p);
   const tail = fixes ? ` (${fixes})` : '';
-  return `Plumber: ${p.name} ${formatRate(p.rate)}${tail}${p.stale ? ' · stale' : ''}`;
+  return `Plumber: ${p.name} ${formatRateIn(p.rate, p.unit)}${tail}`;
 }
 
 /**
@@ -116,4 +136,29 @@ export function pipelineAt(pipelines: readonly PipelineSummary[], line: number):
     if (p.range.start.line <= line && (!best || p.range.start.line >= best.range.start.line)) best = p;
   }
   return best ?? pipelines[0];
+}
+
+/** One operator's heat bar: how busy it is at its limit, and the words its hover shows. */
+export interface Heat {
+  op: OpSummary;
+  /** 0..1: the pipeline's measured rate over the rate this operator allows (1 = it is the limit). */
+  share: number;
+  words: string;
+}
+
+/**
+ * The heat of each profiled operator of a fresh pipeline: the share of its time it is busy at the
+ * pipeline's measured rate (the rate over its bound; the bottleneck is near 1), so the hottest line
+ * is the one holding the pipeline back. None for a stale or unprofiled pipeline: old numbers are
+ * not drawn.
+ */
+export function heatOf(p: PipelineSummary): Heat[] {
+  if (p.stale || p.error || p.rate === undefined) return [];
+  const out: Heat[] = [];
+  for (const op of p.ops) {
+    if (op.bound === undefined || !(op.bound > 0)) continue;
+    const share = Number.isFinite(op.bound) ? Math.min(1, p.rate / op.bound) : 0;
+    out.push({ op, share, words: `${op.label}: busy ${formatShare(share) || '0%'} of the time at ${formatRateIn(p.rate, p.unit)} (allows ${formatRateIn(op.bound, p.unit)})` });
+  }
+  return out;
 }

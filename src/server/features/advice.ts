@@ -13,8 +13,21 @@ import { compact, fixTitle, rateText, speedup } from './format';
 /** What the lens says when verification measured nothing reliably faster than the pipeline as written. */
 export const NO_GAIN = 'no reliable gain on this machine right now';
 
-/** The changes a person may apply: all of an unverified plan's, only the kept ones of a verified plan, none after no-gain or error. */
+/**
+ * True when `predicted` is a gain over `current` as a person reads the figure: it shows as more
+ * than "1.0×" (a plan "est. 1.0×" would change the code for nothing).
+ */
+export function predictsGain(predicted: number | undefined, current: number): boolean {
+  if (predicted === undefined || !(current > 0) || !Number.isFinite(predicted)) return false;
+  return Number((predicted / current).toFixed(1)) > 1;
+}
+
+/**
+ * The changes a person may apply: all of an unverified plan's, only the kept ones of a verified
+ * plan, none after no-gain or error — and none when the model predicts no gain from them.
+ */
 export function offeredChanges(plan: Plan): PlanChange[] {
+  if (plan.changes.length > 0 && !predictsGain(plan.predictedRate, plan.currentRate)) return [];
   const v = plan.verification;
   if (!v) return plan.changes;
   if (v.verdict !== 'gain') return [];

@@ -4,14 +4,14 @@
  * apply (no profile, a stale profile, a knob written as an expression) the action is still offered,
  * disabled, with the reason — if the client can show disabled actions.
  */
-import { CodeActionKind, type CodeAction, type Range } from 'vscode-languageserver';
+import { CodeActionKind, type CodeAction, type Range, type WorkspaceEdit } from 'vscode-languageserver';
 import type { PlanChange } from '../../shared/analysis';
 import { editsForChanges, type FixContext } from '../../engine/fixes/edits';
 import { toWorkspaceEdit, type FileVersion } from '../workspaceEdit';
 import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
 import { FIX_PREFIX } from './format';
-import { applyAllTitle, offerTitle, offeredChanges } from './advice';
+import { applyAllTitle, offerTitle, offeredChanges, predictsGain } from './advice';
 
 export interface CodeActionDeps {
   /** The engine's view of a pipeline (text, graphs, id lookup). */
@@ -19,6 +19,8 @@ export interface CodeActionDeps {
   fileInfo(file: string): FileVersion;
   /** The client shows `disabled` actions (codeAction.disabledSupport). */
   disabledSupport: boolean;
+  /** Ask the client to preview an edit that changes more than one place (setting `plumber.fixes.preview`). */
+  preview?: boolean;
 }
 
 function touches(op: GraphOp, range: Range): boolean {
@@ -35,7 +37,18 @@ export function fixEdit(view: PipelineView, changes: PlanChange[], title: string
   const outcome = editsForChanges(changes, deps.fixContext(view));
   if (!outcome.ok) return { reason: outcome.reason };
   if (outcome.edits.length === 0) return { reason: 'The source already has these settings.' };
-  return { edit: toWorkspaceEdit(outcome.edits, deps.fileInfo, { label: title, description: changes.map((c) => c.reason).join(' ') }) };
+  return { edit: confirmIfMany(toWorkspaceEdit(outcome.edits, deps.fileInfo, { label: title, description: changes.map((c) => c.reason).join(' ') }), deps) };
+}
+
+/**
+ * An edit that changes more than one place (it then carries a change annotation) asks for
+ * confirmation, so VS Code opens its refactor preview and the person sees the diff first; a
+ * single-knob edit has no annotation and applies at once.
+ */
+export function confirmIfMany(edit: WorkspaceEdit, deps: Pick<CodeActionDeps, 'preview'>): WorkspaceEdit {
+  if (!deps.preview || !edit.changeAnnotations) return edit;
+  const annotations = Object.fromEntries(Object.entries(edit.changeAnnotations).map(([id, a]) => [id, { ...a, needsConfirmation: true }]));
+  return { ...edit, changeAnnotations: annotations };
 }
 
 /** Code actions for `range` in `file`. */
@@ -53,6 +66,8 @@ export function codeActions(views: PipelineView[], file: string, range: Range, d
     const onHead = v.graph.head.range.start.line <= range.end.line && v.graph.head.range.end.line >= range.start.line;
     if (ops.length === 0 && !onHead) continue;
     const rec = v.record;
+    // Numbers from before the last edit offer nothing: the lenses say "stale — profile again".
+    if (rec && v.stale) continue;
     if (!rec || rec.profile.error || !rec.plan) {
       if (ops.length > 0 || onHead) push({ title: `${FIX_PREFIX}profile ${v.graph.name} first`, kind: CodeActionKind.QuickFix }, rec?.profile.error ? `The last profile failed: ${rec.profile.error.message}` : NO_PROFILE);
       continue;
@@ -65,6 +80,8 @@ export function codeActions(views: PipelineView[], file: string, range: Range, d
     for (const change of offered) {
       const target = v.byProfileId.get(change.opId);
       if (!target || !ids.has(target.id)) continue;
+      // A change the model predicts no gain from on its own is applied only with the others (Apply all).
+      if (change.predictedRate !== undefined && !predictsGain(change.predictedRate, plan.currentRate)) continue;
       const title = offerTitle(change, plan, rec.profile);
       const { edit, reason } = fixEdit(v, [change], title, deps);
       push({ title, kind: CodeActionKind.QuickFix, isPreferred: rec.analysis?.bottleneck.opId === change.opId, ...(edit ? { edit } : {}) }, reason);

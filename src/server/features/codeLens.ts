@@ -8,10 +8,10 @@
 import type { Resource } from '../../shared/analysis';
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
-import type { PipelineView } from '../views';
-import { describeOp } from '../../model/describe';
+import { labelOf, type PipelineView } from '../views';
 import { compact, percent, rateText } from './format';
 import { applyAllTitle, offeredChanges, planFigure, verdictOf } from './advice';
+import { STALE_WORDS, opRateWords, rateIn } from './glance';
 
 /** What an unresolved lens stands for; carried in `CodeLens.data`. */
 export interface LensData {
@@ -40,7 +40,8 @@ export function codeLenses(views: PipelineView[], file: string, settings: Settin
     if (settings.pipelines) {
       const range = v.graph.head.range;
       if (v.record) out.push({ range, data: data('summary') });
-      if (v.graph.exported) out.push({ range, data: data('profile') });
+      // A stale summary already says "profile again" and profiles on a click.
+      if (v.graph.exported && !(v.stale && v.record && !v.record.profile.error)) out.push({ range, data: data('profile') });
       const plan = v.record && !v.record.profile.error ? v.record.plan : undefined;
       if (plan && !v.stale) {
         const verdict = verdictOf(plan);
@@ -48,7 +49,8 @@ export function codeLenses(views: PipelineView[], file: string, settings: Settin
         else if (verdict === 'no-gain' || verdict === 'error') out.push({ range, data: data('verdict') });
       }
     }
-    if (settings.operators && v.record && !v.record.profile.error) {
+    // Heat bars (drawn by the client) take the operator lenses' place, so the code does not move.
+    if (settings.operators && !settings.heatBars && v.record && !v.record.profile.error) {
       for (const op of v.graph.ops) {
         if (op.file !== file || seenOps.has(op.name.start) || !v.byGraphId.has(op.id)) continue;
         seenOps.add(op.name.start);
@@ -71,14 +73,19 @@ const RESOURCE_WORDS: Record<Resource, string> = {
   source: 'source',
 };
 
-/** The words on one operator's lens (also used by inlay hints). */
+/**
+ * The words on one operator's lens (also used by inlay hints): its rate and bound in the
+ * pipeline's unit, its CPU share and whether it is the bottleneck — or only "stale — profile
+ * again" when the document changed since the profile, so old numbers are not read as current.
+ */
 export function opSummary(v: PipelineView, opId: string, withReason: boolean): string | undefined {
   const joined = v.byGraphId.get(opId);
   if (!joined) return undefined;
+  if (v.stale) return STALE_WORDS;
   const parts: string[] = [];
   const an = joined.an;
   if (an) {
-    parts.push(rateText(an.measuredRate), `${percent(an.cpuShare)} CPU`);
+    parts.push(opRateWords(an, v.unit ?? 'el'), `${percent(an.cpuShare)} CPU`);
   } else {
     const c = joined.prof.counters;
     const seconds = v.record?.profile.run.seconds ?? 0;
@@ -90,7 +97,6 @@ export function opSummary(v: PipelineView, opId: string, withReason: boolean): s
     // the diagnostic, where it has room (a lens line is cut at the editor's width).
     parts.push(withReason && bottleneck ? `bottleneck: ${RESOURCE_WORDS[bottleneck.resource]}` : 'bottleneck');
   }
-  if (v.stale) parts.push('stale');
   return parts.length > 0 ? parts.join(' · ') : undefined;
 }
 
@@ -107,9 +113,11 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
       if (!rec || rec.profile.error || !rec.analysis) {
         const msg = rec?.profile.error?.message ?? 'no analysis';
         command = { title: `Pipeline: profile failed — ${msg.length > 80 ? `${msg.slice(0, 79)}…` : msg}`, command: COMMANDS.report, arguments: args };
+      } else if (v.stale) {
+        // The old numbers are hidden, not shown beside the word: a glance would read them as current.
+        command = { title: `Pipeline: ${STALE_WORDS}`, command: COMMANDS.profile, arguments: args };
       } else {
-        const stale = v.stale ? ' · stale' : '';
-        command = { title: `Pipeline ${rateText(rec.analysis.measuredRate)} · bound ${compact(rec.analysis.bound)}${stale}`, command: COMMANDS.report, arguments: args };
+        command = { title: `Pipeline ${rateIn(rec.analysis.measuredRate, v.unit ?? 'el')} · bound ${compact(rec.analysis.bound)}`, command: COMMANDS.report, arguments: args };
       }
       break;
     }
@@ -131,8 +139,9 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
       // A source written on the pipeline's head line shares that line's lenses: name it, so its
       // numbers are not read as the pipeline's.
       const joined = data.opId ? v.byGraphId.get(data.opId) : undefined;
+      const op = data.opId ? v.graph.ops.find((o) => o.id === data.opId) : undefined;
       const onHead = lens.range.start.line === v.graph.head.range.start.line;
-      command = { title: onHead && joined ? `${describeOp(joined.prof)}: ${summary}` : summary, command: COMMANDS.report, arguments: args };
+      command = { title: onHead && joined && op ? `${labelOf(v, op)}: ${summary}` : summary, command: v.stale ? COMMANDS.profile : COMMANDS.report, arguments: args };
       break;
     }
   }

@@ -6,7 +6,7 @@ import type { FixAllParams, FixAllResult } from '../../shared/protocol';
 import { editsForChanges, type PlannedEdit } from '../../engine/fixes/edits';
 import { toWorkspaceEdit } from '../workspaceEdit';
 import type { PipelineView } from '../views';
-import type { CodeActionDeps } from './codeActions';
+import { confirmIfMany, type CodeActionDeps } from './codeActions';
 import { applyAllTitle, offeredChanges, verdictOf } from './advice';
 import type { Plan } from '../../shared/analysis';
 
@@ -51,5 +51,5 @@ export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeAc
   // One pipeline: its figure ("est. 1.8×, verified 1.7× ± 0.1"); several: the count only, since
   // their figures do not add up.
   const title = only ? applyAllTitle(only, count) : `Apply all Plumber fixes (${count} change${count === 1 ? '' : 's'})`;
-  return { edit: toWorkspaceEdit(edits, deps.fileInfo, { label: title }), title };
+  return { edit: confirmIfMany(toWorkspaceEdit(edits, deps.fileInfo, { label: title }), deps), title };
 }

@@ -4,13 +4,21 @@
  */
 import type { Hover, Position } from 'vscode-languageserver';
 import type { GraphOp } from '../../engine/graph/types';
-import type { PipelineView } from '../views';
+import { labelOf, type PipelineView } from '../views';
+import type { OpProfile } from '../../shared/profile';
 import { compact, percent, rateText } from './format';
+import { STALE_WORDS, opRateWords, rateIn, whatIf, whatIfWords } from './glance';
 import { offerTitle, offeredChanges } from './advice';
 import { formatSeconds } from '../../model/describe';
 import { codeSpan, escapeMarkdown as esc } from './markdown';
 
 function contains(op: GraphOp, pos: Position): boolean {
+  // On a knob written on its own line (a multi-line options object): the hover is about that knob's operator.
+  for (const knob of Object.values(op.knobs)) {
+    if (knob.state === 'absent') continue;
+    const k = knob.span.range;
+    if (pos.line === k.start.line && pos.character >= k.start.character && (pos.line < k.end.line || pos.character <= k.end.character)) return true;
+  }
   const r = op.own.range;
   if (pos.line < r.start.line || pos.line > r.end.line) return false;
   if (pos.line === r.start.line && pos.character < r.start.character) return false;
@@ -27,13 +35,40 @@ function knobLines(op: GraphOp): string[] {
   return out;
 }
 
+/** The knobs of an operator the what-if varies, with the value it ran with. */
+function variedKnobs(prof: OpProfile): Array<{ knob: string; current: number }> {
+  const out: Array<{ knob: string; current: number }> = [];
+  const k = prof.knobs;
+  if (prof.kind === 'map' || prof.kind === 'filter' || prof.kind === 'flatMap' || prof.kind === 'interleave') {
+    out.push({ knob: 'parallelism', current: k.resolvedParallelism ?? (typeof k.parallelism === 'number' ? k.parallelism : 1) });
+  }
+  if (prof.kind === 'interleave' && k.cycleLength !== undefined) out.push({ knob: 'cycleLength', current: k.cycleLength });
+  if (prof.kind === 'prefetch' && k.bufferSize !== undefined) out.push({ knob: 'bufferSize', current: k.bufferSize });
+  return out;
+}
+
+/**
+ * "What if" for each knob of the operator: the model's predicted pipeline rate for a few values,
+ * from the profile as it ran. Predicted, never measured: the lines say so.
+ */
+function whatIfLines(v: PipelineView, prof: OpProfile): string[] {
+  const rec = v.record;
+  if (!rec || v.stale) return [];
+  const lines: string[] = [];
+  for (const { knob, current } of variedKnobs(prof)) {
+    const rows = whatIf(rec.profile, prof.id, knob, current);
+    if (rows && rows.length > 1) lines.push(`- ${whatIfWords(knob, current, rows, v.unit ?? 'el')}`);
+  }
+  return lines.length > 0 ? ['', '**What if** (predicted by the model from this profile, not measured):', ...lines] : [];
+}
+
 /** The hover for the operator under `pos` in `file`, if any. */
 export function hover(views: PipelineView[], file: string, pos: Position): Hover | null {
   for (const v of views) {
     const op = v.graph.ops.find((o) => o.file === file && contains(o, pos));
     if (!op) continue;
     // Every piece of text from the workspace goes through esc() or codeSpan(): see markdown.ts.
-    const lines: string[] = [`**${esc(op.label)}** · pipeline ${codeSpan(v.graph.name)} · op ${codeSpan(op.id)}`];
+    const lines: string[] = [`**${esc(labelOf(v, op))}** · pipeline ${codeSpan(v.graph.name)} · op ${codeSpan(op.id)}`];
     const knobs = knobLines(op);
     if (knobs.length > 0) lines.push(`Knobs: ${knobs.join(', ')}`);
     if (op.fn) {
@@ -51,17 +86,18 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
     } else if (joined) {
       const c = joined.prof.counters;
       const an = joined.an;
-      lines.push('', v.stale ? '**Measured** (before your last edit — profile again):' : '**Measured**:');
+      lines.push('', v.stale ? `**${STALE_WORDS.charAt(0).toUpperCase()}${STALE_WORDS.slice(1)}**: measured before your last edit, so these numbers describe the old code:` : '**Measured**:');
       if (an) {
-        lines.push(`- ${rateText(an.measuredRate)} · ${percent(an.cpuShare)} of CPU · ${an.placement} thread${an.placement === 'worker' ? 's' : ''}`);
+        lines.push(`- ${opRateWords(an, v.unit ?? 'el')} · ${percent(an.cpuShare)} of CPU · ${an.placement} thread${an.placement === 'worker' ? 's' : ''}`);
         lines.push(`- ${formatSeconds(an.cpuPerRootElement)} CPU per pipeline element (visit ratio ${compact(an.visitRatio)})`);
-        lines.push(`- Bound (model): ${rateText(an.bound)}${an.isBottleneck ? ' — **the bottleneck**' : ''}`);
+        lines.push(`- Bound (model): ${rateIn(an.bound, v.unit ?? 'el')}${an.isBottleneck ? ' — **the bottleneck**' : ''}`);
       }
       lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
       const a = rec.analysis;
       if (a?.bottleneck.opId === joined.prof.id) lines.push('', `**Why:** ${esc(a.bottleneck.reason)}`);
       for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateText(b.rate)} — ${esc(b.detail)}`);
-      const plan = rec.plan;
+      lines.push(...whatIfLines(v, joined.prof));
+      const plan = v.stale ? undefined : rec.plan;
       for (const ch of plan ? offeredChanges(plan) : []) if (ch.opId === joined.prof.id) lines.push('', `**${esc(offerTitle(ch, plan!, rec.profile))}** — ${esc(ch.reason)}`);
       for (const d of plan?.verification?.dropped ?? []) if (d.change.opId === joined.prof.id) lines.push('', `_Not offered: the plan's change here was dropped by verification (${esc(d.why)})._`);
     }

@@ -4,7 +4,7 @@
  */
 import type { InlayHint, Range } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
-import type { PipelineView } from '../views';
+import { labelOf, type PipelineView } from '../views';
 import { opSummary } from './codeLens';
 
 function inRange(line: number, range: Range): boolean {
@@ -23,7 +23,7 @@ export function inlayHints(views: PipelineView[], file: string, range: Range, se
       const text = opSummary(v, op.id, false);
       if (!text) continue;
       seen.add(op.name.start);
-      out.push({ position: op.own.range.end, label: text, paddingLeft: true, tooltip: `${op.label}: measured by the last Plumber profile${v.stale ? ' (taken before your last edit)' : ''}` });
+      out.push({ position: op.own.range.end, label: text, paddingLeft: true, tooltip: v.stale ? `${labelOf(v, op)}: the file changed since the last Plumber profile; profile again for numbers` : `${labelOf(v, op)}: measured by the last Plumber profile (rates in the pipeline's ${v.unit ?? 'el'}/s)` });
     }
   }
   return out;

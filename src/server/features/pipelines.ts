@@ -4,50 +4,56 @@
  */
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
 import type { LintFinding } from '../lints/rules';
-import type { PipelineView } from '../views';
+import { labelOf, type PipelineView } from '../views';
+import { rootRateOf } from './glance';
 import { fileToUri } from './format';
 import { offerTitle, offeredChanges, planFigure, verdictOf } from './advice';
 
 export function pipelineSummary(v: PipelineView, file: string, lints: LintFinding[]): PipelineSummary {
   const rec = v.record;
   const ok = rec && !rec.profile.error ? rec : undefined;
-  const bottleneckId = ok?.analysis?.bottleneck.opId;
-  const offered = ok?.plan ? offeredChanges(ok.plan) : [];
+  // Operators' numbers and fixes from before the last edit are not listed: the tree says
+  // "stale — profile again" instead (the pipeline keeps its old rate for the status bar's record).
+  const fresh = v.stale ? undefined : ok;
+  const bottleneckId = fresh?.analysis?.bottleneck.opId;
+  const offered = fresh?.plan ? offeredChanges(fresh.plan) : [];
   const ops: OpSummary[] = v.graph.ops.map((op) => {
     const joined = v.byGraphId.get(op.id);
-    const an = joined?.an;
+    const an = fresh ? joined?.an : undefined;
     const change = joined && offered.find((c) => c.opId === joined.prof.id);
     const linted = lints.some((f) => f.op.file === op.file && f.op.name.start === op.name.start);
     let severity: OpSeverity = 'unknown';
     if (joined && bottleneckId === joined.prof.id) severity = 'bottleneck';
     else if (change || linted) severity = 'warning';
-    else if (joined) severity = 'ok';
-    const s: OpSummary = { id: op.id, kind: op.kind, label: op.label, uri: v.uri, range: op.name.range, severity };
+    else if (joined && fresh) severity = 'ok';
+    const s: OpSummary = { id: op.id, kind: op.kind, label: labelOf(v, op), uri: v.uri, range: op.name.range, severity };
     if (op.file !== file) s.uri = fileToUri(op.file);
     if (an) {
       s.rate = an.measuredRate;
+      s.rootRate = rootRateOf(an);
       s.cpuShare = an.cpuShare;
       s.bound = an.bound;
     }
-    if (severity === 'bottleneck' && ok?.analysis) s.reason = ok.analysis.bottleneck.reason;
+    if (severity === 'bottleneck' && fresh?.analysis) s.reason = fresh.analysis.bottleneck.reason;
     else if (linted) s.reason = lints.find((f) => f.op.name.start === op.name.start && f.op.file === op.file)?.message;
     // The same title as the quick fix, so the tree's "Apply fix" finds that action.
-    if (change && ok?.plan) s.fixTitle = offerTitle(change, ok.plan, ok.profile);
+    if (change && fresh?.plan) s.fixTitle = offerTitle(change, fresh.plan, fresh.profile);
     return s;
   });
-  if (ok?.analysis) ops.sort((a, b) => (a.bound ?? Infinity) - (b.bound ?? Infinity));
-  const summary: PipelineSummary = { uri: v.uri, name: v.graph.name, range: v.graph.head.range, ops, stale: v.stale };
+  if (fresh?.analysis) ops.sort((a, b) => (a.bound ?? Infinity) - (b.bound ?? Infinity));
+  const summary: PipelineSummary = { uri: v.uri, name: v.graph.name, range: v.graph.head.range, ops, stale: v.stale, unit: v.unit ?? 'el' };
   if (rec?.profile.error) summary.error = rec.profile.error.message;
   if (ok?.analysis) {
     summary.rate = ok.analysis.measuredRate;
     summary.bound = ok.analysis.bound;
   }
-  if (ok?.plan) {
-    summary.predictedRate = ok.plan.predictedRate;
-    summary.verdict = verdictOf(ok.plan);
-    const figure = planFigure(ok.plan);
+  const plan = fresh?.plan;
+  if (plan) {
+    summary.predictedRate = plan.predictedRate;
+    summary.verdict = verdictOf(plan);
+    const figure = planFigure(plan);
     if (figure) summary.advice = figure;
-    const v = ok.plan.verification;
+    const v = plan.verification;
     if (v && summary.verdict === 'gain') summary.verified = { speedup: v.speedup, halfWidth: v.speedupHalfWidth };
   }
   if (rec) summary.profiledAt = rec.at;

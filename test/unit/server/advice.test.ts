@@ -113,7 +113,7 @@ describe('Advice the editor shows', () => {
     const s = session(verifiedGain);
 
     it('puts the verified figure beside the estimate on the "Apply all" lens', () => {
-      assert.deepEqual(headLenses(s), ['Pipeline 310 el/s · bound 2.1k', 'Profile again', 'Apply all Plumber fixes (est. 1.8×, verified 1.7× ± 0.1)']);
+      assert.deepEqual(headLenses(s), ['Pipeline 310 batches/s · bound 2.1k', 'Profile again', 'Apply all Plumber fixes (est. 1.8×, verified 1.7× ± 0.1)']);
     });
 
     it("titles each quick fix with its own effect: the model's estimate alone and what it measured alone", () => {
@@ -143,9 +143,9 @@ describe('Advice the editor shows', () => {
       const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
       assert.equal(tree.verdict, 'gain');
       assert.deepEqual(tree.verified, { speedup: 1.7, halfWidth: 0.1 });
-      assert.equal(describePipeline(tree), '310 el/s · fixes: verified 1.7×');
-      assert.equal(statusText(tree), 'Plumber: images 310 el/s (fixes: verified 1.7×)');
-      assert.equal(tree.ops.find((o) => o.label === 'map(decode)')!.fixTitle, actionTitles(s, DECODE)[0]);
+      assert.equal(describePipeline(tree), '310 batches/s · fixes: verified 1.7×');
+      assert.equal(statusText(tree), 'Plumber: images 310 batches/s (fixes: verified 1.7×)');
+      assert.equal(tree.ops.find((o) => o.label.startsWith('map(decode'))!.fixTitle, actionTitles(s, DECODE)[0]);
     });
 
     it('reports as written against what was kept, with the spread, what was tried and dropped, and the cores note', () => {
@@ -171,7 +171,7 @@ describe('Advice the editor shows', () => {
     const s = session(noGain);
 
     it('offers no fix and says "no reliable gain on this machine right now" on the lens', () => {
-      assert.deepEqual(headLenses(s), ['Pipeline 310 el/s · bound 2.1k', 'Profile again', 'no reliable gain on this machine right now']);
+      assert.deepEqual(headLenses(s), ['Pipeline 310 batches/s · bound 2.1k', 'Profile again', 'no reliable gain on this machine right now']);
       assert.deepEqual(actionTitles(s, DECODE), []);
       assert.deepEqual(actionTitles(s, BATCH), []);
     });
@@ -182,7 +182,7 @@ describe('Advice the editor shows', () => {
       assert.match(all.reason!, /no reliable gain on this machine right now: the plan measured 300\/s/);
       const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
       assert.equal(tree.verdict, 'no-gain');
-      assert.equal(describePipeline(tree), '310 el/s · no reliable gain');
+      assert.equal(describePipeline(tree), '310 batches/s · no reliable gain');
       const warning = diagnostics(URI, FILE, s.views(URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck')!;
       assert.match(String(warning.message), /no reliable gain on this machine right now, so no fix is offered/);
       assert.deepEqual(warning.relatedInformation, []);
@@ -196,7 +196,7 @@ describe('Advice the editor shows', () => {
       assert.deepEqual(headLenses(s).slice(2), ['Apply all Plumber fixes (est. 6.8×, not verified)']);
       const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
       assert.equal(tree.verdict, 'unverified');
-      assert.equal(describePipeline(tree), '310 el/s · fixes: est. 6.8× (not verified)');
+      assert.equal(describePipeline(tree), '310 batches/s · fixes: est. 6.8× (not verified)');
     });
 
     it("still titles each quick fix with the model's estimate for it alone", () => {

@@ -1,0 +1,172 @@
+/**
+ * The words every surface shares so the editor tells the truth at a glance: one unit for every
+ * operator (the pipeline's root elements per second, with the op's own count where it differs),
+ * labels taken from the source text, the one phrase for stale numbers, and the model's what-if
+ * for a knob.
+ */
+import type { Analysis, OpAnalysis } from '../../shared/analysis';
+import type { KnobOverride, Profile } from '../../shared/profile';
+import { rootRateOf } from '../../shared/units';
+
+export { rootRateOf, rootUnit } from '../../shared/units';
+import type { GraphOp } from '../../engine/graph/types';
+import { predict } from '../../model';
+import { compact } from './format';
+
+/** What every surface says about numbers taken before the last edit. */
+export const STALE_WORDS = 'stale — profile again';
+
+/** A rate in a unit: `1.3 batches/s`, `41 el/s`. */
+export function rateIn(rate: number, unit: string): string {
+  return `${compact(rate)} ${unit}/s`;
+}
+
+/**
+ * An operator's numbers in the pipeline's unit: "41 el/s = 1.3 batches/s · bound 1.4" when it
+ * counts other elements than the pipeline (its own count first, so a person sees both), else
+ * "1.3 el/s · bound 1.4". Two operators' numbers compare directly: the lower bound holds the
+ * pipeline back.
+ */
+export function opRateWords(an: OpAnalysis, unit: string): string {
+  const root = rateIn(rootRateOf(an), unit);
+  // An operator that counts what the pipeline counts (visit ratio 1) needs no second number.
+  const rate = Math.abs(an.visitRatio - 1) <= 0.005 ? root : `${rateIn(an.measuredRate, 'el')} = ${root}`;
+  return `${rate} · bound ${compact(an.bound)}`;
+}
+
+/**
+ * How close an operator is to holding the pipeline back: its bound over the pipeline's bound
+ * (1 = it is the limit; 2 = it allows twice the pipeline's bound). Ranking by it puts the
+ * bottleneck first.
+ */
+export function headroom(an: OpAnalysis, analysis: Analysis): number {
+  return analysis.bound > 0 ? an.bound / analysis.bound : Infinity;
+}
+
+/** Longest argument shown as written; a longer one is shortened to its shape. */
+const MAX_ARG = 24;
+/** Longest label; a longer one keeps its first arguments and ends with `…`. */
+const MAX_LABEL = 48;
+
+/** Top-level arguments of a call's argument text (commas inside brackets, strings and templates do not split). */
+function splitArgs(inner: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let quote = '';
+  let start = 0;
+  for (let i = 0; i < inner.length; i++) {
+    const ch = inner[i]!;
+    if (quote) {
+      if (ch === '\\') i++;
+      else if (ch === quote) quote = '';
+      continue;
+    }
+    if (ch === '"' || ch === "'" || ch === '`') quote = ch;
+    else if (ch === '(' || ch === '[' || ch === '{') depth++;
+    else if (ch === ')' || ch === ']' || ch === '}') depth--;
+    else if (ch === ',' && depth === 0) {
+      out.push(inner.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  const last = inner.slice(start).trim();
+  if (last) out.push(last);
+  return out;
+}
+
+/** One argument as a person recognises it: as written when short, else its shape (`(x) => …`, `{ parallelism: 4, … }`, `[…]`). */
+function shortArg(arg: string): string {
+  const a = arg.replace(/\s+/g, ' ').replace(/\/\*.*?\*\//g, '').trim();
+  if (a.length <= MAX_ARG) return a;
+  const arrow = /^(async\s+)?(\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>/.exec(a);
+  if (arrow) return `${arrow[0]} …`;
+  const fn = /^(async\s+)?function\s*([A-Za-z_$][\w$]*)?/.exec(a);
+  if (fn) return fn[2] ? `function ${fn[2]}` : 'function …';
+  if (a.startsWith('{')) {
+    const first = splitArgs(a.slice(1, a.lastIndexOf('}')))[0] ?? '';
+    return first && first.length <= MAX_ARG - 6 ? `{ ${first}, … }` : '{ … }';
+  }
+  if (a.startsWith('[')) return '[…]';
+  return `${a.slice(0, MAX_ARG - 1)}…`;
+}
+
+/**
+ * The operator's label from the source text: `range(0, 1_000_000)`, `map(fetchRecord, { parallelism: 1 })`,
+ * `map((x) => …)` — the call as written from its name to its closing parenthesis, comments and
+ * line breaks dropped, long arguments shortened to their shape. Falls back to the graph's label
+ * when the text does not hold the call.
+ */
+export function sourceLabel(op: GraphOp, text: string | undefined): string {
+  if (text === undefined || op.own.end > text.length) return op.label;
+  const own = text.slice(op.own.start, op.own.end).replace(/\/\/[^\n]*\n/g, ' ');
+  const open = own.indexOf('(');
+  if (open < 0 || !own.trimEnd().endsWith(')')) return op.label;
+  const name = own.slice(0, open).trim();
+  const inner = own.slice(open + 1, own.trimEnd().length - 1);
+  const args = splitArgs(inner).map(shortArg);
+  let label = `${name}(${args.join(', ')})`;
+  if (label.length > MAX_LABEL) {
+    const kept: string[] = [];
+    for (const a of args) {
+      if (`${name}(${[...kept, a].join(', ')}, …)`.length > MAX_LABEL) break;
+      kept.push(a);
+    }
+    label = `${name}(${[...kept, '…'].join(', ')})`;
+  }
+  return label;
+}
+
+/** One alternative value of a knob and the model's predicted pipeline rate with it. */
+export interface WhatIf {
+  value: number;
+  rate: number;
+  /** The binding resource with that value, in a few words, when it is not the operator itself. */
+  limit?: string;
+}
+
+/** The knobs the what-if varies, with the override that sets one to a value. */
+const WHAT_IF_KNOBS: Record<string, (n: number) => KnobOverride> = {
+  parallelism: (n) => ({ parallelism: n }),
+  cycleLength: (n) => ({ cycleLength: n }),
+  bufferSize: (n) => ({ prefetch: n }),
+};
+
+/** A few values around `current`: halves and doubles, within 1…`cap`, current included. */
+export function alternatives(current: number, cap: number): number[] {
+  const set = new Set<number>([1, current]);
+  for (let v = Math.max(1, Math.floor(current / 2)); v >= 1 && set.size < 3; v = Math.floor(v / 2)) set.add(v);
+  for (let v = Math.max(2, current * 2); v <= cap && set.size < 6; v *= 2) set.add(v);
+  return [...set].sort((a, b) => a - b);
+}
+
+const LIMIT_WORDS: Record<string, string> = {
+  cpu: 'cores busy',
+  'main-thread': 'main thread busy',
+  disk: 'disk',
+  libuv: 'libuv pool',
+  source: 'source',
+};
+
+/**
+ * The model's predicted pipeline rate for a few values of one knob of one operator, from the
+ * profile as it ran; undefined when the knob is not one the model can vary.
+ */
+export function whatIf(profile: Profile, profileOpId: string, knob: string, current: number, options: { cores?: number } = {}): WhatIf[] | undefined {
+  const make = WHAT_IF_KNOBS[knob];
+  if (!make) return undefined;
+  const op = profile.ops.find((o) => o.id === profileOpId);
+  if (!op) return undefined;
+  const cores = options.cores && options.cores > 0 ? options.cores : profile.machine.cores;
+  const cap = Math.max(4, 4 * cores, current);
+  return alternatives(current, cap).map((value) => {
+    const overrides = { ...profile.run.overrides, [profileOpId]: { ...profile.run.overrides[profileOpId], ...make(value) } };
+    const p = predict(profile, overrides, options.cores && options.cores > 0 ? { cores: options.cores } : undefined);
+    const limit = p.bottleneck.opId === profileOpId ? undefined : LIMIT_WORDS[p.bottleneck.resource];
+    return { value, rate: p.rate, ...(limit ? { limit } : {}) };
+  });
+}
+
+/** "parallelism 1 → 0.4/s · 2 → 1.2/s · 4 → 1.3/s (cores busy)", the current value marked. */
+export function whatIfWords(knob: string, current: number, rows: WhatIf[], unit: string): string {
+  return `${knob} ${rows.map((r) => `${r.value === current ? `**${r.value}** (now)` : r.value} → ${compact(r.rate)} ${unit}/s${r.limit ? ` (${r.limit})` : ''}`).join(' · ')}`;
+}
