@@ -119,7 +119,10 @@ export function sampleFromDatasets<T>(datasets: readonly Dataset<T>[], options?:
   const seed = options?.seed ?? defaultSeed();
   const stop = options?.stopOnEmptyDataset ?? false;
   const knobs = options?.seed !== undefined ? { weights, seed } : { weights };
-  const node = makeNode<T>(env, { kind: 'sampleFromDatasets', inputs: ds.map((d) => d.node), placement: 'main', knobs, random: true }, (n, session) => openSample(n, session, weights, seed, stop));
+  // Every element of every input comes out once, unless the mixture stops early or never picks an input.
+  const cards = ds.map((d) => d.node.cardinality);
+  const cardinality = !stop && weights.every((w) => w > 0) && cards.every((c) => c !== undefined) ? (cards as number[]).reduce((a, b) => a + b, 0) : undefined;
+  const node = makeNode<T>(env, { kind: 'sampleFromDatasets', inputs: ds.map((d) => d.node), placement: 'main', knobs, random: true, cardinality }, (n, session) => openSample(n, session, weights, seed, stop));
   return finish(env, node);
 }
 
