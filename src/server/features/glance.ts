@@ -134,7 +134,7 @@ const WHAT_IF_KNOBS: Record<string, (n: number) => KnobOverride> = {
 /** A few values around `current`: halves and doubles, within 1…`cap`, current included. */
 export function alternatives(current: number, cap: number): number[] {
   const set = new Set<number>([1, current]);
-  for (let v = Math.max(1, Math.floor(current / 2)); v >= 1 && set.size < 3; v = Math.floor(v / 2)) set.add(v);
+  for (let v = Math.max(1, Math.floor(current / 2)); v >= 1 && set.size < 4; v = Math.floor(v / 2)) set.add(v);
   for (let v = Math.max(2, current * 2); v <= cap && set.size < 6; v *= 2) set.add(v);
   return [...set].sort((a, b) => a - b);
 }
