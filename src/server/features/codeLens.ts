@@ -83,6 +83,9 @@ export function opSummary(v: PipelineView, opId: string, withReason: boolean): s
   if (!joined) return undefined;
   if (v.stale) return STALE_WORDS;
   const parts: string[] = [];
+  // A stage on a cluster says so first: "cluster: 4 workers · 180 el/s".
+  const workers = joined.prof.placement === 'remote' ? joined.prof.counters.remoteWorkers : undefined;
+  if (workers !== undefined && workers > 0) parts.push(`cluster: ${workers} worker${workers === 1 ? '' : 's'}`);
   const an = joined.an;
   if (an) {
     parts.push(opRateWords(an, v.unit ?? 'el'), `${percent(an.cpuShare)} CPU`);
