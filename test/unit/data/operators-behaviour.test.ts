@@ -140,6 +140,33 @@ describe('issue 11 operators', () => {
     });
   });
 
+  describe('paddedBatch on records and strings', () => {
+    it('pads the sequence fields of records and stacks their number fields as batch() does', async () => {
+      const [b] = await from([
+        { tokens: Int32Array.of(5, 6, 7), label: 1 },
+        { tokens: Int32Array.of(8), label: 0 },
+      ])
+        .paddedBatch(2, { paddingValues: { tokens: -1, label: 0 } })
+        .toArray();
+      assert.deepEqual(b.tokens.shape, [2, 3]);
+      assert.deepEqual(Array.from(b.tokens.data), [5, 6, 7, 8, -1, -1]);
+      assert.deepEqual(Array.from(b.label.data), [1, 0]);
+    });
+    it('pads arrays of strings with the empty string', async () => {
+      assert.deepEqual(await from([['a', 'b'], ['c']]).paddedBatch(2).toArray(), [
+        [
+          ['a', 'b'],
+          ['c', ''],
+        ],
+      ]);
+    });
+    it('fails naming the element whose fields differ from the first', async () => {
+      const e = await rejection(from<Record<string, number[]>>([{ a: [1] }, { b: [2] }]).paddedBatch(2).toArray());
+      assert.equal(e.op.kind, 'paddedBatch');
+      assert.match(e.message, /element 1 of the batch does not have the fields of the first/);
+    });
+  });
+
   describe('ignoreErrors', () => {
     it('drops exactly the failing elements of an async map, a filter, a flatMap and a scan', async () => {
       const bad = (x: number): boolean => x % 5 === 3;

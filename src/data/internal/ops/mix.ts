@@ -37,10 +37,11 @@ class Source<T> {
 }
 
 /**
- * Inputs pulled a little ahead: enough that a chunk's promise is paid over several outputs, little
- * enough that an endless mapped input does not compute much that the mixture never takes.
+ * Inputs are asked for what the request is expected to take from them: a bulk consumer pays one
+ * promise per input per chunk, and a consumer pulling one element at a time makes no input compute
+ * elements ahead of need (the first element of an expensive input is not held back by others).
  */
-const AHEAD = 64;
+const MAX_ASK = 1024;
 
 class SampleFrom<T> extends Op<T> {
   private readonly srcs: Source<T>[];
@@ -74,7 +75,7 @@ class SampleFrom<T> extends Op<T> {
       }
       const src = this.srcs[i];
       // Checked before awaiting: an await per element would cost a microtask each.
-      if (src.pos >= src.buf.length && !(await src.fill(AHEAD, this.c))) {
+      if (src.pos >= src.buf.length && !(await src.fill(Math.min(MAX_ASK, Math.ceil(((hint - out.length) * this.w[i]) / this.total)), this.c))) {
         if (this.stopOnEmpty) {
           this.total = 0;
           break;
@@ -120,7 +121,7 @@ class ChooseFrom<T> extends Op<T> {
     const out: T[] = [];
     while (out.length < hint && this.closing === null && !this.ended) {
       const choice = this.choice;
-      if (choice.pos >= choice.buf.length && !(await choice.fill(Math.max(hint - out.length, AHEAD), null))) {
+      if (choice.pos >= choice.buf.length && !(await choice.fill(Math.min(MAX_ASK, hint - out.length), null))) {
         this.ended = true;
         break;
       }
@@ -130,7 +131,7 @@ class ChooseFrom<T> extends Op<T> {
         throw new PipelineError(this.op, this.index, new RangeError(`the choice dataset gave ${String(k)}; choices must be integers in [0, ${this.srcs.length}), one per input dataset.`));
       }
       const src = this.srcs[k];
-      if (src.pos >= src.buf.length && !(await src.fill(AHEAD, null))) {
+      if (src.pos >= src.buf.length && !(await src.fill(this.need(k, hint - out.length), null))) {
         if (this.stopOnEmpty) {
           this.ended = true;
           break;
@@ -153,6 +154,15 @@ class ChooseFrom<T> extends Op<T> {
     if (this.c !== null) countProduced(this.c, out);
     return out;
   }
+  /** How many of the next `n` buffered choices pick input k (at least 1): what to ask it for. */
+  private need(k: number, n: number): number {
+    const c = this.choice;
+    const end = Math.min(c.buf.length, c.pos + n);
+    let need = 0;
+    for (let p = c.pos; p < end; p++) if (c.buf[p] === k) need++;
+    return Math.max(1, need);
+  }
+
   protected async stop(): Promise<void> {
     await Promise.all([...this.srcs.map((s) => s.it.return()), this.choice.it.return()]);
   }

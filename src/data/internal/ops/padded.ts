@@ -126,10 +126,9 @@ function padComponent(col: readonly unknown[], target: number | null, padValue: 
   const pad = padValue ?? (typeof f === 'string' ? '' : typeof f === 'bigint' ? 0n : 0);
   const rows = new Array<unknown[]>(n);
   for (let i = 0; i < n; i++) {
-    const s = col[i] as ArrayLike<unknown>;
-    const row = new Array<unknown>(len);
-    for (let j = 0; j < s.length; j++) row[j] = s[j];
-    for (let j = s.length; j < len; j++) row[j] = pad;
+    // A copy grown by push stays a packed array (new Array(len) would make a holey, slower one).
+    const row = (col[i] as unknown[]).slice();
+    for (let j = row.length; j < len; j++) row.push(pad);
     rows[i] = row;
   }
   return rows;
