@@ -50,7 +50,7 @@ const OPTION_ARG: Partial<Record<OpKind, { index: number; keys: string[] }>> = {
   batch: { index: 1, keys: ['dropRemainder'] },
   shuffle: { index: 1, keys: ['seed', 'reshuffleEachIteration'] },
   files: { index: 1, keys: ['parallelism', 'read', 'cwd'] },
-  lines: { index: 1, keys: ['encoding'] },
+  lines: { index: 1, keys: ['encoding', 'cwd'] },
   window: { index: 1, keys: ['shift', 'stride', 'dropRemainder'] },
   paddedBatch: { index: 1, keys: ['paddedShapes', 'paddingValues', 'dropRemainder'] },
   bucketBySequenceLength: { index: 3, keys: ['paddedShapes', 'paddingValues', 'padToBucketBoundary', 'noPadding', 'dropRemainder'] },
