@@ -91,6 +91,15 @@ describe('tf.data documented examples', () => {
         ],
       ]);
     });
+    it('flattens windows into batches with flatMap, tf.data’s idiom window(n).flat_map(lambda w: w.batch(n))', async () => {
+      assert.deepEqual(await range(7).window(3, { shift: 1, dropRemainder: true }).flatMap((w) => w.batch(3)).toArray(), [
+        [0, 1, 2],
+        [1, 2, 3],
+        [2, 3, 4],
+        [3, 4, 5],
+        [4, 5, 6],
+      ]);
+    });
     it('states its cardinality as tf.data counts windows', () => {
       assert.equal(range(7).window(2).node.cardinality, 4);
       assert.equal(range(7).window(3, { shift: 2, dropRemainder: true }).node.cardinality, 3);
