@@ -44,9 +44,9 @@ export interface Mixture {
  * The mixtures of a profile and their shares.
  *
  * sampleFromDatasets draws each element's input with probability weight (src/data/internal/ops/
- * mix.ts) and reads each input up to 64 elements ahead, so in a window of a few hundred elements
- * the counters overstate a rare input's share (up to 64 elements it read and the mixture has not
- * taken yet) on top of the draw's own noise: its `weights` knob is its share, unless an input
+ * mix.ts) and reads each input in chunks (its expected share of a request), so in a short window
+ * the counters hold elements read and not yet taken, and the draw's own noise, on top of the
+ * share (a rare input's most of all): its `weights` knob is its share, unless an input
  * ended in the window (a finite input read to its cardinality), after which the library
  * renormalises over the others and the counts are what happened. chooseFromDatasets reads one
  * element at a time: the counts are exact. Without counts or weights, shares are equal.

@@ -24,8 +24,8 @@
  *   wall `cpuClock` the main thread's own total is unknown, so nothing goes to workers.
  * - The graph is a DAG: a mixture's inputs each supply their share of its elements, and their
  *   per-root demands (counters ÷ root elements) carry that share, so a branch op's bound is its
- *   branch's bound ÷ the share. A sampling mixture's share is its weight, not the read-ahead the
- *   counters also hold (see dataflow.ts `reweightBranches`). Operators that change element counts
+ *   branch's bound ÷ the share. A sampling mixture's share is its weight, not the chunked reads
+ *   and draw noise the counters also hold (see dataflow.ts `reweightBranches`). Operators that change element counts
  *   (shard, window, bucketing, rebatch, ignoreErrors' skips) need nothing special: their visit
  *   ratios are their measured produced counts.
  */
