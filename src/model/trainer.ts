@@ -20,6 +20,7 @@
  */
 import type { ModelOptions, Plan, PlanChange, TrainerVerdict } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
+import { coresFor, coresGot } from './cores';
 import { plan as pipelinePlan, predict } from './index';
 
 /** A candidate within this fraction of the best rate counts as reaching it (measurement noise). */
@@ -94,9 +95,10 @@ export interface TrainerCandidate {
 export function trainerRate(profile: Profile, overrides: Overrides, options: ModelOptions = {}, f = trainerFigures(profile)): { rate: number; limit: TrainerCandidate['limit'] } {
   if (!f) return { rate: 0, limit: 'pipeline' };
   const alone: Profile = { ...profile, trainer: undefined };
-  const cores = coresOf(profile, options);
+  // The cores the loop's busy threads get: the trainer's main thread and the pipeline's workers.
+  const cores = coresOf(profile, options, 1 + costOf(profile, overrides).workers);
   // Whole cores for the pipeline's CPU bound, so its CPU per element reads back exactly.
-  const whole = Math.max(1, Math.round(cores));
+  const whole = Math.max(1, coresFor(profile, options).cores);
   const p = predict(alone, overrides, { ...options, cores: whole, targetRate: undefined });
   const mainBound = p.bounds.find((b) => b.resource === 'main-thread' && b.opId === undefined);
   const pipelineMain = mainBound && mainBound.rate > 0 ? 1 / mainBound.rate : 0;
@@ -117,11 +119,16 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
   return { rate: best[0], limit: best[1] };
 }
 
-/** The cores the loop and its pipeline share: the measured free cores (the trainer is one of the threads competing). */
-function coresOf(profile: Profile, options: ModelOptions): number {
-  if (options.cores !== undefined && options.cores > 0) return options.cores;
-  const measured = profile.run.availableCores ?? profile.machine.availableCores;
-  return Math.max(1, Math.min(profile.machine.cores, measured !== undefined && measured > 0 ? measured : profile.machine.cores));
+/**
+ * The cores `threads` busy threads of the loop get (its main thread and the pipeline's workers): a
+ * fair share beside other work when the run measured contention (src/model/cores.ts), so another
+ * thread wins a larger share of a busy machine; else the cores free (or asked for).
+ */
+function coresOf(profile: Profile, options: ModelOptions, threads: number): number {
+  const c = coresFor(profile, options);
+  if (c.contention) return coresGot(c.contention, threads);
+  const free = options.cores !== undefined && options.cores > 0 ? c.cores : c.available ?? c.cores;
+  return Math.min(free, threads);
 }
 
 /** Worker threads and prefetch slots the pipeline uses with `overrides` applied to the knobs it ran with. */
@@ -216,8 +223,8 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
   const inputBound = f.inputBound >= INPUT_BOUND_MIN;
   const waited = `the trainer waited ${pct(f.inputBound)} of its time for input (${steps(f.measuredRate)}; never starved it would take ${steps(unstarved)})`;
   let summary: string;
-  const cores = Number(coresOf(profile, options).toFixed(1));
-  if (!change) summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} free` : ''}.`;
+  const cores = Number(coresOf(profile, options, 1 + asWritten.workers).toFixed(1));
+  if (!change) summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} it gets here` : ''}.`;
   else if (chosen.workers < asWritten.workers && gain <= 1 + TARGET_TOLERANCE) summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
   else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${gain.toFixed(2)}×) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
   return {

@@ -108,6 +108,8 @@ export class TrainWatch {
 
   /** Starts the clock on the loop: if it never asks for an element within `startSeconds`, the run ends with a timeout. */
   armStart(): void {
+    // A loop already under way is watched by the timer its first pull armed.
+    if (this.key !== undefined) return;
     this.arm(this.req.startSeconds, 'The training script did not ask a plumber-data dataset for an element');
   }
 
