@@ -77,7 +77,7 @@ async function b2(): Promise<void> {
   const small = [];
   for (let i = 0; i < (quick ? 1 : 3); i++) small.push(await workerMapSmall(2));
   const s = small.reduce((a, b) => (a.elementsPerSec / a.mainElementsPerSec >= b.elementsPerSec / b.mainElementsPerSec ? a : b));
-  emit({ bench: 'worker-map-small', parallelism: 2, elementsPerSec: s.elementsPerSec, mainElementsPerSec: s.mainElementsPerSec, ratio: s.elementsPerSec / s.mainElementsPerSec, ratios: small.map((r) => (r.elementsPerSec / r.mainElementsPerSec).toFixed(2)).join(' '), elementsPerTask: s.elementsPerTask, firstResultMs: s.firstResultMs }, json);
+  emit({ bench: 'worker-map-small', parallelism: 2, elementsPerSec: s.elementsPerSec, mainElementsPerSec: s.mainElementsPerSec, ratio: s.elementsPerSec / s.mainElementsPerSec, ratios: small.map((r) => (r.elementsPerSec / r.mainElementsPerSec).toFixed(2)).join(' '), elementsPerTask: s.elementsPerTask, firstResultMs: s.firstResultMs, cpuVsMain: s.cpuVsMain, mainThreadShare: s.mainThreadShare }, json);
 }
 
 async function b3(): Promise<void> {

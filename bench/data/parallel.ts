@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newCounters, range, TRACER_KEY, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
+import { newCounters, range, threadCpuSeconds, TRACER_KEY, type OpCounters, type OpInfo, type Tracer } from 'plumber-data';
 import { calibrate, makeRow, scoreRow, spinWork, type Row, type WorkItem } from './work';
 
 const WORK_MODULE = join(__dirname, 'work.ts');
@@ -81,6 +81,13 @@ export interface SmallRates {
   firstResultMs: number;
   /** Elements per task the worker map chose. */
   elementsPerTask: number;
+  /**
+   * CPU per element of the worker run (all threads, from the first result) over the main-thread
+   * run's: the work placement adds. Unlike rates, other load on the machine barely moves it.
+   */
+  cpuVsMain: number;
+  /** Main-thread CPU per element in the worker run over the main-thread run's: what caps the rate at 1 / this. */
+  mainThreadShare: number;
 }
 
 /** Counters of the worker-placed operators built while it is installed. */
@@ -104,8 +111,11 @@ export async function workerMapSmall(parallelism: number, n = 20_000): Promise<S
     .map(scoreRow);
   let t0 = performance.now();
   let got = 0;
+  const cpuMain0 = process.cpuUsage();
   for await (const _ of main) got++;
   const mainElementsPerSec = (got * 1000) / (performance.now() - t0);
+  const cpuMain = process.cpuUsage(cpuMain0);
+  const mainCpuPerElement = (cpuMain.user + cpuMain.system) / 1e6 / n;
   const tracer = new WorkerOpsTracer();
   const g = globalThis as { [TRACER_KEY]?: Tracer };
   g[TRACER_KEY] = tracer;
@@ -120,10 +130,23 @@ export async function workerMapSmall(parallelism: number, n = 20_000): Promise<S
   t0 = performance.now();
   let first = 0;
   got = 0;
-  for await (const _ of ds) if (got++ === 0) first = performance.now();
+  let cpu0 = process.cpuUsage();
+  let thread0 = 0;
+  for await (const _ of ds) {
+    if (got++ === 0) {
+      first = performance.now();
+      cpu0 = process.cpuUsage();
+      thread0 = threadCpuSeconds();
+    }
+  }
   const end = performance.now();
+  const cpu = process.cpuUsage(cpu0);
+  const thread = threadCpuSeconds() - thread0;
   if (got !== n) throw new Error(`worker map produced ${got} of ${n}`);
-  return { mainElementsPerSec, elementsPerSec: ((n - 1) * 1000) / (end - first), firstResultMs: first - t0, elementsPerTask: n / tracer.workerOps.reduce((a, c) => a + c.workerTasks, 0) };
+  return {
+    cpuVsMain: (cpu.user + cpu.system) / 1e6 / (n - 1) / mainCpuPerElement,
+    mainThreadShare: thread / (n - 1) / mainCpuPerElement,
+    mainElementsPerSec, elementsPerSec: ((n - 1) * 1000) / (end - first), firstResultMs: first - t0, elementsPerTask: n / tracer.workerOps.reduce((a, c) => a + c.workerTasks, 0) };
 }
 
 /** B3: elements per second of an async map whose fn awaits 10 ms. */
