@@ -11,7 +11,8 @@ import { ROOT, launchBrowser, startCodeServer, workbenchUrl } from '../../../scr
 import { UI_SETTINGS, workbench } from './page.mjs';
 
 const folder = resolve(process.argv[2] ?? join(ROOT, 'out/e2e/workspace'));
-const server = await startCodeServer({ folder, settings: UI_SETTINGS });
+// Apply All applies at once here (glance.ui.mjs shows the refactor preview a multi-place fix opens).
+const server = await startCodeServer({ folder, settings: { ...UI_SETTINGS, 'plumber.fixes.preview': false } });
 const browser = await launchBrowser();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
 const { shot, palette, open } = workbench(page);
@@ -52,7 +53,7 @@ try {
   await palette('Plumber: Focus on Bottlenecks View');
   const treeRow = page.locator('.monaco-list-row', { hasText: 'records' }).first();
   await treeRow.waitFor({ timeout: 15_000 });
-  const mapRow = page.locator('.monaco-list-row', { hasText: /map\(fetchRecord\)/ }).first();
+  const mapRow = page.locator('.monaco-list-row', { hasText: /map\(fetchRecord/ }).first();
   await mapRow.waitFor();
   // Hovering shows the row's inline "Apply Plumber Fix" action.
   await mapRow.hover();
@@ -76,7 +77,7 @@ try {
   const firstStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
   await palette('Plumber: Profile Pipeline');
   // The status bar shows the new result once the second profile is in (and no longer "stale").
-  await page.locator('.statusbar-item', { hasText: /Plumber: records .*el\/s/ }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 120_000 });
+  await page.locator('.statusbar-item', { hasText: /Plumber: records .*\/s/ }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 120_000 });
   const secondStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
   console.log(`  status bar: "${firstStatus.trim()}" → "${secondStatus.trim()}"`);
 
