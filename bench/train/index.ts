@@ -49,8 +49,8 @@ function parse(argv: string[]): Args {
     else if (f === '--repeat') a.repeat = Number(argv[++i]);
     else throw new Error(`bench:train: unknown flag ${f}. Flags: --json --quick --only truth|e2e --seconds S --repeat R`);
   }
-  if (a.seconds <= 0) a.seconds = a.quick ? 2 : 4;
-  if (a.repeat <= 0) a.repeat = a.quick ? 1 : 2;
+  if (a.seconds <= 0) a.seconds = a.quick ? 3 : 5;
+  if (a.repeat <= 0) a.repeat = a.quick ? 2 : 3;
   return a;
 }
 

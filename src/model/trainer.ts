@@ -146,17 +146,28 @@ function costOf(profile: Profile, overrides: Overrides): { workers: number; buff
   return { workers, buffered };
 }
 
-/** Changes that give worker threads back: each worker op with more than one thread, at each smaller pool. */
-function givingBack(profile: Profile): Array<{ overrides: Overrides; changes: PlanChange[] }> {
+/**
+ * The same configuration with fewer threads in one worker op's pool, for each op and each smaller
+ * pool: what reaches the trainer's rate with fewer threads leaves cores to the trainer. A pool the
+ * profile already ran with becomes a parallelism change giving threads back.
+ */
+function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChange[]): Array<{ overrides: Overrides; changes: PlanChange[] }> {
   const out: Array<{ overrides: Overrides; changes: PlanChange[] }> = [];
   for (const op of profile.ops) {
-    const now = op.knobs.resolvedParallelism ?? 1;
-    if (op.placement !== 'worker' || now <= 1) continue;
+    const o = overrides[op.id];
+    const placement = o?.placement ?? op.placement;
+    const now = typeof o?.parallelism === 'number' ? o.parallelism : op.knobs.resolvedParallelism ?? 1;
+    if (placement !== 'worker' || now <= 1) continue;
     for (let k = 1; k < now; k++) {
-      out.push({
-        overrides: { ...profile.run.overrides, [op.id]: { ...profile.run.overrides[op.id], parallelism: k } },
-        changes: [{ kind: 'parallelism', opId: op.id, from: op.knobs.parallelism, to: k, reason: `The trainer, not the input, holds the loop back: ${k} worker thread${k === 1 ? '' : 's'} instead of ${now} feed it as fast and leave ${now - k} core${now - k === 1 ? '' : 's'} to the trainer.` }],
-      });
+      const fewer: Overrides = { ...overrides, [op.id]: { ...o, parallelism: k } };
+      const own = changes.find((c) => c.opId === op.id && c.kind === 'placement');
+      const next = own
+        ? changes.map((c) => (c === own && c.kind === 'placement' ? { ...c, parallelism: k, reason: c.reason.replace(/in \d+ worker threads?/, `in ${k} worker thread${k === 1 ? '' : 's'}`) } : c))
+        : [
+            ...changes.filter((c) => c.opId !== op.id || c.kind !== 'parallelism'),
+            { kind: 'parallelism' as const, opId: op.id, from: op.knobs.parallelism, to: k, reason: `The trainer, not the input, holds the loop back: ${k} worker thread${k === 1 ? '' : 's'} instead of ${now} feed it as fast and leave ${now - k} core${now - k === 1 ? '' : 's'} to the trainer.` },
+          ];
+      out.push({ overrides: fewer, changes: next });
     }
   }
   return out;
@@ -164,8 +175,8 @@ function givingBack(profile: Profile): Array<{ overrides: Overrides; changes: Pl
 
 /**
  * Every candidate the loop could run with: as it ran, the pipeline planner's plan for each number
- * of cores from one to the machine's (stopping at the trainer's unstarved rate), and fewer worker
- * threads for each worker op.
+ * of cores from one to the machine's (stopping at the trainer's unstarved rate), and each of these
+ * with fewer threads in a worker op's pool.
  */
 export function trainerCandidates(profile: Profile, options: ModelOptions = {}): TrainerCandidate[] {
   const f = trainerFigures(profile);
@@ -187,11 +198,13 @@ export function trainerCandidates(profile: Profile, options: ModelOptions = {}):
     seen.add(key);
     out.push(make(p.overrides, p.changes));
   }
-  for (const g of givingBack(profile)) {
-    const key = JSON.stringify(g.overrides);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(make(g.overrides, g.changes));
+  for (const c of [...out]) {
+    for (const g of fewerThreads(profile, c.overrides, c.changes)) {
+      const key = JSON.stringify(g.overrides);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(make(g.overrides, g.changes));
+    }
   }
   return out;
 }
