@@ -43,20 +43,20 @@ describe('Profiling a pipeline', () => {
     const node = roots.find((n): n is Extract<BottleneckNode, { type: 'pipeline' }> => n.type === 'pipeline' && n.pipeline.name === 'records');
     assert.ok(node, `the tree lists "records": ${JSON.stringify(roots.map((n) => api.bottlenecks.getTreeItem(n).label))}`);
     const pipelineItem = api.bottlenecks.getTreeItem(node);
-    assert.match(String(pipelineItem.description), /el\/s/, 'the pipeline shows its rate');
+    assert.match(String(pipelineItem.description), /^[\d.,]+k? batches\/s/, 'the pipeline shows its rate in what it counts');
     const ops = (await api.bottlenecks.getChildren(node)).filter((n) => n.type === 'op');
     assert.ok(ops.length >= 2, 'the operators are listed');
     const first = api.bottlenecks.getTreeItem(ops[0]);
     assert.match(String(first.label), /map/, `the slow map comes first, got ${first.label}`);
     assert.equal((first.iconPath as vscode.ThemeIcon).id, 'flame', 'it carries the bottleneck icon');
-    assert.match(String(first.description), /el\/s.*CPU/, `its rate and CPU share are shown: ${first.description}`);
+    assert.match(String(first.description), /el\/s = [\d.,]+k? batches\/s · bound [\d.,]+k? · \d+% CPU/, `its own rate, its rate and bound in the pipeline's unit and its CPU share are shown: ${first.description}`);
     assert.equal(first.contextValue, 'plumber.op.fixable', 'it offers the inline Apply fix action');
     assert.equal(first.command?.command, 'plumber.revealRange', 'clicking it reveals the line');
   });
 
   it('shows the last result in the status bar', async () => {
     const api = await plumber();
-    assert.match(api.statusBarText(), /records .*el\/s/);
+    assert.match(api.statusBarText(), /records [\d.,]+k? batches\/s/);
   });
 
   it('opens the report for the pipeline', async () => {
