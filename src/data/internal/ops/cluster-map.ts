@@ -59,6 +59,8 @@ class ClusterMap implements Chunks<unknown> {
   private reader: IORedis | null = null;
   private queue: BullQueue | null = null;
   private failure: PipelineError | null = null;
+  /** Redis answered once: a later failure is a lost connection, not an unreachable server. */
+  private connected = false;
   private closing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastProgress = Date.now();
@@ -144,6 +146,7 @@ class ClusterMap implements Chunks<unknown> {
       this.lastRedisError = describeThrown(e);
     });
     this.queue = queue;
+    this.connected = true;
     void this.readLoop(reader);
     let refreshed = Date.now();
     this.timer = setInterval(() => {
@@ -263,7 +266,7 @@ class ClusterMap implements Chunks<unknown> {
         if (this.closing !== null || this.failure !== null) return;
         return (this.queue as BullQueue).addBulk(jobs);
       })
-      .catch((e: unknown) => this.fail(e instanceof PipelineError ? e : this.redisFailure(e, 'cannot queue jobs on Redis')));
+      .catch((e: unknown) => this.fail(e instanceof PipelineError ? e : this.redisFailure(e, this.connected ? 'lost the connection to Redis' : 'cannot reach Redis')));
   }
 
   private receive(b: Buffer): void {
