@@ -12,6 +12,7 @@ import { labelOf, type PipelineView } from '../views';
 import { compact, percent, rateText } from './format';
 import { applyAllTitle, offeredChanges, planFigure, verdictOf } from './advice';
 import { STALE_WORDS, opRateWords, rateIn } from './glance';
+import { trainerLenses } from './trainerLens';
 
 /** What an unresolved lens stands for; carried in `CodeLens.data`. */
 export interface LensData {
@@ -39,7 +40,7 @@ export function codeLenses(views: PipelineView[], file: string, settings: Settin
     const data = (target: LensData['target'], opId?: string): LensData => ({ uri: v.uri, pipeline: name, target, ...(opId ? { opId } : {}) });
     if (settings.pipelines) {
       const range = v.graph.head.range;
-      if (v.record) out.push({ range, data: data('summary') });
+      if (v.record) out.push({ range, data: data('summary') }, ...trainerLenses(v));
       // A stale summary already says "profile again" and profiles on a click.
       if (v.graph.exported && !(v.stale && v.record && !v.record.profile.error)) out.push({ range, data: data('profile') });
       const plan = v.record && !v.record.profile.error ? v.record.plan : undefined;

@@ -3,6 +3,7 @@ import { analyze, plan } from '../../../src/model';
 import { cheapest, trainerCandidates, trainerFigures, trainerVerdict } from '../../../src/model/trainer';
 import type { Profile } from '../../../src/shared/profile';
 import { newCounters } from '../../../src/data/tracing';
+import { trainerLensTitle } from '../../../src/server/features/trainerLens';
 
 const FILE = '/repo/train.ts';
 
@@ -131,6 +132,14 @@ describe('the trainer in the loop (model)', () => {
     for (const c of all) if (c.rate >= best * 0.97) assert.ok(c.workers >= chosen.workers, `${c.workers} < ${chosen.workers}`);
     // Feeding a 1 ms step from a 3 ms map takes 3 threads, not the machine's 8.
     assert.ok(chosen.workers <= 4, `${chosen.workers} workers`);
+  });
+
+  it('puts the loop’s rate, its wait for input and the plan’s gain on the editor’s lens', () => {
+    const fed = trainerVerdict(trainingProfile({ pipe: 3e-3, step: 1e-3 }));
+    const bound = trainerVerdict(trainingProfile({ pipe: 0.1e-3, step: 5e-3 }));
+    assert.ok(fed && bound);
+    assert.match(trainerLensTitle(fed), /^trainer 250 steps\/s · waits 75% on input · plan: \+\d+%$/);
+    assert.match(trainerLensTitle(bound), /^trainer [\d.]+ steps\/s · waits 2% on input · plan: no change$/);
   });
 
   it('leaves a pipeline profile without a trainer verdict', () => {
