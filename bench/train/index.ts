@@ -2,8 +2,9 @@
  * The trainer-in-the-loop benchmark (issue 13).
  *
  * Ground truth: a synthetic training script (test/fixtures/train/synthetic.ts) whose step and
- * pipeline have known costs — awaits of known length, timed here beforehand, or JIT-stable int32
- * spins on the one main thread, whose ratio is the ratio of their rounds — over several mixes;
+ * pipeline have known costs — awaits, whose real lengths the script reports (timers fire late on a
+ * busy machine), or JIT-stable int32 spins on the one main thread, whose ratio is the ratio of their
+ * rounds — over several mixes;
  * the runner's measured input-bound fraction against the true one.
  *   {"bench":"train-truth","case":…,"true":F,"measured":F}
  *
@@ -15,8 +16,9 @@
  *
  *   npm run bench:train -- [--json] [--quick] [--only truth|e2e] [--seconds S] [--repeat R]
  */
-import { resolve } from 'node:path';
-import { loadavg } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
 import { plan } from '../../src/model';
 import { trainerRate } from '../../src/model/trainer';
 import { runProfile } from '../../src/runner/spawn';
@@ -65,7 +67,7 @@ function say(text: string, args: Args): void {
 }
 
 /** Runs `file` with the environment set for the run child (it inherits process.env). */
-async function withEnv<T>(env: Record<string, number>, f: () => Promise<T>): Promise<T> {
+async function withEnv<T>(env: Record<string, number | string>, f: () => Promise<T>): Promise<T> {
   const saved = { ...process.env };
   for (const [k, v] of Object.entries(env)) process.env[k] = String(v);
   try {
@@ -78,22 +80,12 @@ async function withEnv<T>(env: Record<string, number>, f: () => Promise<T>): Pro
   }
 }
 
-/** Mean wall milliseconds an `await` of `ms` takes here now (timers fire late on a busy machine). */
-async function timedAwait(ms: number, n = 40): Promise<number> {
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await new Promise((r) => setTimeout(r, ms));
-    total += performance.now() - t0;
-  }
-  return total / n;
-}
-
 /** One mix of the ground truth: the script's environment and how its true input-bound fraction follows from known costs. */
 interface Mix {
   name: string;
   env: Record<string, number>;
-  truth(): Promise<number>;
+  /** The true fraction, from the lengths the script's awaits really took (its report) or its spins' rounds. */
+  truth(took: { pipeMs: number; stepMs: number } | undefined): number;
 }
 
 /**
@@ -103,17 +95,16 @@ interface Mix {
  * same int32 loop): one thread does both in turn, so the true fraction is P ÷ (P + S).
  */
 const MIXES: Mix[] = [
-  { name: 'input-bound', env: { TRAIN_PIPE_ROUNDS: 0, TRAIN_STEP_ROUNDS: 0, TRAIN_PIPE_AWAIT_MS: 20, TRAIN_STEP_AWAIT_MS: 5 }, truth: async () => awaitTruth(20, 5) },
-  { name: 'trainer-bound', env: { TRAIN_PIPE_ROUNDS: 0, TRAIN_STEP_ROUNDS: 0, TRAIN_PIPE_AWAIT_MS: 5, TRAIN_STEP_AWAIT_MS: 20 }, truth: async () => awaitTruth(5, 20) },
-  { name: 'balanced', env: { TRAIN_PIPE_ROUNDS: 0, TRAIN_STEP_ROUNDS: 0, TRAIN_PIPE_AWAIT_MS: 15, TRAIN_STEP_AWAIT_MS: 10 }, truth: async () => awaitTruth(15, 10) },
-  { name: 'shared-main-thread', env: { TRAIN_PIPE_ROUNDS: 1_500_000, TRAIN_STEP_ROUNDS: 1_500_000 }, truth: async () => 0.5 },
-  { name: 'shared-main-thread-input-heavy', env: { TRAIN_PIPE_ROUNDS: 2_400_000, TRAIN_STEP_ROUNDS: 800_000 }, truth: async () => 0.75 },
+  { name: 'input-bound', env: { TRAIN_PIPE_ROUNDS: 0, TRAIN_STEP_ROUNDS: 0, TRAIN_PIPE_AWAIT_MS: 20, TRAIN_STEP_AWAIT_MS: 5 }, truth: awaitTruth },
+  { name: 'trainer-bound', env: { TRAIN_PIPE_ROUNDS: 0, TRAIN_STEP_ROUNDS: 0, TRAIN_PIPE_AWAIT_MS: 5, TRAIN_STEP_AWAIT_MS: 20 }, truth: awaitTruth },
+  { name: 'balanced', env: { TRAIN_PIPE_ROUNDS: 0, TRAIN_STEP_ROUNDS: 0, TRAIN_PIPE_AWAIT_MS: 15, TRAIN_STEP_AWAIT_MS: 10 }, truth: awaitTruth },
+  { name: 'shared-main-thread', env: { TRAIN_PIPE_ROUNDS: 1_500_000, TRAIN_STEP_ROUNDS: 1_500_000 }, truth: () => 0.5 },
+  { name: 'shared-main-thread-input-heavy', env: { TRAIN_PIPE_ROUNDS: 2_400_000, TRAIN_STEP_ROUNDS: 800_000 }, truth: () => 0.75 },
 ];
 
-async function awaitTruth(pipeMs: number, stepMs: number): Promise<number> {
-  const l = await timedAwait(pipeMs);
-  const a = await timedAwait(stepMs);
-  return Math.max(0, l - a) / Math.max(l, a);
+function awaitTruth(took: { pipeMs: number; stepMs: number } | undefined): number {
+  if (!took) return Number.NaN;
+  return Math.max(0, took.pipeMs - took.stepMs) / Math.max(took.pipeMs, took.stepMs);
 }
 
 function inputBound(p: Profile): number {
@@ -129,8 +120,12 @@ function stepsPerSec(p: Profile): number {
 async function truth(args: Args): Promise<boolean> {
   let ok = true;
   for (const mix of MIXES) {
-    const expected = await mix.truth();
-    const p = await withEnv(mix.env, () => runProfile({ file: SYNTHETIC, seconds: args.seconds, warmupSeconds: 0.3, probes: false }));
+    const report = join(tmpdir(), `plumber-bench-train-${process.pid}.json`);
+    rmSync(report, { force: true });
+    const p = await withEnv({ ...mix.env, TRAIN_REPORT: report }, () => runProfile({ file: SYNTHETIC, seconds: args.seconds, warmupSeconds: 0.3, probes: false }));
+    const took = existsSync(report) ? (JSON.parse(readFileSync(report, 'utf8')) as { pipeMs: number; stepMs: number }) : undefined;
+    rmSync(report, { force: true });
+    const expected = mix.truth(took);
     if (p.error) {
       say(`train-truth ${mix.name}: ${p.error.message}`, args);
       ok = false;
