@@ -15,7 +15,7 @@ import { evaluate } from './evaluate';
 import { clusterCapacities } from './cluster';
 import { measure } from './measure';
 import { efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
-import { trainerPlan, trainerVerdict } from './trainer';
+import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from './describe';
 export { MODEL_CONSTANTS } from './constants';
@@ -118,7 +118,9 @@ export function predict(
   const base = configFromProfile(m);
   const current = evaluate(m, base, coreBudget(r));
   const ev = evaluate(m, applyOverrides(m, base, overrides), coreBudget(r));
-  return { rate: ev.bound * efficiencyFor(m, current, ev), bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
+  // A training profile's rate is the loop's steps per second (trainer.ts), one element per step.
+  const rate = profile.trainer ? trainerRate(profile, overrides, options).rate : ev.bound * efficiencyFor(m, current, ev);
+  return { rate, bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
 }
 
 /**
