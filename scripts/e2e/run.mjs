@@ -112,6 +112,15 @@ if (!only || only === 'ui') {
     code = e.status ?? 1;
   }
   results.push(['UI test', code]);
+  // Issue 14: Apply All through the refactor preview, stale lenses right after, undo, what-if hover, heat bars.
+  step('Playwright UI test of the editor at a glance');
+  code = 0;
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/glance.ui.mjs'), fresh()], { stdio: 'inherit' });
+  } catch (e) {
+    code = e.status ?? 1;
+  }
+  results.push(['UI test of the editor at a glance', code]);
   // The same on examples/images: the README's pictures. Its JPEGs are generated once (about 12 s).
   step('Playwright UI test on examples/images');
   code = 0;

@@ -10,7 +10,7 @@ import { rootRateOf } from '../../shared/units';
 
 export { rootRateOf, rootUnit } from '../../shared/units';
 import type { GraphOp } from '../../engine/graph/types';
-import { predict } from '../../model';
+import { describeOp, predict } from '../../model';
 import { compact } from './format';
 
 /** What every surface says about numbers taken before the last edit. */
@@ -161,7 +161,9 @@ export function whatIf(profile: Profile, profileOpId: string, knob: string, curr
   return alternatives(current, cap).map((value) => {
     const overrides = { ...profile.run.overrides, [profileOpId]: { ...profile.run.overrides[profileOpId], ...make(value) } };
     const p = predict(profile, overrides, options.cores && options.cores > 0 ? { cores: options.cores } : undefined);
-    const limit = p.bottleneck.opId === profileOpId ? undefined : LIMIT_WORDS[p.bottleneck.resource];
+    // What binds instead, when it is not this knob's operator: another operator by name, or a shared resource.
+    const other = p.bottleneck.opId !== undefined && p.bottleneck.opId !== profileOpId ? profile.ops.find((o) => o.id === p.bottleneck.opId) : undefined;
+    const limit = p.bottleneck.opId === profileOpId ? undefined : other ? `${describeOp(other)} limits` : LIMIT_WORDS[p.bottleneck.resource];
     return { value, rate: p.rate, ...(limit ? { limit } : {}) };
   });
 }

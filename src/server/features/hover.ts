@@ -6,7 +6,7 @@ import type { Hover, Position } from 'vscode-languageserver';
 import type { GraphOp } from '../../engine/graph/types';
 import { labelOf, type PipelineView } from '../views';
 import type { OpProfile } from '../../shared/profile';
-import { compact, percent, rateText } from './format';
+import { compact, percent } from './format';
 import { STALE_WORDS, opRateWords, rateIn, whatIf, whatIfWords } from './glance';
 import { offerTitle, offeredChanges } from './advice';
 import { formatSeconds } from '../../model/describe';
@@ -86,6 +86,8 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
     } else if (joined) {
       const c = joined.prof.counters;
       const an = joined.an;
+      // The what-if first: on a knob, it is what the person is asking about (a long hover scrolls).
+      lines.push(...whatIfLines(v, joined.prof));
       lines.push('', v.stale ? `**${STALE_WORDS.charAt(0).toUpperCase()}${STALE_WORDS.slice(1)}**: measured before your last edit, so these numbers describe the old code:` : '**Measured**:');
       if (an) {
         lines.push(`- ${opRateWords(an, v.unit ?? 'el')} · ${percent(an.cpuShare)} of CPU · ${an.placement} thread${an.placement === 'worker' ? 's' : ''}`);
@@ -95,8 +97,7 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
       lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
       const a = rec.analysis;
       if (a?.bottleneck.opId === joined.prof.id) lines.push('', `**Why:** ${esc(a.bottleneck.reason)}`);
-      for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateText(b.rate)} — ${esc(b.detail)}`);
-      lines.push(...whatIfLines(v, joined.prof));
+      for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateIn(b.rate, v.unit ?? 'el')} — ${esc(b.detail)}`);
       const plan = v.stale ? undefined : rec.plan;
       for (const ch of plan ? offeredChanges(plan) : []) if (ch.opId === joined.prof.id) lines.push('', `**${esc(offerTitle(ch, plan!, rec.profile))}** — ${esc(ch.reason)}`);
       for (const d of plan?.verification?.dropped ?? []) if (d.change.opId === joined.prof.id) lines.push('', `_Not offered: the plan's change here was dropped by verification (${esc(d.why)})._`);

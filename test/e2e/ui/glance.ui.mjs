@@ -68,7 +68,11 @@ try {
   await shot('glance-3-preview');
 
   step = 'confirm the preview; every lens says stale at once';
-  await palette('Refactor Preview: Apply Refactoring');
+  // VS Code lists changes that need confirmation unticked: the person ticks the file, then applies.
+  await preview.locator('.monaco-list-row', { hasText: 'glance.ts' }).first().locator('input.edit-checkbox').first().check();
+  await preview.locator('.monaco-list-row input.edit-checkbox:checked').nth(2).waitFor({ timeout: 10_000 });
+  await shot('glance-3b-preview-ticked');
+  await page.locator('.monaco-button', { hasText: /^Apply$/ }).first().click();
   await page.locator('.monaco-editor .view-lines', { hasText: /parallelism:\s(\d{2,}|[2-9])\b/ }).first().waitFor({ timeout: 20_000 });
   await page.locator('.codelens-decoration', { hasText: 'Pipeline: stale — profile again' }).first().waitFor({ timeout: 20_000 });
   const after = await lenses();
