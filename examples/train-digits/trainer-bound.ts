@@ -25,10 +25,10 @@ const EPOCHS = 3;
 const examples: Dataset<{ image: Float32Array; label: number }> = from(loadDigits()).shuffle(2048).map(normalize).map(augment);
 const batches = examples.batch(BATCH);
 
-/** A bigger CNN: a 3×3 convolution with 4 filters at full resolution, 2×2 max-pooling, 32 hidden units, a softmax layer. */
+/** A bigger CNN: a 3×3 convolution with 8 filters at full resolution, 2×2 max-pooling, 32 hidden units, a softmax layer. */
 function biggerCnn(): tfl.Sequential {
   const model = tfl.sequential();
-  model.add(tfl.layers.conv2d({ inputShape: [28, 28, 1], filters: 4, kernelSize: 3, activation: 'relu' }));
+  model.add(tfl.layers.conv2d({ inputShape: [28, 28, 1], filters: 8, kernelSize: 3, activation: 'relu' }));
   model.add(tfl.layers.maxPooling2d({ poolSize: 2 }));
   model.add(tfl.layers.flatten());
   model.add(tfl.layers.dense({ units: 32, activation: 'relu' }));

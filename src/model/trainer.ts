@@ -20,6 +20,7 @@
  */
 import type { ModelOptions, Plan, PlanChange, TrainerVerdict } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
+import { MODEL_CONSTANTS } from './constants';
 import { coresFor, coresGot } from './cores';
 import { plan as pipelinePlan, predict } from './index';
 
@@ -173,6 +174,28 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
   return out;
 }
 
+/** Every main-thread map/filter with a sync, exported fn moved to worker threads (`threads` per pool), on top of the profile's own overrides. */
+function offMainThread(profile: Profile, threads: number): { overrides: Overrides; changes: PlanChange[] } {
+  const overrides: Overrides = { ...profile.run.overrides };
+  const changes: PlanChange[] = [];
+  const seconds = profile.trainer?.seconds ?? profile.run.seconds;
+  for (const op of profile.ops) {
+    if ((op.kind !== 'map' && op.kind !== 'filter') || op.placement !== 'main' || op.fnAsync || op.counters.asyncCalls > 0 || !op.fnModule) continue;
+    // A fn too cheap for a worker task (the planner's own threshold) stays where it is.
+    if (op.counters.calls === 0 || op.counters.selfSeconds / op.counters.calls < MODEL_CONSTANTS.minWorkerTaskSeconds) continue;
+    overrides[op.id] = { ...overrides[op.id], placement: 'worker', parallelism: threads, module: op.fnModule.file, exportName: op.fnModule.exportName };
+    const share = seconds > 0 ? op.counters.selfSeconds / seconds : 0;
+    changes.push({
+      kind: 'placement',
+      opId: op.id,
+      to: 'worker',
+      parallelism: threads,
+      reason: `${op.fnName ?? op.kind} runs on the main thread the trainer needs (${Math.round(share * 100)}% of the loop's time); in ${threads} worker thread${threads === 1 ? '' : 's'} it runs beside the trainer's steps.`,
+    });
+  }
+  return { overrides, changes };
+}
+
 /**
  * Every candidate the loop could run with: as it ran, the pipeline planner's plan for each number
  * of cores from one to the machine's (stopping at the trainer's unstarved rate), and each of these
@@ -197,6 +220,14 @@ export function trainerCandidates(profile: Profile, options: ModelOptions = {}):
     if (p.changes.length === 0 || seen.has(key)) continue;
     seen.add(key);
     out.push(make(p.overrides, p.changes));
+  }
+  // The trainer's own lever: the main thread it shares. Every exported sync fn the pipeline runs
+  // there moves to a pool as large as the machine (trimmed below), whether or not the pipeline
+  // alone would gain from it: the trainer gains the main-thread time.
+  const off = offMainThread(profile, machine);
+  if (off.changes.length > 0 && !seen.has(JSON.stringify(off.overrides))) {
+    seen.add(JSON.stringify(off.overrides));
+    out.push(make(off.overrides, off.changes));
   }
   for (const c of [...out]) {
     for (const g of fewerThreads(profile, c.overrides, c.changes)) {
