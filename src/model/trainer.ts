@@ -96,8 +96,6 @@ export interface TrainerCandidate {
 export function trainerRate(profile: Profile, overrides: Overrides, options: ModelOptions = {}, f = trainerFigures(profile)): { rate: number; limit: TrainerCandidate['limit'] } {
   if (!f) return { rate: 0, limit: 'pipeline' };
   const alone: Profile = { ...profile, trainer: undefined };
-  // The cores the loop's busy threads get: the trainer's main thread and the pipeline's workers.
-  const cores = coresOf(profile, options, 1 + costOf(profile, overrides).workers);
   // Whole cores for the pipeline's CPU bound, so its CPU per element reads back exactly.
   const whole = Math.max(1, coresFor(profile, options).cores);
   const p = predict(alone, overrides, { ...options, cores: whole, targetRate: undefined });
@@ -105,12 +103,22 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
   const pipelineMain = mainBound && mainBound.rate > 0 ? 1 / mainBound.rate : 0;
   const cpuBound = p.bounds.find((b) => b.resource === 'cpu' && b.opId === undefined);
   const pipelineCpu = cpuBound && cpuBound.rate > 0 ? whole / cpuBound.rate : pipelineMain;
+  // The loop's busy threads: the trainer's main thread, and the pipeline's workers as far as they
+  // are kept busy feeding the trainer at its unstarved rate (an idle pool thread takes no core).
+  // They get the cores `coresOf` says between them, so each gets at most its share of a core.
+  const workerCpu = Math.max(0, pipelineCpu - pipelineMain);
+  const threads = 1 + Math.min(costOf(profile, overrides).workers, workerCpu / Math.max(f.ownSeconds, 1e-9));
+  const cores = coresOf(profile, options, threads);
+  const perThread = Math.min(1, cores / threads);
   const otherBounds = p.bounds.filter((b) => b.resource !== 'main-thread' && b.resource !== 'cpu').map((b) => b.rate);
-  // The main thread runs the trainer's CPU and the pipeline's one after the other, at the share of
-  // a core it got while runnable (below 1 when other work competes for the cores).
-  const share = Math.min(1, Math.max(0.05, profile.run.mainThreadShare ?? 1));
+  // The trainer's step is its main-thread CPU, run at the share of a core the thread got, plus
+  // time off the CPU (awaits of its own); the share it gets depends on how many threads compete.
+  const measuredShare = Math.min(1, Math.max(0.05, profile.run.mainThreadShare ?? 1));
+  const ownOffCpu = Math.max(0, f.ownSeconds - f.ownMainCpu / measuredShare);
+  const share = Math.max(0.05, perThread);
   const limits: Array<[number, TrainerCandidate['limit']]> = [
-    [1 / Math.max(f.ownSeconds, 1e-9), 'trainer'],
+    [1 / Math.max(ownOffCpu + f.ownMainCpu / share, 1e-9), 'trainer'],
+    // The main thread runs the trainer's CPU and the pipeline's one after the other.
     [share / Math.max(f.ownMainCpu + pipelineMain, 1e-9), 'main-thread'],
     [Math.min(Infinity, ...otherBounds), 'pipeline'],
     [cores / Math.max(f.ownMainCpu + f.ownOtherCpu + pipelineCpu, 1e-9), 'cpu'],
