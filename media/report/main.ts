@@ -6,7 +6,7 @@
  */
 import type { ReportResult } from '../../src/shared/protocol';
 import type { ToWebview } from '../../src/client/report/messages';
-import { formatRate } from '../../src/client/views/format';
+import { formatRate, formatRateIn } from '../../src/client/views/format';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(s: unknown): void; getState(): unknown };
 
@@ -28,8 +28,10 @@ function svg(tag: string, attrs: Record<string, string | number> = {}, text?: st
   return e;
 }
 
-/** Rates in the same words as the lenses, the tree and the status bar. */
-const rate = formatRate;
+/** What the shown pipeline counts (`el`, `batches`): pipeline rates and bounds are in it, as on the lenses. */
+let unit = 'el';
+/** Pipeline rates and bounds in the same words as the lenses, the tree and the status bar. */
+const rate = (r: number | undefined): string => formatRateIn(r, unit);
 
 interface GraphNode {
   id: string;
@@ -92,7 +94,7 @@ function drawGraph(report: ReportResult): SVGElement {
     const group = svg('g', { class: cls, transform: `translate(${p.x},${p.y})`, tabindex: 0 });
     group.append(svg('rect', { width: W, height: H, rx: 4 }));
     group.append(svg('text', { x: 8, y: 18 }, n.label.length > 26 ? `${n.label.slice(0, 25)}…` : n.label));
-    group.append(svg('text', { x: 8, y: 36, class: 'sub' }, `${rate(n.rate)}${n.id === bottleneck ? ' · bottleneck' : ''}`));
+    group.append(svg('text', { x: 8, y: 36, class: 'sub' }, `${formatRate(n.rate)}${n.id === bottleneck ? ' · bottleneck' : ''}`));
     group.append(svg('title', {}, `${n.label} (${n.id})`));
     group.addEventListener('click', () => vscode.postMessage({ type: 'reveal', opId: n.id }));
     g.append(group);
@@ -130,7 +132,7 @@ function drawBars(report: ReportResult): HTMLElement {
     }
     grid.append(el('span', {}, labels.get(o.opId) ?? o.opId), bar, el('span', { class: 'muted' }, `${rate(rootRate)} / ${Number.isFinite(o.bound) ? rate(o.bound) : '∞'}`));
   }
-  const legend = el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'm' }), 'measured (root elements/s)'), el('span', {}, el('i', { class: 'b' }), 'bound (model)'), el('span', {}, el('i', { class: 'p' }), 'predicted with fixes'), el('span', {}, 'log scale'));
+  const legend = el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'm' }), `measured (pipeline ${unit}/s)`), el('span', {}, el('i', { class: 'b' }), 'bound (model)'), el('span', {}, el('i', { class: 'p' }), 'predicted with fixes'), el('span', {}, 'log scale'));
   return el('div', {}, legend, grid);
 }
 
@@ -176,6 +178,7 @@ function drawAdvice(report: ReportResult): HTMLElement {
 
 function render(report: ReportResult): void {
   const p = report.pipeline;
+  unit = p.unit ?? 'el';
   const metric = (value: string, label: string) => el('div', { class: 'metric' }, el('span', { class: 'value' }, value), el('span', { class: 'label' }, label));
   const parts: Node[] = [el('h1', {}, `Pipeline ${p.name}`)];
   if (p.error) parts.push(el('p', { class: 'error' }, `The last profile failed: ${p.error}`));

@@ -8,7 +8,8 @@ import { changeKey, type Analysis, type Plan, type PlanChange, type Verification
 import type { Profile } from '../../shared/profile';
 import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/protocol';
 import { formatSpeedup, speedupOf } from '../../engine/diagnose';
-import { compact, fixTitle, rateText, speedup } from './format';
+import { compact, fixTitle, speedup } from './format';
+import { rateIn, rootUnit } from './glance';
 
 /** What the lens says when verification measured nothing reliably faster than the pipeline as written. */
 export const NO_GAIN = 'no reliable gain on this machine right now';
@@ -119,8 +120,8 @@ function changeWords(change: PlanChange, profile: Profile): string {
   return fixTitle(change, profile).replace(/^Apply Plumber fix: /, '');
 }
 
-function measuredText(rate: number, halfWidth: number): string {
-  return `${rateText(rate)} ± ${compact(halfWidth)}`;
+function measuredText(rate: number, halfWidth: number, unit: string): string {
+  return `${rateIn(rate, unit)} ± ${compact(halfWidth)}`;
 }
 
 /** What the report shows of the plan: the verdict, every configuration measured, what was dropped and why, and the cores note. */
@@ -144,13 +145,14 @@ export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile
           })
           .join(' + ');
   const keptKey = [...v.kept.changes].sort().join(' ');
+  const unit = rootUnit(profile);
   out.tried = v.tried.map((t): TriedConfig => {
-    const row: TriedConfig = { label: label(t.changes), measured: measuredText(t.measured.rate, t.measured.halfWidth), kept: v.verdict === 'gain' && t.changes.length > 0 && [...t.changes].sort().join(' ') === keptKey };
+    const row: TriedConfig = { label: label(t.changes), measured: measuredText(t.measured.rate, t.measured.halfWidth, unit), kept: v.verdict === 'gain' && t.changes.length > 0 && [...t.changes].sort().join(' ') === keptKey };
     if (t.changes.length > 0 && v.asWritten.rate > 0) {
       const s = speedupOf(t.measured, v.asWritten);
       row.speedup = formatSpeedup(s.speedup, s.halfWidth);
     }
-    if (t.predictedRate !== undefined) row.predicted = rateText(t.predictedRate);
+    if (t.predictedRate !== undefined) row.predicted = rateIn(t.predictedRate, unit);
     return row;
   });
   out.dropped = v.dropped.map((d) => ({ title: changeWords(d.change, profile), why: d.why }));

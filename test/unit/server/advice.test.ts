@@ -157,10 +157,10 @@ describe('Advice the editor shows', () => {
       assert.deepEqual(
         advice.tried.map((t) => [t.label, t.measured, t.speedup, t.kept]),
         [
-          ['as written', '310 el/s ± 9', undefined, false],
-          ['set parallelism of map(decode) to 2 + insert prefetch(4) after batch(8)', '480 el/s ± 30', '1.5× ± 0.1', false],
-          ['set parallelism of map(decode) to 2', '527 el/s ± 20', '1.7× ± 0.1', true],
-          ['insert prefetch(4) after batch(8)', '301 el/s ± 12', '0.97× ± 0.05', false],
+          ['as written', '310 batches/s ± 9', undefined, false],
+          ['set parallelism of map(decode) to 2 + insert prefetch(4) after batch(8)', '480 batches/s ± 30', '1.5× ± 0.1', false],
+          ['set parallelism of map(decode) to 2', '527 batches/s ± 20', '1.7× ± 0.1', true],
+          ['insert prefetch(4) after batch(8)', '301 batches/s ± 12', '0.97× ± 0.05', false],
         ],
       );
       assert.deepEqual(advice.dropped, [{ title: 'insert prefetch(4) after batch(8)', why: 'measured 0.97× alone' }]);
