@@ -1,9 +1,11 @@
 /** What `plumber profile` and `plumber plan` print for people. */
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Analysis, Plan } from '../shared/analysis';
 import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
+import { callLabel, callTextAt } from '../shared/labels';
 import { commandName, thisInvocation } from './help';
 import { overridesToFlags } from './overrides';
 import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
@@ -29,6 +31,36 @@ function inChainOrder(profile: Profile): OpProfile[] {
   visit(profile.pipeline.rootId);
   for (const op of profile.ops) visit(op.id);
   return out;
+}
+
+/**
+ * Each operator's label as its source writes it (`range(0, 1_000_000)`), read from its call site;
+ * the model's label (`range`) when the file or the call cannot be read.
+ */
+export function sourceLabels(profile: Profile, read: (file: string) => string | undefined = readSource): Map<string, string> {
+  const out = new Map<string, string>();
+  const texts = new Map<string, string | undefined>();
+  for (const op of profile.ops) {
+    if (!op.site) continue;
+    if (!texts.has(op.site.file)) texts.set(op.site.file, read(op.site.file));
+    const text = texts.get(op.site.file);
+    if (text === undefined) continue;
+    const lines = text.split('\n', op.site.line);
+    if (lines.length < op.site.line) continue;
+    const offset = lines.slice(0, op.site.line - 1).reduce((n, l) => n + l.length + 1, 0) + op.site.column - 1;
+    const call = callTextAt(text, offset);
+    const label = call && callLabel(call);
+    if (label) out.set(op.id, label);
+  }
+  return out;
+}
+
+function readSource(file: string): string | undefined {
+  try {
+    return readFileSync(file.startsWith('file:') ? new URL(file) : file, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 function runLine(profile: Profile): string {
@@ -95,11 +127,12 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   // and the rows ranked by the bound: the first row is what holds the pipeline back, the next
   // is what would hold it back after that.
   const unit = rootUnit(profile);
+  const labels = sourceLabels(profile);
   const ranked = inChainOrder(profile)
     .map((op, index) => ({ op, index, a: byOp.get(op.id) }))
     .sort((x, y) => (x.a?.bound ?? Infinity) - (y.a?.bound ?? Infinity) || x.index - y.index);
   const rows = ranked.map(({ op, a }) => [
-    describeOp(op),
+    labels.get(op.id) ?? describeOp(op),
     op.id,
     fmtRate(a?.measuredRate),
     fmtRateIn(a ? rootRateOf(a) : undefined, unit),
@@ -122,7 +155,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   } else if (plan.changes.length === 0) {
     lines.push(verdictLine(plan, o.unverified));
   } else {
-    lines.push(`Predicted after the plan: ${fmtRate(plan.predictedRate)}${gain}. What would limit it then: ${plan.predictedBottleneck.reason}`);
+    lines.push(`Predicted after the plan: ${fmtRateIn(plan.predictedRate, unit)}${gain}. What would limit it then: ${plan.predictedBottleneck.reason}`);
     lines.push(`Plan: ${verdictLine(plan, o.unverified)}.`);
     lines.push('', 'Changes:');
     for (const c of plan.changes) lines.push(`  • ${title(c)} — ${c.reason}`);

@@ -7,6 +7,7 @@
 import type { Analysis, OpAnalysis } from '../../shared/analysis';
 import type { KnobOverride, Profile } from '../../shared/profile';
 import { rootRateOf } from '../../shared/units';
+import { callLabel } from '../../shared/labels';
 
 export { rootRateOf, rootUnit } from '../../shared/units';
 import type { GraphOp } from '../../engine/graph/types';
@@ -43,77 +44,13 @@ export function headroom(an: OpAnalysis, analysis: Analysis): number {
   return analysis.bound > 0 ? an.bound / analysis.bound : Infinity;
 }
 
-/** Longest argument shown as written; a longer one is shortened to its shape. */
-const MAX_ARG = 24;
-/** Longest label; a longer one keeps its first arguments and ends with `…`. */
-const MAX_LABEL = 48;
-
-/** Top-level arguments of a call's argument text (commas inside brackets, strings and templates do not split). */
-function splitArgs(inner: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let quote = '';
-  let start = 0;
-  for (let i = 0; i < inner.length; i++) {
-    const ch = inner[i]!;
-    if (quote) {
-      if (ch === '\\') i++;
-      else if (ch === quote) quote = '';
-      continue;
-    }
-    if (ch === '"' || ch === "'" || ch === '`') quote = ch;
-    else if (ch === '(' || ch === '[' || ch === '{') depth++;
-    else if (ch === ')' || ch === ']' || ch === '}') depth--;
-    else if (ch === ',' && depth === 0) {
-      out.push(inner.slice(start, i).trim());
-      start = i + 1;
-    }
-  }
-  const last = inner.slice(start).trim();
-  if (last) out.push(last);
-  return out;
-}
-
-/** One argument as a person recognises it: as written when short, else its shape (`(x) => …`, `{ parallelism: 4, … }`, `[…]`). */
-function shortArg(arg: string): string {
-  const a = arg.replace(/\s+/g, ' ').replace(/\/\*.*?\*\//g, '').trim();
-  if (a.length <= MAX_ARG) return a;
-  const arrow = /^(async\s+)?(\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>/.exec(a);
-  if (arrow) return `${arrow[0]} …`;
-  const fn = /^(async\s+)?function\s*([A-Za-z_$][\w$]*)?/.exec(a);
-  if (fn) return fn[2] ? `function ${fn[2]}` : 'function …';
-  if (a.startsWith('{')) {
-    const first = splitArgs(a.slice(1, a.lastIndexOf('}')))[0] ?? '';
-    return first && first.length <= MAX_ARG - 6 ? `{ ${first}, … }` : '{ … }';
-  }
-  if (a.startsWith('[')) return '[…]';
-  return `${a.slice(0, MAX_ARG - 1)}…`;
-}
-
 /**
  * The operator's label from the source text: `range(0, 1_000_000)`, `map(fetchRecord, { parallelism: 1 })`,
- * `map((x) => …)` — the call as written from its name to its closing parenthesis, comments and
- * line breaks dropped, long arguments shortened to their shape. Falls back to the graph's label
- * when the text does not hold the call.
+ * `map((x) => …)` (see `callLabel`). Falls back to the graph's label when the text does not hold the call.
  */
 export function sourceLabel(op: GraphOp, text: string | undefined): string {
   if (text === undefined || op.own.end > text.length) return op.label;
-  const own = text.slice(op.own.start, op.own.end).replace(/\/\/[^\n]*\n/g, ' ');
-  const open = own.indexOf('(');
-  if (open < 0 || !own.trimEnd().endsWith(')')) return op.label;
-  const name = own.slice(0, open).trim();
-  const inner = own.slice(open + 1, own.trimEnd().length - 1);
-  const args = splitArgs(inner).map(shortArg);
-  let label = `${name}(${args.join(', ')})`;
-  if (label.length > MAX_LABEL) {
-    const kept: string[] = [];
-    for (const a of args) {
-      if (`${name}(${[...kept, a].join(', ')}, …)`.length > MAX_LABEL) break;
-      kept.push(a);
-    }
-    label = `${name}(${[...kept, '…'].join(', ')})`;
-  }
-  return label;
+  return callLabel(text.slice(op.own.start, op.own.end)) ?? op.label;
 }
 
 /** One alternative value of a knob and the model's predicted pipeline rate with it. */

@@ -4,7 +4,7 @@
  * and a hint that runs as printed from where the CLI was started.
  */
 import * as assert from 'node:assert/strict';
-import { renderPlan } from '../../../src/cli/render';
+import { renderPlan, sourceLabels } from '../../../src/cli/render';
 import { commandName, type Invocation } from '../../../src/cli/help';
 import { newCounters } from '../../../src/data/tracing';
 import { PROFILE_VERSION, type OpProfile, type Profile } from '../../../src/shared/profile';
@@ -58,6 +58,22 @@ describe('plumber plan, as printed', () => {
   it('prints the hint with the command the person used', () => {
     const text = renderPlan(profile, analysis, plan, 'pipeline.ts', profile, { command: 'npx plumber' });
     assert.match(text, /Try the plan without editing the file:\n {2}npx plumber profile pipeline\.ts --override 2:4=parallelism:2/);
+  });
+});
+
+describe('Operator labels in the CLI', () => {
+  it('are the calls as written at their sites, the model\'s label when the source cannot be read', () => {
+    const source = "export const images = range(0, 1_000_000)\n  .map(decode, { parallelism: 1 }) // slow\n  .batch(32);\n";
+    const sited: Profile = {
+      ...profile,
+      ops: [
+        { ...profile.ops[0]!, site: { file: '/p/pipeline.ts', line: 1, column: 23 } },
+        { ...profile.ops[1]!, site: { file: '/p/pipeline.ts', line: 2, column: 4 } },
+        { ...profile.ops[2]!, site: { file: '/p/gone.ts', line: 3, column: 4 } },
+      ],
+    };
+    const labels = sourceLabels(sited, (f) => (f === '/p/pipeline.ts' ? source : undefined));
+    assert.deepEqual([...labels], [['1:1', 'range(0, 1_000_000)'], ['2:4', 'map(decode, { parallelism: 1 })']]);
   });
 });
 
