@@ -270,14 +270,20 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
   const chosen = cheapest(candidates) ?? asWritten;
   const unstarved = 1 / Math.max(f.ownSeconds, 1e-9);
   const best = Math.max(...candidates.map((c) => c.rate));
-  const gain = asWritten.rate > 0 ? chosen.rate / asWritten.rate : 1;
-  const change = chosen !== asWritten && (gain > 1 + TARGET_TOLERANCE || chosen.workers < asWritten.workers);
+  // Feeding the trainer can gain at most its waits (and the pipeline's work inside its steps): a
+  // prediction beyond that is the model's error on the configuration as it ran, not a gain.
+  const ceiling = unstarved / Math.max(f.measuredRate, 1e-9);
+  const gain = asWritten.rate > 0 ? Math.min(chosen.rate / asWritten.rate, ceiling) : 1;
+  // Threads are spent for a gain the planner would propose (`minGain`), and given back when the
+  // loop stays as fast without them.
+  const fewer = chosen.workers < asWritten.workers && chosen.rate >= asWritten.rate * (1 - TARGET_TOLERANCE);
+  const change = chosen !== asWritten && (gain > 1 + MODEL_CONSTANTS.minGain || fewer);
   const inputBound = f.inputBound >= INPUT_BOUND_MIN;
   const waited = `the trainer waited ${pct(f.inputBound)} of its time for input (${steps(f.measuredRate)}; never starved it would take ${steps(unstarved)})`;
   let summary: string;
   const cores = Number(coresOf(profile, options, 1 + asWritten.workers).toFixed(1));
   if (!change) summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} it gets here` : ''}.`;
-  else if (chosen.workers < asWritten.workers && gain <= 1 + TARGET_TOLERANCE) summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
+  else if (fewer && gain <= 1 + MODEL_CONSTANTS.minGain) summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
   else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${gain.toFixed(2)}×) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
   return {
     steps: f.steps,
