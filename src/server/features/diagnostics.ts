@@ -9,16 +9,17 @@ import type { LintFinding } from '../lints/rules';
 import { measuredLints } from '../lints/measured';
 import type { PipelineView } from '../views';
 import type { Plan } from '../../shared/analysis';
-import { fileToUri, rateText } from './format';
+import { fileToUri } from './format';
+import { STALE_WORDS, rateIn } from './glance';
 import { NO_GAIN, offerTitle, offeredChanges, verdictOf } from './advice';
 
 /** What the plan promises, in the diagnostic's words: the prediction, verified or not, or that nothing measured faster. */
-function predictedWords(plan: Plan): string {
+function predictedWords(plan: Plan, unit: string): string {
   switch (verdictOf(plan)) {
     case 'gain':
-      return `, ${rateText(plan.predictedRate)} predicted with the fixes (${plan.verification!.summary})`;
+      return `, ${rateIn(plan.predictedRate, unit)} predicted with the fixes (${plan.verification!.summary})`;
     case 'unverified':
-      return `, ${rateText(plan.predictedRate)} predicted with the fixes (not verified)`;
+      return `, ${rateIn(plan.predictedRate, unit)} predicted with the fixes (not verified)`;
     case 'no-gain':
       return `; ${NO_GAIN}, so no fix is offered`;
     case 'error':
@@ -53,19 +54,22 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
     const op = v.byProfileId.get(b.opId);
     if (!op || op.file !== file) continue;
     const related: DiagnosticRelatedInformation[] = [];
-    const plan = rec.plan;
+    // Stale: no fix is offered, and the numbers are named as old (the lenses say "stale — profile again").
+    const plan = v.stale ? undefined : rec.plan;
     for (const change of plan ? offeredChanges(plan) : []) {
       const target = v.byProfileId.get(change.opId);
       if (target) related.push({ location: { uri: uriOf(target.file), range: target.name.range }, message: `${offerTitle(change, plan!, rec.profile)} — ${change.reason}` });
     }
     const a = rec.analysis!;
-    const stale = v.stale ? ' (measured before your last edit: profile again)' : '';
+    const unit = v.unit ?? 'el';
     out.push({
       range: op.name.range,
-      severity: DiagnosticSeverity.Warning,
+      severity: v.stale ? DiagnosticSeverity.Information : DiagnosticSeverity.Warning,
       source: SOURCE,
       code: 'plumber/bottleneck',
-      message: `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateText(a.measuredRate)}, bound ${rateText(a.bound)}${plan ? predictedWords(plan) : ''}.${stale}`,
+      message: v.stale
+        ? `Bottleneck of ${v.graph.name} when last profiled (${STALE_WORDS}: the file changed since): ${b.reason}`
+        : `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateIn(a.measuredRate, unit)}, bound ${rateIn(a.bound, unit)}${plan ? predictedWords(plan, unit) : ''}.`,
       relatedInformation: related,
     });
   }

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { CodeLens } from 'vscode-languageserver';
 import { codeActions } from '../../../src/server/features/codeActions';
 import { codeLenses, resolveCodeLens } from '../../../src/server/features/codeLens';
+import { diagnostics } from '../../../src/server/features/diagnostics';
 import { fixAll } from '../../../src/server/features/fixAll';
 import { hover } from '../../../src/server/features/hover';
 import { inlayHints } from '../../../src/server/features/inlayHints';
@@ -83,6 +84,18 @@ describe('The editor at a glance (issue 14)', () => {
       assert.equal(tree.stale, true);
       assert.ok(tree.ops.every((o) => o.rate === undefined && o.bound === undefined && o.fixTitle === undefined));
       assert.equal(tree.advice, undefined);
+    });
+
+    it('turns the bottleneck warning into a note that names the numbers as old, with no fix beside it', () => {
+      const s = profiled();
+      const warning = diagnostics(URI, FILE, s.views(URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck')!;
+      assert.equal(warning.severity, 2);
+      assert.match(warning.message, /Measured 310 batches\/s, bound 2\.1k batches\/s, 2\.1k batches\/s predicted with the fixes/);
+      s.update(URI, 2, EDITED);
+      const note = diagnostics(URI, FILE, s.views(URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck')!;
+      assert.equal(note.severity, 3);
+      assert.match(note.message, /^Bottleneck of images when last profiled \(stale — profile again: the file changed since\): /);
+      assert.deepEqual(note.relatedInformation, []);
     });
 
     it('brings every number and offer back when an undo returns to the profiled text', () => {
