@@ -17,6 +17,7 @@ import { applyEdits, editsForChanges, type PlannedEdit } from '../engine/fixes/e
 import type { GraphOp } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
+import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
 import { staticRandomOps } from '../engine/randomness';
 import { UsageError, parseArgs } from './args';
@@ -29,7 +30,7 @@ function readProfile(file: string): Profile {
   try {
     parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new UsageError(`Could not read the profile ${file}: ${error instanceof Error ? error.message : String(error)}. Save one with \`plumber profile <file> --json > ${file}\`.`);
+    throw new UsageError(`Could not read the profile ${file}: ${error instanceof Error ? error.message : String(error)}. Save one with \`${commandName(thisInvocation())} profile <file> --json > ${file}\`.`);
   }
   const p = (parsed as { profile?: unknown }).profile ?? parsed;
   const v = (p as { version?: unknown }).version;
