@@ -4,7 +4,11 @@ import type { Profile } from '../shared/profile';
 import { analyze } from '../model';
 import { renderTrainerProfile, renderTrainerVerdict } from './train';
 
-/** The loop's split and the model's verdict, each followed by a newline; '' when the profile is not a training run. */
+/**
+ * The loop's split and the model's verdict on that same profile (for `plan`, the first run: the loop
+ * as written, which the plan's changes are measured against), each followed by a newline; '' when
+ * the profile is not a training run.
+ */
 export function trainerText(profile: Profile, verdict?: TrainerVerdict): string {
   const split = renderTrainerProfile(profile);
   if (split === undefined) return '';
