@@ -90,11 +90,11 @@ describe('The editor at a glance (issue 14)', () => {
       const s = profiled();
       const warning = diagnostics(URI, FILE, s.views(URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck')!;
       assert.equal(warning.severity, 2);
-      assert.match(warning.message, /Measured 310 batches\/s, bound 2\.1k batches\/s, 2\.1k batches\/s predicted with the fixes/);
+      assert.match(String(warning.message), /Measured 310 batches\/s, bound 2\.1k batches\/s, 2\.1k batches\/s predicted with the fixes/);
       s.update(URI, 2, EDITED);
       const note = diagnostics(URI, FILE, s.views(URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck')!;
       assert.equal(note.severity, 3);
-      assert.match(note.message, /^Bottleneck of images when last profiled \(stale — profile again: the file changed since\): /);
+      assert.match(String(note.message), /^Bottleneck of images when last profiled \(stale — profile again: the file changed since\): /);
       assert.deepEqual(note.relatedInformation, []);
     });
 
