@@ -14,6 +14,8 @@ const COMMON = `Options for every command:
 ${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k}: ${v}`).join('\n')}
   --timeout S            kill the run after S seconds in all (default: warm-up + budget + 40)
   --memory MB            heap limit of the pipeline's process
+  --train                the file is a training script: run it as written and watch its loop
+                         (recognised without the flag when it iterates a dataset as it loads)
   --json                 print JSON on stdout (errors too, in an "error" field)
   --quiet                no progress on stderr
   -h, --help             this help`;
@@ -39,7 +41,9 @@ Usage:
   plumber --version
 
 A pipeline is an exported plumber-data dataset, or an exported function with no parameters that
-returns one. The pipeline runs in a separate process with a time and memory limit.
+returns one; a training script that iterates a dataset itself is run as written, and the plan
+then targets what the trainer needs. The pipeline runs in a separate process with a time and
+memory limit.
 
 Exit codes: 0 success, 1 the pipeline failed (or is below --min-rate), 2 wrong usage,
 3 \`check\` measured too few elements for a rate, 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).`,
