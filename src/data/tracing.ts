@@ -187,6 +187,14 @@ export interface OpCounters {
   remoteSlotSeconds?: number;
   /** Bytes of serialised elements sent to workers and of results received. */
   bytesShipped?: number;
+  /** Distinct hosts the workers run on (a high-water mark; a host is its name and boot id): `remoteWorkers / remoteHosts` workers per host, `remoteCores / remoteHosts` cores each. */
+  remoteHosts?: number;
+  /** Workers that run on the consumer's own host (a high-water mark): they share its cores with the consumer. */
+  remoteWorkersOnConsumerHost?: number;
+  /** CPU seconds of the consumer's process while the op ran (the map's own handling and whatever else the process does): what competes with workers on its host. */
+  remoteConsumerCpuSeconds?: number;
+  /** CPU seconds of redis-server while the op ran, counted only when Redis is on the consumer's host (a loopback address). */
+  remoteRedisCpuSeconds?: number;
 }
 
 /** The interface a tracer installs at `globalThis[TRACER_KEY]`. */

@@ -260,6 +260,13 @@ export interface ClusterCapacity {
   parallelismNeeded: number;
   /** "To reach 800 el/s, map(decode) needs 4 workers like the ones measured (200 el/s each) and parallelism ≥ 18." */
   summary: string;
+  /** Hosts the measured workers ran on, and workers per host (workers of one host share its cores). */
+  hostsSeen?: number;
+  workersPerHost?: number;
+  /** The most the measured hosts serve however many workers they run (their cores, less the consumer's and Redis's share where they share its host): past it, only new hosts help. */
+  sameHostsRate?: number;
+  /** New hosts like the measured ones that `workersNeeded` takes (0: the measured hosts suffice). */
+  newHostsNeeded?: number;
 }
 
 /** The key a change is known by across passes and verification: `kind:opId`. */

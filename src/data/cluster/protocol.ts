@@ -11,7 +11,28 @@
  * consumer pops, and which goes away with the run. Elements and results are v8-serialised (the
  * structured clone of worker threads), so typed arrays, Maps, Sets and Dates arrive as they left.
  */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { deserialize, serialize } from 'node:v8';
+
+let host: string | undefined;
+
+/**
+ * This host as workers and consumers name it: its name and, where Linux gives one, its boot id.
+ * Two containers or VMs may share a hostname; they do not share a boot id of one kernel, and
+ * processes under one kernel share its cores.
+ */
+export function hostId(): string {
+  if (host !== undefined) return host;
+  let boot = '';
+  try {
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim().slice(0, 8);
+  } catch {
+    // No /proc (macOS, Windows): the hostname alone.
+  }
+  host = boot === '' ? hostname() : `${hostname()}/${boot}`;
+  return host;
+}
 
 /** BullMQ's key prefix for every cluster queue. */
 export const PREFIX = 'plumber';
@@ -51,6 +72,8 @@ export interface WorkerStamp {
   concurrency: number;
   /** The worker host's cores. */
   cores: number;
+  /** The worker's host (`hostId()`): workers of one host share its cores. Absent from workers of older versions (then the host part of `id`). */
+  host?: string;
   /** The worker process's CPU seconds (user + system) since it started. */
   cpuSeconds: number;
   /** Seconds since the worker started, on its own clock. */

@@ -11,7 +11,7 @@ import { resolve as resolvePath, basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Job, Worker as BullWorker } from 'bullmq';
 import { describeThrown, findUncloneable, atPath } from '../errors';
-import { PREFIX, type JobData, type ResultRecord, type WorkerStamp, decodeElement, encodeResult, resultsKey, runKey } from './protocol';
+import { hostId, PREFIX, type JobData, type ResultRecord, type WorkerStamp, decodeElement, encodeResult, resultsKey, runKey } from './protocol';
 import { loadBull } from './redis';
 
 export interface ClusterWorkerOptions {
@@ -83,6 +83,7 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   const moduleName = basename(o.module.startsWith('file:') ? new URL(o.module).pathname : o.module);
   const id = `${hostname()}:${process.pid}`;
   const cores = availableParallelism();
+  const host = hostId();
   const started = process.hrtime.bigint();
   // The worker waits for Redis to come back rather than failing its jobs: maxRetriesPerRequest null, as BullMQ requires.
   // Auto-pipelining sends the commands of one tick in one write: a worker's jobs finish together.
@@ -104,7 +105,7 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
       cpuSeconds = (u.user + u.system) / 1e6;
       cpuReadAt = t;
     }
-    return { id, concurrency, cores, cpuSeconds, uptimeSeconds: Number(process.hrtime.bigint() - started) / 1e9, jobsDone, slotSeconds };
+    return { id, concurrency, cores, host, cpuSeconds, uptimeSeconds: Number(process.hrtime.bigint() - started) / 1e9, jobsDone, slotSeconds };
   };
 
   const processJob = async (job: Job<JobData>): Promise<void> => {

@@ -4,7 +4,7 @@ import { clusterBounds, clusterCapacity, clusterStats } from '../../../src/model
 import type { OpProfile } from '../../../src/shared/profile';
 
 /** A cluster map's profile: `calls` calls on `workers` workers of concurrency 4 and 2 cores, 20 ms in the fn, a slot held `slotMs`, a 2 ms round trip. */
-function clusterOp(o: { calls?: number; workers?: number; slotMs?: number; cpuMsPerCall?: number } = {}): OpProfile {
+function clusterOp(o: { calls?: number; workers?: number; slotMs?: number; cpuMsPerCall?: number; hosts?: number; onConsumerHost?: number; consumerCpuMsPerCall?: number; redisCpuMsPerCall?: number } = {}): OpProfile {
   const calls = o.calls ?? 1000;
   const workers = o.workers ?? 1;
   const c: OpCounters = {
@@ -14,7 +14,11 @@ function clusterOp(o: { calls?: number; workers?: number; slotMs?: number; cpuMs
     workerCpuSeconds: (calls * (o.cpuMsPerCall ?? 1)) / 1000,
     remoteWorkers: workers,
     remoteConcurrency: 4 * workers,
-    remoteCores: 2 * workers,
+    remoteCores: 2 * (o.hosts ?? workers),
+    ...(o.hosts !== undefined ? { remoteHosts: o.hosts } : {}),
+    ...(o.onConsumerHost !== undefined ? { remoteWorkersOnConsumerHost: o.onConsumerHost } : {}),
+    ...(o.consumerCpuMsPerCall !== undefined ? { remoteConsumerCpuSeconds: (calls * o.consumerCpuMsPerCall) / 1000 } : {}),
+    ...(o.redisCpuMsPerCall !== undefined ? { remoteRedisCpuSeconds: (calls * o.redisCpuMsPerCall) / 1000 } : {}),
     remoteServiceSeconds: calls * 0.02,
     remoteQueueWaitSeconds: calls * 0.01,
     remoteRoundTripSeconds: calls * 0.002,
@@ -71,5 +75,60 @@ describe('the model of a stage on a cluster', () => {
     const op = { ...clusterOp(), placement: 'main' } as OpProfile;
     assert.equal(clusterStats(op), undefined);
     assert.deepEqual(clusterBounds(op, 1, 64, 'map'), []);
+  });
+
+  const capacity = (op: OpProfile, k: number, layout?: 'measured' | 'new-hosts'): number => clusterBounds(op, 1, 100_000, 'map(decode)', k, layout).find((b) => b.resource === 'parallel-op')?.rate ?? 0;
+
+  it('stops scaling workers added to one 2-core host once their CPU fills its cores', () => {
+    // One worker measured on a 2-core host of its own: 4 slots × 25 ms = 160 calls/s, 5 ms of CPU each.
+    const op = clusterOp({ cpuMsPerCall: 5, hosts: 1 });
+    // Its cores serve 2 ÷ 5 ms = 400 calls/s: two workers still scale, four and eight do not.
+    assert.equal(Math.round(capacity(op, 2)), 320);
+    assert.equal(Math.round(capacity(op, 4)), 400);
+    assert.equal(Math.round(capacity(op, 8)), 400);
+  });
+
+  it('scales the same workers on hosts of their own', () => {
+    const op = clusterOp({ cpuMsPerCall: 5, hosts: 1 });
+    assert.equal(Math.round(capacity(op, 8, 'new-hosts')), 8 * 160);
+  });
+
+  it('leaves co-located workers what the consumer and Redis take from the cores of their host', () => {
+    // 5 ms of worker CPU, 3 ms of the consumer's and 2 ms of Redis's per call, all on one 2-core host: 2 ÷ 10 ms = 200 calls/s.
+    const shared = clusterOp({ cpuMsPerCall: 5, hosts: 1, onConsumerHost: 1, consumerCpuMsPerCall: 3, redisCpuMsPerCall: 2 });
+    assert.equal(Math.round(capacity(shared, 8)), 200);
+    // The same workers on a host without the consumer keep the whole cores.
+    const apart = clusterOp({ cpuMsPerCall: 5, hosts: 1, onConsumerHost: 0, consumerCpuMsPerCall: 3, redisCpuMsPerCall: 2 });
+    assert.equal(Math.round(capacity(apart, 8)), 400);
+  });
+
+  it('reads workers per host from the profile: eight workers measured on one host are not eight hosts', () => {
+    const eight = clusterOp({ workers: 8, cpuMsPerCall: 5, hosts: 1 });
+    assert.equal(Math.round(capacity(eight, 8)), 400);
+    assert.equal(Math.round(capacity(eight, 16)), 400);
+    // Another host like it, with eight workers too, doubles it.
+    assert.equal(Math.round(capacity(eight, 16, 'new-hosts')), 800);
+  });
+
+  it('sizes a target on new hosts and says more workers on the measured host cannot help', () => {
+    const op = clusterOp({ cpuMsPerCall: 5, hosts: 1, onConsumerHost: 1, consumerCpuMsPerCall: 3, redisCpuMsPerCall: 2 });
+    const cap = clusterCapacity(op, 1, 256, 'map(decode)', Infinity, 1000);
+    assert.ok(cap !== undefined);
+    // The measured worker serves 160 calls/s (its slots bind; the host could give it 200): 840 more
+    // at 160 per worker on new hosts of one worker each is 6 workers more, on 6 new hosts.
+    assert.equal(Math.round(cap.capacityRate), 160);
+    assert.equal(Math.round(cap.sameHostsRate ?? 0), 200);
+    assert.equal(cap.workersNeeded, 7);
+    assert.equal(cap.newHostsNeeded, 6);
+    assert.match(cap.summary, /6 of them on 6 new hosts/);
+    assert.match(cap.summary, /More workers on the 1 host measured cannot help past 200 el\/s/);
+  });
+
+  it('does not send a target the measured hosts can reach to new hosts', () => {
+    const cap = clusterCapacity(clusterOp({ workers: 4, cpuMsPerCall: 1, hosts: 1 }), 1, 256, 'map(decode)', Infinity, 300);
+    // Four workers of 160 calls/s on one 2-core host at 1 ms each (2,000 calls/s of cores): two reach 300.
+    assert.equal(cap?.workersNeeded, 2);
+    assert.equal(cap?.newHostsNeeded, 0);
+    assert.doesNotMatch(cap?.summary ?? '', /cannot help/);
   });
 });

@@ -30,6 +30,11 @@ describe('a profile of a pipeline with a stage on a cluster (the real runner, Re
     assert.equal(c.remoteWorkers, 1);
     assert.equal(c.remoteConcurrency, 4);
     assert.ok((c.remoteServiceSeconds ?? 0) > 0 && (c.remoteSlotSeconds ?? 0) >= 0 && (c.bytesShipped ?? 0) > 0);
+    // The worker runs on this host, beside the consumer and Redis: one host, shared with the consumer, whose CPU and Redis's are counted.
+    assert.equal(c.remoteHosts, 1);
+    assert.equal(c.remoteWorkersOnConsumerHost, 1);
+    assert.ok((c.remoteConsumerCpuSeconds ?? 0) > 0);
+    assert.ok(c.remoteRedisCpuSeconds !== undefined && c.remoteRedisCpuSeconds >= 0);
     // The model answers the capacity question: for 2.5 times what one worker like this one serves, 3 workers.
     const perWorker = analyze(profile).capacity?.[0]?.perWorkerRate ?? 0;
     assert.ok(perWorker > 0);

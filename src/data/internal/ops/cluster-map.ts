@@ -20,7 +20,7 @@ import { type Chunks, now, type OpNode } from '../core';
 import { Engine, type Launcher } from './engine';
 import { type Cluster, redactUrl } from '../../cluster/placement';
 import { failFastOptions, loadBull } from '../../cluster/redis';
-import { decodeResult, encodeElement, type JobData, type Mode, PREFIX, type ResultRecord, resultsKey, RUN_TTL_MS, runKey } from '../../cluster/protocol';
+import { decodeResult, encodeElement, hostId, type JobData, type Mode, PREFIX, type ResultRecord, resultsKey, RUN_TTL_MS, runKey } from '../../cluster/protocol';
 
 export interface ClusterMapConfig {
   mode: Mode;
@@ -68,6 +68,11 @@ class ClusterMap implements Chunks<unknown> {
   private lastRedisError = '';
   private readonly workers = new Map<string, SeenWorker>();
   private readonly moduleName: string | undefined;
+  /** The consumer's process CPU (µs, user + system) when last counted; null before the pass connects. */
+  private cpuAt: number | null = null;
+  private cpuReadAt = 0;
+  /** Redis's CPU seconds when last read, when Redis runs on this host; null otherwise. */
+  private redisCpuAt: number | null = null;
 
   constructor(
     up: Chunks<unknown>,
@@ -147,6 +152,13 @@ class ClusterMap implements Chunks<unknown> {
     });
     this.queue = queue;
     this.connected = true;
+    const u = process.cpuUsage();
+    this.cpuAt = u.user + u.system;
+    this.cpuReadAt = performance.now();
+    if (isLoopback(cluster.redis)) {
+      this.redisCpuAt = await this.redisCpu();
+      if (this.redisCpuAt !== null && this.c !== null) this.c.remoteRedisCpuSeconds ??= 0;
+    }
     void this.readLoop(reader);
     let refreshed = Date.now();
     this.timer = setInterval(() => {
@@ -156,8 +168,43 @@ class ClusterMap implements Chunks<unknown> {
         conn.pexpire(runKey(cluster.name, this.run), RUN_TTL_MS).catch(() => undefined);
       }
       void this.watchWorkers();
+      void this.countRedisCpu();
     }, 1000);
     this.timer.unref();
+  }
+
+  /** Adds the consumer process's CPU since the last count (at most every 10 ms: a read costs a system call). */
+  private countCpu(force = false): void {
+    if (this.cpuAt === null || this.c === null) return;
+    const t = performance.now();
+    if (!force && t - this.cpuReadAt < 10) return;
+    const u = process.cpuUsage();
+    const cpu = u.user + u.system;
+    this.c.remoteConsumerCpuSeconds = (this.c.remoteConsumerCpuSeconds ?? 0) + (cpu - this.cpuAt) / 1e6;
+    this.cpuAt = cpu;
+    this.cpuReadAt = t;
+  }
+
+  /** redis-server's CPU seconds (user + system) from INFO, or null when it does not answer. */
+  private async redisCpu(): Promise<number | null> {
+    if (this.conn === null || this.conn.status !== 'ready') return null;
+    try {
+      const info = await this.conn.info('cpu');
+      const user = /used_cpu_user:([\d.]+)/.exec(info);
+      const sys = /used_cpu_sys:([\d.]+)/.exec(info);
+      return user === null || sys === null ? null : Number(user[1]) + Number(sys[1]);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Adds Redis's CPU since the last read, when it runs on this host and so shares its cores with co-located workers. */
+  private async countRedisCpu(): Promise<void> {
+    if (this.redisCpuAt === null || this.c === null) return;
+    const cpu = await this.redisCpu();
+    if (cpu === null || this.redisCpuAt === null) return;
+    if (cpu > this.redisCpuAt) this.c.remoteRedisCpuSeconds = (this.c.remoteRedisCpuSeconds ?? 0) + (cpu - this.redisCpuAt);
+    this.redisCpuAt = cpu;
   }
 
   /** Fails the pass when jobs wait, nothing arrives, and no worker has served the cluster for `noWorkerTimeoutMs`. */
@@ -301,7 +348,7 @@ class ClusterMap implements Chunks<unknown> {
     const w = r.worker;
     const seen = this.workers.get(w.id);
     if (seen === undefined) {
-      this.workers.set(w.id, { cpuSeconds: w.cpuSeconds, jobsDone: w.jobsDone, slotSeconds: w.slotSeconds, concurrency: w.concurrency, host: w.id.slice(0, w.id.lastIndexOf(':')), cores: w.cores });
+      this.workers.set(w.id, { cpuSeconds: w.cpuSeconds, jobsDone: w.jobsDone, slotSeconds: w.slotSeconds, concurrency: w.concurrency, host: w.host ?? w.id.slice(0, w.id.lastIndexOf(':')), cores: w.cores });
     } else {
       // Stamps of one worker may arrive out of order (its jobs finish concurrently): count only growth.
       if (c !== null && w.cpuSeconds > seen.cpuSeconds) c.workerCpuSeconds += w.cpuSeconds - seen.cpuSeconds;
@@ -314,6 +361,7 @@ class ClusterMap implements Chunks<unknown> {
       seen.cpuSeconds = Math.max(seen.cpuSeconds, w.cpuSeconds);
     }
     if (c === null) return;
+    this.countCpu();
     const latency = (now() - t0) / 1000;
     const wait = Math.max(0, r.queueWaitMs / 1000);
     c.bytesShipped = (c.bytesShipped ?? 0) + bytes;
@@ -332,6 +380,11 @@ class ClusterMap implements Chunks<unknown> {
       }
       c.remoteConcurrency = concurrency;
       c.remoteCores = [...cores.values()].reduce((a, b) => a + b, 0);
+      c.remoteHosts = cores.size;
+      const here = hostId();
+      let local = 0;
+      for (const s of this.workers.values()) if (s.host === here) local++;
+      c.remoteWorkersOnConsumerHost = local;
     }
   }
 
@@ -347,6 +400,8 @@ class ClusterMap implements Chunks<unknown> {
     const conn = this.conn;
     const queue = this.queue;
     if (this.started !== null) await this.started.catch(() => undefined);
+    this.countCpu(true);
+    if (this.failure === null) await Promise.race([this.countRedisCpu(), new Promise((r) => setTimeout(r, 200).unref())]);
     if (conn !== null && this.failure === null && conn.status === 'ready') {
       const name = this.cfg.cluster.name;
       const cleanup = (async () => {
@@ -360,6 +415,16 @@ class ClusterMap implements Chunks<unknown> {
     if (queue !== null) await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     this.reader?.disconnect();
     conn?.disconnect();
+  }
+}
+
+/** Redis at a loopback address runs on this host. */
+function isLoopback(url: string): boolean {
+  try {
+    const h = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return h === 'localhost' || h === '::1' || h.startsWith('127.');
+  } catch {
+    return false;
   }
 }
 
