@@ -176,6 +176,16 @@ function drawAdvice(report: ReportResult): HTMLElement {
   return box;
 }
 
+/**
+ * A training run's verdict (the server's words, `PipelineSummary.trainer`): the glance line the lens
+ * shows, the model's sentence, the rate the plan targets and what the plan does for the trainer.
+ */
+function drawTrainer(report: ReportResult): HTMLElement | undefined {
+  const t = report.pipeline.trainer;
+  if (!t) return undefined;
+  return el('div', { class: 'trainer' }, el('p', { class: 'headline' }, `Training loop: ${t.headline}`), el('p', {}, t.verdict), el('p', {}, t.target), el('p', {}, t.plan));
+}
+
 function render(report: ReportResult): void {
   const p = report.pipeline;
   unit = p.unit ?? 'el';
@@ -184,6 +194,9 @@ function render(report: ReportResult): void {
   if (p.error) parts.push(el('p', { class: 'error' }, `The last profile failed: ${p.error}`));
   if (p.stale) parts.push(el('p', { class: 'muted' }, 'The file changed since this profile: numbers are from the earlier version. Profile again before applying fixes.'));
   parts.push(el('div', { class: 'summary' }, metric(rate(p.rate), 'measured'), metric(rate(p.bound), 'bound (model)'), metric(rate(p.predictedRate), 'predicted with every fix')));
+  // For a training run the loop's verdict comes first: whether the trainer waits is the question.
+  const trainer = drawTrainer(report);
+  if (trainer) parts.push(trainer);
   if (report.analysis) parts.push(el('div', { class: 'reason' }, `Bottleneck (${report.analysis.bottleneck.resource}): ${report.analysis.bottleneck.reason}`));
   if (report.advice) parts.push(drawAdvice(report));
   const profileBtn = el('button', {}, 'Profile again');

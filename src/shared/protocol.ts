@@ -16,6 +16,7 @@ import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { WorkspaceEdit } from 'vscode-languageserver-types';
 import type { Analysis, Plan } from './analysis';
 import type { Profile } from './profile';
+import type { TrainerReportLines } from './trainerWords';
 
 export type { WorkspaceEdit };
 
@@ -122,6 +123,12 @@ export interface PipelineSummary {
   unit?: string;
   /** The last profile failed: the message to show. */
   error?: string;
+  /**
+   * When the last profile was a training run (and the file has not changed since): the loop's
+   * verdict in words (`trainerReportLines`): the lens's glance line ("trainer 38 steps/s · waits
+   * 62% on input · plan: +55%"), the model's sentence, the target rate and what the plan does.
+   */
+  trainer?: TrainerReportLines;
   /** ISO time of the last profile. */
   profiledAt?: string;
 }

@@ -5,11 +5,13 @@
 import * as vscode from 'vscode';
 import type { OpSummary, PipelineSummary, PipelinesParams } from '../../shared/protocol';
 import type { PlumberServer } from '../server';
-import { describeOp, describePipeline, formatRate, formatRateIn, formatShare, rankOps } from './format';
+import { describeOp, describePipeline, formatRate, formatRateIn, formatShare, rankOps, trainerRow } from './format';
 
 export type BottleneckNode =
   | { type: 'pipeline'; pipeline: PipelineSummary }
   | { type: 'op'; pipeline: PipelineSummary; op: OpSummary; rank: number }
+  /** A training run's verdict, above the operators that feed the loop. */
+  | { type: 'trainer'; pipeline: PipelineSummary; label: string; tooltip: string }
   | { type: 'message'; text: string; detail?: string };
 
 const SEVERITY_ICON: Record<OpSummary['severity'], vscode.ThemeIcon> = {
@@ -56,6 +58,15 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
       item.iconPath = new vscode.ThemeIcon('error');
       return item;
     }
+    if (node.type === 'trainer') {
+      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+      item.id = `${node.pipeline.uri}#${node.pipeline.name}#trainer`;
+      item.iconPath = new vscode.ThemeIcon('pulse');
+      item.tooltip = node.tooltip;
+      // The report has the verdict's target rate and what the plan does for it.
+      item.command = { command: 'plumber.showReport', title: 'Show Report', arguments: [node.pipeline.uri, node.pipeline.name] };
+      return item;
+    }
     if (node.type === 'pipeline') {
       const p = node.pipeline;
       const item = new vscode.TreeItem(p.name, vscode.TreeItemCollapsibleState.Expanded);
@@ -90,6 +101,8 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
     const p = node.pipeline;
     const children: BottleneckNode[] = [];
     if (p.error) children.push({ type: 'message', text: 'Profile failed', detail: p.error });
+    const trainer = trainerRow(p);
+    if (trainer) children.push({ type: 'trainer', pipeline: p, ...trainer });
     rankOps(p.ops).forEach((op, rank) => children.push({ type: 'op', pipeline: p, op, rank }));
     return children;
   }
@@ -106,6 +119,8 @@ function pipelineTooltip(p: PipelineSummary): vscode.MarkdownString {
   if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRate(p.bound)}  \n`);
   if (p.predictedRate !== undefined && p.verdict !== 'no-gain' && p.verdict !== 'error') md.appendMarkdown(`With every fix (predicted): ${formatRate(p.predictedRate)}  \n`);
   if (p.advice) md.appendMarkdown(`Fixes: ${p.advice}  \n`);
+  const trainer = trainerRow(p);
+  if (trainer) md.appendMarkdown(`Training loop: ${trainer.label}  \n`);
   if (p.profiledAt) md.appendMarkdown(`Profiled ${new Date(p.profiledAt).toLocaleString()}`);
   if (p.stale) md.appendMarkdown('\n\nThe file changed since this profile; profile again before applying fixes.');
   return md;

@@ -103,6 +103,16 @@ export function fixesWords(p: PipelineSummary): string | undefined {
   }
 }
 
+/**
+ * The tree's row above a training run's operators: the loop's verdict at a glance (the lens's
+ * words, from the server) with the model's sentence on it as the tooltip. None before a training
+ * profile, after a failed one, or once the file changed (the operators' numbers go then too).
+ */
+export function trainerRow(p: PipelineSummary): { label: string; tooltip: string } | undefined {
+  if (!p.trainer || p.stale || p.error) return undefined;
+  return { label: p.trainer.headline, tooltip: [p.trainer.verdict, p.trainer.target, p.trainer.plan].join('\n\n') };
+}
+
 /** The tree's description for a pipeline: its rate and what the fixes are worth, or its state. */
 export function describePipeline(p: PipelineSummary): string {
   if (p.error) return 'profile failed';

@@ -7,6 +7,8 @@ import type { LintFinding } from '../lints/rules';
 import { labelOf, type PipelineView } from '../views';
 import { rootRateOf } from './glance';
 import { fileToUri } from './format';
+import { trainerReportLines } from '../../shared/trainerWords';
+import { trainerVerdictOf } from './trainerLens';
 import { offerTitle, offeredChanges, planFigure, verdictOf } from './advice';
 
 export function pipelineSummary(v: PipelineView, file: string, lints: LintFinding[]): PipelineSummary {
@@ -56,6 +58,9 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
     const v = plan.verification;
     if (v && summary.verdict === 'gain') summary.verified = { speedup: v.speedup, halfWidth: v.speedupHalfWidth };
   }
+  // The loop's verdict heads the pipeline's operators, as the lens heads its chain (stale: none, as for the operators).
+  const verdict = v.stale ? undefined : trainerVerdictOf(v);
+  if (verdict) summary.trainer = trainerReportLines(verdict);
   if (rec) summary.profiledAt = rec.at;
   return summary;
 }
