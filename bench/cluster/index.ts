@@ -5,7 +5,8 @@
  * `plumber-data worker` bin (the built package, as users run it), and ends all of them.
  * - scaling: 1, 2, 4, 8 workers (`--quick`: 1, 2, 4), each with `--concurrency C`, on a stage of
  *   20 ms awaited work per element; goal: rate with K ≥ 0.85 × K × rate with 1. `predicted` is the
- *   model's bound for K workers (src/model/cluster.ts) from the profile taken with 1 worker.
+ *   model's bound for K workers (src/model/cluster.ts) from the profile taken with 1 worker, the K
+ *   workers placed as measured: on this host, beside the consumer and Redis, sharing its cores.
  * - cluster-overhead: the same fn as a local async map at the same parallelism, and on a cluster
  *   with as many worker slots; msPerElement is the wall time per element the cluster adds.
  * - cluster-fault: a worker killed (SIGKILL) every second and replaced, over 2,000 elements:
@@ -167,6 +168,8 @@ async function main(): Promise<void> {
       // CPU per element on this host: the workers' processes and the consumer's (Redis not counted).
       workerCpuMsPerElement: Number(((r.c.workerCpuSeconds / Math.max(1, r.c.calls)) * 1000).toFixed(3)),
       consumerCpuMsPerElement: Number(r.consumerCpuMs.toFixed(3)),
+      redisCpuMsPerElement: Number((((r.c.remoteRedisCpuSeconds ?? 0) / Math.max(1, r.c.calls)) * 1000).toFixed(3)),
+      hosts: r.c.remoteHosts ?? 0,
       ...(from2 !== undefined ? { predictedFrom2: Math.round(from2), predictionErrorFrom2: Number((from2 / r.rate - 1).toFixed(3)) } : {}),
     };
     lines.push(line);

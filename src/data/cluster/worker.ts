@@ -89,6 +89,9 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   // Auto-pipelining sends the commands of one tick in one write: a worker's jobs finish together.
   const conn = new Redis(o.redis, { maxRetriesPerRequest: null, enableAutoPipelining: true });
   conn.on('error', () => undefined);
+  // EVALSHA rather than EVAL per result: Redis need not receive and hash the script's text each time.
+  conn.defineCommand('plumberPush', { numberOfKeys: 2, lua: PUSH });
+  const push = (run: string, buf: Buffer): Promise<unknown> => (conn as unknown as { plumberPush(k1: string, k2: string, v: Buffer, ttl: string): Promise<unknown> }).plumberPush(resultsKey(o.name, run), runKey(o.name, run), buf, String(60 * 60 * 1000));
   let served = 0;
   /** Runs whose consumer is gone (most recent last, at most 1000 kept). */
   const goneRuns = new Set<string>();
@@ -146,7 +149,7 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
         error: { name: 'DataCloneError', message: `the result holds ${what}, which cannot travel back: results must be v8-serialisable (plain data, typed arrays, Maps, Sets, Dates).` },
       });
     }
-    const pushed = await conn.eval(PUSH, 2, resultsKey(o.name, d.run), runKey(o.name, d.run), buf, String(60 * 60 * 1000));
+    const pushed = await push(d.run, buf);
     if (pushed === 0) {
       goneRuns.add(d.run);
       if (goneRuns.size > 1000) goneRuns.delete(goneRuns.values().next().value as string);
@@ -178,7 +181,7 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
       queueWaitMs: 0,
       worker: stamp(),
     };
-    conn.eval(PUSH, 2, resultsKey(o.name, d.run), runKey(o.name, d.run), encodeResult(rec), String(60 * 60 * 1000)).catch(() => undefined);
+    push(d.run, encodeResult(rec)).catch(() => undefined);
   });
   worker.on('completed', (job: Job<JobData>) => {
     if (job.processedOn !== undefined && job.finishedOn !== undefined) {
