@@ -6,6 +6,7 @@
  * an untrusted workspace is refused with a sentence saying why.
  */
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { ModelOptions } from '../../shared/analysis';
 import type { Overrides, Profile, RunnerMessage } from '../../shared/profile';
 import type { ProfileOutcome, ProfileParams, ProfileResult } from '../../shared/protocol';
@@ -83,9 +84,14 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
     const error = params.pipeline ? `There is no pipeline named ${params.pipeline} in this file.` : 'This file has no plumber-data pipelines to profile.';
     return { outcomes: [{ pipeline: params.pipeline ?? '', ok: false, error }] };
   }
-  const exported = views.filter((v) => v.graph.exported);
+  // A file that builds pipelines and exports none may iterate one itself: a training script. The
+  // runner watches its loop and reports the dataset the loop pulled, as `plumber plan train.ts`
+  // does, so such a file is diagnosed once, as a whole, and the result kept on the chain it pulled.
+  const all = deps.views(params.uri);
+  const training = all.every((x) => !x.graph.exported);
+  const exported = training ? views.slice(0, 1) : views.filter((v) => v.graph.exported);
   for (const v of views.filter((x) => !x.graph.exported)) {
-    if (params.pipeline !== undefined) outcomes.push({ pipeline: v.graph.name, ok: false, error: 'This chain is not exported: export it (export const train = …) so the runner can load it.' });
+    if (params.pipeline !== undefined && !training) outcomes.push({ pipeline: v.graph.name, ok: false, error: 'This chain is not exported: export it (export const train = …) so the runner can load it.' });
   }
   const s = deps.settings;
   for (const [i, v] of exported.entries()) {
@@ -100,11 +106,13 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
     } catch {
       diskText = doc.text;
     }
-    const name = v.graph.name;
+    let name = v.graph.name;
+    // Progress names a training run by its loop: which chain it pulls is known only once it ran.
+    const label = training ? `the training loop of ${basename(doc.file)}` : name;
     const share = (run: number, total: number): number => Math.round(((i + Math.min(run, total) / total) / exported.length) * 100);
     const expected = expectedRuns(s);
     let step: DiagnoseStep = { phase: 'profile', message: 'profiling as written', run: 1 };
-    const stepText = (): string => `${name}: ${stepWords(step)} (run ${step.run} of ${Math.max(expected, step.run)})`;
+    const stepText = (): string => `${label}: ${stepWords(step)} (run ${step.run} of ${Math.max(expected, step.run)})`;
     const diagnosis = await deps.diagnose({
       // Verification runs only compare rates (short), and only the first profile runs the probes
       // that feed the model (later passes inherit them), as `plumber plan` runs them, so the
@@ -112,7 +120,7 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
       run: (overrides, purpose, budget) =>
         deps.run({
           file: doc.file,
-          exportName: name,
+          ...(training ? {} : { exportName: name }),
           seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : s.profile.seconds,
           ...(probesFor(purpose) ? {} : { probes: false }),
           maxElements: s.profile.maxElements,
@@ -124,7 +132,7 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
           signal: deps.signal,
           onProgress: (m) => deps.progress?.(`${stepText()}: ${m.phase}, ${m.elements} elements${m.rate ? `, ${Math.round(m.rate)} el/s` : ''}`),
         }),
-      options: { ...modelOptions(s), randomOps: staticRandomOps(v.graph) },
+      options: { ...modelOptions(s), randomOps: staticRandomOps(...(training ? all.map((x) => x.graph) : [v.graph])) },
       passes: s.plan.passes,
       verify: s.plan.verify,
       signal: deps.signal,
@@ -135,6 +143,8 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
     });
     const at = new Date().toISOString();
     const { first: profile, analysis, plan } = diagnosis;
+    // A training run names the dataset its loop pulled by its root operator's id.
+    if (training) name = all.find((x) => x.graph.rootId === profile.pipeline.rootId)?.graph.name ?? name;
     if (profile.error?.kind === 'cancelled' || deps.signal?.aborted) {
       // A cancelled diagnosis says nothing reliable about the pipeline: keep the previous profile.
       outcomes.push({ pipeline: name, ok: false, error: 'Cancelled.' });
