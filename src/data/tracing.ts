@@ -195,6 +195,13 @@ export interface OpCounters {
   remoteConsumerCpuSeconds?: number;
   /** CPU seconds of redis-server while the op ran, counted only when Redis is on the consumer's host (a loopback address). */
   remoteRedisCpuSeconds?: number;
+  /**
+   * Summed over the worker hosts: the wall seconds their clocks advanced between the workers'
+   * reports, and the CPU seconds their cores sat idle meanwhile (from /proc/uptime). With the CPU
+   * of the op's own processes there, they give the cores a host leaves to the op: (idle + ours) ÷ wall.
+   */
+  remoteHostWallSeconds?: number;
+  remoteHostIdleSeconds?: number;
 }
 
 /** The interface a tracer installs at `globalThis[TRACER_KEY]`. */

@@ -43,8 +43,14 @@ export interface ClusterStats {
   /** Hosts the workers ran on, and of the workers, those on the consumer's own host. */
   hosts: number;
   workersOnConsumerHost: number;
-  /** Cores of one worker host, on average. */
+  /**
+   * Cores of one worker host that the op could use, on average: its cores, or fewer when other
+   * work on the hosts took some while the op ran (measured from the hosts' idle CPU plus the op's
+   * own CPU there). Hosts added by the capacity answer are taken to be like these.
+   */
   coresPerHost: number;
+  /** Cores of one worker host, on average, whatever else ran on it. */
+  hostCores: number;
   /** Calls per second one worker's slots allow (its concurrency over the time a slot is held per call). */
   callsPerWorkerByTime: number;
   /** CPU seconds per call of the consumer's process, and of Redis when it runs on the consumer's host: what co-located workers share the host's cores with. */
@@ -100,11 +106,28 @@ export function clusterStats(op: OpProfile): ClusterStats | undefined {
     cpuBound: byCpu < byTime,
     hosts,
     workersOnConsumerHost: Math.min(workers, c.remoteWorkersOnConsumerHost ?? 0),
-    coresPerHost: (c.remoteCores ?? workers) / hosts,
+    coresPerHost: freeCoresPerHost(c, (c.remoteCores ?? workers) / hosts),
+    hostCores: (c.remoteCores ?? workers) / hosts,
     callsPerWorkerByTime: byTime,
     consumerCpuSeconds: (c.remoteConsumerCpuSeconds ?? 0) / calls,
     redisCpuSeconds: (c.remoteRedisCpuSeconds ?? 0) / calls,
   };
+}
+
+/**
+ * The cores a worker host left to the op, on average: (its idle CPU + the op's CPU on it) ÷ wall,
+ * capped at its cores. The op's CPU there is the workers' and, on the consumer's host, the
+ * consumer's and a local Redis's. Without the hosts' clocks, all their cores.
+ */
+function freeCoresPerHost(c: OpProfile['counters'], cores: number): number {
+  const wall = c.remoteHostWallSeconds ?? 0;
+  if (!(wall > 0) || c.remoteHostIdleSeconds === undefined) return cores;
+  const shared = (c.remoteWorkersOnConsumerHost ?? 0) > 0 ? (c.remoteConsumerCpuSeconds ?? 0) + (c.remoteRedisCpuSeconds ?? 0) : 0;
+  // Sums over the hosts of idle and wall seconds: (Σ idle + Σ ours) ÷ Σ wall is the average host's
+  // free cores. The op's CPU is counted over the whole pass, the clocks between a host's first and
+  // last report: close enough over a pass of many calls, and capped by the cores either way.
+  const free = (c.remoteHostIdleSeconds + c.workerCpuSeconds + shared) / wall;
+  return Math.min(cores, Math.max(0.05, free));
 }
 
 /**
@@ -168,6 +191,13 @@ function ms(s: number): string {
   return `${Number((s * 1000).toPrecision(3))} ms`;
 }
 
+/** "2 cores", or "1.3 of 2 cores free" when other work on the hosts took some. */
+function coresText(s: ClusterStats): string {
+  const free = Number(s.coresPerHost.toPrecision(2));
+  const all = Number(s.hostCores.toPrecision(2));
+  return free < all ? `${free} of ${all} cores free` : `${all} cores`;
+}
+
 function hostsText(n: number): string {
   const r = Number(n.toPrecision(2));
   return `${r} host${r === 1 ? '' : 's'}`;
@@ -180,7 +210,7 @@ function capacityWhy(s: ClusterStats, hosts: readonly HostLoad[], callRate: numb
   const slotText = `${Number(s.concurrencyPerWorker.toPrecision(3))} slots each held ${ms(s.slotSeconds)} per call (${ms(s.serviceSeconds)} of it in the fn)`;
   if (callRate >= slots * 0.999) return `their slots bind: ${slotText}`;
   const shared = hosts.some((h) => h.consumer) && s.consumerCpuSeconds + s.redisCpuSeconds > 0 ? `, and on the consumer's host the consumer's ${ms(s.consumerCpuSeconds)}${s.redisCpuSeconds > 0 ? ` and Redis's ${ms(s.redisCpuSeconds)}` : ''} CPU per call` : '';
-  return `the cores of their ${hostsText(hosts.length)} bind (${Number(s.coresPerHost.toPrecision(2))} each): ${ms(s.cpuSeconds)} of worker CPU per call${shared}`;
+  return `the cores of their ${hostsText(hosts.length)} bind (${coresText(s)} each): ${ms(s.cpuSeconds)} of worker CPU per call${shared}`;
 }
 
 /**
@@ -264,7 +294,7 @@ export function clusterCapacity(op: OpProfile, callsPerRoot: number, parallelism
   const shared = s.workersOnConsumerHost > 0 && s.consumerCpuSeconds + s.redisCpuSeconds > 0 ? `, less the consumer's ${ms(s.consumerCpuSeconds)}${s.redisCpuSeconds > 0 ? ` and Redis's ${ms(s.redisCpuSeconds)}` : ''} per call on its host` : '';
   const full =
     (goal > sameHostsRate || sameHostsFull) && Number.isFinite(sameHostsRate)
-      ? ` More workers on ${measuredHosts} cannot help past ${rate(sameHostsRate)}: that is what their cores (${Number(s.coresPerHost.toPrecision(2))} each) serve at ${ms(s.cpuSeconds)} of worker CPU per call${shared}.`
+      ? ` More workers on ${measuredHosts} cannot help past ${rate(sameHostsRate)}: that is what their cores (${coresText(s)} each) serve at ${ms(s.cpuSeconds)} of worker CPU per call${shared}.`
       : '';
   const summary = reachable
     ? `${why}, ${name} needs ${workersNeeded} worker${workersNeeded === 1 ? '' : 's'}${cluster} like the ${s.workers} measured (${rate(perWorkerRate)} each on a new host)${hostsNote} and parallelism ≥ ${parallelismNeeded} (now ${parallelism}).${full}`

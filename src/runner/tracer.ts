@@ -13,7 +13,7 @@ import { estimateBytes } from '../data/internal/core';
 const PASS_THROUGH = new Set<OpKind>(['prefetch', 'take', 'skip', 'repeat', 'shuffle', 'cache']);
 
 /** The optional counters of cluster ops (see OpCounters). */
-const REMOTE_COUNTERS = ['remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteServiceSeconds', 'remoteQueueWaitSeconds', 'remoteRoundTripSeconds', 'remoteSlotJobs', 'remoteSlotSeconds', 'bytesShipped', 'remoteHosts', 'remoteWorkersOnConsumerHost', 'remoteConsumerCpuSeconds', 'remoteRedisCpuSeconds'] as const;
+const REMOTE_COUNTERS = ['remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteServiceSeconds', 'remoteQueueWaitSeconds', 'remoteRoundTripSeconds', 'remoteSlotJobs', 'remoteSlotSeconds', 'bytesShipped', 'remoteHosts', 'remoteWorkersOnConsumerHost', 'remoteConsumerCpuSeconds', 'remoteRedisCpuSeconds', 'remoteHostWallSeconds', 'remoteHostIdleSeconds'] as const;
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
 const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater', 'remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteHosts', 'remoteWorkersOnConsumerHost']);
 

@@ -64,6 +64,20 @@ export interface JobData {
   x: string;
 }
 
+/**
+ * The host's clock and idle CPU from /proc/uptime: [seconds since boot, idle seconds summed over
+ * its cores]. Undefined where there is no /proc. Two readings give the cores the host left idle
+ * in between, and so what other work on it takes.
+ */
+export function hostClock(): [number, number] | undefined {
+  try {
+    const [up, idle] = readFileSync('/proc/uptime', 'utf8').trim().split(/\s+/).map(Number);
+    return Number.isFinite(up) && Number.isFinite(idle) ? [up, idle] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The worker that ran a job, as the consumer learns about it with each result. */
 export interface WorkerStamp {
   /** `host:pid`. */
@@ -74,6 +88,8 @@ export interface WorkerStamp {
   cores: number;
   /** The worker's host (`hostId()`): workers of one host share its cores. Absent from workers of older versions (then the host part of `id`). */
   host?: string;
+  /** The host's `hostClock()` when the stamp was made (read at most every 100 ms); absent off Linux and from older workers. */
+  hostClock?: [number, number];
   /** The worker process's CPU seconds (user + system) since it started. */
   cpuSeconds: number;
   /** Seconds since the worker started, on its own clock. */

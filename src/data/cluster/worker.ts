@@ -11,7 +11,7 @@ import { resolve as resolvePath, basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Job, Worker as BullWorker } from 'bullmq';
 import { describeThrown, findUncloneable, atPath } from '../errors';
-import { hostId, PREFIX, type JobData, type ResultRecord, type WorkerStamp, decodeElement, encodeResult, resultsKey, runKey } from './protocol';
+import { hostClock, hostId, PREFIX, type JobData, type ResultRecord, type WorkerStamp, decodeElement, encodeResult, resultsKey, runKey } from './protocol';
 import { loadBull } from './redis';
 
 export interface ClusterWorkerOptions {
@@ -101,6 +101,8 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   // The process's CPU, read at most every 10 ms: a getrusage per job costs more than it tells.
   let cpuSeconds = 0;
   let cpuReadAt = -Infinity;
+  let clock = hostClock();
+  let clockReadAt = performance.now();
   const stamp = (): WorkerStamp => {
     const t = performance.now();
     if (t - cpuReadAt >= 10) {
@@ -108,7 +110,11 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
       cpuSeconds = (u.user + u.system) / 1e6;
       cpuReadAt = t;
     }
-    return { id, concurrency, cores, host, cpuSeconds, uptimeSeconds: Number(process.hrtime.bigint() - started) / 1e9, jobsDone, slotSeconds };
+    if (t - clockReadAt >= 100) {
+      clock = hostClock();
+      clockReadAt = t;
+    }
+    return { id, concurrency, cores, host, ...(clock !== undefined ? { hostClock: clock } : {}), cpuSeconds, uptimeSeconds: Number(process.hrtime.bigint() - started) / 1e9, jobsDone, slotSeconds };
   };
 
   const processJob = async (job: Job<JobData>): Promise<void> => {

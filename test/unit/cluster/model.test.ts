@@ -131,4 +131,18 @@ describe('the model of a stage on a cluster', () => {
     assert.equal(cap?.newHostsNeeded, 0);
     assert.doesNotMatch(cap?.summary ?? '', /cannot help/);
   });
+
+  it('leaves co-located workers only the cores other work on their host left idle', () => {
+    // A 2-core host, 10 s of its clock: the op's workers took 5 s of CPU (1,000 calls × 5 ms), and
+    // the cores sat idle 5 s more. Other work took the other 10 s: one core is the op's to use.
+    const busy = clusterOp({ cpuMsPerCall: 5, hosts: 1 });
+    busy.counters.remoteHostWallSeconds = 10;
+    busy.counters.remoteHostIdleSeconds = 5;
+    assert.equal(Math.round(capacity(busy, 8)), 200);
+    // The same host idle the rest of the time: both cores.
+    const idle = clusterOp({ cpuMsPerCall: 5, hosts: 1 });
+    idle.counters.remoteHostWallSeconds = 10;
+    idle.counters.remoteHostIdleSeconds = 15;
+    assert.equal(Math.round(capacity(idle, 8)), 400);
+  });
 });

@@ -35,6 +35,8 @@ describe('a profile of a pipeline with a stage on a cluster (the real runner, Re
     assert.equal(c.remoteWorkersOnConsumerHost, 1);
     assert.ok((c.remoteConsumerCpuSeconds ?? 0) > 0);
     assert.ok(c.remoteRedisCpuSeconds !== undefined && c.remoteRedisCpuSeconds >= 0);
+    // The worker's host clock advanced while it served (Linux: /proc/uptime), so the model can tell what other work left free.
+    assert.ok((c.remoteHostWallSeconds ?? 0) > 0 && c.remoteHostIdleSeconds !== undefined);
     // The model answers the capacity question: for 2.5 times what one worker like this one serves, 3 workers.
     const perWorker = analyze(profile).capacity?.[0]?.perWorkerRate ?? 0;
     assert.ok(perWorker > 0);

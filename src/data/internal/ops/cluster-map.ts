@@ -67,6 +67,8 @@ class ClusterMap implements Chunks<unknown> {
   private noWorkerSince = 0;
   private lastRedisError = '';
   private readonly workers = new Map<string, SeenWorker>();
+  /** Each worker host's latest clock reading ([uptime, idle], see hostClock). */
+  private readonly hostClocks = new Map<string, [number, number]>();
   private readonly moduleName: string | undefined;
   /** The consumer's process CPU (µs, user + system) when last counted; null before the pass connects. */
   private cpuAt: number | null = null;
@@ -362,6 +364,17 @@ class ClusterMap implements Chunks<unknown> {
     }
     if (c === null) return;
     this.countCpu();
+    if (w.hostClock !== undefined) {
+      const host = w.host ?? w.id.slice(0, w.id.lastIndexOf(':'));
+      const last = this.hostClocks.get(host);
+      // Readings of one host may arrive out of order (its workers report independently): count only forward steps.
+      if (last === undefined) this.hostClocks.set(host, w.hostClock);
+      else if (w.hostClock[0] > last[0] && w.hostClock[1] >= last[1]) {
+        c.remoteHostWallSeconds = (c.remoteHostWallSeconds ?? 0) + (w.hostClock[0] - last[0]);
+        c.remoteHostIdleSeconds = (c.remoteHostIdleSeconds ?? 0) + (w.hostClock[1] - last[1]);
+        this.hostClocks.set(host, w.hostClock);
+      }
+    }
     const latency = (now() - t0) / 1000;
     const wait = Math.max(0, r.queueWaitMs / 1000);
     c.bytesShipped = (c.bytesShipped ?? 0) + bytes;
