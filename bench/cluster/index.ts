@@ -157,6 +157,8 @@ async function main(): Promise<void> {
     if (k === 2) profile2 = asProfileOp(r.c, parallelism, 'bench');
     const predictFrom = (op: OpProfile | undefined): number | undefined => (op === undefined ? undefined : Math.min(...clusterBounds(op, 1, parallelism, 'map', k).map((b) => b.rate)));
     const predicted = predictFrom(profile1) as number;
+    // What the same K workers would give on hosts of their own, like the one measured: the gap is what sharing this host's cores costs.
+    const onOwnHosts = profile1 === undefined ? undefined : Math.min(...clusterBounds(profile1, 1, parallelism, 'map', k, 'new-hosts').map((b) => b.rate));
     const from2 = predictFrom(profile2);
     const line = {
       bench: 'cluster',
@@ -170,6 +172,7 @@ async function main(): Promise<void> {
       consumerCpuMsPerElement: Number(r.consumerCpuMs.toFixed(3)),
       redisCpuMsPerElement: Number((((r.c.remoteRedisCpuSeconds ?? 0) / Math.max(1, r.c.calls)) * 1000).toFixed(3)),
       hosts: r.c.remoteHosts ?? 0,
+      ...(onOwnHosts !== undefined ? { predictedOnOwnHosts: Math.round(onOwnHosts) } : {}),
       ...(from2 !== undefined ? { predictedFrom2: Math.round(from2), predictionErrorFrom2: Number((from2 / r.rate - 1).toFixed(3)) } : {}),
     };
     lines.push(line);
