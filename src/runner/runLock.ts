@@ -114,9 +114,21 @@ function tryTake(file: string, token: string): number | undefined {
   }
 }
 
-/** Tickets of waiting processes: `<ms since epoch, 15 digits>-<pid>-<uuid>`, oldest first by name. */
+/** Tickets of waiting processes: `<µs since epoch, 17 digits>-<pid>-<uuid>`, oldest first by name. */
 function queueDir(file: string): string {
   return `${file}.queue`;
+}
+
+let lastTicketTime = 0;
+
+/**
+ * Microseconds since the epoch, strictly increasing within this process: two tickets one process
+ * takes in the same millisecond (a run let go and asked for again at once) must still sort in the
+ * order they were taken, or the later one could jump the queue.
+ */
+function ticketTime(): number {
+  lastTicketTime = Math.max(Math.floor((performance.timeOrigin + performance.now()) * 1000), lastTicketTime + 1);
+  return lastTicketTime;
 }
 
 function ticketPid(name: string): number | undefined {
@@ -158,7 +170,7 @@ export async function acquireRunLock(opts: { signal?: AbortSignal; onWait?(pid: 
   if (file === undefined) return undefined;
   const token = `${process.pid} ${randomUUID()}`;
   const dir = queueDir(file);
-  const ticket = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${randomUUID()}`;
+  const ticket = `${String(ticketTime()).padStart(17, '0')}-${process.pid}-${randomUUID()}`;
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, ticket), '');
   tickets.add(path.join(dir, ticket));

@@ -158,7 +158,7 @@ describe('one Plumber run at a time on this machine', function () {
 
   it('does not let the ticket of a waiter that died block the queue', async () => {
     fs.mkdirSync(`${lockFile}.queue`, { recursive: true });
-    fs.writeFileSync(path.join(`${lockFile}.queue`, '000000000000001-999999999-dead'), '');
+    fs.writeFileSync(path.join(`${lockFile}.queue`, '00000000000000001-999999999-dead'), '');
     const lock = await acquireRunLock({ file: lockFile });
     assert.ok(lock);
     lock.release();
