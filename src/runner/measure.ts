@@ -90,11 +90,13 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   let nextEstimate = 0;
   let nextProgress = t0 + o.progressInterval;
   const estimates: number[] = [];
-  // Points of the window, (time, root elements so far, fine count so far): at its start, at each
-  // estimate (an element's arrival) and on a timer; consecutive points bound its slices.
+  // Points of the run, (time, root elements so far, fine count so far): at the first element, at
+  // the window's start, at each estimate (an element's arrival) and on a timer; consecutive points
+  // bound the window's slices.
   const points: WindowPoint[] = [];
   const fine = (): number => hooks.fineCount?.() ?? 0;
-  let fineAtLastArrival = 0;
+  const fineAtStart = fine();
+  let fineAtLastArrival = fineAtStart;
   let sampler: NodeJS.Timeout | undefined;
   let endReason: RunInfo['endReason'] = 'budget';
   let converged = false;
@@ -125,14 +127,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     windowEnd = t;
     nextEstimate = t + estimateInterval;
     hooks.onWindowStart();
-    fineAtLastArrival = fine();
-    points.push({ t, elements: 0, fine: fineAtLastArrival });
-    if (hooks.fineCount) {
-      // A pipeline busy on the main thread delays this timer, never skews it: each point carries
-      // the time it was actually read.
-      sampler = setInterval(() => points.push({ t: now(), elements: windowElements, fine: fine() }), timerMs(estimateInterval / 2));
-      sampler.unref();
-    }
+    points.push({ t, elements: total, fine: fineAtLastArrival });
     armStop(o.seconds);
   };
 
@@ -150,13 +145,25 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
         break;
       }
       total++;
+      if (hooks.fineCount) fineAtLastArrival = fine();
       if (total === 1) {
         hooks.onFirstElement();
         // Warm-up counts from the first element, so a slow start does not eat it.
         warmStart = t;
         armStop(o.warmupSeconds + o.seconds);
+        points.push({ t, elements: total, fine: fineAtLastArrival });
+        if (hooks.fineCount) {
+          // From the first element, so a run measured from its start (a finite source a fast plan
+          // drains during warm-up) is sliced too. A pipeline busy on the main thread delays this
+          // timer, never skews it: each point carries the time it was actually read.
+          sampler = setInterval(() => points.push({ t: now(), elements: total, fine: fine() }), timerMs(estimateInterval / 2));
+          sampler.unref();
+        }
       }
       if (phase === 'warmup') {
+        // A pipeline that keeps the main thread busy between its elements starves the sampler's
+        // timer: its arrivals are read as points too, so a run measured from its start is sliced.
+        if (t - (points.at(-1)?.t ?? t0) >= estimateInterval / 2) points.push({ t, elements: total, fine: fineAtLastArrival });
         const warm = t - warmStart >= o.warmupSeconds || total >= o.warmupMaxElements;
         const rising = ramp.add(t);
         const steady = ((!hooks.steady || hooks.steady()) && !rising) || t - warmStart >= o.warmupSeconds + FILL_LIMIT_SECONDS;
@@ -170,10 +177,9 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
       } else {
         windowElements++;
         windowEnd = t;
-        if (hooks.fineCount) fineAtLastArrival = fine();
         if (t >= nextEstimate) {
           estimates.push(windowElements / (t - windowStart));
-          points.push({ t, elements: windowElements, fine: fineAtLastArrival });
+          points.push({ t, elements: total, fine: fineAtLastArrival });
           nextEstimate = t + estimateInterval;
           if (agree(estimates) && windowElements >= MIN_ELEMENTS && t - windowStart >= minWindow) {
             converged = true;
@@ -220,7 +226,13 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   }
   hooks.onWindowEnd();
   await closeIterator(it);
-  const windowSlices = phase === 'measuring' ? slices(points, { t: windowEnd, elements: windowElements, fine: endReason === 'budget' ? fine() : fineAtLastArrival }) : undefined;
+  const windowSlices =
+    phase === 'measuring'
+      ? slices(
+          points.filter((p) => p.t >= windowStart),
+          { t: windowEnd, elements: total, fine: endReason === 'budget' ? fine() : fineAtLastArrival },
+        )
+      : slices([{ t: t0, elements: 0, fine: fineAtStart }, ...points], { t: windowEnd, elements: total, fine: fineAtLastArrival });
   return {
     elements: windowElements,
     seconds: Math.max(windowEnd - windowStart, 1e-9),
@@ -248,17 +260,27 @@ const FINER = 2;
  * Consecutive, non-overlapping slices of the window from its points (the first is its start) and
  * its end. When the fine count grew at least FINER times as fast as the root's elements, slices
  * count fine events scaled to root elements (so their sum is still the window's elements);
- * otherwise root elements. Points after the end are dropped; adjacent slices merge so there are at
- * most MAX_SLICES, evenly in time. Undefined below 2.
+ * otherwise root elements. Points after the end, and points where the count did not grow, are
+ * dropped; adjacent slices merge so there are at most MAX_SLICES, evenly in time. Undefined below 2.
  */
 export function slices(points: readonly WindowPoint[], end: WindowPoint): WindowSlice[] | undefined {
   const start = points[0];
   if (!start || !(end.t > start.t)) return undefined;
-  const inside = [...points.filter((p) => p.t > start.t && p.t < end.t), end].sort((a, b) => a.t - b.t);
+  const sorted = [...points.filter((p) => p.t > start.t && p.t < end.t), end].sort((a, b) => a.t - b.t);
   const fineTotal = end.fine - start.fine;
   const rootTotal = end.elements - start.elements;
   const useFine = rootTotal > 0 && fineTotal >= FINER * rootTotal;
   const count = (p: WindowPoint): number => (useFine ? ((p.fine - start.fine) * rootTotal) / fineTotal : p.elements - start.elements);
+  // A slice closes only where the count grew: elements that arrive in bursts (a worker map's
+  // chunk of 40 results at once) then give slices from one burst to the next, not timer ticks
+  // of nothing between bursts, whose zeros would make a steady rate look wildly uneven.
+  const inside: WindowPoint[] = [];
+  let last = count(start);
+  for (const p of sorted) {
+    if (p !== end && count(p) <= last) continue;
+    inside.push(p);
+    last = count(p);
+  }
   const seconds = end.t - start.t;
   const m = Math.min(MAX_SLICES, inside.length);
   const out: WindowSlice[] = [];

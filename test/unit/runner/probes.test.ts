@@ -54,6 +54,19 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(Math.abs(slices.reduce((a, s) => a + s.seconds, 0) - profile.run.seconds) < 1e-6);
   });
 
+  it('slices a run measured from its start, when a long warm-up drained a finite source, by the elements its batches took', async () => {
+    const drained = await runProfile({ file: path.join(PIPELINES, 'drained-batches.ts'), seconds: 1, warmupSeconds: 1000, probes: false });
+    assert.equal(drained.error, undefined, drained.error?.message);
+    assert.equal(drained.run.endReason, 'exhausted');
+    assert.equal(drained.run.elements, 40);
+    const slices = drained.run.windowSlices;
+    // 40 batches in one window would be a single rate with a counting error of ±31%; sliced by the
+    // images the batches took, the run has a spread of its own.
+    assert.ok(slices !== undefined && slices.length >= 4, `window slices: ${JSON.stringify(slices)}`);
+    assert.ok(Math.abs(slices.reduce((a, s) => a + s.elements, 0) - 40) < 1e-6);
+    assert.ok(Math.abs(slices.reduce((a, s) => a + s.seconds, 0) - drained.run.seconds) < 1e-6);
+  });
+
   it('records the cores free during the window, between none and all of them, and the load average at its end', () => {
     const cores = profile.run.availableCores;
     assert.ok(cores !== undefined && cores > 0 && cores <= profile.machine.cores, `availableCores ${cores} of ${profile.machine.cores}`);
