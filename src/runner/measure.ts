@@ -260,27 +260,17 @@ const FINER = 2;
  * Consecutive, non-overlapping slices of the window from its points (the first is its start) and
  * its end. When the fine count grew at least FINER times as fast as the root's elements, slices
  * count fine events scaled to root elements (so their sum is still the window's elements);
- * otherwise root elements. Points after the end, and points where the count did not grow, are
- * dropped; adjacent slices merge so there are at most MAX_SLICES, evenly in time. Undefined below 2.
+ * otherwise root elements. Points after the end are dropped; adjacent slices merge so there are at
+ * most MAX_SLICES, evenly in time. Undefined below 2.
  */
 export function slices(points: readonly WindowPoint[], end: WindowPoint): WindowSlice[] | undefined {
   const start = points[0];
   if (!start || !(end.t > start.t)) return undefined;
-  const sorted = [...points.filter((p) => p.t > start.t && p.t < end.t), end].sort((a, b) => a.t - b.t);
+  const inside = [...points.filter((p) => p.t > start.t && p.t < end.t), end].sort((a, b) => a.t - b.t);
   const fineTotal = end.fine - start.fine;
   const rootTotal = end.elements - start.elements;
   const useFine = rootTotal > 0 && fineTotal >= FINER * rootTotal;
   const count = (p: WindowPoint): number => (useFine ? ((p.fine - start.fine) * rootTotal) / fineTotal : p.elements - start.elements);
-  // A slice closes only where the count grew: elements that arrive in bursts (a worker map's
-  // chunk of 40 results at once) then give slices from one burst to the next, not timer ticks
-  // of nothing between bursts, whose zeros would make a steady rate look wildly uneven.
-  const inside: WindowPoint[] = [];
-  let last = count(start);
-  for (const p of sorted) {
-    if (p !== end && count(p) <= last) continue;
-    inside.push(p);
-    last = count(p);
-  }
   const seconds = end.t - start.t;
   const m = Math.min(MAX_SLICES, inside.length);
   const out: WindowSlice[] = [];
