@@ -7,24 +7,10 @@ import * as assert from 'node:assert/strict';
 import type { PipelineSummary } from '../../../src/shared/protocol';
 import { trainerRow } from '../../../src/client/views/format';
 import { trainerReportLines } from '../../../src/shared/trainerWords';
+import { FED } from '../../helpers/trainerVerdicts';
 
 const range = { start: { line: 3, character: 0 }, end: { line: 3, character: 10 } };
-const LINES = trainerReportLines({
-  steps: 141,
-  stepsPerSec: 14.1,
-  inputBound: 0.39,
-  unstarvedStepsPerSec: 23.1,
-  trainerSecondsPerStep: 1 / 23.1,
-  trainerMainCpuPerStep: 0.04,
-  pipelineMainPerStep: 0.03,
-  targetStepsPerSec: 23.1,
-  predictedStepsPerSec: 17.5,
-  asWrittenPredictedStepsPerSec: 14,
-  workers: 1,
-  limit: 'main-thread',
-  changed: true,
-  summary: 'the trainer waited 39% of its time for input; the plan feeds it 17.5 steps/s (1.25×) with 1 worker thread.',
-});
+const LINES = trainerReportLines(FED);
 
 function pipeline(extra: Partial<PipelineSummary>): PipelineSummary {
   return { uri: 'file:///train.ts', name: 'local:batches@22', range, ops: [], stale: false, rate: 14.1, unit: 'batches', ...extra };

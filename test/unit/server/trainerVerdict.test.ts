@@ -14,6 +14,7 @@ import { Session } from '../../../src/server/session';
 import { DEFAULT_SETTINGS } from '../../../src/shared/settings';
 import type { TrainerVerdict } from '../../../src/shared/analysis';
 import { trainerHeadline, trainerReportLines } from '../../../src/shared/trainerWords';
+import { FED } from '../../helpers/trainerVerdicts';
 import { FIXTURES } from './helpers';
 import { handMade } from './handmade';
 
@@ -21,23 +22,6 @@ const FILE = path.join(FIXTURES, 'project', 'pipelines.ts');
 const URI = pathToFileURL(FILE).href;
 const TEXT = readFileSync(FILE, 'utf8');
 
-/** A loop that waited 39% of its time at 14.1 steps/s; the plan feeds it 25% faster with one worker thread. */
-const FED: TrainerVerdict = {
-  steps: 141,
-  stepsPerSec: 14.1,
-  inputBound: 0.39,
-  unstarvedStepsPerSec: 23.1,
-  trainerSecondsPerStep: 1 / 23.1,
-  trainerMainCpuPerStep: 0.04,
-  pipelineMainPerStep: 0.03,
-  targetStepsPerSec: 23.1,
-  predictedStepsPerSec: 17.5,
-  asWrittenPredictedStepsPerSec: 14,
-  workers: 1,
-  limit: 'main-thread',
-  changed: true,
-  summary: 'the trainer waited 39% of its time for input (14.1 steps/s; never starved it would take 23.1 steps/s); the plan feeds it 17.5 steps/s (1.25×) with 1 worker thread.',
-};
 
 /** A loop the trainer holds back: it waited 2%, and the plan changes nothing. */
 const BOUND: TrainerVerdict = {
