@@ -160,10 +160,64 @@ describe('issue 11 operators', () => {
         ],
       ]);
     });
+    it('leaves the input sequences as they were', async () => {
+      const short = [1];
+      const long = [2, 2, 2];
+      const [batch] = await from([short, long]).paddedBatch(2, { paddingValues: 9 }).toArray();
+      assert.deepEqual(batch, [
+        [1, 9, 9],
+        [2, 2, 2],
+      ]);
+      assert.deepEqual(short, [1], 'the padded row is a new array');
+      assert.deepEqual(long, [2, 2, 2]);
+    });
     it('fails naming the element whose fields differ from the first', async () => {
       const e = await rejection(from<Record<string, number[]>>([{ a: [1] }, { b: [2] }]).paddedBatch(2).toArray());
       assert.equal(e.op.kind, 'paddedBatch');
       assert.match(e.message, /element 1 of the batch does not have the fields of the first/);
+    });
+  });
+
+  describe('grouping operators and errors', () => {
+    // The failing element comes after two full buckets in the same input chunk: those batches are
+    // handed out first, then the error, as when each batch is handed out as soon as it is made.
+    it('hands out the batches made before a failing element, then fails naming it', async () => {
+      const got: unknown[] = [];
+      const lengthOf = (s: number[]): number => {
+        if (s.length === 0) throw new RangeError('an empty sequence');
+        return s.length;
+      };
+      // A map downstream records what reaches it; toArray() pulls in bulk, so the whole input is one chunk.
+      const ds = from([[1], [2], [3, 3], [4, 4], [], [5]])
+        .bucketBySequenceLength(lengthOf, [2], [2, 2])
+        .map((b) => {
+          got.push(b);
+          return b;
+        });
+      const e = await rejection(ds.toArray());
+      assert.deepEqual(got, [
+        [[1], [2]],
+        [
+          [3, 3],
+          [4, 4],
+        ],
+      ]);
+      assert.equal(e.op.kind, 'bucketBySequenceLength');
+      assert.equal(e.index, 4);
+      assert.match(e.message, /an empty sequence/);
+    });
+    it('hands out the batches made before a batch that cannot be padded, then fails', async () => {
+      const got: unknown[] = [];
+      const ds = from<number[] | string>([[1], [2], [3, 3], 'xy'])
+        .bucketBySequenceLength((s) => s.length, [2], [2, 2])
+        .map((b) => {
+          got.push(b);
+          return b;
+        });
+      const e = await rejection(ds.toArray());
+      assert.deepEqual(got, [[[1], [2]]]);
+      assert.equal(e.op.kind, 'bucketBySequenceLength');
+      assert.match(e.message, /element 1 of the batch is not a sequence/);
     });
   });
 

@@ -126,9 +126,18 @@ function padComponent(col: readonly unknown[], target: number | null, padValue: 
   const pad = padValue ?? (typeof f === 'string' ? '' : typeof f === 'bigint' ? 0n : 0);
   const rows = new Array<unknown[]>(n);
   for (let i = 0; i < n; i++) {
-    // A copy grown by push stays a packed array (new Array(len) would make a holey, slower one).
-    const row = (col[i] as unknown[]).slice();
-    for (let j = row.length; j < len; j++) row.push(pad);
+    // Written into an array allocated at its final length: one allocation and no growth, about
+    // half the time of a copy grown by push. Every slot is written, so no consumer sees a hole.
+    const s = col[i] as unknown[];
+    const m = s.length;
+    // A sequence already at the padded length is taken as it is, as batch() takes its rows.
+    if (m === len) {
+      rows[i] = s;
+      continue;
+    }
+    const row = new Array<unknown>(len);
+    for (let j = 0; j < m; j++) row[j] = s[j];
+    for (let j = m; j < len; j++) row[j] = pad;
     rows[i] = row;
   }
   return rows;

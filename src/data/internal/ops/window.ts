@@ -101,6 +101,9 @@ export interface GroupRule<T, K, U> {
 class Grouping<T, K, U> extends Op<U> {
   private readonly s = new Sampler();
   private readonly groups = new Map<K, T[]>();
+  /** The group the previous element went to (undefined once it was reduced). */
+  private lastKey: K | undefined = undefined;
+  private lastGroup: T[] | undefined = undefined;
   /** The key fn's and the reduction's time: the operator's own work. */
   private readonly clock: SelfClock;
   private inBuf: T[] = [];
@@ -109,7 +112,9 @@ class Grouping<T, K, U> extends Op<U> {
   private upDone = false;
   private flush: K[] | null = null;
   private sub: Chunks<U> | null = null;
-  private ready: readonly U[] = [];
+  private ready: U[] = [];
+  /** An error met while outputs made before it were still in `ready`: thrown once they are out. */
+  private failed: PipelineError | null = null;
   private rpos = 0;
   constructor(
     private readonly up: Chunks<T>,
@@ -131,9 +136,21 @@ class Grouping<T, K, U> extends Op<U> {
     for (;;) {
       if (this.closing !== null) return null;
       if (this.rpos < this.ready.length) {
-        const out = this.ready.slice(this.rpos, this.rpos + hint);
+        // `ready` is this operator's own array: handed out whole when it fits, else in slices.
+        const whole = this.rpos === 0 && this.ready.length <= hint;
+        const out = whole ? this.ready : this.ready.slice(this.rpos, this.rpos + hint);
         this.rpos += out.length;
+        if (whole) {
+          this.ready = [];
+          this.rpos = 0;
+        }
         return out;
+      }
+      if (this.failed !== null) {
+        const err = this.failed;
+        this.failed = null;
+        void this.return();
+        throw err;
       }
       if (this.sub !== null) {
         const r = await this.sub.next(hint);
@@ -169,7 +186,11 @@ class Grouping<T, K, U> extends Op<U> {
       if (key === undefined) return null;
       const xs = this.groups.get(key) as T[];
       this.groups.delete(key);
-      this.emit(key, xs, false);
+      try {
+        this.emit(key, xs, false);
+      } catch (e) {
+        this.fail(e as PipelineError);
+      }
     }
   }
   /** Files buffered inputs into their groups until one fills (and is reduced) or the buffer is empty. */
@@ -188,36 +209,62 @@ class Grouping<T, K, U> extends Op<U> {
           this.skip(err);
           continue;
         }
-        void this.return();
-        throw err;
+        return this.fail(err);
       }
-      let g = this.groups.get(key);
+      // Neighbours often share a group (a run of similar lengths): the last group is at hand.
+      let g = key === this.lastKey ? this.lastGroup : this.groups.get(key);
       if (g === undefined) {
         g = [];
         this.groups.set(key, g);
       }
+      this.lastKey = key;
+      this.lastGroup = g;
       g.push(x);
       if (g.length >= size) {
         this.groups.delete(key);
-        this.emit(key, g, true);
-        return;
+        this.lastGroup = undefined;
+        try {
+          this.emit(key, g, true);
+        } catch (e) {
+          return this.fail(e as PipelineError);
+        }
+        // Outputs given as arrays gather in `ready` while the buffered input lasts (one step hands
+        // out several batches); a reduction that gives a dataset is drained before more input.
+        if (this.sub !== null) return;
       }
     }
     this.inBuf = [];
     this.inPos = 0;
   }
+  /**
+   * Ends the operator with `err` — after the outputs already reduced are handed out, as they would
+   * have been had each been handed out as soon as it was made.
+   */
+  private fail(err: PipelineError): void {
+    this.inBuf = [];
+    this.inPos = 0;
+    if (this.rpos < this.ready.length) {
+      this.failed = err;
+      return;
+    }
+    void this.return();
+    throw err;
+  }
+  /** Reduces a group into `ready` or `sub`; throws a PipelineError when the reduction fails. */
   private emit(key: K, xs: T[], full: boolean): void {
     let r: readonly U[] | Chunks<U>;
     try {
       if (this.c !== null) this.c.calls++;
       r = this.rule.reduce(key, xs, full);
     } catch (e) {
-      void this.return();
       throw e instanceof PipelineError ? e : new PipelineError(this.op, undefined, e);
     }
     if (Array.isArray(r)) {
-      this.ready = r;
-      this.rpos = 0;
+      if (this.rpos >= this.ready.length) {
+        this.ready = [];
+        this.rpos = 0;
+      }
+      for (let i = 0; i < r.length; i++) this.ready.push((r as readonly U[])[i]);
     } else this.sub = r as Chunks<U>;
   }
   protected async stop(): Promise<void> {
