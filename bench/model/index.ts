@@ -13,6 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { probesFor } from '../../src/engine/diagnose';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
@@ -78,7 +79,7 @@ const round = (x: number): number => Number(x.toPrecision(4));
 
 async function benchOne(name: string, load: number, signal: AbortSignal): Promise<{ line: ModelLine; detail: Detail }> {
   // Verification runs are shorter, as in `plumber plan`.
-  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false) : runOnce(name, overrides, seconds, signal)), { file: fileOf(name), passes, signal });
+  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false) : runOnce(name, overrides, seconds, signal, probesFor(purpose))), { file: fileOf(name), passes, signal });
   if (advice.first.error) throw new Error(`${name} as written: ${advice.first.error.message}`);
   if (advice.error) throw new Error(`${name}: Plumber's engine failed: ${advice.error}`);
   const profile = advice.first;
