@@ -216,12 +216,17 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     // Estimates of the few-element window say nothing about the run's rate.
     estimates.length = 0;
   }
+  // Measured from the first element, when there are a few more: the time before it is the
+  // pipeline's start (a pool of 187 requests filling, worker threads loading), not its rate — a
+  // remote pipeline drained in 0.8 s waited 0.25 s for its first batch, and that slice alone
+  // spread the plan's rate ±75%.
+  const fromFirst = total >= 3 && points.length > 0;
   if (phase === 'warmup') {
     hooks.onWindowWidened?.();
-    warmupElements = 0;
-    warmupSeconds = 0;
-    windowStart = t0;
-    windowElements = total;
+    warmupElements = fromFirst ? 1 : 0;
+    warmupSeconds = fromFirst ? warmStart - t0 : 0;
+    windowStart = fromFirst ? warmStart : t0;
+    windowElements = fromFirst ? total - 1 : total;
     windowEnd = now();
   }
   hooks.onWindowEnd();
@@ -232,7 +237,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
           points.filter((p) => p.t >= windowStart),
           { t: windowEnd, elements: total, fine: endReason === 'budget' ? fine() : fineAtLastArrival },
         )
-      : slices([{ t: t0, elements: 0, fine: fineAtStart }, ...points], { t: windowEnd, elements: total, fine: fineAtLastArrival });
+      : slices(fromFirst ? points : [{ t: t0, elements: 0, fine: fineAtStart }, ...points], { t: windowEnd, elements: total, fine: fineAtLastArrival });
   return {
     elements: windowElements,
     seconds: Math.max(windowEnd - windowStart, 1e-9),
