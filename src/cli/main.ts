@@ -119,7 +119,9 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       // not pass or fail on it. (A slow pipeline that measured few elements over its whole budget
       // is measured: its rate is what it is.)
       if (profile.run.endReason === 'exhausted' && profile.run.elements < MIN_ELEMENTS) {
-        const message = `the run measured only ${profile.run.elements} element${profile.run.elements === 1 ? '' : 's'} (at least ${MIN_ELEMENTS} are needed for a rate), so it cannot say whether the pipeline reaches ${fmtRate(minRate)}. Check a source with more elements, or lower --warmup so the source does not end during it.`;
+        // What the run saw in all (a window measured from the first element holds one fewer).
+        const seen = profile.run.warmupElements + profile.run.elements;
+        const message = `the source ended after ${seen} element${seen === 1 ? '' : 's'} (at least ${MIN_ELEMENTS} are needed for a rate), so the run cannot say whether the pipeline reaches ${fmtRate(minRate)}. Check a source with more elements, or lower --warmup so the source does not end during it.`;
         if (json) printJson({ pass: false, tooFewElements: true, elements: profile.run.elements, minRate, profile });
         else process.stderr.write(`plumber check: ${message}\n`);
         return EXIT_SAMPLE_TOO_SMALL;

@@ -113,7 +113,7 @@ describe('plumber (the built CLI) when things go wrong', function () {
   it('says the sample is too small, with its own exit code, when the source has fewer elements than a rate needs', async () => {
     const r = await plumber('check', path.join(PIPELINES, 'harden-tiny.ts'), '--min-rate', '1', '--quiet');
     assert.equal(r.code, 3, r.stderr);
-    assert.match(r.stderr, /measured only 10 elements \(at least \d+ are needed for a rate\)/);
+    assert.match(r.stderr, /the source ended after 10 elements \(at least \d+ are needed for a rate\)/);
     const json = await plumber('check', path.join(PIPELINES, 'harden-tiny.ts'), '--min-rate', '1', '--quiet', '--json');
     assert.equal(json.code, 3);
     assert.equal((JSON.parse(json.stdout) as { tooFewElements: boolean }).tooFewElements, true);
