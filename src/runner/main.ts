@@ -307,15 +307,21 @@ async function main(): Promise<void> {
   let idle0: number | undefined;
   let wall0 = 0;
   const fnModules = exportedFunctions(ns, file);
-  // The clocks at the start of the run, for a run measured from its start (see onWindowWidened).
+  // The clocks at the start of the run and at its first element, for a run measured from there
+  // (see onWindowWidened).
   let sched0 = threadRunAndWait();
-  const startClocks = { cpu: clock.read(), proc: processCpuSeconds(), idle: machineIdleSeconds(), wall: performance.now() / 1000, sched: sched0 };
+  const readClocks = (): { cpu: number; proc: number; idle: number | undefined; wall: number; sched: typeof sched0 } => ({ cpu: clock.read(), proc: processCpuSeconds(), idle: machineIdleSeconds(), wall: performance.now() / 1000, sched: threadRunAndWait() });
+  const startClocks = readClocks();
+  let firstClocks = startClocks;
+  let firstCounters: ReturnType<RunnerTracer['countersNow']> | undefined;
   let fineCount: (() => number) | undefined;
   const result = await measure(ds, req, {
     steady: () => tracer.cachesFilled(),
     // Looked up once the window starts (every operator is built by then), then read on a timer.
     fineCount: () => (fineCount ??= tracer.fineCounter(ds[DATASET_KEY]) ?? (() => 0))(),
     onFirstElement() {
+      firstClocks = readClocks();
+      firstCounters = tracer.countersNow();
       const built = new Set(tracer.infos().flatMap((i) => (i.site ? [siteKey(i.site)] : [])));
       const missing = Object.keys(req.overrides).filter((id) => !built.has(siteKeyOfOpId(id, file) ?? ''));
       if (missing.length > 0) unmatched = missing.join(', ');
@@ -328,9 +334,9 @@ async function main(): Promise<void> {
       wall0 = performance.now() / 1000;
       sched0 = threadRunAndWait();
     },
-    onWindowWidened() {
-      tracer.unsnapshot();
-      ({ cpu: cpu0, proc: proc0, idle: idle0, wall: wall0, sched: sched0 } = startClocks);
+    onWindowWidened(fromFirst) {
+      tracer.rebase(fromFirst ? firstCounters : undefined);
+      ({ cpu: cpu0, proc: proc0, idle: idle0, wall: wall0, sched: sched0 } = fromFirst ? firstClocks : startClocks);
     },
     onWindowEnd() {
       run.mainThreadCpuSeconds = Math.max(0, clock.read() - cpu0);

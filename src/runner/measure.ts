@@ -23,11 +23,15 @@ export interface MeasureHooks {
   onWindowEnd(): void;
   /**
    * Called before onWindowEnd when the source ended during warm-up, or so soon after it that the
-   * window holds too few elements for a rate: the run is measured from its start instead, so
-   * counters and clocks must be read from there.
+   * window holds too few elements for a rate: the run is measured from its first element instead
+   * (`fromFirst`; from its start when it saw fewer than three), so counters and clocks must be
+   * read from there.
    */
-  onWindowWidened?(): void;
-  /** Called after the first element arrives (to check overrides against the operators built). */
+  onWindowWidened?(fromFirst: boolean): void;
+  /**
+   * Called when the first element has arrived (to check overrides against the operators built,
+   * and to read the counters and clocks a widened window starts from).
+   */
   onFirstElement(): void;
   /**
    * False while the pipeline is not yet in its steady state for a reason the clock cannot see: a
@@ -222,7 +226,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   // spread the plan's rate ±75%.
   const fromFirst = total >= 3 && points.length > 0;
   if (phase === 'warmup') {
-    hooks.onWindowWidened?.();
+    hooks.onWindowWidened?.(fromFirst);
     warmupElements = fromFirst ? 1 : 0;
     warmupSeconds = fromFirst ? warmStart - t0 : 0;
     windowStart = fromFirst ? warmStart : t0;

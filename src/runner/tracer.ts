@@ -147,12 +147,20 @@ export class RunnerTracer implements Tracer {
   /** Starts the measured window: later `ops()` report counters minus their values now. */
   snapshot(): void {
     if (this.sampling === 'warmup') this.sampling = 'window';
-    this.baseline = new Map([...this.entries].map(([k, e]) => [k, { ...e.counters }]));
+    this.baseline = this.countersNow();
   }
 
-  /** Drops the window's baseline: later `ops()` report counters from the start of the run. */
-  unsnapshot(): void {
-    this.baseline = new Map();
+  /** Every operator's counters now: a baseline a window may later be measured from (see `rebase`). */
+  countersNow(): Map<string, OpCounters> {
+    return new Map([...this.entries].map(([k, e]) => [k, { ...e.counters }]));
+  }
+
+  /**
+   * Moves the window's start: later `ops()` report counters minus `baseline` (from `countersNow()`),
+   * or from the start of the run when it is omitted.
+   */
+  rebase(baseline: Map<string, OpCounters> = new Map()): void {
+    this.baseline = baseline;
   }
 
   /** Sum of a counter over every operator, in the measured window. */

@@ -62,6 +62,9 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.equal(drained.run.warmupElements, 1);
     assert.ok(drained.run.warmupSeconds > 0);
     assert.equal(drained.run.elements, 39);
+    // Its counters cover the same window: the batches produced in it are the window's elements.
+    const batch = drained.ops.find((o) => o.kind === 'batch');
+    assert.equal(batch?.counters.produced, 39);
     const slices = drained.run.windowSlices;
     // 39 batches in one window would be a single rate with a counting error of ±31%; sliced by the
     // images the batches took, the run has a spread of its own.
