@@ -241,6 +241,9 @@ function canonical(o: Overrides): string {
  */
 const LEAVE_OUT_FLOOR = 0.5;
 
+/** Plans with more changes than this are not searched for the part a pass ran (2^n subsets). */
+const MATCH_MAX_CHANGES = 6;
+
 /** Slices each side needs before one pair of runs can settle the comparison. */
 const SETTLE_MIN_SLICES = 4;
 /** The most the free cores of the two runs of a pair may differ, as a share of the machine, for it to settle the comparison. */
@@ -254,9 +257,10 @@ const SETTLE_CORES_DRIFT = 0.1;
  * measure of free cores (off Linux) nothing settles early.
  */
 function settledAfterOnePair(asWritten: Config, planned: Config, cores: number): boolean {
-  if (asWritten.runs !== 1 || planned.runs !== 1 || planned.error) return false;
+  if (planned.runs !== 1 || planned.error) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
-  const [a] = asWritten.freeCores;
+  // The run as written beside the plan's: the last one (the passes' part of the plan may have run in between).
+  const a = asWritten.freeCores.at(-1);
   const [b] = planned.freeCores;
   if (a === undefined || b === undefined || Math.abs(a - b) > SETTLE_CORES_DRIFT * cores) return false;
   return reliablyFaster(pooledRate(planned.slices), pooledRate(asWritten.slices));
@@ -284,18 +288,36 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   };
   const asWritten = configOf([]);
   const planned = configOf(all);
+  /** The configuration of the plan's changes that these overrides run, if any (a plan has a handful of changes). */
+  const configRunning = (overrides: Overrides): Config | undefined => {
+    const wanted = canonical(overrides);
+    if (canonical(planned.overrides) === wanted) return planned;
+    if (all.length > MATCH_MAX_CHANGES) return undefined;
+    for (let mask = 1; mask < (1 << all.length) - 1; mask++) {
+      const changes = all.filter((_, i) => mask & (1 << i));
+      if (canonical(overridesFor(first, changes, options)) === wanted) return configOf(changes);
+    }
+    return undefined;
+  };
   const record = (c: Config, p: Profile): void => {
     c.runs++;
     c.slices.push(...runSlices(p));
     if (p.run.availableCores !== undefined) c.freeCores.push(p.run.availableCores);
   };
-  // The passes already ran as written and then, when the last pass proposed nothing new, exactly
-  // the final plan, one right after the other: that is the first A/B pair, so it is not run again.
-  const planRun = [...passRuns].reverse().find((r) => r.profile !== first && !r.profile.error && canonical(r.overrides) === canonical(planned.overrides));
-  if (planRun && !first.error) {
+  // The passes already measured as written and, in each later pass, a part of the plan or all of
+  // it (the first pass's plan, before a later pass added to it): those runs are measured
+  // configurations, so verification does not run them again and a part the passes measured
+  // beside as written can be kept when the whole cannot be shown. When the last pass ran exactly
+  // the final plan, it and the run as written are the first A/B pair.
+  const passConfigs = first.error ? [] : passRuns.filter((r) => r.profile !== first && !r.profile.error).map((r) => [r, configRunning(r.overrides)] as const);
+  if (passConfigs.some(([, c]) => c !== undefined)) {
     record(asWritten, first);
-    record(planned, planRun.profile);
-    order.push(asWritten, planned);
+    order.push(asWritten);
+    for (const [r, c] of passConfigs) {
+      if (!c || c === asWritten) continue;
+      record(c, r.profile);
+      if (!order.includes(c)) order.push(c);
+    }
   }
   let slowest = 0;
   let cancelled = false;
@@ -430,15 +452,16 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     if (alone.error) lostAlone.set(changeKey(c), `its run failed alone: ${alone.error.message}`);
     else if (measuredSlower(M(alone), a)) lostAlone.set(changeKey(c), `measured ${formatSpeedup(speedupOf(M(alone), a).speedup)} alone`);
   }
+  const eligible = (c: Config): boolean =>
+    c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lostAlone.has(changeKey(x))) && reliablyFaster(M(c), a);
   let best: Config | undefined;
   for (const c of order) {
-    if (c === asWritten || c.error || c.slices.length === 0) continue;
-    if (c.changes.some((x) => lostAlone.has(changeKey(x)))) continue;
-    if (!reliablyFaster(M(c), a)) continue;
+    if (!eligible(c)) continue;
     if (!best || M(c).rate > M(best).rate) best = c;
   }
-  // A part of the plan measured only against the plan replaces it only when reliably faster than it.
-  if (best && leftOut.has(best) && !reliablyFaster(M(best), M(planned))) best = planned;
+  // A part of the plan (left out in phase 3, or run by a pass) replaces a plan that is itself a
+  // gain only when it measured reliably faster than it: the plan is the model's best guess.
+  if (best && best !== planned && eligible(planned) && !reliablyFaster(M(best), M(planned))) best = planned;
   const keptKeys = new Set((best?.changes ?? []).map(changeKey));
   const dropped = all.filter((c) => !keptKeys.has(changeKey(c))).map((change) => ({ change, why: whyDropped(change) }));
   function whyDropped(change: PlanChange): string {

@@ -213,6 +213,46 @@ describe('diagnose: verification', () => {
     assert.deepEqual(v.tried.slice(0, 2).map((t) => t.measured.windows), [1 + 5, 5 + 5]);
   });
 
+  it('counts a part of the plan a pass ran as measured, and keeps it when the whole plan shows no gain', async () => {
+    // The first pass raises the fetch's parallelism; run so, the decode costs 4 ms an element
+    // and the second pass adds its move to worker threads. The pass's run measured the fetch
+    // alone 5× as written; the plan with the move measures as written.
+    const profile = (decode: number, overrides?: Overrides): Profile =>
+      new ProfileBuilder({ cores: 2 })
+        .range()
+        .map('fetch', { latency: 20e-3, parallelism: overrides ? 256 : 1 })
+        .map('decode', { self: decode, module: true })
+        .build({ rootElements: 100, rate: overrides ? 1 / (decode + 1e-4) : 1 / 21e-3, ...(overrides ? { overrides } : {}) });
+    const first = profile(10e-6);
+    const firstPlan = modelPlan(first).changes;
+    assert.deepEqual(firstPlan.map((c) => c.kind), ['parallelism'], 'the first pass must raise the fetch alone');
+    const fetch = changeKey(firstPlan[0]!);
+    const planned: PlanChange[] = [...firstPlan];
+    const s = scripted(first, () => planned, (applied) => (applied.length === 1 && applied[0] === fetch ? 5 : 1));
+    const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
+      const p = await s.run(o, purpose);
+      if (purpose !== 'replan') return p;
+      // What the pass saw: the decode heavier, so the second plan moves it.
+      const replan = profile(4e-3, o as Record<string, never>);
+      replan.run.windowSlices = p.run.windowSlices;
+      replan.run.seconds = p.run.seconds;
+      replan.run.elements = p.run.elements;
+      const more = modelPlan(replan, { history: [first] }).changes.filter((c) => !planned.some((x) => changeKey(x) === changeKey(c)));
+      planned.push(...more);
+      return replan;
+    };
+    const d = await diagnose({ run, passes: 2, verifyBudgetSeconds: 60 });
+    assert.equal(planned.length, 2, 'the second pass must add the decode move');
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'gain');
+    assert.deepEqual(d.plan.changes.map(changeKey), [fetch]);
+    // The fetch alone was not run again: its measurement is the pass's (five windows).
+    assert.deepEqual(s.calls.filter((c) => c.purpose === 'verify' && c.applied.join() === fetch), []);
+    assert.deepEqual(v.kept.changes, [fetch]);
+    assert.equal(v.kept.measured.windows, 5);
+    assert.match(v.summary, /^verified 5\.\d+× ± /);
+  });
+
   it('keeps no change and says "no reliable gain" when the plan and each change alone measure within the spread', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
