@@ -18,6 +18,8 @@ import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verificati
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
 import { analyze, changeTitle, describeOp, overridesFor, predict } from '../model';
+import { pairedSpeedup, runCurve, type PairableRun } from './paired';
+import { t975 } from './stats';
 import { planInPasses } from './passes';
 
 export { probesFor } from './passes';
@@ -113,15 +115,6 @@ export function verifyRunSeconds(rate: number | undefined): number {
 // ---------------------------------------------------------------------------------------------
 // Measured rates with a spread.
 
-/** Two-sided 95% quantiles of Student's t for 1…30 degrees of freedom. */
-const T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
-
-function t975(df: number): number {
-  if (df < 1) return Number.POSITIVE_INFINITY;
-  // Beyond the table, 1.96 + 2.4/df is within 0.005 of the exact quantile.
-  return df <= T975.length ? T975[df - 1]! : 1.96 + 2.4 / df;
-}
-
 /** The slices one run contributes: its measured window's slices, or its whole window when it was not sliced. */
 export function runSlices(profile: Profile): WindowSlice[] {
   const slices = profile.run.windowSlices?.filter((s) => Number.isFinite(s.elements) && s.elements >= 0 && Number.isFinite(s.seconds) && s.seconds > 0) ?? [];
@@ -194,6 +187,8 @@ interface Config {
   slices: WindowSlice[];
   /** The cores each of its runs found free (`run.availableCores`), where measured. */
   freeCores: number[];
+  /** Its sliced runs' curves, for comparisons on the same elements (./paired.ts). */
+  curves: PairableRun[];
   runs: number;
   error?: ProfileError;
 }
@@ -256,14 +251,14 @@ const SETTLE_CORES_DRIFT = 0.1;
  * them (the drift the second pair, run the other way round, would otherwise cancel). Without a
  * measure of free cores (off Linux) nothing settles early.
  */
-function settledAfterOnePair(asWritten: Config, planned: Config, cores: number): boolean {
+function settledAfterOnePair(asWritten: Config, planned: Config, cores: number, faster: (x: Config, base: Config) => boolean): boolean {
   if (planned.runs !== 1 || planned.error) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
   // The run as written beside the plan's: the last one (the passes' part of the plan may have run in between).
   const a = asWritten.freeCores.at(-1);
   const [b] = planned.freeCores;
   if (a === undefined || b === undefined || Math.abs(a - b) > SETTLE_CORES_DRIFT * cores) return false;
-  return reliablyFaster(pooledRate(planned.slices), pooledRate(asWritten.slices));
+  return faster(planned, asWritten);
 }
 
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
@@ -281,7 +276,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       let predictedRate: number | undefined;
       if (changes.length === all.length) predictedRate = plan.predictedRate;
       else if (changes.length > 0) predictedRate = safePredict(first, overrides, options)?.rate;
-      c = { key, changes, overrides, predictedRate, slices: [], freeCores: [], runs: 0 };
+      c = { key, changes, overrides, predictedRate, slices: [], freeCores: [], curves: [], runs: 0 };
       configs.set(key, c);
     }
     return c;
@@ -299,8 +294,12 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     }
     return undefined;
   };
+  let recorded = 0;
   const record = (c: Config, p: Profile): void => {
     c.runs++;
+    const curve = runCurve(p);
+    if (curve) c.curves.push({ curve, seq: recorded });
+    recorded++;
     c.slices.push(...runSlices(p));
     if (p.run.availableCores !== undefined) c.freeCores.push(p.run.availableCores);
   };
@@ -366,6 +365,28 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     return finish({ verdict: 'error', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped: all.map((change) => ({ change, why: message })), summary: message }, []);
   };
 
+  const A = (): MeasuredRate => pooledRate(asWritten.slices);
+  const M = (c: Config): MeasuredRate => pooledRate(c.slices);
+  /**
+   * x against base: on the same elements when their runs covered enough of the same ones (the
+   * differences of content between stretches of the data then cancel), else their pooled rates.
+   */
+  const compare = (x: Config, base: Config): { speedup: number; halfWidth: number; paired?: true } => {
+    const p = pairedSpeedup(x.curves, base.curves);
+    return p ? { speedup: p.speedup, halfWidth: p.halfWidth, paired: true } : speedupOf(M(x), M(base));
+  };
+  /** Faster beyond the spread, and by at least MIN_RELATIVE_GAIN. */
+  const faster = (x: Config, base: Config): boolean => {
+    if (x.slices.length === 0 || base.slices.length === 0) return false;
+    const p = pairedSpeedup(x.curves, base.curves);
+    return p ? p.speedup - p.halfWidth > 1 && p.speedup >= 1 + MIN_RELATIVE_GAIN : reliablyFaster(M(x), M(base));
+  };
+  /** Slower by at least MIN_RELATIVE_GAIN, or beyond the spread. */
+  const slower = (x: Config, base: Config): boolean => {
+    const p = pairedSpeedup(x.curves, base.curves);
+    return p ? p.speedup <= 1 - MIN_RELATIVE_GAIN || p.speedup + p.halfWidth < 1 : measuredSlower(M(x), M(base));
+  };
+
   // Phase 1: as written and the whole plan, alternating, so a change of load hits both.
   const name = (c: Config): string => {
     if (c === asWritten) return 'as written';
@@ -379,7 +400,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     return errorOut(cancelled ? 'verification was cancelled' : `verification failed: the pipeline as written failed to run: ${asWritten.error?.message ?? 'no profile'}`);
   };
   for (let pair = planned.runs; pair < 2; pair++) {
-    if (pair > 0 && (!room(2) || settledAfterOnePair(asWritten, planned, first.machine.cores))) break;
+    if (pair > 0 && (!room(2) || settledAfterOnePair(asWritten, planned, first.machine.cores, faster))) break;
     // After the passes' A B, the next pair runs B A: a load that drifts during the runs then
     // weighs on both sides alike (an ABBA design).
     const planFirst = pair % 2 === 1;
@@ -395,11 +416,9 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     }
     if (planned.error) break;
   }
-  const A = (): MeasuredRate => pooledRate(asWritten.slices);
-  const M = (c: Config): MeasuredRate => pooledRate(c.slices);
 
   // Phase 2: the whole plan is not a reliable gain: find the change that hurts.
-  if (!(reliablyFaster(M(planned), A()) && !planned.error) && all.length >= 2) {
+  if (!(faster(planned, asWritten) && !planned.error) && all.length >= 2) {
     const candidates: PlanChange[][] = [];
     if (all.length >= 3) for (const c of all) candidates.push(all.filter((x) => x !== c));
     const byPromise = [...all].sort((a, b) => predictedOf(b) - predictedOf(a));
@@ -417,7 +436,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     // The changes that did not lose alone may add up: measure them together once.
     const union = all.filter((c) => {
       const alone = configs.get(keyOf([c]));
-      return alone && alone.runs > 0 && !alone.error && !measuredSlower(M(alone), A());
+      return alone && alone.runs > 0 && !alone.error && !slower(alone, asWritten);
     });
     if (union.length >= 2) await tryConfig(union);
     if (cancelled) return errorOut('verification was cancelled');
@@ -428,7 +447,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // cloning costs more than the fn once the cache serves). Measure the plan without each change,
   // the least promising first, while there is room; one run each, compared with the plan itself.
   const leftOut = new Set<Config>();
-  if (reliablyFaster(M(planned), A()) && !planned.error && all.length >= 2) {
+  if (faster(planned, asWritten) && !planned.error && all.length >= 2) {
     const leastPromising = [...all].sort((a, b) => predictedOf(a) - predictedOf(b));
     for (const change of leastPromising) {
       const c = configOf(all.filter((x) => x !== change));
@@ -450,18 +469,18 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     const alone = configs.get(keyOf([c]));
     if (!alone || alone.runs === 0 || all.length === 1) continue;
     if (alone.error) lostAlone.set(changeKey(c), `its run failed alone: ${alone.error.message}`);
-    else if (measuredSlower(M(alone), a)) lostAlone.set(changeKey(c), `measured ${formatSpeedup(speedupOf(M(alone), a).speedup)} alone`);
+    else if (slower(alone, asWritten)) lostAlone.set(changeKey(c), `measured ${formatSpeedup(compare(alone, asWritten).speedup)} alone`);
   }
   const eligible = (c: Config): boolean =>
-    c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lostAlone.has(changeKey(x))) && reliablyFaster(M(c), a);
+    c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lostAlone.has(changeKey(x))) && faster(c, asWritten);
   let best: Config | undefined;
   for (const c of order) {
     if (!eligible(c)) continue;
-    if (!best || M(c).rate > M(best).rate) best = c;
+    if (!best || compare(c, asWritten).speedup > compare(best, asWritten).speedup) best = c;
   }
   // A part of the plan (left out in phase 3, or run by a pass) replaces a plan that is itself a
   // gain only when it measured reliably faster than it: the plan is the model's best guess.
-  if (best && best !== planned && eligible(planned) && !reliablyFaster(M(best), M(planned))) best = planned;
+  if (best && best !== planned && eligible(planned) && !faster(best, planned)) best = planned;
   const keptKeys = new Set((best?.changes ?? []).map(changeKey));
   const dropped = all.filter((c) => !keptKeys.has(changeKey(c))).map((change) => ({ change, why: whyDropped(change) }));
   function whyDropped(change: PlanChange): string {
@@ -470,20 +489,20 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     if (lost) return lost;
     // The plan without it beat the plan: that is why it went, whatever it measured alone.
     const without = configs.get(keyOf(all.filter((x) => changeKey(x) !== k)));
-    if (without && without.runs > 0 && !without.error && all.length > 1 && reliablyFaster(M(without), M(planned))) {
-      return `the plan measured ${formatSpeedup(speedupOf(M(planned), a).speedup)} with it and ${formatSpeedup(speedupOf(M(without), a).speedup)} without`;
+    if (without && without.runs > 0 && !without.error && all.length > 1 && faster(without, planned)) {
+      return `the plan measured ${formatSpeedup(compare(planned, asWritten).speedup)} with it and ${formatSpeedup(compare(without, asWritten).speedup)} without`;
     }
     const alone = configs.get(keyOf([change]));
-    if (alone && alone.runs > 0 && all.length > 1) return `measured ${formatSpeedup(speedupOf(M(alone), a).speedup)} alone`;
+    if (alone && alone.runs > 0 && all.length > 1) return `measured ${formatSpeedup(compare(alone, asWritten).speedup)} alone`;
     if (without && without.runs > 0 && !without.error && all.length > 1) {
-      return `the plan measured ${formatSpeedup(speedupOf(M(planned), a).speedup)} with it and ${formatSpeedup(speedupOf(M(without), a).speedup)} without`;
+      return `the plan measured ${formatSpeedup(compare(planned, asWritten).speedup)} with it and ${formatSpeedup(compare(without, asWritten).speedup)} without`;
     }
     if (planned.error) return `the plan's run failed: ${planned.error.message}`;
     if (best) return 'not measured alone within the time budget; the kept changes measured faster without it';
-    return `the plan measured ${formatSpeedup(speedupOf(M(planned), a).speedup)}`;
+    return `the plan measured ${formatSpeedup(compare(planned, asWritten).speedup)}`;
   }
   if (best) {
-    const s = speedupOf(M(best), a);
+    const s = compare(best, asWritten);
     return finish({ verdict: 'gain', kept: configOut(best), speedup: s.speedup, speedupHalfWidth: s.halfWidth, dropped, summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}` }, best.changes);
   }
   if (planned.error) {
@@ -491,13 +510,13 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     // refused), and no part of it measured a gain: nothing is kept, and the reason is the failure.
     return finish({ verdict: 'error', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped, summary: `verification failed: the plan's run failed: ${planned.error.message}` }, []);
   }
-  const s = speedupOf(M(planned), a);
+  const s = compare(planned, asWritten);
   const parts = [
     `the plan measured ${fmtRate(M(planned).rate)} ± ${fmtRate(M(planned).halfWidth).replace('/s', '')} against ${fmtRate(a.rate)} ± ${fmtRate(a.halfWidth).replace('/s', '')} as written (${formatSpeedup(s.speedup, s.halfWidth)})`,
   ];
   const others = order.filter((c) => c !== asWritten && c !== planned && c.runs > 0);
   if (others.length > 0) {
-    parts.push(others.map((c) => `${name(c)}: ${c.error ? 'failed' : formatSpeedup(speedupOf(M(c), a).speedup)}`).join(', '));
+    parts.push(others.map((c) => `${name(c)}: ${c.error ? 'failed' : formatSpeedup(compare(c, asWritten).speedup)}`).join(', '));
   }
   return finish({ verdict: 'no-gain', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped, summary: `no reliable gain on this machine right now: ${parts.join('; ')}` }, []);
 }

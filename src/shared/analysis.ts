@@ -221,7 +221,11 @@ export interface Verification {
   kept: VerifiedConfig;
   /** Every configuration measured, in the order they ran. */
   tried: VerifiedConfig[];
-  /** Measured speed-up of the kept configuration over as written (kept.rate ÷ asWritten.rate), with its half-width. */
+  /**
+   * Measured speed-up of the kept configuration over as written, with its half-width: timed on the
+   * same elements when their runs covered enough of the same ones (src/engine/paired.ts), else
+   * kept.rate ÷ asWritten.rate.
+   */
   speedup: number;
   speedupHalfWidth: number;
   /** Changes the first plan proposed that verification dropped, with why ("measured 0.8× alone"). */

@@ -1,0 +1,137 @@
+/**
+ * Comparing two configurations on the same elements. Every run of a pipeline starts from its
+ * first element and, unless the order is random, reads the same elements in the same order: run
+ * A and run B both spend their windows on elements 200…900 of the same corpus. When those
+ * elements differ in cost (short emails and long ones, a vocabulary the tokenizer has cached and
+ * one it has not), a run's slices differ by what they held, not by chance: the text example as
+ * written measured slices from 66 to 430 elements/s in one window. Pooled as if they were
+ * repeated measurements of one rate, that spread hides a 2× gain. Timed on the same stretches of
+ * elements, the differences of content fall on both sides and cancel; what is left is the noise
+ * the comparison must clear.
+ *
+ * A run's curve is where it stood at each slice boundary (root elements since the pipeline
+ * started, seconds since its window started). Two runs are paired over the elements both
+ * windows covered; that stretch is cut into sub-ranges, and each sub-range gives the seconds each
+ * run spent on it. The speed-up is Σ base seconds ÷ Σ config seconds with the ratio estimator's
+ * Student-t interval, as for pooled rates (./diagnose.ts `pooledRate`).
+ */
+import type { Profile } from '../shared/profile';
+import { t975 } from './stats';
+
+/** Root elements since the pipeline's start (n) and seconds since the window's start (t), at the window's start and each slice's end. */
+export interface Curve {
+  n: number[];
+  t: number[];
+}
+
+/** A run of a configuration: its curve and its place among the runs of one diagnosis. */
+export interface PairableRun {
+  curve: Curve;
+  /** Order of the run in the diagnosis (0 for the first). */
+  seq: number;
+}
+
+/** The speed-up of one configuration over another on the elements both ran. */
+export interface PairedSpeedup {
+  speedup: number;
+  halfWidth: number;
+  /** Sub-ranges pooled. */
+  ranges: number;
+}
+
+/** Fewest sub-ranges a paired comparison needs (as `SETTLE_MIN_SLICES` for pooled slices). */
+export const PAIRED_MIN_RANGES = 4;
+/**
+ * The shared stretch must hold at least this share of the shorter window's elements: a pair that
+ * shares a sliver (a fast plan's warm-up ran past what as written measured) says little about
+ * either, and the comparison falls back to pooled rates.
+ */
+export const PAIRED_MIN_OVERLAP = 0.5;
+/** Most sub-ranges one pair of runs contributes. */
+const MAX_RANGES_PER_PAIR = 12;
+
+/** The curve of a run from its warm-up and window slices; undefined when the window was not sliced. */
+export function runCurve(profile: Profile): Curve | undefined {
+  const slices = profile.run.windowSlices;
+  if (!slices || slices.length < 2) return undefined;
+  const n = [profile.run.warmupElements];
+  const t = [0];
+  for (const s of slices) {
+    if (!(Number.isFinite(s.elements) && s.elements >= 0 && Number.isFinite(s.seconds) && s.seconds > 0)) return undefined;
+    n.push(n.at(-1)! + s.elements);
+    t.push(t.at(-1)! + s.seconds);
+  }
+  return n.at(-1)! > n[0]! ? { n, t } : undefined;
+}
+
+/** Seconds the run had spent when it reached element position `x` (linear between its points). */
+function timeAt(c: Curve, x: number): number {
+  const { n, t } = c;
+  if (x <= n[0]!) return t[0]!;
+  for (let i = 1; i < n.length; i++) {
+    if (n[i]! >= x) {
+      const dn = n[i]! - n[i - 1]!;
+      return dn > 0 ? t[i - 1]! + ((x - n[i - 1]!) / dn) * (t[i]! - t[i - 1]!) : t[i]!;
+    }
+  }
+  return t.at(-1)!;
+}
+
+/** Points of the curve strictly inside (lo, hi). */
+function pointsInside(c: Curve, lo: number, hi: number): number {
+  return c.n.filter((x) => x > lo && x < hi).length;
+}
+
+/**
+ * Pairs each run of `x` with the run of `base` nearest to it in the diagnosis (each base run used
+ * once; a tie goes to the earlier): in an A B B A design, the runs that ran side by side.
+ */
+export function pairRuns(x: readonly PairableRun[], base: readonly PairableRun[]): Array<[PairableRun, PairableRun]> {
+  const free = [...base].sort((a, b) => a.seq - b.seq);
+  const out: Array<[PairableRun, PairableRun]> = [];
+  for (const r of [...x].sort((a, b) => a.seq - b.seq)) {
+    let best = -1;
+    for (let i = 0; i < free.length; i++) {
+      if (best < 0 || Math.abs(free[i]!.seq - r.seq) < Math.abs(free[best]!.seq - r.seq)) best = i;
+    }
+    if (best < 0) break;
+    out.push([r, free[best]!]);
+    free.splice(best, 1);
+  }
+  return out;
+}
+
+/**
+ * The speed-up of `x` over `base` on the elements their paired runs both covered, or undefined
+ * when the runs do not share enough (fewer than PAIRED_MIN_RANGES sub-ranges in all, or no pair
+ * sharing PAIRED_MIN_OVERLAP of its shorter window).
+ */
+export function pairedSpeedup(x: readonly PairableRun[], base: readonly PairableRun[]): PairedSpeedup | undefined {
+  const xs: number[] = [];
+  const bs: number[] = [];
+  for (const [a, b] of pairRuns(x, base)) {
+    const lo = Math.max(a.curve.n[0]!, b.curve.n[0]!);
+    const hi = Math.min(a.curve.n.at(-1)!, b.curve.n.at(-1)!);
+    const shorter = Math.min(a.curve.n.at(-1)! - a.curve.n[0]!, b.curve.n.at(-1)! - b.curve.n[0]!);
+    if (!(hi > lo) || hi - lo < PAIRED_MIN_OVERLAP * shorter) continue;
+    // As many sub-ranges as the sparser run has points in the stretch (plus one), so each holds
+    // about one of its slices: finer cuts would only interpolate.
+    const m = Math.min(MAX_RANGES_PER_PAIR, Math.max(1, Math.min(pointsInside(a.curve, lo, hi), pointsInside(b.curve, lo, hi)) + 1));
+    for (let k = 0; k < m; k++) {
+      const n0 = lo + ((hi - lo) * k) / m;
+      const n1 = lo + ((hi - lo) * (k + 1)) / m;
+      const ta = timeAt(a.curve, n1) - timeAt(a.curve, n0);
+      const tb = timeAt(b.curve, n1) - timeAt(b.curve, n0);
+      if (!(ta > 0 && tb > 0)) continue;
+      xs.push(ta);
+      bs.push(tb);
+    }
+  }
+  const m = xs.length;
+  if (m < PAIRED_MIN_RANGES) return undefined;
+  const sx = xs.reduce((s, v) => s + v, 0);
+  const sb = bs.reduce((s, v) => s + v, 0);
+  const speedup = sb / sx;
+  const s2 = xs.reduce((s, v, k) => s + (bs[k]! - speedup * v) ** 2, 0) / (m - 1);
+  return { speedup, halfWidth: (t975(m - 1) * Math.sqrt(s2 / m)) / (sx / m), ranges: m };
+}

@@ -1,0 +1,93 @@
+/**
+ * Comparing configurations on the same elements (src/engine/paired.ts): runs simulated over a
+ * corpus whose elements differ in cost by stretches, as the text example's emails do.
+ */
+import * as assert from 'node:assert/strict';
+import { pooledRate, reliablyFaster } from '../../../src/engine/diagnose';
+import { pairedSpeedup, pairRuns, PAIRED_MIN_RANGES, runCurve, type Curve, type PairableRun } from '../../../src/engine/paired';
+import type { WindowSlice } from '../../../src/shared/profile';
+import { ProfileBuilder } from '../model/builder';
+import { simulate } from './contentRuns';
+
+function run(from: number, slices: WindowSlice[], seq: number): PairableRun {
+  const p = new ProfileBuilder({ cores: 2 }).range().map('f', { self: 1e-3 }).build({ rootElements: 100, rate: 100 });
+  p.run.warmupElements = from;
+  p.run.windowSlices = slices;
+  const curve = runCurve(p);
+  assert.ok(curve);
+  return { curve, seq };
+}
+
+describe('comparing on the same elements', () => {
+  it('shows a gain that differences of content between stretches of the data hide from pooled rates', () => {
+    // As written and a config 1.5 times as fast, each over elements from 200, sliced every 0.1 s.
+    const a = simulate(200, 1, 1.2, 0.1, 0.05, 1);
+    const b = simulate(200, 1.5, 1.2, 0.1, 0.05, 2);
+    const pooledA = pooledRate(a);
+    const pooledB = pooledRate(b);
+    assert.equal(reliablyFaster(pooledB, pooledA), false, `the content must hide the gain from pooled rates: ${JSON.stringify({ pooledA, pooledB })}`);
+    const p = pairedSpeedup([run(200, b, 1)], [run(200, a, 0)]);
+    assert.ok(p, 'the runs share most of their elements');
+    assert.ok(p.speedup - p.halfWidth > 1, JSON.stringify(p));
+    assert.ok(Math.abs(p.speedup - 1.5) < 0.1, JSON.stringify(p));
+  });
+
+  it('finds no gain between two runs of equally fast configurations', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const a = simulate(200, 1, 1.2, 0.1, 0.3, seed);
+      const b = simulate(210, 1, 1.2, 0.1, 0.3, seed + 100);
+      const p = pairedSpeedup([run(210, b, 1)], [run(200, a, 0)]);
+      assert.ok(p);
+      assert.ok(!(p.speedup - p.halfWidth > 1 && p.speedup >= 1.03), `seed ${seed}: ${JSON.stringify(p)}`);
+    }
+  });
+
+  it('cuts the shared stretch by the sparser run, and times each run over the same elements', () => {
+    // A: 100 elements/s from element 0 for 10 s in 1 s slices; B: twice as fast from element 100.
+    const a: PairableRun = { curve: { n: [0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000], t: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }, seq: 0 };
+    const b: PairableRun = { curve: { n: [100, 300, 500, 700, 900, 1100], t: [0, 1, 2, 3, 4, 5] }, seq: 1 };
+    const p = pairedSpeedup([b], [a]);
+    // Shared: elements 100…1000; B has 4 points inside, A 8: five sub-ranges of 180 elements.
+    assert.ok(p);
+    assert.equal(p.ranges, 5);
+    assert.ok(Math.abs(p.speedup - 2) < 1e-12 && p.halfWidth < 1e-12, JSON.stringify(p));
+  });
+
+  it('falls back (undefined) when the runs share too little of their elements', () => {
+    // A fast plan whose warm-up ran past most of what as written measured.
+    const a: PairableRun = { curve: { n: [0, 10, 20, 30, 40, 50], t: [0, 1, 2, 3, 4, 5] }, seq: 0 };
+    const b: PairableRun = { curve: { n: [40, 240, 440, 640, 840], t: [0, 0.25, 0.5, 0.75, 1] }, seq: 1 };
+    assert.equal(pairedSpeedup([b], [a]), undefined);
+    // And when every pair together yields fewer than PAIRED_MIN_RANGES sub-ranges.
+    const short: PairableRun = { curve: { n: [0, 20, 50], t: [0, 1, 2] }, seq: 2 };
+    const shortB: PairableRun = { curve: { n: [0, 40, 50], t: [0, 1, 1.2] }, seq: 3 };
+    assert.ok(PAIRED_MIN_RANGES > 2);
+    assert.equal(pairedSpeedup([shortB], [short]), undefined);
+  });
+
+  it('pairs each run with the nearest run of the other configuration, each used once (A B B A)', () => {
+    const c = (seq: number): PairableRun => ({ curve: { n: [0, 1], t: [0, 1] } as Curve, seq });
+    const pairs = pairRuns([c(1), c(2)], [c(0), c(3)]);
+    assert.deepEqual(
+      pairs.map(([x, y]) => [x.seq, y.seq]),
+      [
+        [1, 0],
+        [2, 3],
+      ],
+    );
+    // More runs of one side than the other: the extra goes unpaired.
+    assert.equal(pairRuns([c(1), c(2), c(4)], [c(0)]).length, 1);
+  });
+
+  it('reads a run\'s curve from its warm-up and window slices', () => {
+    const p = new ProfileBuilder({ cores: 2 }).range().map('f', { self: 1e-3 }).build({ rootElements: 100, rate: 100 });
+    p.run.warmupElements = 7;
+    p.run.windowSlices = [
+      { elements: 3, seconds: 0.5 },
+      { elements: 5, seconds: 0.25 },
+    ];
+    assert.deepEqual(runCurve(p), { n: [7, 10, 15], t: [0, 0.5, 0.75] });
+    p.run.windowSlices = [{ elements: 3, seconds: 0.5 }];
+    assert.equal(runCurve(p), undefined, 'one slice is no curve');
+  });
+});
