@@ -5,7 +5,7 @@
  * benchmarks go through `plumberAdvice`, so the engine entry point they measure is named once.
  */
 import { sourceRandomOps, VERIFY_RUN_SECONDS } from '../src/cli/diagnoseRun';
-import { diagnose, type RunBudget, type RunPurpose } from '../src/engine/diagnose';
+import { DEFAULT_BUDGET_SECONDS, diagnose, type RunBudget, type RunPurpose } from '../src/engine/diagnose';
 import { changeTitle } from '../src/model';
 import type { ModelOptions, Plan } from '../src/shared/analysis';
 import type { Overrides, Profile } from '../src/shared/profile';
@@ -54,7 +54,9 @@ export async function plumberAdvice(run: RunWith, o: AdviceOptions): Promise<Adv
   const randomOps = await sourceRandomOps(o.file);
   const sourceSeconds = (performance.now() - t0) / 1000;
   const options: ModelOptions = { ...o.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
-  const d = await diagnose({ run, options, passes: o.passes, verifyBudgetSeconds: o.verifyBudgetSeconds, signal: o.signal });
+  // The whole wait counts against the engine's budget, reading the source included, as in `plumber plan`.
+  const budgetSeconds = Math.max(0, DEFAULT_BUDGET_SECONDS - sourceSeconds);
+  const d = await diagnose({ run, options, passes: o.passes, budgetSeconds, verifyBudgetSeconds: o.verifyBudgetSeconds, signal: o.signal });
   const profileSeconds = (performance.now() - t0) / 1000;
   const { first, plan } = d;
   return {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { ModelOptions } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { runProfile, type RunProfileOptions } from '../runner/spawn';
-import { VERIFY_RUN_SECONDS, diagnose, probesFor, type Diagnosis, type RunBudget, type RunPurpose } from '../engine/diagnose';
+import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS, diagnose, probesFor, type Diagnosis, type RunBudget, type RunPurpose } from '../engine/diagnose';
 import { numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
@@ -34,6 +34,7 @@ export const PLAN_FLAGS: Record<string, FlagSpec> = {
   'memory-budget': { value: true },
   'target-rate': { value: true },
   passes: { value: true },
+  budget: { value: true },
   'no-verify': { value: false },
 };
 
@@ -106,6 +107,9 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
   const { seconds, maxElements, warmupSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
   const passes = numberFlag(p, 'passes', { min: 1, integer: true }) ?? 2;
   const options: ModelOptions = { ...modelOptionsOf(p) };
+  // The budget is the whole wait, reading the source included.
+  const began = performance.now();
+  const budgetSeconds = numberFlag(p, 'budget', { min: 0 }) ?? DEFAULT_BUDGET_SECONDS;
   const randomOps = extra.randomOps ?? (await sourceRandomOps(file));
   if (randomOps.length > 0) options.randomOps = randomOps;
 
@@ -144,6 +148,7 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
       userOverrides,
       options,
       passes,
+      budgetSeconds: Math.max(0, budgetSeconds - (performance.now() - began) / 1000),
       verify: !p.flags.has('no-verify'),
       signal: controller.signal,
       onStep: (step) => reporter.step(`run ${step.run}: ${step.message}`),

@@ -17,6 +17,7 @@
 import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verification, VerifiedConfig } from '../shared/analysis';
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
+import { DEFAULT_SETTINGS } from '../shared/settings';
 import { analyze, changeTitle, describeOp, overridesFor, predict } from '../model';
 import { pairedSpeedup, runCurve, type PairableRun } from './paired';
 import { t975 } from './stats';
@@ -56,7 +57,13 @@ export interface DiagnoseInput {
   passes?: number;
   /** Measure the plan against the pipeline as written before keeping any change (default true). */
   verify?: boolean;
-  /** Wall budget for the verification runs, seconds (default 10). The first A/B pair always runs. */
+  /**
+   * Wall seconds the whole diagnosis aims for (default DEFAULT_BUDGET_SECONDS): the passes run as
+   * asked, and verification takes what they leave. The first A/B pair always runs, so a plan is
+   * never kept unmeasured; further runs start only when they fit.
+   */
+  budgetSeconds?: number;
+  /** Wall budget for the verification runs alone, seconds: replaces what `budgetSeconds` leaves them. */
   verifyBudgetSeconds?: number;
   signal?: AbortSignal;
   onStep?(step: DiagnoseStep): void;
@@ -84,8 +91,11 @@ export interface Diagnosis {
  * a person would not notice it, and a run-to-run drift of that size is common on a shared machine.
  */
 export const MIN_RELATIVE_GAIN = 0.03;
-/** Default wall budget of the verification runs, seconds. */
-export const DEFAULT_VERIFY_BUDGET_SECONDS = 10;
+/**
+ * Default wall seconds of a whole diagnosis (profile, plan, verification): what a person waits for
+ * in the editor or at a terminal. Verification fills what the passes leave of it.
+ */
+export const DEFAULT_BUDGET_SECONDS = DEFAULT_SETTINGS.plan.budgetSeconds;
 /**
  * Seconds each verification run measures (after its warm-up), at most: verification alternates
  * several runs, and its spread comes from the window slices of each run, so short runs keep
@@ -215,11 +225,15 @@ interface VerifyContext {
   clock: () => number;
   /** The runs the passes took, with the overrides each was given. */
   passRuns: PassRun[];
+  /** When the diagnosis started, on `clock`. */
+  began: number;
 }
 
 interface PassRun {
   overrides: Overrides;
   profile: Profile;
+  /** Wall seconds the run took, start-up and teardown included. */
+  seconds: number;
 }
 
 /** Overrides as a canonical string: the same knobs in any key order compare equal. */
@@ -235,6 +249,13 @@ function canonical(o: Overrides): string {
  * (slow, as the pipeline without the change is) would only cost the user time.
  */
 const LEAVE_OUT_FLOOR = 0.5;
+
+/**
+ * Seconds verification may always take for its two A/B pairs, whatever the passes left of the
+ * whole budget: one pair under a drifting load decides nothing, and a plan it leaves undecided
+ * would otherwise be thrown away for want of time.
+ */
+const PAIR_FLOOR_SECONDS = 10;
 
 /** Plans with more changes than this are not searched for the part a pass ran (2^n subsets). */
 const MATCH_MAX_CHANGES = 6;
@@ -264,7 +285,10 @@ function settledAfterOnePair(asWritten: Config, planned: Config, cores: number, 
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const { input, first, plan, options, profiles, clock, passRuns } = ctx;
   const started = clock();
-  const budget = input.verifyBudgetSeconds ?? DEFAULT_VERIFY_BUDGET_SECONDS;
+  const budget = input.verifyBudgetSeconds ?? Math.max(0, (input.budgetSeconds ?? DEFAULT_BUDGET_SECONDS) - (started - ctx.began));
+  // The second A/B pair decides whether a plan whose first pair did not settle is a gain: it may
+  // take the verification floor even when the passes left less of the whole budget.
+  const pairBudget = input.verifyBudgetSeconds ?? Math.max(budget, PAIR_FLOOR_SECONDS);
   const all = plan.changes;
   const configs = new Map<string, Config>();
   const order: Config[] = [];
@@ -306,17 +330,15 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // The passes already measured as written and, in each later pass, a part of the plan or all of
   // it (the first pass's plan, before a later pass added to it): those runs are measured
   // configurations, so verification does not run them again and a part the passes measured
-  // beside as written can be kept when the whole cannot be shown. When the last pass ran exactly
-  // the final plan, it and the run as written are the first A/B pair.
-  const passConfigs = first.error ? [] : passRuns.filter((r) => r.profile !== first && !r.profile.error).map((r) => [r, configRunning(r.overrides)] as const);
-  if (passConfigs.some(([, c]) => c !== undefined)) {
-    record(asWritten, first);
-    order.push(asWritten);
-    for (const [r, c] of passConfigs) {
-      if (!c || c === asWritten) continue;
-      record(c, r.profile);
-      if (!order.includes(c)) order.push(c);
-    }
+  // beside as written can be kept when the whole cannot be shown.
+  record(asWritten, first);
+  order.push(asWritten);
+  for (const r of passRuns) {
+    if (r.profile === first || r.profile.error) continue;
+    const c = configRunning(r.overrides);
+    if (!c || c === asWritten) continue;
+    record(c, r.profile);
+    if (!order.includes(c)) order.push(c);
   }
   let slowest = 0;
   let cancelled = false;
@@ -349,8 +371,15 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     const firstSlices = runSlices(first);
     return firstSlices.length > 0 ? pooledRate(firstSlices).rate : undefined;
   };
-  /** Room for `k` more runs, judging by the slowest verification run so far. */
-  const room = (k: number): boolean => !cancelled && clock() - started + k * slowest <= budget;
+  /**
+   * What a verification run takes before one has run: the passes' start-up, warm-up and teardown
+   * (a run's wall time less its measured window; the shortest, as the first pass's also priced
+   * moves) and the window a run as written measures, the longest of the configurations.
+   */
+  const fixedSeconds = Math.min(...passRuns.map((r) => Math.max(0, r.seconds - (r.profile.run.seconds ?? 0))));
+  const firstRunGuess = (): number => (Number.isFinite(fixedSeconds) ? fixedSeconds : 0) + verifyRunSeconds(expectedRate(asWritten));
+  /** Room for `k` more runs, judging by the slowest verification run so far (or, before any, by the passes' runs). */
+  const room = (k: number, within = budget): boolean => !cancelled && clock() - started + k * (slowest > 0 ? slowest : firstRunGuess()) <= within;
   const finish = (v: Omit<Verification, 'asWritten' | 'tried' | 'seconds'>, keep: PlanChange[]): Plan => {
     const verification: Verification = {
       ...v,
@@ -399,18 +428,15 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     if (await measure(asWritten, `${name(asWritten)} (${asWritten.runs + 1})`)) return undefined;
     return errorOut(cancelled ? 'verification was cancelled' : `verification failed: the pipeline as written failed to run: ${asWritten.error?.message ?? 'no profile'}`);
   };
+  // The first pair is the first pass's run as written and the plan's first run (a pass's, when
+  // the last pass ran exactly the plan): the runs between them change nothing of as written, and
+  // a drift of load shows in the cores each found free (see settledAfterOnePair). The second pair
+  // runs B A, so a load that drifts during the runs weighs on both sides alike (an ABBA design).
   for (let pair = planned.runs; pair < 2; pair++) {
-    if (pair > 0 && (!room(2) || settledAfterOnePair(asWritten, planned, first.machine.cores, faster))) break;
-    // After the passes' A B, the next pair runs B A: a load that drifts during the runs then
-    // weighs on both sides alike (an ABBA design).
-    const planFirst = pair % 2 === 1;
-    if (!planFirst) {
-      const failed = await measureAsWritten();
-      if (failed) return failed;
-    }
+    if (pair > 0 && (!room(2, pairBudget) || settledAfterOnePair(asWritten, planned, first.machine.cores, faster))) break;
     await measure(planned, `${name(planned)} (${planned.runs + 1})`);
     if (cancelled) return errorOut('verification was cancelled');
-    if (planFirst) {
+    if (pair > 0) {
       const failed = await measureAsWritten();
       if (failed) return failed;
     }
@@ -423,23 +449,27 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     if (all.length >= 3) for (const c of all) candidates.push(all.filter((x) => x !== c));
     const byPromise = [...all].sort((a, b) => predictedOf(b) - predictedOf(a));
     for (const c of byPromise) candidates.push([c]);
-    const tryConfig = async (changes: PlanChange[]): Promise<void> => {
+    /** Measures a part of the plan and as written after it; the plan to return when as written failed. */
+    const tryConfig = async (changes: PlanChange[]): Promise<Plan | undefined> => {
       const c = configOf(changes);
-      if (c.runs > 0 || !room(2)) return;
+      if (c.runs > 0 || !room(2)) return undefined;
       await measure(c, name(c));
-      if (!cancelled) await measure(asWritten, `${name(asWritten)} (${asWritten.runs + 1})`);
+      if (cancelled) return errorOut('verification was cancelled');
+      return measureAsWritten();
     };
     for (const changes of candidates) {
-      await tryConfig(changes);
-      if (cancelled) return errorOut('verification was cancelled');
+      const failed = await tryConfig(changes);
+      if (failed) return failed;
     }
     // The changes that did not lose alone may add up: measure them together once.
     const union = all.filter((c) => {
       const alone = configs.get(keyOf([c]));
       return alone && alone.runs > 0 && !alone.error && !slower(alone, asWritten);
     });
-    if (union.length >= 2) await tryConfig(union);
-    if (cancelled) return errorOut('verification was cancelled');
+    if (union.length >= 2) {
+      const failed = await tryConfig(union);
+      if (failed) return failed;
+    }
   }
 
   // Phase 3: the plan is a gain, but that says nothing of each change in it: a large gain (a
@@ -570,13 +600,15 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   const profiles: Profile[] = [];
   const passRuns: PassRun[] = [];
   const passes = Math.max(1, Math.floor(input.passes ?? 2));
+  const began = clock();
   const planned = await planInPasses(
     async (overrides, pass) => {
       const purpose: RunPurpose = pass === 1 ? 'profile' : 'replan';
       input.onStep?.({ phase: purpose, message: pass === 1 ? 'profiling as written' : `re-profiling with the plan applied (pass ${pass} of ${passes})`, run: profiles.length + 1 });
+      const t0 = clock();
       const p = await input.run(overrides, purpose);
       profiles.push(p);
-      passRuns.push({ overrides, profile: p });
+      passRuns.push({ overrides, profile: p, seconds: clock() - t0 });
       return p;
     },
     passes,
@@ -600,6 +632,6 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
     return { first, analysis, plan: { ...plan, changes: [], overrides: { ...user } }, last: first, profiles, error: first.error };
   }
   if (input.verify === false || plan.changes.length === 0) return { first, analysis, plan, last, profiles };
-  const verified = await verifyPlan({ input, first, plan, options, profiles, clock, passRuns });
+  const verified = await verifyPlan({ input, first, plan, options, profiles, clock, passRuns, began });
   return { first, analysis, plan: verified, last, profiles };
 }

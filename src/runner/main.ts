@@ -288,9 +288,11 @@ async function main(): Promise<void> {
   TrainWatch.detach(tracer);
   const bandwidth = probeReadBandwidth(path.dirname(file));
   machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}) };
-  const available = await probeAvailableCores(machine.cores);
-  if (available !== undefined) machine.availableCores = available;
   const probes = req.probes !== false;
+  // The window measures the cores it found free (onWindowEnd): the 0.2 s probe before it is the
+  // fallback where the machine's idle time cannot be read, and the first profile's figure.
+  const available = probes || machineIdleSeconds() === undefined ? await probeAvailableCores(machine.cores) : undefined;
+  if (available !== undefined) machine.availableCores = available;
   // Without probes nothing is sampled: the library stops offering elements at its first offer.
   if (!probes) tracer.endSampling();
   const calibration = probes ? await calibrateWorkerTasks(file, clock.read) : undefined;

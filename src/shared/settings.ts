@@ -18,7 +18,7 @@ export interface Settings {
   /** Model inputs. */
   model: { cores: number; memoryBudgetMB: number };
   /** How a plan is made: profile passes before planning, and whether runs verify it before it is offered. */
-  plan: { passes: number; verify: boolean };
+  plan: { passes: number; verify: boolean; budgetSeconds: number };
   /** How fixes apply: `preview` opens VS Code's refactor preview for a fix that changes more than one place. */
   fixes: { preview: boolean };
 }
@@ -27,10 +27,10 @@ export const DEFAULT_SETTINGS: Settings = {
   codeLens: { enabled: true, operators: true, pipelines: true, heatBars: false },
   inlayHints: { enabled: false },
   diagnostics: { enabled: true },
-  profile: { seconds: 5, maxElements: 100_000, timeoutSeconds: 60, memoryMB: 4096 },
+  profile: { seconds: 3, maxElements: 100_000, timeoutSeconds: 60, memoryMB: 4096 },
   runner: { nodePath: '', nodeArgs: [] },
   model: { cores: 0, memoryBudgetMB: 0 },
-  plan: { passes: 2, verify: true },
+  plan: { passes: 2, verify: true, budgetSeconds: 15 },
   fixes: { preview: true },
 };
 
@@ -74,6 +74,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
   { key: 'plan.passes', type: 'integer', scope: 'resource', minimum: 1, maximum: 5, markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.' },
   { key: 'plan.verify', type: 'boolean', scope: 'resource', markdownDescription: 'Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model\'s estimate only, marked *not verified*.' },
+  { key: 'plan.budgetSeconds', type: 'number', scope: 'resource', minimum: 0, markdownDescription: 'Seconds a whole diagnosis (profile, plan, verification) aims for, as `plumber plan --budget`. Verification runs while the passes have left time, and always measures the plan against the pipeline as written once.' },
   { key: 'fixes.preview', type: 'boolean', scope: 'resource', markdownDescription: "Open VS Code's refactor preview before applying a fix that changes more than one place (single-knob fixes apply at once). Off: every fix applies at once." },
 ];
 

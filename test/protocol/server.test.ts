@@ -26,7 +26,7 @@ describe('language server over JSON-RPC', function () {
   // What the client answers workspace/configuration with; a test changes it, then tells the server.
   // Short runs, one pass; the plan is made for both cores of the machine (whatever else runs on it)
   // so it proposes a worker move to verify; verification is off until the test that turns it on.
-  const settings: { profile: Partial<Settings['profile']>; plan: Settings['plan']; model: Partial<Settings['model']> } = { profile: { seconds: 1 }, plan: { passes: 1, verify: false }, model: { cores: 2 } };
+  const settings: { profile: Partial<Settings['profile']>; plan: Settings['plan']; model: Partial<Settings['model']> } = { profile: { seconds: 1 }, plan: { passes: 1, verify: false, budgetSeconds: 15 }, model: { cores: 2 } };
 
   before(async function () {
     if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`node esbuild.mjs\` first (npm test does).`);

@@ -22,7 +22,7 @@ describe('profiling a training script from the editor', function () {
   this.timeout(180_000);
   let client: TestClient;
   // Short runs, one pass, no verification: the test is about the flow, not the plan's numbers.
-  const settings: { profile: Partial<Settings['profile']>; plan: Settings['plan'] } = { profile: { seconds: 2 }, plan: { passes: 1, verify: false } };
+  const settings: { profile: Partial<Settings['profile']>; plan: Settings['plan'] } = { profile: { seconds: 2 }, plan: { passes: 1, verify: false, budgetSeconds: 15 } };
 
   before(async () => {
     if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`node esbuild.mjs\` first (npm test does).`);

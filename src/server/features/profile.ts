@@ -134,6 +134,7 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
         }),
       options: { ...modelOptions(s), randomOps: staticRandomOps(...(training ? all.map((x) => x.graph) : [v.graph])) },
       passes: s.plan.passes,
+      budgetSeconds: s.plan.budgetSeconds,
       verify: s.plan.verify,
       signal: deps.signal,
       onStep: (next) => {

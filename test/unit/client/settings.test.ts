@@ -2,6 +2,9 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_SETTINGS, RESTRICTED_SETTINGS, SETTING_SPECS, TRACE_SETTING, defaultOf, normalizeSettings } from '../../../src/shared/settings';
+import { PLAN_FLAGS, runBudgetFlags } from '../../../src/cli/diagnoseRun';
+import { parseArgs } from '../../../src/cli/args';
+import { DEFAULT_BUDGET_SECONDS } from '../../../src/engine/diagnose';
 
 interface ConfigRow {
   type: string;
@@ -46,12 +49,16 @@ describe('Settings', () => {
     assert.ok(trace.scope && trace.markdownDescription);
   });
 
-  it('let the editor plan like `plumber plan`: two passes and a verified plan unless the person says otherwise', () => {
-    assert.deepEqual(DEFAULT_SETTINGS.plan, { passes: 2, verify: true });
+  it('let the editor plan like `plumber plan`: two passes, its run length and time budget, and a verified plan unless the person says otherwise', () => {
+    const cli = runBudgetFlags(parseArgs(['x.ts'], PLAN_FLAGS, 'plan'));
+    assert.deepEqual(DEFAULT_SETTINGS.plan, { passes: 2, verify: true, budgetSeconds: DEFAULT_BUDGET_SECONDS });
+    assert.equal(DEFAULT_SETTINGS.profile.seconds, cli.seconds);
+    assert.equal(properties['plumber.profile.seconds']!.default, cli.seconds);
     assert.equal(properties['plumber.plan.passes']!.default, 2);
     assert.equal(properties['plumber.plan.verify']!.default, true);
-    assert.deepEqual(normalizeSettings({ plan: { passes: 0, verify: 'yes' } }).invalid, ['plumber.plan.passes', 'plumber.plan.verify']);
-    assert.deepEqual(normalizeSettings({ plan: { passes: 1, verify: false } }).settings.plan, { passes: 1, verify: false });
+    assert.equal(properties['plumber.plan.budgetSeconds']!.default, DEFAULT_BUDGET_SECONDS);
+    assert.deepEqual(normalizeSettings({ plan: { passes: 0, verify: 'yes', budgetSeconds: -1 } }).invalid, ['plumber.plan.passes', 'plumber.plan.verify', 'plumber.plan.budgetSeconds']);
+    assert.deepEqual(normalizeSettings({ plan: { passes: 1, verify: false, budgetSeconds: 40 } }).settings.plan, { passes: 1, verify: false, budgetSeconds: 40 });
   });
 
   it('declare the runner settings as restricted in untrusted workspaces', () => {

@@ -4,7 +4,7 @@
  * and which configuration it keeps given what those runs measured.
  */
 import * as assert from 'node:assert/strict';
-import { diagnose, measuredSlower, pooledRate, reliablyFaster, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
+import { diagnose, measuredSlower, pooledRate, reliablyFaster, runSlices, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
 import { plan as modelPlan } from '../../../src/model';
 import { changeKey, type PlanChange } from '../../../src/shared/analysis';
 import type { Overrides, Profile, WindowSlice } from '../../../src/shared/profile';
@@ -102,11 +102,11 @@ describe('diagnose: verification', () => {
     const gain = asPredicted(first);
     const s = scripted(first, () => planned, (applied) => (applied.length === all.length ? gain : 1));
     const d = await diagnose({ run: s.run, passes: 1 });
-    // A B B A: as written, the plan, then the other way round, so a drifting load weighs on both.
-    // (Without any one of its changes the model puts this plan at a quarter of its rate or less:
-    // no part of it is measured on its own.)
-    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'verify', 'verify', 'verify', 'verify']);
-    assert.deepEqual(s.calls.slice(1).map((c) => c.applied.length), [0, all.length, all.length, 0]);
+    // A B B A: as written (the profile's run), the plan, then the other way round, so a drifting
+    // load weighs on both. (Without any one of its changes the model puts this plan at a quarter
+    // of its rate or less: no part of it is measured on its own.)
+    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'verify', 'verify', 'verify']);
+    assert.deepEqual(s.calls.map((c) => c.applied.length), [0, all.length, all.length, 0]);
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
     assert.deepEqual(d.plan.changes.map(changeKey).sort(), all);
@@ -114,8 +114,9 @@ describe('diagnose: verification', () => {
     assert.ok(Math.abs(v.speedup - gain) < 1e-9);
     assert.equal(v.dropped.length, 0);
     assert.equal(v.tried.length, 2);
-    assert.equal(v.asWritten.windows, 10);
-    assert.equal(d.profiles.length, 5);
+    // The profile's window and the second pair's five slices.
+    assert.equal(v.asWritten.windows, runSlices(first).length + 5);
+    assert.equal(d.profiles.length, 4);
   });
 
   it('measures a plan that gained as predicted without a change that may not pay, and drops it when the plan measured reliably faster without it', async () => {
@@ -145,10 +146,10 @@ describe('diagnose: verification', () => {
     assert.match(v.dropped[0]!.why, /^the plan measured [\d.]+× with it and [\d.]+× without$/);
     // After A B B A, the plan without the move was measured — and not the plan without the
     // parallelism, which the model puts at the pipeline's rate as written.
-    const after = s.calls.slice(5);
+    const after = s.calls.slice(4);
     assert.deepEqual(after.map((c) => c.applied), [[parallelism]]);
-    assert.equal(steps.length, 6);
-    assert.match(steps[5]!, /^verifying: set parallelism of map\(fetch\) to \d+$/);
+    assert.equal(steps.length, 5);
+    assert.match(steps[4]!, /^verifying: set parallelism of map\(fetch\) to \d+$/);
   });
 
   it('stops after one pair when it settled the comparison on runs that found the same cores free', async () => {
@@ -273,10 +274,10 @@ describe('diagnose: verification', () => {
       p.run.windowSlices = slicesOf(applied.length === all.length ? 1.5 : 1);
       return p;
     };
-    // One pair of runs (the first pair always runs).
+    // One pair of runs (the first pair always runs): the profile's as written and the plan's.
     const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 0 });
     const v = d.plan.verification!;
-    assert.deepEqual(calls.slice(1).map((c) => c.length), [0, all.length]);
+    assert.deepEqual(calls.map((c) => c.length), [0, all.length]);
     // Pooled, the content's spread swallows the gain.
     const plan = v.tried.find((t) => t.changes.length === all.length)!;
     assert.equal(reliablyFaster(plan.measured, v.asWritten), false, JSON.stringify(v.tried));
@@ -321,11 +322,11 @@ describe('diagnose: verification', () => {
     assert.match(v.summary, /^verified 1\.5\d× ± /);
     // The kept plan's overrides carry no worker placement.
     assert.equal(Object.values(d.plan.overrides).some((o) => o.placement === 'worker'), false);
-    // Every configuration measured had a run as written right before or after it.
-    const verify = s.calls.filter((c) => c.purpose === 'verify');
-    for (let i = 0; i < verify.length; i++) {
-      if (verify[i]!.applied.length === 0) continue;
-      assert.ok(verify[i - 1]?.applied.length === 0 || verify[i + 1]?.applied.length === 0, `run ${i} has no run as written beside it`);
+    // Every configuration measured had a run as written (the profile's, or a verification run) right before or after it.
+    const runs = s.calls;
+    for (let i = 1; i < runs.length; i++) {
+      if (runs[i]!.applied.length === 0) continue;
+      assert.ok(runs[i - 1]?.applied.length === 0 || runs[i + 1]?.applied.length === 0, `run ${i} has no run as written beside it`);
     }
   });
 
@@ -349,7 +350,7 @@ describe('diagnose: verification', () => {
     const exact = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
     const kept = await diagnose({ run: exact.run, passes: 1, verifyBudgetSeconds: 60 });
     assert.equal(kept.plan.changes.length, planned.length);
-    assert.equal(exact.calls.length, 5);
+    assert.equal(exact.calls.length, 4);
   });
 
   it('never keeps a change that measured slower, and keeps only a configuration that measured reliably faster', async () => {
@@ -400,11 +401,46 @@ describe('diagnose: verification', () => {
       t.tick();
       return s.run(o, p);
     };
-    const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 10, clock: t.clock });
-    // As written + the plan take 6 s; another pair would end at 12 s, beyond the 10 s budget.
-    assert.equal(s.calls.filter((c) => c.purpose === 'verify').length, 2);
+    const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 5, clock: t.clock });
+    // The plan's run (paired with the profile's as written) takes 3 s; the second pair would end at 9 s, beyond the 5 s budget.
+    assert.equal(s.calls.filter((c) => c.purpose === 'verify').length, 1);
     assert.equal(d.plan.verification!.verdict, 'no-gain');
-    assert.equal(d.plan.verification!.seconds, 6);
+    assert.equal(d.plan.verification!.seconds, 3);
+  });
+
+  it('gives the optional runs what the passes leave of the whole budget, and the second A/B pair at least its floor', async () => {
+    // An awaiting fetch and a 1 ms decode the model moves to worker threads: the plan gains as
+    // predicted, and with room verification also measures the plan without the move.
+    const first = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('fetch', { latency: 20e-3, parallelism: 1 })
+      .map('decode', { self: 1e-3, module: true })
+      .build({ rootElements: 100, rate: 1 / 21e-3 });
+    const planned = modelPlan(first).changes;
+    assert.equal(planned.length, 2, 'the scenario needs a plan of two changes');
+    const gain = asPredicted(first);
+    /** Each run costs `fixed` seconds of start-up and teardown besides its window (3 s for a pass, what verification asks for otherwise). */
+    const diagnoseWith = async (budgetSeconds: number, fixed = 2) => {
+      let now = 0;
+      const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
+      const run = async (o: Overrides, p: RunPurpose, b?: RunBudget): Promise<Profile> => {
+        const out = await s.run(o, p);
+        now += fixed + (b?.seconds ?? 3);
+        if (p !== 'verify') out.run.seconds = 3;
+        return out;
+      };
+      const d = await diagnose({ run, passes: 2, budgetSeconds, clock: () => now });
+      assert.equal(d.plan.verification!.verdict, 'gain');
+      return s.calls.map((c) => `${c.purpose} ${c.applied.length}`);
+    };
+    // The passes ran as written and the plan (10 s). With a minute, verification runs the second
+    // pair (B A) and the plan without its least promising change.
+    assert.deepEqual(await diagnoseWith(60), ['profile 0', 'replan 2', 'verify 2', 'verify 0', 'verify 1']);
+    // With 13 s the passes leave 3 s: the second pair still runs (its floor), the optional run does not.
+    assert.deepEqual(await diagnoseWith(13), ['profile 0', 'replan 2', 'verify 2', 'verify 0']);
+    // Runs that take 5 s besides their window: the passes' runs show that the second pair (about
+    // 12 s) would not fit even the floor, before any verification run has shown what one takes.
+    assert.deepEqual(await diagnoseWith(13, 5), ['profile 0', 'replan 2']);
   });
 
   it('reports progress per step, naming the phase and the run', async () => {
@@ -414,7 +450,7 @@ describe('diagnose: verification', () => {
     const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
     const steps: string[] = [];
     await diagnose({ run: s.run, passes: 1, onStep: (st) => steps.push(`${st.run} ${st.phase}: ${st.message}`) });
-    assert.deepEqual(steps, ['1 profile: profiling as written', '2 verify: verifying: as written (1)', '3 verify: verifying: the plan (1)', '4 verify: verifying: the plan (2)', '5 verify: verifying: as written (2)']);
+    assert.deepEqual(steps, ['1 profile: profiling as written', '2 verify: verifying: the plan (1)', '3 verify: verifying: the plan (2)', '4 verify: verifying: as written (2)']);
   });
 
   it('returns the first run\'s error with an empty plan and runs nothing else', async () => {
@@ -443,8 +479,9 @@ describe('diagnose: verification', () => {
     });
     assert.equal(d.plan.verification!.verdict, 'error');
     assert.deepEqual(d.plan.changes, []);
-    assert.match(d.plan.verification!.summary, /the process died/);
-    assert.equal(n, 2);
+    assert.match(d.plan.verification!.summary, /as written failed to run: the process died/);
+    // The plan's run failed, then the first part of it tried and the run as written after it: nothing more.
+    assert.equal(n, 4);
   });
 
   it('keeps nothing and says why when the plan itself fails to run and no part of it gains', async () => {

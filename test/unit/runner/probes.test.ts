@@ -71,6 +71,12 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(slices !== undefined && slices.length >= 4, `window slices: ${JSON.stringify(slices)}`);
     assert.ok(Math.abs(slices.reduce((a, s) => a + s.elements, 0) - 39) < 1e-6);
     assert.ok(Math.abs(slices.reduce((a, s) => a + s.seconds, 0) - drained.run.seconds) < 1e-6);
+    // A run without probes learns the free cores from its window alone (where the machine's idle
+    // time can be read): no probe threads burn the cores before it.
+    if (process.platform === 'linux') {
+      assert.equal(drained.machine.availableCores, undefined);
+      assert.ok((drained.run.availableCores ?? 0) > 0, `availableCores ${drained.run.availableCores}`);
+    }
   });
 
   it('records the cores free during the window, between none and all of them, and the load average at its end', () => {

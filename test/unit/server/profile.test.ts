@@ -21,7 +21,8 @@ const URI = pathToFileURL(FILE).href;
 const TEXT = readFileSync(FILE, 'utf8');
 
 function settings(plan: Settings['plan'], cores = 3): Settings {
-  return { ...structuredClone(DEFAULT_SETTINGS), model: { cores, memoryBudgetMB: 0 }, plan };
+  // Runs of 4 s, not the default: the test shows the runs measure what the settings say.
+  return { ...structuredClone(DEFAULT_SETTINGS), profile: { ...DEFAULT_SETTINGS.profile, seconds: 4 }, model: { cores, memoryBudgetMB: 0 }, plan };
 }
 
 describe('Profiling from the editor', () => {
@@ -49,7 +50,7 @@ describe('Profiling from the editor', () => {
       { uri: URI, pipeline: 'images' },
       {
         trusted: true,
-        settings: settings({ passes: 2, verify: true }),
+        settings: settings({ passes: 2, verify: true, budgetSeconds: 15 }),
         store: s.store,
         views: (u) => s.views(u),
         run: (opts) => {
@@ -74,6 +75,7 @@ describe('Profiling from the editor', () => {
     const input = inputs[0]!;
     assert.equal(input.passes, 2);
     assert.equal(input.verify, true);
+    assert.equal(input.budgetSeconds, 15);
     assert.equal(input.options?.cores, 3);
     assert.deepEqual(input.options?.randomOps, images.ops.filter((o) => o.random).map((o) => o.id).sort());
     // Profile runs measure as long as the settings say; only the first probes (later passes inherit
@@ -81,8 +83,8 @@ describe('Profiling from the editor', () => {
     assert.deepEqual(
       runs.map((r) => [r.exportName, r.seconds, r.probes, r.overrides]),
       [
-        ['images', 5, undefined, {}],
-        ['images', 5, false, planOverrides],
+        ['images', 4, undefined, {}],
+        ['images', 4, false, planOverrides],
         ['images', 1, false, {}],
       ],
     );
@@ -107,7 +109,7 @@ describe('Profiling from the editor', () => {
       { uri: URI, pipeline: 'images' },
       {
         trusted: true,
-        settings: settings({ passes: 1, verify: false }, 0),
+        settings: settings({ passes: 1, verify: false, budgetSeconds: 15 }, 0),
         store: s.store,
         views: (u) => s.views(u),
         run: () => Promise.resolve(hand.profile),

@@ -34,7 +34,7 @@ describe('Profiling a training script from the editor', () => {
         { uri: URI, ...(asked ? { pipeline: views.find((v) => v.graph.name.startsWith(`local:${asked}@`))!.graph.name } : {}) },
         {
           trusted: true,
-          settings: { ...structuredClone(DEFAULT_SETTINGS), plan: { passes: 1, verify: false } },
+          settings: { ...structuredClone(DEFAULT_SETTINGS), plan: { passes: 1, verify: false, budgetSeconds: 15 } },
           store: s.store,
           views: (u) => s.views(u),
           run: (opts) => {
