@@ -66,6 +66,12 @@ export const MIN_ELEMENTS = 30;
 export const FILL_LIMIT_SECONDS = 20;
 /** How many successive estimates must agree. */
 const AGREEING = 3;
+/**
+ * Fewest slices a converged window holds: verification's spread and its comparisons on the same
+ * elements need several (a window that converged in half a second, its points thinned by a busy
+ * main thread, held three).
+ */
+const MIN_CONVERGED_SLICES = 4;
 /** Most slices `windowSlices` reports: adjacent estimate intervals merge beyond this. */
 const MAX_SLICES = 12;
 
@@ -185,7 +191,8 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
           estimates.push(windowElements / (t - windowStart));
           points.push({ t, elements: total, fine: fineAtLastArrival });
           nextEstimate = t + estimateInterval;
-          if (agree(estimates) && windowElements >= MIN_ELEMENTS && t - windowStart >= minWindow) {
+          const enoughSlices = (): boolean => (slices(points.filter((p) => p.t >= windowStart), { t, elements: total, fine: fineAtLastArrival })?.length ?? 0) >= MIN_CONVERGED_SLICES;
+          if (agree(estimates) && windowElements >= MIN_ELEMENTS && t - windowStart >= minWindow && enoughSlices()) {
             converged = true;
             endReason = 'converged';
             break;

@@ -124,7 +124,7 @@ describe('language server over JSON-RPC', function () {
     const token = 'profile-verify';
     const steps: string[] = [];
     const progress = client.connection.onProgress(WorkDoneProgress.type, token, (v) => {
-      // "numbers: verifying the plan (run 2 of 5): measuring, 300 elements" → the step alone.
+      // "numbers: verifying the plan (run 2 of 4): measuring, 300 elements" → the step alone.
       const step = v.kind === 'report' ? v.message?.replace(/…$/, '').replace(/\): .*$/, ')') : undefined;
       if (step && !steps.includes(step)) steps.push(step);
     });
@@ -132,8 +132,8 @@ describe('language server over JSON-RPC', function () {
     progress.dispose();
     assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
     // The runs in order: as written, then verification, each named in the progress.
-    assert.match(steps[0] ?? '', /^numbers: profiling as written \(run 1 of 5\)/, steps.join('\n'));
-    assert.ok(steps.some((m) => /^numbers: verifying the plan \(run 2 of 5\)/.test(m)), steps.join('\n'));
+    assert.match(steps[0] ?? '', /^numbers: profiling as written \(run 1 of 4\)/, steps.join('\n'));
+    assert.ok(steps.some((m) => /^numbers: verifying the plan \(run 2 of 4\)/.test(m)), steps.join('\n'));
     const report = await client.connection.sendRequest(ReportRequest, { uri, pipeline: 'numbers' });
     const v = report.plan!.verification!;
     assert.ok(v, 'the plan carries its verification');

@@ -166,13 +166,14 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
 
 /**
  * Runs a diagnosis is likely to take, for "run 3 of 4": the profile passes, plus verification's
- * two as-written/plan pairs less the pair the passes already ran (with two or more passes, the
- * first and last runs are as written and the plan). Verification may stop early (nothing to
- * verify) or try more configurations within its time budget; the count then follows the runs.
+ * two as-written/plan pairs less what the passes already ran (the first pass is the first run as
+ * written; with two or more passes the last ran the plan). Verification may stop early (nothing to
+ * verify, a first pair that settled) or try more configurations within its time budget; the count
+ * then follows the runs.
  */
 export function expectedRuns(settings: Settings): number {
   const { passes, verify } = settings.plan;
-  return passes + (verify ? (passes >= 2 ? 2 : 4) : 0);
+  return passes + (verify ? (passes >= 2 ? 2 : 3) : 0);
 }
 
 /** What a diagnosis step is doing, in the words the progress notification shows. */
