@@ -36,6 +36,17 @@ function twoChangeProfile(): Profile {
   return p;
 }
 
+/** An awaiting fetch with one call in flight, then a 1 ms decode: the model raises the fetch's parallelism and moves the decode to worker threads. */
+function fetchDecodeProfile(): Profile {
+  const p = new ProfileBuilder({ cores: 2 })
+    .range()
+    .map('fetch', { latency: 20e-3, parallelism: 1 })
+    .map('decode', { self: 1e-3, module: true })
+    .build({ rootElements: 100, rate: 1 / 21e-3 });
+  assert.deepEqual(modelPlan(p).changes.map((c) => c.kind).sort(), ['parallelism', 'placement'], 'the scenario needs a parallelism change and a worker move');
+  return p;
+}
+
 /** The speed-up the model predicts for its whole plan on `first`: a run measuring it falls short of nothing. */
 function asPredicted(first: Profile): number {
   const p = modelPlan(first);
@@ -120,15 +131,9 @@ describe('diagnose: verification', () => {
   });
 
   it('measures a plan that gained as predicted without a change that may not pay, and drops it when the plan measured reliably faster without it', async () => {
-    // An awaiting fetch with one call in flight, then a 1 ms decode the model moves to worker
-    // threads: the fetch's parallelism carries the gain; the move is predicted to add 1.9× to it.
-    const first = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('fetch', { latency: 20e-3, parallelism: 1 })
-      .map('decode', { self: 1e-3, module: true })
-      .build({ rootElements: 100, rate: 1 / 21e-3 });
+    // The fetch's parallelism carries the gain; the move is predicted to add 1.9× to it.
+    const first = fetchDecodeProfile();
     const planned = modelPlan(first).changes;
-    assert.deepEqual(planned.map((c) => c.kind).sort(), ['parallelism', 'placement'], 'the scenario needs a parallelism change and a worker move');
     const gain = asPredicted(first);
     const placement = changeKey(planned.find((c) => c.kind === 'placement')!);
     const parallelism = changeKey(planned.find((c) => c.kind === 'parallelism')!);
@@ -409,15 +414,9 @@ describe('diagnose: verification', () => {
   });
 
   it('gives the optional runs what the passes leave of the whole budget, and the second A/B pair at least its floor', async () => {
-    // An awaiting fetch and a 1 ms decode the model moves to worker threads: the plan gains as
-    // predicted, and with room verification also measures the plan without the move.
-    const first = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('fetch', { latency: 20e-3, parallelism: 1 })
-      .map('decode', { self: 1e-3, module: true })
-      .build({ rootElements: 100, rate: 1 / 21e-3 });
+    // The plan gains as predicted, and with room verification also measures the plan without the move.
+    const first = fetchDecodeProfile();
     const planned = modelPlan(first).changes;
-    assert.equal(planned.length, 2, 'the scenario needs a plan of two changes');
     const gain = asPredicted(first);
     /** Each run costs `fixed` seconds of start-up and teardown besides its window (3 s for a pass, what verification asks for otherwise). */
     const diagnoseWith = async (budgetSeconds: number, fixed = 2) => {
