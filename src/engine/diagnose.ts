@@ -60,7 +60,8 @@ export interface DiagnoseInput {
   /**
    * Wall seconds the whole diagnosis aims for (default DEFAULT_BUDGET_SECONDS): the passes run as
    * asked, and verification takes what they leave. The first A/B pair always runs, so a plan is
-   * never kept unmeasured; further runs start only when they fit.
+   * never kept unmeasured; the second may take PAIR_FLOOR_SECONDS whatever is left; further runs
+   * start only when they fit.
    */
   budgetSeconds?: number;
   /** Wall budget for the verification runs alone, seconds: replaces what `budgetSeconds` leaves them. */

@@ -74,7 +74,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
   { key: 'plan.passes', type: 'integer', scope: 'resource', minimum: 1, maximum: 5, markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.' },
   { key: 'plan.verify', type: 'boolean', scope: 'resource', markdownDescription: 'Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model\'s estimate only, marked *not verified*.' },
-  { key: 'plan.budgetSeconds', type: 'number', scope: 'resource', minimum: 0, markdownDescription: 'Seconds a whole diagnosis (profile, plan, verification) aims for, as `plumber plan --budget`. Verification runs while the passes have left time, and always measures the plan against the pipeline as written once.' },
+  { key: 'plan.budgetSeconds', type: 'number', scope: 'resource', minimum: 0, markdownDescription: 'Seconds a whole diagnosis (profile, plan, verification) aims for, as `plumber plan --budget`. Verification takes what the passes leave: it always measures the plan beside the pipeline as written, a second pair of runs may take up to 10 s when the first did not settle, and further runs start only when they fit.' },
   { key: 'fixes.preview', type: 'boolean', scope: 'resource', markdownDescription: "Open VS Code's refactor preview before applying a fix that changes more than one place (single-knob fixes apply at once). Off: every fix applies at once." },
 ];
 
