@@ -8,7 +8,7 @@
 //   4. with --vsix: `npm run package`, then the VSIX installed into a fresh code-server (test/e2e/ui/vsix.ui.mjs).
 // Usage: node scripts/e2e/run.mjs [--no-build] [--vsix] [--desktop] [--only=suite|untrusted|ui|vsix]
 //   --desktop: the extension-host suite in desktop VS Code, which runTests downloads (needs the network).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './codeServer.mjs';
@@ -87,6 +87,31 @@ async function capturing(fn) {
   }
 }
 
+/**
+ * Runs one Playwright UI script (after `before`, if given) and records its exit code with the
+ * last thing it printed to stderr, so the summary at the end, which is all a CI log may keep,
+ * says why a step failed.
+ */
+function uiTest(name, [script, ...rest], before) {
+  let why = '';
+  let code = 0;
+  try {
+    before?.();
+    const r = spawnSync(process.execPath, [join(ROOT, script), ...rest], { stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    process.stderr.write(r.stderr ?? '');
+    code = r.status ?? 1;
+    if (code !== 0) {
+      // The scripts end with "<name> UI test failed at "<step>": <why>" (the why may run on over lines).
+      const lines = (r.error?.message ?? r.stderr ?? '').split('\n').filter((l) => l.trim());
+      why = (lines.find((l) => / failed at /.test(l)) ?? lines.at(-1) ?? '').trim().slice(0, 400);
+    }
+  } catch (e) {
+    code = e.status ?? 1;
+    why = e instanceof Error ? e.message.split('\n')[0] : String(e);
+  }
+  results.push([name, code, why]);
+}
+
 // The suites run through @vscode/test-electron's runTests (extensionTests.mjs): against code-server
 // here, against a downloaded desktop VS Code with --desktop.
 if (!only || only === 'suite') {
@@ -105,40 +130,17 @@ if (!only || only === 'ui') {
   // Pictures of an earlier failure would mislead whoever looks at this run's.
   for (const f of existsSync(shotsDir) ? readdirSync(shotsDir) : []) if (f.includes('failure')) rmSync(join(shotsDir, f));
   step('Playwright UI test');
-  let code = 0;
-  try {
-    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/workbench.ui.mjs'), fresh()], { stdio: 'inherit' });
-  } catch (e) {
-    code = e.status ?? 1;
-  }
-  results.push(['UI test', code]);
+  uiTest('UI test', ['test/e2e/ui/workbench.ui.mjs', fresh()]);
   // Issue 14: Apply All through the refactor preview, stale lenses right after, undo, what-if hover, heat bars.
   step('Playwright UI test of the editor at a glance');
-  code = 0;
-  try {
-    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/glance.ui.mjs'), fresh()], { stdio: 'inherit' });
-  } catch (e) {
-    code = e.status ?? 1;
-  }
-  results.push(['UI test of the editor at a glance', code]);
+  uiTest('UI test of the editor at a glance', ['test/e2e/ui/glance.ui.mjs', fresh()]);
   // The same on examples/images: the README's pictures. Its JPEGs are generated once (about 12 s).
   step('Playwright UI test on examples/images');
-  code = 0;
-  try {
-    execFileSync(process.execPath, ['--import', 'tsx', '-e', "require('./examples/images/prepare').ensureImages()"], { cwd: ROOT, stdio: 'inherit' });
-    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/example.ui.mjs')], { stdio: 'inherit' });
-  } catch (e) {
-    code = e.status ?? 1;
-  }
-  results.push(['UI test on examples/images', code]);
+  uiTest('UI test on examples/images', ['test/e2e/ui/example.ui.mjs'], () =>
+    execFileSync(process.execPath, ['--import', 'tsx', '-e', "require('./examples/images/prepare').ensureImages()"], { cwd: ROOT, stdio: 'inherit' }),
+  );
   step('Playwright UI test of Workspace Trust (refused, then trusted in the UI, then profiled)');
-  code = 0;
-  try {
-    execFileSync(process.execPath, [join(ROOT, 'test/e2e/ui/trust.ui.mjs'), fresh()], { stdio: 'inherit' });
-  } catch (e) {
-    code = e.status ?? 1;
-  }
-  results.push(['UI test of Workspace Trust', code]);
+  uiTest('UI test of Workspace Trust', ['test/e2e/ui/trust.ui.mjs', fresh()]);
 }
 
 if (only === 'vsix' || (!only && args.includes('--vsix'))) {
@@ -155,6 +157,10 @@ if (only === 'vsix' || (!only && args.includes('--vsix'))) {
 
 step('summary');
 for (const l of output.filter((l) => /PLUMBER_(ACTIVATION|E2E )/.test(l))) console.log(l.trim());
-for (const [name, code] of results) console.log(`${code === 0 ? 'ok  ' : 'FAIL'} ${name} (exit ${code})`);
+// Mocha's failures in the extension-host suites ("  1) suite", its test, its error), so the end of
+// the log says which test failed and how.
+const failures = output.filter((l) => /^\s+\d+\) |^\s+(Assertion)?Error\b|^\s+\w*Error: /.test(l)).slice(0, 30);
+for (const l of failures) console.log(`mocha: ${l.trim()}`);
+for (const [name, code, why] of results) console.log(`${code === 0 ? 'ok  ' : 'FAIL'} ${name} (exit ${code})${code !== 0 && why ? `: ${why}` : ''}`);
 console.log(`total ${((Date.now() - started) / 1000).toFixed(0)} s`);
 process.exit(results.every(([, c]) => c === 0) ? 0 : 1);
