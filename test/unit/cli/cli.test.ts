@@ -44,6 +44,17 @@ describe('plumber (the built CLI)', function () {
     assert.doesNotMatch(r.stdout, /Try the plan/);
   });
 
+  it('never plans a cache after a map whose source calls Math.random(), though one run could not tell', async () => {
+    const r = await plumber('plan', path.join(PIPELINES, 'verify-rare-random.ts'), ...SHORT, '--passes', '1', '--no-verify', '--cores', '2', '--json', '--quiet');
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { profile: { ops: Array<{ id: string; randomObserved?: boolean }> }; plan: { changes: Array<{ kind: string; opId: string }>; notes?: string[] } };
+    // map(augment) (18:4) flips one element in a million: the runner's second call did not tell.
+    assert.notEqual(out.profile.ops.find((o) => o.id === '18:4')?.randomObserved, true);
+    // Only the source says so: the cache goes after map(decode) (17:4), never after the augmentation.
+    assert.equal(out.plan.changes.some((c) => c.kind === 'cache' && c.opId !== '17:4'), false, JSON.stringify(out.plan.changes));
+    assert.ok(out.plan.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\)/.test(n)), JSON.stringify(out.plan.notes));
+  });
+
   it('plans for the cores asked for and says so', async () => {
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--passes', '1', '--no-verify', '--cores', '3');
     assert.equal(r.code, 0, r.stderr);
