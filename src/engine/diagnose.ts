@@ -268,19 +268,21 @@ const SETTLE_CORES_DRIFT = 0.1;
 
 /**
  * One pair of runs (as written, the plan) settles the comparison, so the second pair of the ABBA
- * design can be skipped: both sides measured a spread (enough slices), the plan is reliably
- * faster, and the two runs found the same cores free, so the gain is not a change of load between
- * them (the drift the second pair, run the other way round, would otherwise cancel). Without a
- * measure of free cores (off Linux) nothing settles early.
+ * design can be skipped: both sides measured a spread (enough slices), the two runs found the same
+ * cores free, so the difference is not a change of load between them (the drift the second pair,
+ * run the other way round, would otherwise cancel), and the difference is beyond the spread either
+ * way: the plan reliably faster, or reliably slower (a second pair cannot make a gain of a plan
+ * that lost on a steady machine; it would only add two runs to the wait). Without a measure of
+ * free cores (off Linux) nothing settles early.
  */
-function settledAfterOnePair(asWritten: Config, planned: Config, cores: number, faster: (x: Config, base: Config) => boolean): boolean {
+function settledAfterOnePair(asWritten: Config, planned: Config, cores: number, beyondSpread: (x: Config, base: Config) => boolean): boolean {
   if (planned.runs !== 1 || planned.error) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
   // The run as written beside the plan's: the last one (the passes' part of the plan may have run in between).
   const a = asWritten.freeCores.at(-1);
   const [b] = planned.freeCores;
   if (a === undefined || b === undefined || Math.abs(a - b) > SETTLE_CORES_DRIFT * cores) return false;
-  return faster(planned, asWritten);
+  return beyondSpread(planned, asWritten) || beyondSpread(asWritten, planned);
 }
 
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
