@@ -320,6 +320,43 @@ describe('diagnose: verification', () => {
     assert.ok(Math.abs(v.speedup - 1.5) < 0.15 && v.speedup - v.speedupHalfWidth > 1, v.summary);
   });
 
+  it('judges by pooled rates when pairing the runs gives the wider interval, as a slow pipeline\'s few batches do', async () => {
+    const first = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('fetch', { latency: 20e-3, parallelism: 1 })
+      .build({ rootElements: 100, rate: 1 / 21e-3 });
+    const planned = modelPlan(first).changes;
+    assert.equal(planned.length, 1, 'the scenario needs a plan of one change');
+    // Element by element (a batch each): as written steady at ≈ 0.65/s; the plan ≈ 2× overall, but
+    // uneven over the few elements both windows share, so the ranges paired there disagree.
+    const asWrittenSeconds = [1.5, 1.7, 1.4, 1.6];
+    const planSeconds = [0.2, 1.6, 0.25, 1.55, 0.7, 0.72, 0.69, 0.71, 0.7, 0.7, 0.71, 0.69];
+    const shape = (p: Profile, seconds: number[]): Profile => {
+      p.run.warmupElements = 10;
+      p.run.windowSlices = seconds.map((t) => ({ elements: 1, seconds: t }));
+      p.run.elements = seconds.length;
+      p.run.seconds = seconds.reduce((a, b) => a + b, 0);
+      return p;
+    };
+    shape(first, asWrittenSeconds);
+    const calls: string[] = [];
+    const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
+      const applied = Object.keys(o).length > 0;
+      calls.push(`${purpose}:${applied ? 'plan' : 'as written'}`);
+      if (calls.length === 1) return first;
+      const p = structuredClone(first);
+      p.run.overrides = o;
+      return shape(p, applied ? planSeconds : asWrittenSeconds);
+    };
+    const d = await diagnose({ run, passes: 2 });
+    assert.deepEqual(calls, ['profile:as written', 'replan:plan', 'verify:plan', 'verify:as written']);
+    const v = d.plan.verification!;
+    // Paired on the shared elements: 1.7× ± 1.1, no verdict; pooled: 2.0× ± 0.5, beyond the spread.
+    assert.equal(v.verdict, 'gain', v.summary);
+    assert.match(v.summary, /^verified 2\.0× ± 0\.5$/);
+    assert.equal(d.plan.changes.length, 1);
+  });
+
   it('keeps no change and says "no reliable gain" when the plan and each change alone measure within the spread', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
