@@ -14,7 +14,7 @@ import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { clusterCapacities } from './cluster';
 import { measure } from './measure';
-import { efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
+import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from './describe';
@@ -23,7 +23,10 @@ export { coresFor, wholeCores } from './cores';
 
 function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
   const { cores, available, note, contention } = coresFor(profile, options);
+  // Planning for a target machine: the cores the run had here are what its efficiency is measured on.
+  const ran = options.cores !== undefined && options.cores > 0 ? coreBudget(coresFor(profile, { ...options, cores: undefined })) : undefined;
   return {
+    ...(ran !== undefined ? { runBudget: ran } : {}),
     cores,
     ...(contention ? { contention } : {}),
     coresAvailable: available,
@@ -116,10 +119,10 @@ export function predict(
     return { rate: 0, bound: 0, bottleneck: a.bottleneck, bounds: [] };
   }
   const base = configFromProfile(m);
-  const current = evaluate(m, base, coreBudget(r));
+  const { current, ranBound } = asRan(m, base, r);
   const ev = evaluate(m, applyOverrides(m, base, overrides), coreBudget(r));
   // A training profile's rate is the loop's steps per second (trainer.ts), one element per step.
-  const rate = profile.trainer ? trainerRate(profile, overrides, options).rate : ev.bound * efficiencyFor(m, current, ev);
+  const rate = profile.trainer ? trainerRate(profile, overrides, options).rate : ev.bound * efficiencyFor(m, current, ev, ranBound);
   return { rate, bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
 }
 

@@ -31,6 +31,11 @@ export interface Resolved extends Limits {
   coresNote?: string;
   /** Op ids known to be random from outside the profile (`ModelOptions.randomOps`). */
   randomOps: ReadonlySet<string>;
+  /**
+   * The cores the profiled run itself had, when the plan is for another machine
+   * (`ModelOptions.cores`): the run's efficiency is its measured rate against the bound on these.
+   */
+  runBudget?: CoreBudget;
 }
 
 /** The measured efficiency of the run (measured rate ÷ bound), clamped: the factor between a bound and a predicted rate. */
@@ -47,8 +52,8 @@ export function efficiency(m: Measured, currentBound: number): number {
  * cached elements at ≈ 1 µs each plus the ops below the cache) was never the limit in the window,
  * so the run says nothing about how efficiently it runs.
  */
-export function efficiencyFor(m: Measured, current: Evaluation, next: Evaluation): number {
-  const e = efficiency(m, current.bound);
+export function efficiencyFor(m: Measured, current: Evaluation, next: Evaluation, ranBound = current.bound): number {
+  const e = efficiency(m, ranBound);
   const a = bottleneckOf(m, current);
   const b = bottleneckOf(m, next);
   const same = a.opId !== undefined || b.opId !== undefined ? a.opId === b.opId : a.resource === b.resource;
@@ -105,10 +110,25 @@ function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
   return ev.bounds.find((b) => b.opId === id && b.resource !== 'sequential-op') ?? ev.bounds.find((b) => b.opId === id);
 }
 
+/**
+ * The configuration as it ran, on the cores planned for (`current`), and the bound the measured
+ * efficiency is taken against: on the cores the run itself had. Planning for a target machine with
+ * more cores than were free here, a worker pool measured on one free core ran at half what two give;
+ * against the target's bound that reads as an efficiency of one half, and every prediction for the
+ * target would carry it (a plan measured here, re-planned for the target, predicted no gain).
+ */
+export function asRan(m: Measured, base: Config, r: Resolved): { current: Evaluation; ranBound: number; baseline: number } {
+  const current = evaluate(m, base, coreBudget(r));
+  if (r.runBudget === undefined) return { current, ranBound: current.bound, baseline: m.measuredRate };
+  const ranBound = evaluate(m, base, r.runBudget).bound;
+  // The configuration as it ran, on the target: what a change there must beat.
+  return { current, ranBound, baseline: current.bound * efficiencyFor(m, current, current, ranBound) };
+}
+
 /** The plan for a measured profile. */
 export function planMeasured(m: Measured, r: Resolved): Plan {
   const base = configFromProfile(m);
-  const current = evaluate(m, base, coreBudget(r));
+  const { current, ranBound, baseline } = asRan(m, base, r);
   const notes: string[] = [];
 
   const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
@@ -188,7 +208,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   // every change whose removal does not lower the prediction (it is noise the verification would
   // only spend time on), then propose nothing unless what is left beats the measured rate by
   // `minGain`.
-  const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r));
+  const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
   let kept = changes;
   let keptRate = rateOf(kept);
   for (const ch of changes) {
@@ -201,9 +221,10 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
       keptRate = rateOf(kept);
     }
   }
-  if (kept.length > 0 && !(keptRate.rate > m.measuredRate * (1 + C.minGain))) {
+  if (kept.length > 0 && !(keptRate.rate > baseline * (1 + C.minGain))) {
+    const against = r.runBudget === undefined ? `the measured ${formatRate(m.measuredRate)}` : `the ${formatRate(baseline)} it predicts there for the pipeline as it ran`;
     notes.push(
-      `With ${kept.length === 1 ? 'its change' : `its ${kept.length} changes`} the model predicts ${formatRate(keptRate.rate)}, not ${Math.round(C.minGain * 100)}% above the measured ${formatRate(m.measuredRate)}, so the plan proposes none: on ${r.cores} core${r.cores === 1 ? '' : 's'} it expects no gain.`,
+      `With ${kept.length === 1 ? 'its change' : `its ${kept.length} changes`} the model predicts ${formatRate(keptRate.rate)}, not ${Math.round(C.minGain * 100)}% above ${against}, so the plan proposes none: on ${r.cores} core${r.cores === 1 ? '' : 's'} it expects no gain.`,
     );
     kept = [];
   }
@@ -212,7 +233,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   return {
     changes: withEffects,
     currentRate: m.measuredRate,
-    predictedRate: kept.length > 0 ? keptRate.rate : m.measuredRate,
+    predictedRate: kept.length > 0 ? keptRate.rate : baseline,
     predictedBound: final.bound,
     predictedBottleneck: bottleneckOf(m, final),
     overrides: toOverrides(m, kept),
@@ -236,9 +257,9 @@ function moveWords(om: OpMeasure): string {
  * `predict(profile, toOverrides(changes))` says, so a plan, each of its changes and any subset a
  * verification tries are priced the same way.
  */
-function predictChanges(m: Measured, base: Config, current: Evaluation, changes: PlanChange[], cores: CoreBudget): { rate: number; ev: Evaluation } {
+function predictChanges(m: Measured, base: Config, current: Evaluation, changes: PlanChange[], cores: CoreBudget, ranBound: number): { rate: number; ev: Evaluation } {
   const ev = evaluate(m, applyOverrides(m, base, toOverrides(m, changes)), cores);
-  return { rate: ev.bound * efficiencyFor(m, current, ev), ev };
+  return { rate: ev.bound * efficiencyFor(m, current, ev, ranBound), ev };
 }
 
 /**

@@ -18,11 +18,11 @@ for (const f of ['pipeline.ts', 'transforms.ts', 'prepare.ts', 'README.md']) if 
 mkdirSync(join(source, 'data'), { recursive: true });
 symlinkSync(join(source, 'data'), join(folder, 'data'));
 
-// The flow (fix, stale, profile again) must not depend on how busy this machine is. On a loaded
-// machine the second pass runs the plan on the one core that is free, measures little gain, and the
-// model then predicts none, so no fix is offered (a CI run did exactly that). So: one pass, the
-// model's plan alone (fixes marked "not verified"), for a 4-core target, where moving the decode
-// off the main thread is a clear gain whatever one run on this machine measured.
+// The flow (fix, stale, profile again) must not depend on how busy this machine is: what
+// verification measures on a loaded machine, or what a second pass measures on the one core left
+// free, decides whether a fix is offered (a CI run once got none). So: one pass, the model's plan
+// alone (fixes marked "not verified"), for a 4-core target, where moving the decode off the main
+// thread is a clear gain whatever one run here measured.
 const server = await startCodeServer({ folder, settings: { ...UI_SETTINGS, 'plumber.model.cores': 4, 'plumber.plan.passes': 1, 'plumber.plan.verify': false, 'plumber.fixes.preview': false } });
 const browser = await launchBrowser();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });

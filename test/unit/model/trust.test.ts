@@ -54,6 +54,24 @@ describe('model: the cores the pipeline can get', () => {
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
   });
 
+  it('predicts a target machine from a run that had fewer cores free: the run\'s efficiency on its own cores, the bound on the target\'s', () => {
+    // The decode already in two worker threads, measured with one of two cores free: ≈ 80/s where
+    // two free cores give ≈ 160/s.
+    const profile = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decode', { worker: 12e-3, placement: 'worker', parallelism: 2, module: true })
+      .build({ rootElements: 200, rate: 80, availableCores: 1 });
+    const here = plan(profile);
+    assert.equal(here.cores, 1);
+    near(here.predictedRate, 80);
+    const there = plan(profile, { cores: 2 });
+    assert.equal(there.cores, 2);
+    // Nothing left to change, but on the target the pipeline as it ran is twice as fast.
+    assert.ok(there.predictedRate > 1.8 * there.currentRate, `predicted ${there.predictedRate} for 2 cores from ${there.currentRate} measured on 1`);
+    assert.ok(there.predictedRate <= there.predictedBound * 1.0001, `${there.predictedRate} within the bound ${there.predictedBound}`);
+    near(predict(profile, {}, { cores: 2 }).rate, there.predictedRate);
+  });
+
   it('sizes worker pools to the cores free, not the machine\'s: 2.2 of 4 free gives a pool of 2', () => {
     const p = plan(decodeBound({ cores: 4 }, 2.2));
     assert.equal(p.coresNote, '2.2 of 4 cores free: planning for 2');
