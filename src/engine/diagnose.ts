@@ -270,19 +270,26 @@ const SETTLE_CORES_DRIFT = 0.1;
  * One pair of runs (as written, the plan) settles the comparison, so the second pair of the ABBA
  * design can be skipped: both sides measured a spread (enough slices), the two runs found the same
  * cores free, so the difference is not a change of load between them (the drift the second pair,
- * run the other way round, would otherwise cancel), and the difference is beyond the spread either
- * way: the plan reliably faster, or reliably slower (a second pair cannot make a gain of a plan
- * that lost on a steady machine; it would only add two runs to the wait). Without a measure of
- * free cores (off Linux) nothing settles early.
+ * run the other way round, would otherwise cancel), and the pair already decides: the plan is
+ * reliably faster, or reliably slower, or no faster than MIN_RELATIVE_GAIN even at its point
+ * estimate. A second pair narrows the interval by about √2 and cannot turn a plan that did not even
+ * measure a gain on a steady machine into one; it would only add two runs to the wait (digits at
+ * load 1 measured 0.96× after one pair and spent 7.6 s more to say so). Without a measure of free
+ * cores (off Linux) nothing settles early.
  */
-function settledAfterOnePair(asWritten: Config, planned: Config, cores: number, beyondSpread: (x: Config, base: Config) => boolean): boolean {
+function settledAfterOnePair(
+  asWritten: Config,
+  planned: Config,
+  cores: number,
+  judge: { faster(x: Config, base: Config): boolean; speedup(x: Config, base: Config): number },
+): boolean {
   if (planned.runs !== 1 || planned.error) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
   // The run as written beside the plan's: the last one (the passes' part of the plan may have run in between).
   const a = asWritten.freeCores.at(-1);
   const [b] = planned.freeCores;
   if (a === undefined || b === undefined || Math.abs(a - b) > SETTLE_CORES_DRIFT * cores) return false;
-  return beyondSpread(planned, asWritten) || beyondSpread(asWritten, planned);
+  return judge.faster(planned, asWritten) || judge.faster(asWritten, planned) || judge.speedup(planned, asWritten) < 1 + MIN_RELATIVE_GAIN;
 }
 
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
@@ -446,7 +453,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // a drift of load shows in the cores each found free (see settledAfterOnePair). The second pair
   // runs B A, so a load that drifts during the runs weighs on both sides alike (an ABBA design).
   for (let pair = planned.runs; pair < 2; pair++) {
-    if (pair > 0 && (!room(2, pairBudget) || settledAfterOnePair(asWritten, planned, first.machine.cores, faster))) break;
+    if (pair > 0 && (!room(2, pairBudget) || settledAfterOnePair(asWritten, planned, first.machine.cores, { faster, speedup: (x, base) => compare(x, base).speedup }))) break;
     await measure(planned, `${name(planned)} (${planned.runs + 1})`);
     if (cancelled) return errorOut('verification was cancelled');
     if (pair > 0) {
