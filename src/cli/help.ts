@@ -24,7 +24,8 @@ const PLAN_OPTIONS = `  --passes N             profile runs before verification:
                          plan again (default 2; 1 is faster)
   --budget S             seconds the whole diagnosis aims for (default 15): verification takes
                          what the passes leave, always measures the plan beside as written, and
-                         gives a second pair of runs up to 10 s when the first did not settle
+                         gives a second pair of runs up to 10 s when the load drifted during the
+                         first
   --no-verify            keep the model's plan without measuring it against the pipeline as
                          written (faster; the figure is then only an estimate)
   --cores N              plan for N cores (default: the cores free while the pipeline ran)

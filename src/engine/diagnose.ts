@@ -60,7 +60,8 @@ export interface DiagnoseInput {
   /**
    * Wall seconds the whole diagnosis aims for (default DEFAULT_BUDGET_SECONDS): the passes run as
    * asked, and verification takes what they leave. The first A/B pair always runs, so a plan is
-   * never kept unmeasured; the second may take PAIR_FLOOR_SECONDS whatever is left; further runs
+   * never kept unmeasured; after a first pair under a drifting load the second may take
+   * PAIR_FLOOR_SECONDS whatever is left; further runs
    * start only when they fit.
    */
   budgetSeconds?: number;
@@ -252,9 +253,12 @@ function canonical(o: Overrides): string {
 const LEAVE_OUT_FLOOR = 0.5;
 
 /**
- * Seconds verification may always take for its two A/B pairs, whatever the passes left of the
- * whole budget: one pair under a drifting load decides nothing, and a plan it leaves undecided
- * would otherwise be thrown away for want of time.
+ * Seconds verification may take for its two A/B pairs, whatever the passes left of the whole
+ * budget, when the first pair's runs found different cores free (or free cores cannot be read): a
+ * pair under a drifting load decides nothing, and the second pair, run the other way round, is
+ * what cancels the drift. On a steady machine an undecided first pair gets a second only within
+ * the budget: it would only narrow the interval, and the wait is the user's (a three-change images
+ * plan took 23 s with the floor).
  */
 const PAIR_FLOOR_SECONDS = 10;
 
@@ -285,19 +289,27 @@ function settledAfterOnePair(
 ): boolean {
   if (planned.runs !== 1 || planned.error) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
-  // The run as written beside the plan's: the last one (the passes' part of the plan may have run in between).
+  if (!steadyFirstPair(asWritten, planned, cores)) return false;
+  return judge.faster(planned, asWritten) || judge.faster(asWritten, planned) || judge.speedup(planned, asWritten) < 1 + MIN_RELATIVE_GAIN;
+}
+
+/**
+ * The first pair's two runs found the same cores free (within SETTLE_CORES_DRIFT of the machine):
+ * the run as written beside the plan's first is the last one as written (the passes' part of the
+ * plan may have run in between). False when either could not read free cores.
+ */
+function steadyFirstPair(asWritten: Config, planned: Config, cores: number): boolean {
   const a = asWritten.freeCores.at(-1);
   const [b] = planned.freeCores;
-  if (a === undefined || b === undefined || Math.abs(a - b) > SETTLE_CORES_DRIFT * cores) return false;
-  return judge.faster(planned, asWritten) || judge.faster(asWritten, planned) || judge.speedup(planned, asWritten) < 1 + MIN_RELATIVE_GAIN;
+  return a !== undefined && b !== undefined && Math.abs(a - b) <= SETTLE_CORES_DRIFT * cores;
 }
 
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const { input, first, plan, options, profiles, clock, passRuns } = ctx;
   const started = clock();
   const budget = input.verifyBudgetSeconds ?? Math.max(0, (input.budgetSeconds ?? DEFAULT_BUDGET_SECONDS) - (started - ctx.began));
-  // The second A/B pair decides whether a plan whose first pair did not settle is a gain: it may
-  // take the verification floor even when the passes left less of the whole budget.
+  // After a first pair under a drifting load, the second A/B pair decides whether the plan is a
+  // gain: it may take the floor even when the passes left less of the whole budget.
   const pairBudget = input.verifyBudgetSeconds ?? Math.max(budget, PAIR_FLOOR_SECONDS);
   const all = plan.changes;
   const configs = new Map<string, Config>();
@@ -453,7 +465,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // a drift of load shows in the cores each found free (see settledAfterOnePair). The second pair
   // runs B A, so a load that drifts during the runs weighs on both sides alike (an ABBA design).
   for (let pair = planned.runs; pair < 2; pair++) {
-    if (pair > 0 && (!room(2, pairBudget) || settledAfterOnePair(asWritten, planned, first.machine.cores, { faster, speedup: (x, base) => compare(x, base).speedup }))) break;
+    if (pair > 0 && settledAfterOnePair(asWritten, planned, first.machine.cores, { faster, speedup: (x, base) => compare(x, base).speedup })) break;
+    if (pair > 0 && !room(2, steadyFirstPair(asWritten, planned, first.machine.cores) ? budget : pairBudget)) break;
     await measure(planned, `${name(planned)} (${planned.runs + 1})`);
     if (cancelled) return errorOut('verification was cancelled');
     if (pair > 0) {

@@ -510,6 +510,29 @@ describe('diagnose: verification', () => {
     assert.deepEqual(await diagnoseWith(13, 5), ['profile 0', 'replan 2']);
   });
 
+  it('gives an undecided first pair on a steady machine a second pair only within the budget, and after a drift of load at least the floor', async () => {
+    const first = fetchDecodeProfile();
+    first.run.windowSlices = [1, 1.02, 0.98, 1, 1].map((k) => ({ elements: k * (first.run.elements / first.run.seconds), seconds: 1 }));
+    first.run.availableCores = 1.9;
+    const planned = modelPlan(first).changes;
+    const diagnoseWith = async (cores: number) => {
+      let now = 0;
+      // 10% faster, with a spread too wide for one pair to say so.
+      const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 1.1 : 1), 0.3);
+      const run = async (o: Overrides, p: RunPurpose, b?: RunBudget): Promise<Profile> => {
+        const out = await s.run(o, p);
+        now += 2 + (b?.seconds ?? 3);
+        if (out !== first) out.run.availableCores = cores;
+        return out;
+      };
+      // The profile takes 5 s and the plan's first run 3 s of 8: a second pair (6 s) does not fit.
+      await diagnose({ run, passes: 1, budgetSeconds: 8, clock: () => now });
+      return s.calls.map((c) => `${c.purpose} ${c.applied.length}`);
+    };
+    assert.deepEqual(await diagnoseWith(1.85), ['profile 0', 'verify 2']);
+    assert.deepEqual(await diagnoseWith(1.3), ['profile 0', 'verify 2', 'verify 2', 'verify 0']);
+  });
+
   it('reports progress per step, naming the phase and the run', async () => {
     const first = threeChangeProfile();
     const planned = modelPlan(first).changes;
