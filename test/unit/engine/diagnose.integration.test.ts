@@ -31,8 +31,11 @@ describe('diagnose with the real runner', function () {
     assert.equal(d.error, undefined, d.error?.message);
     const v = d.plan.verification;
     assert.ok(v, 'the model proposed more calls in flight, so there was a plan to verify');
-    // The runs alternated: as written (the profile), the plan, then the plan and as written again.
-    assert.deepEqual(log.slice(0, 4).map((r) => [r.purpose, Object.keys(r.overrides).length > 0]), [['profile', false], ['verify', true], ['verify', true], ['verify', false]]);
+    // The runs alternated: as written (the profile), the plan, then, unless that pair settled it
+    // (no gain on runs that found the same cores free), the plan and as written again.
+    const runs = log.map((r) => [r.purpose, Object.keys(r.overrides).length > 0]);
+    assert.deepEqual(runs.slice(0, 2), [['profile', false], ['verify', true]]);
+    if (runs.length > 2) assert.deepEqual(runs.slice(2, 4), [['verify', true], ['verify', false]]);
     const asWritten = v.asWritten;
     const planned = v.tried.find((t) => t.changes.length > 0)!;
     assert.ok(planned.measured.windows >= 2, 'the plan was measured with a spread');
