@@ -61,8 +61,7 @@ export interface DiagnoseInput {
    * Wall seconds the whole diagnosis aims for (default DEFAULT_BUDGET_SECONDS): the passes run as
    * asked, and verification takes what they leave. The first A/B pair always runs, so a plan is
    * never kept unmeasured; after a first pair under a drifting load the second may take
-   * PAIR_FLOOR_SECONDS whatever is left; further runs
-   * start only when they fit.
+   * PAIR_FLOOR_SECONDS whatever is left; further runs start only when they fit.
    */
   budgetSeconds?: number;
   /** Wall budget for the verification runs alone, seconds: replaces what `budgetSeconds` leaves them. */

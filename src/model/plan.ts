@@ -206,8 +206,8 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
 
   // Each change must carry its weight, and the whole must be a predicted gain: drop, in order,
   // every change whose removal does not lower the prediction (it is noise the verification would
-  // only spend time on), then propose nothing unless what is left beats the measured rate by
-  // `minGain`.
+  // only spend time on), then propose nothing unless what is left beats the pipeline as it ran
+  // (its measured rate; for a target machine, its prediction there) by `minGain`.
   const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
   let kept = changes;
   let keptRate = rateOf(kept);
