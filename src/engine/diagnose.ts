@@ -427,23 +427,22 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
    * 1.33 ± 0.20 against 0.63 ± 0.11, do not overlap). The choice looks only at the spreads,
    * never at which verdict it gives.
    */
-  const judged = (x: Config, base: Config): { speedup: number; halfWidth: number; paired: boolean } => {
+  const compare = (x: Config, base: Config): { speedup: number; halfWidth: number; paired: boolean } => {
     const pooled = speedupOf(M(x), M(base));
     const p = pairedSpeedup(x.curves, base.curves);
     if (!p) return { ...pooled, paired: false };
     const relative = (s: { speedup: number; halfWidth: number }): number => (s.speedup > 0 ? s.halfWidth / s.speedup : Infinity);
     return relative(p) <= relative(pooled) ? { speedup: p.speedup, halfWidth: p.halfWidth, paired: true } : { ...pooled, paired: false };
   };
-  const compare = (x: Config, base: Config): { speedup: number; halfWidth: number } => judged(x, base);
   /** Faster beyond the spread, and by at least MIN_RELATIVE_GAIN. */
   const faster = (x: Config, base: Config): boolean => {
     if (x.slices.length === 0 || base.slices.length === 0) return false;
-    const j = judged(x, base);
+    const j = compare(x, base);
     return j.paired ? j.speedup - j.halfWidth > 1 && j.speedup >= 1 + MIN_RELATIVE_GAIN : reliablyFaster(M(x), M(base));
   };
   /** Slower by at least MIN_RELATIVE_GAIN, or beyond the spread. */
   const slower = (x: Config, base: Config): boolean => {
-    const j = judged(x, base);
+    const j = compare(x, base);
     return j.paired ? j.speedup <= 1 - MIN_RELATIVE_GAIN || j.speedup + j.halfWidth < 1 : measuredSlower(M(x), M(base));
   };
 

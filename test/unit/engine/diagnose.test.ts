@@ -47,6 +47,32 @@ function fetchDecodeProfile(): Profile {
   return p;
 }
 
+/** An awaiting fetch with one call in flight: the model proposes one change, more calls in flight. */
+function oneFetchProfile(): Profile {
+  const p = new ProfileBuilder({ cores: 2 })
+    .range()
+    .map('fetch', { latency: 20e-3, parallelism: 1 })
+    .build({ rootElements: 100, rate: 1 / 21e-3 });
+  assert.equal(modelPlan(p).changes.length, 1, 'the scenario needs a plan of one change');
+  return p;
+}
+
+/** Gives `first` five window slices within ±2% and `cores` free during its run: a steady run as written. */
+function steadyRun(first: Profile, cores: number): Profile {
+  first.run.windowSlices = [1, 1.02, 0.98, 1, 1].map((k) => ({ elements: k * (first.run.elements / first.run.seconds), seconds: 1 }));
+  first.run.availableCores = cores;
+  return first;
+}
+
+/** `run`, with every run after the first finding `cores` free. */
+function findingFree(first: Profile, run: (o: Overrides, purpose: RunPurpose) => Promise<Profile>, cores: number) {
+  return async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
+    const p = await run(o, purpose);
+    if (p !== first) p.run.availableCores = cores;
+    return p;
+  };
+}
+
 /** The speed-up the model predicts for its whole plan on `first`: a run measuring it falls short of nothing. */
 function asPredicted(first: Profile): number {
   const p = modelPlan(first);
@@ -158,48 +184,29 @@ describe('diagnose: verification', () => {
   });
 
   it('stops after one pair when it settled the comparison on runs that found the same cores free', async () => {
-    const first = threeChangeProfile();
-    first.run.windowSlices = [1, 1.02, 0.98, 1, 1].map((k) => ({ elements: k * (first.run.elements / first.run.seconds), seconds: 1 }));
-    first.run.availableCores = 3.8;
+    const first = steadyRun(threeChangeProfile(), 3.8);
     const planned = modelPlan(first).changes;
     const gain = asPredicted(first);
     const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
-    /** Runs after the first found `cores` free. */
-    const later = (cores: number) => async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
-      const p = await s.run(o, purpose);
-      if (p !== first) p.run.availableCores = cores;
-      return p;
-    };
-    const same = await diagnose({ run: later(3.7), passes: 2 });
+    const same = await diagnose({ run: findingFree(first, s.run, 3.7), passes: 2 });
     // profile (A), re-plan with the plan (B): the pair settled it, so no B A follows.
     assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', `replan:${planned.length}`]);
     assert.equal(same.plan.verification?.verdict, 'gain');
 
     // The same gain on a run that found a core fewer free may be the load changing: B A follows.
     s.calls.length = 0;
-    const drifted = await diagnose({ run: later(2.8), passes: 2 });
+    const drifted = await diagnose({ run: findingFree(first, s.run, 2.8), passes: 2 });
     assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'replan', 'verify', 'verify']);
     assert.equal(drifted.plan.verification?.verdict, 'gain');
   });
 
   it('stops after one pair when the plan measured slower, or no faster, on runs that found the same cores free', async () => {
-    const first = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('fetch', { latency: 20e-3, parallelism: 1 })
-      .build({ rootElements: 100, rate: 1 / 21e-3 });
-    first.run.windowSlices = [1, 1.02, 0.98, 1, 1].map((k) => ({ elements: k * (first.run.elements / first.run.seconds), seconds: 1 }));
-    first.run.availableCores = 1.9;
+    const first = steadyRun(oneFetchProfile(), 1.9);
     const planned = modelPlan(first).changes;
-    assert.equal(planned.length, 1, 'the scenario needs a plan of one change');
     // The plan loses 40% (more calls in flight overload what they call), or gains 1%: no gain either way.
     for (const factor of [0.6, 1.01]) {
       const s = scripted(first, () => planned, (applied) => (applied.length > 0 ? factor : 1));
-      const later = (cores: number) => async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
-        const p = await s.run(o, purpose);
-        if (p !== first) p.run.availableCores = cores;
-        return p;
-      };
-      const steady = await diagnose({ run: later(1.85), passes: 2 });
+      const steady = await diagnose({ run: findingFree(first, s.run, 1.85), passes: 2 });
       // profile (A), re-plan with the plan (B): on a steady machine the pair decides, no B A follows.
       assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:1'], `× ${factor}`);
       assert.equal(steady.plan.verification?.verdict, 'no-gain');
@@ -207,7 +214,7 @@ describe('diagnose: verification', () => {
 
       // The same on a run that found half a core fewer free may be the load changing: B A follows.
       s.calls.length = 0;
-      const drifted = await diagnose({ run: later(1.4), passes: 2 });
+      const drifted = await diagnose({ run: findingFree(first, s.run, 1.4), passes: 2 });
       assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:1', 'verify:1', 'verify:0'], `× ${factor}`);
       assert.equal(drifted.plan.verification?.verdict, 'no-gain');
     }
@@ -323,12 +330,7 @@ describe('diagnose: verification', () => {
   });
 
   it('judges by pooled rates when pairing the runs gives the wider interval, as a slow pipeline\'s few batches do', async () => {
-    const first = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('fetch', { latency: 20e-3, parallelism: 1 })
-      .build({ rootElements: 100, rate: 1 / 21e-3 });
-    const planned = modelPlan(first).changes;
-    assert.equal(planned.length, 1, 'the scenario needs a plan of one change');
+    const first = oneFetchProfile();
     // Element by element (a batch each): as written steady at ≈ 0.65/s; the plan ≈ 2× overall, but
     // uneven over the few elements both windows share, so the ranges paired there disagree.
     const asWrittenSeconds = [1.5, 1.7, 1.4, 1.6];
@@ -511,9 +513,7 @@ describe('diagnose: verification', () => {
   });
 
   it('gives an undecided first pair on a steady machine a second pair only within the budget, and after a drift of load at least the floor', async () => {
-    const first = fetchDecodeProfile();
-    first.run.windowSlices = [1, 1.02, 0.98, 1, 1].map((k) => ({ elements: k * (first.run.elements / first.run.seconds), seconds: 1 }));
-    first.run.availableCores = 1.9;
+    const first = steadyRun(fetchDecodeProfile(), 1.9);
     const planned = modelPlan(first).changes;
     const diagnoseWith = async (cores: number) => {
       let now = 0;
