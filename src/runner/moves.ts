@@ -313,7 +313,7 @@ function nextMessage(w: Worker, ms: number): Promise<Record<string, unknown> | u
  * operator whose fn could not be measured is left out. The worker thread is ended before this
  * returns.
  */
-export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, loadSeconds = 3): Promise<Map<string, MoveFindings>> {
+export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, loadSeconds = 6): Promise<Map<string, MoveFindings>> {
   const out = new Map<string, MoveFindings>();
   const live = targets.filter((t) => t.samples.length > 0);
   if (live.length === 0) return out;
@@ -358,8 +358,11 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
         seeds: inputs.map((s) => elementSeed(s.index)),
         seconds,
       });
-      // The first message also waits for the thread to start and load the module.
-      const reply = await nextMessage(worker, (i === 0 ? loadSeconds : 0) * 1000 + seconds * 2000 + 500);
+      // The first message also waits for the thread to start and load the module. The limits are
+      // for a thread that never answers: a busy machine (other work on the cores, the pipeline's
+      // own threads finishing) can take several times the CPU seconds in wall time, and a reply
+      // that comes late costs only its wait.
+      const reply = await nextMessage(worker, (i === 0 ? loadSeconds : 0) * 1000 + seconds * 4000 + 1000);
       if (i === 0) fs.rmSync(dir, { recursive: true, force: true });
       if (reply === undefined) break;
       const cpu = reply.cpuPerCall;
