@@ -51,7 +51,7 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
     case 'cycleLength':
       return `set cycleLength of ${label} to ${change.to}`;
     case 'placement':
-      return `run ${label} in worker threads`;
+      return change.to === 'main' ? `run ${label} on the main thread` : `run ${label} in worker threads`;
     case 'prefetch':
       return change.existing
         ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})`

@@ -104,7 +104,11 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       main = calls * (book + dispatch / group + mainClone) + overhead;
       worker = Math.max(0, om.selfPerRoot - calls * book) * ratio + calls * (taskOverhead / group + workerClone) + om.overheadWorkPerRoot * ratio;
     } else if (c.placement === 'main' && om.op.placement === 'worker') {
-      main = om.selfPerRoot + om.overheadPerRoot + om.workerPerRoot;
+      // Back on the main thread the pool's dispatch and clones go, and with them the process CPU
+      // no thread's clock caught that the workers were charged with: the fn costs what its tasks
+      // measured on the workers' own clocks (their share of a task's handling included, so this
+      // errs towards the pool).
+      main = om.selfPerRoot + om.overheadPerRoot + (om.workerPerRoot - om.workerUnseenPerRoot);
       worker = 0;
     }
     // plumber-data runs async maps, worker maps and file reads on its parallel engine, which starts

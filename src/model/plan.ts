@@ -2,7 +2,8 @@
  * The plan: which knobs to change, why, and the rate the model predicts afterwards.
  *
  * Search: for each cache option (none, or the best cache that fits) and each number of CPU-heavy
- * sync maps moved to worker threads (the heaviest first), run the greedy allocator and keep the
+ * sync maps moved to worker threads (the heaviest first) or worker-placed fn moved back to the
+ * main thread, run the greedy allocator and keep the
  * configuration with the highest bound; a cache must gain `minGain`, each extra move `minMoveGain`.
  * The whole plan must gain `minGain` over the current bound, or it proposes no rate changes (this
  * keeps a re-plan of an already planned run quiet). Then a hedge gives non-binding ops headroom and
@@ -73,7 +74,21 @@ function best(m: Measured, candidates: Config[], lim: Limits, minGain: number): 
   return { cfg: chosen, ev: chosenEv };
 }
 
-/** Moves of 0, 1, 2… of the heaviest movable sync maps, each allocated; the best by bound. */
+/**
+ * Sync fns the run had in worker threads that could run on the main thread instead: a worker
+ * pool costs the main thread its dispatch and its side of every clone, which the run measured;
+ * for a cheap fn on large elements that is more than the fn itself.
+ */
+function workerPlaced(m: Measured): OpMeasure[] {
+  return m.order
+    .map((id) => m.ops.get(id))
+    .filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && (om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnAsync !== true && om.callsPerRoot > 0);
+}
+
+/**
+ * Moves of 0, 1, 2… of the heaviest movable sync maps, each allocated, and each worker-placed sync
+ * fn back on the main thread, one at a time; the best by bound.
+ */
 function searchMoves(m: Measured, start: Config, lim: Limits): Config {
   const movable = m.order
     .map((id) => m.ops.get(id))
@@ -86,6 +101,12 @@ function searchMoves(m: Measured, start: Config, lim: Limits): Config {
     if (!om || lim.workerBudget < 1 || lim.maxWorkers < 1) break;
     moved[om.op.id] = { ...moved[om.op.id], placement: 'worker', concurrency: 1 };
     options.push(allocate(m, moved, lim));
+  }
+  for (const om of workerPlaced(m)) {
+    if (start[om.op.id]?.placement !== 'worker') continue;
+    const back = cloneConfig(start);
+    back[om.op.id] = { ...back[om.op.id], placement: 'main', concurrency: 1 };
+    options.push(allocate(m, back, lim));
   }
   return best(m, options, lim, C.minMoveGain).cfg;
 }
@@ -175,6 +196,16 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         to: 'worker',
         parallelism: to.concurrency,
         reason: `${name} is a sync function that keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element for dispatch${moveWords(om)} and the op allows ${afterText}.`,
+      });
+    } else if (from.placement === 'worker' && to.placement === 'main') {
+      const pe = current.eff.get(id);
+      const back = planned.eff.get(id);
+      changes.push({
+        kind: 'placement',
+        opId: id,
+        to: 'main',
+        parallelism: 1,
+        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per element, and the op allows ${afterText}.`,
       });
     } else if (from.concurrency !== to.concurrency) {
       changes.push({
@@ -299,6 +330,14 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
         break;
       case 'placement': {
         const o = at(ch.opId);
+        if (ch.to === 'main') {
+          // Back to the main thread: the pool's knobs go with it.
+          o.placement = 'main';
+          o.parallelism = 1;
+          delete o.module;
+          delete o.exportName;
+          break;
+        }
         o.placement = 'worker';
         o.parallelism = ch.parallelism;
         if (om?.op.fnModule) {

@@ -169,7 +169,7 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
     if (placement !== 'worker' || now <= 1) continue;
     for (let k = 1; k < now; k++) {
       const fewer: Overrides = { ...overrides, [op.id]: { ...o, parallelism: k } };
-      const own = changes.find((c) => c.opId === op.id && c.kind === 'placement');
+      const own = changes.find((c) => c.opId === op.id && c.kind === 'placement' && c.to === 'worker');
       const next = own
         ? changes.map((c) => (c === own && c.kind === 'placement' ? { ...c, parallelism: k, reason: c.reason.replace(/in \d+ worker threads?/, `in ${k} worker thread${k === 1 ? '' : 's'}`) } : c))
         : [

@@ -136,7 +136,12 @@ export type PlanChange = ChangeEffect &
     | { kind: 'parallelism'; opId: string; from: number | 'auto' | undefined; to: number; reason: string }
     /** An interleave's cycle length: how many inner datasets are open at once (with `parallelism`, how many are pulled at once). */
     | { kind: 'cycleLength'; opId: string; from: number | undefined; to: number; reason: string }
-    | { kind: 'placement'; opId: string; to: 'worker'; parallelism: number; reason: string }
+    /**
+     * Where a sync fn runs: in `parallelism` worker threads, or back on the main thread (a worker
+     * pool whose dispatch and clones the run measured costing the main thread more than the fn;
+     * `parallelism` is then 1).
+     */
+    | { kind: 'placement'; opId: string; to: 'worker' | 'main'; parallelism: number; reason: string }
     | {
         kind: 'prefetch';
         /** The operator after which a prefetch goes (or the existing prefetch op whose size changes). */
@@ -274,7 +279,7 @@ export interface ClusterCapacity {
 }
 
 /** The key a change is known by across passes and verification: `kind:opId`. */
-export function changeKey(change: PlanChange): string {
+export function changeKey(change: Pick<PlanChange, 'kind' | 'opId'>): string {
   return `${change.kind}:${change.opId}`;
 }
 

@@ -153,6 +153,12 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       patchOf(op).push(['cycleLength', String(change.to), true]);
       return undefined;
     case 'placement': {
+      if (change.to === 'main') {
+        // The pool's module and export name stay: harmless on the main thread, and the way back.
+        if (!op.options) return `${op.label} has no options to set.`;
+        patchOf(op).push(['placement', `'main'`, true], ['parallelism', '1', true]);
+        return undefined;
+      }
       const moduleExpr = moduleExpression(op, ctx.graphOf(op.file).moduleKind);
       if (typeof moduleExpr !== 'string') return moduleExpr.reason;
       const p = patchOf(op);

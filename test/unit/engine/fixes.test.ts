@@ -27,6 +27,18 @@ interface Case {
   add?: Record<string, string>;
 }
 
+/** A cheap fn someone put in worker threads by hand. */
+const POOLED = `import { range } from 'plumber-data';
+
+export function scale(x: number): number {
+  return x * 2;
+}
+
+export const pooled = range(100)
+  .map(scale, { parallelism: 4, placement: 'worker', module: __filename }) // off the main thread
+  .batch(10);
+`;
+
 /** Shards read record by record inside an interleave: the interleave's knobs are the levers. */
 const SHARDS = `import { from, range } from 'plumber-data';
 
@@ -177,6 +189,19 @@ const CASES: Case[] = [
       assert.equal(knob(byLabel(p, 'map(decode)'), 'parallelism'), 2);
       assert.match(text, /\/\/ decoder/);
       assert.match(text, /\/\/ batches/);
+    },
+  },
+  {
+    title: 'moves a worker-placed map back to the main thread in place, keeping its module and comment',
+    file: 'pooled.ts',
+    add: { 'pooled.ts': POOLED },
+    pipeline: 'pooled',
+    changes: (_p, op) => [{ kind: 'placement', opId: op('map(scale)').id, to: 'main', parallelism: 1, reason: 'r' }],
+    expect: (p, text) => {
+      const map = byLabel(p, 'map(scale)');
+      assert.equal(knob(map, 'placement'), 'main');
+      assert.equal(knob(map, 'parallelism'), 1);
+      assert.match(text, /\.map\(scale, \{ parallelism: 1, placement: 'main', module: __filename \}\) \/\/ off the main thread\n/);
     },
   },
   {

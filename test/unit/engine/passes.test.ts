@@ -1,8 +1,27 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
-import { inheritProbes, planInPasses, probesFor } from '../../../src/engine/passes';
+import { inheritProbes, planInPasses, probesFor, stagedChanges } from '../../../src/engine/passes';
+import { plan } from '../../../src/model';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Overrides, Profile } from '../../../src/shared/profile';
+import { ProfileBuilder } from '../model/builder';
+
+const id = ProfileBuilder.id;
+
+/**
+ * decode (10 ms, deterministic) → repeat → augment → batch: as written, decode binds; with a cache
+ * after decode, the augment's cost (`augmentSeconds` per call, as the run with the cache measured
+ * it) is what is left.
+ */
+function cacheable(augmentSeconds: number, overrides: Overrides = {}): Profile {
+  return new ProfileBuilder({ cores: 2 })
+    .range(1000)
+    .map('decode', { self: 10e-3, bytes: 10e3 })
+    .op({ kind: 'repeat', count: -1 })
+    .map('augment', { self: augmentSeconds, module: true })
+    .batch(10)
+    .build({ rootElements: 100, rate: 9.5, overrides });
+}
 
 const FILE = path.resolve(__dirname, '../../fixtures/pipelines/latency-bound.ts');
 const MOVES = path.resolve(__dirname, '../../fixtures/pipelines/probe-moves.ts');
@@ -53,6 +72,51 @@ describe('planning in passes', function () {
     assert.ok(second.ops.every((o) => o.moveCost === undefined));
     for (const op of priced) assert.deepEqual(planned.last.ops.find((o) => o.id === op.id)?.moveCost, op.moveCost);
     assert.equal(planned.last.machine.workerDispatchSeconds, first.machine.workerDispatchSeconds);
+  });
+
+  it('runs a plan with a cache first with the cache alone, and keeps what the run with the cache asks for', async () => {
+    // As written the model wants the cache and, for the augment it measured at 400 µs beside the
+    // decode, worker threads: a change the second run must confirm.
+    const first = cacheable(400e-6);
+    const firstPlan = plan(first);
+    assert.deepEqual(firstPlan.changes.map((c) => `${c.kind}:${c.opId}`).sort(), [`cache:${id(1)}`, `placement:${id(3)}`]);
+    assert.deepEqual(stagedChanges(firstPlan, first).map((c) => c.kind), ['cache']);
+    for (const [augment, moved] of [[5e-6, false], [400e-6, true]] as const) {
+      const runs: Overrides[] = [];
+      const planned = await planInPasses(
+        async (o, pass) => {
+          runs.push(o);
+          // The run with the cache: decode costs nothing any more, the augment what it measured.
+          return pass === 1 ? first : new ProfileBuilder({ cores: 2 }).range(1000).map('decode', { self: 0 }).op({ kind: 'repeat', count: -1 }).map('augment', { self: augment, module: true }).batch(10).build({ rootElements: 1000, rate: 1 / (10 * augment * 1.1), overrides: o });
+        },
+        2,
+        {},
+        {},
+      );
+      assert.deepEqual(runs[1], { [id(1)]: { cache: 'memory' } }, 'the second run has the cache and nothing else');
+      const kept = planned.plan.changes.map((c) => `${c.kind}:${c.opId}`).sort();
+      assert.deepEqual(kept, moved ? [`cache:${id(1)}`, `placement:${id(3)}`] : [`cache:${id(1)}`], `augment ${augment}`);
+      assert.equal(planned.plan.overrides[id(3)]?.placement, moved ? 'worker' : undefined);
+      assert.equal(planned.plan.overrides[id(1)]?.cache, 'memory');
+    }
+  });
+
+  it('drops an earlier pass\'s worker move that the next run measured costing the main thread more than the fn', async () => {
+    const first = new ProfileBuilder({ cores: 2 }).range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
+    assert.equal(plan(first).changes[0]?.kind, 'placement');
+    const planned = await planInPasses(
+      async (o, pass) =>
+        pass === 1
+          ? first
+          : new ProfileBuilder({ cores: 2 }).range().map('scale', { placement: 'worker', worker: 20e-6, dispatch: 45e-6, parallelism: 2, module: true }).build({ rootElements: 10000, rate: 16000, overrides: o }),
+      2,
+      {},
+      {},
+    );
+    assert.equal(planned.passes, 2);
+    // Back where the source has it: the source needs no change, and the run's knobs say main.
+    assert.deepEqual(planned.plan.changes, []);
+    assert.equal(planned.plan.overrides[id(1)]?.placement, 'main');
   });
 
   it('keeps what a later run measured itself over what the first measured', () => {

@@ -187,6 +187,32 @@ describe('model: plan on a planned run', () => {
     near(p2.predictedRate, 480);
   });
 
+  it('moves a worker-placed fn back to the main thread when the run measured its dispatch costing more than the fn', () => {
+    // augment: 20 µs of worker CPU per call, while handing each element over and taking it back
+    // kept the main thread busy 45 µs: on the main thread the fn itself needs less than that.
+    const profile = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('augment', { placement: 'worker', worker: 20e-6, dispatch: 45e-6, parallelism: 2, module: true })
+      .batch(32)
+      .build({ rootElements: 500, rate: 600, overrides: { [id(1)]: { placement: 'worker', parallelism: 2, module: '/work/transforms.ts', exportName: 'augment' } } });
+    const p = plan(profile);
+    const back = change(p.changes, 'placement', id(1));
+    assert.ok(back, JSON.stringify(p.changes));
+    assert.equal(back.to, 'main');
+    assert.equal(changeTitle(back, profile), 'run map(augment) on the main thread');
+    assert.deepEqual(p.overrides[id(1)], { placement: 'main', parallelism: 1 });
+    assert.ok(p.predictedRate > 600 * 1.05, String(p.predictedRate));
+  });
+
+  it('keeps a worker pool whose fn costs far more than its dispatch', () => {
+    const profile = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('augment', { placement: 'worker', worker: 400e-6, dispatch: 45e-6, parallelism: 2, module: true })
+      .batch(32)
+      .build({ rootElements: 500, rate: 140 });
+    assert.equal(change(plan(profile).changes, 'placement', id(1)), undefined);
+  });
+
   it('proposes nothing more after its own worker plan ran', () => {
     const first = new ProfileBuilder({ cores: 2 })
       .range()
