@@ -20,7 +20,8 @@ ${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k
   --quiet                no progress on stderr
   -h, --help             this help`;
 
-const PLAN_OPTIONS = `  --passes N             profile runs before verification: plan, re-run with the plan applied,
+const PLAN_OPTIONS = `  --passes N             profile runs before verification: plan, re-run with the plan applied
+                         (a cache alone first: what runs after it is planned from that run),
                          plan again (default 2; 1 is faster)
   --budget S             seconds the whole diagnosis aims for (default 15): verification takes
                          what the passes leave, always measures the plan beside as written, and
