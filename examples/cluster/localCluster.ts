@@ -36,6 +36,16 @@ function whenReady(p: ChildProcess, ready: RegExp, what: string): Promise<void> 
     p.stdout?.on('data', on);
     p.stderr?.on('data', (b: Buffer) => (out += b.toString()));
     p.once('exit', (code) => reject(new Error(`${what} exited (${code}) before it was ready:\n${out}`)));
+    // A program that is not installed never starts, so it never exits either: say so.
+    p.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          e.code === 'ENOENT' && what === 'redis-server'
+            ? 'redis-server is not installed: install Redis (Debian: apt-get install redis-server), or set PLUMBER_REDIS to a Redis URL your workers use'
+            : `${what} could not start: ${e.message}`,
+        ),
+      ),
+    );
   });
 }
 

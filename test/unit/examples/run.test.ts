@@ -40,4 +40,19 @@ describe('the examples', function () {
       assert.ok(profile.ops.length >= 2, `${name}: the runner saw ${profile.ops.length} operators`);
     });
   }
+
+  it('cluster: says Redis is missing, instead of waiting for it, when redis-server cannot be found', async () => {
+    // The runner and its workers start from absolute paths; only redis-server is looked up on PATH.
+    const { PATH: path, PLUMBER_REDIS: redis } = process.env;
+    process.env.PATH = '';
+    delete process.env.PLUMBER_REDIS;
+    try {
+      const profile = await runProfile({ file: entryOf('cluster') as string, maxElements: 1, warmupSeconds: 0, seconds: 600, startSeconds: 600, timeoutSeconds: 120 });
+      assert.match(profile.error?.message ?? '', /redis-server is not installed: install Redis .* or set PLUMBER_REDIS/);
+      assert.equal(profile.run.elements, 0);
+    } finally {
+      process.env.PATH = path;
+      if (redis !== undefined) process.env.PLUMBER_REDIS = redis;
+    }
+  });
 });
