@@ -8,7 +8,7 @@
 import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
-import { analyze, overridesFor, plan as planOf, predict } from '../model';
+import { analyze, downstreamOf, overridesFor, plan as planOf, predict } from '../model';
 
 export interface PlannedRun {
   /** The profile of the pipeline as written (with the user's own overrides, if any). */
@@ -98,26 +98,6 @@ export function inheritProbes(next: Profile, first: Profile): Profile {
     };
   });
   return { ...next, machine, ops };
-}
-
-/**
- * The operators a cache after `opId` feeds (every op whose inputs lead back to it): the work that
- * still runs each epoch once the cache serves.
- */
-function downstreamOf(profile: Profile, opId: string): Set<string> {
-  const out = new Set<string>();
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const op of profile.ops) {
-      if (out.has(op.id)) continue;
-      if (op.inputs.some((i) => i === opId || out.has(i))) {
-        out.add(op.id);
-        grew = true;
-      }
-    }
-  }
-  return out;
 }
 
 /**

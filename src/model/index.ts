@@ -13,7 +13,7 @@ import { MODEL_CONSTANTS } from './constants';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { clusterCapacities } from './cluster';
-import { measure } from './measure';
+import { downstream, measure } from './measure';
 import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
@@ -133,4 +133,9 @@ export function predict(
  */
 export function overridesFor(profile: Profile, changes: PlanChange[], options?: ModelOptions): Overrides {
   return toOverrides(measure(profile, options?.history), changes);
+}
+
+/** The operators downstream of `id` in the profile's graph (its consumers, theirs, to the root). */
+export function downstreamOf(profile: Profile, id: string): string[] {
+  return downstream(measure(profile), id);
 }

@@ -3,8 +3,8 @@
  *
  * Search: for each cache option (none, or the best cache that fits) and each number of CPU-heavy
  * sync maps moved to worker threads (the heaviest first) or worker-placed fn moved back to the
- * main thread, run the greedy allocator and keep the
- * configuration with the highest bound; a cache must gain `minGain`, each extra move `minMoveGain`.
+ * main thread, run the greedy allocator and keep the configuration with the highest bound; a
+ * cache must gain `minGain`, each extra move `minMoveGain`.
  * The whole plan must gain `minGain` over the current bound, or it proposes no rate changes (this
  * keeps a re-plan of an already planned run quiet). Then a hedge gives non-binding ops headroom and
  * small concurrency changes to non-binding ops are dropped as noise. Finally every change whose
