@@ -101,6 +101,20 @@ describe('planning in passes', function () {
     }
   });
 
+  it('falls back to the whole first plan when the run with the cache alone fails', async () => {
+    const first = cacheable(400e-6);
+    const planned = await planInPasses(
+      async (o, pass) => (pass === 1 ? first : { ...cacheable(400e-6, o), error: { kind: 'oom', message: 'the heap ran out' } }),
+      2,
+      {},
+      {},
+    );
+    // Verification then measures (and reports on) what the first pass proposed, as without the stage.
+    assert.deepEqual(planned.plan.changes.map((c) => `${c.kind}:${c.opId}`).sort(), [`cache:${id(1)}`, `placement:${id(3)}`]);
+    assert.equal(planned.plan.overrides[id(3)]?.placement, 'worker');
+    assert.equal(planned.last, first);
+  });
+
   it('drops an earlier pass\'s worker move that the next run measured costing the main thread more than the fn', async () => {
     const first = new ProfileBuilder({ cores: 2 }).range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
     assert.equal(plan(first).changes[0]?.kind, 'placement');
