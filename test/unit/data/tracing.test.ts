@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuClockKind, DATASET_KEY, range, threadCpuSeconds, type CallSite } from 'plumber-data';
+import { cpuClockKind, DATASET_KEY, from, range, threadCpuSeconds, type CallSite } from 'plumber-data';
 import { roundsFor, spin, traced, whileTraced } from './helpers';
 
 const SITES = join(__dirname, '../../fixtures/data/sites.ts');
@@ -185,5 +185,49 @@ describe('plumber-data tracing', () => {
     assert.equal(maps.length, 3);
     assert.equal(new Set(maps.map((m) => m.key)).size, 1);
     assert.equal(tracer.counters.get(maps[0].key)!.produced, 6);
+  });
+
+  it('charges the waits on an interleave’s inner datasets to their last operator, as a consumer’s wait counts', async () => {
+    // Shards read record by record: each record awaits a timer of WAIT_MS before it is yielded.
+    const WAIT_MS = 4;
+    const shard = (k: number) =>
+      from(async function* () {
+        for (let i = 0; i < 5; i++) {
+          await sleep(WAIT_MS);
+          yield k * 10 + i;
+        }
+      });
+    const tracer = await whileTraced(async () => {
+      const ds = range(4).interleave(shard, { cycleLength: 2 });
+      assert.equal((await ds.toArray()).length, 20);
+    });
+    const interleave = tracer.only('interleave').info;
+    const inner = tracer.infos.filter((i) => i.kind === 'from');
+    assert.equal(new Set(inner.map((i) => i.key)).size, 1);
+    assert.equal(inner[0].parent, interleave.key);
+    const c = tracer.counters.get(inner[0].key)!;
+    assert.equal(c.produced, 20);
+    // One inner dataset is pulled at a time (parallelism 1), and every record it yields waited
+    // for its timer first: the waits add up to at least the timers' time.
+    assert.ok(c.waitSeconds * 1000 >= 20 * WAIT_MS * 0.9, `inner waits ${c.waitSeconds * 1000} ms for 20 records of ${WAIT_MS} ms`);
+  });
+
+  it('charges the waits on a flatMap’s datasets to their last operator', async () => {
+    const WAIT_MS = 4;
+    const shard = (k: number) =>
+      from(async function* () {
+        for (let i = 0; i < 3; i++) {
+          await sleep(WAIT_MS);
+          yield k * 10 + i;
+        }
+      });
+    const tracer = await whileTraced(async () => {
+      assert.deepEqual(await range(4).flatMap(shard).toArray(), [0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]);
+    });
+    const inner = tracer.infos.filter((i) => i.kind === 'from');
+    assert.equal(inner[0].parent, tracer.only('flatMap').info.key);
+    const c = tracer.counters.get(inner[0].key)!;
+    assert.equal(c.produced, 12);
+    assert.ok(c.waitSeconds * 1000 >= 12 * WAIT_MS * 0.9, `inner waits ${c.waitSeconds * 1000} ms for 12 records of ${WAIT_MS} ms`);
   });
 });

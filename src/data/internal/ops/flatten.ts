@@ -1,7 +1,7 @@
 /** The second half of flatMap: expands each fn result (array, iterable, async iterable, Dataset) in order. */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, type OpNode, type Session } from '../core';
+import { type Chunks, type OpNode, pull, Sampler, type Session } from '../core';
 
 class AsyncIteratorChunks implements Chunks<unknown> {
   constructor(private readonly it: AsyncIterator<unknown>) {}
@@ -20,6 +20,13 @@ export class Flatten implements Chunks<unknown> {
   private pending: unknown[] = [];
   private pos = 0;
   private sub: Chunks<unknown> | null = null;
+  /**
+   * The counters of the last operator of the Dataset `sub` expands (traced), which get the time
+   * spent waiting on it, as a consumer's wait on its input counts: a source read record by record
+   * inside the fn's datasets shows its latency there.
+   */
+  private subC: OpCounters | null = null;
+  private readonly s = new Sampler();
   private closed = false;
   constructor(
     private readonly inner: Chunks<unknown>,
@@ -48,9 +55,10 @@ export class Flatten implements Chunks<unknown> {
         return out;
       }
       if (this.sub !== null) {
-        const r = await this.sub.next(hint);
+        const r = await pull(this.sub, hint, this.subC, this.s);
         if (r !== null) return r;
         this.sub = null;
+        this.subC = null;
         continue;
       }
       if (this.rpos >= this.results.length) {
@@ -74,6 +82,7 @@ export class Flatten implements Chunks<unknown> {
       const node = (r as { node?: OpNode }).node;
       if (node !== undefined && typeof node.open === 'function') {
         this.sub = node.open(this.session);
+        this.subC = node.counters;
         return;
       }
       const o = r as Partial<Iterable<unknown> & AsyncIterable<unknown>>;

@@ -14,6 +14,12 @@ import { withParent } from '../build';
 
 interface Inner {
   it: Chunks<unknown>;
+  /**
+   * The counters of the inner dataset's last operator (traced), which get the time this
+   * interleave waits on its pulls, as a consumer's wait on its input counts: a source read record
+   * by record inside an inner dataset shows its latency there, and the model sees it.
+   */
+  c: OpCounters | null;
   buf: unknown[];
   pos: number;
   done: boolean;
@@ -23,6 +29,8 @@ interface Inner {
 
 class Interleave implements Chunks<unknown> {
   private readonly s = new Sampler();
+  /** Times the pulls on inner datasets (their durations differ from the pulls on the input). */
+  private readonly innerS = new Sampler();
   private slots: Inner[] = [];
   private turn = 0;
   /** Elements taken from the current turn's slot so far (a turn takes `block`). */
@@ -122,10 +130,13 @@ class Interleave implements Chunks<unknown> {
     const x = this.inputs[this.ipos++];
     const index = this.index++;
     let it: Chunks<unknown>;
+    let innerC: OpCounters | null = null;
     try {
       if (this.c !== null) this.c.calls++;
       // Traced: operators the fn builds are recorded as nested in this interleave.
-      it = chunksOf(this.c !== null ? withParent(this.op.key, () => this.fn(x)) : this.fn(x), null, this.op, this.session);
+      const made = this.c !== null ? withParent(this.op.key, () => this.fn(x)) : this.fn(x);
+      if (this.c !== null && made !== null && typeof made === 'object') innerC = (made as { node?: OpNode }).node?.counters ?? null;
+      it = chunksOf(made, null, this.op, this.session);
     } catch (e) {
       const err = asPipelineError(this.op, index, e);
       // Inside ignoreErrors an input whose fn threw is skipped: open the next one instead.
@@ -133,7 +144,7 @@ class Interleave implements Chunks<unknown> {
       this.session.skip(err);
       return this.openSlot(i, replace);
     }
-    const s: Inner = { it, buf: [], pos: 0, done: false, pulling: false, err: null };
+    const s: Inner = { it, c: innerC, buf: [], pos: 0, done: false, pulling: false, err: null };
     if (replace) this.slots[i] = s;
     else this.slots.push(s);
     return true;
@@ -152,7 +163,7 @@ class Interleave implements Chunks<unknown> {
     s.pulling = true;
     this.pulling++;
     if (this.c !== null && this.pulling > this.c.inFlightHighWater) this.c.inFlightHighWater = this.pulling;
-    s.it.next(16).then(
+    pull(s.it, 16, s.c, this.innerS).then(
       (chunk) => {
         s.pulling = false;
         this.pulling--;
