@@ -1,7 +1,7 @@
 /** What `plumber profile` and `plumber plan` print for people. */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Analysis, Plan } from '../shared/analysis';
+import { noChangeWords, type Analysis, type Plan } from '../shared/analysis';
 import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
@@ -151,7 +151,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   );
   const v = plan.verification;
   if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {
-    lines.push('No change is predicted to help: the pipeline already runs at what this machine allows.');
+    lines.push(`No change is predicted to help: ${noChangeWords(analysis.bottleneck.resource)}.`);
   } else if (plan.changes.length === 0) {
     lines.push(verdictLine(plan, o.unverified));
   } else {

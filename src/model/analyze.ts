@@ -30,8 +30,33 @@ function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; 
  */
 export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
   const b = bindingBottleneck(m, ev);
-  const more = b.opId !== undefined ? dataflowWords(m, b.opId, ev.binding.rate) : '';
+  const more = b.opId !== undefined ? [dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId)].filter(Boolean).join(' ') : '';
   return more ? { ...b, reason: `${b.reason} ${more}` } : b;
+}
+
+/**
+ * An operator that waits inside the datasets a flatMap's fn returns (shards read record by
+ * record): flatMap reads them one after another, so no knob overlaps those waits, but an
+ * interleave in its place reads several at once — how many the next bound says is worth it. The
+ * change alters the order of the elements, so it is advice, not a plan change. Empty otherwise.
+ */
+function flatMapWords(m: Measured, ev: Evaluation, id: string): string {
+  const om = m.ops.get(id);
+  // An op that takes more calls in flight itself is the plan's to tune.
+  if (!om || !om.isAsync || om.tunable) return '';
+  let cur = om.op.parentId;
+  for (let guard = 0; cur !== undefined && guard <= m.order.length; guard++) {
+    const parent = m.ops.get(cur);
+    if (!parent || parent.op.kind === 'interleave') return '';
+    if (parent.op.kind === 'flatMap') {
+      const next = ev.bounds.find((o) => o.opId !== id && o.rate > ev.binding.rate * (1 + 1e-9));
+      const n = next && Number.isFinite(next.rate) ? Math.min(64, Math.max(2, Math.ceil(next.rate / ev.binding.rate))) : undefined;
+      const lift = n !== undefined ? ` (cycleLength and parallelism ${n} would lift this bound to about ${formatRate(ev.binding.rate * n)})` : '';
+      return `It waits inside the datasets ${describeOp(parent.op)} returns, which flatMap reads one after another, so nothing overlaps those waits: an interleave in its place reads several at once${lift}; its elements then alternate between the datasets instead of following one another.`;
+    }
+    cur = parent.op.parentId;
+  }
+  return '';
 }
 
 /** The binding bound in one sentence, named after the operator that uses most of it. */

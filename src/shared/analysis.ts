@@ -278,6 +278,18 @@ export interface ClusterCapacity {
   newHostsNeeded?: number;
 }
 
+/**
+ * Why a plan proposes no change, claiming no more than the bottleneck says: a pipeline bound by
+ * the machine (its cores, main thread, disk, libuv pool or source) already runs at what it allows;
+ * one bound by an operator's waits or its one-at-a-time work is held by something no knob the plan
+ * can turn relieves (the bottleneck's reason says what would: an interleave for a flatMap's
+ * datasets, an exported fn for a worker move).
+ */
+export function noChangeWords(resource: Resource | undefined): string {
+  if (resource === 'latency' || resource === 'sequential-op' || resource === 'parallel-op') return 'no knob Plumber can turn relieves what binds (the bottleneck says what would)';
+  return 'the pipeline already runs at what this machine allows';
+}
+
 /** The key a change is known by across passes and verification: `kind:opId`. */
 export function changeKey(change: Pick<PlanChange, 'kind' | 'opId'>): string {
   return `${change.kind}:${change.opId}`;

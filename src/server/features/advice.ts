@@ -4,7 +4,7 @@
  * "no reliable gain on this machine right now" when verification found nothing faster, or
  * "not verified" when only the model spoke. A change verification dropped is never offered.
  */
-import { changeKey, type Analysis, type Plan, type PlanChange, type Verification } from '../../shared/analysis';
+import { changeKey, noChangeWords, type Analysis, type Plan, type PlanChange, type Verification } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/protocol';
 import { formatSpeedup, speedupOf } from '../../engine/diagnose';
@@ -127,7 +127,7 @@ function measuredText(rate: number, halfWidth: number, unit: string): string {
 /** What the report shows of the plan: the verdict, every configuration measured, what was dropped and why, and the cores note. */
 export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile: Profile): ReportAdvice {
   const verdict = verdictOf(plan);
-  const out: ReportAdvice = { verdict, headline: planFigure(plan) ?? 'the plan proposes no change: the knobs are already right for this machine', tried: [], dropped: [] };
+  const out: ReportAdvice = { verdict, headline: planFigure(plan) ?? `the plan proposes no change: ${analysis ? noChangeWords(analysis.bottleneck.resource) : 'the knobs are already right for this machine'}`, tried: [], dropped: [] };
   const coresNote = analysis?.coresNote ?? plan.coresNote;
   if (coresNote) out.coresNote = coresNote;
   const v = plan.verification;

@@ -11,13 +11,14 @@ import { locateOps } from '../../../src/engine/locate';
 import { plan as modelPlan } from '../../../src/model';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Overrides, Profile } from '../../../src/shared/profile';
+import { noChangeWords } from '../../../src/shared/analysis';
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
 
-function runner(file: string, log: Array<{ purpose: RunPurpose; overrides: Overrides }>) {
+function runner(file: string, log: Array<{ purpose: RunPurpose; overrides: Overrides }>, exportName?: string) {
   return (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
     log.push({ purpose, overrides });
-    return runProfile({ file, seconds: purpose === 'verify' ? 0.8 : 1, warmupSeconds: 0.3, overrides });
+    return runProfile({ file, exportName, seconds: purpose === 'verify' ? 0.8 : 1, warmupSeconds: 0.3, overrides });
   };
 }
 
@@ -72,5 +73,32 @@ describe('diagnose with the real runner', function () {
     const caches = d.plan.changes.filter((c) => c.kind === 'cache');
     assert.ok(caches.every((c) => c.opId !== '17:4' && c.opId !== '18:4' && c.opId !== '19:4'), JSON.stringify(caches));
     assert.ok(Object.entries(d.plan.overrides).every(([id, o]) => o.cache === undefined || id === '16:4'));
+  });
+
+  it('finds latency inside an interleave’s inner datasets and turns the interleave’s levers for it', async () => {
+    const file = path.join(PIPELINES, 'nested-latency.ts');
+    const d = await diagnose({ run: runner(file, [], 'interleaved'), passes: 1, verify: false, options: { cores: 2 } });
+    assert.equal(d.error, undefined, d.error?.message);
+    const source = d.first.ops.find((o) => o.kind === 'from');
+    const interleave = d.first.ops.find((o) => o.kind === 'interleave');
+    assert.ok(source && interleave && source.parentId === interleave.id, 'the shard source is recorded inside the interleave');
+    // What the run waited on is the source inside the shards, not the cheap map after them.
+    assert.equal(d.analysis.bottleneck.opId, source.id, JSON.stringify(d.analysis.bottleneck));
+    const cycle = d.plan.changes.find((c) => c.kind === 'cycleLength');
+    assert.ok(cycle && cycle.kind === 'cycleLength' && cycle.opId === interleave.id && cycle.to > 2, JSON.stringify(d.plan.changes));
+    assert.ok(!d.plan.changes.some((c) => c.kind === 'placement'), 'no worker move for a map that waits');
+  });
+
+  it('finds latency inside a flatMap’s datasets, and says that an interleave, not a knob, overlaps it', async () => {
+    const file = path.join(PIPELINES, 'nested-latency.ts');
+    const d = await diagnose({ run: runner(file, [], 'flattened'), passes: 1, verify: false, options: { cores: 2 } });
+    assert.equal(d.error, undefined, d.error?.message);
+    const source = d.first.ops.find((o) => o.kind === 'from');
+    const flatMap = d.first.ops.find((o) => o.kind === 'flatMap');
+    assert.ok(source && flatMap && source.parentId === flatMap.id, 'the shard source is recorded inside the flatMap');
+    assert.equal(d.analysis.bottleneck.opId, source.id, JSON.stringify(d.analysis.bottleneck));
+    assert.match(d.analysis.bottleneck.reason, /inside the datasets flatMap\(shard\) returns, which flatMap reads one after another.*an interleave in its place/);
+    assert.ok(!d.plan.changes.some((c) => c.kind === 'placement' || c.kind === 'cache'), JSON.stringify(d.plan.changes));
+    assert.equal(noChangeWords(d.analysis.bottleneck.resource), 'no knob Plumber can turn relieves what binds (the bottleneck says what would)');
   });
 });
