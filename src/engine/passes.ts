@@ -115,6 +115,23 @@ export function stagedChanges(plan: Plan, profile: Profile): PlanChange[] {
   return plan.changes.filter((c) => c.kind === 'cache' || !after.has(c.opId));
 }
 
+/** A later run's reason, said as what the run with the plan applied measured. */
+function remeasured(reason: string): string {
+  return `With the plan applied, the next run measured: ${reason}`;
+}
+
+/**
+ * A later pass's change to the knob an earlier pass changed: its value, with the source's value
+ * as the starting point, and its reason said as what the run with the plan measured (it speaks
+ * of that run's knobs: "pulls 11 of its inner datasets" where the source has 2).
+ */
+function refined(earlier: PlanChange, later: PlanChange): PlanChange {
+  const reason = remeasured(later.reason);
+  if (later.kind === 'parallelism' && earlier.kind === 'parallelism') return { ...later, from: earlier.from, reason };
+  if (later.kind === 'cycleLength' && earlier.kind === 'cycleLength') return { ...later, from: earlier.from, reason };
+  return { ...later, reason };
+}
+
 /**
  * Profiles, plans, and re-profiles with the plan applied up to `passes` times in all. Stops early
  * when a run fails or a plan proposes nothing. `reject` vetoes changes the model proposed (they
@@ -167,7 +184,17 @@ export async function planInPasses(
           continue;
         }
       }
-      changes.set(changeKey(asWritten), asWritten);
+      if (asWritten.kind === 'parallelism') {
+        // The thread count of a pool an earlier pass created is that move's own: one change, "run
+        // map(f) in N worker threads", as the fix writes it.
+        const move = changes.get(changeKey({ kind: 'placement', opId: asWritten.opId }));
+        if (move?.kind === 'placement' && move.to === 'worker') {
+          changes.set(changeKey(move), { ...move, parallelism: asWritten.to, reason: `${move.reason} ${remeasured(asWritten.reason)}` });
+          continue;
+        }
+      }
+      const earlier = changes.get(changeKey(asWritten));
+      changes.set(changeKey(asWritten), earlier ? refined(earlier, asWritten) : asWritten);
     }
   }
   return { first, analysis, last, passes: taken, plan: { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()] } };

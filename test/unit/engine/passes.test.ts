@@ -133,6 +133,41 @@ describe('planning in passes', function () {
     assert.equal(planned.plan.overrides[id(1)]?.placement, 'main');
   });
 
+  it('gives a worker move the thread count the next run asks for, as one change', async () => {
+    const first = new ProfileBuilder({ cores: 2 }).range().map('parse', { self: 1e-3, module: true }).batch(16).build({ rootElements: 1000, rate: 56 });
+    assert.deepEqual(plan(first).changes.map((c) => c.kind), ['placement']);
+    const planned = await planInPasses(
+      async (o, pass) =>
+        pass === 1
+          ? first
+          : // The pool ran one thread (say the first plan was for a busier machine), which binds.
+            new ProfileBuilder({ cores: 2 }).range().map('parse', { placement: 'worker', worker: 1e-3, dispatch: 10e-6, parallelism: 1, module: true }).batch(16).build({ rootElements: 1000, rate: 59, overrides: o }),
+      2,
+      {},
+      {},
+    );
+    const [move, ...rest] = planned.plan.changes;
+    assert.deepEqual(rest, [], JSON.stringify(planned.plan.changes));
+    assert.ok(move?.kind === 'placement' && move.to === 'worker' && move.parallelism === 2, JSON.stringify(move));
+    assert.match(move.reason, /With the plan applied, the next run measured: map\(parse\) needs/);
+    assert.equal(planned.plan.overrides[id(1)]?.parallelism, 2);
+  });
+
+  it('keeps the source\'s value as the start of a knob a later pass refines, and says the reason is the later run\'s', async () => {
+    // An awaited lookup (10 ms, 1 in flight as written) before a 1 ms map.
+    const build = (parallelism: number, latency: number, rate: number, o: Overrides = {}): Profile =>
+      new ProfileBuilder({ cores: 2 }).range().map('lookup', { latency, parallelism }).map('parse', { self: 1e-3 }).build({ rootElements: 1000, rate, overrides: o });
+    const first = build(1, 10e-3, 98);
+    const [raise1] = plan(first).changes;
+    assert.ok(raise1?.kind === 'parallelism' && raise1.from === 1, JSON.stringify(raise1));
+    // The run with the plan found the lookup slower at that many in flight: the next pass asks for more.
+    const planned = await planInPasses(async (o, pass) => (pass === 1 ? first : build(raise1.to, 40e-3, (raise1.to / 40e-3) * 0.98, o)), 2, {}, {});
+    const raise = planned.plan.changes.find((c) => c.kind === 'parallelism' && c.opId === id(1));
+    assert.ok(raise?.kind === 'parallelism' && raise.to > raise1.to, JSON.stringify(planned.plan.changes));
+    assert.equal(raise.from, 1, 'the source has 1 in flight, not what the first plan ran');
+    assert.match(raise.reason, /^With the plan applied, the next run measured: map\(lookup\) waits 40(\.0)? ms per call/);
+  });
+
   it('keeps what a later run measured itself over what the first measured', () => {
     const first = { machine: { workerDispatchSeconds: 1e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: true, moveCost: { samples: 8 } }] } as unknown as Profile;
     const next = { machine: { workerDispatchSeconds: 2e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: false }, { id: 'b', kind: 'map' }] } as unknown as Profile;
