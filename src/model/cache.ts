@@ -25,6 +25,11 @@ export interface CacheChoice {
   candidate?: CacheCandidate;
   /** Sentences about caches considered and refused. */
   notes: string[];
+  /**
+   * The cache that would save the most, refused because an op at or above it is random: the
+   * sentence without its end, which says what the plan did instead (`planMeasured` knows).
+   */
+  randomRefusal?: string;
 }
 
 /**
@@ -122,14 +127,13 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
       `A cache after ${om ? describeOp(om.op) : better.opId} would hold ≈ ${formatBytes(better.estimatedBytes)} (${better.cardinality.toLocaleString('en-US')} elements × ${formatBytes(better.bytesPerElement)}), more than ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(budgetBytes)} memory budget, so the plan does not propose it.`,
     );
   }
+  let randomRefusal: string | undefined;
   if (refused && (!candidate || refused.saved > candidate.savedPerRoot * 1.05)) {
     const at = m.ops.get(refused.opId);
     const r = m.ops.get(refused.randomId);
     if (at && r) {
-      notes.push(
-        `A cache after ${describeOp(at.op)} would save the most work, but ${describeOp(r.op)} is random (${randomWhy(r, randomOps)}): a cache at or after it would replay the first pass's draws on every later pass, so the plan ${candidate ? 'caches above it' : 'proposes no cache'}.`,
-      );
+      randomRefusal = `A cache after ${describeOp(at.op)} would save the most work, but ${describeOp(r.op)} is random (${randomWhy(r, randomOps)}): a cache at or after it would replay the first pass's draws on every later pass`;
     }
   }
-  return { candidate, notes };
+  return { candidate, notes, randomRefusal };
 }

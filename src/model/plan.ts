@@ -259,6 +259,11 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     );
     kept = [];
   }
+  if (cacheChoice.randomRefusal) {
+    const cached = kept.find((c) => c.kind === 'cache');
+    const above = cached ? m.ops.get(cached.opId) : undefined;
+    notes.push(`${cacheChoice.randomRefusal}, so the plan ${above ? `caches after ${describeOp(above.op)}, above it` : 'proposes no cache'}.`);
+  }
   const withEffects = kept.map((ch) => ({ ...ch, predictedRate: rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;
   return {

@@ -212,7 +212,7 @@ describe('model: randomness from every source', () => {
   it('never caches at or after an op only the static graph knows is random (randomOps)', () => {
     const p = plan(build({}), { randomOps: [id(2)] });
     assert.equal(cacheAt(p.changes), id(1));
-    assert.ok(p.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\).*caches above it/.test(n)), JSON.stringify(p.notes));
+    assert.ok(p.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\).*so the plan caches after map\(decode\), above it\.$/.test(n)), JSON.stringify(p.notes));
     assert.ok(!p.changes.some((c) => c.kind === 'cache' && [id(2), id(3), id(4)].includes(c.opId)));
   });
 
@@ -231,7 +231,10 @@ describe('model: randomness from every source', () => {
       .op({ kind: 'repeat', count: -1 })
       .build({ rootElements: 1000, rate: 190 });
     assert.equal(cacheAt(plan(profile).changes), id(3));
-    assert.equal(cacheAt(plan(profile, { randomOps: [id(2)] }).changes), undefined);
+    const refused = plan(profile, { randomOps: [id(2)] });
+    assert.equal(cacheAt(refused.changes), undefined);
+    // The note says what the plan did: no cache, not "caches above it".
+    assert.ok(refused.notes?.some((n) => /map\(jitter\) is random .*so the plan proposes no cache\.$/.test(n)), JSON.stringify(refused.notes));
   });
 });
 
