@@ -150,8 +150,9 @@ export function allocate(m: Measured, start: Config, lim: Limits): Config {
 
 /**
  * Headroom for operators that do not bind: each worker op and each awaiting op gets enough
- * threads / calls in flight that its own bound is `hedgeFactor` above the pipeline's, as far as
- * the limits allow. This never lowers the bound (more threads or calls only raise op bounds) and
+ * threads / calls in flight (an awaiting op inside an interleave's inner datasets: enough of them
+ * pulled at once) that its own bound is `hedgeFactor` above the pipeline's, as far as the limits
+ * allow. This never lowers the bound (more threads or calls only raise op bounds) and
  * keeps a cheap operator from becoming the next bottleneck when its latency or cost varies.
  */
 export function hedge(m: Measured, start: Config, lim: Limits): Config {
@@ -175,6 +176,11 @@ export function hedge(m: Measured, start: Config, lim: Limits): Config {
       if (calls <= 0) continue;
       const own = c.concurrency / (calls * om.service);
       if (own < target) c.concurrency = Math.min(lim.maxConcurrency, Math.ceil((c.concurrency * target) / own));
+    } else if (om.isAsync && !om.tunable && om.latencySlope <= 0 && enclosingInterleave(m, id) !== undefined) {
+      // An awaiting op inside inner datasets (a shard read record by record) that takes no more
+      // calls itself: the interleave pulls more of its datasets at once, as cheap as calls in flight.
+      const own = evaluate(m, cfg, coreBudget(lim)).opBound.get(id) ?? Infinity;
+      if (Number.isFinite(own) && own > 0 && own < target) raiseOuter(m, cfg, id, target / own, lim);
     }
   }
   return cfg;

@@ -7,6 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { analyze, changeTitle, overridesFor, plan, predict, wholeCores } from '../../../src/model';
 import { coresGot } from '../../../src/model/cores';
+import { MODEL_CONSTANTS } from '../../../src/model/constants';
 import type { PlanChange } from '../../../src/shared/analysis';
 import type { MoveCost } from '../../../src/shared/profile';
 import { ProfileBuilder } from './builder';
@@ -276,6 +277,17 @@ describe('model: interleave and nesting', () => {
     assert.equal(change(p.changes, 'prefetch'), undefined);
     assert.ok(p.predictedRate > 8 * 28, `predicted ${p.predictedRate}`);
     assert.match(cycle.reason, /pulls 1 of its inner datasets at once/);
+  });
+
+  it('leaves the shards\' waits headroom over the rate the plan predicts, as for calls in flight', () => {
+    const profile = shards();
+    const p = plan(profile);
+    const after = predict(profile, p.overrides);
+    assert.notEqual(after.bottleneck.opId, id(1), after.bottleneck.reason);
+    // The inner source's own bound, with the datasets the plan pulls at once, keeps the hedge above
+    // the pipeline's: a record that waits a little longer (a timer firing late) does not bind.
+    const inner = Math.min(...after.bounds.filter((b) => b.opId === id(1)).map((b) => b.rate));
+    assert.ok(inner >= MODEL_CONSTANTS.hedgeFactor * after.bound * (1 - 1e-9), `inner ${inner} vs pipeline ${after.bound}`);
   });
 
   it('never opens more inner datasets at once than the interleave has inputs', () => {
