@@ -1,8 +1,9 @@
 /**
  * The oracle's search space: for each synthetic pipeline, the knob settings a grid search tries
  * (through runner overrides). Kept small on purpose (each configuration costs a ~1.5 s run):
- * calls in flight for awaiting maps, worker placement and pool size for exported sync maps, a
- * cache after deterministic maps that run before a repeat, and a prefetch at the end.
+ * calls in flight for awaiting maps, worker placement and pool size for exported sync maps, inner
+ * datasets an interleave pulls at once, a cache after deterministic maps that run before a repeat,
+ * and a prefetch at the end.
  */
 import type { KnobOverride, Overrides, Profile } from '../../src/shared/profile';
 
@@ -44,6 +45,11 @@ export function gridFor(profile: Profile): Overrides[] {
   };
   const axes: Choice[][] = [];
   for (const op of profile.ops) {
+    if (op.kind === 'interleave') {
+      // Inner datasets pulled at once: as written, or cycleLength = parallelism = 4, 16, 64.
+      axes.push([undefined, ...[4, 16, 64].map((n) => ({ [op.id]: { cycleLength: n, parallelism: n } }))]);
+      continue;
+    }
     if (op.kind !== 'map' && op.kind !== 'filter' && op.kind !== 'flatMap') continue;
     const awaits = op.fnAsync === true || op.counters.asyncCalls > 0;
     if (awaits) {

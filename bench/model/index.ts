@@ -22,7 +22,7 @@ import { goalsMarkdown, goalsText, lineGoals, predictionGoals, type BenchLine } 
 import { loadAverageText, parseLoads, underLoad } from '../load';
 import { gridFor } from './grid';
 
-const PIPELINES = ['main-thread-bound', 'worker-bound', 'latency-bound', 'disk-bound', 'cacheable', 'mixed'];
+const PIPELINES = ['main-thread-bound', 'worker-bound', 'latency-bound', 'disk-bound', 'cacheable', 'mixed', 'sharded'];
 const ROOT = path.resolve(__dirname, '../..');
 const DIR = path.join(ROOT, 'test/fixtures/pipelines');
 
