@@ -3,6 +3,7 @@
  */
 import type { Analysis, Bottleneck, OpAnalysis } from '../shared/analysis';
 import type { Config } from './config';
+import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
 import { describeOp, formatRate, formatSeconds } from './describe';
 import type { Evaluation } from './evaluate';
@@ -50,7 +51,7 @@ function flatMapWords(m: Measured, ev: Evaluation, id: string): string {
     if (!parent || parent.op.kind === 'interleave') return '';
     if (parent.op.kind === 'flatMap') {
       const next = ev.bounds.find((o) => o.opId !== id && o.rate > ev.binding.rate * (1 + 1e-9));
-      const n = next && Number.isFinite(next.rate) ? Math.min(64, Math.max(2, Math.ceil(next.rate / ev.binding.rate))) : undefined;
+      const n = next && Number.isFinite(next.rate) ? Math.min(C.defaultMaxConcurrency, Math.max(2, Math.ceil(next.rate / ev.binding.rate))) : undefined;
       const lift = n !== undefined ? ` (cycleLength and parallelism ${n} would lift this bound to about ${formatRate(ev.binding.rate * n)})` : '';
       return `It waits inside the datasets ${describeOp(parent.op)} returns, which flatMap reads one after another, so nothing overlaps those waits: an interleave in its place reads several at once${lift}; its elements then alternate between the datasets instead of following one another.`;
     }

@@ -137,6 +137,13 @@ describe('plumber (the built CLI)', function () {
     const gate = await plumber('check', 'x.ts');
     assert.equal(gate.code, 2);
     assert.match(gate.stderr, /needs --min-rate/);
+    // plan and fix share their options: a bad --budget is refused alike, before anything runs.
+    for (const [command, value] of [['plan', '-3'], ['fix', 'soon']]) {
+      const budget = await plumber(command, path.join(PIPELINES, 'latency-bound.ts'), '--budget', value);
+      assert.equal(budget.code, 2, budget.stderr);
+      assert.match(budget.stderr, new RegExp(`--budget must be a number of at least 0, got "${value}"`));
+      assert.doesNotMatch(budget.stderr, /profiling/);
+    }
   });
 
   it('prints help and the version', async () => {
