@@ -84,6 +84,28 @@ export function predictionGoals(lines: BenchLine[]): GoalCheck[] {
   ];
 }
 
+/** The groups the prediction goal is judged over: each benchmark at each load, and over all its loads. */
+function predictionGroups(lines: BenchLine[]): Array<[string, BenchLine[]]> {
+  const benches = [...new Set(lines.map((l) => l.bench))];
+  const groups: Array<[string, BenchLine[]]> = [];
+  for (const bench of benches) {
+    const prefix = benches.length > 1 ? `${bench}, ` : '';
+    const ofBench = lines.filter((l) => l.bench === bench);
+    const loads = [...new Set(ofBench.map((l) => l.load))];
+    for (const n of loads) groups.push([`${prefix}load ${n}`, ofBench.filter((l) => l.load === n)]);
+    if (loads.length > 1) groups.push([`${prefix}all loads`, ofBench]);
+  }
+  return groups;
+}
+
+/**
+ * Every check the summary counts: each line's goals and the prediction goal of each group. The
+ * printed count and a benchmark's JSON summary both come from here, so they agree.
+ */
+export function allChecks(lines: BenchLine[], groups = predictionGroups(lines)): GoalCheck[] {
+  return [...lines.flatMap(lineGoals), ...groups.flatMap(([, g]) => predictionGoals(g))];
+}
+
 const mark = (c: GoalCheck): string => `${c.text} ${c.met ? 'met' : 'MISSED'}`;
 const COLUMNS = ['pipeline', 'load', 'plumber÷as written', 'plumber÷oracle', 'plumber÷nodeHeuristic', '|pred−plumber|÷plumber', 'profile s'];
 
@@ -97,16 +119,9 @@ function summaryParts(lines: BenchLine[]): { rows: string[][]; notes: string[] }
   const named = (l: BenchLine): string => (benches.length > 1 ? `${l.bench}: ${l.pipeline}` : l.pipeline);
   const rows = lines.map((l) => [named(l), String(l.load), ...lineGoals(l).map(mark)]);
   const notes: string[] = [];
-  const groups: Array<[string, BenchLine[]]> = [];
-  for (const bench of benches) {
-    const prefix = benches.length > 1 ? `${bench}, ` : '';
-    const ofBench = lines.filter((l) => l.bench === bench);
-    const loads = [...new Set(ofBench.map((l) => l.load))];
-    for (const n of loads) groups.push([`${prefix}load ${n}`, ofBench.filter((l) => l.load === n)]);
-    if (loads.length > 1) groups.push([`${prefix}all loads`, ofBench]);
-  }
+  const groups = predictionGroups(lines);
   for (const [name, group] of groups) notes.push(`${name}: ${predictionGoals(group).map((c) => `${c.goal}: ${mark(c)}`).join('; ')}`);
-  const all = [...lines.flatMap(lineGoals), ...groups.flatMap(([, g]) => predictionGoals(g))];
+  const all = allChecks(lines, groups);
   const missed = all.filter((c) => !c.met).length;
   notes.push(missed === 0 ? `every goal met (${all.length} checks)` : `${missed} of ${all.length} checks missed`);
   return { rows, notes };

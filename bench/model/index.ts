@@ -18,7 +18,7 @@ import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides } from '../baselines';
-import { goalsMarkdown, goalsText, lineGoals, predictionGoals, type BenchLine } from '../goals';
+import { allChecks, goalsMarkdown, goalsText, type BenchLine } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
 import { gridFor } from './grid';
 
@@ -172,7 +172,7 @@ async function main(): Promise<void> {
   out(`\n(${passes ?? "the engine's default"} planning pass(es), best of ${repeat} runs in turns; ${os.availableParallelism()} cores)\n${loadNotes.join('\n')}\n`);
   out(goalsText(lines));
   if (json) {
-    const checks = [...lines.flatMap(lineGoals), ...predictionGoals(lines)];
+    const checks = allChecks(lines);
     console.log(JSON.stringify({ bench: 'model', summary: { passes: passes ?? null, repeat, loads, checks: checks.length, missed: checks.filter((c) => !c.met).length } }));
   }
 
