@@ -187,16 +187,18 @@ describe('plumber-data tracing', () => {
     assert.equal(tracer.counters.get(maps[0].key)!.produced, 6);
   });
 
+  /** Shards read record by record: each of a shard's `records` awaits a timer of WAIT_MS before it is yielded. */
+  const WAIT_MS = 4;
+  const shards = (records: number) => (k: number) =>
+    from(async function* () {
+      for (let i = 0; i < records; i++) {
+        await sleep(WAIT_MS);
+        yield k * 10 + i;
+      }
+    });
+
   it('charges the waits on an interleave’s inner datasets to their last operator, as a consumer’s wait counts', async () => {
-    // Shards read record by record: each record awaits a timer of WAIT_MS before it is yielded.
-    const WAIT_MS = 4;
-    const shard = (k: number) =>
-      from(async function* () {
-        for (let i = 0; i < 5; i++) {
-          await sleep(WAIT_MS);
-          yield k * 10 + i;
-        }
-      });
+    const shard = shards(5);
     const tracer = await whileTraced(async () => {
       const ds = range(4).interleave(shard, { cycleLength: 2 });
       assert.equal((await ds.toArray()).length, 20);
@@ -213,14 +215,7 @@ describe('plumber-data tracing', () => {
   });
 
   it('charges the waits on a flatMap’s datasets to their last operator', async () => {
-    const WAIT_MS = 4;
-    const shard = (k: number) =>
-      from(async function* () {
-        for (let i = 0; i < 3; i++) {
-          await sleep(WAIT_MS);
-          yield k * 10 + i;
-        }
-      });
+    const shard = shards(3);
     const tracer = await whileTraced(async () => {
       assert.deepEqual(await range(4).flatMap(shard).toArray(), [0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]);
     });
