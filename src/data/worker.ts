@@ -170,11 +170,13 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     try {
       let r: unknown;
       if (useCtx) {
+        // One generator per call, made on first use, as on the main thread (context.ts).
+        let rng: Rng | null = null;
         const ctx = {
           index,
           get rng(): Rng {
             random = true;
-            return elementRng(task.seed, task.epoch, index);
+            return (rng ??= elementRng(task.seed, task.epoch, index));
           },
           signal: undefined,
         };

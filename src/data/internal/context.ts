@@ -45,13 +45,15 @@ export class FnEnv {
 }
 
 class Ctx implements ElementContext {
+  private r: Rng | null = null;
   constructor(
     readonly index: number,
     private readonly env: FnEnv,
   ) {}
+  /** One generator per call, made on first use: successive draws go on from each other. */
   get rng(): Rng {
     this.env.markRandom();
-    return elementRng(this.env.seed, this.env.epoch, this.index);
+    return (this.r ??= elementRng(this.env.seed, this.env.epoch, this.index));
   }
   get signal(): AbortSignal {
     return this.env.signal;

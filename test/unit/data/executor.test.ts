@@ -156,6 +156,14 @@ describe('plumber-data executor', () => {
     assert.ok(a.every((v) => v >= 0 && v < 1));
   });
 
+  it('gives each call one generator: successive draws go on, and repeat in the next run', async () => {
+    const draw = () => range(3).map((_x, ctx) => [ctx.rng.float(), ctx.rng.float(), ctx.rng.int(1000)] as const, { seed: 9 }).toArray();
+    const a = await draw();
+    // Three draws of one element are three different numbers, not the first one three times.
+    for (const [x, y, k] of a) assert.ok(x !== y && k !== Math.floor(x * 1000), JSON.stringify(a));
+    assert.deepEqual(await draw(), a);
+  });
+
   it('asks upstream only for what is needed: take(1) after a map computes few elements', async () => {
     let calls = 0;
     const first = await range(1000)

@@ -42,6 +42,14 @@ describe('plumber-data worker placement', function () {
     assert.equal(counters.produced, 5000);
   });
 
+  it('draws the same numbers from ctx.rng in a worker thread as on the main thread, one generator per call', async () => {
+    const { twoDraws } = (await import(MODULE)) as typeof import('../../fixtures/data/cpu-work');
+    const here = await range(6).map(twoDraws, { seed: 5 }).toArray();
+    const there = await range(6).map(twoDraws, { seed: 5, placement: 'worker', module: MODULE, parallelism: 2 }).toArray();
+    assert.deepEqual(there, here);
+    assert.ok(here.every(([a, b]) => a !== b), JSON.stringify(here));
+  });
+
   it('accepts a file: URL, filters and flatMaps in workers', async () => {
     const url = pathToFileURL(MODULE).href;
     const kept = await range(10).filter((x: number) => x, { placement: 'worker', module: url, exportName: 'isMultipleOfThree', parallelism: 1 }).toArray();
