@@ -32,6 +32,7 @@ export const PLAN_FLAGS: Record<string, FlagSpec> = {
   ...RUN_FLAGS,
   cores: { value: true },
   'memory-budget': { value: true },
+  'max-in-flight': { value: true },
   'target-rate': { value: true },
   passes: { value: true },
   budget: { value: true },
@@ -48,6 +49,8 @@ export function modelOptionsOf(p: Parsed): ModelOptions {
   if (cores !== undefined) options.cores = cores;
   const budgetMB = numberFlag(p, 'memory-budget', { min: 0 });
   if (budgetMB !== undefined) options.memoryBudgetBytes = budgetMB * 2 ** 20;
+  const maxInFlight = numberFlag(p, 'max-in-flight', { min: 1, integer: true });
+  if (maxInFlight !== undefined) options.maxConcurrency = maxInFlight;
   const targetRate = numberFlag(p, 'target-rate', { min: 0, exclusiveMin: true });
   if (targetRate !== undefined) options.targetRate = targetRate;
   return options;

@@ -31,6 +31,9 @@ const PLAN_OPTIONS = `  --passes N             profile runs before verification:
                          written (faster; the figure is then only an estimate)
   --cores N              plan for N cores (default: the cores free while the pipeline ran)
   --memory-budget MB     memory a cache may use (default: half the free memory)
+  --max-in-flight N      the most calls in flight the plan gives an awaiting operator, and inner
+                         datasets an interleave pulls at once (default 256): for a database or an
+                         API that should not get more concurrent requests
   --target-rate N        a root rate that is enough (el/s): the plan stops there, and says how many
                          cluster workers a stage on a cluster needs to reach it`;
 

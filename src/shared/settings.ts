@@ -16,7 +16,7 @@ export interface Settings {
   /** Node executable and extra arguments for the runner (restricted: only honoured in trusted workspaces). */
   runner: { nodePath: string; nodeArgs: string[] };
   /** Model inputs. */
-  model: { cores: number; memoryBudgetMB: number };
+  model: { cores: number; memoryBudgetMB: number; maxInFlight: number };
   /** How a plan is made: profile passes before planning, and whether runs verify it before it is offered. */
   plan: { passes: number; verify: boolean; budgetSeconds: number };
   /** How fixes apply: `preview` opens VS Code's refactor preview for a fix that changes more than one place. */
@@ -29,7 +29,7 @@ export const DEFAULT_SETTINGS: Settings = {
   diagnostics: { enabled: true },
   profile: { seconds: 3, maxElements: 100_000, timeoutSeconds: 60, memoryMB: 4096 },
   runner: { nodePath: '', nodeArgs: [] },
-  model: { cores: 0, memoryBudgetMB: 0 },
+  model: { cores: 0, memoryBudgetMB: 0, maxInFlight: 0 },
   plan: { passes: 2, verify: true, budgetSeconds: 15 },
   fixes: { preview: true },
 };
@@ -72,6 +72,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'runner.nodeArgs', type: 'array', scope: 'machine-overridable', restricted: true, markdownDescription: 'Extra Node.js arguments for the runner, e.g. `["--import", "tsx"]`. Only used in trusted workspaces.' },
   { key: 'model.cores', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Cores the model plans for. `0`: the cores of the machine the profile ran on.' },
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
+  { key: 'model.maxInFlight', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'The most calls in flight a plan gives an awaiting operator, and the most inner datasets it has an interleave pull at once, as `plumber plan --max-in-flight`: keep a database or an API from more concurrent requests than it should take. `0`: 256.' },
   { key: 'plan.passes', type: 'integer', scope: 'resource', minimum: 1, maximum: 5, markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.' },
   { key: 'plan.verify', type: 'boolean', scope: 'resource', markdownDescription: 'Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model\'s estimate only, marked *not verified*.' },
   { key: 'plan.budgetSeconds', type: 'number', scope: 'resource', minimum: 0, markdownDescription: 'Seconds a whole diagnosis (profile, plan, verification) aims for, as `plumber plan --budget`. Verification takes what the passes leave: it always measures the plan beside the pipeline as written, a second pair of runs may take up to 10 s when the load drifted during the first, and other runs start only when they fit.' },

@@ -70,6 +70,7 @@ export function modelOptions(settings: Settings): ModelOptions {
   const opts: ModelOptions = {};
   if (settings.model.cores > 0) opts.cores = settings.model.cores;
   if (settings.model.memoryBudgetMB > 0) opts.memoryBudgetBytes = settings.model.memoryBudgetMB * 1024 * 1024;
+  if (settings.model.maxInFlight > 0) opts.maxConcurrency = settings.model.maxInFlight;
   return opts;
 }
 

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import type { Plan } from '../../../src/shared/analysis';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const BIN = path.join(ROOT, 'bin/plumber.js');
@@ -97,6 +98,19 @@ describe('plumber (the built CLI)', function () {
     const profile = JSON.parse(r.stdout) as { run: { overrides: Record<string, unknown> }; ops: { id: string; knobs: { parallelism?: number } }[] };
     assert.deepEqual(profile.run.overrides, { [map.id]: { parallelism: 8 } });
     assert.equal(profile.ops.find((o) => o.id === map.id)?.knobs.parallelism, 8);
+  });
+
+  it('keeps calls in flight within --max-in-flight', async () => {
+    const raise = async (...flags: string[]): Promise<number> => {
+      const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--passes', '1', '--no-verify', '--cores', '2', '--json', '--quiet', ...flags);
+      assert.equal(r.code, 0, r.stderr);
+      const change = (JSON.parse(r.stdout) as { plan: Plan }).plan.changes.find((c) => c.kind === 'parallelism' && c.opId === '11:4');
+      assert.ok(change?.kind === 'parallelism', r.stdout.slice(0, 400));
+      return change.to;
+    };
+    // A 10 ms call one at a time before a cheap batch: the plan asks for far more than 8 unless told not to.
+    assert.ok((await raise()) > 8);
+    assert.equal(await raise('--max-in-flight', '8'), 8);
   });
 
   it('rejects a bad override with exit code 2 and says what is wrong', async () => {

@@ -20,9 +20,9 @@ const FILE = path.join(FIXTURES, 'project', 'pipelines.ts');
 const URI = pathToFileURL(FILE).href;
 const TEXT = readFileSync(FILE, 'utf8');
 
-function settings(plan: Settings['plan'], cores = 3): Settings {
+function settings(plan: Settings['plan'], cores = 3, maxInFlight = 12): Settings {
   // Runs of 4 s, not the default: the test shows the runs measure what the settings say.
-  return { ...structuredClone(DEFAULT_SETTINGS), profile: { ...DEFAULT_SETTINGS.profile, seconds: 4 }, model: { cores, memoryBudgetMB: 0 }, plan };
+  return { ...structuredClone(DEFAULT_SETTINGS), profile: { ...DEFAULT_SETTINGS.profile, seconds: 4 }, model: { cores, memoryBudgetMB: 0, maxInFlight }, plan };
 }
 
 describe('Profiling from the editor', () => {
@@ -77,6 +77,7 @@ describe('Profiling from the editor', () => {
     assert.equal(input.verify, true);
     assert.equal(input.budgetSeconds, 15);
     assert.equal(input.options?.cores, 3);
+    assert.equal(input.options?.maxConcurrency, 12);
     assert.deepEqual(input.options?.randomOps, images.ops.filter((o) => o.random).map((o) => o.id).sort());
     // Profile runs measure as long as the settings say; only the first probes (later passes inherit
     // what it measured), and verification runs are short and skip the probes.
@@ -109,13 +110,14 @@ describe('Profiling from the editor', () => {
       { uri: URI, pipeline: 'images' },
       {
         trusted: true,
-        settings: settings({ passes: 1, verify: false, budgetSeconds: 15 }, 0),
+        settings: settings({ passes: 1, verify: false, budgetSeconds: 15 }, 0, 0),
         store: s.store,
         views: (u) => s.views(u),
         run: () => Promise.resolve(hand.profile),
         diagnose: async (input): Promise<Diagnosis> => {
           verify = input.verify;
           assert.equal(input.options?.cores, undefined, 'cores 0: the model plans for the cores the run measured free');
+          assert.equal(input.options?.maxConcurrency, undefined, 'maxInFlight 0: the model default');
           input.onStep?.({ phase: 'profile', message: 'profiling as written', run: 1 });
           await input.run({}, 'profile');
           return { first: hand.profile, analysis: hand.analysis, plan: hand.plan, last: hand.profile, profiles: [hand.profile] };
