@@ -75,28 +75,27 @@ describe('diagnose with the real runner', function () {
     assert.ok(Object.entries(d.plan.overrides).every(([id, o]) => o.cache === undefined || id === '16:4'));
   });
 
-  it('finds latency inside an interleave’s inner datasets and turns the interleave’s levers for it', async () => {
-    const file = path.join(PIPELINES, 'nested-latency.ts');
-    const d = await diagnose({ run: runner(file, [], 'interleaved'), passes: 1, verify: false, options: { cores: 2 } });
+  /** One pass of `nested-latency.ts`'s pipeline `name`: its diagnosis and the shard source, recorded inside the operator of kind `container`. */
+  async function nested(name: string, container: 'interleave' | 'flatMap') {
+    const d = await diagnose({ run: runner(path.join(PIPELINES, 'nested-latency.ts'), [], name), passes: 1, verify: false, options: { cores: 2 } });
     assert.equal(d.error, undefined, d.error?.message);
     const source = d.first.ops.find((o) => o.kind === 'from');
-    const interleave = d.first.ops.find((o) => o.kind === 'interleave');
-    assert.ok(source && interleave && source.parentId === interleave.id, 'the shard source is recorded inside the interleave');
+    const outer = d.first.ops.find((o) => o.kind === container);
+    assert.ok(source && outer && source.parentId === outer.id, `the shard source is recorded inside the ${container}`);
     // What the run waited on is the source inside the shards, not the cheap map after them.
     assert.equal(d.analysis.bottleneck.opId, source.id, JSON.stringify(d.analysis.bottleneck));
+    return { d, outer };
+  }
+
+  it('finds latency inside an interleave’s inner datasets and turns the interleave’s levers for it', async () => {
+    const { d, outer: interleave } = await nested('interleaved', 'interleave');
     const cycle = d.plan.changes.find((c) => c.kind === 'cycleLength');
     assert.ok(cycle && cycle.kind === 'cycleLength' && cycle.opId === interleave.id && cycle.to > 2, JSON.stringify(d.plan.changes));
     assert.ok(!d.plan.changes.some((c) => c.kind === 'placement'), 'no worker move for a map that waits');
   });
 
   it('finds latency inside a flatMap’s datasets, and says that an interleave, not a knob, overlaps it', async () => {
-    const file = path.join(PIPELINES, 'nested-latency.ts');
-    const d = await diagnose({ run: runner(file, [], 'flattened'), passes: 1, verify: false, options: { cores: 2 } });
-    assert.equal(d.error, undefined, d.error?.message);
-    const source = d.first.ops.find((o) => o.kind === 'from');
-    const flatMap = d.first.ops.find((o) => o.kind === 'flatMap');
-    assert.ok(source && flatMap && source.parentId === flatMap.id, 'the shard source is recorded inside the flatMap');
-    assert.equal(d.analysis.bottleneck.opId, source.id, JSON.stringify(d.analysis.bottleneck));
+    const { d } = await nested('flattened', 'flatMap');
     assert.match(d.analysis.bottleneck.reason, /inside the datasets flatMap\(shard\) returns, which flatMap reads one after another.*an interleave in its place/);
     assert.ok(!d.plan.changes.some((c) => c.kind === 'placement' || c.kind === 'cache'), JSON.stringify(d.plan.changes));
     assert.equal(noChangeWords(d.analysis.bottleneck.resource), 'no knob Plumber can turn relieves what binds (the bottleneck says what would)');

@@ -15,6 +15,7 @@ import { fixAll } from '../../../src/server/features/fixAll';
 import { hover } from '../../../src/server/features/hover';
 import { pipelines } from '../../../src/server/features/pipelines';
 import { report } from '../../../src/server/features/report';
+import { reportAdvice } from '../../../src/server/features/advice';
 import { Session } from '../../../src/server/session';
 import { changeKey, type Plan, type PlanChange, type Verification } from '../../../src/shared/analysis';
 import { DEFAULT_SETTINGS } from '../../../src/shared/settings';
@@ -109,6 +110,17 @@ function actionTitles(s: Session, line: number): string[] {
 }
 
 describe('Advice the editor shows', () => {
+  it('says why a plan proposes no change without claiming the machine is the limit when an operator\'s waits bind', () => {
+    const s = new Session(() => undefined);
+    s.update(URI, 1, TEXT);
+    const hand = handMade(s.views(URI).find((v) => v.graph.name === 'images')!.graph, 'map(decode)', () => []);
+    const none: Plan = { ...hand.plan, changes: [], verification: undefined };
+    const headline = (resource: 'latency' | 'main-thread'): string =>
+      reportAdvice(none, { ...hand.analysis, bottleneck: { ...hand.analysis.bottleneck, resource } }, hand.profile).headline;
+    assert.equal(headline('latency'), 'the plan proposes no change: no knob Plumber can turn relieves what binds (the bottleneck says what would)');
+    assert.equal(headline('main-thread'), 'the plan proposes no change: the pipeline already runs at what this machine allows');
+  });
+
   describe('for a verified plan', () => {
     const s = session(verifiedGain);
 
