@@ -108,7 +108,12 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       // no thread's clock caught that the workers were charged with: the fn costs what its tasks
       // measured on the workers' own clocks (their share of a task's handling included, so this
       // errs towards the pool).
-      main = om.selfPerRoot + om.overheadPerRoot + (om.workerPerRoot - om.workerUnseenPerRoot);
+      // An earlier run that had the fn on the main thread measured what it costs there: that
+      // figure, when there is one.
+      if (om.mainSeen) {
+        overhead = om.mainSeen.overheadPerCall * om.callsPerRoot;
+        main = om.mainSeen.selfPerCall * om.callsPerRoot + overhead;
+      } else main = om.selfPerRoot + om.overheadPerRoot + (om.workerPerRoot - om.workerUnseenPerRoot);
       worker = 0;
     }
     // plumber-data runs async maps, worker maps and file reads on its parallel engine, which starts

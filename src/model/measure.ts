@@ -89,6 +89,14 @@ export interface OpMeasure {
    * the receiving side (deserialise): the input is serialised on the main thread and deserialised
    * in the worker, the output the other way round.
    */
+  /**
+   * Main-thread seconds per call (its own time and its share of the runtime's) that an earlier run
+   * in `history` measured for this fn on the main thread, for an op this run had in worker
+   * threads: what moving it back costs, measured, where the workers' clocks would only guess it
+   * (a fn that allocates large arrays cost 1.9 ms a call on the main thread and 5.4 ms of worker
+   * CPU a call in a pool).
+   */
+  mainSeen?: { selfPerCall: number; overheadPerCall: number };
   move?: {
     /** Main-thread seconds per call: half of the input's clone round plus half of the output's. */
     mainClone: number;
@@ -319,7 +327,29 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   };
   // A sampling mixture's branches at their weights, not at what read-ahead made the counters show.
   reweightBranches(measured);
+  seenOnMain(measured, history);
   return measured;
+}
+
+/**
+ * For each op this run had in worker threads, its main-thread cost per call in the latest run of
+ * `history` that had it on the main thread (`OpMeasure.mainSeen`).
+ */
+function seenOnMain(m: Measured, history: Profile[]): void {
+  const measuredRuns = new Map<Profile, Measured>();
+  for (const om of m.ops.values()) {
+    if (om.op.placement !== 'worker' || !fnKinds(om.op)) continue;
+    for (let i = history.length - 1; i >= 0; i--) {
+      const h = history[i]!;
+      const was = h.ops.find((o) => o.id === om.op.id);
+      if (!was || was.kind !== om.op.kind || was.placement !== 'main' || was.fnAsync === true || !(was.counters.calls > 0)) continue;
+      let hm = measuredRuns.get(h);
+      if (!hm) measuredRuns.set(h, (hm = measure(h)));
+      const hom = hm.ops.get(om.op.id);
+      if (hom && hom.callsPerRoot > 0 && !hom.isAsync) om.mainSeen = { selfPerCall: hom.selfPerRoot / hom.callsPerRoot, overheadPerCall: hom.overheadPerRoot / hom.callsPerRoot };
+      break;
+    }
+  }
 }
 
 /** A measured move cost per call (see `OpMeasure.move`); undefined when absent or unusable. */
