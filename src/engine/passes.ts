@@ -8,7 +8,7 @@
 import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
-import { analyze, downstreamOf, overridesFor, plan as planOf, predict } from '../model';
+import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict } from '../model';
 
 export interface PlannedRun {
   /** The profile of the pipeline as written (with the user's own overrides, if any). */
@@ -155,6 +155,8 @@ export async function planInPasses(
   let runOverrides = staged.length < current.changes.length ? overridesFor(first, staged, options) : current.overrides;
   let taken = 1;
   const runs: Profile[] = [first];
+  /** Notes on earlier passes' changes a later pass undid. */
+  const undone: string[] = [];
   while (taken < passes && !first.error && current.changes.length > 0) {
     const run = await profile({ ...userOverrides, ...runOverrides }, taken + 1);
     taken++;
@@ -180,7 +182,11 @@ export async function planInPasses(
         // earlier change, and the source needs none.
         changes.delete(changeKey({ kind: 'parallelism', opId: asWritten.opId }));
         if (first.ops.find((o) => o.id === asWritten.opId)?.placement === asWritten.to) {
+          const earlier = changes.get(changeKey(asWritten));
           changes.delete(changeKey(asWritten));
+          // Said, or the plan reads as if nothing had been tried ("the pipeline already runs at
+          // what this machine allows") where a run measured the move and undid it.
+          if (earlier) undone.push(`${changeTitle(earlier, first)} was tried in the run with the plan applied and left out: ${asWritten.reason}`);
           continue;
         }
       }
@@ -197,5 +203,21 @@ export async function planInPasses(
       changes.set(changeKey(asWritten), earlier ? refined(earlier, asWritten) : asWritten);
     }
   }
-  return { first, analysis, last, passes: taken, plan: { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()] } };
+  const notes = [...(current.notes ?? []), ...undone];
+  const final: Plan = { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()], ...(notes.length > 0 ? { notes } : {}) };
+  // A later pass predicts the plan from a run of it. When that prediction is no better than what
+  // the run as written measured, nothing measured says the plan helps: it proposes no change (the
+  // model's own rule, against the run as written rather than the run with the plan). Not when
+  // planning for other cores than this run had: the two figures are then for different machines.
+  if (last !== first && final.changes.length > 0 && options.cores === undefined && final.predictedRate <= analysis.measuredRate * (1 + MODEL_CONSTANTS.minGain)) {
+    const why = `The run with the plan applied measured ${formatRate(last.run.seconds > 0 ? last.run.elements / last.run.seconds : 0)}, and from it the model predicts ${formatRate(final.predictedRate)} for the plan: no more than the ${formatRate(analysis.measuredRate)} measured as written, so the plan proposes no change.`;
+    return {
+      first,
+      analysis,
+      last,
+      passes: taken,
+      plan: { ...final, changes: [], overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck, notes: [...notes, why] },
+    };
+  }
+  return { first, analysis, last, passes: taken, plan: final };
 }

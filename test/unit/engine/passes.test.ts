@@ -128,9 +128,29 @@ describe('planning in passes', function () {
       {},
     );
     assert.equal(planned.passes, 2);
-    // Back where the source has it: the source needs no change, and the run's knobs say main.
+    // Back where the source has it: the source needs no change, and no knob puts it in workers.
     assert.deepEqual(planned.plan.changes, []);
-    assert.equal(planned.plan.overrides[id(1)]?.placement, 'main');
+    assert.notEqual(planned.plan.overrides[id(1)]?.placement, 'worker');
+    // And the plan says what was measured, not only that it proposes nothing.
+    assert.ok(
+      planned.plan.notes?.some((n) => /^The run with the plan applied measured 16,000 el\/s, .* no more than the 19,000 el\/s measured as written, so the plan proposes no change\.$/.test(n)),
+      JSON.stringify(planned.plan.notes),
+    );
+  });
+
+  it('prices a worker move back on the main thread at what the run as written measured there, not at the workers\' clock', async () => {
+    // A fn that allocates large arrays: 1.9 ms a call on the main thread as written, 5.4 ms of
+    // worker CPU a call in a pool of two (their GC). Back on the main thread it costs what it cost
+    // there; priced by the workers' clock it would look worse than the pool.
+    const first = new ProfileBuilder({ cores: 2 }).range().map('make', { self: 1.9e-3, module: true, bytes: 64e3 }).build({ rootElements: 1000, rate: 500 });
+    const second = (o: Overrides): Profile =>
+      new ProfileBuilder({ cores: 2 }).range().map('make', { placement: 'worker', worker: 5.4e-3, dispatch: 0.2e-3, parallelism: 2, module: true, bytes: 64e3 }).build({ rootElements: 1000, rate: 360, overrides: o });
+    assert.equal(plan(first).changes[0]?.kind, 'placement', 'as written the model moves it');
+    const planned = await planInPasses(async (o, pass) => (pass === 1 ? first : second(o)), 2, {}, {});
+    assert.deepEqual(planned.plan.changes, [], JSON.stringify(planned.plan.changes));
+    const note = planned.plan.notes?.find((n) => n.startsWith('run map(make) in worker threads was tried'));
+    assert.ok(note, JSON.stringify(planned.plan.notes));
+    assert.match(note, /on the main thread the fn itself needs ≈ 1\.9\d? ms per element \(measured there in an earlier run\)/);
   });
 
   it('gives a worker move the thread count the next run asks for, as one change', async () => {
