@@ -280,13 +280,16 @@ export interface ClusterCapacity {
 
 /**
  * Why a plan proposes no change, claiming no more than the bottleneck says: a pipeline bound by
- * the machine (its cores, main thread, disk, libuv pool or source) already runs at what it allows;
+ * the machine (its cores, disk, libuv pool or source) already runs at what it allows; one bound
+ * by the main thread may leave cores idle, but nothing it runs can move to worker threads at a
+ * gain (a batch's stacking, a fn no worker can load, a move a run measured slower);
  * one bound by an operator's waits or its one-at-a-time work is held by something no knob the plan
  * can turn relieves (the bottleneck's reason says what would: an interleave for a flatMap's
  * datasets, an exported fn for a worker move).
  */
 export function noChangeWords(resource: Resource | undefined): string {
   if (resource === 'latency' || resource === 'sequential-op' || resource === 'parallel-op') return 'no knob Plumber can turn relieves what binds (the bottleneck says what would)';
+  if (resource === 'main-thread') return 'the main thread binds, and none of its work can move off it at a gain (the bottleneck says what binds)';
   return 'the pipeline already runs at what this machine allows';
 }
 

@@ -43,6 +43,17 @@ describe('model: analyze', () => {
     assert.ok(a.ops[2].isBottleneck && !a.ops[1].isBottleneck);
   });
 
+  it('says how to make a main-thread fn movable when other cores are idle and no worker can load it', () => {
+    const heavy = (cores: number, module: boolean) =>
+      analyze(new ProfileBuilder({ cores }).range().map('heavy', { self: 10e-3, module }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
+    const inline = heavy(2, false);
+    assert.equal(inline.resource, 'main-thread');
+    assert.match(inline.reason, /map\(heavy\) runs on the main thread .* Worker threads could run it beside the main thread \(all cores together allow about \d.* el\/s\), but its fn is not an exported function/);
+    // Exported, the plan moves it itself; on one core there is nowhere to move it to.
+    assert.doesNotMatch(heavy(2, true).reason, /not an exported function/);
+    assert.doesNotMatch(heavy(1, false).reason, /not an exported function/);
+  });
+
   it('counts every operator\'s bookkeeping and unclaimed main-thread time in the main-thread bound', () => {
     // 10 µs of bookkeeping per element in each of 3 ops, plus 1 s of main-thread CPU no op claimed
     // over 1,000 root elements in 1000 / 150 s. The runtime's idle share (10 ms per second) is not
