@@ -24,7 +24,7 @@ import { t975 } from './stats';
 import { planInPasses } from './passes';
 
 export { probesFor } from './passes';
-import { cacheAfterRandom } from './randomness';
+import { cacheAfterRandom, userCachesAfterRandom } from './randomness';
 
 export { staticRandomOps } from './randomness';
 
@@ -656,6 +656,8 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   );
   const { first, analysis, last } = planned;
   let plan = planned.plan;
+  const frozen = userCachesAfterRandom(first, options.randomOps ?? [], describeOp);
+  if (frozen.length > 0) plan = { ...plan, notes: [...(plan.notes ?? []), ...frozen] };
   // The final overrides are this engine's own translation of the (source-relative) changes, so a
   // verified subset and the whole plan run the same way.
   if (plan.changes.length > 0) plan = { ...plan, overrides: overridesFor(first, plan.changes, options) };

@@ -49,3 +49,20 @@ export function cacheAfterRandom(opId: string, profile: Profile, staticRandom: r
   }
   return undefined;
 }
+
+/**
+ * Caches the pipeline already has (in its source, not a plan's) after a random operator: each
+ * stores the first epoch's draws and replays them every epoch. The editor's
+ * `plumber/cache-after-random` lint says so on the line; the plan says it too, so a terminal or a
+ * CI log shows it. One sentence per cache, naming the random operator.
+ */
+export function userCachesAfterRandom(profile: Profile, staticRandom: readonly string[], describe: (op: OpProfile) => string): string[] {
+  const out: string[] = [];
+  for (const op of profile.ops) {
+    if (op.kind !== 'cache' || op.overridden || op.inputs.length !== 1) continue;
+    const random = cacheAfterRandom(op.inputs[0]!, profile, staticRandom);
+    if (!random) continue;
+    out.push(`cache() at ${op.id} comes after ${describe(random)}, which is random: it stores the first epoch's draws and replays them every epoch. Move cache() above ${describe(random)}.`);
+  }
+  return out;
+}
