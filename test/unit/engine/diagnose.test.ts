@@ -616,6 +616,25 @@ describe('diagnose: randomness', () => {
     assert.equal(Object.values(d.plan.overrides).some((o) => o.cache !== undefined), false);
     assert.ok(d.plan.notes?.some((n) => /map\(augment\) is random/.test(n)), JSON.stringify(d.plan.notes));
   });
+
+  it('notes a cache the source already has after a random operator, from the source or from the run', async () => {
+    const build = (random: { static?: boolean; observed?: boolean }): Profile =>
+      new ProfileBuilder()
+        .range(1000)
+        .map('load', { self: 1e-3 })
+        .map('jitter', { self: 1e-4, randomObserved: random.observed })
+        .op({ kind: 'cache' })
+        .op({ kind: 'repeat', count: -1 })
+        .batch(10)
+        .build({ rootElements: 100, rate: 900 });
+    const notes = async (random: { static?: boolean; observed?: boolean }): Promise<string[]> =>
+      (await diagnose({ run: async () => build(random), passes: 1, verify: false, options: { randomOps: random.static ? [id(2)] : [] } })).plan.notes ?? [];
+    const frozen = `cache() at ${id(3)} comes after map(jitter), which is random: it stores the first epoch's draws and replays them every epoch. Move cache() above map(jitter).`;
+    assert.ok((await notes({ static: true })).includes(frozen), JSON.stringify(await notes({ static: true })));
+    assert.ok((await notes({ observed: true })).includes(frozen));
+    // A cache after deterministic work is what a cache is for: nothing to say.
+    assert.equal((await notes({})).some((n) => n.startsWith('cache() at')), false);
+  });
 });
 
 describe('diagnose: rates with a spread', () => {
