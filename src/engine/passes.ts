@@ -210,7 +210,8 @@ export async function planInPasses(
   // model's own rule, against the run as written rather than the run with the plan). Not when
   // planning for other cores than this run had: the two figures are then for different machines.
   if (last !== first && final.changes.length > 0 && options.cores === undefined && final.predictedRate <= analysis.measuredRate * (1 + MODEL_CONSTANTS.minGain)) {
-    const why = `The run with the plan applied measured ${formatRate(last.run.seconds > 0 ? last.run.elements / last.run.seconds : 0)}, and from it the model predicts ${formatRate(final.predictedRate)} for the plan: no more than the ${formatRate(analysis.measuredRate)} measured as written, so the plan proposes no change.`;
+    const tried = final.changes.map((c) => changeTitle(c, first)).join('; ');
+    const why = `The run with the plan applied (${tried}) measured ${formatRate(last.run.seconds > 0 ? last.run.elements / last.run.seconds : 0)}, and from it the model predicts ${formatRate(final.predictedRate)} for the plan: no more than the ${formatRate(analysis.measuredRate)} measured as written, so the plan proposes no change.`;
     return {
       first,
       analysis,

@@ -31,7 +31,7 @@ function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; 
  */
 export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
   const b = bindingBottleneck(m, ev);
-  const more = b.opId !== undefined ? [dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId), unexportedWords(m, ev, b)].filter(Boolean).join(' ') : '';
+  const more = b.opId !== undefined ? [dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId), immovableWords(m, ev, b)].filter(Boolean).join(' ') : '';
   return more ? { ...b, reason: `${b.reason} ${more}` } : b;
 }
 
@@ -61,19 +61,27 @@ function flatMapWords(m: Measured, ev: Evaluation, id: string): string {
 }
 
 /**
- * A sync fn that holds the main thread while other cores have room, but that worker threads
- * cannot load: it is not an exported function of any module the pipeline imports (an inline
- * arrow, a module-private function). Only the user can make it movable, so the bottleneck says
- * how, and by how much the other cores would let it go. Empty otherwise.
+ * Work that holds the main thread while other cores have room, but that worker threads cannot
+ * run: a fn that is not an exported function of any module the pipeline imports (an inline
+ * arrow, a module-private function), or a generator source that computes its elements itself.
+ * Only the user can make it movable, so the bottleneck says how, and how fast all cores would
+ * let it go. Empty otherwise.
  */
-function unexportedWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
+function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
   if ((b.resource !== 'main-thread' && b.resource !== 'sequential-op') || b.opId === undefined) return '';
   const om = m.ops.get(b.opId);
-  if (!om || om.movable || om.isAsync || om.op.placement !== 'main' || om.op.fnModule !== undefined || !(om.op.counters.calls > 0)) return '';
-  if (om.op.kind !== 'map' && om.op.kind !== 'filter' && om.op.kind !== 'flatMap') return '';
+  if (!om || om.movable || om.isAsync || om.op.placement !== 'main') return '';
   const cpu = ev.bounds.find((x) => x.resource === 'cpu');
   if (!cpu || !(cpu.rate > ev.binding.rate * (1 + C.minGain))) return '';
-  return `Worker threads could run it beside the main thread (all cores together allow about ${formatRate(cpu.rate)}), but its fn is not an exported function, so they cannot load it: write it as an exported function (\`export function name(x) { … }\`, in this file or a module it imports) and pass it by name, and the plan can move it.`;
+  const all = `all cores together allow about ${formatRate(cpu.rate)}`;
+  if ((om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnModule === undefined && om.op.counters.calls > 0) {
+    return `Worker threads could run it beside the main thread (${all}), but its fn is not an exported function, so they cannot load it: write it as an exported function (\`export function name(x) { … }\`, in this file or a module it imports) and pass it by name, and the plan can move it.`;
+  }
+  // A generator that computes each element itself: only a map's fn can move.
+  if (om.op.kind === 'from' && om.op.inputs.length === 0 && om.selfPerRoot > 0.5 * ev.mainPerRoot) {
+    return `The other cores could share this work (${all}), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from (an index, a path) and do the work in an exported function you map over it, and the plan can move that map.`;
+  }
+  return '';
 }
 
 /** The binding bound in one sentence, named after the operator that uses most of it. */

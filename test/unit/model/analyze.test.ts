@@ -52,6 +52,10 @@ describe('model: analyze', () => {
     // Exported, the plan moves it itself; on one core there is nowhere to move it to.
     assert.doesNotMatch(heavy(2, true).reason, /not an exported function/);
     assert.doesNotMatch(heavy(1, false).reason, /not an exported function/);
+    // A generator source that computes each element: the work must leave the source first.
+    const source = analyze(new ProfileBuilder({ cores: 2 }).op({ kind: 'from', ownPerElement: 8e-3 }).map('scale', { self: 1e-4, module: true }).batch(32).build({ rootElements: 100, rate: 3.5 })).bottleneck;
+    assert.equal(source.opId, id(0));
+    assert.match(source.reason, /The other cores could share this work \(all cores together allow about \d.* el\/s\), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from/);
   });
 
   it('counts every operator\'s bookkeeping and unclaimed main-thread time in the main-thread bound', () => {

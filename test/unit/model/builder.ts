@@ -18,6 +18,8 @@ export interface OpSpec {
   fnName?: string;
   /** Main-thread seconds of the fn per call (sync part). */
   self?: number;
+  /** Main-thread seconds per produced element of an op without a fn (a generator source's own work). */
+  ownPerElement?: number;
   /** Worker CPU seconds per call (placement 'worker'). */
   worker?: number;
   /** Main-thread seconds per worker task. */
@@ -170,7 +172,7 @@ export class ProfileBuilder {
       c.pulled = pulled[i];
       const calls = fn || s.kind === 'interleave' ? pulled[i] : s.latency !== undefined ? produced[i] : 0;
       c.calls = calls;
-      c.selfSeconds = calls * (s.self ?? 0) + produced[i] * this.bookkeeping;
+      c.selfSeconds = calls * (s.self ?? 0) + produced[i] * ((s.ownPerElement ?? 0) + this.bookkeeping);
       if (placement === 'worker') {
         // A worker map's own main-thread time all goes to dispatchSeconds.
         c.workerCpuSeconds = calls * (s.worker ?? 0);
