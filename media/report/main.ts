@@ -152,7 +152,8 @@ function drawHistory(report: ReportResult): HTMLElement {
 
 /**
  * The plan's verification: the verdict in the lens's words, the cores note, every configuration
- * measured (as written against what was kept, with the spread), and what was dropped and why.
+ * measured (as written against what was kept, with the spread), what was dropped and why, and
+ * the plan's notes.
  */
 function drawAdvice(report: ReportResult): HTMLElement {
   const a = report.advice!;
@@ -172,6 +173,11 @@ function drawAdvice(report: ReportResult): HTMLElement {
     const list = el('ul', {});
     for (const d of a.dropped) list.append(el('li', {}, `${d.title}: ${d.why}`));
     box.append(el('p', {}, 'Dropped by verification (never offered):'), list);
+  }
+  if (a.notes.length > 0) {
+    const list = el('ul', { class: 'notes' });
+    for (const n of a.notes) list.append(el('li', {}, n));
+    box.append(el('p', {}, 'Notes:'), list);
   }
   return box;
 }

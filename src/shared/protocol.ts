@@ -92,6 +92,12 @@ export interface ReportAdvice {
   tried: TriedConfig[];
   /** Changes the model proposed that verification dropped, with why. */
   dropped: Array<{ title: string; why: string }>;
+  /**
+   * The plan's notes (`Plan.notes`), as `plumber plan` prints them: a change left out and why (a
+   * cache after a random op, a move a later run measured slower), a cache the source has after a
+   * random op.
+   */
+  notes: string[];
   /** Wall seconds the verification runs took. */
   seconds?: number;
 }

@@ -124,10 +124,16 @@ function measuredText(rate: number, halfWidth: number, unit: string): string {
   return `${rateIn(rate, unit)} ± ${compact(halfWidth)}`;
 }
 
-/** What the report shows of the plan: the verdict, every configuration measured, what was dropped and why, and the cores note. */
+/** What the report shows of the plan: the verdict, every configuration measured, what was dropped and why, the cores note and the plan's notes. */
 export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile: Profile): ReportAdvice {
   const verdict = verdictOf(plan);
-  const out: ReportAdvice = { verdict, headline: planFigure(plan) ?? `the plan proposes no change: ${analysis ? noChangeWords(analysis.bottleneck.resource) : 'the knobs are already right for this machine'}`, tried: [], dropped: [] };
+  const out: ReportAdvice = {
+    verdict,
+    headline: planFigure(plan) ?? `the plan proposes no change: ${analysis ? noChangeWords(analysis.bottleneck.resource) : 'the knobs are already right for this machine'}`,
+    tried: [],
+    dropped: [],
+    notes: [...(plan.notes ?? [])],
+  };
   const coresNote = analysis?.coresNote ?? plan.coresNote;
   if (coresNote) out.coresNote = coresNote;
   const v = plan.verification;

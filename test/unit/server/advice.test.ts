@@ -123,6 +123,16 @@ describe('Advice the editor shows', () => {
     assert.equal(headline('cpu'), 'the plan proposes no change: the pipeline already runs at what this machine allows');
   });
 
+  it('shows the plan\'s notes, as plan prints them, with or without verification', () => {
+    const s = new Session(() => undefined);
+    s.update(URI, 1, TEXT);
+    const hand = handMade(s.views(URI).find((v) => v.graph.name === 'images')!.graph, 'map(decode)', () => []);
+    const notes = ['cache() at 12:4 comes after map(augment), which is random: it stores the first epoch\'s draws and replays them every epoch. Move cache() above map(augment).'];
+    const none: Plan = { ...hand.plan, changes: [], verification: undefined, notes };
+    assert.deepEqual(reportAdvice(none, hand.analysis, hand.profile).notes, notes);
+    assert.deepEqual(reportAdvice({ ...none, notes: undefined }, hand.analysis, hand.profile).notes, []);
+  });
+
   describe('for a verified plan', () => {
     const s = session(verifiedGain);
 
