@@ -75,6 +75,8 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
   if (!cpu || !(cpu.rate > ev.binding.rate * (1 + C.minGain))) return '';
   const all = `all cores together allow about ${formatRate(cpu.rate)}`;
   if ((om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnModule === undefined && om.op.counters.calls > 0) {
+    const named = om.op.fnName && /^[A-Za-z_$][\w$]*$/.test(om.op.fnName) ? om.op.fnName : undefined;
+    if (named) return `Worker threads could run it beside the main thread (${all}), but ${named} is not exported, so they cannot load it: export it (\`export function ${named}\`) and the plan can move it.`;
     return `Worker threads could run it beside the main thread (${all}), but its fn is not an exported function, so they cannot load it: write it as an exported function (\`export function name(x) { … }\`, in this file or a module it imports) and pass it by name, and the plan can move it.`;
   }
   // A generator that computes each element itself: only a map's fn can move.

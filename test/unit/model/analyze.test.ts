@@ -46,9 +46,12 @@ describe('model: analyze', () => {
   it('says how to make a main-thread fn movable when other cores are idle and no worker can load it', () => {
     const heavy = (cores: number, module: boolean) =>
       analyze(new ProfileBuilder({ cores }).range().map('heavy', { self: 10e-3, module }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
-    const inline = heavy(2, false);
-    assert.equal(inline.resource, 'main-thread');
-    assert.match(inline.reason, /map\(heavy\) runs on the main thread .* Worker threads could run it beside the main thread \(all cores together allow about \d.* el\/s\), but its fn is not an exported function/);
+    const named = heavy(2, false);
+    assert.equal(named.resource, 'main-thread');
+    assert.match(named.reason, /map\(heavy\) runs on the main thread .* Worker threads could run it beside the main thread \(all cores together allow about \d.* el\/s\), but heavy is not exported, so they cannot load it: export it \(`export function heavy`\)/);
+    // An inline arrow has no name to export.
+    const inline = analyze(new ProfileBuilder({ cores: 2 }).range().map('', { self: 10e-3 }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
+    assert.match(inline.reason, /its fn is not an exported function, so they cannot load it: write it as an exported function/);
     // Exported, the plan moves it itself; on one core there is nowhere to move it to.
     assert.doesNotMatch(heavy(2, true).reason, /not an exported function/);
     assert.doesNotMatch(heavy(1, false).reason, /not an exported function/);
