@@ -83,13 +83,6 @@ export interface OpMeasure {
   /** A CPU-bound sync fn on the main thread whose module is known: it can move to worker threads. */
   movable: boolean;
   /**
-   * What moving the fn to worker threads costs per call, from `op.moveCost` when the runner
-   * measured it (absent otherwise: the model then prices the clone by bytes and the fn's CPU as on
-   * the main thread). Each clone round is split evenly between the sending side (serialise) and
-   * the receiving side (deserialise): the input is serialised on the main thread and deserialised
-   * in the worker, the output the other way round.
-   */
-  /**
    * Main-thread seconds per call (its own time and its share of the runtime's) that an earlier run
    * in `history` measured for this fn on the main thread, for an op this run had in worker
    * threads: what moving it back costs, measured, where the workers' clocks would only guess it
@@ -97,6 +90,13 @@ export interface OpMeasure {
    * CPU a call in a pool).
    */
   mainSeen?: { selfPerCall: number; overheadPerCall: number };
+  /**
+   * What moving the fn to worker threads costs per call, from `op.moveCost` when the runner
+   * measured it (absent otherwise: the model then prices the clone by bytes and the fn's CPU as on
+   * the main thread). Each clone round is split evenly between the sending side (serialise) and
+   * the receiving side (deserialise): the input is serialised on the main thread and deserialised
+   * in the worker, the output the other way round.
+   */
   move?: {
     /** Main-thread seconds per call: half of the input's clone round plus half of the output's. */
     mainClone: number;
