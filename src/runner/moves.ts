@@ -55,11 +55,13 @@ function elementSeed(index: number): number {
 function freshContext(index: number): FreshContext {
   const signal = new AbortController().signal;
   const seed = elementSeed(index);
+  let rng: Rng | undefined;
   return {
     index,
-    // A new generator on each read, as the library's context does, so two calls see the same draws.
+    // One generator per context, made on first use, as the library's context is: two calls, each
+    // with its own context, see the same draws, and two draws in one call differ.
     get rng() {
-      return new Rng(seed);
+      return (rng ??= new Rng(seed));
     },
     signal,
   };
@@ -247,7 +249,7 @@ parentPort.on('message', async (m) => {
     const fn = mod[m.exportName] ?? (mod.default && mod.default[m.exportName]);
     if (typeof fn !== 'function') throw new Error('no exported function ' + m.exportName);
     const Rng = rngClass(m.file);
-    const ctxs = m.inputs.map((_, i) => ({ index: m.indices[i], get rng() { return new Rng(m.seeds[i]); }, signal: new AbortController().signal }));
+    const ctxs = m.inputs.map((_, i) => { let r; return { index: m.indices[i], get rng() { return (r ??= new Rng(m.seeds[i])); }, signal: new AbortController().signal }; });
     const n = m.inputs.length;
     const deadline = performance.now() + m.seconds * 1000;
     // Warm-up: the main thread's fn ran all window long, hot; a fresh copy here is slower until V8

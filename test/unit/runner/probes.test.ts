@@ -121,6 +121,17 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(heavy.outBytes < heavy.inBytes, 'a number comes back for a record');
   });
 
+  it('gives a fn it prices one generator per call, as the library does: a rejection loop on ctx.rng ends', async () => {
+    // With a fresh generator on every read of ctx.rng, every draw of a call is the first: a
+    // sample whose first draw is at most one half made the probe's call loop forever, and the run
+    // hit its time limit.
+    const p = await runProfile({ file: path.join(PIPELINES, 'probe-rejection.ts'), seconds: 0.5, warmupSeconds: 0.2, timeoutSeconds: 20 });
+    assert.equal(p.error, undefined, p.error?.message);
+    const op = byExport(p, 'accept');
+    assert.ok(op.moveCost && op.moveCost.samples >= 2, JSON.stringify(op.moveCost));
+    assert.equal(op.randomObserved, false, 'the same element draws the same numbers in both calls');
+  });
+
   it('prices only fns it sampled: sources and batches carry no move cost', () => {
     for (const op of profile.ops.filter((o) => o.kind === 'range' || o.kind === 'batch')) {
       assert.equal(op.moveCost, undefined);
