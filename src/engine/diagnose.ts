@@ -21,7 +21,7 @@ import { DEFAULT_SETTINGS } from '../shared/settings';
 import { analyze, changeTitle, describeOp, overridesFor, predict } from '../model';
 import { pairedSpeedup, runCurve, type PairableRun } from './paired';
 import { t975 } from './stats';
-import { planInPasses } from './passes';
+import { planInPasses, withoutUnpromising } from './passes';
 
 export { probesFor } from './passes';
 import { cacheAfterRandom, userCachesAfterRandom } from './randomness';
@@ -654,8 +654,11 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
       return `A cache after ${describeOp(profile.ops.find((o) => o.id === c.opId) ?? random)} is left out: ${describeOp(random)} is random, and a cache would replay its first epoch's draws every epoch.`;
     },
   );
-  const { first, analysis, last } = planned;
-  let plan = planned.plan;
+  // Unmeasured, a plan the last pass predicted no faster than as written is not offered; measured,
+  // verification decides.
+  const checked = input.verify === false ? withoutUnpromising(planned, options, user) : planned;
+  const { first, analysis, last } = checked;
+  let plan = checked.plan;
   const frozen = userCachesAfterRandom(first, options.randomOps ?? [], describeOp);
   if (frozen.length > 0) plan = { ...plan, notes: [...(plan.notes ?? []), ...frozen] };
   // The final overrides are this engine's own translation of the (source-relative) changes, so a

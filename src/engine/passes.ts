@@ -205,20 +205,26 @@ export async function planInPasses(
   }
   const notes = [...(current.notes ?? []), ...undone];
   const final: Plan = { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()], ...(notes.length > 0 ? { notes } : {}) };
-  // A later pass predicts the plan from a run of it. When that prediction is no better than what
-  // the run as written measured, nothing measured says the plan helps: it proposes no change (the
-  // model's own rule, against the run as written rather than the run with the plan). Not when
-  // planning for other cores than this run had: the two figures are then for different machines.
-  if (last !== first && final.changes.length > 0 && options.cores === undefined && final.predictedRate <= analysis.measuredRate * (1 + MODEL_CONSTANTS.minGain)) {
-    const tried = final.changes.map((c) => changeTitle(c, first)).join('; ');
-    const why = `The run with the plan applied (${tried}) measured ${formatRate(last.run.seconds > 0 ? last.run.elements / last.run.seconds : 0)}, and from it the model predicts ${formatRate(final.predictedRate)} for the plan: no more than the ${formatRate(analysis.measuredRate)} measured as written, so the plan proposes no change.`;
-    return {
-      first,
-      analysis,
-      last,
-      passes: taken,
-      plan: { ...final, changes: [], overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck, notes: [...notes, why] },
-    };
-  }
   return { first, analysis, last, passes: taken, plan: final };
+}
+
+/**
+ * For a plan nobody will measure (`--no-verify`): a later pass predicts the plan from a run of it,
+ * and when that prediction is no better than what the run as written measured, nothing measured
+ * says the plan helps, so it proposes no change (the model's own gain rule, against the run as
+ * written rather than the run with the plan). Verification does not need this: it compares the
+ * two on the same elements, where two runs' pooled rates can differ by the data they covered (the
+ * text example measured 160–270/s as written in runs of the same code). Not when planning for
+ * other cores than the runs had: the two figures are then for different machines.
+ */
+export function withoutUnpromising(planned: PlannedRun, options: ModelOptions, userOverrides: Overrides): PlannedRun {
+  const { first, last, analysis, plan } = planned;
+  if (last === first || plan.changes.length === 0 || options.cores !== undefined || plan.predictedRate > analysis.measuredRate * (1 + MODEL_CONSTANTS.minGain)) return planned;
+  const tried = plan.changes.map((c) => changeTitle(c, first)).join('; ');
+  const measured = last.run.seconds > 0 ? last.run.elements / last.run.seconds : 0;
+  const why = `The run with the plan applied (${tried}) measured ${formatRate(measured)}, and from it the model predicts ${formatRate(plan.predictedRate)} for the plan: no more than the ${formatRate(analysis.measuredRate)} measured as written, so the plan proposes no change.`;
+  return {
+    ...planned,
+    plan: { ...plan, changes: [], overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck, notes: [...(plan.notes ?? []), why] },
+  };
 }

@@ -602,6 +602,27 @@ describe('diagnose: verification', () => {
   });
 });
 
+describe('diagnose: a plan the run with it measured slower', () => {
+  // As written: a 50 µs fn on the main thread at 19,000/s; the run with it in two worker threads
+  // measured 16,000/s, and the model still prefers the pool by its bounds.
+  const first = new ProfileBuilder({ cores: 2 }).range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
+  const pooled = (o: Overrides): Profile =>
+    new ProfileBuilder({ cores: 2 }).range().map('scale', { placement: 'worker', worker: 20e-6, dispatch: 45e-6, parallelism: 2, module: true }).build({ rootElements: 10000, rate: 16000, overrides: o });
+  const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => (purpose === 'profile' ? first : pooled(o));
+
+  it('offers no change unverified, and says what the run measured', async () => {
+    const d = await diagnose({ run, passes: 2, verify: false });
+    assert.deepEqual(d.plan.changes, []);
+    assert.ok(d.plan.notes?.some((n) => n.includes('no more than the 19,000 el/s measured as written')), JSON.stringify(d.plan.notes));
+  });
+
+  it('leaves the decision to verification when it runs', async () => {
+    const d = await diagnose({ run, passes: 2 });
+    assert.ok(d.plan.verification, 'the plan was verified');
+    assert.equal(d.plan.notes?.some((n) => n.includes('measured as written, so the plan proposes no change')) ?? false, false);
+  });
+});
+
 describe('diagnose: randomness', () => {
   it('never caches after an operator the source shows is random, though the runner did not mark it', async () => {
     const first = new ProfileBuilder()
