@@ -659,7 +659,7 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   const checked = input.verify === false ? withoutUnpromising(planned, options, user) : planned;
   const { first, analysis, last } = checked;
   let plan = checked.plan;
-  const frozen = userCachesAfterRandom(first, options.randomOps ?? [], describeOp);
+  const frozen = userCachesAfterRandom(first, options.randomOps ?? []);
   if (frozen.length > 0) plan = { ...plan, notes: [...(plan.notes ?? []), ...frozen] };
   // The final overrides are this engine's own translation of the (source-relative) changes, so a
   // verified subset and the whole plan run the same way.

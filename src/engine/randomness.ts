@@ -5,6 +5,7 @@
  * random op: a cache replays the first epoch's draws forever.
  */
 import type { OpProfile, Profile } from '../shared/profile';
+import { describeOp } from '../model';
 import type { FileGraph, PipelineGraph } from './graph/types';
 
 /**
@@ -56,13 +57,14 @@ export function cacheAfterRandom(opId: string, profile: Profile, staticRandom: r
  * `plumber/cache-after-random` lint says so on the line; the plan says it too, so a terminal or a
  * CI log shows it. One sentence per cache, naming the random operator.
  */
-export function userCachesAfterRandom(profile: Profile, staticRandom: readonly string[], describe: (op: OpProfile) => string): string[] {
+export function userCachesAfterRandom(profile: Profile, staticRandom: readonly string[]): string[] {
   const out: string[] = [];
   for (const op of profile.ops) {
     if (op.kind !== 'cache' || op.overridden || op.inputs.length !== 1) continue;
     const random = cacheAfterRandom(op.inputs[0]!, profile, staticRandom);
     if (!random) continue;
-    out.push(`cache() at ${op.id} comes after ${describe(random)}, which is random: it stores the first epoch's draws and replays them every epoch. Move cache() above ${describe(random)}.`);
+    const name = describeOp(random);
+    out.push(`cache() at ${op.id} comes after ${name}, which is random: it stores the first epoch's draws and replays them every epoch. Move cache() above ${name}.`);
   }
   return out;
 }
