@@ -349,7 +349,9 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
     // runner killed mid-measurement leaves nothing behind for long.
     const worker = w;
     // An equal share each: the thread's start and module load come on top (loadSeconds at most).
-    const seconds = Math.max(0.005, workerShare / forWorker.length / 1000);
+    // At least 0.1 s each: under other work on the cores, 40 ms left the warm-up too few rounds to
+    // see the fn settle, and the fn went unpriced (twice in four full test runs).
+    const seconds = Math.max(0.1, workerShare / forWorker.length / 1000);
     for (let i = 0; i < forWorker.length; i++) {
       const { t, inputs, findings } = forWorker[i];
       worker.postMessage({
