@@ -5,7 +5,7 @@
  * random op: a cache replays the first epoch's draws forever.
  */
 import type { OpProfile, Profile } from '../shared/profile';
-import { describeOp } from '../model';
+import { describeOp, listWords } from '../model';
 import type { FileGraph, PipelineGraph } from './graph/types';
 
 /**
@@ -28,27 +28,33 @@ function isRandom(op: OpProfile, staticRandom: ReadonlySet<string>): boolean {
 }
 
 /**
- * The random operator a cache right after `opId` would freeze, if any: `opId` itself or anything
+ * The random operators a cache right after `opId` would freeze: `opId` itself and anything
  * upstream of it (inputs, and the inner datasets of an interleave or flatMap, which name it as
- * their parent). Undefined when the cache is safe.
+ * their parent), nearest first. Empty when the cache is safe.
  */
-export function cacheAfterRandom(opId: string, profile: Profile, staticRandom: readonly string[]): OpProfile | undefined {
+export function randomOpsAbove(opId: string, profile: Profile, staticRandom: readonly string[]): OpProfile[] {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const children = new Map<string, OpProfile[]>();
   for (const o of profile.ops) if (o.parentId) children.set(o.parentId, [...(children.get(o.parentId) ?? []), o]);
   const known = new Set(staticRandom);
   const seen = new Set<string>();
-  const stack = [opId];
-  while (stack.length > 0) {
-    const id = stack.pop()!;
+  const found: OpProfile[] = [];
+  const queue = [opId];
+  while (queue.length > 0) {
+    const id = queue.shift()!;
     if (seen.has(id)) continue;
     seen.add(id);
     const op = byId.get(id);
     if (!op) continue;
-    if (isRandom(op, known)) return op;
-    stack.push(...op.inputs, ...(children.get(id) ?? []).map((c) => c.id));
+    if (isRandom(op, known)) found.push(op);
+    queue.push(...op.inputs, ...(children.get(id) ?? []).map((c) => c.id));
   }
-  return undefined;
+  return found;
+}
+
+/** The random operator nearest above a cache right after `opId`, if any (see `randomOpsAbove`). */
+export function cacheAfterRandom(opId: string, profile: Profile, staticRandom: readonly string[]): OpProfile | undefined {
+  return randomOpsAbove(opId, profile, staticRandom)[0];
 }
 
 /**
@@ -61,10 +67,13 @@ export function userCachesAfterRandom(profile: Profile, staticRandom: readonly s
   const out: string[] = [];
   for (const op of profile.ops) {
     if (op.kind !== 'cache' || op.overridden || op.inputs.length !== 1) continue;
-    const random = cacheAfterRandom(op.inputs[0]!, profile, staticRandom);
-    if (!random) continue;
-    const name = describeOp(random);
-    out.push(`cache() at ${op.id} comes after ${name}, which is random: it stores the first epoch's draws and replays them every epoch. Move cache() above ${name}.`);
+    const random = randomOpsAbove(op.inputs[0]!, profile, staticRandom);
+    if (random.length === 0) continue;
+    // Above all of them: the one farthest up (a shuffle before an augmentation: a cache between
+    // the two would still replay the first epoch's order).
+    const names = random.map(describeOp);
+    const which = random.length === 1 ? `${names[0]}, which is random` : `${listWords(names.reverse())}, which are random`;
+    out.push(`cache() at ${op.id} comes after ${which}: it stores the first epoch's draws and replays them every epoch. Move cache() above ${describeOp(random.at(-1)!)}.`);
   }
   return out;
 }

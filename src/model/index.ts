@@ -17,7 +17,7 @@ import { downstream, measure } from './measure';
 import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
-export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds } from './describe';
+export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords } from './describe';
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 

@@ -656,6 +656,24 @@ describe('diagnose: randomness', () => {
     // A cache after deterministic work is what a cache is for: nothing to say.
     assert.equal((await notes({})).some((n) => n.startsWith('cache() at')), false);
   });
+
+  it('tells a cache after a shuffle and a random map to go above the shuffle, the first of them', async () => {
+    const first = new ProfileBuilder()
+      .range(1000)
+      .map('load', { self: 1e-3 })
+      .op({ kind: 'shuffle' })
+      .map('augment', { self: 1e-4, randomObserved: true })
+      .op({ kind: 'cache' })
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 100, rate: 900 });
+    const d = await diagnose({ run: async () => first, passes: 1, verify: false });
+    const note = d.plan.notes?.find((n) => n.startsWith('cache() at'));
+    assert.equal(
+      note,
+      `cache() at ${id(4)} comes after shuffle and map(augment), which are random: it stores the first epoch's draws and replays them every epoch. Move cache() above shuffle.`,
+      JSON.stringify(d.plan.notes),
+    );
+  });
 });
 
 describe('diagnose: rates with a spread', () => {
