@@ -247,13 +247,16 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
   // only shared out to ops (by elements and own time), not measured at them.
   const mainParts: Array<[string, number]> = [...eff].map(([id, e]) => [id, e.main - e.overhead]);
   const overheadSum = [...eff.values()].reduce((s, e) => s + e.overhead, 0);
-  const overheadText = overheadSum > 0 ? ` and ${formatSeconds(overheadSum)} of runtime overhead no operator claimed (promises, timers, GC)` : '';
+  const overheadText = overheadSum > 0 ? `${formatSeconds(overheadSum)} of runtime overhead no operator claimed (promises, timers, GC)` : '';
 
   if (mainSum > 0) {
+    // When no operator claimed any of it (a cache serving the pipeline, say), the overhead is all there is.
+    const claimed = breakdown(m, mainParts);
+    const why = claimed && overheadText ? `${claimed} and ${overheadText}` : claimed || overheadText;
     bounds.push({
       resource: 'main-thread',
       rate: perThread / mainSum,
-      detail: `The main thread is busy ${formatSeconds(mainSum)} per element (${breakdown(m, mainParts)}${overheadText}); ${oneThread} gives at most ${formatRate(perThread / mainSum)}.`,
+      detail: `The main thread is busy ${formatSeconds(mainSum)} per element${why ? ` (${why})` : ''}; ${oneThread} gives at most ${formatRate(perThread / mainSum)}.`,
     });
   }
   if (cpuSum > 0) {

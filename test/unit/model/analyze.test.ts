@@ -80,6 +80,14 @@ describe('model: analyze', () => {
     assert.match(a.bounds[0].detail, /of runtime overhead no operator claimed/);
   });
 
+  it('says the runtime overhead is all the main thread does when no operator claimed any of it', () => {
+    // A pipeline served from a cache: no op's own code runs, the main thread only settles promises.
+    const profile = new ProfileBuilder({}, 0).range().op({ kind: 'cache' }).build({ rootElements: 100_000, rate: 250_000, unclaimedMainSeconds: 0.3 });
+    const main = analyze(profile).bounds.find((b) => b.resource === 'main-thread');
+    assert.ok(main, JSON.stringify(analyze(profile).bounds));
+    assert.match(main.detail, /^The main thread is busy [\d.]+ µs per element \([\d.]+ µs of runtime overhead no operator claimed \(promises, timers, GC\)\); one thread gives at most/);
+  });
+
   it('does not let an idle main thread\'s wakeups make it look like the bottleneck', () => {
     // One fetch at a time (30 ms) over 100 root elements in 4 s: the ops claim 2 ms of main thread
     // and 0.2 s more went unclaimed (timers, wakeups, an in-process server). After the 10 ms/s idle
