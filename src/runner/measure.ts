@@ -202,6 +202,14 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
           endReason = 'budget';
           break;
         }
+        // The budget is also read at each arrival: a pipeline that is synchronous throughout (a
+        // sync source and sync maps on the main thread) settles every pull in microtasks and
+        // never lets the event loop reach the stop timer, so a 3 s window of 3 batches a second
+        // ran until 30 elements had converged (10 s), or to the run's time limit.
+        if (t - windowStart >= o.seconds) {
+          endReason = 'budget';
+          break;
+        }
       }
       if (t >= nextProgress) {
         nextProgress = t + o.progressInterval;

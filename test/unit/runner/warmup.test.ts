@@ -1,9 +1,11 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
+import { MIN_ELEMENTS } from '../../../src/runner/measure';
 import { runProfile } from '../../../src/runner/spawn';
 
 const FILL = path.resolve(__dirname, '../../fixtures/pipelines/probe-cache-fill.ts');
 const RAMP = path.resolve(__dirname, '../../fixtures/pipelines/probe-ramp.ts');
+const SLOW_SYNC = path.resolve(__dirname, '../../fixtures/pipelines/slow-sync.ts');
 
 describe('runner warm-up', () => {
   it('goes on until a cache has finished its first pass, so the window measures the cached steady state', async () => {
@@ -29,6 +31,15 @@ describe('runner warm-up', () => {
     const map = p.ops.find((o) => o.kind === 'map');
     // No slow element was measured: every call in the window was a fast one.
     assert.ok(map && map.counters.calls > 0 && map.counters.selfSeconds / map.counters.calls < 2e-3, JSON.stringify(map?.counters));
+  });
+
+  it('ends the window at its budget when the pipeline never yields to the event loop', async () => {
+    // Each element takes ≈ 40 ms of synchronous work and the stop timer cannot fire in between:
+    // the window must still end by its budget, not run on until enough elements converge.
+    const p = await runProfile({ file: SLOW_SYNC, seconds: 0.3, warmupSeconds: 0.05, probes: false });
+    assert.equal(p.error, undefined, p.error?.message);
+    assert.equal(p.run.endReason, 'budget', JSON.stringify(p.run));
+    assert.ok(p.run.elements > 0 && p.run.elements < MIN_ELEMENTS, `the window measured ${p.run.elements} elements: it ran past its budget to converge`);
   });
 
   it('records the share of a core the busy main thread got while runnable', async () => {
