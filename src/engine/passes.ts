@@ -245,6 +245,18 @@ export async function planInPasses(
   }
   const notes = [...(current.notes ?? []), ...undone];
   const final: Plan = { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()], ...(notes.length > 0 ? { notes } : {}) };
+  if (final.changes.length === 0 && last !== first) {
+    // A later pass undid every change: the pipeline stays as written, and so does its rate. The
+    // last pass's prediction is for its own run's knobs put back, priced from another run (the
+    // text example's undone move predicted 407/s for the pipeline as written that measured 250/s).
+    return {
+      first,
+      analysis,
+      last,
+      passes: taken,
+      plan: { ...final, overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck },
+    };
+  }
   return { first, analysis, last, passes: taken, plan: final };
 }
 

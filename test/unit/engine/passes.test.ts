@@ -153,6 +153,10 @@ describe('planning in passes', function () {
     const note = planned.plan.notes?.find((n) => n.startsWith('run map(make) in worker threads was tried'));
     assert.ok(note, JSON.stringify(planned.plan.notes));
     assert.match(note, /on the main thread the fn itself needs ≈ 1\.9\d? ms per element \(measured there in an earlier run\)/);
+    // Nothing changes, so nothing is predicted to: the rate is the one measured as written, not the
+    // last pass's estimate of its knobs put back.
+    assert.equal(planned.plan.predictedRate, planned.analysis.measuredRate);
+    assert.deepEqual(planned.plan.overrides, {});
   });
 
   it('keeps a worker move the model would undo when the run with it measured faster than as written, and says so', async () => {
