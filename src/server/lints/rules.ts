@@ -4,7 +4,7 @@
  * points at the other operators involved.
  */
 import type { GraphOp, PipelineGraph } from '../../engine/graph/types';
-import { formatPercent } from '../../model/describe';
+import { formatPercent, listWords } from '../../model/describe';
 
 export type LintSeverity = 'warning' | 'information';
 
@@ -151,7 +151,9 @@ export function lintPipeline(p: PipelineGraph, env: LintEnv): LintFinding[] {
         out.push({
           rule: 'plumber/cache-after-random',
           severity: 'warning',
-          message: `cache() after ${random[0]!.label} stores the first epoch's random results and replays them every epoch. Move cache() above the random operator.`,
+          // Above all of them (`upstream` lists the nearest first): a cache between a shuffle and
+          // a random augmentation still replays the first epoch's order.
+          message: `cache() after ${random.length === 1 ? random[0]!.label : listWords(random.map((r) => r.label).reverse())} stores the first epoch's random results and replays them every epoch. Move cache() above ${random.at(-1)!.label}.`,
           op,
           related: random.map((r) => ({ op: r, message: `${r.label} is random: ${r.random!.detail}` })),
         });

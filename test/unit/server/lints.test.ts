@@ -45,6 +45,8 @@ describe('server lints', () => {
 
   it('points cache-after-random at the random operator', () => {
     const f = lintsOf('input.ts').filter((x) => x.rule === 'plumber/cache-after-random');
-    assert.deepEqual(f.map((x) => x.related.map((r) => r.op.kind)), [['shuffle'], ['map']]);
+    assert.deepEqual(f.map((x) => x.related.map((r) => r.op.kind)), [['shuffle'], ['map'], ['map', 'shuffle']]);
+    // After a shuffle and a random map, above the shuffle: between the two it still replays the first epoch's order.
+    assert.match(f[2]!.message, /^cache\(\) after shuffle\(100\) and map\(.*\) stores .* Move cache\(\) above shuffle\(100\)\.$/);
   });
 });
