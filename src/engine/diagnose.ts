@@ -19,12 +19,11 @@ import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
 import { DEFAULT_SETTINGS } from '../shared/settings';
 import { analyze, changeTitle, describeOp, overridesFor, predict } from '../model';
-import { pairedSpeedup, runCurve, type PairableRun } from './paired';
-import { formatSpeedup, measuredSlower, MIN_RELATIVE_GAIN, pooledRate, reliablyFaster, runSlices, speedupOf } from './stats';
+import { compareSides, runCurve, sideFaster, sideSlower, type PairableRun } from './paired';
+import { formatSpeedup, MIN_RELATIVE_GAIN, pooledRate, runSlices } from './stats';
 import { planInPasses, withoutUnpromising } from './passes';
 
 export { probesFor } from './passes';
-export { formatSpeedup, measuredSlower, MIN_RELATIVE_GAIN, pooledRate, reliablyFaster, runSlices, speedupOf } from './stats';
 import { cacheAfterRandom, userCachesAfterRandom } from './randomness';
 
 export { staticRandomOps } from './randomness';
@@ -354,35 +353,6 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
 
   const A = (): MeasuredRate => pooledRate(asWritten.slices);
   const M = (c: Config): MeasuredRate => pooledRate(c.slices);
-  /**
-   * x against base: on the same elements when their runs covered enough of the same ones (the
-   * differences of content between stretches of the data then cancel), else their pooled rates.
-   * When both can be had, the more precise one (the narrower interval for its speed-up): pairing
-   * pays where stretches of the data differ in cost (text: slices from 66 to 430/s), but a slow
-   * pipeline's few batches give few ranges, each timed across an interpolated batch, and a
-   * t-quantile of few degrees of freedom (images: 1.9× ± 0.9 paired where the pooled rates,
-   * 1.33 ± 0.20 against 0.63 ± 0.11, do not overlap). The choice looks only at the spreads,
-   * never at which verdict it gives.
-   */
-  const compare = (x: Config, base: Config): { speedup: number; halfWidth: number; paired: boolean } => {
-    const pooled = speedupOf(M(x), M(base));
-    const p = pairedSpeedup(x.curves, base.curves);
-    if (!p) return { ...pooled, paired: false };
-    const relative = (s: { speedup: number; halfWidth: number }): number => (s.speedup > 0 ? s.halfWidth / s.speedup : Infinity);
-    return relative(p) <= relative(pooled) ? { speedup: p.speedup, halfWidth: p.halfWidth, paired: true } : { ...pooled, paired: false };
-  };
-  /** Faster beyond the spread, and by at least MIN_RELATIVE_GAIN. */
-  const faster = (x: Config, base: Config): boolean => {
-    if (x.slices.length === 0 || base.slices.length === 0) return false;
-    const j = compare(x, base);
-    return j.paired ? j.speedup - j.halfWidth > 1 && j.speedup >= 1 + MIN_RELATIVE_GAIN : reliablyFaster(M(x), M(base));
-  };
-  /** Slower by at least MIN_RELATIVE_GAIN, or beyond the spread. */
-  const slower = (x: Config, base: Config): boolean => {
-    const j = compare(x, base);
-    return j.paired ? j.speedup <= 1 - MIN_RELATIVE_GAIN || j.speedup + j.halfWidth < 1 : measuredSlower(M(x), M(base));
-  };
-
   // Phase 1: as written and the whole plan, alternating, so a change of load hits both.
   const name = (c: Config): string => {
     if (c === asWritten) return 'as written';
@@ -400,7 +370,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // a drift of load shows in the cores each found free (see settledAfterOnePair). The second pair
   // runs B A, so a load that drifts during the runs weighs on both sides alike (an ABBA design).
   for (let pair = planned.runs; pair < 2; pair++) {
-    if (pair > 0 && settledAfterOnePair(asWritten, planned, first.machine.cores, { faster, speedup: (x, base) => compare(x, base).speedup })) break;
+    if (pair > 0 && settledAfterOnePair(asWritten, planned, first.machine.cores, { faster: sideFaster, speedup: (x, base) => compareSides(x, base).speedup })) break;
     if (pair > 0 && !room(2, steadyFirstPair(asWritten, planned, first.machine.cores) ? budget : pairBudget)) break;
     await measure(planned, `${name(planned)} (${planned.runs + 1})`);
     if (cancelled) return errorOut('verification was cancelled');
@@ -412,7 +382,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   }
 
   // Phase 2: the whole plan is not a reliable gain: find the change that hurts.
-  if (!(faster(planned, asWritten) && !planned.error) && all.length >= 2) {
+  if (!(sideFaster(planned, asWritten) && !planned.error) && all.length >= 2) {
     const candidates: PlanChange[][] = [];
     if (all.length >= 3) for (const c of all) candidates.push(all.filter((x) => x !== c));
     const byPromise = [...all].sort((a, b) => predictedOf(b) - predictedOf(a));
@@ -432,7 +402,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     // The changes that did not lose alone may add up: measure them together once.
     const union = all.filter((c) => {
       const alone = configs.get(keyOf([c]));
-      return alone && alone.runs > 0 && !alone.error && !slower(alone, asWritten);
+      return alone && alone.runs > 0 && !alone.error && !sideSlower(alone, asWritten);
     });
     if (union.length >= 2) {
       const failed = await tryConfig(union);
@@ -445,7 +415,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // cloning costs more than the fn once the cache serves). Measure the plan without each change,
   // the least promising first, while there is room; one run each, compared with the plan itself.
   const leftOut = new Set<Config>();
-  if (faster(planned, asWritten) && !planned.error && all.length >= 2) {
+  if (sideFaster(planned, asWritten) && !planned.error && all.length >= 2) {
     const leastPromising = [...all].sort((a, b) => predictedOf(a) - predictedOf(b));
     for (const change of leastPromising) {
       const c = configOf(all.filter((x) => x !== change));
@@ -467,18 +437,18 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     const alone = configs.get(keyOf([c]));
     if (!alone || alone.runs === 0 || all.length === 1) continue;
     if (alone.error) lostAlone.set(changeKey(c), `its run failed alone: ${alone.error.message}`);
-    else if (slower(alone, asWritten)) lostAlone.set(changeKey(c), `measured ${formatSpeedup(compare(alone, asWritten).speedup)} alone`);
+    else if (sideSlower(alone, asWritten)) lostAlone.set(changeKey(c), `measured ${formatSpeedup(compareSides(alone, asWritten).speedup)} alone`);
   }
   const eligible = (c: Config): boolean =>
-    c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lostAlone.has(changeKey(x))) && faster(c, asWritten);
+    c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lostAlone.has(changeKey(x))) && sideFaster(c, asWritten);
   let best: Config | undefined;
   for (const c of order) {
     if (!eligible(c)) continue;
-    if (!best || compare(c, asWritten).speedup > compare(best, asWritten).speedup) best = c;
+    if (!best || compareSides(c, asWritten).speedup > compareSides(best, asWritten).speedup) best = c;
   }
   // A part of the plan (left out in phase 3, or run by a pass) replaces a plan that is itself a
   // gain only when it measured reliably faster than it: the plan is the model's best guess.
-  if (best && best !== planned && eligible(planned) && !faster(best, planned)) best = planned;
+  if (best && best !== planned && eligible(planned) && !sideFaster(best, planned)) best = planned;
   const keptKeys = new Set((best?.changes ?? []).map(changeKey));
   const dropped = all.filter((c) => !keptKeys.has(changeKey(c))).map((change) => ({ change, why: whyDropped(change) }));
   function whyDropped(change: PlanChange): string {
@@ -487,20 +457,20 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     if (lost) return lost;
     // The plan without it beat the plan: that is why it went, whatever it measured alone.
     const without = configs.get(keyOf(all.filter((x) => changeKey(x) !== k)));
-    if (without && without.runs > 0 && !without.error && all.length > 1 && faster(without, planned)) {
-      return `the plan measured ${formatSpeedup(compare(planned, asWritten).speedup)} with it and ${formatSpeedup(compare(without, asWritten).speedup)} without`;
+    if (without && without.runs > 0 && !without.error && all.length > 1 && sideFaster(without, planned)) {
+      return `the plan measured ${formatSpeedup(compareSides(planned, asWritten).speedup)} with it and ${formatSpeedup(compareSides(without, asWritten).speedup)} without`;
     }
     const alone = configs.get(keyOf([change]));
-    if (alone && alone.runs > 0 && all.length > 1) return `measured ${formatSpeedup(compare(alone, asWritten).speedup)} alone`;
+    if (alone && alone.runs > 0 && all.length > 1) return `measured ${formatSpeedup(compareSides(alone, asWritten).speedup)} alone`;
     if (without && without.runs > 0 && !without.error && all.length > 1) {
-      return `the plan measured ${formatSpeedup(compare(planned, asWritten).speedup)} with it and ${formatSpeedup(compare(without, asWritten).speedup)} without`;
+      return `the plan measured ${formatSpeedup(compareSides(planned, asWritten).speedup)} with it and ${formatSpeedup(compareSides(without, asWritten).speedup)} without`;
     }
     if (planned.error) return `the plan's run failed: ${planned.error.message}`;
     if (best) return 'not measured alone within the time budget; the kept changes measured faster without it';
-    return `the plan measured ${formatSpeedup(compare(planned, asWritten).speedup)}`;
+    return `the plan measured ${formatSpeedup(compareSides(planned, asWritten).speedup)}`;
   }
   if (best) {
-    const s = compare(best, asWritten);
+    const s = compareSides(best, asWritten);
     return finish({ verdict: 'gain', kept: configOut(best), speedup: s.speedup, speedupHalfWidth: s.halfWidth, dropped, summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}` }, best.changes);
   }
   if (planned.error) {
@@ -508,13 +478,13 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     // refused), and no part of it measured a gain: nothing is kept, and the reason is the failure.
     return finish({ verdict: 'error', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped, summary: `verification failed: the plan's run failed: ${planned.error.message}` }, []);
   }
-  const s = compare(planned, asWritten);
+  const s = compareSides(planned, asWritten);
   const parts = [
     `the plan measured ${fmtRate(M(planned).rate)} ± ${fmtRate(M(planned).halfWidth).replace('/s', '')} against ${fmtRate(a.rate)} ± ${fmtRate(a.halfWidth).replace('/s', '')} as written (${formatSpeedup(s.speedup, s.halfWidth)})`,
   ];
   const others = order.filter((c) => c !== asWritten && c !== planned && c.runs > 0);
   if (others.length > 0) {
-    parts.push(others.map((c) => `${name(c)}: ${c.error ? 'failed' : formatSpeedup(compare(c, asWritten).speedup)}`).join(', '));
+    parts.push(others.map((c) => `${name(c)}: ${c.error ? 'failed' : formatSpeedup(compareSides(c, asWritten).speedup)}`).join(', '));
   }
   return finish({ verdict: 'no-gain', kept: { changes: [], measured: a }, speedup: 1, speedupHalfWidth: 0, dropped, summary: `no reliable gain on this machine right now: ${parts.join('; ')}` }, []);
 }

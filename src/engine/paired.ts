@@ -13,10 +13,11 @@
  * started, seconds since its window started). Two runs are paired over the elements both
  * windows covered; that stretch is cut into sub-ranges, and each sub-range gives the seconds each
  * run spent on it. The speed-up is Σ base seconds ÷ Σ config seconds with the ratio estimator's
- * Student-t interval, as for pooled rates (./diagnose.ts `pooledRate`).
+ * Student-t interval, as for pooled rates (./stats.ts `pooledRate`). `compareSides` chooses, for
+ * two configurations, between this and their pooled rates; verification and the passes judge by it.
  */
-import type { Profile } from '../shared/profile';
-import { t975 } from './stats';
+import type { Profile, WindowSlice } from '../shared/profile';
+import { measuredSlower, MIN_RELATIVE_GAIN, pooledRate, reliablyFaster, runSlices, speedupOf, t975 } from './stats';
 
 /** Root elements since the pipeline's start (n) and seconds since the window's start (t), at the window's start and each slice's end. */
 export interface Curve {
@@ -134,4 +135,47 @@ export function pairedSpeedup(x: readonly PairableRun[], base: readonly Pairable
   const speedup = sb / sx;
   const s2 = xs.reduce((s, v, k) => s + (bs[k]! - speedup * v) ** 2, 0) / (m - 1);
   return { speedup, halfWidth: (t975(m - 1) * Math.sqrt(s2 / m)) / (sx / m), ranges: m };
+}
+
+/** What runs of one configuration measured: their window slices (pooled) and their curves (paired). */
+export interface MeasuredSide {
+  slices: readonly WindowSlice[];
+  curves: readonly PairableRun[];
+}
+
+/** One run as a side of a comparison; `seq` is its place among the runs compared. */
+export function sideOf(profile: Profile, seq: number): MeasuredSide {
+  const curve = runCurve(profile);
+  return { slices: runSlices(profile), curves: curve ? [{ curve, seq }] : [] };
+}
+
+/**
+ * x against base: on the same elements when their runs covered enough of the same ones (the
+ * differences of content between stretches of the data then cancel), else their pooled rates.
+ * When both can be had, the more precise one (the narrower interval for its speed-up): pairing
+ * pays where stretches of the data differ in cost (text: slices from 66 to 430/s), but a slow
+ * pipeline's few batches give few ranges, each timed across an interpolated batch, and a
+ * t-quantile of few degrees of freedom (images: 1.9× ± 0.9 paired where the pooled rates,
+ * 1.33 ± 0.20 against 0.63 ± 0.11, do not overlap). The choice looks only at the spreads,
+ * never at which verdict it gives.
+ */
+export function compareSides(x: MeasuredSide, base: MeasuredSide): { speedup: number; halfWidth: number; paired: boolean } {
+  const pooled = speedupOf(pooledRate(x.slices), pooledRate(base.slices));
+  const p = pairedSpeedup(x.curves, base.curves);
+  if (!p) return { ...pooled, paired: false };
+  const relative = (s: { speedup: number; halfWidth: number }): number => (s.speedup > 0 ? s.halfWidth / s.speedup : Infinity);
+  return relative(p) <= relative(pooled) ? { speedup: p.speedup, halfWidth: p.halfWidth, paired: true } : { ...pooled, paired: false };
+}
+
+/** x faster than base beyond the spread, and by at least MIN_RELATIVE_GAIN (see `compareSides`). */
+export function sideFaster(x: MeasuredSide, base: MeasuredSide): boolean {
+  if (x.slices.length === 0 || base.slices.length === 0) return false;
+  const j = compareSides(x, base);
+  return j.paired ? j.speedup - j.halfWidth > 1 && j.speedup >= 1 + MIN_RELATIVE_GAIN : reliablyFaster(pooledRate(x.slices), pooledRate(base.slices));
+}
+
+/** x slower than base by at least MIN_RELATIVE_GAIN, or beyond the spread (see `compareSides`). */
+export function sideSlower(x: MeasuredSide, base: MeasuredSide): boolean {
+  const j = compareSides(x, base);
+  return j.paired ? j.speedup <= 1 - MIN_RELATIVE_GAIN || j.speedup + j.halfWidth < 1 : measuredSlower(pooledRate(x.slices), pooledRate(base.slices));
 }

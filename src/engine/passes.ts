@@ -9,8 +9,8 @@ import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysi
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict } from '../model';
-import { pairedSpeedup, runCurve } from './paired';
-import { formatSpeedup, MIN_RELATIVE_GAIN, pooledRate, reliablyFaster, runSlices, speedupOf } from './stats';
+import { compareSides, sideFaster, sideOf } from './paired';
+import { formatSpeedup } from './stats';
 
 export interface PlannedRun {
   /** The profile of the pipeline as written (with the user's own overrides, if any). */
@@ -135,20 +135,16 @@ function refined(earlier: PlanChange, later: PlanChange): PlanChange {
 }
 
 /**
- * Whether `run` measured faster than `first` beyond the spread: on the root elements both windows
- * covered when they share enough (./paired.ts), else by pooled slices. Returns the speed-up as said
- * to the user ("1.6× ± 0.2"), or undefined when it is no reliable gain.
+ * The speed-up `run` measured over `first` as a person reads it ("1.6× ± 0.2 on the same
+ * elements"), when it is faster beyond the spread by verification's own rule (./paired.ts
+ * `sideFaster`); undefined when it is no reliable gain.
  */
 export function measuredGain(run: Profile, first: Profile): string | undefined {
-  const a = runCurve(run);
-  const b = runCurve(first);
-  const paired = a && b ? pairedSpeedup([{ curve: a, seq: 1 }], [{ curve: b, seq: 0 }]) : undefined;
-  if (paired) return paired.speedup - paired.halfWidth > 1 && paired.speedup >= 1 + MIN_RELATIVE_GAIN ? `${formatSpeedup(paired.speedup, paired.halfWidth)} on the same elements` : undefined;
-  const x = pooledRate(runSlices(run));
-  const base = pooledRate(runSlices(first));
-  if (!reliablyFaster(x, base)) return undefined;
-  const s = speedupOf(x, base);
-  return `${formatSpeedup(s.speedup, s.halfWidth)} (${formatRate(x.rate)} against ${formatRate(base.rate)} as written)`;
+  const x = sideOf(run, 1);
+  const base = sideOf(first, 0);
+  if (!sideFaster(x, base)) return undefined;
+  const s = compareSides(x, base);
+  return `${formatSpeedup(s.speedup, s.halfWidth)} ${s.paired ? 'on the same elements' : 'by pooled rates'}`;
 }
 
 /**
@@ -244,18 +240,12 @@ export async function planInPasses(
     }
   }
   const notes = [...(current.notes ?? []), ...undone];
-  const final: Plan = { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()], ...(notes.length > 0 ? { notes } : {}) };
+  let final: Plan = { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()], ...(notes.length > 0 ? { notes } : {}) };
   if (final.changes.length === 0 && last !== first) {
     // A later pass undid every change: the pipeline stays as written, and so does its rate. The
     // last pass's prediction is for its own run's knobs put back, priced from another run (the
     // text example's undone move predicted 407/s for the pipeline as written that measured 250/s).
-    return {
-      first,
-      analysis,
-      last,
-      passes: taken,
-      plan: { ...final, overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck },
-    };
+    final = { ...final, overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck };
   }
   return { first, analysis, last, passes: taken, plan: final };
 }

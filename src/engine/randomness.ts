@@ -72,7 +72,7 @@ export function userCachesAfterRandom(profile: Profile, staticRandom: readonly s
     // Above all of them: the one farthest up (a shuffle before an augmentation: a cache between
     // the two would still replay the first epoch's order).
     const names = random.map(describeOp);
-    const which = random.length === 1 ? `${names[0]}, which is random` : `${listWords(names.reverse())}, which are random`;
+    const which = random.length === 1 ? `${names[0]}, which is random` : `${listWords([...names].reverse())}, which are random`;
     out.push(`cache() at ${op.id} comes after ${which}: it stores the first epoch's draws and replays them every epoch. Move cache() above ${describeOp(random.at(-1)!)}.`);
   }
   return out;

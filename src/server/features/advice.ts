@@ -7,7 +7,7 @@
 import { changeKey, noChangeWords, type Analysis, type Plan, type PlanChange, type Verification } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/protocol';
-import { formatSpeedup, speedupOf } from '../../engine/diagnose';
+import { formatSpeedup, speedupOf } from '../../engine/stats';
 import { compact, fixTitle, speedup } from './format';
 import { rateIn, rootUnit } from './glance';
 

@@ -5,7 +5,8 @@
  */
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { diagnose, measuredSlower, reliablyFaster, staticRandomOps, type RunPurpose } from '../../../src/engine/diagnose';
+import { diagnose, staticRandomOps, type RunPurpose } from '../../../src/engine/diagnose';
+import { measuredSlower, reliablyFaster } from '../../../src/engine/stats';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import { locateOps } from '../../../src/engine/locate';
 import { plan as modelPlan } from '../../../src/model';

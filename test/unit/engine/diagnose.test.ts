@@ -4,7 +4,8 @@
  * and which configuration it keeps given what those runs measured.
  */
 import * as assert from 'node:assert/strict';
-import { diagnose, measuredSlower, pooledRate, reliablyFaster, runSlices, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
+import { measuredSlower, pooledRate, reliablyFaster, runSlices } from '../../../src/engine/stats';
+import { diagnose, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
 import { plan as modelPlan } from '../../../src/model';
 import { changeKey, type PlanChange } from '../../../src/shared/analysis';
 import type { Overrides, Profile, WindowSlice } from '../../../src/shared/profile';

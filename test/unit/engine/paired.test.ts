@@ -3,7 +3,7 @@
  * corpus whose elements differ in cost by stretches, as the text example's emails do.
  */
 import * as assert from 'node:assert/strict';
-import { pooledRate, reliablyFaster } from '../../../src/engine/diagnose';
+import { pooledRate, reliablyFaster } from '../../../src/engine/stats';
 import { pairedSpeedup, pairRuns, PAIRED_MIN_RANGES, runCurve, type Curve, type PairableRun } from '../../../src/engine/paired';
 import type { WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';

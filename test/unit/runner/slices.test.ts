@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { slices, type WindowPoint } from '../../../src/runner/measure';
-import { pooledRate } from '../../../src/engine/diagnose';
+import { pooledRate } from '../../../src/engine/stats';
 
 /** A batch-of-32 pipeline: one batch every `every` seconds, its images taken evenly in between, read every `tick` seconds. */
 function batches(count: number, every: number, tick: number): { points: WindowPoint[]; end: WindowPoint } {
