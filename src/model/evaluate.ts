@@ -189,17 +189,24 @@ function busyThreads(cfg: Config): number {
  * for a core only while it is busy: a main thread that only dispatches to workers is not a whole
  * busy thread. So the busy threads (each thread's busy fraction, at the rate the configuration
  * reaches) and the cores they get are found together, by a few rounds of fixed-point iteration
- * from "every thread busy".
+ * from "every thread busy". The CPU of libuv's and V8's own threads (reads, GC, the compiler) is
+ * busy threads too: the CPU bound charges it to the cores, so the cores must count its threads,
+ * or a configuration whose busy share dips below its cores is given fewer cores, which lowers its
+ * rate and its busy share again, down to one core (a text pipeline with tokenize in two worker
+ * threads, 1.9 of 2 cores free, was priced at one core and no faster than as written).
  */
 function contendedCores(budget: Contention, cfg: Config, mainSum: number, workerSum: number, cpuSum: number): { cores: number; threads: number } {
   const workers = busyThreads(cfg) - 1;
-  let threads = workers + 1;
+  const otherSum = Math.max(0, cpuSum - mainSum - workerSum);
+  // From above: every thread busy, and other threads on every core (the iteration settles on the
+  // largest consistent share; from below, a CPU-bound configuration would stay at its start).
+  let threads = workers + 1 + (otherSum > 0 ? budget.machine : 0);
   let cores = coresGot(budget, threads);
-  for (let round = 0; round < 8; round++) {
+  for (let round = 0; round < 16; round++) {
     const per = Math.min(1, cores / Math.max(1, threads));
     const rate = Math.min(mainSum > 0 ? per / mainSum : Infinity, cpuSum > 0 ? cores / cpuSum : Infinity, workers > 0 && workerSum > 0 ? (workers * per) / workerSum : Infinity);
     if (!Number.isFinite(rate)) break;
-    const busy = Math.min(1, (rate * mainSum) / per) + Math.min(workers, (rate * workerSum) / per);
+    const busy = Math.min(1, (rate * mainSum) / per) + Math.min(workers, (rate * workerSum) / per) + Math.min(budget.machine, (rate * otherSum) / per);
     const next = Math.max(1, busy);
     if (Math.abs(next - threads) < 1e-3) break;
     threads = next;

@@ -115,6 +115,21 @@ describe('model: a fair share of a contended machine', () => {
     assert.equal(change(plan(noShare).changes, 'placement'), undefined);
   });
 
+  it('counts the CPU of libuv and V8 threads as busy threads, so light contention does not price a worker move at one core', () => {
+    // 1.9 of 2 cores free (≈ 0.1 busy threads elsewhere); besides the 12 ms decode the process's
+    // other threads (file reads, GC) burned 2 ms per element. 0.5 s of them over 200 elements at 80/s.
+    const light = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('decode', { self: 12e-3, module: true })
+      .build({ rootElements: 200, rate: 80, availableCores: 1.9, mainThreadShare: 1, otherCpuSeconds: 0.4 });
+    const moved = predict(light, { [id(1)]: { placement: 'worker', parallelism: 2, module: '/work/transforms.ts' } });
+    // The same move on 2 whole cores, for scale: a tenth of a busy thread elsewhere costs a few percent, not half.
+    const whole = predict({ ...light, run: { ...light.run, availableCores: undefined, mainThreadShare: undefined }, machine: { ...light.machine, availableCores: undefined } }, { [id(1)]: { placement: 'worker', parallelism: 2, module: '/work/transforms.ts' } });
+    assert.ok(moved.bound > 0.9 * whole.bound, `contended ${moved.bound} against ${whole.bound} on whole cores: ${moved.bottleneck.reason}`);
+    assert.doesNotMatch(moved.bottleneck.reason, /\b1 core\b/);
+    assert.ok(change(plan(light).changes, 'placement', id(1)), 'the move is planned');
+  });
+
   it('on a busy machine bounds the main thread by the share it got, so the bound matches what was measured', () => {
     // 0.4 of 2 cores free and 40% of a core while runnable: four busy threads elsewhere.
     const a = analyze(contended(0.4, 0.4, 33));
