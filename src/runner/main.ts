@@ -186,6 +186,34 @@ async function checkOverrideTargets(req: RunRequest, file: string, ns: ModuleNam
   return undefined;
 }
 
+/**
+ * An override that moves a fn to worker threads without naming its module runs the fn from the
+ * pipeline's own file (./overrides.ts `toSiteMap`). When the fn is exported from another file (a
+ * transforms module the pipeline imports), every worker would fail on its first task with "no
+ * exported function": say which module does export it, and how to name it, before running.
+ */
+function workerModuleProblem(req: RunRequest, file: string, tracer: RunnerTracer, ns: ModuleNamespace): string | undefined {
+  const wanted = Object.entries(req.overrides).filter(([, o]) => o.placement === 'worker' && o.module === undefined);
+  if (wanted.length === 0) return undefined;
+  const fnModules = exportedFunctions(ns, file);
+  for (const [id, o] of wanted) {
+    const key = siteKeyOfOpId(id, file);
+    const info = tracer.infos().find((i) => i.site !== undefined && siteKey(i.site) === key);
+    if (!info?.fn) continue;
+    const exportName = o.exportName ?? info.fnName ?? info.fn.name;
+    if (exportName && exportedFunction(ns, exportName) === info.fn) continue;
+    const home = fnModules.get(info.fn);
+    const name = info.fnName || info.fn.name || 'its fn';
+    if (home && home.file !== file) {
+      // Absolute: the runner's working directory is the pipeline's, not the user's.
+      const exportPart = home.exportName !== name ? ` --override ${id}=exportName:${home.exportName}` : '';
+      return `Override for ${id}: placement:worker runs ${name} from the module that exports it, and ${path.basename(file)} does not: ${home.file} does. Add --override ${id}=module:${home.file}${exportPart}.`;
+    }
+    return `Override for ${id}: placement:worker runs ${name} from the module that exports it, and no module the pipeline loaded exports it. Export ${name} (an exported function worker threads can import), or name its module with --override ${id}=module:FILE.`;
+  }
+  return undefined;
+}
+
 /** The library's per-thread CPU clock (`cpuClockKind()`), when the user's copy of plumber-data exports one. */
 function libraryCpuClock(file: string): Machine['cpuClock'] | undefined {
   try {
@@ -283,6 +311,8 @@ async function main(): Promise<void> {
   } catch (e) {
     return void (await fail(loadError(e, file)));
   }
+  const misplaced = workerModuleProblem(req, file, tracer, ns);
+  if (misplaced) return void (await fail({ kind: 'override', message: misplaced }));
 
   // The runner pulls the pipeline itself: its own iterator needs no watching.
   TrainWatch.detach(tracer);

@@ -87,6 +87,20 @@ describe('runner hardening', function () {
     }
   });
 
+  it('names the module that exports a fn an override moves to worker threads without naming its module', async () => {
+    const profile = await run('split/pipeline.ts', { overrides: { '6:41': { placement: 'worker', parallelism: 2 } } });
+    assert.equal(profile.error?.kind, 'override', profile.error?.message);
+    const transforms = path.join(PIPELINES, 'split', 'transforms.ts');
+    assert.equal(
+      profile.error!.message,
+      `Override for 6:41: placement:worker runs heavy from the module that exports it, and pipeline.ts does not: ${transforms} does. Add --override 6:41=module:${transforms}.`,
+    );
+    // Named, it runs in worker threads.
+    const named = await run('split/pipeline.ts', { overrides: { '6:41': { placement: 'worker', parallelism: 2, module: transforms } } });
+    assert.equal(named.error, undefined, named.error?.message);
+    assert.equal(named.ops.find((o) => o.id === '6:41')?.placement, 'worker');
+  });
+
   it('refuses an override whose worker module does not exist', async () => {
     const missing = path.join(PIPELINES, 'harden-no-such-module.ts');
     const profile = await run('harden-export.ts', { overrides: { '8:40': { placement: 'worker', module: missing, exportName: 'double' } } });
