@@ -70,7 +70,11 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
     return { cores, available, note: `planning for ${cores} core${cores === 1 ? '' : 's'}, as asked${here}` };
   }
   if (available === undefined) return { cores: machine };
-  const share = profile.run.mainThreadShare;
+  // A main thread runnable for too little of the window to measure its share (one that mostly
+  // waits for worker threads) got a whole core whenever it ran, as far as anything shows: the
+  // cores not free are then other work's busy threads, one per core. Whole cores instead would
+  // turn a reading of 1.85 free into one core and refuse a second worker thread that measured 1.9×.
+  const share = profile.run.mainThreadShare ?? (profile.run.availableCores !== undefined ? 1 : undefined);
   if (share !== undefined && Number.isFinite(share) && share > 0) {
     // Other work's CPU (the cores not free) spread over threads that each got what our main
     // thread got while runnable: that many busy threads compete with ours.

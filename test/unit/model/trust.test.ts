@@ -36,8 +36,8 @@ describe('model: the cores the pipeline can get', () => {
     assert.equal(wholeCores(3.9, 2), 2);
   });
 
-  it('with 1.1 of 2 cores free during the run, plans for 1 and proposes no worker pool that would fight for them', () => {
-    const profile = decodeBound({ cores: 2 }, 1.1);
+  it('with 1.1 of 2 cores free by the probe alone (no measure of other work\'s threads), plans for 1 and proposes no worker pool that would fight for them', () => {
+    const profile = decodeBound({ cores: 2, availableCores: 1.1 });
     const a = analyze(profile);
     assert.equal(a.cores, 1);
     assert.equal(a.coresAvailable, 1.1);
@@ -49,7 +49,7 @@ describe('model: the cores the pipeline can get', () => {
   });
 
   it('plans for a target machine when the user names its cores, whatever was free here', () => {
-    const profile = decodeBound({ cores: 2 }, 1.1);
+    const profile = decodeBound({ cores: 2, availableCores: 1.1 });
     const p = plan(profile, { cores: 2 });
     assert.equal(p.coresNote, 'planning for 2 cores, as asked (1.1 of 2 cores free on the profiled machine)');
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
@@ -61,7 +61,8 @@ describe('model: the cores the pipeline can get', () => {
     const profile = new ProfileBuilder({ cores: 2 })
       .range()
       .map('decode', { worker: 12e-3, placement: 'worker', parallelism: 2, module: true })
-      .build({ rootElements: 200, rate: 80, availableCores: 1 });
+      .build({ rootElements: 200, rate: 80 });
+    profile.machine.availableCores = 1;
     const here = plan(profile);
     assert.equal(here.cores, 1);
     near(here.predictedRate, 80);
@@ -74,14 +75,14 @@ describe('model: the cores the pipeline can get', () => {
   });
 
   it('sizes worker pools to the cores free, not the machine\'s: 2.2 of 4 free gives a pool of 2', () => {
-    const p = plan(decodeBound({ cores: 4 }, 2.2));
+    const p = plan(decodeBound({ cores: 4, availableCores: 2.2 }));
     assert.equal(p.coresNote, '2.2 of 4 cores free: planning for 2');
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
     assert.equal(change(plan(decodeBound({ cores: 4 })).changes, 'placement', id(1))?.parallelism, 4);
   });
 
   it('takes the cores free during the run over the probe before it, and the probe when the run has none', () => {
-    assert.equal(plan(decodeBound({ cores: 4, availableCores: 3.96 }, 1.2)).cores, 1);
+    assert.match(plan(decodeBound({ cores: 4, availableCores: 3.96 }, 1.2)).coresNote ?? '', /^1\.2 of 4 cores free, shared with ≈ 2\.8 busy threads of other work/);
     assert.equal(plan(decodeBound({ cores: 4, availableCores: 2.95 })).coresNote, '3 of 4 cores free: planning for 3');
     const none = plan(decodeBound({ cores: 4 }));
     assert.equal(none.cores, 4);
@@ -110,9 +111,28 @@ describe('model: a fair share of a contended machine', () => {
     const move = change(p.changes, 'placement', id(1));
     assert.ok(move, JSON.stringify(p.changes));
     assert.ok(p.predictedRate > 80 * 1.1, `predicted ${p.predictedRate}`);
-    // Without the main thread's share the same profile plans for one whole core and proposes no move.
-    const noShare = new ProfileBuilder({ cores: 2 }).range().map('decode', { self: 12e-3, module: true }).build({ rootElements: 200, rate: 80, availableCores: 1 });
-    assert.equal(change(plan(noShare).changes, 'placement'), undefined);
+    // With only the probe's free cores (nothing measured of how other work's threads share them) the
+    // same profile plans for one whole core and proposes no move.
+    const probeOnly = new ProfileBuilder({ cores: 2, availableCores: 1 }).range().map('decode', { self: 12e-3, module: true }).build({ rootElements: 200, rate: 80 });
+    assert.equal(change(plan(probeOnly).changes, 'placement'), undefined);
+  });
+
+  it('takes a main thread too seldom runnable to measure its share as one that got a whole core, so 1.85 free cores are not one', () => {
+    // The decode in one worker thread; the main thread only dispatches, so the run measured no
+    // share for it. 1.85 of 2 cores free: as whole cores, one, and a second thread could not help.
+    const workerBound = (free: number) =>
+      new ProfileBuilder({ cores: 2 })
+        .range()
+        .map('decode', { worker: 12e-3, placement: 'worker', parallelism: 1, module: true })
+        .build({ rootElements: 200, rate: 80, availableCores: free });
+    const p = plan(workerBound(1.85));
+    assert.match(p.coresNote ?? '', /^1\.9 of 2 cores free, shared with ≈ 0\.1 busy threads of other work: planning for a fair share/);
+    assert.equal(change(p.changes, 'parallelism', id(1))?.to, 2, JSON.stringify(p.changes));
+    assert.ok(p.predictedRate > 1.6 * 80, `predicted ${p.predictedRate}`);
+    // One core taken by other work: two worker threads win 2 of the 3 busy threads' share.
+    const busy = plan(workerBound(1));
+    assert.equal(change(busy.changes, 'parallelism', id(1))?.to, 2, JSON.stringify(busy.changes));
+    assert.ok(busy.predictedRate < 1.4 * 80, `predicted ${busy.predictedRate} for a third of the cores more`);
   });
 
   it('counts the CPU of libuv and V8 threads as busy threads, so light contention does not price a worker move at one core', () => {
