@@ -93,6 +93,13 @@ export const MODEL_CONSTANTS = {
    * its ratio read 0.33 in one run and 2.25 in the next.
    */
   moveSampleAgreement: 2,
+  /**
+   * A fn's per-call cost carried from one run to another scales with the input bytes per call of
+   * each run's stretch of the data (measure.ts `inputScale`), by at most this factor either way:
+   * a larger ratio says more about a byte estimate (an element whose size the library guesses)
+   * than about the data.
+   */
+  inputScaleMax: 4,
   /** Non-binding operators keep this much headroom over the predicted rate, so a cheap op is never the next bottleneck. */
   hedgeFactor: 1.25,
   /** A plan (or a cache) must raise the bound by at least this fraction to be worth proposing. */

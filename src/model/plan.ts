@@ -205,7 +205,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         opId: id,
         to: 'main',
         parallelism: 1,
-        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per element${om.mainSeen ? ' (measured there in an earlier run)' : ''}, and the op allows ${afterText}.`,
+        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per element${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
       });
     } else if (from.concurrency !== to.concurrency) {
       changes.push({
@@ -281,6 +281,11 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
 }
 
 /** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per element, the fn 1.4× its main-thread CPU in a worker". */
+/** "1.7×" for a ratio above 1, "0.6×" below: how many times another run's. */
+function formatScale(x: number): string {
+  return `${Number(x.toPrecision(2))}×`;
+}
+
 function moveWords(om: OpMeasure): string {
   const mc = om.op.moveCost;
   if (!om.move || !mc) return '';

@@ -228,6 +228,49 @@ describe('model: worker moves priced from measurement', () => {
   });
 });
 
+describe('model: a per-call cost carried between runs that covered different stretches of the data', () => {
+  // A corpus whose documents grow along its order (the text example's emails: 2.0 kB at the start,
+  // 3.5 kB further on). As written the run covered the short ones: tokenize 0.5 ms a call on the
+  // main thread. The run with tokenize in two worker threads went further: 1.2 ms of worker CPU a
+  // call on documents 1.75× as long, 1.4× the main thread's per byte. Per call as written the main
+  // thread looks cheaper than the pool; per byte it is not.
+  const docs = (bytes: number, tokenize: Parameters<ProfileBuilder['map']>[1], rate: number, overrides = {}) =>
+    new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('parse', { self: 30e-6, module: true, bytes })
+      .map('tokenize', tokenize)
+      .batch(4)
+      .build({ rootElements: 500, rate, overrides });
+  const inWorkers = { [id(2)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts' } };
+  const first = docs(2000, { self: 0.5e-3, module: true }, 400);
+  const second = (bytes: number) => docs(bytes, { placement: 'worker', worker: 1.2e-3, dispatch: 0.15e-3, parallelism: 2, module: true }, 340, inWorkers);
+
+  it('scales the main-thread cost an earlier run measured by the input bytes per call of each run', () => {
+    const p = plan(second(3500), { history: [first] });
+    assert.equal(change(p.changes, 'placement', id(2)), undefined, `the pool stays: ${JSON.stringify(p.changes)}`);
+    // Priced back on the main thread at 0.5 ms × 1.75 a call: 4 calls a batch, 3.5 ms, beside the rest.
+    const back = predict(second(3500), { [id(2)]: { placement: 'main', parallelism: 1 } }, { history: [first] });
+    const main = back.bounds.find((b) => b.resource === 'main-thread');
+    assert.ok(main && main.rate < 1 / (4 * 0.5e-3 * 1.75), JSON.stringify(main));
+  });
+
+  it('keeps the earlier figure when both runs fed the fn inputs of the same size, and then moves it back', () => {
+    const p = plan(second(2000), { history: [first] });
+    const back = change(p.changes, 'placement', id(2));
+    assert.equal(back?.to, 'main', JSON.stringify(p.changes));
+    assert.match(back.reason, /on the main thread the fn itself needs ≈ 2(\.0\d?)? ms per element \(measured there in an earlier run\)/);
+  });
+
+  it('says when it scaled the figure', () => {
+    // Shorter documents in this run than as written: the pool's calls look cheap, and the main
+    // thread's figure is scaled down with them; the move back names the scale.
+    const shorter = second(1000);
+    const back = change(plan(shorter, { history: [first] }).changes, 'placement', id(2));
+    assert.equal(back?.to, 'main');
+    assert.match(back.reason, /measured there in an earlier run, scaled to this run's 0\.5× the input bytes per call\)/);
+  });
+});
+
 describe('model: randomness from every source', () => {
   // decode is deterministic; augment is random, and only one source says so. The plan would
   // otherwise cache after augment, the op that saves the most work.
