@@ -97,6 +97,9 @@ function normalise(kind: MoveTarget['kind'], r: unknown): { value: unknown } | u
 
 /** Timing windows per measurement: their median ignores a window that a GC pause or a preemption's cache misses hit. */
 const WINDOWS = 5;
+/** Milliseconds of calls in each warm-up round of the worker that times a fn (TIMER_WORKER): a fifteenth of its time, within these. */
+const WARM_ROUND_MIN_MS = 2;
+const WARM_ROUND_MAX_MS = 10;
 
 /**
  * CPU seconds per element of `round()` (which handles `n` elements): the median over WINDOWS
@@ -255,15 +258,19 @@ parentPort.on('message', async (m) => {
     // Warm-up: the main thread's fn ran all window long, hot; a fresh copy here is slower until V8
     // optimises it (and the module's caches fill). Steady state is what a worker pool runs at, so
     // warm up until rounds of calls stop getting cheaper (3 rounds without a 3% gain), or until
-    // most of the time is gone.
+    // most of the time is gone. Rounds of a fifteenth of the time given, ${WARM_ROUND_MIN_MS} to
+    // ${WARM_ROUND_MAX_MS} ms: a fresh tokenizer fell from 0.5 to 0.05 ms a call over its first 60 ms, and
+    // in rounds of 2 ms the noise of that fall gave three rounds without a gain at 0.2 ms, so the
+    // pool was priced at 3-4x the main thread's CPU where its steady state costs the same.
     const warmUntil = performance.now() + m.seconds * 700;
+    const roundMs = Math.min(${WARM_ROUND_MAX_MS}, Math.max(${WARM_ROUND_MIN_MS}, (m.seconds * 1000) / 15));
     let best = Infinity;
     let stale = 0;
     while (stale < 3 && performance.now() < warmUntil) {
       const c0 = cpu();
       const t0 = performance.now();
       let calls = 0;
-      do { for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]); calls += n; } while (performance.now() - t0 < 2);
+      do { for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]); calls += n; } while (performance.now() - t0 < roundMs);
       const per = (cpu() - c0) / calls;
       if (per < best * 0.97) { best = per; stale = 0; } else stale++;
     }
