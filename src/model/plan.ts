@@ -280,12 +280,12 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   };
 }
 
-/** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per element, the fn 1.4× its main-thread CPU in a worker". */
 /** "1.7×" for a ratio above 1, "0.6×" below: how many times another run's. */
 function formatScale(x: number): string {
   return `${Number(x.toPrecision(2))}×`;
 }
 
+/** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per element, the fn 1.4× its main-thread CPU in a worker". */
 function moveWords(om: OpMeasure): string {
   const mc = om.op.moveCost;
   if (!om.move || !mc) return '';

@@ -204,10 +204,11 @@ function workerModuleProblem(req: RunRequest, file: string, tracer: RunnerTracer
     if (exportName && exportedFunction(ns, exportName) === info.fn) continue;
     const home = fnModules.get(info.fn);
     const name = info.fnName || info.fn.name || 'its fn';
-    if (home && home.file !== file) {
+    if (home) {
       // Absolute: the runner's working directory is the pipeline's, not the user's.
-      const exportPart = home.exportName !== name ? ` --override ${id}=exportName:${home.exportName}` : '';
-      return `Override for ${id}: placement:worker runs ${name} from the module that exports it, and ${path.basename(file)} does not: ${home.file} does. Add --override ${id}=module:${home.file}${exportPart}.`;
+      const flags = [...(home.file !== file ? [`--override ${id}=module:${home.file}`] : []), ...(home.exportName !== exportName ? [`--override ${id}=exportName:${home.exportName}`] : [])];
+      const where = home.file !== file ? `${path.basename(file)} does not: ${home.file} does` : `${path.basename(file)} exports it as ${home.exportName}`;
+      return `Override for ${id}: placement:worker runs ${name} from the module that exports it, and ${where}. Add ${flags.join(' ')}.`;
     }
     return `Override for ${id}: placement:worker runs ${name} from the module that exports it, and no module the pipeline loaded exports it. Export ${name} (an exported function worker threads can import), or name its module with --override ${id}=module:FILE.`;
   }

@@ -101,6 +101,14 @@ describe('runner hardening', function () {
     assert.equal(named.ops.find((o) => o.id === '6:41')?.placement, 'worker');
   });
 
+  it('names the export a fn an override moves to worker threads has in the pipeline, when it is not the fn\'s own name', async () => {
+    const profile = await run('harden-renamed.ts', { overrides: { '7:41': { placement: 'worker' } } });
+    assert.equal(profile.error?.kind, 'override', profile.error?.message);
+    assert.equal(profile.error!.message, 'Override for 7:41: placement:worker runs triple from the module that exports it, and harden-renamed.ts exports it as times3. Add --override 7:41=exportName:times3.');
+    const named = await run('harden-renamed.ts', { overrides: { '7:41': { placement: 'worker', exportName: 'times3' } } });
+    assert.equal(named.error, undefined, named.error?.message);
+  });
+
   it('refuses an override whose worker module does not exist', async () => {
     const missing = path.join(PIPELINES, 'harden-no-such-module.ts');
     const profile = await run('harden-export.ts', { overrides: { '8:40': { placement: 'worker', module: missing, exportName: 'double' } } });
