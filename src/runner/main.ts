@@ -192,10 +192,8 @@ async function checkOverrideTargets(req: RunRequest, file: string, ns: ModuleNam
  * transforms module the pipeline imports), every worker would fail on its first task with "no
  * exported function": say which module does export it, and how to name it, before running.
  */
-function workerModuleProblem(req: RunRequest, file: string, tracer: RunnerTracer, ns: ModuleNamespace): string | undefined {
+function workerModuleProblem(req: RunRequest, file: string, tracer: RunnerTracer, ns: ModuleNamespace, fnModules: ReturnType<typeof exportedFunctions>): string | undefined {
   const wanted = Object.entries(req.overrides).filter(([, o]) => o.placement === 'worker' && o.module === undefined);
-  if (wanted.length === 0) return undefined;
-  const fnModules = exportedFunctions(ns, file);
   for (const [id, o] of wanted) {
     const key = siteKeyOfOpId(id, file);
     const info = tracer.infos().find((i) => i.site !== undefined && siteKey(i.site) === key);
@@ -312,7 +310,9 @@ async function main(): Promise<void> {
   } catch (e) {
     return void (await fail(loadError(e, file)));
   }
-  const misplaced = workerModuleProblem(req, file, tracer, ns);
+  // Where each user fn is exported, once every module the pipeline loads is loaded.
+  const fnModules = exportedFunctions(ns, file);
+  const misplaced = workerModuleProblem(req, file, tracer, ns, fnModules);
   if (misplaced) return void (await fail({ kind: 'override', message: misplaced }));
 
   // The runner pulls the pipeline itself: its own iterator needs no watching.
@@ -339,7 +339,6 @@ async function main(): Promise<void> {
   let proc0 = 0;
   let idle0: number | undefined;
   let wall0 = 0;
-  const fnModules = exportedFunctions(ns, file);
   // The clocks at the start of the run and at its first element, for a run measured from there
   // (see onWindowWidened).
   let sched0 = threadRunAndWait();
