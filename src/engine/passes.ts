@@ -21,6 +21,8 @@ export interface PlannedRun {
   plan: Plan;
   /** The profile the final plan was computed from (the last pass). */
   last: Profile;
+  /** The earlier runs the last pass planned with (`options.history`, then the passes before `last`). */
+  history: Profile[];
   /** How many profiles were taken. */
   passes: number;
 }
@@ -163,6 +165,7 @@ export async function planInPasses(
   const first = await profile(userOverrides, 1);
   const analysis = analyze(first, options);
   let last = first;
+  let history = options.history ?? [];
   let current = withoutRejected(planOf(first, options), first, options, reject);
   // With a pass to come, a plan with a cache runs the cache first (`stagedChanges`).
   const staged = passes > 1 ? stagedChanges(current, first) : current.changes;
@@ -187,6 +190,7 @@ export async function planInPasses(
     const withHistory = { ...options, history: [...(options.history ?? []), ...runs] };
     current = withoutRejected(planOf(next, withHistory), next, withHistory, reject);
     runOverrides = current.overrides;
+    history = withHistory.history;
     runs.push(next);
     last = next;
     /** Moves this pass would undo that its run measured faster than as written: they stay, for verification to settle. */
@@ -247,7 +251,7 @@ export async function planInPasses(
     // text example's undone move predicted 407/s for the pipeline as written that measured 250/s).
     final = { ...final, overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck };
   }
-  return { first, analysis, last, passes: taken, plan: final };
+  return { first, analysis, last, history, passes: taken, plan: final };
 }
 
 /**

@@ -135,6 +135,47 @@ export function overridesFor(profile: Profile, changes: PlanChange[], options?: 
   return toOverrides(measure(profile, options?.history), changes);
 }
 
+/**
+ * The overrides that run `first`'s configuration with exactly `changes` applied, said on top of
+ * the knobs `later` ran with (a later run of the same pipeline with other overrides): what
+ * `predict(later, …)` needs to price a part of a plan from the run that measured the plan. A knob
+ * `later` ran with that `changes` leave out is turned back to what `first` measured (its
+ * parallelism, placement, cycle length, prefetch buffer). Undefined when one cannot be: a cache
+ * or a prefetch the later run inserted exists only in that run, and the work a cache served was
+ * not measured there.
+ */
+export function overridesReverting(later: Profile, first: Profile, changes: PlanChange[], options?: ModelOptions): Overrides | undefined {
+  const target = overridesFor(first, changes, options);
+  const asWritten = configFromProfile(measure(first, options?.history));
+  const out: Overrides = {};
+  for (const [id, o] of Object.entries(target)) out[id] = { ...o };
+  for (const [id, ran] of Object.entries(later.run.overrides ?? {})) {
+    const t = target[id] ?? {};
+    const was = asWritten[id];
+    if (!was) return undefined;
+    const o = (out[id] ??= {});
+    if (ran.cache !== undefined && ran.cache !== t.cache) return undefined;
+    if (ran.prefetch !== undefined && ran.prefetch !== t.prefetch) {
+      // Only a prefetch the source has can be resized back; one the run inserted cannot be removed from its profile.
+      if (was.bufferSize === undefined || first.ops.find((op) => op.id === id)?.kind !== 'prefetch') return undefined;
+      o.prefetch = was.bufferSize;
+    }
+    if (ran.placement !== undefined && t.placement === undefined && ran.placement !== was.placement) {
+      if (was.placement !== 'main' && was.placement !== 'worker') return undefined;
+      o.placement = was.placement;
+      if (t.parallelism === undefined) o.parallelism = was.concurrency;
+      if (was.placement === 'main') {
+        delete o.module;
+        delete o.exportName;
+      }
+    }
+    if (ran.parallelism !== undefined && t.parallelism === undefined) o.parallelism = was.concurrency;
+    if (ran.cycleLength !== undefined && t.cycleLength === undefined && was.cycleLength !== undefined) o.cycleLength = was.cycleLength;
+    if (Object.keys(o).length === 0) delete out[id];
+  }
+  return out;
+}
+
 /** The operators downstream of `id` in the profile's graph (its consumers, theirs, to the root). */
 export function downstreamOf(profile: Profile, id: string): string[] {
   return downstream(measure(profile), id);

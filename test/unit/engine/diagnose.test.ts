@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { measuredSlower, pooledRate, reliablyFaster, runSlices } from '../../../src/engine/stats';
 import { diagnose, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
-import { plan as modelPlan } from '../../../src/model';
+import { overridesFor, plan as modelPlan, predict as modelPredict } from '../../../src/model';
 import { changeKey, type PlanChange } from '../../../src/shared/analysis';
 import type { Overrides, Profile, WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';
@@ -297,6 +297,41 @@ describe('diagnose: verification', () => {
     assert.deepEqual(v.kept.changes, [fetch]);
     assert.equal(v.kept.measured.windows, 5);
     assert.match(v.summary, /^verified 5\.\d+× ± /);
+  });
+
+  it('predicts a kept part of the plan from the run that measured the plan, with the knobs it leaves out turned back', async () => {
+    // The plan raises the fetch's calls in flight and moves the decode to worker threads. The
+    // pass's run of it finds the service throttled (latency grows with calls in flight: the fetch
+    // binds at 100/s), and verification measures the fetch alone faster than the whole plan.
+    const first = fetchDecodeProfile();
+    const planned = modelPlan(first).changes;
+    const fetch = changeKey(planned.find((c) => c.kind === 'parallelism')!);
+    const throttled = 100;
+    const base = first.run.elements / first.run.seconds;
+    const s = scripted(first, () => planned, (applied) => (applied.length === 0 ? 1 : applied.length === 1 && applied[0] === fetch ? throttled / base : (0.8 * throttled) / base));
+    const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
+      const p = await s.run(o, purpose);
+      if (purpose !== 'replan') return p;
+      const k = o[planned.find((c) => c.kind === 'parallelism')!.opId]!.parallelism as number;
+      const replan = new ProfileBuilder({ cores: 2 })
+        .range()
+        .map('fetch', { latency: k / throttled, parallelism: k })
+        .map('decode', { worker: 1e-3, placement: 'worker', parallelism: 2, module: true })
+        .build({ rootElements: 100, rate: 0.8 * throttled, overrides: o as Record<string, never> });
+      replan.run.windowSlices = p.run.windowSlices;
+      replan.run.seconds = p.run.seconds;
+      replan.run.elements = p.run.elements;
+      return replan;
+    };
+    const d = await diagnose({ run, passes: 2, verifyBudgetSeconds: 60 });
+    assert.deepEqual(d.plan.changes.map(changeKey), [fetch], 'verification must keep the fetch alone');
+    // From the run as written (20 ms at one call in flight) the fetch alone would bind far above
+    // what it measured; from the run with the plan, the decode back on the main thread, it is
+    // priced at the throttle it met.
+    const fromFirst = modelPredict(first, overridesFor(first, d.plan.changes)).rate;
+    assert.ok(fromFirst > 2 * throttled, `the scenario needs the run as written to mislead: ${fromFirst}`);
+    assert.ok(Math.abs(d.plan.predictedRate - throttled) / throttled < 0.25, `predicted ${d.plan.predictedRate}/s for the fetch alone, measured ${throttled}/s`);
+    assert.equal(Object.values(d.plan.overrides).some((o) => o.placement === 'worker'), false);
   });
 
   it('compares configurations on the elements their runs shared, so stretches of dear and cheap data do not hide a gain', async () => {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { analyze, changeTitle, plan, predict } from '../../../src/model';
+import { analyze, changeTitle, overridesReverting, plan, predict } from '../../../src/model';
 import type { PlanChange } from '../../../src/shared/analysis';
 import { ProfileBuilder } from './builder';
 
@@ -271,6 +271,43 @@ describe('model: predict', () => {
     near(predict(profile, { [id(1)]: { parallelism: 16 } }).bound, 1600);
     near(predict(profile, {}).bound, 400);
     assert.equal(predict(profile, {}).rate, 400);
+  });
+});
+
+describe('model: overrides that turn a later run\'s knobs back', () => {
+  const first = new ProfileBuilder({ cores: 2 })
+    .range()
+    .map('fetch', { latency: 10e-3, parallelism: 1 })
+    .map('decode', { self: 2e-3, module: true })
+    .build({ rootElements: 500, rate: 90 });
+
+  it('applies the kept changes and turns back the knobs of the ones left out, so the later run prices the part', () => {
+    const p = plan(first);
+    const fetch = change(p.changes, 'parallelism', id(1))!;
+    const move = change(p.changes, 'placement', id(2))!;
+    assert.ok(fetch && move, 'the scenario needs a plan that raises the fetch and moves the decode');
+    const later = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: fetch.to })
+      .map('decode', { worker: 2e-3, placement: 'worker', parallelism: move.parallelism, module: true })
+      .build({ rootElements: 500, rate: 400, overrides: p.overrides });
+    const o = overridesReverting(later, first, [fetch])!;
+    assert.equal(o[id(1)]!.parallelism, fetch.to);
+    assert.deepEqual(o[id(2)], { placement: 'main', parallelism: 1 });
+    // Priced from the later run, the decode is back on the main thread: 2 ms a call binds.
+    assert.ok(predict(later, o, { history: [first] }).bound <= 500);
+    assert.ok(predict(later, {}).bound > 500, 'the run as it ran must bind above the decode on the main thread');
+    // Keeping both changes turns nothing back.
+    assert.deepEqual(overridesReverting(later, first, [fetch, move]), p.overrides);
+  });
+
+  it('cannot turn back a cache the later run inserted', () => {
+    const later = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('fetch', { latency: 10e-3, parallelism: 1 })
+      .map('decode', { self: 2e-3, module: true })
+      .build({ rootElements: 500, rate: 90, overrides: { [id(2)]: { cache: 'memory' } } });
+    assert.equal(overridesReverting(later, first, []), undefined);
   });
 });
 
