@@ -17,6 +17,12 @@ export interface Contention {
   machine: number;
   /** Busy threads of other work, estimated from the cores it left free and the share the main thread got. */
   others: number;
+  /**
+   * When the kernel schedules the pipeline's threads as one group against other programs
+   * (`Machine.groupScheduled`): the cores other programs leave it. Its threads share these,
+   * however many there are, and `others` is only said.
+   */
+  group?: number;
 }
 
 /** What a configuration's CPU bound is computed with: whole cores, or a share of a contended machine. */
@@ -26,6 +32,7 @@ export type CoreBudget = number | Contention;
 export function coresGot(budget: CoreBudget, threads: number): number {
   if (typeof budget === 'number') return budget;
   const t = Math.max(1, threads);
+  if (budget.group !== undefined) return Math.min(t, budget.group);
   return Math.min(t, budget.machine, (budget.machine * t) / (t + budget.others));
 }
 
@@ -74,7 +81,23 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
   // waits for worker threads) got a whole core whenever it ran, as far as anything shows: the
   // cores not free are then other work's busy threads, one per core. Whole cores instead would
   // turn a reading of 1.85 free into one core and refuse a second worker thread that measured 1.9×.
-  const share = profile.run.mainThreadShare ?? (profile.run.availableCores !== undefined ? 1 : undefined);
+  const measuredShare = profile.run.mainThreadShare;
+  if (profile.machine.groupScheduled && profile.run.availableCores !== undefined) {
+    // Other programs keep their share whatever the pipeline runs: its threads get what they
+    // left, or, when the pipeline wanted less than its share during the run, at least what its
+    // main thread got while runnable.
+    const group = Math.min(machine, Math.max(available, measuredShare ?? 0));
+    if (group >= machine - C.wholeCoreTolerance) return { cores: machine, available, note: `${free}: planning for ${machine}` };
+    const cores = Math.max(1, Math.min(machine, Math.ceil(group - C.wholeCoreTolerance)));
+    const others = machine - group;
+    return {
+      cores,
+      available,
+      contention: { machine, others, group },
+      note: `${free}: planning for the ${oneDecimal(group)} core${oneDecimal(group) === '1' ? '' : 's'} other programs leave (the kernel shares the cores program by program, so more threads would not take more)`,
+    };
+  }
+  const share = measuredShare ?? (profile.run.availableCores !== undefined ? 1 : undefined);
   if (share !== undefined && Number.isFinite(share) && share > 0) {
     // Other work's CPU (the cores not free) spread over threads that each got what our main
     // thread got while runnable: that many busy threads compete with ours.

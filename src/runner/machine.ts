@@ -22,7 +22,25 @@ export function describeMachine(cpuClock: CpuClock): Machine {
     cpuModel: cpus[0]?.model?.trim() ?? 'unknown',
     libuvThreads: Number.isInteger(uv) && uv > 0 ? Math.min(uv, 1024) : 4,
     cpuClock,
+    ...groupScheduling(),
   };
+}
+
+/**
+ * Whether the kernel schedules this process's threads as one group against other programs (see
+ * `Machine.groupScheduled`): autogroup is on and this process leads its session, so it has an
+ * autogroup of its own. Nothing off Linux.
+ */
+export function groupScheduling(): { groupScheduled?: boolean } {
+  try {
+    const enabled = fs.readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'latin1').trim() === '1';
+    // /proc/self/stat: "pid (comm) state ppid pgrp session …"; comm may hold spaces and parentheses.
+    const stat = fs.readFileSync('/proc/self/stat', 'latin1');
+    const session = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
+    return { groupScheduled: enabled && session === process.pid };
+  } catch {
+    return {};
+  }
 }
 
 /**

@@ -47,6 +47,14 @@ export interface Machine {
   workerDispatchSeconds?: number;
   /** Worker-thread seconds one task costs besides the fn itself (receiving, replying), measured with the same calibration. */
   workerTaskOverheadSeconds?: number;
+  /**
+   * True when Linux schedules the runner's threads as one group against other programs: autogroup
+   * is on (/proc/sys/kernel/sched_autogroup_enabled) and the runner leads its own session, as it
+   * always does. Other programs then keep their share however many threads the pipeline runs (a
+   * one-thread program beside a pipeline of three busy threads on 2 cores keeps a whole core),
+   * where threads of one session share the cores one by one. Absent off Linux.
+   */
+  groupScheduled?: boolean;
 }
 
 /** Knob overrides applied to a run, keyed by operator id (`OpProfile.id`). */

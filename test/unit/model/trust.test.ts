@@ -160,6 +160,51 @@ describe('model: a fair share of a contended machine', () => {
   });
 });
 
+describe('model: a machine the kernel shares program by program', () => {
+  /**
+   * The 12 ms decode measured with `free` cores free and the main thread given `share` of a core
+   * while runnable, on a Linux whose autogroup gives the runner's threads one group's share.
+   */
+  const grouped = (free: number, share: number | undefined, rate: number, groupScheduled = true) =>
+    new ProfileBuilder({ cores: 2, groupScheduled })
+      .range()
+      .map('decode', { self: 12e-3, module: true })
+      .build({ rootElements: 200, rate, availableCores: free, ...(share !== undefined ? { mainThreadShare: share } : {}) });
+
+  it('gives the pipeline\'s threads the cores other programs leave, however many threads it runs', () => {
+    assert.equal(coresGot({ machine: 2, others: 1, group: 1 }, 1), 1);
+    assert.equal(coresGot({ machine: 2, others: 1, group: 1 }, 3), 1);
+    assert.equal(coresGot({ machine: 2, others: 0.7, group: 1.3 }, 1), 1);
+    assert.equal(coresGot({ machine: 2, others: 0.7, group: 1.3 }, 2), 1.3);
+  });
+
+  it('beside a program that keeps a whole core, proposes no worker pool: more threads would not take more of the cores', () => {
+    const p = plan(grouped(1, 1, 80));
+    assert.match(p.coresNote ?? '', /^1 of 2 cores free: planning for the 1 core other programs leave/);
+    assert.equal(change(p.changes, 'placement', id(1)), undefined, JSON.stringify(p.changes));
+    const moved = predict(grouped(1, 1, 80), { [id(1)]: { placement: 'worker', parallelism: 2 } });
+    assert.ok(moved.bound <= 1 / 12e-3, `two worker threads bound at ${moved.bound}/s on one core`);
+    // The same run where threads share the cores one by one (other work in the runner's session):
+    // more threads win more of them, and the move is planned.
+    assert.ok(change(plan(grouped(1, 1, 80, false)).changes, 'placement', id(1)));
+  });
+
+  it('plans for the share the main thread got while runnable when the run wanted less than the cores other programs left it', () => {
+    // Other programs took 1.7 cores while the pipeline mostly waited; its main thread got 95% of a
+    // core whenever it was runnable, so it can have at least that.
+    const a = analyze(grouped(0.3, 0.95, 30));
+    const cpu = a.bounds.find((b) => b.resource === 'cpu');
+    assert.ok(cpu && Math.abs(cpu.rate - 0.95 / 12e-3) / cpu.rate < 0.05, JSON.stringify(cpu));
+    assert.match(a.coresNote ?? '', /^0\.3 of 2 cores free: planning for the 1 core other programs leave/);
+  });
+
+  it('plans for the whole machine when other programs leave all but noise', () => {
+    const p = plan(grouped(1.95, 1, 80));
+    assert.equal(p.coresNote, '2 of 2 cores free: planning for 2');
+    assert.ok(change(p.changes, 'placement', id(1)));
+  });
+});
+
 describe('model: worker moves priced from measurement', () => {
   // A 20 µs transform of parsed CSV rows (a few hundred bytes of plain objects) that binds the main
   // thread at 50,000 rows/s. Per row the main thread keeps 2 µs of bookkeeping and 60 µs dispatch

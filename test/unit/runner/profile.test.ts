@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
 
@@ -35,6 +36,10 @@ describe('runner profiles of plumber-data pipelines', function () {
     // The CPU probe: what this process could get, never more than the machine has.
     const available = profile.machine.availableCores ?? 0;
     assert.ok(available > 0 && available <= profile.machine.cores, `availableCores ${available}`);
+    // The runner leads its own session, so with Linux's autogroup on its threads are one group.
+    const flag = '/proc/sys/kernel/sched_autogroup_enabled';
+    const autogroup = existsSync(flag) ? readFileSync(flag, 'latin1').trim() === '1' : undefined;
+    assert.equal(profile.machine.groupScheduled, autogroup);
   });
 
   it('finds where a main-thread map fn is exported, so it can move to worker threads', async () => {
