@@ -84,9 +84,10 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
   const measuredShare = profile.run.mainThreadShare;
   if (profile.machine.groupScheduled && profile.run.availableCores !== undefined) {
     // Other programs keep their share whatever the pipeline runs: its threads get what they
-    // left, or, when the pipeline wanted less than its share during the run, at least what its
-    // main thread got while runnable.
-    const group = Math.min(machine, Math.max(available, measuredShare ?? 0));
+    // left. A run that wanted less than its share left the rest to them, so the pipeline can have
+    // at least what its main thread got while runnable, and what the probe before the run got
+    // when it spun a thread on every core.
+    const group = Math.min(machine, Math.max(available, measuredShare ?? 0, profile.machine.availableCores ?? 0));
     if (group >= machine - C.wholeCoreTolerance) return { cores: machine, available, note: `${free}: planning for ${machine}` };
     const cores = Math.max(1, Math.min(machine, Math.ceil(group - C.wholeCoreTolerance)));
     const others = machine - group;

@@ -198,6 +198,21 @@ describe('model: a machine the kernel shares program by program', () => {
     assert.match(a.coresNote ?? '', /^0\.3 of 2 cores free: planning for the 1 core other programs leave/);
   });
 
+  it('plans for what the probe before the run got when the run itself mostly waited and other programs took the rest', () => {
+    // A pipeline that awaits almost all the time beside a program busy on every core: the run
+    // used 0.1 core and nothing was idle, but the probe spinning a thread per core got one.
+    const waiting = (probe?: number) =>
+      new ProfileBuilder({ cores: 2, groupScheduled: true, ...(probe !== undefined ? { availableCores: probe } : {}) })
+        .range()
+        .map('fetch', { latency: 20e-3, parallelism: 1 })
+        .map('decode', { self: 2e-3, module: true })
+        .build({ rootElements: 200, rate: 45, availableCores: 0.1 });
+    assert.match(analyze(waiting(1)).coresNote ?? '', /^0\.1 of 2 cores free: planning for the 1 core other programs leave/);
+    assert.match(analyze(waiting()).coresNote ?? '', /^0\.1 of 2 cores free: planning for the 0\.1 cores other programs leave/);
+    // More calls in flight are not held to a tenth of a core.
+    assert.ok(plan(waiting(1)).predictedRate > 4 * 45, `predicted ${plan(waiting(1)).predictedRate}`);
+  });
+
   it('plans for the whole machine when other programs leave all but noise', () => {
     const p = plan(grouped(1.95, 1, 80));
     assert.equal(p.coresNote, '2 of 2 cores free: planning for 2');
