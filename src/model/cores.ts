@@ -8,10 +8,11 @@ import type { Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 
 /**
- * Other work competing for the machine's cores, measured while the pipeline ran. Linux's scheduler
- * gives every runnable thread a like share, so the cores a configuration gets grow with its busy
- * threads: with `others` busy threads elsewhere on `machine` cores, t busy threads of the pipeline
- * get min(t, machine, machine · t / (t + others)) cores (see `coresGot`).
+ * Other work competing for the machine's cores, measured while the pipeline ran. Where Linux's
+ * scheduler gives every runnable thread a like share, the cores a configuration gets grow with its
+ * busy threads: with `others` busy threads elsewhere on `machine` cores, t busy threads of the
+ * pipeline get min(t, machine, machine · t / (t + others)) cores. Where it shares them program by
+ * program (autogroup), they get min(t, group) whatever t is (see `coresGot`).
  */
 export interface Contention {
   machine: number;
@@ -77,10 +78,6 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
     return { cores, available, note: `planning for ${cores} core${cores === 1 ? '' : 's'}, as asked${here}` };
   }
   if (available === undefined) return { cores: machine };
-  // A main thread runnable for too little of the window to measure its share (one that mostly
-  // waits for worker threads) got a whole core whenever it ran, as far as anything shows: the
-  // cores not free are then other work's busy threads, one per core. Whole cores instead would
-  // turn a reading of 1.85 free into one core and refuse a second worker thread that measured 1.9×.
   const measuredShare = profile.run.mainThreadShare;
   if (profile.machine.groupScheduled && profile.run.availableCores !== undefined) {
     // Other programs keep their share whatever the pipeline runs: its threads get what they
@@ -98,6 +95,10 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
       note: `${free}: planning for the ${oneDecimal(group)} core${oneDecimal(group) === '1' ? '' : 's'} other programs leave (the kernel shares the cores program by program, so more threads would not take more)`,
     };
   }
+  // A main thread runnable for too little of the window to measure its share (one that mostly
+  // waits for worker threads) got a whole core whenever it ran, as far as anything shows: the
+  // cores not free are then other work's busy threads, one per core. Whole cores instead would
+  // turn a reading of 1.85 free into one core and refuse a second worker thread that measured 1.9×.
   const share = measuredShare ?? (profile.run.availableCores !== undefined ? 1 : undefined);
   if (share !== undefined && Number.isFinite(share) && share > 0) {
     // Other work's CPU (the cores not free) spread over threads that each got what our main

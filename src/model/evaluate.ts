@@ -215,10 +215,14 @@ function contendedCores(budget: Contention, cfg: Config, mainSum: number, worker
   return { cores, threads: Math.max(1, threads) };
 }
 
-/** Cores as a sentence: "2 cores", or "1.3 cores (a fair share beside other work)". */
-function coresWords(n: number, shared: boolean): string {
+/**
+ * Cores as a sentence: "2 cores", "1.3 cores (a fair share beside other work)", or, where the
+ * kernel shares cores program by program, "1 core (what other programs leave)".
+ */
+function coresWords(n: number, budget: CoreBudget): string {
   const x = Number(n.toPrecision(2));
-  return `${x} core${x === 1 ? '' : 's'}${shared ? ' (a fair share beside other work)' : ''}`;
+  const why = typeof budget === 'number' ? '' : budget.group !== undefined ? ' (what other programs leave)' : ' (a fair share beside other work)';
+  return `${x} core${x === 1 ? '' : 's'}${why}`;
 }
 
 /**
@@ -273,7 +277,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     bounds.push({
       resource: 'cpu',
       rate: cores / cpuSum,
-      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${coresWords(cores, shared)} give${Number(cores.toPrecision(2)) === 1 ? 's' : ''} at most ${formatRate(cores / cpuSum)}.`,
+      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${coresWords(cores, budget)} give${Number(cores.toPrecision(2)) === 1 ? 's' : ''} at most ${formatRate(cores / cpuSum)}.`,
     });
   }
   if (diskSum > 0 && machine.diskReadBytesPerSec && machine.diskReadBytesPerSec > 0) {
@@ -315,7 +319,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
         resource: 'parallel-op',
         opId: id,
         rate,
-        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCall(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, true)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCall(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, budget)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const service = serviceAt(om, c.concurrency);
