@@ -14,17 +14,21 @@ import { MODEL_CONSTANTS as C } from './constants';
  * pipeline get min(t, machine, machine · t / (t + others)) cores. Where it shares them program by
  * program (autogroup), they get min(t, group) whatever t is (see `coresGot`).
  */
-export interface Contention {
-  machine: number;
-  /** Busy threads of other work, estimated from the cores it left free and the share the main thread got. */
-  others: number;
-  /**
-   * When the kernel schedules the pipeline's threads as one group against other programs
-   * (`Machine.groupScheduled`): the cores other programs leave it. Its threads share these,
-   * however many there are, and `others` is only said.
-   */
-  group?: number;
-}
+export type Contention =
+  | {
+      machine: number;
+      /** Busy threads of other work, estimated from the cores it left free and the share the main thread got. */
+      others: number;
+    }
+  | {
+      machine: number;
+      /**
+       * The kernel schedules the pipeline's threads as one group against other programs
+       * (`Machine.groupScheduled`): the cores other programs leave it, which its threads share
+       * however many there are.
+       */
+      group: number;
+    };
 
 /** What a configuration's CPU bound is computed with: whole cores, or a share of a contended machine. */
 export type CoreBudget = number | Contention;
@@ -33,7 +37,7 @@ export type CoreBudget = number | Contention;
 export function coresGot(budget: CoreBudget, threads: number): number {
   if (typeof budget === 'number') return budget;
   const t = Math.max(1, threads);
-  if (budget.group !== undefined) return Math.min(t, budget.group);
+  if ('group' in budget) return Math.min(t, budget.group);
   return Math.min(t, budget.machine, (budget.machine * t) / (t + budget.others));
 }
 
@@ -87,11 +91,10 @@ export function coresFor(profile: Profile, options: ModelOptions = {}): Cores {
     const group = Math.min(machine, Math.max(available, measuredShare ?? 0, profile.machine.availableCores ?? 0));
     if (group >= machine - C.wholeCoreTolerance) return { cores: machine, available, note: `${free}: planning for ${machine}` };
     const cores = Math.max(1, Math.min(machine, Math.ceil(group - C.wholeCoreTolerance)));
-    const others = machine - group;
     return {
       cores,
       available,
-      contention: { machine, others, group },
+      contention: { machine, group },
       note: `${free}: planning for the ${oneDecimal(group)} core${oneDecimal(group) === '1' ? '' : 's'} other programs leave (the kernel shares the cores program by program, so more threads would not take more)`,
     };
   }

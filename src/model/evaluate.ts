@@ -221,7 +221,7 @@ function contendedCores(budget: Contention, cfg: Config, mainSum: number, worker
  */
 function coresWords(n: number, budget: CoreBudget): string {
   const x = Number(n.toPrecision(2));
-  const why = typeof budget === 'number' ? '' : budget.group !== undefined ? ' (what other programs leave)' : ' (a fair share beside other work)';
+  const why = typeof budget === 'number' ? '' : 'group' in budget ? ' (what other programs leave)' : ' (a fair share beside other work)';
   return `${x} core${x === 1 ? '' : 's'}${why}`;
 }
 

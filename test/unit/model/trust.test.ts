@@ -172,10 +172,10 @@ describe('model: a machine the kernel shares program by program', () => {
       .build({ rootElements: 200, rate, availableCores: free, ...(share !== undefined ? { mainThreadShare: share } : {}) });
 
   it('gives the pipeline\'s threads the cores other programs leave, however many threads it runs', () => {
-    assert.equal(coresGot({ machine: 2, others: 1, group: 1 }, 1), 1);
-    assert.equal(coresGot({ machine: 2, others: 1, group: 1 }, 3), 1);
-    assert.equal(coresGot({ machine: 2, others: 0.7, group: 1.3 }, 1), 1);
-    assert.equal(coresGot({ machine: 2, others: 0.7, group: 1.3 }, 2), 1.3);
+    assert.equal(coresGot({ machine: 2, group: 1 }, 1), 1);
+    assert.equal(coresGot({ machine: 2, group: 1 }, 3), 1);
+    assert.equal(coresGot({ machine: 2, group: 1.3 }, 1), 1);
+    assert.equal(coresGot({ machine: 2, group: 1.3 }, 2), 1.3);
   });
 
   it('beside a program that keeps a whole core, proposes no worker pool: more threads would not take more of the cores', () => {
