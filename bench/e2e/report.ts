@@ -12,7 +12,7 @@ export type E2eResult = BenchLine & { bench: 'e2e' };
 export interface E2eDetail {
   oracleConfig: string;
   planChanges: string[];
-  /** Rate of every oracle configuration, by name. */
+  /** Rate of each grid configuration in the one run that chose the oracle, by name (0 in smoke runs, which choose the first). */
   grid: Record<string, number>;
   /** Plumber's plan on the profile with the runner's and the library's gaps filled in (see fillGaps in index.ts). */
   gapsFilled?: { plumber: number; predicted: number; planChanges: string[] };
@@ -78,7 +78,7 @@ export function markdownTable(results: E2eResult[], details: Map<string, E2eDeta
       const g = d.gapsFilled;
       lines.push(`- plan once fnModule and the file count are known: ${g.planChanges.join('; ') || 'no change'} → measured ${fmt(g.plumber)}, predicted ${fmt(g.predicted)} (${ratio(g.plumber, r.oracle)} of the oracle, ${ratio(g.plumber, r.heuristic)} of the heuristic)`);
     }
-    lines.push(`- oracle's best configuration: ${d.oracleConfig}`);
+    lines.push(`- oracle's configuration: ${d.oracleConfig}, the fastest of the grid in one run each (then measured in the round-robin like the others):`);
     for (const [name, rate] of Object.entries(d.grid)) lines.push(`  - ${name}: ${fmt(rate)}`);
     for (const [name, why] of Object.entries(d.failures)) lines.push(`- ${name} failed (counted as 0): ${why}`);
     lines.push('');
