@@ -9,7 +9,9 @@
  * did not lose alone) within a time budget, and the best measured configuration that is a reliable
  * gain is kept; otherwise the plan keeps no change and says so. When the plan is a gain, each of
  * its changes is left out in turn while the budget lasts, and a part of the plan that measured
- * reliably faster than the whole replaces it: a large gain must not carry a change that loses.
+ * reliably faster than the whole replaces it: a large gain must not carry a change that loses. So
+ * does a part that is itself a gain and that the whole did not beat beyond the spread: the change
+ * it leaves out was not measured to help, and is not recommended.
  *
  * Everything here is deterministic given what `run` returns (and the clock, for the budget), so the
  * decision logic is tested with scripted runs; the runner itself is a child process elsewhere.
@@ -452,6 +454,18 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // A part of the plan (left out in phase 3, or run by a pass) replaces a plan that is itself a
   // gain only when it measured reliably faster than it: the plan is the model's best guess.
   if (best && best !== planned && eligible(planned) && !sideFaster(best, planned)) best = planned;
+  // But a change is recommended only when it was measured to help: the plan without a change that
+  // is itself a gain, and that the plan did not beat beyond the spread, says that change was not
+  // (a trivial fn moved to worker threads beside the parallelism that carried the gain: the
+  // user would start threads for nothing). The leanest such part goes; of several, the fastest.
+  if (best === planned) {
+    let leaner: Config | undefined;
+    for (const c of leftOut) {
+      if (!eligible(c) || sideFaster(planned, c)) continue;
+      if (!leaner || compareSides(c, asWritten).speedup > compareSides(leaner, asWritten).speedup) leaner = c;
+    }
+    if (leaner) best = leaner;
+  }
   const keptKeys = new Set((best?.changes ?? []).map(changeKey));
   const dropped = all.filter((c) => !keptKeys.has(changeKey(c))).map((change) => ({ change, why: whyDropped(change) }));
   function whyDropped(change: PlanChange): string {
@@ -466,7 +480,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     const alone = configs.get(keyOf([change]));
     if (alone && alone.runs > 0 && all.length > 1) return `measured ${formatSpeedup(compareSides(alone, asWritten).speedup)} alone`;
     if (without && without.runs > 0 && !without.error && all.length > 1) {
-      return `the plan measured ${formatSpeedup(compareSides(planned, asWritten).speedup)} with it and ${formatSpeedup(compareSides(without, asWritten).speedup)} without`;
+      const measured = `the plan measured ${formatSpeedup(compareSides(planned, asWritten).speedup)} with it and ${formatSpeedup(compareSides(without, asWritten).speedup)} without`;
+      return sideFaster(planned, without) ? measured : `not measured to help: ${measured}`;
     }
     if (planned.error) return `the plan's run failed: ${planned.error.message}`;
     if (best) return 'not measured alone within the time budget; the kept changes measured faster without it';

@@ -184,6 +184,33 @@ describe('diagnose: verification', () => {
     assert.match(steps[4]!, /^verifying: set parallelism of map\(fetch\) to \d+$/);
   });
 
+  it('drops a change the plan measured no faster with than without, and keeps one that measured faster', async () => {
+    const first = fetchDecodeProfile();
+    const planned = modelPlan(first).changes;
+    const gain = asPredicted(first);
+    const placement = changeKey(planned.find((c) => c.kind === 'placement')!);
+    const parallelism = changeKey(planned.find((c) => c.kind === 'parallelism')!);
+    // The parallelism carries the gain; without the move the plan measures `without` × its rate.
+    const keptWith = async (without: number) => {
+      const factor = (applied: string[]): number => (applied.length === 2 ? gain : applied.length === 1 && applied[0] === parallelism ? without * gain : 1);
+      const s = scripted(first, () => planned, factor);
+      const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
+      // The plan without the move was measured after A B B A in both cases.
+      assert.deepEqual(s.calls.slice(4).map((c) => c.applied), [[parallelism]]);
+      return d.plan;
+    };
+    // The same rate without the move: the move was not measured to help, and goes.
+    const same = await keptWith(1);
+    assert.equal(same.verification!.verdict, 'gain');
+    assert.deepEqual(same.changes.map(changeKey), [parallelism]);
+    assert.deepEqual(same.verification!.dropped.map((x) => changeKey(x.change)), [placement]);
+    assert.match(same.verification!.dropped[0]!.why, /^not measured to help: the plan measured [\d.]+× with it and [\d.]+× without$/);
+    // A fifth slower without it: the move helped beyond the spread, and the whole plan stays.
+    const slower = await keptWith(0.8);
+    assert.deepEqual(slower.changes.map(changeKey).sort(), [parallelism, placement].sort());
+    assert.equal(slower.verification!.dropped.length, 0);
+  });
+
   it('stops after one pair when it settled the comparison on runs that found the same cores free', async () => {
     const first = steadyRun(threeChangeProfile(), 3.8);
     const planned = modelPlan(first).changes;
