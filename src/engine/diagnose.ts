@@ -212,25 +212,40 @@ const SETTLE_CORES_DRIFT = 0.1;
 
 /**
  * One pair of runs (as written, the plan) settles the comparison, so the second pair of the ABBA
- * design can be skipped: both sides measured a spread (enough slices), the two runs found the same
- * cores free, so the difference is not a change of load between them (the drift the second pair,
- * run the other way round, would otherwise cancel), and the pair already decides: the plan is
- * reliably faster, or reliably slower, or no faster than MIN_RELATIVE_GAIN even at its point
- * estimate. A second pair narrows the interval by about √2 and cannot turn a plan that did not even
- * measure a gain on a steady machine into one; it would only add two runs to the wait (digits at
- * load 1 measured 0.96× after one pair and spent 7.6 s more to say so). Without a measure of free
- * cores (off Linux) nothing settles early.
+ * design can be skipped: both sides measured a spread (enough slices) and the pair already
+ * decides, whatever a change of load between the two runs (the drift the second pair, run the
+ * other way round, would otherwise cancel) could have done. On runs that found the same cores free
+ * the pair decides when the plan is reliably faster, or reliably slower, or no faster than
+ * MIN_RELATIVE_GAIN even at its point estimate. A second pair narrows the interval by about √2 and
+ * cannot turn a plan that did not even measure a gain on a steady machine into one; it would only
+ * add two runs to the wait (digits at load 1 measured 0.96× after one pair and spent 7.6 s more to
+ * say so). When the two runs found different cores free, the drift can explain at most their ratio
+ * (a pipeline that took every free core runs that much faster or slower; one that used fewer,
+ * less): the pair still decides when the plan's speed-up, its interval and the drift against it
+ * taken together, is a gain (a plan that measured 3× ± 0.5 is one whether 1.6 or 1.9 cores were
+ * free; the second pair only made a slow pipeline's diagnosis 10 s longer), a loss, or no gain
+ * even with the drift for it. Without a measure of free cores (off Linux) nothing settles early.
  */
-function settledAfterOnePair(
-  asWritten: Config,
-  planned: Config,
-  cores: number,
-  judge: { faster(x: Config, base: Config): boolean; speedup(x: Config, base: Config): number },
-): boolean {
+function settledAfterOnePair(asWritten: Config, planned: Config, cores: number): boolean {
   if (planned.runs !== 1 || planned.error) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
-  if (!steadyFirstPair(asWritten, planned, cores)) return false;
-  return judge.faster(planned, asWritten) || judge.faster(asWritten, planned) || judge.speedup(planned, asWritten) < 1 + MIN_RELATIVE_GAIN;
+  const drift = freeCoresRatio(asWritten, planned);
+  if (drift === undefined) return false;
+  if (steadyFirstPair(asWritten, planned, cores)) {
+    return sideFaster(planned, asWritten) || sideFaster(asWritten, planned) || compareSides(planned, asWritten).speedup < 1 + MIN_RELATIVE_GAIN;
+  }
+  // drift = the plan's free cores ÷ as written's: above 1 the load eased for the plan.
+  const { speedup, halfWidth } = compareSides(planned, asWritten);
+  const against = Math.max(1, drift);
+  const forIt = Math.max(1, 1 / drift);
+  return speedup - halfWidth > (1 + MIN_RELATIVE_GAIN) * against || (speedup + halfWidth) * forIt < 1 || speedup * forIt < 1 + MIN_RELATIVE_GAIN;
+}
+
+/** The cores the plan's first run found free ÷ those the run as written beside it found; undefined when either could not read them. */
+function freeCoresRatio(asWritten: Config, planned: Config): number | undefined {
+  const a = asWritten.freeCores.at(-1);
+  const [b] = planned.freeCores;
+  return a !== undefined && b !== undefined && a > 0 && b > 0 ? b / a : undefined;
 }
 
 /**
@@ -375,7 +390,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // a drift of load shows in the cores each found free (see settledAfterOnePair). The second pair
   // runs B A, so a load that drifts during the runs weighs on both sides alike (an ABBA design).
   for (let pair = planned.runs; pair < 2; pair++) {
-    if (pair > 0 && settledAfterOnePair(asWritten, planned, first.machine.cores, { faster: sideFaster, speedup: (x, base) => compareSides(x, base).speedup })) break;
+    if (pair > 0 && settledAfterOnePair(asWritten, planned, first.machine.cores)) break;
     if (pair > 0 && !room(2, steadyFirstPair(asWritten, planned, first.machine.cores) ? budget : pairBudget)) break;
     await measure(planned, `${name(planned)} (${planned.runs + 1})`);
     if (cancelled) return errorOut('verification was cancelled');

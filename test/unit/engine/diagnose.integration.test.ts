@@ -53,8 +53,14 @@ describe('diagnose with the real runner', function () {
       const alone = v.tried.find((t) => t.changes.length === 1 && t.changes[0] === `${c.kind}:${c.opId}`);
       if (alone) assert.ok(!measuredSlower(alone.measured, asWritten));
     }
-    // One lock serialises every call: more in flight cannot be reliably faster.
-    assert.equal(v.verdict, 'no-gain', v.summary);
+    // One lock serialises every call: more in flight only hide the pipeline's turn between one
+    // call and the next (a few percent of a 4 ms call), nowhere near the many times the model
+    // expected of an awaiting op with one call in flight. Either verification found no reliable
+    // gain, or it kept the few percent it measured — and said so.
+    if (v.verdict === 'gain') {
+      assert.ok(v.speedup < 1.15, v.summary);
+      assert.ok(v.kept.measured.rate < 0.5 * v.kept.predictedRate!, 'the plan fell far short of what the model expected');
+    } else assert.equal(v.verdict, 'no-gain', v.summary);
   });
 
   it('never caches after a map that calls Math.random(), which the source shows and the model would otherwise cache after', async () => {
@@ -92,7 +98,7 @@ describe('diagnose with the real runner', function () {
     const { d, outer: interleave } = await nested('interleaved', 'interleave');
     const cycle = d.plan.changes.find((c) => c.kind === 'cycleLength');
     assert.ok(cycle && cycle.kind === 'cycleLength' && cycle.opId === interleave.id && cycle.to > 2, JSON.stringify(d.plan.changes));
-    assert.ok(!d.plan.changes.some((c) => c.kind === 'placement'), 'no worker move for a map that waits');
+    assert.ok(!d.plan.changes.some((c) => c.kind === 'placement'), `no worker move for a map that waits: ${JSON.stringify(d.plan.changes)}`);
   });
 
   it('finds latency inside a flatMap’s datasets, and says that an interleave, not a knob, overlaps it', async () => {

@@ -221,11 +221,28 @@ describe('diagnose: verification', () => {
     assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', `replan:${planned.length}`]);
     assert.equal(same.plan.verification?.verdict, 'gain');
 
-    // The same gain on a run that found a core fewer free may be the load changing: B A follows.
+    // The same gain on a run that found a core fewer free: the load moved against the plan, and
+    // the pair still decides.
     s.calls.length = 0;
-    const drifted = await diagnose({ run: findingFree(first, s.run, 2.8), passes: 2 });
-    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'replan', 'verify', 'verify']);
-    assert.equal(drifted.plan.verification?.verdict, 'gain');
+    const against = await diagnose({ run: findingFree(first, s.run, 2.8), passes: 2 });
+    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'replan']);
+    assert.equal(against.plan.verification?.verdict, 'gain');
+
+    // As written on 2.6 free cores, the plan on 3.8: a gain of 1.3× is within what the extra
+    // cores alone could give (3.8 ÷ 2.6 = 1.46), so B A follows (and then, the plan falling well
+    // short of its prediction, the search for what holds it back); the model's gain is beyond it.
+    const eased = steadyRun(threeChangeProfile(), 2.6);
+    const easedPlan = modelPlan(eased).changes;
+    const easedGain = asPredicted(eased);
+    assert.ok(easedGain > 1.03 * (3.8 / 2.6), 'the scenario needs a gain beyond the drift');
+    const pairsAt = async (factor: number): Promise<string[]> => {
+      const e = scripted(eased, () => easedPlan, (applied) => (applied.length === easedPlan.length ? factor : 1));
+      await diagnose({ run: findingFree(eased, e.run, 3.8), passes: 2, verifyBudgetSeconds: 60 });
+      return e.calls.map((c) => `${c.purpose}:${c.applied.length}`);
+    };
+    const n = easedPlan.length;
+    assert.deepEqual((await pairsAt(1.3)).slice(0, 4), ['profile:0', `replan:${n}`, `verify:${n}`, 'verify:0']);
+    assert.deepEqual(await pairsAt(easedGain), ['profile:0', `replan:${n}`]);
   });
 
   it('stops after one pair when the plan measured slower, or no faster, on runs that found the same cores free', async () => {
@@ -240,10 +257,13 @@ describe('diagnose: verification', () => {
       assert.equal(steady.plan.verification?.verdict, 'no-gain');
       assert.deepEqual(steady.plan.changes, []);
 
-      // The same on a run that found half a core fewer free may be the load changing: B A follows.
+      // The same on a run that found half a core fewer free: 1.9 ÷ 1.4 more cores could have made
+      // the plan up to 1.36× faster. A 40% loss stays a loss with that (the pair decides); a 1% gain
+      // might be 37% (B A follows).
       s.calls.length = 0;
       const drifted = await diagnose({ run: findingFree(first, s.run, 1.4), passes: 2 });
-      assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:1', 'verify:1', 'verify:0'], `× ${factor}`);
+      const pair = ['profile:0', 'replan:1'];
+      assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), factor < 1 ? pair : [...pair, 'verify:1', 'verify:0'], `× ${factor}`);
       assert.equal(drifted.plan.verification?.verdict, 'no-gain');
     }
   });
