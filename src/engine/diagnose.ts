@@ -472,7 +472,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // But a change is recommended only when it was measured to help: the plan without a change that
   // is itself a gain, and that the plan did not beat beyond the spread, says that change was not
   // (a trivial fn moved to worker threads beside the parallelism that carried the gain: the
-  // user would start threads for nothing). The leanest such part goes; of several, the fastest.
+  // user would start threads for nothing). That part is kept instead; of several, the fastest.
   if (best === planned) {
     let leaner: Config | undefined;
     for (const c of leftOut) {
