@@ -48,6 +48,20 @@ function fetchDecodeProfile(): Profile {
   return p;
 }
 
+/**
+ * fetchDecodeProfile's plan, scripted so that the plan measures what the model predicted and the
+ * plan without the worker move (the parallelism alone) measures `without` × that.
+ */
+function moveOnTopOfParallelism(without: number) {
+  const first = fetchDecodeProfile();
+  const planned = modelPlan(first).changes;
+  const gain = asPredicted(first);
+  const placement = changeKey(planned.find((c) => c.kind === 'placement')!);
+  const parallelism = changeKey(planned.find((c) => c.kind === 'parallelism')!);
+  const factor = (applied: string[]): number => (applied.length === 2 ? gain : applied.length === 1 && applied[0] === parallelism ? without * gain : 1);
+  return { placement, parallelism, s: scripted(first, () => planned, factor) };
+}
+
 /** An awaiting fetch with one call in flight: the model proposes one change, more calls in flight. */
 function oneFetchProfile(): Profile {
   const p = new ProfileBuilder({ cores: 2 })
@@ -158,16 +172,10 @@ describe('diagnose: verification', () => {
   });
 
   it('measures a plan that gained as predicted without a change that may not pay, and drops it when the plan measured reliably faster without it', async () => {
-    // The fetch's parallelism carries the gain; the move is predicted to add 1.9× to it.
-    const first = fetchDecodeProfile();
-    const planned = modelPlan(first).changes;
-    const gain = asPredicted(first);
-    const placement = changeKey(planned.find((c) => c.kind === 'placement')!);
-    const parallelism = changeKey(planned.find((c) => c.kind === 'parallelism')!);
-    // The plan measures what the model predicted, far beyond as written; without the move it
-    // measures 1.5 times that (the move costs the main thread more than it saves).
-    const factor = (applied: string[]): number => (applied.length === 2 ? gain : applied.length === 1 && applied[0] === parallelism ? 1.5 * gain : 1);
-    const s = scripted(first, () => planned, factor);
+    // The fetch's parallelism carries the gain; the move is predicted to add 1.9× to it. The plan
+    // measures what the model predicted, far beyond as written; without the move it measures 1.5
+    // times that (the move costs the main thread more than it saves).
+    const { placement, parallelism, s } = moveOnTopOfParallelism(1.5);
     const steps: string[] = [];
     const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60, onStep: (st) => steps.push(st.message) });
     const v = d.plan.verification!;
@@ -185,30 +193,24 @@ describe('diagnose: verification', () => {
   });
 
   it('drops a change the plan measured no faster with than without, and keeps one that measured faster', async () => {
-    const first = fetchDecodeProfile();
-    const planned = modelPlan(first).changes;
-    const gain = asPredicted(first);
-    const placement = changeKey(planned.find((c) => c.kind === 'placement')!);
-    const parallelism = changeKey(planned.find((c) => c.kind === 'parallelism')!);
     // The parallelism carries the gain; without the move the plan measures `without` × its rate.
     const keptWith = async (without: number) => {
-      const factor = (applied: string[]): number => (applied.length === 2 ? gain : applied.length === 1 && applied[0] === parallelism ? without * gain : 1);
-      const s = scripted(first, () => planned, factor);
+      const { placement, parallelism, s } = moveOnTopOfParallelism(without);
       const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
       // The plan without the move was measured after A B B A in both cases.
       assert.deepEqual(s.calls.slice(4).map((c) => c.applied), [[parallelism]]);
-      return d.plan;
+      return { plan: d.plan, placement, parallelism };
     };
     // The same rate without the move: the move was not measured to help, and goes.
     const same = await keptWith(1);
-    assert.equal(same.verification!.verdict, 'gain');
-    assert.deepEqual(same.changes.map(changeKey), [parallelism]);
-    assert.deepEqual(same.verification!.dropped.map((x) => changeKey(x.change)), [placement]);
-    assert.match(same.verification!.dropped[0]!.why, /^not measured to help: the plan measured [\d.]+× with it and [\d.]+× without$/);
+    assert.equal(same.plan.verification!.verdict, 'gain');
+    assert.deepEqual(same.plan.changes.map(changeKey), [same.parallelism]);
+    assert.deepEqual(same.plan.verification!.dropped.map((x) => changeKey(x.change)), [same.placement]);
+    assert.match(same.plan.verification!.dropped[0]!.why, /^not measured to help: the plan measured [\d.]+× with it and [\d.]+× without$/);
     // A fifth slower without it: the move helped beyond the spread, and the whole plan stays.
     const slower = await keptWith(0.8);
-    assert.deepEqual(slower.changes.map(changeKey).sort(), [parallelism, placement].sort());
-    assert.equal(slower.verification!.dropped.length, 0);
+    assert.deepEqual(slower.plan.changes.map(changeKey).sort(), [slower.parallelism, slower.placement].sort());
+    assert.equal(slower.plan.verification!.dropped.length, 0);
   });
 
   it('stops after one pair when it settled the comparison on runs that found the same cores free', async () => {
