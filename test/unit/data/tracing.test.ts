@@ -210,10 +210,13 @@ describe('plumber-data tracing', () => {
     assert.equal(inner[0].parent, interleave.key);
     const c = tracer.counters.get(inner[0].key)!;
     assert.equal(c.produced, 20);
-    // One inner dataset is pulled at a time (parallelism 1), and every record it yields waited
-    // for its timer first: the waits add up to at least the timers' time (each fires at least
-    // WAIT_MS − 1 ms after it was set: Node counts whole milliseconds).
-    assert.ok(c.waitSeconds * 1000 >= 20 * (WAIT_MS - 1), `inner waits ${c.waitSeconds * 1000} ms for 20 records of ${WAIT_MS} ms`);
+    // Every record waited for its timer (each fires at least WAIT_MS − 1 ms after it was set: Node
+    // counts whole milliseconds). The interleave pulls one inner dataset at a time for the
+    // consumer and starts the next turn's pull as it hands an element out, so at most two timers
+    // run at once: the pass, nearly all of it spent waiting, takes at least half the timers' time,
+    // and the consumer's waits charged to the inner operator add up to about that much or more
+    // (41 ms on a loaded machine, where the prefetched timer had often fired before it was asked for).
+    assert.ok(c.waitSeconds * 1000 >= (20 * (WAIT_MS - 1)) / 2, `inner waits ${c.waitSeconds * 1000} ms for 20 records of ${WAIT_MS} ms`);
   });
 
   it('charges the waits on a flatMap’s datasets to their last operator', async () => {
