@@ -229,34 +229,34 @@ const SETTLE_CORES_DRIFT = 0.1;
 function settledAfterOnePair(asWritten: Config, planned: Config, cores: number): boolean {
   if (planned.runs !== 1 || planned.error) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
-  const drift = freeCoresRatio(asWritten, planned);
-  if (drift === undefined) return false;
+  const free = firstPairFreeCores(asWritten, planned);
+  if (free === undefined) return false;
   if (steadyFirstPair(asWritten, planned, cores)) {
     return sideFaster(planned, asWritten) || sideFaster(asWritten, planned) || compareSides(planned, asWritten).speedup < 1 + MIN_RELATIVE_GAIN;
   }
-  // drift = the plan's free cores ÷ as written's: above 1 the load eased for the plan.
+  // Above 1 the load eased for the plan; below 1 it grew.
+  const drift = free.planned / free.asWritten;
   const { speedup, halfWidth } = compareSides(planned, asWritten);
   const against = Math.max(1, drift);
   const forIt = Math.max(1, 1 / drift);
   return speedup - halfWidth > (1 + MIN_RELATIVE_GAIN) * against || (speedup + halfWidth) * forIt < 1 || speedup * forIt < 1 + MIN_RELATIVE_GAIN;
 }
 
-/** The cores the plan's first run found free ÷ those the run as written beside it found; undefined when either could not read them. */
-function freeCoresRatio(asWritten: Config, planned: Config): number | undefined {
+/**
+ * The cores the first pair's two runs found free: the run as written beside the plan's first is
+ * the last one as written (the passes' part of the plan may have run in between). Undefined when
+ * either could not read them.
+ */
+function firstPairFreeCores(asWritten: Config, planned: Config): { asWritten: number; planned: number } | undefined {
   const a = asWritten.freeCores.at(-1);
   const [b] = planned.freeCores;
-  return a !== undefined && b !== undefined && a > 0 && b > 0 ? b / a : undefined;
+  return a !== undefined && b !== undefined && a > 0 && b > 0 ? { asWritten: a, planned: b } : undefined;
 }
 
-/**
- * The first pair's two runs found the same cores free (within SETTLE_CORES_DRIFT of the machine):
- * the run as written beside the plan's first is the last one as written (the passes' part of the
- * plan may have run in between). False when either could not read free cores.
- */
+/** The first pair's two runs found the same cores free (within SETTLE_CORES_DRIFT of the machine); false when either could not read them. */
 function steadyFirstPair(asWritten: Config, planned: Config, cores: number): boolean {
-  const a = asWritten.freeCores.at(-1);
-  const [b] = planned.freeCores;
-  return a !== undefined && b !== undefined && Math.abs(a - b) <= SETTLE_CORES_DRIFT * cores;
+  const free = firstPairFreeCores(asWritten, planned);
+  return free !== undefined && Math.abs(free.asWritten - free.planned) <= SETTLE_CORES_DRIFT * cores;
 }
 
 async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
