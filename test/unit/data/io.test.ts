@@ -44,6 +44,25 @@ describe('plumber-data files, lines and cache', () => {
     assert.deepEqual(await files([join(dir, '*.txt')], { read: 'path' }).toArray(), [join(dir, 'x.txt')]);
   });
 
+  it('reads a list of file names as given, with globs, escapes, duplicates and names that match nothing', async () => {
+    mkdirSync(join(dir, 'sub'));
+    for (const name of ['b.txt', 'a.txt', 'c.txt', 'x[1].txt', join('sub', 'd.txt')]) writeFileSync(join(dir, name), name);
+    const list = ['c.txt', join(dir, 'a.txt'), 'sub/*.txt', 'missing.txt', 'sub', 'c.txt', 'x\\[1\\].txt'];
+    const { tracer, value } = traced(() => files(list, { cwd: dir, read: 'text' }));
+    const got = await value.toArray();
+    // Each file once, sorted by path: a directory and a missing name match nothing, as in a glob.
+    assert.deepEqual(
+      got.map((f) => f.path),
+      [join(dir, 'a.txt'), join(dir, 'c.txt'), join(dir, 'sub', 'd.txt'), join(dir, 'x[1].txt')],
+    );
+    assert.deepEqual(
+      got.map((f) => f.text),
+      ['a.txt', 'c.txt', join('sub', 'd.txt'), 'x[1].txt'],
+    );
+    assert.equal(tracer.only('files').info.cardinality, 4);
+    assert.deepEqual(await files(['b.txt'], { cwd: dir, read: 'path' }).toArray(), [join(dir, 'b.txt')]);
+  });
+
   it('streams lines of several files, dropping \\r and keeping a last line without newline', async () => {
     const { tracer, value } = traced(() => lines('lines-*.txt', { cwd: FIXTURES }));
     assert.deepEqual(await value.toArray(), ['alpha', 'beta', 'gamma', 'delta', 'epsilon']);

@@ -3,10 +3,11 @@
  * libuv's thread pool (one read at a time costs ~250 µs per file here, 16 in flight ~10 µs), and
  * count the bytes and files they read.
  */
-import { readFile, open, type FileHandle } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { readFile, open, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { glob, globSync } from 'tinyglobby';
+import { glob, globSync, isDynamicPattern } from 'tinyglobby';
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import { type Chunks, type OpNode, type Session } from '../core';
@@ -23,11 +24,39 @@ export interface FileText {
   text: string;
 }
 
+const GLOB_OPTIONS = { absolute: true, onlyFiles: true, expandDirectories: false } as const;
+
+/**
+ * The patterns split into plain paths and globs. A path with no glob syntax (and no escape, which
+ * only a glob can undo) names its file directly: it is checked with one stat instead of being
+ * handed to the glob, whose cost grows with the square of the patterns (a list of 1,600 file
+ * names took 2.2 s to match, 6,046 over 30 s, and a traced build matches twice).
+ */
+function splitPatterns(patterns: string | readonly string[], cwd: string): { paths: string[]; globs: string[] } {
+  const paths: string[] = [];
+  const globs: string[] = [];
+  for (const p of typeof patterns === 'string' ? [patterns] : patterns) {
+    if (isDynamicPattern(p) || p.includes('\\')) globs.push(p);
+    else paths.push(resolve(cwd, p));
+  }
+  return { paths, globs };
+}
+
+/** The union of the globs' matches and the plain paths that name files, each once, sorted. */
+function sortedUnion(globbed: readonly string[], paths: readonly string[], isFile: readonly boolean[]): string[] {
+  const all = new Set(globbed.map((p) => resolve(p)));
+  paths.forEach((p, i) => isFile[i] && all.add(p));
+  return [...all].sort();
+}
+
 /** Absolute paths matching the pattern(s), sorted. A pattern naming an existing file matches it. */
 export async function matchFiles(patterns: string | readonly string[], cwd: string): Promise<string[]> {
-  const list = typeof patterns === 'string' ? [patterns] : [...patterns];
-  const found = await glob(list, { cwd, absolute: true, onlyFiles: true, expandDirectories: false });
-  return found.map((p) => resolve(p)).sort();
+  const { paths, globs } = splitPatterns(patterns, cwd);
+  const [globbed, isFile] = await Promise.all([
+    globs.length > 0 ? glob(globs, { cwd, ...GLOB_OPTIONS }) : [],
+    Promise.all(paths.map((p) => stat(p).then((s) => s.isFile(), () => false))),
+  ]);
+  return sortedUnion(globbed, paths, isFile);
 }
 
 /**
@@ -35,8 +64,9 @@ export async function matchFiles(patterns: string | readonly string[], cwd: stri
  * cache. Only computed when a tracer is watching (the runner), so an untraced build does no I/O.
  */
 export function countFiles(patterns: string | readonly string[], cwd: string): number {
-  const list = typeof patterns === 'string' ? [patterns] : [...patterns];
-  return globSync(list, { cwd, absolute: true, onlyFiles: true, expandDirectories: false }).length;
+  const { paths, globs } = splitPatterns(patterns, cwd);
+  const globbed = globs.length > 0 ? globSync(globs, { cwd, ...GLOB_OPTIONS }) : [];
+  return sortedUnion(globbed, paths, paths.map((p) => statSync(p, { throwIfNoEntry: false })?.isFile() ?? false)).length;
 }
 
 /** Counts the call sites that read files. */
