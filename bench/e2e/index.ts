@@ -125,7 +125,8 @@ function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSi
           // runner's 10 s to its first element; it is slow, not stuck, and is measured as such.
           startSeconds: 60,
         };
-  return runProfile({ file: pipelineFile(name), overrides, timeoutSeconds: 120, signal, ...budgets });
+  const warmup = purpose && !args.smoke && budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {};
+  return runProfile({ file: pipelineFile(name), overrides, timeoutSeconds: 120, signal, ...budgets, ...warmup });
 }
 
 function pipelineFile(name: string): string {

@@ -52,8 +52,8 @@ function fileOf(name: string): string {
   return path.join(DIR, `${name}.ts`);
 }
 
-function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal, probes = true): Promise<Profile> {
-  return runProfile({ file: fileOf(name), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal, ...(probes ? {} : { probes: false }) });
+function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal, probes = true, warmupMinElements?: number): Promise<Profile> {
+  return runProfile({ file: fileOf(name), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal, ...(probes ? {} : { probes: false }), ...(warmupMinElements ? { warmupMinElements } : {}) });
 }
 
 /** The measured rate of one run; 0 (and a line on stderr) when the run failed. */
@@ -82,7 +82,7 @@ const round = (x: number): number => Number(x.toPrecision(4));
 
 async function benchOne(name: string, load: number, signal: AbortSignal): Promise<{ line: ModelLine; detail: Detail }> {
   // Verification runs are shorter, as in `plumber plan`.
-  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false) : runOnce(name, overrides, seconds, signal, probesFor(purpose))), { file: fileOf(name), passes, signal });
+  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false, budget?.warmupElements) : runOnce(name, overrides, seconds, signal, probesFor(purpose), budget?.warmupElements)), { file: fileOf(name), passes, signal });
   if (advice.first.error) throw new Error(`${name} as written: ${advice.first.error.message}`);
   if (advice.error) throw new Error(`${name}: Plumber's engine failed: ${advice.error}`);
   const profile = advice.first;

@@ -136,6 +136,7 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
       ...(probesFor(purpose) ? {} : { probes: false }),
       maxElements,
       warmupSeconds,
+      ...(budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {}),
       overrides,
       timeoutSeconds,
       memoryMB,

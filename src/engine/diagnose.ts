@@ -41,8 +41,30 @@ export interface DiagnoseStep {
 
 /** How long a run should measure, when diagnose decides it (verification runs). */
 export interface RunBudget {
-  /** Seconds of measured window after warm-up. */
-  seconds: number;
+  /** Seconds of measured window after warm-up (verification runs). */
+  seconds?: number;
+  /** Root elements the run should warm up on at least (see `warmupElementsFor`). */
+  warmupElements?: number;
+}
+
+/**
+ * Root elements a run with these overrides warms up on, at least: as many per thread as the run
+ * as written warmed its main thread on. A fn moved to p worker threads runs a p-th of its calls on
+ * each, so its JIT and its own caches warm p times slower in elements (a tokenizer's merge cache:
+ * the text example's tokenize in two worker threads measured 1.1–1.3× as written on the first
+ * hundred batches after a 0.5 s warm-up and 1.5–2.3× on the next ones, on the same shuffled emails).
+ * A window taken earlier measures the threads' start-up and prices the move too high. Undefined
+ * when no fn moves off the main thread.
+ */
+export function warmupElementsFor(first: Profile, overrides: Overrides): number | undefined {
+  let threads = 1;
+  for (const op of first.ops) {
+    const o = overrides[op.id];
+    if (op.placement === 'worker' || o?.placement !== 'worker') continue;
+    threads = Math.max(threads, typeof o.parallelism === 'number' ? o.parallelism : first.machine.cores);
+  }
+  const warmed = first.error ? 0 : first.run.warmupElements;
+  return threads > 1 && warmed > 0 ? threads * warmed : undefined;
 }
 
 export interface DiagnoseInput {
@@ -327,7 +349,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     }
     input.onStep?.({ phase: 'verify', message: `verifying: ${what}`, run: total() });
     const t0 = clock();
-    const p = await input.run(c.overrides, 'verify', { seconds: verifyRunSeconds(expectedRate(c)) });
+    const warmupElements = warmupElementsFor(first, c.overrides);
+    const p = await input.run(c.overrides, 'verify', { seconds: verifyRunSeconds(expectedRate(c)), ...(warmupElements ? { warmupElements } : {}) });
     slowest = Math.max(slowest, clock() - t0);
     profiles.push(p);
     if (!order.includes(c)) order.push(c);
@@ -581,12 +604,15 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   const passRuns: PassRun[] = [];
   const passes = Math.max(1, Math.floor(input.passes ?? 2));
   const began = clock();
+  let asWritten: Profile | undefined;
   const planned = await planInPasses(
     async (overrides, pass) => {
       const purpose: RunPurpose = pass === 1 ? 'profile' : 'replan';
       input.onStep?.({ phase: purpose, message: pass === 1 ? 'profiling as written' : `re-profiling with the plan applied (pass ${pass} of ${passes})`, run: profiles.length + 1 });
       const t0 = clock();
-      const p = await input.run(overrides, purpose);
+      const warmupElements = asWritten && warmupElementsFor(asWritten, overrides);
+      const p = await input.run(overrides, purpose, warmupElements ? { warmupElements } : undefined);
+      asWritten ??= p;
       profiles.push(p);
       passRuns.push({ overrides, profile: p, seconds: clock() - t0 });
       return p;

@@ -11,6 +11,8 @@ export interface MeasureOptions {
   maxElements: number;
   warmupSeconds: number;
   warmupMaxElements: number;
+  /** Warm-up lasts at least this many elements, for at most `seconds` beyond `warmupSeconds`. */
+  warmupMinElements?: number;
   /** Seconds allowed before the first element (worker pools start, modules load). */
   startSeconds: number;
   progressInterval: number;
@@ -93,6 +95,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   let warmupElements = 0;
   let warmupSeconds = 0;
   let filling = false;
+  let extended = false;
   const ramp = new RampDetector();
   let windowStart = t0;
   let windowElements = 0;
@@ -174,7 +177,15 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
         // A pipeline that keeps the main thread busy between its elements starves the sampler's
         // timer: its arrivals are read as points too, so a run measured from its start is sliced.
         if (t - (points.at(-1)?.t ?? t0) >= estimateInterval / 2) points.push({ t, elements: total, fine: fineAtLastArrival });
-        const warm = t - warmStart >= o.warmupSeconds || total >= o.warmupMaxElements;
+        const warmed = t - warmStart;
+        // A minimum of elements extends the warm-up by at most one window's budget: a pipeline
+        // slower than asked for is measured anyway.
+        const fewElements = total < (o.warmupMinElements ?? 0) && warmed < o.warmupSeconds + o.seconds;
+        const warm = (warmed >= o.warmupSeconds || total >= o.warmupMaxElements) && !fewElements;
+        if (fewElements && warmed >= o.warmupSeconds && !extended) {
+          extended = true;
+          armStop(2 * o.seconds + o.warmupSeconds - warmed);
+        }
         const rising = ramp.add(t);
         const steady = ((!hooks.steady || hooks.steady()) && !rising) || t - warmStart >= o.warmupSeconds + FILL_LIMIT_SECONDS;
         if (warm && steady) startWindow(t);

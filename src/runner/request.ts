@@ -16,6 +16,11 @@ export interface RunRequest {
   warmupSeconds: number;
   /** Warm-up ends after this many elements even if `warmupSeconds` has not passed. */
   warmupMaxElements: number;
+  /**
+   * Warm-up lasts at least this many root elements, for at most one window's budget beyond
+   * `warmupSeconds` (see `RunProfileOptions.warmupMinElements`); absent or 0: no minimum.
+   */
+  warmupMinElements?: number;
   /** Seconds allowed before the first element arrives. */
   startSeconds: number;
   overrides: Overrides;

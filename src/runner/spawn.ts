@@ -31,6 +31,12 @@ export interface RunProfileOptions {
   maxElements?: number;
   /** Warm-up before counters are reset (default 0.5 s). */
   warmupSeconds?: number;
+  /**
+   * Root elements the warm-up lasts at least, for at most one `seconds` beyond `warmupSeconds`
+   * (default none): a configuration that spreads a fn over several worker threads warms each one
+   * on a share of the elements, so its run warms up on as many more.
+   */
+  warmupMinElements?: number;
   /** Time allowed before the first element before the pipeline counts as stuck (default 10 s). */
   startSeconds?: number;
   /** Knob overrides by operator id. */
@@ -291,14 +297,15 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
     maxElements: opts.maxElements ?? DEFAULTS.maxElements,
     warmupSeconds: opts.warmupSeconds ?? DEFAULTS.warmupSeconds,
     warmupMaxElements: DEFAULTS.warmupMaxElements,
+    ...(opts.warmupMinElements ? { warmupMinElements: Math.ceil(opts.warmupMinElements) } : {}),
     startSeconds: opts.startSeconds ?? DEFAULTS.startSeconds,
     overrides,
     progressInterval: DEFAULTS.progressInterval,
     probes: opts.probes ?? true,
     ...(opts.train ? { train: true } : {}),
   };
-  for (const k of ['seconds', 'maxElements', 'warmupSeconds', 'startSeconds'] as const) {
-    if (!(request[k] >= 0)) throw new TypeError(`runProfile: \`${k}\` must be a non-negative number.`);
+  for (const k of ['seconds', 'maxElements', 'warmupSeconds', 'startSeconds', 'warmupMinElements'] as const) {
+    if (!((request[k] ?? 0) >= 0)) throw new TypeError(`runProfile: \`${k}\` must be a non-negative number.`);
   }
   const problem = checkOverrides(overrides);
   if (problem) return failedProfile(file, opts.exportName, overrides, { kind: 'override', message: problem });

@@ -125,6 +125,7 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
           seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : s.profile.seconds,
           ...(probesFor(purpose) ? {} : { probes: false }),
           maxElements: s.profile.maxElements,
+          ...(budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {}),
           timeoutSeconds: s.profile.timeoutSeconds,
           memoryMB: s.profile.memoryMB,
           ...(s.runner.nodePath ? { nodePath: s.runner.nodePath } : {}),

@@ -292,6 +292,28 @@ describe('diagnose: verification', () => {
     assert.equal(verifyRunSeconds(10_000), VERIFY_RUN_SECONDS);
   });
 
+  it('warms a run that moves a fn to p worker threads on p times the elements the run as written warmed up on', async () => {
+    const { placement, s } = moveOnTopOfParallelism(0.5);
+    const asked: Array<{ purpose: RunPurpose; moved: boolean; warmupElements: number | undefined }> = [];
+    const run = async (o: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+      const p = await s.run(o, purpose);
+      // The run as written warmed up on 37 root elements.
+      if (asked.length === 0) p.run.warmupElements = 37;
+      asked.push({ purpose, moved: s.calls.at(-1)!.applied.includes(placement), warmupElements: budget?.warmupElements });
+      return p;
+    };
+    const d = await diagnose({ run, passes: 2, verifyBudgetSeconds: 60 });
+    const move = d.profiles[0]!.ops.find((o) => changeKey({ kind: 'placement', opId: o.id }) === placement);
+    const threads = move && d.plan.overrides[move.id]?.parallelism;
+    assert.equal(typeof threads, 'number');
+    const moved = asked.filter((a) => a.moved);
+    assert.ok(moved.length >= 2 && moved.some((a) => a.purpose === 'replan') && moved.some((a) => a.purpose === 'verify'), JSON.stringify(asked));
+    // Each thread of the pool warms on as many elements as the main thread did as written; runs
+    // with every fn on the main thread warm up as usual.
+    for (const a of moved) assert.equal(a.warmupElements, 37 * (threads as number), JSON.stringify(asked));
+    for (const a of asked.filter((x) => !x.moved)) assert.equal(a.warmupElements, undefined, JSON.stringify(asked));
+  });
+
   it('counts the passes as the first pair when the last pass ran exactly the final plan', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;

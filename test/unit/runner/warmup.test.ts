@@ -33,6 +33,26 @@ describe('runner warm-up', () => {
     assert.ok(map && map.counters.calls > 0 && map.counters.selfSeconds / map.counters.calls < 2e-3, JSON.stringify(map?.counters));
   });
 
+  it('warms up on at least the elements asked for, after its own time is up', async () => {
+    // ≈ 40 ms an element: the warm-up's own time (and the ramp check's two slices) end after about
+    // a dozen elements; the minimum holds it to 40.
+    const p = await runProfile({ file: SLOW_SYNC, seconds: 3, warmupSeconds: 0.05, warmupMinElements: 40, probes: false });
+    assert.equal(p.error, undefined, p.error?.message);
+    assert.ok(p.run.warmupElements >= 40, `warm-up ended after ${p.run.warmupElements} elements`);
+    assert.ok(p.run.elements > 0, JSON.stringify(p.run));
+    const without = await runProfile({ file: SLOW_SYNC, seconds: 0.3, warmupSeconds: 0.05, probes: false });
+    assert.ok(without.run.warmupElements < 40, `warm-up without a minimum ended after ${without.run.warmupElements} elements`);
+  });
+
+  it('measures a window anyway when the minimum of warm-up elements is more than the pipeline yields in a window', async () => {
+    // ≈ 40 ms an element: 1,000 elements would take 40 s; the warm-up gives up after one window's
+    // budget beyond its own time and the run measures as usual.
+    const p = await runProfile({ file: SLOW_SYNC, seconds: 0.3, warmupSeconds: 0.05, warmupMinElements: 1000, probes: false });
+    assert.equal(p.error, undefined, p.error?.message);
+    assert.ok(p.run.warmupElements < 1000, JSON.stringify(p.run));
+    assert.ok(p.run.elements > 0, `the window measured nothing: ${JSON.stringify(p.run)}`);
+  });
+
   it('ends the window at its budget when the pipeline never yields to the event loop', async () => {
     // Each element takes ≈ 40 ms of synchronous work and the stop timer cannot fire in between:
     // the window must still end by its budget, not run on until enough elements converge.
