@@ -311,7 +311,9 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
   if (problem) return failedProfile(file, opts.exportName, overrides, { kind: 'override', message: problem });
   const missing = fileProblem(file, opts.cwd);
   if (missing) return failedProfile(file, opts.exportName, overrides, missing);
-  const timeout = opts.timeoutSeconds ?? request.startSeconds + request.warmupSeconds + request.seconds + 30;
+  // A minimum of warm-up elements may hold the warm-up one measuring budget longer.
+  const extension = request.warmupMinElements ? request.seconds : 0;
+  const timeout = opts.timeoutSeconds ?? request.startSeconds + request.warmupSeconds + extension + request.seconds + 30;
   let lock: Awaited<ReturnType<typeof acquireRunLock>>;
   try {
     lock = await acquireRunLock({ signal: opts.signal, onWait: opts.onWaiting });
