@@ -47,9 +47,12 @@ describe('runner warm-up', () => {
   it('measures a window anyway when the minimum of warm-up elements is more than the pipeline yields in a window', async () => {
     // ≈ 40 ms an element: 1,000 elements would take 40 s; the warm-up gives up after one window's
     // budget beyond its own time and the run measures as usual.
-    const p = await runProfile({ file: SLOW_SYNC, seconds: 0.3, warmupSeconds: 0.05, warmupMinElements: 1000, probes: false });
+    // (A warm-up that waited for the minimum would run into the 10 s limit and fail here.)
+    const p = await runProfile({ file: SLOW_SYNC, seconds: 0.3, warmupSeconds: 0.05, warmupMinElements: 1000, probes: false, timeoutSeconds: 10 });
     assert.equal(p.error, undefined, p.error?.message);
     assert.ok(p.run.warmupElements < 1000, JSON.stringify(p.run));
+    // A window of its own after the warm-up, not the whole run measured from its first element.
+    assert.ok(p.run.warmupElements > 1, JSON.stringify(p.run));
     assert.ok(p.run.elements > 0, `the window measured nothing: ${JSON.stringify(p.run)}`);
   });
 
