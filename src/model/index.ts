@@ -20,6 +20,7 @@ import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords } from './describe';
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
+export { widenFreeLevers } from './headroom';
 
 function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
   const { cores, available, note, contention } = coresFor(profile, options);

@@ -98,6 +98,17 @@ interface Call {
   purpose: RunPurpose;
   /** Which plan changes the overrides applied, as change keys. */
   applied: string[];
+  /** The overrides raised a planned parallelism or cycleLength beyond the plan's (verification's widened free levers). */
+  widened: boolean;
+}
+
+function widenedBeyond(changes: PlanChange[], o: Overrides): boolean {
+  return changes.some((c) => {
+    const k = o[c.opId];
+    if (c.kind === 'parallelism') return typeof k?.parallelism === 'number' && k.parallelism > c.to;
+    if (c.kind === 'cycleLength') return typeof k?.cycleLength === 'number' && k.cycleLength > c.to;
+    return false;
+  });
 }
 
 /**
@@ -111,7 +122,7 @@ function scripted(first: Profile, changes: () => PlanChange[], factor: (applied:
       .filter((c) => overrides[c.opId] !== undefined && Object.keys(overrides[c.opId]!).length > 0 && appliedKnob(c, overrides))
       .map(changeKey)
       .sort();
-    calls.push({ purpose, applied });
+    calls.push({ purpose, applied, widened: widenedBeyond(changes(), overrides) });
     if (calls.length === 1) return first;
     const rate = (first.run.elements / first.run.seconds) * factor(applied);
     const p = structuredClone(first);
@@ -240,7 +251,9 @@ describe('diagnose: verification', () => {
     const pairsAt = async (factor: number): Promise<string[]> => {
       const e = scripted(eased, () => easedPlan, (applied) => (applied.length === easedPlan.length ? factor : 1));
       await diagnose({ run: findingFree(eased, e.run, 3.8), passes: 2, verifyBudgetSeconds: 60 });
-      return e.calls.map((c) => `${c.purpose}:${c.applied.length}`);
+      // (A plan that measured short of its second pass's prediction also gets a run with its free
+      // levers widened, after the pairs: not what this test is about.)
+      return e.calls.filter((c) => !c.widened).map((c) => `${c.purpose}:${c.applied.length}`);
     };
     const n = easedPlan.length;
     assert.deepEqual((await pairsAt(1.3)).slice(0, 4), ['profile:0', `replan:${n}`, `verify:${n}`, 'verify:0']);
@@ -535,6 +548,65 @@ describe('diagnose: verification', () => {
     assert.equal(exact.calls.length, 4);
   });
 
+  it('measures a plan that fell short of its prediction once more with its calls in flight doubled, and keeps that only when reliably faster', async () => {
+    // An awaiting fetch with one call in flight before a 1 ms parse that must stay on the main
+    // thread: the plan gives the fetch enough calls for the parse to bind, with headroom.
+    const first = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('fetch', { latency: 20e-3, parallelism: 1 })
+      .map('parse', { self: 1e-3 })
+      .build({ rootElements: 100, rate: 1 / 21e-3 });
+    const changes = modelPlan(first).changes;
+    assert.equal(changes.length, 1, 'the scenario needs a plan of one change');
+    const [planned] = changes;
+    assert.equal(planned!.kind, 'parallelism');
+    const p = (planned as Extract<PlanChange, { kind: 'parallelism' }>).to;
+    const gain = asPredicted(first);
+    const fetch = planned!.opId;
+    /** Runs measuring `rateAt(calls in flight)` × first's rate, as five windows spread ±1%. */
+    const byCalls = (rateAt: (k: number) => number) => {
+      const calls: number[] = [];
+      const run = async (overrides: Overrides): Promise<Profile> => {
+        const written = overrides[fetch]?.parallelism;
+        const k = typeof written === 'number' ? written : 1;
+        calls.push(k);
+        if (calls.length === 1) return first;
+        const rate = (first.run.elements / first.run.seconds) * rateAt(k);
+        const out = structuredClone(first);
+        out.run.overrides = overrides;
+        out.run.windowSlices = [-2, -1, 0, 1, 2].map((i) => ({ elements: rate * (1 + i * 0.005), seconds: 1 }));
+        out.run.seconds = 1;
+        out.run.elements = rate;
+        return out;
+      };
+      return { calls, run };
+    };
+    // The plan's calls measure 60% of the predicted gain; twice as many measure 95% of it: kept.
+    const short = byCalls((k) => (k === 1 ? 1 : k === p ? 0.6 * gain : k === 2 * p ? 0.95 * gain : 0.1));
+    const d = await diagnose({ run: short.run, passes: 1, verifyBudgetSeconds: 60 });
+    assert.equal(short.calls.at(-1), 2 * p, `the widened run comes after the plan was verified: ${short.calls.join(', ')} (planned ${p})`);
+    assert.equal(short.calls.filter((k) => k === 2 * p).length, 1);
+    assert.equal(d.plan.verification?.verdict, 'gain');
+    const kept = d.plan.changes[0] as Extract<PlanChange, { kind: 'parallelism' }>;
+    assert.equal(d.plan.changes.length, 1);
+    assert.equal(kept.to, 2 * p);
+    assert.equal(d.plan.overrides[fetch]?.parallelism, 2 * p);
+    assert.ok(Math.abs(d.plan.verification!.speedup / (0.95 * gain) - 1) < 0.02, `verified ${d.plan.verification!.speedup}`);
+    assert.match(kept.reason, new RegExp(`The plan sized it at ${p}; verification measured .* with ${2 * p} against .* with ${p}`));
+
+    // Twice the calls measure no faster: the plan's own count stays, after the one extra run.
+    const flat = byCalls((k) => (k === 1 ? 1 : 0.6 * gain));
+    const same = await diagnose({ run: flat.run, passes: 1, verifyBudgetSeconds: 60 });
+    assert.equal(flat.calls.at(-1), 2 * p);
+    assert.equal((same.plan.changes[0] as Extract<PlanChange, { kind: 'parallelism' }>).to, p);
+    assert.doesNotMatch(same.plan.changes[0]!.reason, /verification measured/);
+
+    // A plan that measured what was predicted gets no such run.
+    const exact = byCalls((k) => (k === 1 ? 1 : gain));
+    await diagnose({ run: exact.run, passes: 1, verifyBudgetSeconds: 60 });
+    assert.ok(!exact.calls.includes(2 * p), `calls in flight run: ${exact.calls.join(', ')}`);
+  });
+
   it('never keeps a change that measured slower, and keeps only a configuration that measured reliably faster', async () => {
     const first = threeChangeProfile();
     const planned = modelPlan(first).changes;
@@ -607,7 +679,9 @@ describe('diagnose: verification', () => {
       };
       const d = await diagnose({ run, passes: 2, budgetSeconds, clock: () => now });
       assert.equal(d.plan.verification!.verdict, 'gain');
-      return s.calls.map((c) => `${c.purpose} ${c.applied.length}`);
+      // (With room, a plan short of its second pass's prediction also gets a run with its free
+      // levers widened, last: the widening test below is about it.)
+      return s.calls.filter((c) => !c.widened).map((c) => `${c.purpose} ${c.applied.length}`);
     };
     // The passes ran as written and the plan (10 s). With a minute, verification runs the second
     // pair (B A) and the plan without its least promising change.

@@ -5,7 +5,7 @@
  * own predicted effect.
  */
 import * as assert from 'node:assert/strict';
-import { analyze, changeTitle, overridesFor, plan, predict, wholeCores } from '../../../src/model';
+import { analyze, changeTitle, overridesFor, plan, predict, wholeCores, widenFreeLevers } from '../../../src/model';
 import { coresGot } from '../../../src/model/cores';
 import { MODEL_CONSTANTS } from '../../../src/model/constants';
 import type { PlanChange } from '../../../src/shared/analysis';
@@ -426,6 +426,51 @@ describe('model: interleave and nesting', () => {
     // the pipeline's: a record that waits a little longer (a timer firing late) does not bind.
     const inner = Math.min(...after.bounds.filter((b) => b.opId === id(1)).map((b) => b.rate));
     assert.ok(inner >= MODEL_CONSTANTS.hedgeFactor * after.bound * (1 - 1e-9), `inner ${inner} vs pipeline ${after.bound}`);
+  });
+
+  it('widens the free levers of a plan to twice their planned value, within the interleave\'s inputs, and nothing else', () => {
+    // 64 shards: the plan's interleave levers double; a worker pool beside them costs cores and stays.
+    const profile = new ProfileBuilder()
+      .range(64)
+      .op({ kind: 'from', inputs: [], parent: 3, wait: 1e-3 })
+      .map('parseRecord', { self: 100e-6, inputs: [1], parent: 3, module: true })
+      .op({ kind: 'interleave', fnName: 'readShard', inputs: [0], out: 1000, cycleLength: 2, parallelism: 1 })
+      .map('decode', { self: 0.3e-3, module: true })
+      .batch(32)
+      .build({ rootElements: 100, rate: 28 });
+    const changes = plan(profile).changes;
+    const cycle = change(changes, 'cycleLength', id(3))!;
+    const move = change(changes, 'placement', id(4));
+    assert.ok(cycle && move, `expected interleave levers and a worker move, got ${changes.map((c) => changeTitle(c, profile)).join('; ')}`);
+    assert.ok(cycle.to <= 32, `the scenario needs room to double: cycleLength ${cycle.to}`);
+    const wider = widenFreeLevers(profile, changes)!;
+    assert.equal(change(wider, 'cycleLength', id(3))!.to, 2 * cycle.to);
+    assert.equal(change(wider, 'parallelism', id(3))!.to, 2 * cycle.to);
+    assert.equal(change(wider, 'placement', id(4)), move, 'the worker move is returned as it was');
+    // Within the inputs: at 40 the next step is all 64 shards, and at 64 nothing can grow.
+    const at = (n: number): PlanChange[] => changes.map((c) => (c.kind === 'cycleLength' || (c.kind === 'parallelism' && c.opId === id(3)) ? { ...c, to: n } : c));
+    assert.equal(change(widenFreeLevers(profile, at(40))!, 'cycleLength', id(3))!.to, 64);
+    assert.equal(widenFreeLevers(profile, at(64)), undefined);
+  });
+
+  it('widens calls in flight of an awaiting op, but not worker threads nor calls whose latency grows with them', () => {
+    const profile = new ProfileBuilder({ cores: 4 })
+      .range()
+      .map('fetch', { latency: 20e-3, parallelism: 1 })
+      .map('decode', { self: 5e-3, module: true })
+      .build({ rootElements: 100, rate: 40 });
+    const changes = plan(profile).changes;
+    const fetch = change(changes, 'parallelism', id(1))!;
+    assert.ok(fetch && change(changes, 'placement', id(2)), `got ${changes.map((c) => changeTitle(c, profile)).join('; ')}`);
+    const wider = widenFreeLevers(profile, changes)!;
+    assert.equal(change(wider, 'parallelism', id(1))!.to, 2 * fetch.to);
+    assert.deepEqual(change(wider, 'placement', id(2)), change(changes, 'placement', id(2)));
+    // The same fetch measured at 4 calls in flight with twice the latency: it queues, so more calls are not free.
+    const queued = structuredClone(profile);
+    const op = queued.ops.find((o) => o.id === id(1))!;
+    op.knobs = { ...op.knobs, parallelism: 4, resolvedParallelism: 4 };
+    op.counters.asyncLatencySeconds *= 2;
+    assert.equal(widenFreeLevers(profile, changes, { history: [queued] }), undefined);
   });
 
   it('never opens more inner datasets at once than the interleave has inputs', () => {
