@@ -4,8 +4,9 @@
  * or threads, so the plan sizes them just above the next bound (`hedge`); but a bound computed
  * from mean waits is a ceiling a pipeline only nears with slack to spare — calls that resume
  * behind a busy main thread, or inner datasets taken in turn, wait longer than their mean when
- * the cores are nearly full. When a verified plan measured short of its prediction, the engine
- * measures this variant and keeps it only when it is reliably faster (src/engine/diagnose.ts).
+ * the cores are nearly full — and with more in flight the CPU an element costs falls (more records
+ * per event-loop wake-up, more elements per worker task). The engine measures this variant of the
+ * configuration verification keeps and takes it only when reliably faster (src/engine/diagnose.ts).
  */
 import type { ModelOptions, PlanChange } from '../shared/analysis';
 import type { Profile } from '../shared/profile';
