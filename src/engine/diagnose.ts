@@ -581,6 +581,8 @@ function predictedOf(c: PlanChange): number {
 
 function configOut(c: Config): VerifiedConfig {
   const out: VerifiedConfig = { changes: c.changes.map(changeKey), measured: pooledRate(c.slices) };
+  const counts = c.changes.filter((x) => x.kind === 'parallelism' || x.kind === 'cycleLength');
+  if (counts.length > 0) out.values = Object.fromEntries(counts.map((x) => [changeKey(x), x.to]));
   if (c.predictedRate !== undefined) out.predictedRate = c.predictedRate;
   return out;
 }

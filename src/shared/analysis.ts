@@ -211,6 +211,12 @@ export interface VerifiedConfig {
   measured: MeasuredRate;
   /** The model's prediction for this configuration, when it made one. */
   predictedRate?: number;
+  /**
+   * The count each of its `parallelism` and `cycleLength` changes ran with, by `changeKey`: the
+   * same change key can run at two counts (verification's last run doubles the free levers of the
+   * configuration it keeps), and a report tells them apart by it.
+   */
+  values?: Record<string, number>;
 }
 
 /** The outcome of verifying a plan against the pipeline as written, on this machine, now. */

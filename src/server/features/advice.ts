@@ -4,7 +4,7 @@
  * "no reliable gain on this machine right now" when verification found nothing faster, or
  * "not verified" when only the model spoke. A change verification dropped is never offered.
  */
-import { changeKey, noChangeWords, type Analysis, type Plan, type PlanChange, type Verification } from '../../shared/analysis';
+import { changeKey, noChangeWords, type Analysis, type Plan, type PlanChange, type Verification, type VerifiedConfig } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/protocol';
 import { formatSpeedup, speedupOf } from '../../engine/stats';
@@ -87,11 +87,22 @@ export function applyAllTitle(plan: Plan, count?: number): string {
   return `Apply all Plumber fixes${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
 }
 
+/** The count a measured configuration ran `change` with, when it recorded one other than the change's (a doubled lever). */
+function countIn(t: VerifiedConfig, change: PlanChange): PlanChange {
+  const n = t.values?.[changeKey(change)];
+  return n !== undefined && (change.kind === 'parallelism' || change.kind === 'cycleLength') && n !== change.to ? { ...change, to: n } : change;
+}
+
+/** True when the configuration ran `change` as it stands (not at another count). */
+function ranAs(t: VerifiedConfig, change: PlanChange): boolean {
+  return countIn(t, change) === change;
+}
+
 /** The configuration verification measured with exactly `change` applied, if it did. */
 function measuredAlone(change: PlanChange, v: Verification | undefined): { speedup: number; halfWidth: number } | undefined {
   if (!v || !(v.asWritten.rate > 0)) return undefined;
   const key = changeKey(change);
-  const alone = v.tried.find((t) => t.changes.length === 1 && t.changes[0] === key && t.measured.windows > 0);
+  const alone = v.tried.find((t) => t.changes.length === 1 && t.changes[0] === key && t.measured.windows > 0 && ranAs(t, change));
   return alone ? speedupOf(alone.measured, v.asWritten) : undefined;
 }
 
@@ -141,19 +152,21 @@ export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile
   out.summary = v.summary;
   out.seconds = v.seconds;
   const known = [...plan.changes, ...v.dropped.map((d) => d.change)];
-  const label = (keys: string[]): string =>
-    keys.length === 0
+  const label = (t: VerifiedConfig): string =>
+    t.changes.length === 0
       ? 'as written'
-      : keys
+      : t.changes
           .map((k) => {
             const c = known.find((x) => changeKey(x) === k);
-            return c ? changeWords(c, profile) : k;
+            return c ? changeWords(countIn(t, c), profile) : k;
           })
           .join(' + ');
-  const keptKey = [...v.kept.changes].sort().join(' ');
+  // A configuration is the one kept when it applied the same changes at the same counts.
+  const configKey = (t: VerifiedConfig): string => [...t.changes].sort().map((k) => `${k}=${t.values?.[k] ?? ''}`).join(' ');
+  const keptKey = configKey(v.kept);
   const unit = rootUnit(profile);
   out.tried = v.tried.map((t): TriedConfig => {
-    const row: TriedConfig = { label: label(t.changes), measured: measuredText(t.measured.rate, t.measured.halfWidth, unit), kept: v.verdict === 'gain' && t.changes.length > 0 && [...t.changes].sort().join(' ') === keptKey };
+    const row: TriedConfig = { label: label(t), measured: measuredText(t.measured.rate, t.measured.halfWidth, unit), kept: v.verdict === 'gain' && t.changes.length > 0 && configKey(t) === keptKey };
     if (t.changes.length > 0 && v.asWritten.rate > 0) {
       const s = speedupOf(t.measured, v.asWritten);
       row.speedup = formatSpeedup(s.speedup, s.halfWidth);

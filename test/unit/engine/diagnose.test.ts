@@ -596,6 +596,10 @@ describe('diagnose: verification', () => {
     assert.equal(d.plan.changes.length, 1);
     assert.equal(kept.to, 2 * p);
     assert.equal(d.plan.overrides[fetch]?.parallelism, 2 * p);
+    // The report tells the two runs of the same change apart by the count each ran.
+    const key = changeKey(planned!);
+    assert.deepEqual(d.plan.verification!.kept.values, { [key]: 2 * p });
+    assert.deepEqual(d.plan.verification!.tried.filter((t) => t.changes.length === 1).map((t) => t.values), [{ [key]: p }, { [key]: 2 * p }]);
     assert.ok(Math.abs(d.plan.verification!.speedup / (0.95 * gain) - 1) < 0.02, `verified ${d.plan.verification!.speedup}`);
     assert.match(kept.reason, new RegExp(`The plan sized it at ${p}; verification measured .* with ${2 * p} against .* with ${p}`));
 

@@ -191,6 +191,46 @@ describe('Advice the editor shows', () => {
     });
   });
 
+  describe('for a plan whose count verification doubled', () => {
+    // The plan gave map(decode) 2; the doubled count, 4, measured reliably faster and is kept.
+    const s = session((base, parallelism) => {
+      const at = (to: number): PlanChange => ({ ...(parallelism as Extract<PlanChange, { kind: 'parallelism' }>), to });
+      const key = changeKey(parallelism);
+      const v: Verification = {
+        verdict: 'gain',
+        asWritten,
+        kept: { changes: [key], measured: { rate: 620, halfWidth: 20, windows: 8 }, predictedRate: 558, values: { [key]: 4 } },
+        tried: [
+          { changes: [], measured: asWritten },
+          { changes: [key], measured: { rate: 527, halfWidth: 20, windows: 8 }, predictedRate: 558, values: { [key]: 2 } },
+          { changes: [key], measured: { rate: 620, halfWidth: 20, windows: 8 }, predictedRate: 558, values: { [key]: 4 } },
+        ],
+        speedup: 2,
+        speedupHalfWidth: 0.1,
+        dropped: [],
+        summary: 'verified 2.0× ± 0.1',
+        seconds: 9,
+      };
+      return { ...base, changes: [at(4)], predictedRate: 558, verification: v };
+    });
+
+    it('labels each configuration tried with the count it ran, and marks only the doubled one kept', () => {
+      const view = s.views(URI).find((v) => v.graph.name === 'images')!;
+      assert.deepEqual(
+        report(view, FILE, [], []).advice!.tried.map((t) => [t.label, t.kept]),
+        [
+          ['as written', false],
+          ['set parallelism of map(decode) to 2', false],
+          ['set parallelism of map(decode) to 4', true],
+        ],
+      );
+    });
+
+    it('titles the quick fix with what the count it sets measured alone, not the plan\'s count', () => {
+      assert.equal(actionTitles(s, DECODE)[0], 'Apply Plumber fix: set parallelism of map(decode) to 4 (est. 1.6×, measured 2.0× ± 0.1 alone)');
+    });
+  });
+
   describe('for a plan verification found no gain in', () => {
     const s = session(noGain);
 
