@@ -513,7 +513,9 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // the event loop, more elements per worker task), which no run at the planned count shows: the
   // same changes with those levers doubled run once, and replace it only when reliably faster.
   if (best && room(1)) {
-    const wider = widenFreeLevers(first, best.changes, options);
+    // From the last pass's run and the runs before it: an op whose latency grew with its calls in
+    // flight across them (a throttled disk) has no free lever.
+    const wider = widenFreeLevers(ctx.last, best.changes, { ...options, history: ctx.history });
     if (wider) {
       const was = best;
       const raised = wider.filter((c) => !was.changes.includes(c));

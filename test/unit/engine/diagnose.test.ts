@@ -568,8 +568,11 @@ describe('diagnose: verification', () => {
     const p = (planned as Extract<PlanChange, { kind: 'parallelism' }>).to;
     const gain = asPredicted(first);
     const fetch = planned!.opId;
-    /** Runs measuring `rateAt(calls in flight)` × first's rate, as five windows spread ±1%. */
-    const byCalls = (rateAt: (k: number) => number) => {
+    /**
+     * Runs measuring `rateAt(calls in flight)` × first's rate, as five windows spread ±1%; with
+     * `queues`, each call's latency grows with the calls in flight (a throttled service).
+     */
+    const byCalls = (rateAt: (k: number) => number, queues = false) => {
       const calls: number[] = [];
       const run = async (overrides: Overrides): Promise<Profile> => {
         const written = overrides[fetch]?.parallelism;
@@ -578,6 +581,9 @@ describe('diagnose: verification', () => {
         if (calls.length === 1) return first;
         const rate = (first.run.elements / first.run.seconds) * rateAt(k);
         const out = structuredClone(first);
+        const op = out.ops.find((o) => o.id === fetch)!;
+        op.knobs = { ...op.knobs, parallelism: k, resolvedParallelism: k };
+        if (queues) op.counters.asyncLatencySeconds *= k;
         out.run.overrides = overrides;
         out.run.windowSlices = [-2, -1, 0, 1, 2].map((i) => ({ elements: rate * (1 + i * 0.005), seconds: 1 }));
         out.run.seconds = 1;
@@ -609,6 +615,13 @@ describe('diagnose: verification', () => {
     assert.equal(flat.calls.at(-1), 2 * p);
     assert.equal((same.plan.changes[0] as Extract<PlanChange, { kind: 'parallelism' }>).to, p);
     assert.doesNotMatch(same.plan.changes[0]!.reason, /verification measured/);
+
+    // Calls whose latency grew with their number across the passes' runs only queue: no such run.
+    const throttled = byCalls((k) => (k === 1 ? 1 : 0.6 * gain), true);
+    const queued = await diagnose({ run: throttled.run, passes: 2, verifyBudgetSeconds: 60 });
+    const last = queued.plan.changes.find((c) => c.opId === fetch) as Extract<PlanChange, { kind: 'parallelism' }> | undefined;
+    assert.ok(last, 'the plan still raises the calls in flight');
+    assert.ok(throttled.calls.every((k) => k <= Math.max(p, last.to)), `calls in flight run: ${throttled.calls.join(', ')} (planned ${p}, then ${last.to})`);
 
     // Without room in the budget there is no such run.
     const tight = byCalls((k) => (k === 1 ? 1 : 0.6 * gain));
