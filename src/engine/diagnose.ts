@@ -519,7 +519,9 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     if (wider) {
       const was = best;
       const raised = wider.filter((c) => !was.changes.includes(c));
-      const w: Config = { key: `${was.key} widened`, changes: wider, overrides: overridesFor(first, wider, options), predictedRate: was.predictedRate, slices: [], freeCores: [], curves: [], runs: 0 };
+      // No prediction of its own: the model priced the levers at the plan's counts (the final plan's
+      // figure is priced from the last pass's run, see planKeeping).
+      const w: Config = { key: `${was.key} widened`, changes: wider, overrides: overridesFor(first, wider, options), slices: [], freeCores: [], curves: [], runs: 0 };
       await measure(w, `${name(was)}, doubling what it keeps in flight (${raised.map((c) => shortName(c, first)).join(', ')})`);
       if (cancelled) return errorOut('verification was cancelled');
       if (!w.error && sideFaster(w, was)) {
