@@ -613,7 +613,12 @@ function planKeeping(runs: { first: Profile; last: Profile; history: Profile[] }
   if (keep.length === plan.changes.length && keep.every((c, i) => c === plan.changes[i])) return { ...plan, verification };
   const overrides = overridesFor(first, keep, options);
   if (keep.length === 0) {
-    return { ...plan, changes: [], overrides, predictedRate: plan.currentRate, predictedBound: analyzeBound(first, options), predictedBottleneck: analyze(first, options).bottleneck, verification };
+    // Keeping the pipeline as written, the best estimate of its rate is what every run of it
+    // measured (verification's pooled windows), not its first run alone: beside other work one
+    // run of a pipeline can measure a third above or below the next.
+    const pooled = verification?.asWritten.rate;
+    const rate = pooled !== undefined && Number.isFinite(pooled) && pooled > 0 ? pooled : plan.currentRate;
+    return { ...plan, changes: [], overrides, currentRate: rate, predictedRate: rate, predictedBound: analyzeBound(first, options), predictedBottleneck: analyze(first, options).bottleneck, verification };
   }
   const fromLast = last !== first ? overridesReverting(last, first, keep, options) : undefined;
   const p = (fromLast && safePredict(last, fromLast, { ...options, history: runs.history })) ?? safePredict(first, overrides, options);

@@ -505,6 +505,23 @@ describe('diagnose: verification', () => {
     for (const d2 of v.dropped) assert.match(d2.why, /measured 1\.0× alone/);
   });
 
+  it('keeping the pipeline as written, predicts what every run as written measured, not the first run alone', async () => {
+    // The first run caught a quiet moment: every later run, as written or with any change,
+    // measures 0.7× its rate.
+    const first = steadyRun(twoChangeProfile(), 2);
+    const planned = modelPlan(first).changes;
+    const s = scripted(first, () => planned, () => 0.7, 0.04);
+    const d = await diagnose({ run: s.run, passes: 1 });
+    const v = d.plan.verification!;
+    assert.notEqual(v.verdict, 'gain', v.summary);
+    assert.deepEqual(d.plan.changes, []);
+    assert.ok(s.calls.filter((c) => c.applied.length === 0).length >= 2, 'as written ran again during verification');
+    const firstRate = first.run.elements / first.run.seconds;
+    assert.equal(d.plan.predictedRate, v.asWritten.rate);
+    assert.equal(d.plan.currentRate, v.asWritten.rate);
+    assert.ok(d.plan.predictedRate < 0.95 * firstRate && d.plan.predictedRate > 0.7 * firstRate, `predicted ${d.plan.predictedRate}/s; first run ${firstRate}/s`);
+  });
+
   it('finds the change that hurts, drops it with what it measured, and keeps the rest', async () => {
     const first = threeChangeProfile();
     const planned = modelPlan(first).changes;
