@@ -569,7 +569,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   }
   const s = compareSides(planned, asWritten);
   const parts = [
-    `the plan measured ${fmtRate(M(planned).rate)} ± ${fmtRate(M(planned).halfWidth).replace('/s', '')} against ${fmtRate(a.rate)} ± ${fmtRate(a.halfWidth).replace('/s', '')} as written (${formatSpeedup(s.speedup, s.halfWidth)})`,
+    `the plan measured ${fmtRate(M(planned).rate)} ± ${fmtRate(M(planned).halfWidth).replace('/s', '')} against ${fmtRate(a.rate)} ± ${fmtRate(a.halfWidth).replace('/s', '')} as written (${formatSpeedup(s.speedup, s.halfWidth)}${s.paired ? ' on the elements both ran' : ''})`,
   ];
   const others = order.filter((c) => c !== asWritten && c !== planned && c.runs > 0);
   if (others.length > 0) {

@@ -5,6 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { measuredSlower, pooledRate, reliablyFaster, runSlices } from '../../../src/engine/stats';
+import { compareSides, sideOf } from '../../../src/engine/paired';
 import { diagnose, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
 import { overridesFor, plan as modelPlan, predict as modelPredict } from '../../../src/model';
 import { changeKey, type PlanChange } from '../../../src/shared/analysis';
@@ -452,6 +453,40 @@ describe('diagnose: verification', () => {
     assert.equal(v.verdict, 'gain', v.summary);
     assert.deepEqual(d.plan.changes.map(changeKey).sort(), all);
     assert.ok(Math.abs(v.speedup - 1.5) < 0.15 && v.speedup - v.speedupHalfWidth > 1, v.summary);
+  });
+
+  it('says a "no reliable gain" speed-up was measured on the elements both runs covered, where the rates beside it were not', async () => {
+    const first = twoChangeProfile();
+    const planned = modelPlan(first).changes;
+    let seed = 7;
+    const slicesOf = (): WindowSlice[] => simulate(200, 1, 1.2, 0.1, 0.05, seed++);
+    first.run.warmupElements = 200;
+    first.run.windowSlices = slicesOf();
+    const runs: Profile[] = [];
+    const run = async (overrides: Overrides): Promise<Profile> => {
+      if (runs.length === 0) {
+        runs.push(first);
+        return first;
+      }
+      const p = structuredClone(first);
+      p.run.overrides = overrides;
+      // Nothing gains: every configuration runs as fast as written on every element.
+      p.run.windowSlices = slicesOf();
+      runs.push(p);
+      return p;
+    };
+    const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 0 });
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'no-gain', v.summary);
+    const paired = compareSides(sideOf(runs[1]!, 1), sideOf(first, 0));
+    assert.equal(paired.paired, true, 'the scenario needs the pair compared on shared elements');
+    assert.match(v.summary, /as written \(1\.0\d?× ± [\d.]+ on the elements both ran\)$/);
+
+    // Runs without slices cannot be paired: the speed-up is their pooled rates', and says nothing more.
+    const bare = twoChangeProfile();
+    const s = scripted(bare, () => planned, () => 1.01, 0.06);
+    const d2 = await diagnose({ run: async (o, p) => { const out = await s.run(o, p); out.run.windowSlices = undefined; return out; }, passes: 1, verifyBudgetSeconds: 0 });
+    assert.match(d2.plan.verification!.summary, /as written \(1\.0\d?× ± [\d.]+\)$/);
   });
 
   it('judges by pooled rates when pairing the runs gives the wider interval, as a slow pipeline\'s few batches do', async () => {
