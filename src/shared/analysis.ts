@@ -164,7 +164,10 @@ export type PlanChange = ChangeEffect &
 
 export interface Plan {
   changes: PlanChange[];
-  /** The rate measured before the plan. */
+  /**
+   * The rate measured before the plan: the first run's, or, when verification kept nothing, every
+   * run as written pooled (then equal to `predictedRate`).
+   */
   currentRate: number;
   /** The model's predicted root rate with every change applied. */
   predictedRate: number;
