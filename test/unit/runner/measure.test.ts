@@ -3,6 +3,7 @@ import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { measure } from '../../../src/runner/measure';
 import type { DatasetLike } from '../../../src/runner/discover';
+import { DATASET_KEY } from '../../../src/data/tracing';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -10,6 +11,7 @@ const gc = vm.runInNewContext('gc') as () => void;
 /** Elements of 100 kB, each between two turns of the event loop, with a weak reference to each. */
 function weaklyWatched(refs: WeakRef<object>[]): DatasetLike {
   return {
+    [DATASET_KEY]: 'weakly-watched',
     async *[Symbol.asyncIterator]() {
       for (;;) {
         await new Promise((r) => setImmediate(r));
@@ -18,7 +20,7 @@ function weaklyWatched(refs: WeakRef<object>[]): DatasetLike {
         yield element;
       }
     },
-  } as DatasetLike;
+  };
 }
 
 describe('measuring a window', () => {
