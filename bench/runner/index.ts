@@ -72,7 +72,9 @@ function untraced(name: string, seconds: number, signal: AbortSignal): Promise<M
   return new Promise((done, fail) => {
     execFile(process.execPath, ['--import', 'tsx', UNTRACED, name, String(WARMUP_SECONDS), String(seconds)], { signal, timeout: (seconds + 30) * 1000 }, (error, stdout, stderr) => {
       if (error) return fail(new Error(`bench:runner: the untraced run of ${name} failed: ${error.message}\n${stderr}`));
-      done(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as Measured);
+      const last = stdout.trim().split('\n').at(-1) ?? '';
+      if (!last.startsWith('{')) return fail(new Error(`bench:runner: the untraced run of ${name} printed no rate.\n${stdout}${stderr}`));
+      done(JSON.parse(last) as Measured);
     });
   });
 }

@@ -27,4 +27,10 @@ async function main(): Promise<void> {
   }
 }
 
-void main().then(() => process.exit(0));
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  },
+);
