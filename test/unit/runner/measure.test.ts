@@ -53,4 +53,38 @@ describe('measuring a window', () => {
     // the same source does too.
     assert.ok(alive >= 0 && alive <= 2, `${alive} of the ${seen} elements consumed earlier were still reachable`);
   });
+
+  it('judges the ramp afresh when a cache has filled, so the window starts after the replay has sped up', async () => {
+    // A fill of 120 elements at a steady 5 ms each (the detector judges it flat), then 30 elements
+    // still at 5 ms after the fill (the replay's own start-up, shorter than one of the detector's
+    // slices), then fast elements. Judged from the fill alone, the window would start on the first
+    // slow element after it.
+    const FILL = 120;
+    const SLOW_AFTER = 30;
+    let produced = 0;
+    const source: DatasetLike = {
+      [DATASET_KEY]: 'fill-then-ramp',
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          if (produced < FILL + SLOW_AFTER) await new Promise((r) => setTimeout(r, 5));
+          else await new Promise((r) => setImmediate(r));
+          yield produced++;
+        }
+      },
+    };
+    let startedAt = -1;
+    const result = await measure(
+      source,
+      { seconds: 600, maxElements: 300, warmupSeconds: 0, warmupMaxElements: 1e9, startSeconds: 60, progressInterval: 600 },
+      {
+        onWindowStart: () => (startedAt = produced),
+        onFirstElement: () => undefined,
+        onWindowEnd: () => undefined,
+        progress: () => undefined,
+        steady: () => produced >= FILL,
+      },
+    );
+    assert.ok(startedAt >= FILL + SLOW_AFTER, `the window started after element ${startedAt}: ${FILL + SLOW_AFTER - startedAt} of its elements were the replay's slow start`);
+    assert.ok(result.elements > 0, JSON.stringify(result));
+  });
 });
