@@ -21,7 +21,7 @@ import { loadAverageText, parseLoads, underLoad } from '../load';
 
 const PIPELINES = resolve(__dirname, 'pipelines.ts');
 const UNTRACED = resolve(__dirname, 'untraced.ts');
-const NAMES = ['numbers', 'arrays', 'records'];
+const NAMES = ['numbers', 'arrays', 'records', 'replayed'];
 /**
  * A line meets the goal when the traced rate is at least GOAL_RATIO of the untraced one, or the
  * runner adds at most GOAL_MICROS per root element. Its tracing is a few counter updates per

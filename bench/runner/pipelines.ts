@@ -16,3 +16,11 @@ export const arrays = range(Infinity)
 export const records = range(Infinity)
   .map((i) => ({ id: i, text: `record ${i} `.repeat(20), tags: ['a', 'b', String(i % 7)], score: i / 3 }))
   .batch(64);
+
+/** A cached epoch replayed: 256 spectrogram-sized arrays, a copying map per element, batch(32) (the audio example once cached). */
+export const replayed = range(256)
+  .map(() => new Float32Array(4040))
+  .cache()
+  .repeat()
+  .map((a) => a.slice())
+  .batch(32);
