@@ -87,4 +87,37 @@ describe('measuring a window', () => {
     assert.ok(startedAt >= FILL + SLOW_AFTER, `the window started after element ${startedAt}: ${FILL + SLOW_AFTER - startedAt} of its elements were the replay's slow start`);
     assert.ok(result.elements > 0, JSON.stringify(result));
   });
+
+  it('gives a window its budget when a cache fills just before the warm-up ends and the replay is slow', async () => {
+    // A fill of 20 quick elements, then 150 ms an element: the fresh judgement of the ramp takes
+    // about a second (no slice of 8 elements fills), longer than the 0.3 s warm-up and 0.5 s window
+    // the run was armed with. The warm-up must wait for it rather than give up and measure the run
+    // from its first element, fill included.
+    const FILL = 20;
+    let produced = 0;
+    const source: DatasetLike = {
+      [DATASET_KEY]: 'quick-fill-slow-replay',
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          await new Promise((r) => setTimeout(r, produced < FILL ? 10 : 150));
+          yield produced++;
+        }
+      },
+    };
+    let startedAt = -1;
+    const result = await measure(
+      source,
+      { seconds: 0.5, maxElements: 1e9, warmupSeconds: 0.3, warmupMaxElements: 1e9, startSeconds: 60, progressInterval: 600 },
+      {
+        onWindowStart: () => (startedAt = produced),
+        onFirstElement: () => undefined,
+        onWindowEnd: () => undefined,
+        progress: () => undefined,
+        steady: () => produced >= FILL,
+      },
+    );
+    assert.ok(startedAt > FILL, `the window ${startedAt < 0 ? 'never started: the run was measured from its first element' : `started after element ${startedAt}, inside the fill`} (${JSON.stringify(result)})`);
+    assert.ok(result.elements > 0 && result.warmupElements > FILL, JSON.stringify(result));
+  });
 });
+
