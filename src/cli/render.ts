@@ -68,7 +68,7 @@ function runLine(profile: Profile): string {
   const how = r.converged ? 'converged' : r.endReason === 'exhausted' ? 'source exhausted' : 'budget reached';
   const name = `${path.basename(profile.pipeline.file)} › ${profile.pipeline.exportName}`;
   const over = Object.keys(r.overrides).length > 0 ? ` with ${Object.keys(r.overrides).length} override(s)` : '';
-  return `${name}: ${fmtRate(rootRate(profile))} (${r.elements.toLocaleString('en-US')} elements in ${r.seconds.toFixed(2)} s after ${r.warmupSeconds.toFixed(1)} s warm-up, ${how}${over})`;
+  return `${name}: ${fmtRate(rootRate(profile))} (${r.elements.toLocaleString('en-US', { maximumFractionDigits: 1 })} elements in ${r.seconds.toFixed(2)} s after ${r.warmupSeconds.toFixed(1)} s warm-up, ${how}${over})`;
 }
 
 /** The profile as a table: what each operator did in the measured window. */

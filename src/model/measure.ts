@@ -218,7 +218,9 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const { run, machine } = profile;
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const root = byId.get(profile.pipeline.rootId);
-  const rootElements = root && root.counters.produced > 0 ? root.counters.produced : run.elements;
+  // The root's counters count whole elements; the window's last, partial one (run.partialElement)
+  // is in every other operator's counters, so it counts here too.
+  const rootElements = root && root.counters.produced > 0 ? root.counters.produced + (run.partialElement ?? 0) : run.elements;
   const n = rootElements > 0 ? rootElements : 1;
   const measuredRate = run.seconds > 0 ? run.elements / run.seconds : 0;
 

@@ -394,6 +394,7 @@ async function main(): Promise<void> {
     endReason: result.endReason,
     rateEstimates: result.rateEstimates,
     ...(result.windowSlices ? { windowSlices: result.windowSlices } : {}),
+    ...(result.partialElement !== undefined ? { partialElement: result.partialElement } : {}),
     peakRssBytes: peakRssBytes(),
   });
   profile.pipeline.rootId = tracer.idOf(ds[DATASET_KEY], file);

@@ -63,8 +63,18 @@ export type Overrides = Record<string, KnobOverride>;
 /** How and how long the pipeline ran. */
 export interface RunInfo {
   startedAt: string;
-  /** Root elements consumed during the measured window (after warm-up). */
+  /**
+   * Root elements consumed during the measured window (after warm-up), plus `partialElement` when
+   * the window ended between two.
+   */
   elements: number;
+  /**
+   * The share of one more root element the window held when its budget ended it between two (0 <
+   * x < 1): what the root had taken towards it over what it takes per element (20 of a batch's 32
+   * images: 0.63). Every operator's counters include that work. Absent when the window ended on a
+   * root element, or the root takes nothing finer than its own elements.
+   */
+  partialElement?: number;
   /** Wall seconds of the measured window. */
   seconds: number;
   warmupElements: number;

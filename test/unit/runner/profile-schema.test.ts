@@ -97,6 +97,7 @@ function validate(value: unknown, raw: Node, where: string, problems: string[]):
   if ((type === 'number' || type === 'integer') && (typeof value !== 'number' || !Number.isFinite(value))) problems.push(`${where}: not a finite number`);
   if (type === 'integer' && !Number.isInteger(value)) problems.push(`${where}: not an integer`);
   if (typeof node.minimum === 'number' && typeof value === 'number' && value < node.minimum) problems.push(`${where}: below ${node.minimum}`);
+  if (typeof node.maximum === 'number' && typeof value === 'number' && value > node.maximum) problems.push(`${where}: above ${node.maximum}`);
   if (type === 'boolean' && typeof value !== 'boolean') problems.push(`${where}: not a boolean`);
   if (type === 'array') {
     if (!Array.isArray(value)) problems.push(`${where}: not an array`);

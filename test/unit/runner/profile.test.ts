@@ -8,6 +8,23 @@ const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
 describe('runner profiles of plumber-data pipelines', function () {
   this.timeout(30_000);
 
+  it('counts the batch in progress when the budget ends the window, in the rate as in every counter', async () => {
+    // One 10 ms call at a time into batches of 16: the event loop is free between calls, so the
+    // stop timer ends the window inside a batch. The map's counters hold that batch's calls; the
+    // window's elements must hold them too, or the rate is low and the calls per batch high.
+    const file = path.join(PIPELINES, 'latency-bound.ts');
+    const p = await runProfile({ file, seconds: 0.5, warmupSeconds: 0.2, probes: false });
+    assert.equal(p.error, undefined, p.error?.message);
+    assert.equal(p.run.endReason, 'budget');
+    const map = p.ops.find((o) => o.kind === 'map');
+    assert.ok(map && p.run.elements >= 1, JSON.stringify(p.run));
+    const partial = p.run.partialElement ?? 0;
+    assert.ok(partial >= 0 && partial < 1, `partialElement ${partial}`);
+    assert.ok(Math.abs(map.counters.produced / 16 - p.run.elements) <= 1.5 / 16, `${map.counters.produced} calls in a window of ${p.run.elements} batches of 16`);
+    const sliced = (p.run.windowSlices ?? []).reduce((a, x) => a + x.elements, 0);
+    if (p.run.windowSlices) assert.ok(Math.abs(sliced - p.run.elements) < 1e-6, `slices hold ${sliced} of ${p.run.elements}`);
+  });
+
   it('records each operator at its TypeScript line and column, with the chain as run', async () => {
     const file = path.join(PIPELINES, 'latency-bound.ts');
     const profile = await runProfile({ file, seconds: 0.5, warmupSeconds: 0.2 });

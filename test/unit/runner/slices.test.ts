@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { slices, type WindowPoint } from '../../../src/runner/measure';
+import { partialOf, slices, type WindowPoint } from '../../../src/runner/measure';
 import { pooledRate } from '../../../src/engine/stats';
 
 /** A batch-of-32 pipeline: one batch every `every` seconds, its images taken evenly in between, read every `tick` seconds. */
@@ -47,4 +47,25 @@ describe('window slices', () => {
   it('gives no slices to a window with one point', () => {
     assert.equal(slices([{ t: 0, elements: 0, fine: 0 }], { t: 1, elements: 5, fine: 5 }), undefined);
   });
+
+  it('counts the batch in progress when the budget ends a window between two batches', () => {
+    // Five batches of 32 in 5 s, then 20 images of the sixth by the window's end at 5.625 s: the
+    // window ran at one batch a second, and every operator's counters include those 20 images.
+    const partial = partialOf(5, 0, 160, 180);
+    assert.ok(Math.abs(partial - 20 / 32) < 1e-9, `partial ${partial}`);
+    const { points } = batches(6, 1, 0.1);
+    const end: WindowPoint = { t: 5.625, elements: 5 + partial, fine: 180 };
+    const s = slices(points, end)!;
+    const r = pooledRate(s);
+    assert.ok(Math.abs(r.rate - 1) < 0.02, `rate ${r.rate}: the whole batches alone give ${(5 / 5.625).toFixed(3)}`);
+    assert.ok(Math.abs(s.reduce((a, x) => a + x.elements, 0) - 5.625) < 1e-9);
+  });
+
+  it('counts no partial element when the fine count is no finer than the root, or no whole element was measured', () => {
+    assert.equal(partialOf(5, 0, 5, 6), 0);
+    assert.equal(partialOf(0, 0, 0, 20), 0);
+    // A count past a whole element (a root that took more than it emits) stays below one.
+    assert.ok(partialOf(2, 0, 64, 200) < 1);
+  });
 });
+
