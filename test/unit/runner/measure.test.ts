@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import { measure } from '../../../src/runner/measure';
+import { measure, type MeasureOptions, type MeasureResult } from '../../../src/runner/measure';
 import type { DatasetLike } from '../../../src/runner/discover';
 import { DATASET_KEY } from '../../../src/data/tracing';
 
@@ -21,6 +21,38 @@ function weaklyWatched(refs: WeakRef<object>[]): DatasetLike {
       }
     },
   };
+}
+
+/**
+ * Measures a source whose first `fill` elements fill a cache (the `steady` hook says false until
+ * then), each after `delayMs(i)` ms (0: the next turn of the event loop). Returns the measurement
+ * and how many elements had been produced when the window started (-1: it never did).
+ */
+async function measureAfterFill(fill: number, delayMs: (i: number) => number, o: Partial<MeasureOptions>): Promise<{ startedAt: number; result: MeasureResult }> {
+  let produced = 0;
+  const source: DatasetLike = {
+    [DATASET_KEY]: 'fill-then-replay',
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        const ms = delayMs(produced);
+        await new Promise((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
+        yield produced++;
+      }
+    },
+  };
+  let startedAt = -1;
+  const result = await measure(
+    source,
+    { seconds: 600, maxElements: 1e9, warmupSeconds: 0, warmupMaxElements: 1e9, startSeconds: 60, progressInterval: 600, ...o },
+    {
+      onWindowStart: () => (startedAt = produced),
+      onFirstElement: () => undefined,
+      onWindowEnd: () => undefined,
+      progress: () => undefined,
+      steady: () => produced >= fill,
+    },
+  );
+  return { startedAt, result };
 }
 
 describe('measuring a window', () => {
@@ -61,29 +93,7 @@ describe('measuring a window', () => {
     // slow element after it.
     const FILL = 120;
     const SLOW_AFTER = 30;
-    let produced = 0;
-    const source: DatasetLike = {
-      [DATASET_KEY]: 'fill-then-ramp',
-      async *[Symbol.asyncIterator]() {
-        for (;;) {
-          if (produced < FILL + SLOW_AFTER) await new Promise((r) => setTimeout(r, 5));
-          else await new Promise((r) => setImmediate(r));
-          yield produced++;
-        }
-      },
-    };
-    let startedAt = -1;
-    const result = await measure(
-      source,
-      { seconds: 600, maxElements: 300, warmupSeconds: 0, warmupMaxElements: 1e9, startSeconds: 60, progressInterval: 600 },
-      {
-        onWindowStart: () => (startedAt = produced),
-        onFirstElement: () => undefined,
-        onWindowEnd: () => undefined,
-        progress: () => undefined,
-        steady: () => produced >= FILL,
-      },
-    );
+    const { startedAt, result } = await measureAfterFill(FILL, (i) => (i < FILL + SLOW_AFTER ? 5 : 0), { maxElements: 300 });
     assert.ok(startedAt >= FILL + SLOW_AFTER, `the window started after element ${startedAt}: ${FILL + SLOW_AFTER - startedAt} of its elements were the replay's slow start`);
     assert.ok(result.elements > 0, JSON.stringify(result));
   });
@@ -94,28 +104,7 @@ describe('measuring a window', () => {
     // the run was armed with. The warm-up must wait for it rather than give up and measure the run
     // from its first element, fill included.
     const FILL = 20;
-    let produced = 0;
-    const source: DatasetLike = {
-      [DATASET_KEY]: 'quick-fill-slow-replay',
-      async *[Symbol.asyncIterator]() {
-        for (;;) {
-          await new Promise((r) => setTimeout(r, produced < FILL ? 10 : 150));
-          yield produced++;
-        }
-      },
-    };
-    let startedAt = -1;
-    const result = await measure(
-      source,
-      { seconds: 0.5, maxElements: 1e9, warmupSeconds: 0.3, warmupMaxElements: 1e9, startSeconds: 60, progressInterval: 600 },
-      {
-        onWindowStart: () => (startedAt = produced),
-        onFirstElement: () => undefined,
-        onWindowEnd: () => undefined,
-        progress: () => undefined,
-        steady: () => produced >= FILL,
-      },
-    );
+    const { startedAt, result } = await measureAfterFill(FILL, (i) => (i < FILL ? 10 : 150), { seconds: 0.5, warmupSeconds: 0.3 });
     assert.ok(startedAt > FILL, `the window ${startedAt < 0 ? 'never started: the run was measured from its first element' : `started after element ${startedAt}, inside the fill`} (${JSON.stringify(result)})`);
     assert.ok(result.elements > 0 && result.warmupElements > FILL, JSON.stringify(result));
   });
