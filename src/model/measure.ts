@@ -219,9 +219,12 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const root = byId.get(profile.pipeline.rootId);
   // The root's counters count whole elements; the window's last, partial one (run.partialElement)
-  // is in every other operator's counters, so it counts here too.
+  // is in the counters of every operator below the root, so it counts for them too. The root and
+  // what passes its elements through (a prefetch after a batch) had not made it yet.
   const rootElements = root && root.counters.produced > 0 ? root.counters.produced + (run.partialElement ?? 0) : run.elements;
   const n = rootElements > 0 ? rootElements : 1;
+  const atRoot = new Set<string>();
+  for (let op = root; op && op.counters.produced > 0 && op.counters.produced === root?.counters.produced && !atRoot.has(op.id); op = byId.get(op.inputs[0] ?? '')) atRoot.add(op.id);
   const measuredRate = run.seconds > 0 ? run.elements / run.seconds : 0;
 
   const consumers = new Map<string, string[]>();
@@ -290,18 +293,20 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
     }
     const tunable =
       (fnKinds(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files';
+    // Root elements this operator's counters cover (see atRoot).
+    const per = atRoot.has(op.id) ? (root?.counters.produced ?? n) : n;
     ops.set(op.id, {
       op,
-      visitRatio: c.produced / n,
-      callsPerRoot: c.calls / n,
-      selfPerRoot: c.selfSeconds / n,
-      dispatchPerRoot: c.dispatchSeconds / n,
-      overheadPerRoot: (overhead.perElement * c.produced + overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / n,
-      overheadWorkPerRoot: (overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / n,
-      workerPerRoot: (c.workerCpuSeconds + unseenWorker(c.workerCpuSeconds)) / n,
-      workerUnseenPerRoot: unseenWorker(c.workerCpuSeconds) / n,
-      otherCpuPerRoot: ((!toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency : 0) + spreadOf(c)) / n,
-      asyncPerRoot: asyncCalls / n,
+      visitRatio: c.produced / per,
+      callsPerRoot: c.calls / per,
+      selfPerRoot: c.selfSeconds / per,
+      dispatchPerRoot: c.dispatchSeconds / per,
+      overheadPerRoot: (overhead.perElement * c.produced + overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / per,
+      overheadWorkPerRoot: (overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / per,
+      workerPerRoot: (c.workerCpuSeconds + unseenWorker(c.workerCpuSeconds)) / per,
+      workerUnseenPerRoot: unseenWorker(c.workerCpuSeconds) / per,
+      otherCpuPerRoot: ((!toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency : 0) + spreadOf(c)) / per,
+      asyncPerRoot: asyncCalls / per,
       latency,
       service: placement === 'libuv' ? latency * libuvQueueShare : latency,
       ...(() => {
@@ -309,7 +314,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
         const fit = fitLatency(op, currentConcurrency(op, isAsync), latency, history);
         return { latencySlope: fit.slope, latencyFit: fit.fit };
       })(),
-      diskPerRoot: c.diskBytesRead / n,
+      diskPerRoot: c.diskBytesRead / per,
       bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
       inputBytesPerElement: input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : 0,
       concurrency: placement === 'main' && !isAsync && op.kind !== 'interleave' ? 1 : currentConcurrency(op, isAsync),

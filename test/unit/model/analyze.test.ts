@@ -31,6 +31,26 @@ describe('model: analyze', () => {
     near(a.ops[3].mainThreadPerRootElement, 8 * 1e-5);
   });
 
+  it('counts the batch in progress when the window ended for the operators that worked on it, not for the batch', () => {
+    // Five batches of 32, then 20 images of the sixth when the budget ended the window: the
+    // runner reports 5.625 elements; the map and the source counted 180 calls, the batch 5.
+    const profile = new ProfileBuilder().range().map('decode', { self: 1e-3 }).batch(32).build({ rootElements: 5, rate: 1 });
+    for (const op of profile.ops.slice(0, 2)) {
+      op.counters.produced += 20;
+      op.counters.calls += op.kind === 'map' ? 20 : 0;
+      op.counters.selfSeconds += op.kind === 'map' ? 20 * 1e-3 : 0;
+    }
+    profile.ops[2]!.counters.pulled += 20;
+    profile.run.partialElement = 0.625;
+    profile.run.elements = 5.625;
+    const a = analyze(profile);
+    assert.deepEqual(
+      a.ops.map((o) => o.visitRatio),
+      [32, 32, 1],
+    );
+    near(a.ops[1].mainThreadPerRootElement, 32 * 1e-3, 0.02);
+  });
+
   it('finds the main thread as the bound of two sync maps: 1 / (sum of their times)', () => {
     const profile = new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).build({ rootElements: 1000, rate: 190 });
     const a = analyze(profile);
