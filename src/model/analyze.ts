@@ -138,7 +138,7 @@ export function opAnalyses(m: Measured, cfg: Config, ev: Evaluation, bottleneck:
     return {
       opId: id,
       visitRatio: om.visitRatio,
-      measuredRate: seconds > 0 ? om.op.counters.produced / seconds : 0,
+      measuredRate: seconds > 0 ? om.producedInWindow / seconds : 0,
       ratePerCore: cpu > 0 ? 1 / cpu : Infinity,
       cpuPerRootElement: cpu,
       cpuShare: cpuTotal > 0 ? cpu / cpuTotal : 0,

@@ -39,6 +39,11 @@ export interface OpMeasure {
   op: OpProfile;
   /** V_i: elements produced here per root element. */
   visitRatio: number;
+  /**
+   * Elements produced in the window, with the share of the root element in progress at its end
+   * for the root and what passes its elements through (see `RunInfo.partialElement`).
+   */
+  producedInWindow: number;
   /** User-function calls per root element. */
   callsPerRoot: number;
   /** Main-thread seconds in own code (selfSeconds). */
@@ -298,6 +303,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
     ops.set(op.id, {
       op,
       visitRatio: c.produced / per,
+      producedInWindow: c.produced + (atRoot.has(op.id) ? n - per : 0),
       callsPerRoot: c.calls / per,
       selfPerRoot: c.selfSeconds / per,
       dispatchPerRoot: c.dispatchSeconds / per,

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { analyze, MODEL_CONSTANTS, plan } from '../../../src/model';
+import { rootRateOf } from '../../../src/shared/units';
 import { ProfileBuilder } from './builder';
 
 const id = ProfileBuilder.id;
@@ -49,6 +50,8 @@ describe('model: analyze', () => {
       [32, 32, 1],
     );
     near(a.ops[1].mainThreadPerRootElement, 32 * 1e-3, 0.02);
+    // In the pipeline's unit every operator runs at the run's 5.625 batches in 5 s, the batch too.
+    for (const o of a.ops) near(rootRateOf(o), 5.625 / 5);
   });
 
   it('finds the main thread as the bound of two sync maps: 1 / (sum of their times)', () => {
