@@ -287,9 +287,10 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
   // A window the budget ended between two root elements holds part of the next one: the elements
   // its root has taken towards it (a batch of 32 with 20 images in it), which every operator's
   // counters already include. Dropping it biased slow pipelines low by up to one root element in
-  // the window (an images plan in worker threads, where the timer can fire mid-batch, measured
-  // 5 batches in 6 s where as written, whose main thread finishes its batch first, measured 6),
-  // and their per-element demands high by as much.
+  // the window, and unevenly: the timer fires only when the event loop is free, so a run busy on
+  // the main thread through a batch ends on a whole one, and one that awaits (worker threads,
+  // async reads) is cut mid-batch (three images configurations in worker threads measured exactly
+  // 5 batches in 6 s, as written 6); and their per-element demands high by as much.
   const partialElement = phase === 'measuring' && fineAtBudget !== undefined ? partialOf(windowElements, fineAtWindowStart, fineAtLastArrival, fineAtBudget) : 0;
   hooks.onWindowEnd();
   await closeIterator(it);
