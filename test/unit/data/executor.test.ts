@@ -196,4 +196,48 @@ describe('plumber-data executor', () => {
     await it.return?.();
     assert.ok(calls >= 256 && calls <= 256 + 4 * 64, `computed ${calls} elements for two batches of 64`);
   });
+
+  it('keeps `parallelism` calls running while finished results wait for the consumer, and holds at most as many again', async () => {
+    const started: number[] = [];
+    const finish = new Map<number, () => void>();
+    const ds = range(1000).map(
+      async (x) => {
+        started.push(x);
+        await new Promise<void>((resolve) => finish.set(x, resolve));
+        return x;
+      },
+      { parallelism: 4 },
+    );
+    // Turns of the event loop for the engine to launch what it may; no clock involved.
+    const settle = async (): Promise<void> => {
+      for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
+    };
+    const it = ds.iterator();
+    const head = it.next();
+    await settle();
+    assert.deepEqual(started, [0, 1, 2, 3]);
+    // Calls 1–3 finish while call 0, first in the order, still runs: their results wait for the
+    // consumer, and three more calls start, so four run again.
+    for (const x of [1, 2, 3]) finish.get(x)!();
+    await settle();
+    assert.deepEqual(started, [0, 1, 2, 3, 4, 5, 6]);
+    // With those finished too, seven results wait behind call 0: one more call starts (eight held,
+    // twice the parallelism), and no other.
+    for (const x of [4, 5, 6]) finish.get(x)!();
+    await settle();
+    assert.deepEqual(started, [0, 1, 2, 3, 4, 5, 6, 7]);
+    // The head finishes: every element comes out once, in order, as calls go on finishing.
+    finish.get(0)!();
+    const got = [(await head).value as number];
+    while (got.length < 40) {
+      for (const [x, done] of finish) {
+        done();
+        finish.delete(x);
+      }
+      const r = await it.next();
+      got.push(r.value as number);
+    }
+    await it.return?.();
+    assert.deepEqual(got, Array.from({ length: 40 }, (_, i) => i));
+  });
 });

@@ -3,7 +3,13 @@
  * of calls in flight, pulls its input in the background while they run, and hands results
  * downstream in input order (or as they finish, when not deterministic).
  *
- * Memory stays O(maxSlots × group size): finished-but-unconsumed groups count against the limit.
+ * `maxSlots` bounds the groups running. Finished groups wait, in order, for the consumer, and up to
+ * `maxSlots` of them may wait beside the running ones: a call at the head of the order that runs
+ * long, or a consumer that takes results in bursts (a worker map filling its tasks, a batch), does
+ * not stop the calls behind it. When finished groups counted against the limit, an async map with
+ * 10 calls in flight feeding two worker threads (test/fixtures/pipelines/mixed.ts) kept fewer than
+ * 10 running whenever the threads were busy: 132–138 batches/s where 10 calls over their 3.4 ms
+ * allow 180; holding finished groups apart, 146–156. Memory stays O(2 × maxSlots × group size).
  */
 import type { OpCounters } from '../../tracing';
 import { type Chunks, countProduced, isThenable, now, pull, Sampler, Wakeup } from '../core';
@@ -172,7 +178,7 @@ export class Engine<I, O> {
     const w = c === null ? 0 : this.sf.tick();
     const t0 = w === 0 ? 0 : now();
     const g = Math.max(1, this.launcher.groupSize());
-    while (this.slots.length < this.maxSlots && this.backlog.length > 0) {
+    while (this.room() > 0 && this.backlog.length > 0) {
       // A small group waits for more input while others keep the workers busy.
       if (this.backlog.length < g && !this.upDone && this.running > 0) break;
       const items = this.backlog.length <= g ? this.backlog : this.backlog.slice(0, g);
@@ -199,7 +205,12 @@ export class Engine<I, O> {
       // Groups held: running or finished and not yet handed downstream.
       if (this.slots.length > c.bufferHighWater) c.bufferHighWater = this.slots.length;
     }
-    if (mayPump && !this.pumping && !this.upDone && this.slots.length + Math.ceil(this.backlog.length / g) < this.maxSlots) void this.pump(g);
+    if (mayPump && !this.pumping && !this.upDone && Math.ceil(this.backlog.length / g) < this.room()) void this.pump(g);
+  }
+
+  /** Groups that may start now: running ones stay within `maxSlots`, and all held (running or waiting for the consumer) within twice that. */
+  private room(): number {
+    return Math.min(this.maxSlots - this.running, 2 * this.maxSlots - this.slots.length);
   }
 
   private track(p: PromiseLike<O[]>, base?: number): void {
@@ -226,7 +237,7 @@ export class Engine<I, O> {
     this.pumping = true;
     try {
       while (!this.closed && !this.upDone) {
-        const room = (this.maxSlots - this.slots.length) * g - this.backlog.length;
+        const room = this.room() * g - this.backlog.length;
         if (room <= 0) break;
         const chunk = await pull(this.up, room, this.upC, this.s);
         if (this.closed) break;

@@ -256,8 +256,9 @@ class WorkerMap implements Chunks<unknown> {
       fail: (e, base) => (e instanceof PipelineError ? e : this.describe(e, base)),
       launch: (items, base) => this.launch(items, base),
     };
-    // Three tasks per thread in flight: two in the thread (see PoolEntry), one more so a finished
-    // result waiting for an earlier one (order) does not leave a thread without work.
+    // Three tasks per thread posted: two in the thread (see PoolEntry) and one in the pool's queue,
+    // taken up the moment a thread has room. Finished tasks waiting for an earlier one (order) do
+    // not count against them (see Engine).
     this.engine = new Engine(up, upC, c, launcher, cfg.threads * 3, cfg.deterministic, 'dispatchSeconds');
     // Start the threads now: they start and load the module while the input makes its first elements.
     this.entry = session.get(node, () => new PoolEntry(cfg.threads, cfg.module));
