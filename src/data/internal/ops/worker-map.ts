@@ -42,7 +42,7 @@ export interface WorkerMapConfig {
 const OVERHEAD_SHARE = 0.05;
 /** Longest a task's work should run: bounds how late its results come and how long order holds others back. */
 const MAX_TASK_SECONDS = 0.025;
-/** Bytes of elements (in and out) one task may carry: bounds the memory in flight, tasks in flight × this. */
+/** Bytes of elements (in and out) one task may carry: bounds the memory a map holds, tasks held (running or waiting for the consumer, see Engine) × this. */
 const MAX_TASK_BYTES = 1 << 20;
 const MAX_GROUP = 4096;
 /** Tasks whose cost per element the sizer keeps (the latest). */
