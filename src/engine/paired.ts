@@ -167,6 +167,14 @@ export function compareSides(x: MeasuredSide, base: MeasuredSide): { speedup: nu
   return relative(p) <= relative(pooled) ? { speedup: p.speedup, halfWidth: p.halfWidth, paired: true } : { ...pooled, paired: false };
 }
 
+/**
+ * Both sides ran with curves, yet no pair of their runs shared enough elements to be compared on
+ * them: their pooled rates were measured on different stretches of the data.
+ */
+export function unpairable(x: MeasuredSide, base: MeasuredSide): boolean {
+  return x.curves.length > 0 && base.curves.length > 0 && pairedSpeedup(x.curves, base.curves) === undefined;
+}
+
 /** x faster than base beyond the spread, and by at least MIN_RELATIVE_GAIN (see `compareSides`). */
 export function sideFaster(x: MeasuredSide, base: MeasuredSide): boolean {
   if (x.slices.length === 0 || base.slices.length === 0) return false;

@@ -5,14 +5,14 @@
 import type { WindowSlice } from '../../../src/shared/profile';
 
 /** Seconds element n costs at speed 1: stretches of 60 cheap elements and 60 four times dearer. */
-const cost = (n: number): number => (Math.floor(n / 60) % 2 === 0 ? 1e-3 : 4e-3);
+export const stretches = (n: number): number => (Math.floor(n / 60) % 2 === 0 ? 1e-3 : 4e-3);
 
 /**
  * A run that starts its window at element `from` and goes `speed` times as fast as speed 1 for
  * `seconds`, sliced every `slice` seconds (as the runner slices a window), with every element's
- * time off by up to ±`jitter` of itself, drawn from `seed`.
+ * time off by up to ±`jitter` of itself, drawn from `seed`; element n costs `cost(n)` at speed 1.
  */
-export function simulate(from: number, speed: number, seconds: number, slice: number, jitter = 0, seed = 1): WindowSlice[] {
+export function simulate(from: number, speed: number, seconds: number, slice: number, jitter = 0, seed = 1, cost = stretches): WindowSlice[] {
   let x = seed;
   const rand = (): number => {
     x = (x * 1103515245 + 12345) % 2 ** 31;

@@ -455,6 +455,52 @@ describe('diagnose: verification', () => {
     assert.ok(Math.abs(v.speedup - 1.5) < 0.15 && v.speedup - v.speedupHalfWidth > 1, v.summary);
   });
 
+  it('does not take a gain from a first pair that measured different stretches of the data; the next run as written starts where the plan\'s did', async () => {
+    // The first 300 elements are four times as dear as the rest. As written warmed up on 100
+    // elements; the plan's runs warm up on 200 (as p worker threads do) and measure twice as
+    // long, running into the cheap stretch. The plan gains nothing on any element.
+    const dearHead = (n: number): number => (n < 300 ? 4e-3 : 1e-3);
+    const first = twoChangeProfile();
+    const planned = modelPlan(first).changes;
+    let seed = 3;
+    const window = (from: number, seconds: number): WindowSlice[] => simulate(from, 1, seconds, 0.1, 0.05, seed++, dearHead);
+    const shape = (p: Profile, from: number, seconds: number): Profile => {
+      p.run.warmupElements = from;
+      p.run.windowSlices = window(from, seconds);
+      p.run.elements = p.run.windowSlices.reduce((n, x) => n + x.elements, 0);
+      p.run.seconds = p.run.windowSlices.reduce((t, x) => t + x.seconds, 0);
+      p.run.availableCores = 2;
+      return p;
+    };
+    shape(first, 100, 0.6);
+    const asked: Array<{ changes: number; warmupElements: number | undefined }> = [];
+    const runs: Profile[] = [];
+    const run = async (overrides: Overrides, _purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+      const plan = Object.keys(overrides).length > 0;
+      asked.push({ changes: Object.keys(overrides).length, warmupElements: budget?.warmupElements });
+      if (runs.length === 0) {
+        runs.push(first);
+        return first;
+      }
+      const p = structuredClone(first);
+      p.run.overrides = overrides;
+      runs.push(plan ? shape(p, 200, 1.2) : shape(p, Math.max(100, budget?.warmupElements ?? 0), 0.6));
+      return p;
+    };
+    const d = await diagnose({ run, passes: 1 });
+    // The scenario: pooled, the first pair's rates say the plan is reliably faster.
+    assert.ok(reliablyFaster(pooledRate(runSlices(runs[1]!)), pooledRate(runSlices(first))), 'the first pair must look like a gain on its pooled rates');
+    assert.equal(compareSides(sideOf(runs[1]!, 1), sideOf(first, 0)).paired, false, 'the first pair must share too few elements to be paired');
+    // A second pair ran, the whole plan (two changes) then as written, and as written warmed up to
+    // where the plan's window started.
+    assert.equal(planned.length, 2);
+    assert.deepEqual(asked.slice(0, 4).map((a) => `${a.changes}:${a.warmupElements ?? '-'}`), ['0:-', '2:-', '2:-', '0:200']);
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'no-gain', v.summary);
+    assert.deepEqual(d.plan.changes, []);
+    assert.match(v.summary, /on the elements both ran/);
+  });
+
   it('says a "no reliable gain" speed-up was measured on the elements both runs covered, where the rates beside it were not', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
