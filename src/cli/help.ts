@@ -26,7 +26,7 @@ const PLAN_OPTIONS = `  --passes N             profile runs before verification:
   --budget S             seconds the whole diagnosis aims for (default 15): verification takes
                          what the passes leave, always measures the plan beside as written, and
                          gives a second pair of runs up to 10 s when the load drifted during the
-                         first
+                         first or its runs measured different stretches of the data
   --no-verify            keep the model's plan without measuring it against the pipeline as
                          written (faster; the figure is then only an estimate)
   --cores N              plan for N cores (default: the cores free while the pipeline ran)
