@@ -91,9 +91,9 @@ function parseArgs(argv: string[]): Args {
     maxElements: smoke ? 1 : undefined,
     warmupSeconds: smoke ? 0.05 : undefined,
     gridLimit: smoke ? 1 : 6,
-    // Two rounds by default (smoke runs: one), as bench:model: one run each of the audio example's cached
-    // configuration measured 2,426 to 3,737 batches/s on an idle machine, so a single round
-    // decides a 0.9 ratio by which run drew the slow draw.
+    // Two rounds by default (smoke runs: one), as bench:model: one run each of the audio
+    // example's cached configuration measured 2,426 to 3,737 batches/s on an idle machine, so a
+    // single round decides a 0.9 ratio by which run drew the slow draw.
     repeat: Math.max(1, Number(value('--repeat') ?? (smoke ? 1 : 2))),
     loads,
     // Smoke runs plan once; full runs take as many passes as `plumber plan` unless told.

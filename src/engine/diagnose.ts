@@ -272,8 +272,8 @@ function settledAfterOnePair(asWritten: Config, planned: Config, cores: number):
  * be compared on the same ones), and a run as written can be made to measure the plan's: the plan's
  * window started within what as written's window reached. The plan's run warms up longer when it
  * moves a fn to worker threads (`warmupElementsFor`), so its window can start past the middle of as
- * written's: the text example's plan then pooled 2.2× ± 0.8 on later, cheaper emails where the
- * same elements showed 1.0–1.3×. Such a pair settles nothing; the second, with as written aligned
+ * written's: the text example's plan then pooled 2.2× ± 0.8 over emails as written had not run,
+ * where the same elements showed 1.0–1.3×. Such a pair settles nothing; the second, with as written aligned
  * (`alignedStart`), compares the same elements. A plan whose window started beyond as written's
  * (a cache at 3,000/s) has only its pooled rates, whichever pair.
  */
