@@ -501,6 +501,36 @@ describe('diagnose: verification', () => {
     assert.match(v.summary, /on the elements both ran/);
   });
 
+  it('does not hold a run as written to a window the plan started beyond what as written reached', async () => {
+    // A plan whose window starts at element 2,000 (its warm-up ran that far); as written measured
+    // elements 100 to about 250. Waiting for as written to reach 2,000 would cost it ten windows of
+    // warm-up: its runs warm up as usual. (As written found fewer cores free than the plan, so the
+    // first pair does not settle and a second runs.)
+    const first = twoChangeProfile();
+    let seed = 11;
+    const shape = (p: Profile, from: number, speed: number, cores = 2): Profile => {
+      p.run.warmupElements = from;
+      p.run.windowSlices = simulate(from, speed, 0.6, 0.1, 0.05, seed++, () => 4e-3);
+      p.run.elements = p.run.windowSlices.reduce((n, x) => n + x.elements, 0);
+      p.run.seconds = p.run.windowSlices.reduce((t, x) => t + x.seconds, 0);
+      p.run.availableCores = cores;
+      return p;
+    };
+    shape(first, 100, 1, 1.2);
+    const asked: Array<{ changes: number; warmupElements: number | undefined }> = [];
+    const run = async (overrides: Overrides, _purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+      asked.push({ changes: Object.keys(overrides).length, warmupElements: budget?.warmupElements });
+      if (asked.length === 1) return first;
+      const p = structuredClone(first);
+      p.run.overrides = overrides;
+      const plan = Object.keys(overrides).length > 0;
+      return shape(p, plan ? 2000 : Math.max(100, budget?.warmupElements ?? 0), plan ? 1.5 : 1);
+    };
+    const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 60 });
+    assert.equal(d.plan.verification!.verdict, 'gain', d.plan.verification!.summary);
+    assert.deepEqual(asked.slice(0, 4).map((a) => `${a.changes}:${a.warmupElements ?? '-'}`), ['0:-', '2:-', '2:-', '0:-']);
+  });
+
   it('says a "no reliable gain" speed-up was measured on the elements both runs covered, where the rates beside it were not', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
