@@ -3,18 +3,23 @@
  * sentence uses, so the CLI, the code lenses and the quick fixes say the same thing.
  */
 import type { PlanChange } from '../shared/analysis';
+import { parseOpId } from '../shared/opId';
 import type { OpProfile, Profile } from '../shared/profile';
 
-/** A short label for an operator as a user wrote it: `map(decode)`, `batch(32)`, `prefetch(4)`, `files`. */
+/**
+ * A short label for an operator as a user wrote it: `map(decode)`, `batch(32)`, `prefetch(4)`,
+ * `files`. An inline fn has no name, and two `map(fn)` in one sentence would not say which is
+ * which: its label says where it is written (`map(fn) on line 13`, `map(fn) at lib/x.ts:3`).
+ */
 export function describeOp(op: OpProfile): string {
   const k = op.knobs;
   switch (op.kind) {
     case 'map':
     case 'filter':
     case 'flatMap':
-      return `${op.kind}(${op.fnName || 'fn'})`;
+      return op.fnName ? `${op.kind}(${op.fnName})` : `${op.kind}(fn)${writtenAt(op.id)}`;
     case 'interleave':
-      return op.fnName ? `interleave(${op.fnName})` : 'interleave';
+      return op.fnName ? `interleave(${op.fnName})` : `interleave${writtenAt(op.id)}`;
     case 'batch':
     case 'paddedBatch':
     case 'rebatch':
@@ -25,7 +30,7 @@ export function describeOp(op: OpProfile): string {
     case 'scan':
     case 'groupByWindow':
     case 'bucketBySequenceLength':
-      return op.fnName ? `${op.kind}(${op.fnName})` : op.kind;
+      return op.fnName ? `${op.kind}(${op.fnName})` : `${op.kind}${writtenAt(op.id)}`;
     case 'prefetch':
     case 'shuffle':
       return k.bufferSize !== undefined ? `${op.kind}(${k.bufferSize})` : op.kind;
@@ -39,6 +44,13 @@ export function describeOp(op: OpProfile): string {
     default:
       return op.kind;
   }
+}
+
+/** " on line 13" (" at lib/x.ts:3" in another file) for an operator's id; empty when the id names no place. */
+function writtenAt(id: string): string {
+  const site = parseOpId(id);
+  if (!site) return '';
+  return site.rel === undefined ? ` on line ${site.line}` : ` at ${site.rel}:${site.line}`;
 }
 
 /** The title of one plan change, e.g. "set parallelism of map(decode) to 2". The server prefixes "Apply Plumber fix: ". */

@@ -22,6 +22,19 @@ describe('model: words', () => {
     );
   });
 
+  it('says where an inline fn is written, so two of them in one sentence are told apart', () => {
+    const p = new ProfileBuilder().range().op({ kind: 'map' }).op({ kind: 'map' }).op({ kind: 'filter' }).op({ kind: 'interleave' }).build({ rootElements: 10, rate: 1 });
+    const [, fetch, parse, keep, inner] = p.ops;
+    assert.deepEqual([fetch, parse, keep, inner].map((o) => describeOp(o!)), ['map(fn) on line 11', 'map(fn) on line 12', 'filter(fn) on line 13', 'interleave on line 14']);
+    assert.equal(changeTitle({ kind: 'parallelism', opId: fetch!.id, from: 1, to: 65, reason: '' }, p), 'set parallelism of map(fn) on line 11 to 65');
+    // In another file than the pipeline's: the file too.
+    fetch!.id = 'lib/fetch.ts:3:10';
+    assert.equal(describeOp(fetch!), 'map(fn) at lib/fetch.ts:3');
+    // A named fn needs no place; an id that names none (a cache the runner inserted) adds nothing.
+    assert.equal(describeOp({ ...fetch!, fnName: 'fetchRecord' }), 'map(fetchRecord)');
+    assert.equal(describeOp({ ...fetch!, id: 'cache#0' }), 'map(fn)');
+  });
+
   it('titles each kind of change for a quick fix', () => {
     assert.equal(changeTitle({ kind: 'parallelism', opId: id(1), from: 1, to: 2, reason: '' }, profile), 'set parallelism of map(decode) to 2');
     assert.equal(changeTitle({ kind: 'placement', opId: id(1), to: 'worker', parallelism: 2, reason: '' }, profile), 'run map(decode) in worker threads');
