@@ -30,10 +30,17 @@ export const MODEL_CONSTANTS = {
   /**
    * A measured move cost (`op.moveCost`) scales the fn's CPU in a worker by workerCpuSeconds ÷
    * mainCpuSeconds of the same sample, clamped to this range. The same code under the same JIT
-   * runs at most a few times slower in a fresh isolate; a ratio outside it says more about a small
-   * sample (a cold JIT, one GC pause) than about the steady state.
+   * runs at most a few times slower in a fresh isolate; a ratio above it says more about a small
+   * sample (a cold JIT, one GC pause) than about the steady state. Below 1 the probe cannot speak:
+   * its worker calls the fn on a few inputs it keeps, in an isolate with a tiny heap and nothing
+   * else running, where the pipeline's workers take fresh clones every task beside a busy main
+   * thread. Twelve fns of five pipelines (the digits, text and images examples and two unseen
+   * ones, `node --import tsx` on a profile as written and one with the fn in 2 worker threads)
+   * measured 0.46–0.99 in the probe and 1.02–3.17 in the pipeline's workers, all but one: images'
+   * decode at 0.87, which the probe could not load. So a probe can raise the fn's worker CPU (a
+   * deopt only a fresh isolate hits) but never lower it below the main thread's.
    */
-  workerCpuRatioMin: 0.5,
+  workerCpuRatioMin: 1,
   workerCpuRatioMax: 3,
   /**
    * Turning measured free cores (fractional) into the cores to plan for: a core counts when at

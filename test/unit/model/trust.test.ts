@@ -281,6 +281,18 @@ describe('model: worker moves priced from measurement', () => {
     near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 18 + 0.4) * 1e-6));
   });
 
+  it('never prices the fn cheaper in a worker than on the main thread, whatever the quiet probe measured', () => {
+    // The probe's worker ran the fn at half the main thread's CPU (an unseen pipeline's 50 kB
+    // arrays: 393 µs against 742 µs); the pipeline's workers then measured 1,030 µs a call.
+    const halved = rows({ ...measured(0), workerCpuSeconds: 10e-6 });
+    const same = rows({ ...measured(0), workerCpuSeconds: 20e-6 });
+    near(predict(halved, toWorkers()).bound, 2 / ((2 + 0.6 + 18 + 0.4) * 1e-6));
+    near(predict(halved, toWorkers()).bound, predict(same, toWorkers()).bound);
+    const move = change(plan(halved).changes, 'placement', id(1));
+    assert.ok(move);
+    assert.doesNotMatch(move.reason, /its main-thread CPU in a worker/, 'a ratio the model did not use is not reported');
+  });
+
   it('clamps a worker CPU ratio that only a tiny or cold sample could give', () => {
     const profile = rows({ ...measured(0), workerCpuSeconds: 20e-6 * 50 });
     // At most 3× the main-thread CPU: workers do 18 × 3 + 0.4 µs.
