@@ -68,8 +68,15 @@ export function speedupOf(x: MeasuredRate, base: MeasuredRate): { speedup: numbe
   return { speedup, halfWidth: speedup * rel };
 }
 
-/** "1.7× ± 0.1": one decimal, two when the spread is below 0.05 (so it never reads "± 0.0"). */
+/**
+ * "1.7× ± 0.1": one decimal, two when the spread is below 0.05 (so it never reads "± 0.0"); from
+ * 100× whole numbers, thousands grouped ("14,054× ± 1,373", a cache that serves epochs from memory).
+ */
 export function formatSpeedup(speedup: number, halfWidth?: number): string {
+  if (speedup >= 100) {
+    const whole = (x: number): string => Math.max(1, Math.round(x)).toLocaleString('en-US');
+    return halfWidth === undefined ? `${whole(speedup)}×` : `${whole(speedup)}× ± ${whole(halfWidth)}`;
+  }
   const digits = halfWidth !== undefined && halfWidth < 0.05 ? 2 : 1;
   const s = `${speedup.toFixed(digits)}×`;
   return halfWidth === undefined ? s : `${s} ± ${halfWidth.toFixed(digits)}`;

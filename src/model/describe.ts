@@ -101,9 +101,10 @@ export function formatBytes(b: number): string {
   return `${Math.round(b)} B`;
 }
 
-/** Three significant figures at most, thousands grouped: 12.1, 0.48, 1,234. */
+/** Three significant figures, four below 10,000, thousands grouped: 12.1, 0.48, 1,234, 1,150,000. */
 export function formatNumber(x: number): string {
   const a = Math.abs(x);
+  if (a >= 10_000) return Number(x.toPrecision(3)).toLocaleString('en-US');
   if (a >= 100) return Math.round(x).toLocaleString('en-US');
   if (a >= 10) return String(Math.round(x * 10) / 10);
   if (a >= 1) return String(Math.round(x * 100) / 100);

@@ -21,11 +21,16 @@ export function formatShare(share: number | undefined): string {
   return `${Math.round(share * 100)}%`;
 }
 
+/** "1.7×", "14×", "14,054×" (a cache that serves epochs from memory). */
+function speedupWords(x: number): string {
+  return `${x >= 10 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1)}×`;
+}
+
 /** A speed-up factor: `3.2×`. */
 export function formatSpeedup(from: number | undefined, to: number | undefined): string | undefined {
   if (!from || !to || !Number.isFinite(from) || !Number.isFinite(to) || from <= 0) return undefined;
   const x = to / from;
-  return `${x >= 10 ? Math.round(x) : x.toFixed(1)}×`;
+  return speedupWords(x);
 }
 
 const SEVERITY_ORDER: Record<OpSeverity, number> = { bottleneck: 0, warning: 1, ok: 2, unknown: 3 };
@@ -87,7 +92,7 @@ export function describeOp(op: OpSummary, stale: boolean, unit = 'el'): string {
 export function fixesWords(p: PipelineSummary): string | undefined {
   switch (p.verdict) {
     case 'gain':
-      return p.verified ? `fixes: verified ${p.verified.speedup.toFixed(1)}×` : 'fixes: verified';
+      return p.verified ? `fixes: verified ${speedupWords(p.verified.speedup)}` : 'fixes: verified';
     case 'no-gain':
       return 'no reliable gain';
     case 'error':

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { OpSummary, PipelineSummary } from '../../../src/shared/protocol';
-import { describeOp, describePipeline, formatRate, formatShare, heatOf, pipelineAt, rankOps, statusText } from '../../../src/client/views/format';
+import { describeOp, describePipeline, formatRate, formatShare, formatSpeedup, heatOf, pipelineAt, rankOps, statusText } from '../../../src/client/views/format';
 
 const range = (line: number) => ({ start: { line, character: 0 }, end: { line, character: 10 } });
 function op(id: string, extra: Partial<OpSummary>): OpSummary {
@@ -19,6 +19,13 @@ describe('Tree and status formatting', () => {
     assert.equal(formatRate(3.14159), '3.1 el/s');
     assert.equal(formatRate(Infinity), '∞');
     assert.equal(formatRate(undefined), '–');
+  });
+
+  it('writes speed-ups with one decimal below 10×, whole numbers grouped above', () => {
+    assert.equal(formatSpeedup(100, 174), '1.7×');
+    assert.equal(formatSpeedup(10, 143), '14×');
+    assert.equal(formatSpeedup(1, 14_053.9), '14,054×');
+    assert.equal(formatSpeedup(0, 5), undefined);
   });
 
   it('writes CPU shares as whole percentages, with <1% for tiny ones', () => {

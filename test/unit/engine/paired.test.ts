@@ -3,7 +3,7 @@
  * corpus whose elements differ in cost by stretches, as the text example's emails do.
  */
 import * as assert from 'node:assert/strict';
-import { pooledRate, reliablyFaster } from '../../../src/engine/stats';
+import { formatSpeedup, pooledRate, reliablyFaster } from '../../../src/engine/stats';
 import { pairedSpeedup, pairRuns, PAIRED_MIN_RANGES, runCurve, type Curve, type PairableRun } from '../../../src/engine/paired';
 import type { WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';
@@ -89,5 +89,15 @@ describe('comparing on the same elements', () => {
     assert.deepEqual(runCurve(p), { n: [7, 10, 15], t: [0, 0.5, 0.75] });
     p.run.windowSlices = [{ elements: 3, seconds: 0.5 }];
     assert.equal(runCurve(p), undefined, 'one slice is no curve');
+  });
+});
+
+describe('speed-ups in words', () => {
+  it('keeps one decimal below 100× and groups whole numbers above (a cache that serves epochs from memory)', () => {
+    assert.equal(formatSpeedup(1.74, 0.12), '1.7× ± 0.1');
+    assert.equal(formatSpeedup(1.02, 0.03), '1.02× ± 0.03');
+    assert.equal(formatSpeedup(14.26), '14.3×');
+    assert.equal(formatSpeedup(14053.9, 1373.3), '14,054× ± 1,373');
+    assert.equal(formatSpeedup(640.2, 0.2), '640× ± 1');
   });
 });

@@ -52,6 +52,9 @@ describe('model: words', () => {
     assert.equal(formatSeconds(1.5), '1.5 s');
     assert.equal(formatRate(83.33), '83.3 el/s');
     assert.equal(formatRate(12400), '12,400 el/s');
+    assert.equal(formatRate(1234), '1,234 el/s');
+    // A cache serving epochs from memory: three figures, not "1,147,599".
+    assert.equal(formatRate(1_147_599), '1,150,000 el/s');
     assert.equal(formatBytes(1.2e9), '1.2 GB');
   });
 });
