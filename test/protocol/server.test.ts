@@ -84,7 +84,7 @@ describe('language server over JSON-RPC', function () {
     assert.ok(reports.some((m) => /^numbers: profiling as written \(run 1 of 1\): measuring/.test(m)), reports.join('\n'));
     const titles = await lenses();
     assert.ok(titles.some((t) => /^Pipeline [\d.,]+k? batches\/s · bound /.test(t)), titles.join('\n'));
-    assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.]+×, not verified\)$/.test(t)), titles.join('\n'));
+    assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.,]+×, not verified\)$/.test(t)), titles.join('\n'));
     assert.ok(titles.some((t) => /^[\d.,]+k? el\/s = [\d.,]+k? batches\/s · bound [\d.,]+k? · \d+% CPU · bottleneck: /.test(t)), titles.join('\n'));
     const h = await client.connection.sendRequest<Hover>('textDocument/hover', { textDocument: { uri }, position: { line: 11, character: 4 } });
     assert.match((h.contents as { value: string }).value, /\*\*Measured\*\*/);
@@ -145,7 +145,7 @@ describe('language server over JSON-RPC', function () {
     assert.match(report.advice!.tried[0]!.measured, /^[\d.,k]+ batches\/s ± [\d.]+$/);
     const titles = await lenses();
     if (v.verdict === 'gain') {
-      assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.]+×, verified [\d.]+× ± [\d.]+\)$/.test(t)), titles.join('\n'));
+      assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.,]+×, verified [\d.,]+× ± [\d.,]+\)$/.test(t)), titles.join('\n'));
     } else {
       // A busy machine can measure no gain: then no fix is offered and the lens says why.
       assert.ok(titles.some((t) => t === 'no reliable gain on this machine right now' || t.startsWith('no fix offered: ')), titles.join('\n'));

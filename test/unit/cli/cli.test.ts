@@ -33,7 +33,7 @@ describe('plumber (the built CLI)', function () {
     assert.match(r.stdout, /Changes:\n  • /);
     assert.match(r.stdout, /--override \d+:\d+=parallelism:\d+/);
     // Ten calls in flight hide a 10 ms wait on any machine: verification measured the gain.
-    assert.match(r.stdout, /^Plan: est\. \d+\.\d×, verified \d+\.\d+× ± \d+\.\d+\.$/m);
+    assert.match(r.stdout, /^Plan: est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)×, verified (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)× ± (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)\.$/m);
     assert.match(r.stderr, /run 1: profiling as written\n(.*\n)*.*run 2: (re-profiling|verifying)/);
   });
 
@@ -60,7 +60,7 @@ describe('plumber (the built CLI)', function () {
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--passes', '1', '--no-verify', '--cores', '3');
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^Cores: planning for 3 cores, as asked/m);
-    assert.match(r.stdout, /^Plan: est\. \d+\.\d×, not verified \(--no-verify\)\.$/m);
+    assert.match(r.stdout, /^Plan: est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)×, not verified \(--no-verify\)\.$/m);
   });
 
   it('fixes a pipeline from the command line: a diff that moves the slow map to worker threads', async () => {
