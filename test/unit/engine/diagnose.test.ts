@@ -114,20 +114,26 @@ function widenedBeyond(changes: PlanChange[], o: Overrides): boolean {
  * A scripted runner: the first call returns `first`; every later call returns `first` measured at
  * `factor(applied)` × first's rate, as five windows spread ±`noise`.
  */
-function scripted(first: Profile, changes: () => PlanChange[], factor: (applied: string[]) => number, noise = 0.02) {
+function scripted(first: Profile, changes: () => PlanChange[], factor: (applied: string[]) => number, noise = 0.02, prefetchFactor = 1) {
   const calls: Call[] = [];
   const widened: Call[] = [];
+  const prefetched: Call[] = [];
+  const rootId = first.pipeline.rootId;
   const run = async (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
     const applied = changes()
       .filter((c) => overrides[c.opId] !== undefined && Object.keys(overrides[c.opId]!).length > 0 && appliedKnob(c, overrides))
       .map(changeKey)
       .sort();
-    // A run of the plan with its free levers doubled (verification's last phase) is counted
-    // apart: the tests of the other phases count the runs of the plan's own configurations.
+    // A prefetch at the end that no plan change asked for is verification's last try.
+    const atEnd = overrides[rootId]?.prefetch !== undefined && !changes().some((c) => c.kind === 'prefetch' && c.opId === rootId);
+    // A run of the plan with its free levers doubled, or with a prefetch at the end (verification's
+    // last phases), is counted apart: the tests of the other phases count the runs of the plan's
+    // own configurations.
     if (widenedBeyond(changes(), overrides)) widened.push({ purpose, applied });
+    else if (atEnd) prefetched.push({ purpose, applied });
     else calls.push({ purpose, applied });
-    if (calls.length === 1) return first;
-    const rate = (first.run.elements / first.run.seconds) * factor(applied);
+    if (calls.length === 1 && !atEnd) return first;
+    const rate = (first.run.elements / first.run.seconds) * factor(applied) * (atEnd ? prefetchFactor : 1);
     const p = structuredClone(first);
     p.run.overrides = overrides;
     p.run.windowSlices = [-2, -1, 0, 1, 2].map((k) => ({ elements: rate * (1 + (k * noise) / 2), seconds: 1 }));
@@ -135,7 +141,7 @@ function scripted(first: Profile, changes: () => PlanChange[], factor: (applied:
     p.run.elements = rate;
     return p;
   };
-  return { run, calls, widened };
+  return { run, calls, widened, prefetched };
 }
 
 function appliedKnob(c: PlanChange, o: Overrides): boolean {
@@ -182,10 +188,14 @@ describe('diagnose: verification', () => {
     // With room left, the plan with its calls in flight doubled ran last, measured no faster (the
     // script gives it the rate as written) and is not kept.
     assert.equal(s.widened.length, 1);
-    assert.equal(v.tried.length, 3);
+    // And the plan with a prefetch at the end, which the script measures as fast as the plan: not kept.
+    assert.equal(s.prefetched.length, 1);
+    assert.equal(s.prefetched[0]!.applied.length, all.length);
+    assert.ok(!d.plan.changes.some((c) => c.kind === 'prefetch'));
+    assert.equal(v.tried.length, 4);
     // The profile's window and the second pair's five slices.
     assert.equal(v.asWritten.windows, runSlices(first).length + 5);
-    assert.equal(d.profiles.length, 5);
+    assert.equal(d.profiles.length, 6);
   });
 
   it('measures a plan that gained as predicted without a change that may not pay, and drops it when the plan measured reliably faster without it', async () => {
@@ -205,8 +215,9 @@ describe('diagnose: verification', () => {
     // parallelism, which the model puts at the pipeline's rate as written.
     const after = s.calls.slice(4);
     assert.deepEqual(after.map((c) => c.applied), [[parallelism]]);
-    assert.equal(steps.length, 6);
+    assert.equal(steps.length, 7);
     assert.match(steps[4]!, /^verifying: set parallelism of map\(fetch\) to \d+$/);
+    assert.match(steps[6]!, /, with .*prefetch\(2\)/);
     // Then the kept part with twice its calls in flight, which the script measures as written.
     assert.match(steps[5]!, /^verifying: set parallelism of map\(fetch\) to \d+, doubling what it keeps in flight \(set parallelism of map\(fetch\) to \d+\)$/);
   });
@@ -582,14 +593,14 @@ describe('diagnose: verification', () => {
     const calls: string[] = [];
     const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
       const applied = Object.keys(o).length > 0;
-      calls.push(`${purpose}:${applied ? 'plan' : 'as written'}`);
+      calls.push(`${purpose}:${o[first.pipeline.rootId]?.prefetch !== undefined ? 'plan with a prefetch at the end' : applied ? 'plan' : 'as written'}`);
       if (calls.length === 1) return first;
       const p = structuredClone(first);
       p.run.overrides = o;
       return shape(p, applied ? planSeconds : asWrittenSeconds);
     };
     const d = await diagnose({ run, passes: 2 });
-    assert.deepEqual(calls, ['profile:as written', 'replan:plan', 'verify:plan', 'verify:as written']);
+    assert.deepEqual(calls, ['profile:as written', 'replan:plan', 'verify:plan', 'verify:as written', 'verify:plan with a prefetch at the end']);
     const v = d.plan.verification!;
     // Paired on the shared elements: 1.7× ± 1.1, no verdict; pooled: 2.0× ± 0.5, beyond the spread.
     assert.equal(v.verdict, 'gain', v.summary);
@@ -705,7 +716,8 @@ describe('diagnose: verification', () => {
       const run = async (overrides: Overrides): Promise<Profile> => {
         const written = overrides[fetch]?.parallelism;
         const k = typeof written === 'number' ? written : 1;
-        calls.push(k);
+        // A prefetch at the end (verification's last try) is not a count of calls in flight.
+        if (overrides[first.pipeline.rootId]?.prefetch === undefined) calls.push(k);
         if (calls.length === 1) return first;
         const rate = (first.run.elements / first.run.seconds) * rateAt(k);
         const out = structuredClone(first);
@@ -862,6 +874,65 @@ describe('diagnose: verification', () => {
     assert.deepEqual(await diagnoseWith(1.3), ['profile 0', 'verify 2', 'verify 2', 'verify 0']);
   });
 
+  it('keeps a prefetch at the end only when the kept changes measured reliably faster with it, and prices the plan with what it added', async () => {
+    const first = oneFetchProfile();
+    const planned = modelPlan(first).changes;
+    const gain = asPredicted(first);
+    const rootId = first.pipeline.rootId;
+    const withPrefetch = async (prefetchFactor: number) => {
+      const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1), 0.02, prefetchFactor);
+      return { s, d: await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 }) };
+    };
+    // 1.5× with it, within ±1%: kept, after the plan itself was verified.
+    const faster = await withPrefetch(1.5);
+    assert.equal(faster.s.prefetched.length, 1);
+    assert.deepEqual(faster.s.prefetched[0]!.applied, planned.map(changeKey));
+    const added = faster.d.plan.changes.find((c) => c.kind === 'prefetch');
+    assert.ok(added && added.kind === 'prefetch', 'the prefetch is a change of the plan');
+    assert.equal(added.opId, rootId);
+    assert.equal(added.existing, false);
+    assert.equal(added.size, 2);
+    assert.match(added.reason, /The model does not price it; verification measured .* with it against .* without \(1\.[45]\d?× ± /);
+    assert.equal(faster.d.plan.overrides[rootId]?.prefetch, 2);
+    assert.equal(faster.d.plan.verification?.verdict, 'gain');
+    assert.ok(Math.abs(faster.d.plan.verification!.speedup - 1.5 * gain) < 0.05 * gain, `verified ${faster.d.plan.verification!.speedup} against ${1.5 * gain}`);
+    // The estimate stays the model's, which does not price the prefetch: the verified figure says what it added.
+    const model = modelPlan(first).predictedRate;
+    assert.ok(Math.abs(faster.d.plan.predictedRate - model) < 0.05 * model, `predicted ${faster.d.plan.predictedRate} against ${model}`);
+    // 1.02×: within the smallest gain that counts, so not kept; the plan's figure is the model's.
+    const same = await withPrefetch(1.02);
+    assert.equal(same.s.prefetched.length, 1);
+    assert.ok(!same.d.plan.changes.some((c) => c.kind === 'prefetch'));
+    assert.equal(same.d.plan.predictedRate, model);
+    assert.equal(same.d.plan.overrides[rootId]?.prefetch, undefined);
+  });
+
+  it('adds no prefetch at the end of a pipeline that ends in one, or that the user\'s overrides give one', async () => {
+    const endsInOne = new ProfileBuilder({ cores: 2 })
+      .range()
+      .map('fetch', { latency: 20e-3, parallelism: 1 })
+      .prefetch(2)
+      .build({ rootElements: 100, rate: 1 / 21e-3 });
+    const planned = modelPlan(endsInOne).changes;
+    assert.ok(planned.length > 0, 'the scenario needs a plan');
+    const s = scripted(endsInOne, () => planned, (applied) => (applied.length === planned.length ? asPredicted(endsInOne) : 1), 0.02, 2);
+    const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
+    assert.equal(d.plan.verification?.verdict, 'gain');
+    assert.equal(s.prefetched.length, 0);
+    assert.ok(!d.plan.changes.some((c) => c.kind === 'prefetch' && c.opId === endsInOne.pipeline.rootId));
+
+    const first = oneFetchProfile();
+    const rootId = first.pipeline.rootId;
+    const user: Overrides = { [rootId]: { prefetch: 8 } };
+    const plannedFor = modelPlan(first).changes;
+    const calls: Overrides[] = [];
+    const t = scripted(first, () => plannedFor, (applied) => (applied.length === plannedFor.length ? asPredicted(first) : 1), 0.02, 2);
+    const d2 = await diagnose({ run: async (o, purpose) => (calls.push(o), t.run(o, purpose)), passes: 1, verifyBudgetSeconds: 60, userOverrides: user });
+    assert.equal(d2.plan.verification?.verdict, 'gain');
+    assert.ok(calls.every((o) => o[rootId]?.prefetch === undefined || o[rootId]?.prefetch === 8), 'no run sized the user\'s prefetch otherwise');
+    assert.ok(!d2.plan.changes.some((c) => c.kind === 'prefetch'));
+  });
+
   it('reports progress per step, naming the phase and the run', async () => {
     const first = threeChangeProfile();
     const planned = modelPlan(first).changes;
@@ -871,7 +942,8 @@ describe('diagnose: verification', () => {
     await diagnose({ run: s.run, passes: 1, onStep: (st) => steps.push(`${st.run} ${st.phase}: ${st.message}`) });
     assert.deepEqual(steps.slice(0, 4), ['1 profile: profiling as written', '2 verify: verifying: the plan (1)', '3 verify: verifying: the plan (2)', '4 verify: verifying: as written (2)']);
     assert.match(steps[4]!, /^5 verify: verifying: the plan, doubling what it keeps in flight \(set parallelism of map\(fetch\) to \d+, set parallelism of map\(lookup\) to \d+\)$/);
-    assert.equal(steps.length, 5);
+    assert.match(steps[5]!, /^6 verify: verifying: the plan, with .*prefetch\(2\)/);
+    assert.equal(steps.length, 6);
   });
 
   it('returns the first run\'s error with an empty plan and runs nothing else', async () => {
