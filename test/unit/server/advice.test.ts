@@ -147,6 +147,38 @@ describe('Advice the editor shows', () => {
       ]);
     });
 
+    it('titles a kept change the model does not price with what it measured over the other changes', () => {
+      // A prefetch at the end (verification's last try): no estimate of its own, measured on top of
+      // the kept parallelism (527/s) at 640/s.
+      const over = session((base, parallelism, prefetch) => {
+        const unpriced = { ...prefetch, predictedRate: undefined };
+        const keptWith = { changes: [changeKey(parallelism), changeKey(prefetch)], measured: { rate: 640, halfWidth: 25, windows: 4 } };
+        const v: Verification = {
+          verdict: 'gain',
+          asWritten,
+          kept: keptWith,
+          tried: [{ changes: [], measured: asWritten }, { changes: [changeKey(parallelism)], measured: { rate: 527, halfWidth: 20, windows: 8 }, predictedRate: 558 }, keptWith],
+          speedup: 2.06,
+          speedupHalfWidth: 0.1,
+          dropped: [],
+          summary: 'verified 2.1× ± 0.1',
+          seconds: 9,
+        };
+        return { ...base, changes: [parallelism, unpriced], predictedRate: 558, verification: v };
+      });
+      assert.deepEqual(actionTitles(over, BATCH), [
+        'Apply Plumber fix: insert prefetch(4) after batch(8) (measured 1.2× ± 0.1 over the other changes)',
+        'Apply all Plumber fixes (est. 1.8×, verified 2.1× ± 0.1)',
+      ]);
+      // Without the run of the other changes alone there is nothing to say.
+      const bare = session((base, parallelism, prefetch) => {
+        const keptWith = { changes: [changeKey(parallelism), changeKey(prefetch)], measured: { rate: 640, halfWidth: 25, windows: 4 } };
+        const v: Verification = { verdict: 'gain', asWritten, kept: keptWith, tried: [{ changes: [], measured: asWritten }, keptWith], speedup: 2.06, speedupHalfWidth: 0.1, dropped: [], summary: 'verified 2.1× ± 0.1', seconds: 9 };
+        return { ...base, changes: [parallelism, { ...prefetch, predictedRate: undefined }], predictedRate: 558, verification: v };
+      });
+      assert.equal(actionTitles(bare, BATCH)[0], 'Apply Plumber fix: insert prefetch(4) after batch(8)');
+    });
+
     it('never offers the change verification dropped, not even disabled', () => {
       assert.ok(!actionTitles(s, BATCH).some((t) => /prefetch/.test(t)), actionTitles(s, BATCH).join('\n'));
       const tree = pipelines(s.views(URI), FILE, []).find((p) => p.name === 'images')!;
