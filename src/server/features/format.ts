@@ -7,6 +7,7 @@ import type { PlanChange } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import { changeTitle } from '../../model/describe';
 import { compact } from '../../shared/format';
+import { formatSpeedup } from '../../engine/stats';
 
 export { compact };
 
@@ -21,8 +22,8 @@ export function percent(share: number): string {
 /** "6.8×" speed-up text (predicted over measured). */
 export function speedup(predicted: number, current: number): string | undefined {
   if (!(current > 0) || !Number.isFinite(predicted)) return undefined;
-  const x = predicted / current;
-  return `${x < 10 ? x.toFixed(1) : Math.round(x)}×`;
+  // As the CLI and the verified figure write it, so one title never mixes "14054×" and "14,054×".
+  return formatSpeedup(predicted / current);
 }
 
 export const FIX_PREFIX = 'Apply Plumber fix: ';
