@@ -22,7 +22,12 @@ export interface CacheCandidate {
 }
 
 export interface CacheChoice {
-  candidate?: CacheCandidate;
+  /**
+   * The caches to insert, the one that saves the most first: after it, each further one caches
+   * work none of the others holds (the inputs of a random mixture, each cached above the draw),
+   * and together they fit the memory budget.
+   */
+  candidates: CacheCandidate[];
   /** Sentences about caches considered and refused. */
   notes: string[];
   /**
@@ -59,17 +64,22 @@ function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
   return 'the library marks it random';
 }
 
-/** Find the best cache point that fits in `cacheMemoryFraction × budgetBytes`, never at or after a random op. */
+/**
+ * Find the cache points that fit in `cacheMemoryFraction × budgetBytes`, never at or after a random
+ * op: the one that saves the most, then any that cache work disjoint from it (see CacheChoice).
+ */
 export function chooseCache(m: Measured, budgetBytes: number, randomOps: ReadonlySet<string> = new Set()): CacheChoice {
   const notes: string[] = [];
   const all: CacheCandidate[] = [];
+  const closures = new Map<string, Set<string>>();
   // Caches refused only because of randomness upstream: the one that would save the most is named in a note.
   let refused: { opId: string; randomId: string; saved: number } | undefined;
   for (const id of m.order) {
     const om = m.ops.get(id);
     if (!om || notCacheable.has(om.op.kind) || om.op.counters.produced <= 0) continue;
     if ((m.consumers.get(id) ?? []).some((c) => m.ops.get(c)?.op.kind === 'cache')) continue;
-    const closure = [...upstreamClosure(m, id)].map((u) => m.ops.get(u)).filter((u) => u !== undefined);
+    const closureIds = upstreamClosure(m, id);
+    const closure = [...closureIds].map((u) => m.ops.get(u)).filter((u) => u !== undefined);
     // A cache at or after randomness (from any source) would replay one draw forever; one after a
     // cache is pointless; one below a repeat would never see a pass end. The closure includes the
     // inner datasets of an interleave or flatMap.
@@ -105,6 +115,7 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
       if (!refused || saved > refused.saved) refused = { opId: id, randomId: random.op.id, saved };
       continue;
     }
+    closures.set(id, closureIds);
     all.push({
       opId: id,
       cardinality,
@@ -120,6 +131,22 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
   all.sort((a, b) => b.savedPerRoot - a.savedPerRoot || (order.get(b.opId) ?? 0) - (order.get(a.opId) ?? 0));
   const limit = C.cacheMemoryFraction * budgetBytes;
   const candidate = all.find((c) => c.estimatedBytes <= limit);
+  const candidates: CacheCandidate[] = [];
+  if (candidate) {
+    // Further caches hold work the chosen ones do not: two costly branches that a random mixture
+    // merges (the cache after the mixture would replay its draws) are each cached above it.
+    const held = new Set(closures.get(candidate.opId));
+    let bytes = candidate.estimatedBytes;
+    candidates.push(candidate);
+    for (const c of all) {
+      const closure = closures.get(c.opId);
+      if (c === candidate || !closure || bytes + c.estimatedBytes > limit || c.savedPerRoot <= 0) continue;
+      if ([...closure].some((u) => held.has(u))) continue;
+      candidates.push(c);
+      bytes += c.estimatedBytes;
+      for (const u of closure) held.add(u);
+    }
+  }
   const better = all.find((c) => c.estimatedBytes > limit && (!candidate || c.savedPerRoot > candidate.savedPerRoot * 1.05));
   if (better) {
     const om = m.ops.get(better.opId);
@@ -135,5 +162,5 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
       randomRefusal = `A cache after ${describeOp(at.op)} would save the most work, but ${describeOp(r.op)} is random (${randomWhy(r, randomOps)}): a cache at or after it would replay the first pass's draws on every later pass`;
     }
   }
-  return { candidate, notes, randomRefusal };
+  return { candidates, notes, randomRefusal };
 }

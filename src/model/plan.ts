@@ -157,20 +157,20 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   notes.push(...shardNotes(m));
   const withoutCache = searchMoves(m, base, r);
   let chosen = withoutCache;
-  let cache: CacheCandidate | undefined;
-  if (cacheChoice.candidate) {
+  let caches: CacheCandidate[] = [];
+  if (cacheChoice.candidates.length > 0) {
     const cachedStart = cloneConfig(base);
-    cachedStart[cacheChoice.candidate.opId].cacheAfter = true;
+    for (const c of cacheChoice.candidates) cachedStart[c.opId].cacheAfter = true;
     const withCache = searchMoves(m, cachedStart, r);
     const picked = best(m, [withoutCache, withCache], r, C.minGain);
     if (picked.cfg === withCache) {
       chosen = withCache;
-      cache = cacheChoice.candidate;
+      caches = cacheChoice.candidates;
     }
   }
   if (evaluate(m, chosen, coreBudget(r)).bound < current.bound * (1 + C.minGain)) {
     chosen = cloneConfig(base);
-    cache = undefined;
+    caches = [];
   } else {
     chosen = quiet(m, base, hedge(m, chosen, r), r);
   }
@@ -225,7 +225,8 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         reason: `${name} waits for its elements and nothing overlaps that wait with the work after it; a prefetch buffer after it lets them run at the same time.`,
       });
     }
-    if (cache && cache.opId === id) {
+    const cache = caches.find((c) => c.opId === id);
+    if (cache) {
       changes.push({
         kind: 'cache',
         opId: id,
@@ -260,9 +261,10 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     kept = [];
   }
   if (cacheChoice.randomRefusal) {
-    const cached = kept.find((c) => c.kind === 'cache');
-    const above = cached ? m.ops.get(cached.opId) : undefined;
-    notes.push(`${cacheChoice.randomRefusal}, so the plan ${above ? `caches after ${describeOp(above.op)}, above it` : 'proposes no cache'}.`);
+    const above = kept.filter((c) => c.kind === 'cache').map((c) => m.ops.get(c.opId)).filter((om) => om !== undefined);
+    const where = above.map((om) => `after ${describeOp(om.op)}`);
+    const listed = where.length <= 1 ? where.join('') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
+    notes.push(`${cacheChoice.randomRefusal}, so the plan ${above.length > 0 ? `caches ${listed}, above it` : 'proposes no cache'}.`);
   }
   const withEffects = kept.map((ch) => ({ ...ch, predictedRate: rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;

@@ -87,6 +87,60 @@ describe('model: cache', () => {
     assert.equal(cacheOf(plan(profile).changes), undefined);
   });
 
+  it('caches each costly input of a random mixture, above the draw, and says where', () => {
+    // Two decodes of 1 ms an element each, merged by a seeded draw and read again by repeat():
+    // the cache after the mixture would replay its draws, so each input gets its own.
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decodeA', { self: 1e-3, bytes: 1e3 })
+      .op({ kind: 'range', inputs: [], cardinality: 1000 })
+      .map('decodeB', { self: 1.2e-3, bytes: 1e3, inputs: [2] })
+      .op({ kind: 'sampleFromDatasets', inputs: [1, 3], shares: [0.5, 0.5] })
+      .batch(10)
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 100, rate: 90 });
+    const p = plan(profile);
+    const caches = p.changes.filter((c) => c.kind === 'cache').map((c) => c.opId);
+    assert.deepEqual(caches.sort(), [id(1), id(3)].sort());
+    assert.deepEqual(p.overrides[id(1)], { cache: 'memory' });
+    assert.deepEqual(p.overrides[id(3)], { cache: 'memory' });
+    assert.ok(!p.changes.some((c) => c.kind === 'placement'), 'nothing left to move once both inputs are cached');
+    assert.ok(
+      p.notes?.some((n) => /sampleFromDatasets.* is random .* caches after map\(decode[AB]\) and after map\(decode[AB]\), above it/.test(n)),
+      `expected the note to name both caches, got ${JSON.stringify(p.notes)}`,
+    );
+  });
+
+  it('caches one input of a random mixture when only one is costly', () => {
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decodeA', { self: 2e-3, bytes: 1e3 })
+      .op({ kind: 'range', inputs: [], cardinality: 1000 })
+      .map('cheap', { self: 1e-7, bytes: 1e3, inputs: [2] })
+      .op({ kind: 'sampleFromDatasets', inputs: [1, 3], shares: [0.5, 0.5] })
+      .batch(10)
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 100, rate: 90 });
+    const caches = plan(profile).changes.filter((c) => c.kind === 'cache').map((c) => c.opId);
+    assert.deepEqual(caches, [id(1)]);
+  });
+
+  it('holds every cache it proposes within the memory budget together', () => {
+    // Each input's cache (2 GB) fits in 90% of a 4 GB budget; both (4 GB) do not.
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decodeA', { self: 1e-3, bytes: 2e6 })
+      .op({ kind: 'range', inputs: [], cardinality: 1000 })
+      .map('decodeB', { self: 1.2e-3, bytes: 2e6, inputs: [2] })
+      .op({ kind: 'sampleFromDatasets', inputs: [1, 3], shares: [0.5, 0.5] })
+      .batch(10)
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 100, rate: 90 });
+    const caches = plan(profile, { memoryBudgetBytes: 4e9 }).changes.filter((c) => c.kind === 'cache');
+    assert.equal(caches.length, 1);
+    assert.equal(caches[0]!.opId, id(3), 'the one that saves the most');
+  });
+
   it('does not propose a second cache once the first one ran', () => {
     // The re-trace with the cache: decode produced nothing in the window, the cache served it all.
     const profile = new ProfileBuilder()
