@@ -17,7 +17,7 @@
  * two configurations, between this and their pooled rates; verification and the passes judge by it.
  */
 import type { Profile, WindowSlice } from '../shared/profile';
-import { measuredSlower, MIN_RELATIVE_GAIN, pooledRate, reliablyFaster, runSlices, speedupOf, t975 } from './stats';
+import { measuredSlower, MIN_RELATIVE_GAIN, pooledRate, reliablyFaster, runSlices, speedupOf, t975, wholeLifeWithCache } from './stats';
 
 /** Root elements since the pipeline's start (n) and seconds since the window's start (t), at the window's start and each slice's end. */
 export interface Curve {
@@ -51,8 +51,13 @@ export const PAIRED_MIN_OVERLAP = 0.5;
 /** Most sub-ranges one pair of runs contributes. */
 const MAX_RANGES_PER_PAIR = 12;
 
-/** The curve of a run from its warm-up and window slices; undefined when the window was not sliced. */
+/**
+ * The curve of a run from its warm-up and window slices; undefined when the window was not sliced,
+ * or when it measured a cache's fill and replay from start to end: compared stretch by stretch,
+ * the fill's stretches would say 1× and the replay's 50× (see stats.ts `wholeLifeWithCache`).
+ */
 export function runCurve(profile: Profile): Curve | undefined {
+  if (wholeLifeWithCache(profile)) return undefined;
   const slices = profile.run.windowSlices;
   if (!slices || slices.length < 2) return undefined;
   const n = [profile.run.warmupElements];

@@ -22,7 +22,7 @@ import { outerOf, type Config } from './config';
 import { coresGot, type Contention, type CoreBudget } from './cores';
 import { clusterBounds } from './cluster';
 import { describeOp, formatRate, formatSeconds, listWords } from './describe';
-import { latencyAt, nesting, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
+import { latencyAt, nesting, passesOver, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 /** One op's demands per root element under a configuration. */
 export interface Effective {
@@ -69,15 +69,20 @@ function fnKind(om: OpMeasure): boolean {
 
 /** Demands of each op under `cfg`. */
 export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effective> {
-  const cached = new Set<string>();
+  // The share of its work a cached op still does: its first pass, of all the passes the
+  // pipeline reads the cache (a cache under repeat(4) still computes a quarter of the elements
+  // it hands out; under repeat(), none in the steady state).
+  const cached = new Map<string, number>();
   for (const [id, c] of Object.entries(cfg)) {
-    if (c.cacheAfter) for (const up of upstreamClosure(m, id)) cached.add(up);
+    if (!c.cacheAfter) continue;
+    const fill = 1 / passesOver(m, id);
+    for (const up of upstreamClosure(m, id)) cached.set(up, Math.min(cached.get(up) ?? 1, fill));
   }
   const out = new Map<string, Effective>();
   const machine = m.profile.machine;
   for (const [id, om] of m.ops) {
     const c = cfg[id];
-    const f = cached.has(id) ? 0 : 1;
+    const f = cached.get(id) ?? 1;
     let overhead = om.overheadPerRoot;
     let main = om.selfPerRoot + om.dispatchPerRoot + overhead;
     // A cluster op's worker CPU is spent on other hosts: it takes nothing from this machine's cores.

@@ -490,3 +490,20 @@ export function downstream(m: Measured, id: string): string[] {
   }
   return out;
 }
+
+/**
+ * How many times the pipeline reads what `id` produces in its whole life: the product of the
+ * counts of the repeats downstream of it; Infinity when one repeats forever (no count, or a
+ * negative one) and 1 when none repeats.
+ */
+export function passesOver(m: Measured, id: string): number {
+  let passes = 1;
+  for (const d of downstream(m, id)) {
+    const op = m.ops.get(d)?.op;
+    if (op?.kind !== 'repeat') continue;
+    const count = op.knobs.count;
+    if (count === undefined || count === null || count < 0) return Infinity;
+    passes *= Math.max(1, count);
+  }
+  return passes;
+}

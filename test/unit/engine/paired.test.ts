@@ -3,8 +3,8 @@
  * corpus whose elements differ in cost by stretches, as the text example's emails do.
  */
 import * as assert from 'node:assert/strict';
-import { formatSpeedup, pooledRate, reliablyFaster } from '../../../src/engine/stats';
-import { pairedSpeedup, pairRuns, PAIRED_MIN_RANGES, runCurve, type Curve, type PairableRun } from '../../../src/engine/paired';
+import { formatSpeedup, pooledRate, reliablyFaster, runSlices, wholeLifeWithCache } from '../../../src/engine/stats';
+import { pairedSpeedup, pairRuns, PAIRED_MIN_RANGES, runCurve, sideFaster, sideOf, type Curve, type PairableRun } from '../../../src/engine/paired';
 import type { WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';
 import { simulate } from './contentRuns';
@@ -89,6 +89,51 @@ describe('comparing on the same elements', () => {
     assert.deepEqual(runCurve(p), { n: [7, 10, 15], t: [0, 0.5, 0.75] });
     p.run.windowSlices = [{ elements: 3, seconds: 0.5 }];
     assert.equal(runCurve(p), undefined, 'one slice is no curve');
+  });
+});
+
+describe('a run that measured a cache\'s fill and replay from start to end', () => {
+  // The run of a finite pipeline (repeat(4) after a cache) drained during its warm-up, so its
+  // window is its whole life: eleven slices of the fill at ≈ 600/s, then the replay of three
+  // epochs in one slice. As written ran at ≈ 600/s throughout and never reached the end.
+  const profiles = () => {
+    const asWritten = new ProfileBuilder({ cores: 2 }).range(5000).map('f', { self: 1.6e-3 }).op({ kind: 'repeat', count: 4 }).build({ rootElements: 100, rate: 600 });
+    asWritten.run.warmupElements = 400;
+    asWritten.run.endReason = 'converged';
+    asWritten.run.windowSlices = Array.from({ length: 17 }, (_, k) => ({ elements: 44 + (k % 3), seconds: 0.076 }));
+    const cached = new ProfileBuilder({ cores: 2 })
+      .range(5000)
+      .map('f', { self: 1.6e-3 })
+      .op({ kind: 'cache', overridden: true })
+      .op({ kind: 'repeat', count: 4 })
+      .build({ rootElements: 2499, rate: 2389 });
+    cached.run.warmupElements = 1;
+    cached.run.endReason = 'exhausted';
+    cached.run.windowSlices = [...Array.from({ length: 11 }, (_, k) => ({ elements: 44 + (k % 4), seconds: 0.076 })), { elements: 1949, seconds: 0.135 }];
+    cached.run.elements = cached.run.windowSlices.reduce((a, x) => a + x.elements, 0);
+    cached.run.seconds = cached.run.windowSlices.reduce((a, x) => a + x.seconds, 0);
+    return { asWritten, cached };
+  };
+
+  it('counts as one measurement of the whole run\'s rate, so the two regimes are not read as noise', () => {
+    const { asWritten, cached } = profiles();
+    assert.equal(wholeLifeWithCache(cached), true);
+    assert.equal(wholeLifeWithCache(asWritten), false);
+    assert.deepEqual(runSlices(cached), [{ elements: cached.run.elements, seconds: cached.run.seconds }]);
+    assert.equal(runCurve(cached), undefined, 'stretch by stretch the fill says 1× and the replay 50×');
+    assert.ok(sideFaster(sideOf(cached, 1), sideOf(asWritten, 0)), 'the whole run is ≈ 3.9× as written');
+  });
+
+  it('keeps the slices of a window that began after the warm-up, or of a run without a cache', () => {
+    const { asWritten, cached } = profiles();
+    cached.run.warmupElements = 700;
+    assert.equal(wholeLifeWithCache(cached), false);
+    // Read as repeated measurements of one rate, the fill and the replay spread it past any gain.
+    assert.equal(sideFaster(sideOf(cached, 1), sideOf(asWritten, 0)), false);
+    const noCache = profiles().cached;
+    noCache.ops = noCache.ops.filter((o) => o.kind !== 'cache');
+    assert.equal(wholeLifeWithCache(noCache), false);
+    assert.equal(runSlices(noCache).length, 12);
   });
 });
 

@@ -87,6 +87,34 @@ describe('model: cache', () => {
     assert.equal(cacheOf(plan(profile).changes), undefined);
   });
 
+  it('prices a cache under repeat(n) over the pipeline\'s whole life: the first of n passes still computes', () => {
+    const build = (count: number) =>
+      new ProfileBuilder()
+        .range(1000)
+        .map('decode', { self: 10e-3, bytes: 1e3 })
+        .op({ kind: 'repeat', count })
+        .batch(10)
+        .build({ rootElements: 100, rate: 9.8 });
+    const finite = plan(build(4));
+    assert.equal(cacheOf(finite.changes)?.opId, id(1));
+    // 4 passes, the first computing: 2.5 ms of decode per element on average, at most 4× as written.
+    const speedup = finite.predictedRate / 9.8;
+    assert.ok(speedup > 3 && speedup <= 4.1, `expected ≈ 4× over the life of repeat(4), got ${speedup}`);
+    const nested = plan(
+      new ProfileBuilder()
+        .range(1000)
+        .map('decode', { self: 10e-3, bytes: 1e3 })
+        .op({ kind: 'repeat', count: 2 })
+        .batch(10)
+        .op({ kind: 'repeat', count: 3 })
+        .build({ rootElements: 100, rate: 9.8 }),
+    );
+    const nestedSpeedup = nested.predictedRate / 9.8;
+    assert.ok(nestedSpeedup > 4.5 && nestedSpeedup <= 6.1, `expected ≈ 6× for repeat(2) inside repeat(3), got ${nestedSpeedup}`);
+    // Repeated forever, the steady state after the first pass serves everything from memory.
+    assert.ok(plan(build(-1)).predictedRate / 9.8 > 100);
+  });
+
   it('caches each costly input of a random mixture, above the draw, and says where', () => {
     // Two decodes of 1 ms an element each, merged by a seeded draw and read again by repeat():
     // the cache after the mixture would replay its draws, so each input gets its own.
