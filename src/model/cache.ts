@@ -107,6 +107,16 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
         cardinalitySource = `estimated from ${describeOp(known.op)}'s ${known.op.cardinality.toLocaleString('en-US')} elements and the visit ratio`;
       }
     }
+    // A take above caps what a pass holds, whatever the source has (take(5000) of 12,500 windows).
+    for (const u of closure) {
+      const count = u.op.kind === 'take' ? u.op.knobs.count : undefined;
+      if (cardinality === undefined || count === undefined || count === null || count < 0 || u.op.counters.produced <= 0) continue;
+      const cap = Math.round((count * om.op.counters.produced) / u.op.counters.produced);
+      if (cap < cardinality) {
+        cardinality = cap;
+        cardinalitySource = u === om ? `the count of ${describeOp(u.op)}` : `estimated from ${describeOp(u.op)} and the visit ratio`;
+      }
+    }
     if (cardinality === undefined) continue;
 
     let saved = 0;

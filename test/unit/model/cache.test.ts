@@ -115,6 +115,22 @@ describe('model: cache', () => {
     assert.ok(plan(build(-1)).predictedRate / 9.8 > 100);
   });
 
+  it('sizes a cache below take(n) from the count it takes, not from the source', () => {
+    const profile = new ProfileBuilder()
+      .range(100_000)
+      .map('reading', { self: 1e-3, bytes: 1e3 })
+      .op({ kind: 'take', count: 5000, bytes: 1e3 })
+      .op({ kind: 'batch', batchSize: 8, bytes: 8e3 })
+      .op({ kind: 'repeat', count: -1 })
+      .build({ rootElements: 100, rate: 120 });
+    const cache = cacheOf(plan(profile).changes);
+    assert.ok(cache);
+    assert.equal(cache.opId, id(3), 'after the batch, the highest point');
+    // 5,000 elements a pass, 625 batches of 8 kB: not 100,000 ÷ 8 of them.
+    assert.equal(cache.estimatedBytes, 625 * 8e3);
+    assert.match(cache.reason, /625 elements \(estimated from take\(5000\) and the visit ratio\)/);
+  });
+
   it('caches each costly input of a random mixture, above the draw, and says where', () => {
     // Two decodes of 1 ms an element each, merged by a seeded draw and read again by repeat():
     // the cache after the mixture would replay its draws, so each input gets its own.
