@@ -5,7 +5,7 @@
  * an edit. The server's views, the CLI's `fix` and the diagnose routine all join through here.
  */
 import type { Analysis, OpAnalysis } from '../shared/analysis';
-import type { OpProfile, Profile } from '../shared/profile';
+import { isPlainInner, type OpProfile, type Profile } from '../shared/profile';
 import type { GraphOp, PipelineGraph } from './graph/types';
 
 export interface JoinedOp {
@@ -54,14 +54,15 @@ export function joinOps(graph: PipelineGraph, profile: Profile, analysis?: Analy
     if (g && g.kind === prof.kind) {
       byGraphId.set(g.id, { prof, an: an.get(prof.id) });
       byProfileId.set(prof.id, g);
-    } else {
+    } else if (!isPlainInner(prof)) {
+      // The plain iterables an interleave opens have no place in the source to join to.
       unmatched.push(prof);
     }
   }
   if (unmatched.length > 0) {
     const graphKeys = occurrenceKeys(graph.ops);
     const graphByKey = new Map([...graphKeys].map(([op, key]) => [key, op]));
-    const profKeys = occurrenceKeys(profileChain(profile).filter((o) => !o.overridden));
+    const profKeys = occurrenceKeys(profileChain(profile).filter((o) => !o.overridden && !isPlainInner(o)));
     for (const prof of unmatched) {
       const key = profKeys.get(prof);
       const g = key ? graphByKey.get(key) : undefined;

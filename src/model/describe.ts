@@ -4,7 +4,7 @@
  */
 import type { PlanChange } from '../shared/analysis';
 import { parseOpId } from '../shared/opId';
-import type { OpProfile, Profile } from '../shared/profile';
+import { isPlainInner, type OpProfile, type Profile } from '../shared/profile';
 
 /**
  * A short label for an operator as a user wrote it: `map(decode)`, `batch(32)`, `prefetch(4)`,
@@ -41,6 +41,9 @@ export function describeOp(op: OpProfile): string {
       return k.count !== undefined ? `${op.kind}(${k.count})` : op.kind;
     case 'cache':
       return k.cachePath ? `cache(${JSON.stringify(k.cachePath)})` : 'cache()';
+    case 'from':
+      // The plain iterables an interleave's fn returns (plumber-data counts them on a `from` it makes).
+      return isPlainInner(op) ? `inner iterable of interleave${writtenAt(op.parentId!)}` : 'from';
     default:
       return op.kind;
   }

@@ -157,6 +157,15 @@ export interface OpProfile {
 }
 
 /**
+ * The operator plumber-data makes for the plain iterables an interleave's fn returns (arrays,
+ * generators, async iterables: no Dataset, so no operator of their own): a `from` nested in the
+ * interleave, with no call site. Their elements and waits are counted there.
+ */
+export function isPlainInner(op: Pick<OpProfile, 'kind' | 'site' | 'parentId'>): boolean {
+  return op.kind === 'from' && op.site === undefined && op.parentId !== undefined;
+}
+
+/**
  * The cost of running an operator's fn in a worker thread instead of the main thread, per element,
  * measured on a sample of real input elements (seconds, bytes). A structured clone is paid on the
  * sending side (serialise) and the receiving side (deserialise); each figure here is the whole

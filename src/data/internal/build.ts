@@ -63,6 +63,22 @@ export function withParent<R>(parent: string, build: () => R): R {
   }
 }
 
+/**
+ * The counters of an operator the library makes for something with none of its own (the plain
+ * iterables an interleave's fn returns), registered once under `key` as built inside `parent`;
+ * null when no tracer watches. It has no call site: the profile names it by kind.
+ */
+export function nestedCounters(parent: string, key: string, kind: OpKind): OpCounters | null {
+  const tracer = (globalThis as Globals)[TRACER_KEY];
+  if (tracer === undefined) return null;
+  const node = withParent(parent, () =>
+    makeNode({ tracer, site: undefined, override: undefined }, { kind, inputs: [], placement: 'main', knobs: {} }, () => {
+      throw new Error(`${key} is counted, never opened`);
+    }, key),
+  );
+  return node.counters;
+}
+
 /** Declared `async` (or an async generator function): known before the first call. */
 export function isAsyncFunction(fn: Function): boolean {
   const name = fn.constructor?.name;

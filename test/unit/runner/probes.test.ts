@@ -6,7 +6,8 @@ import { runProfile } from '../../../src/runner/spawn';
 import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
 import { threadCpuClock } from '../../../src/runner/machine';
 import { measureMoves } from '../../../src/runner/moves';
-import type { OpProfile, Profile } from '../../../src/shared/profile';
+import { isPlainInner, type OpProfile, type Profile } from '../../../src/shared/profile';
+import { analyze, describeOp, plan } from '../../../src/model';
 import * as probe from '../../fixtures/pipelines/probe-moves';
 import { alive } from '../../helpers/processes';
 
@@ -161,6 +162,23 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.equal(decode.parentId, interleave.id);
     assert.equal(interleave.parentId, undefined);
     assert.equal(p.ops.find((o) => o.id === interleave.inputs[0])?.parentId, undefined);
+  });
+
+  it('counts the plain iterables an interleave’s fn returns on a source nested in it, so their waits bind', async () => {
+    const p = await runProfile({ file: NESTED, exportName: 'generated', seconds: 0.5, warmupSeconds: 0.1 });
+    assert.equal(p.error, undefined, p.error?.message);
+    const interleave = p.ops.find((o) => o.kind === 'interleave');
+    assert.ok(interleave);
+    const inner = p.ops.filter((o) => o.parentId === interleave.id);
+    assert.equal(inner.length, 1, JSON.stringify(p.ops.map((o) => [o.id, o.kind, o.parentId])));
+    assert.ok(isPlainInner(inner[0]!));
+    assert.equal(inner[0]!.counters.produced, interleave.counters.produced, 'every element the interleave handed out came from the generators');
+    assert.ok(inner[0]!.counters.waitSeconds > 0);
+    assert.match(describeOp(inner[0]!), /^inner iterable of interleave (on line \d+|at \S+:\d+)$/);
+    // The model reads those waits as the generators' latency: the lever is the interleave's.
+    assert.equal(analyze(p).bottleneck.opId, inner[0]!.id);
+    const changes = plan(p).changes;
+    assert.ok(changes.some((c) => c.opId === interleave.id && c.kind === 'cycleLength' && c.to > 1), JSON.stringify(changes));
   });
 
   it('records operators built inside a flatMap’s fn with the flatMap as parent', async () => {

@@ -10,7 +10,7 @@ import type { OpCounters } from '../../tracing';
 import { asPipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, type OpNode, pull, Sampler, type Session, Wakeup } from '../core';
 import { chunksOf } from './sources';
-import { withParent } from '../build';
+import { nestedCounters, withParent } from '../build';
 
 interface Inner {
   it: Chunks<unknown>;
@@ -42,6 +42,8 @@ class Interleave implements Chunks<unknown> {
   private pulling = 0;
   private closed = false;
   private readonly wake = new Wakeup();
+  /** See `plainInner`; undefined until a plain iterable is opened. */
+  private plainC: OpCounters | null | undefined;
 
   constructor(
     private readonly up: Chunks<unknown>,
@@ -135,8 +137,11 @@ class Interleave implements Chunks<unknown> {
       if (this.c !== null) this.c.calls++;
       // Traced: operators the fn builds are recorded as nested in this interleave.
       const made = this.c !== null ? withParent(this.op.key, () => this.fn(x)) : this.fn(x);
-      if (this.c !== null && made !== null && typeof made === 'object') innerC = (made as { node?: OpNode }).node?.counters ?? null;
-      it = chunksOf(made, null, this.op, this.session);
+      const node = made !== null && typeof made === 'object' ? (made as { node?: OpNode }).node : undefined;
+      if (this.c !== null) innerC = node !== undefined ? node.counters : this.plainInner();
+      // A Dataset counts its own elements; a plain iterable (an async generator reading a shard
+      // record by record) counts them on the operator made for it, and its waits show there.
+      it = chunksOf(made, node !== undefined ? null : innerC, this.op, this.session);
     } catch (e) {
       const err = asPipelineError(this.op, index, e);
       // Inside ignoreErrors an input whose fn threw is skipped: open the next one instead.
@@ -148,6 +153,16 @@ class Interleave implements Chunks<unknown> {
     if (replace) this.slots[i] = s;
     else this.slots.push(s);
     return true;
+  }
+
+  /**
+   * The counters of the inner datasets the fn returns as plain iterables (arrays, generators,
+   * async iterables), which have no operator of their own: one `from` nested in this interleave,
+   * so a shard read record by record shows its latency inside it as a `from()` source would.
+   */
+  private plainInner(): OpCounters | null {
+    if (this.plainC === undefined) this.plainC = nestedCounters(this.op.key, `from@inner:${this.op.key}`, 'from');
+    return this.plainC;
   }
 
   /** Starts background pulls on up to `parallelism` slots, in turn order from `from`. */
