@@ -150,9 +150,10 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
     `Bottleneck: ${analysis.bottleneck.reason}`,
     `Measured ${fmtRateIn(analysis.measuredRate, unit)}; the model's bound with the current knobs is ${fmtRateIn(analysis.bound, unit)}.`,
   );
+  if (analysis.unexplained) lines.push(`Unexplained: ${analysis.unexplained}`);
   const v = plan.verification;
   if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {
-    lines.push(`No change is predicted to help: ${noChangeWords(analysis.bottleneck.resource)}.`);
+    lines.push(`No change is predicted to help: ${analysis.unexplained ? 'what holds the pipeline back is not in the profile (above)' : noChangeWords(analysis.bottleneck.resource)}.`);
   } else if (plan.changes.length === 0) {
     lines.push(verdictLine(plan, o.unverified));
   } else {

@@ -111,6 +111,13 @@ export const MODEL_CONSTANTS = {
   hedgeFactor: 1.25,
   /** A plan (or a cache) must raise the bound by at least this fraction to be worth proposing. */
   minGain: 0.05,
+  /**
+   * A run that measured below this share of its bound on the cores it had spent most of its time
+   * on something the profile does not see (analysis.unexplained). The five examples, the seven
+   * synthetic pipelines and six written for the first time measured 0.94–1.34 of it on an idle
+   * machine; an interleave's plain generators, before their waits were counted, 0.045.
+   */
+  unexplainedShare: 0.5,
   /** The greedy allocator keeps a configuration only when it raises the bound by at least this fraction. */
   minStepGain: 0.01,
   /** Each extra move to worker threads must raise the bound by at least this fraction. */

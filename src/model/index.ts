@@ -6,6 +6,7 @@
  * constants.ts.
  */
 import type { Analysis, Bottleneck, Bound, ModelOptions, Plan, PlanChange } from '../shared/analysis';
+import { formatRate } from './describe';
 import type { Overrides, Profile } from '../shared/profile';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { applyOverrides, configFromProfile } from './config';
@@ -56,8 +57,10 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const capacity = clusterCapacities(m, cfg, ev, options?.targetRate);
   const bottleneck = bottleneckOf(m, ev);
   const trainer = profile.trainer ? trainerVerdict(profile, options) : undefined;
+  const unexplained = profile.trainer || r.runBudget !== undefined ? undefined : unexplainedWords(m.measuredRate, ev.bound);
   return {
     ...(trainer ? { trainer } : {}),
+    ...(unexplained ? { unexplained } : {}),
     ...coresInfo,
     measuredRate: m.measuredRate,
     bound: ev.bound,
@@ -67,6 +70,17 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
     cores: r.cores,
     ...(capacity.length > 0 ? { capacity } : {}),
   };
+}
+
+/**
+ * The sentence for a run that measured below `unexplainedShare` of the bound its operators'
+ * measured work and waits allow on the cores it had (a training loop sets its own pace, and a
+ * bound for another machine is not this run's): what took the rest is not in the profile.
+ */
+function unexplainedWords(measured: number, bound: number): string | undefined {
+  if (!(measured > 0) || !(bound > 0) || !Number.isFinite(bound) || measured >= MODEL_CONSTANTS.unexplainedShare * bound) return undefined;
+  const share = Math.round((measured / bound) * 100);
+  return `The run measured ${formatRate(measured)}, ${share}% of the ${formatRate(bound)} its operators' measured work and waits allow: ${100 - share}% of its time went to something the profile does not attribute to an operator (work or waits outside plumber-data's operators, such as timers or callbacks the module starts on the same thread; or cores other programs took in bursts), so the bottleneck named is the model's best guess, not what holds the pipeline back.`;
 }
 
 /**

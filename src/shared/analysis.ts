@@ -83,6 +83,12 @@ export interface Analysis {
   trainer?: TrainerVerdict;
   /** Stages placed on a cluster: their capacity and the workers a target rate needs. */
   capacity?: ClusterCapacity[];
+  /**
+   * Set when the run measured far below the model's bound on this machine: most of the pipeline's
+   * time went to something the profile does not attribute to an operator, and the sentence says
+   * so. The bottleneck named is then the model's best guess, not what holds the pipeline back.
+   */
+  unexplained?: string;
 }
 
 /**

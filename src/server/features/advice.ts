@@ -159,10 +159,12 @@ export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile
   const verdict = verdictOf(plan);
   const out: ReportAdvice = {
     verdict,
-    headline: planFigure(plan) ?? `the plan proposes no change: ${analysis ? noChangeWords(analysis.bottleneck.resource) : 'the knobs are already right for this machine'}`,
+    headline:
+      planFigure(plan) ??
+      `the plan proposes no change: ${analysis?.unexplained ? 'what holds the pipeline back is not in the profile' : analysis ? noChangeWords(analysis.bottleneck.resource) : 'the knobs are already right for this machine'}`,
     tried: [],
     dropped: [],
-    notes: [...(plan.notes ?? [])],
+    notes: [...(analysis?.unexplained ? [analysis.unexplained] : []), ...(plan.notes ?? [])],
   };
   const coresNote = analysis?.coresNote ?? plan.coresNote;
   if (coresNote) out.coresNote = coresNote;

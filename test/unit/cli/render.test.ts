@@ -55,6 +55,15 @@ describe('plumber plan, as printed', () => {
     assert.match(text, /Measured 1\.3 batches\/s; the model's bound with the current knobs is 1\.4 batches\/s\./);
   });
 
+  it('says when the model does not explain the measured rate, instead of naming a bound that does not hold', () => {
+    const unexplained = 'The run measured 1.3/s, 9% of the 14/s its operators\' measured work and waits allow: …';
+    const none: Plan = { ...plan, changes: [], predictedRate: 1.3 };
+    const text = renderPlan(profile, { ...analysis, bound: 14, unexplained }, none, 'pipeline.ts', profile, { command: 'npx plumber' });
+    assert.match(text, /the model's bound with the current knobs is 14 batches\/s\.\nUnexplained: The run measured 1\.3\/s, 9% of the 14\/s/);
+    assert.match(text, /No change is predicted to help: what holds the pipeline back is not in the profile \(above\)\./);
+    assert.doesNotMatch(renderPlan(profile, analysis, none, 'pipeline.ts', profile, { command: 'npx plumber' }), /Unexplained|not in the profile/);
+  });
+
   it('prints the hint with the command the person used', () => {
     const text = renderPlan(profile, analysis, plan, 'pipeline.ts', profile, { command: 'npx plumber' });
     assert.match(text, /Try the plan without editing the file:\n {2}npx plumber profile pipeline\.ts --override 2:4=parallelism:2/);

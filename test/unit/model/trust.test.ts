@@ -566,3 +566,24 @@ describe('model: an interleave whose parallelism is auto', () => {
     assert.ok(p.predictedRate > 3 * 56, `predicted ${p.predictedRate}`);
   });
 });
+
+describe('model: a run its operators do not explain', () => {
+  const build = (rate: number, trainer = false) => {
+    // map(f) costs 1 ms an element on the main thread: at most ≈ 1,000/s on this run's cores.
+    const p = new ProfileBuilder({ cores: 2 }).range().map('f', { self: 1e-3 }).build({ rootElements: 200, rate });
+    if (trainer) p.trainer = { steps: 200, seconds: 200 / rate, waitSeconds: 0.1, stepSeconds: 200 / rate - 0.1 } as NonNullable<typeof p.trainer>;
+    return p;
+  };
+
+  it('says so when the run measured under half of what its operators allow, with both figures', () => {
+    const a = analyze(build(100));
+    assert.ok(a.unexplained, 'a run at a tenth of its bound');
+    assert.match(a.unexplained, /The run measured 100 el\/s, 10% of the 1,000 el\/s its operators' measured work and waits allow: 90% of its time/);
+  });
+
+  it('says nothing for a run near its bound, for another machine, or for a training loop that sets its own pace', () => {
+    assert.equal(analyze(build(900)).unexplained, undefined);
+    assert.equal(analyze(build(100), { cores: 8 }).unexplained, undefined);
+    assert.equal(analyze(build(100, true)).unexplained, undefined);
+  });
+});
