@@ -73,3 +73,14 @@ export function joinOps(graph: PipelineGraph, profile: Profile, analysis?: Analy
   }
   return { byGraphId, byProfileId };
 }
+
+/**
+ * The operator whose place in the source shows `opId`: itself, or for the plain iterables an
+ * interleave opens (which have no place of their own), that interleave — where the bottleneck
+ * they are gets its lens, its hover and its mark in the tree.
+ */
+export function shownAt(profile: Profile, opId: string | undefined): string | undefined {
+  if (opId === undefined) return undefined;
+  const op = profile.ops.find((o) => o.id === opId);
+  return op && isPlainInner(op) ? op.parentId : opId;
+}

@@ -13,6 +13,7 @@ import { compact, percent, rateText } from './format';
 import { applyAllTitle, offeredChanges, planFigure, verdictOf } from './advice';
 import { STALE_WORDS, opRateWords, rateIn } from './glance';
 import { trainerLenses } from './trainerLens';
+import { shownAt } from '../../engine/join';
 
 /** What an unresolved lens stands for; carried in `CodeLens.data`. */
 export interface LensData {
@@ -96,7 +97,7 @@ export function opSummary(v: PipelineView, opId: string, withReason: boolean): s
     if (seconds > 0) parts.push(rateText(c.produced / seconds));
   }
   const bottleneck = v.record?.analysis?.bottleneck;
-  if (bottleneck?.opId === joined.prof.id || an?.isBottleneck) {
+  if ((v.record && bottleneck && shownAt(v.record.profile, bottleneck.opId) === joined.prof.id) || an?.isBottleneck) {
     // The lens names the binding resource in a few words; the full sentence is in the hover and
     // the diagnostic, where it has room (a lens line is cut at the editor's width).
     parts.push(withReason && bottleneck ? `bottleneck: ${RESOURCE_WORDS[bottleneck.resource]}` : 'bottleneck');

@@ -12,6 +12,7 @@ import type { Plan } from '../../shared/analysis';
 import { fileToUri } from './format';
 import { STALE_WORDS, rateIn } from './glance';
 import { NO_GAIN, offerTitle, offeredChanges, verdictOf } from './advice';
+import { shownAt } from '../../engine/join';
 
 /** What the plan promises, in the diagnostic's words: the prediction, verified or not, or that nothing measured faster. */
 function predictedWords(plan: Plan, unit: string): string {
@@ -51,7 +52,7 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
     const rec = v.record;
     const b = rec?.analysis?.bottleneck;
     if (!rec || !b?.opId || rec.profile.error) continue;
-    const op = v.byProfileId.get(b.opId);
+    const op = v.byProfileId.get(shownAt(rec.profile, b.opId) ?? b.opId);
     if (!op || op.file !== file) continue;
     const related: DiagnosticRelatedInformation[] = [];
     // Stale: no fix is offered, and the numbers are named as old (the lenses say "stale — profile again").

@@ -10,6 +10,7 @@ import { compact, percent } from './format';
 import { STALE_WORDS, opRateWords, rateIn, whatIf, whatIfWords } from './glance';
 import { offerTitle, offeredChanges } from './advice';
 import { formatSeconds } from '../../model/describe';
+import { shownAt } from '../../engine/join';
 import { codeSpan, escapeMarkdown as esc } from './markdown';
 
 function contains(op: GraphOp, pos: Position): boolean {
@@ -96,7 +97,7 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
       }
       lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
       const a = rec.analysis;
-      if (a?.bottleneck.opId === joined.prof.id) lines.push('', `**Why:** ${esc(a.bottleneck.reason)}`);
+      if (a && shownAt(rec.profile, a.bottleneck.opId) === joined.prof.id) lines.push('', `**Why:** ${esc(a.bottleneck.reason)}`);
       for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateIn(b.rate, v.unit ?? 'el')} — ${esc(b.detail)}`);
       const plan = v.stale ? undefined : rec.plan;
       for (const ch of plan ? offeredChanges(plan) : []) if (ch.opId === joined.prof.id) lines.push('', `**${esc(offerTitle(ch, plan!, rec.profile))}** — ${esc(ch.reason)}`);

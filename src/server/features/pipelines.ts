@@ -10,6 +10,7 @@ import { fileToUri } from './format';
 import { trainerReportLines } from '../../shared/trainerWords';
 import { trainerVerdictOf } from './trainerLens';
 import { offerTitle, offeredChanges, planFigure, verdictOf } from './advice';
+import { shownAt } from '../../engine/join';
 
 export function pipelineSummary(v: PipelineView, file: string, lints: LintFinding[]): PipelineSummary {
   const rec = v.record;
@@ -17,7 +18,7 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
   // Operators' numbers and fixes from before the last edit are not listed: the tree says
   // "stale — profile again" instead (the pipeline keeps its old rate for the status bar's record).
   const fresh = v.stale ? undefined : ok;
-  const bottleneckId = fresh?.analysis?.bottleneck.opId;
+  const bottleneckId = fresh?.analysis ? shownAt(fresh.profile, fresh.analysis.bottleneck.opId) : undefined;
   const offered = fresh?.plan ? offeredChanges(fresh.plan) : [];
   const ops: OpSummary[] = v.graph.ops.map((op) => {
     const joined = v.byGraphId.get(op.id);

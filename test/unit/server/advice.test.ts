@@ -315,3 +315,57 @@ describe('Advice the editor shows', () => {
     });
   });
 });
+
+describe('the bottleneck of an interleave\'s plain iterables, in the editor', () => {
+  // The iterables an interleave's fn returns have no place in the source (the profile's `from#0`,
+  // nested in the interleave): their bottleneck is shown on the interleave that opens them.
+  const SHARDS_FILE = path.join(FIXTURES, 'project', 'shards.ts');
+  const SHARDS_URI = pathToFileURL(SHARDS_FILE).href;
+  const SHARDS_TEXT = [
+    "import { from } from 'plumber-data';",
+    '',
+    'async function* openShard(name: string): AsyncGenerator<string> {',
+    '  yield name;',
+    '}',
+    '',
+    "export const stream = from(['a', 'b'])",
+    '  .interleave((n) => openShard(n), { cycleLength: 1 })',
+    '  .batch(8);',
+    '',
+  ].join('\n');
+  const INTERLEAVE_LINE = 7;
+
+  function shardsSession(): Session {
+    const s = new Session(() => undefined);
+    s.update(SHARDS_URI, 1, SHARDS_TEXT);
+    const graph = s.views(SHARDS_URI).find((v) => v.graph.name === 'stream')!.graph;
+    const interleave = graph.ops.find((o) => o.kind === 'interleave')!;
+    const hand = handMade(graph, interleave.label, () => []);
+    const inner = { ...hand.profile.ops.find((o) => o.id === interleave.id)!, id: 'from#0', kind: 'from' as const, inputs: [], parentId: interleave.id };
+    delete (inner as { site?: unknown }).site;
+    hand.profile.ops.push(inner);
+    const reason = 'inner iterable of interleave on line 8 waits 2.19 ms per call, 8 calls per element, with 1 call in flight: at most 57 el/s.';
+    const analysis = { ...hand.analysis, bottleneck: { resource: 'latency' as const, opId: 'from#0', reason }, ops: hand.analysis.ops.map((a) => ({ ...a, isBottleneck: false })) };
+    s.store.setProfile(SHARDS_URI, 'stream', { profile: hand.profile, analysis, plan: { ...hand.plan, changes: [] }, text: SHARDS_TEXT, at: '2026-12-03T09:00:00.000Z' }, 'defaults');
+    return s;
+  }
+
+  it('marks the interleave in the tree, puts the warning on it and explains it in its hover', () => {
+    const s = shardsSession();
+    const tree = pipelines(s.views(SHARDS_URI), SHARDS_FILE, []).find((p) => p.name === 'stream')!;
+    const marked = tree.ops.filter((o) => o.severity === 'bottleneck');
+    assert.deepEqual(marked.map((o) => o.kind), ['interleave']);
+    assert.match(marked[0]!.reason ?? '', /inner iterable of interleave on line 8 waits/);
+    const warning = diagnostics(SHARDS_URI, SHARDS_FILE, s.views(SHARDS_URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck');
+    assert.ok(warning, 'the bottleneck has a place to be shown');
+    assert.equal(warning.range.start.line, INTERLEAVE_LINE);
+    const hovered = hover(s.views(SHARDS_URI), SHARDS_FILE, { line: INTERLEAVE_LINE, character: 4 })!;
+    assert.match(JSON.stringify(hovered.contents), /\*\*Why:\*\* inner iterable of interleave on line 8 waits/);
+    const views = s.views(SHARDS_URI);
+    const lens = codeLenses(views, SHARDS_FILE, DEFAULT_SETTINGS.codeLens)
+      .map((l) => resolveCodeLens(l, views))
+      .filter((l) => l.range.start.line === INTERLEAVE_LINE && (l.data as LensData).target === 'op')
+      .map((l) => l.command!.title);
+    assert.ok(lens.some((t) => /bottleneck: /.test(t)), JSON.stringify(lens));
+  });
+});
