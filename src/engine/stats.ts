@@ -20,22 +20,36 @@ export function t975(df: number): number {
 export const MIN_RELATIVE_GAIN = 0.03;
 
 /**
- * A run that measured a finite pipeline from its first element to its end while a cache filled
- * and then served (a cache under repeat(4): a quarter of the run computing, the rest replaying).
- * Its slices are two regimes by design, not repeated measurements of one rate: the fill's slices
- * and the replay's differ 50×, which as a spread hid a 3.7× gain over the whole run. What the user
- * gets is the whole run's rate, so the run counts as one measurement of it.
+ * A run of a finite pipeline with a cache, which ran to the pipeline's end (a cache under
+ * repeat(4): a quarter of its life computing, the rest replaying). Its window is not its rate: a
+ * window from the first element holds two regimes by design, not repeated measurements of one
+ * rate (the fill's slices and the replay's differ 50×, which as a spread hid a 3.7× gain over the
+ * whole run), and a window after a warm-up that waited for the fill holds only the replay (15×
+ * where the whole run gained 2–4×). What the user gets is the whole run's rate from its first
+ * element to its end, so the run counts as one measurement of it (`wholeLife`).
  */
 export function wholeLifeWithCache(profile: Profile): boolean {
-  return profile.run.endReason === 'exhausted' && profile.run.warmupElements <= 1 && profile.ops.some((o) => o.kind === 'cache');
+  const r = profile.run;
+  return r.endReason === 'exhausted' && (r.warmupElements <= 1 || r.firstElementSeconds !== undefined) && profile.ops.some((o) => o.kind === 'cache');
+}
+
+/** The run from its first element to its end as one slice: its warm-up after the first element and its window. */
+function wholeLife(profile: Profile): WindowSlice {
+  const r = profile.run;
+  if (r.warmupElements <= 1 || r.firstElementSeconds === undefined) return { elements: r.elements, seconds: r.seconds };
+  return { elements: r.warmupElements - 1 + r.elements, seconds: Math.max(0, r.warmupSeconds - r.firstElementSeconds) + r.seconds };
 }
 
 /**
  * The slices one run contributes: its measured window's slices, or its whole window when it was
- * not sliced or measured a cache's fill and replay from start to end (see `wholeLifeWithCache`).
+ * not sliced, or its whole life when it ran a finite pipeline with a cache to its end (see
+ * `wholeLifeWithCache`).
  */
 export function runSlices(profile: Profile): WindowSlice[] {
-  if (wholeLifeWithCache(profile)) return profile.run.seconds > 0 ? [{ elements: profile.run.elements, seconds: profile.run.seconds }] : [];
+  if (wholeLifeWithCache(profile)) {
+    const life = wholeLife(profile);
+    return life.seconds > 0 ? [life] : [];
+  }
   const slices = profile.run.windowSlices?.filter((s) => Number.isFinite(s.elements) && s.elements >= 0 && Number.isFinite(s.seconds) && s.seconds > 0) ?? [];
   if (slices.length >= 2) return slices;
   return profile.run.seconds > 0 ? [{ elements: profile.run.elements, seconds: profile.run.seconds }] : [];

@@ -390,6 +390,7 @@ async function main(): Promise<void> {
     seconds: result.seconds,
     warmupElements: result.warmupElements,
     warmupSeconds: result.warmupSeconds,
+    ...(result.firstElementSeconds !== undefined ? { firstElementSeconds: result.firstElementSeconds } : {}),
     converged: result.converged,
     endReason: result.endReason,
     rateEstimates: result.rateEstimates,

@@ -52,7 +52,7 @@ export interface MeasureHooks {
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
 
-export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowSlices' | 'partialElement'> & {
+export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'firstElementSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowSlices' | 'partialElement'> & {
   /** Elements consumed before the failure, when the pipeline threw. */
   thrown?: { error: unknown; consumed: number };
 };
@@ -307,6 +307,7 @@ export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: Measure
     seconds: Math.max(windowEnd - windowStart, 1e-9),
     warmupElements,
     warmupSeconds,
+    ...(total >= 1 ? { firstElementSeconds: warmStart - t0 } : {}),
     converged,
     endReason,
     rateEstimates: estimates,

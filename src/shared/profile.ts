@@ -79,6 +79,12 @@ export interface RunInfo {
   seconds: number;
   warmupElements: number;
   warmupSeconds: number;
+  /**
+   * Seconds from the start of iteration to the first element (part of `warmupSeconds`): the
+   * pipeline's start (modules loading, worker threads starting), not its rate. Absent in profiles
+   * of older runners and when no element came.
+   */
+  firstElementSeconds?: number;
   /** Successive rate estimates agreed within 2% before the budget ran out. */
   converged: boolean;
   /** Why measurement stopped. */

@@ -124,9 +124,26 @@ describe('a run that measured a cache\'s fill and replay from start to end', () 
     assert.ok(sideFaster(sideOf(cached, 1), sideOf(asWritten, 0)), 'the whole run is ≈ 3.9× as written');
   });
 
-  it('keeps the slices of a window that began after the warm-up, or of a run without a cache', () => {
+  it('counts the whole life of a run whose warm-up waited for the fill, from its first element, not the replay alone', () => {
+    const { cached } = profiles();
+    // The warm-up took the fill (624 batches in 1.1 s after the first came at 0.1 s); the window
+    // saw only the replay: 1,875 batches in 0.135 s.
+    cached.run.warmupElements = 625;
+    cached.run.warmupSeconds = 1.2;
+    cached.run.firstElementSeconds = 0.1;
+    cached.run.windowSlices = [{ elements: 900, seconds: 0.065 }, { elements: 975, seconds: 0.07 }];
+    cached.run.elements = 1875;
+    cached.run.seconds = 0.135;
+    assert.equal(wholeLifeWithCache(cached), true);
+    const [life] = runSlices(cached);
+    assert.equal(life!.elements, 624 + 1875);
+    assert.ok(Math.abs(life!.seconds - (1.1 + 0.135)) < 1e-9);
+  });
+
+  it('keeps the slices of a window that began after the warm-up in an older profile, or of a run without a cache', () => {
     const { asWritten, cached } = profiles();
     cached.run.warmupElements = 700;
+    assert.equal(cached.run.firstElementSeconds, undefined);
     assert.equal(wholeLifeWithCache(cached), false);
     // Read as repeated measurements of one rate, the fill and the replay spread it past any gain.
     assert.equal(sideFaster(sideOf(cached, 1), sideOf(asWritten, 0)), false);

@@ -86,6 +86,14 @@ describe('measuring a window', () => {
     assert.ok(alive >= 0 && alive <= 2, `${alive} of the ${seen} elements consumed earlier were still reachable`);
   });
 
+  it('reports when the first element came, inside the warm-up, so a run can be read from it to its end', async () => {
+    // The first element comes after a 40 ms start (timers promise at least that much), the rest quickly.
+    const { result } = await measureAfterFill(0, (i) => (i === 0 ? 40 : 0), { maxElements: 50, warmupMaxElements: 10 });
+    assert.ok(result.firstElementSeconds !== undefined && result.firstElementSeconds >= 0.039, JSON.stringify(result));
+    assert.ok(result.firstElementSeconds <= result.warmupSeconds, 'the first element came during the warm-up');
+    assert.ok(result.warmupElements >= 1);
+  });
+
   it('judges the ramp afresh when a cache has filled, so the window starts after the replay has sped up', async () => {
     // A fill of 120 elements at a steady 5 ms each (the detector judges it flat), then 30 elements
     // still at 5 ms after the fill (the replay's own start-up, shorter than one of the detector's
