@@ -5,7 +5,7 @@ import type { Analysis, Bottleneck, OpAnalysis } from '../shared/analysis';
 import type { Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
-import { describeOp, formatRate, formatSeconds } from './describe';
+import { describeOp, formatRate, formatSeconds, perCallWords } from './describe';
 import type { Evaluation } from './evaluate';
 import type { Measured } from './measure';
 
@@ -100,11 +100,12 @@ function bindingBottleneck(m: Measured, ev: Evaluation): Bottleneck {
       const d = dominant(ev, (id) => (eff(id)?.main ?? 0) - (eff(id)?.overhead ?? 0));
       if (d.id === undefined) return { resource: b.resource, reason: b.detail };
       const share = d.value / ev.mainPerRoot;
-      const others = share < 0.999 ? ` (${Math.round(share * 100)}% of the main thread's ${formatSeconds(ev.mainPerRoot)})` : '';
+      const calls = (m.ops.get(d.id)?.callsPerRoot ?? 1) * (eff(d.id)?.factor ?? 1);
+      const parts = [perCallWords(d.value, calls).slice(2, -1), share < 0.999 ? `${Math.round(share * 100)}% of the main thread's ${formatSeconds(ev.mainPerRoot)}` : ''].filter((w) => w !== '');
       return {
         resource: b.resource,
         opId: d.id,
-        reason: `${name(d.id)} runs on the main thread and needs ${formatSeconds(d.value)} per element${others}; the main thread can give at most ${formatRate(b.rate)}.`,
+        reason: `${name(d.id)} runs on the main thread and needs ${formatSeconds(d.value)} per element${parts.length > 0 ? ` (${parts.join('; ')})` : ''}; the main thread can give at most ${formatRate(b.rate)}.`,
       };
     }
     case 'cpu': {

@@ -21,7 +21,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { outerOf, type Config } from './config';
 import { coresGot, type Contention, type CoreBudget } from './cores';
 import { clusterBounds } from './cluster';
-import { describeOp, formatRate, formatSeconds, listWords } from './describe';
+import { describeOp, formatRate, formatSeconds, listWords, perCallWords } from './describe';
 import { latencyAt, nesting, passesOver, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 /** One op's demands per root element under a configuration. */
@@ -306,8 +306,6 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     const om = m.ops.get(id) as OpMeasure;
     const c = cfg[id];
     const name = label(m, id);
-    const perCall = (total: number, calls: number) =>
-      calls > 0 && Math.abs(calls - 1) > 1e-9 ? ` (${formatSeconds(total / calls)} per call × ${Number(calls.toPrecision(3))} calls)` : '';
     if (om.op.placement === 'remote') {
       bounds.push(...clusterBounds(om.op, om.callsPerRoot * e.factor, c.concurrency, name));
     } else if (c.placement === 'worker' && e.worker > 0) {
@@ -324,7 +322,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
         resource: 'parallel-op',
         opId: id,
         rate,
-        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCall(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, budget)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCallWords(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, budget)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const service = serviceAt(om, c.concurrency);
@@ -348,7 +346,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
         resource: 'sequential-op',
         opId: id,
         rate,
-        detail: `${name} runs on the main thread and needs ${formatSeconds(own)} per element${perCall(own, om.callsPerRoot * e.factor)}; one element at a time, at most ${formatRate(rate)}.`,
+        detail: `${name} runs on the main thread and needs ${formatSeconds(own)} per element${perCallWords(own, om.callsPerRoot * e.factor)}; one element at a time, at most ${formatRate(rate)}.`,
       });
     }
   }

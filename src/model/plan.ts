@@ -19,7 +19,7 @@ import { chooseCache, type CacheCandidate } from './cache';
 import { shardNotes } from './dataflow';
 import { applyOverrides, cloneConfig, configFromProfile, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
-import { describeOp, formatBytes, formatRate, formatSeconds } from './describe';
+import { describeOp, formatBytes, formatRate, formatSeconds, perCallWords } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
 import { evaluate, type Evaluation } from './evaluate';
 import { enclosingInterleave, type Measured, type OpMeasure } from './measure';
@@ -195,7 +195,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         opId: id,
         to: 'worker',
         parallelism: to.concurrency,
-        reason: `${name} is a sync function that keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element for dispatch${moveWords(om)} and the op allows ${afterText}.`,
+        reason: `${name} is a sync function that keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element${perCallWords(om.selfPerRoot, om.callsPerRoot)}; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element for dispatch${moveWords(om)} and the op allows ${afterText}.`,
       });
     } else if (from.placement === 'worker' && to.placement === 'main') {
       const pe = current.eff.get(id);
@@ -287,12 +287,12 @@ function formatScale(x: number): string {
   return `${Number(x.toPrecision(2))}×`;
 }
 
-/** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per element, the fn 1.4× its main-thread CPU in a worker". */
+/** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per call, the fn 1.4× its main-thread CPU in a worker". */
 function moveWords(om: OpMeasure): string {
   const mc = om.op.moveCost;
   if (!om.move || !mc) return '';
   const ratio = Math.abs(om.move.workerCpuRatio - 1) >= 0.05 ? `, the fn ${Number(om.move.workerCpuRatio.toFixed(2))}× its main-thread CPU in a worker` : '';
-  return ` (measured: cloning ${formatSeconds(mc.cloneInSeconds)} in and ${formatSeconds(mc.cloneOutSeconds)} out per element${ratio})`;
+  return ` (measured: cloning ${formatSeconds(mc.cloneInSeconds)} in and ${formatSeconds(mc.cloneOutSeconds)} out per call${ratio})`;
 }
 
 /**

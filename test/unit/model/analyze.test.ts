@@ -66,6 +66,20 @@ describe('model: analyze', () => {
     assert.ok(a.ops[2].isBottleneck && !a.ops[1].isBottleneck);
   });
 
+  it('says what a bottleneck above a batch costs per call, beside its cost per batch', () => {
+    // 16 calls of 0.5 ms per batch of 16: 8 ms of the main thread per batch.
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('embed', { self: 5e-4, module: true }).batch(16).build({ rootElements: 100, rate: 120 });
+    const a = analyze(profile);
+    assert.equal(a.bottleneck.resource, 'main-thread');
+    assert.match(a.bottleneck.reason, /map\(embed\) runs on the main thread and needs 8 ms per element \(500 µs per call × 16 calls\); the main thread can give at most 125 el\/s/);
+    const move = plan(profile).changes.find((c) => c.kind === 'placement');
+    assert.ok(move, 'the plan moves map(embed) to worker threads');
+    assert.match(move.reason, /keeps the main thread busy 8 ms per element \(500 µs per call × 16 calls\); in 2 worker threads/);
+    // Once per root element, no per-call words.
+    const once = analyze(new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).build({ rootElements: 1000, rate: 190 }));
+    assert.doesNotMatch(once.bottleneck.reason, /per call/);
+  });
+
   it('says how to make a main-thread fn movable when other cores are idle and no worker can load it', () => {
     const heavy = (cores: number, module: boolean) =>
       analyze(new ProfileBuilder({ cores }).range().map('heavy', { self: 10e-3, module }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;

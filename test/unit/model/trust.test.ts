@@ -255,7 +255,7 @@ describe('model: worker moves priced from measurement', () => {
     near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 4 + 18 * 1.4 + 0.4 + 4) * 1e-6));
     const move = change(plan(profile).changes, 'placement', id(1));
     assert.ok(move);
-    assert.match(move.reason, /\(measured: cloning 4 µs in and 4 µs out per element, the fn 1\.4× its main-thread CPU in a worker\)/);
+    assert.match(move.reason, /\(measured: cloning 4 µs in and 4 µs out per call, the fn 1\.4× its main-thread CPU in a worker\)/);
   });
 
   it('does not propose a move that the measured clone and worker CPU make a loss', () => {
