@@ -86,13 +86,27 @@ function workerPlaced(m: Measured): OpMeasure[] {
 }
 
 /**
+ * The least a call must cost on the main thread for a move to be worth pricing. With the move's
+ * costs measured on real elements, what a call leaves on the main thread in a worker (its
+ * bookkeeping, its share of a full task's dispatch, its side of the clones): a fn that costs less
+ * cannot free the main thread, and above it the model decides by the gain (a 13 µs scorer on
+ * small records measured 1.7× in worker threads). Without a measurement, `minWorkerTaskSeconds`:
+ * the clones are then priced from bytes alone, which misses the cost of objects.
+ */
+function moveFloor(m: Measured, om: OpMeasure): number {
+  if (!om.move) return C.minWorkerTaskSeconds;
+  const dispatch = m.profile.machine.workerDispatchSeconds ?? C.workerDispatchSeconds;
+  return C.bookkeepingSecondsPerElement + dispatch / C.workerMaxGroup + om.move.mainClone;
+}
+
+/**
  * Moves of 0, 1, 2… of the heaviest movable sync maps, each allocated, and each worker-placed sync
  * fn back on the main thread, one at a time; the best by bound.
  */
 function searchMoves(m: Measured, start: Config, lim: Limits): Config {
   const movable = m.order
     .map((id) => m.ops.get(id))
-    .filter((om) => om !== undefined && om.movable && om.callsPerRoot > 0 && om.selfPerRoot / om.callsPerRoot >= C.minWorkerTaskSeconds)
+    .filter((om) => om !== undefined && om.movable && om.callsPerRoot > 0 && om.selfPerRoot / om.callsPerRoot >= moveFloor(m, om))
     .sort((a, b) => (b?.selfPerRoot ?? 0) - (a?.selfPerRoot ?? 0))
     .slice(0, 4);
   const options: Config[] = [allocate(m, start, lim)];

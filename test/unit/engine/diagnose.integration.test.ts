@@ -9,7 +9,7 @@ import { diagnose, staticRandomOps, type RunPurpose } from '../../../src/engine/
 import { measuredSlower, reliablyFaster } from '../../../src/engine/stats';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import { locateOps } from '../../../src/engine/locate';
-import { plan as modelPlan } from '../../../src/model';
+import { overridesFor, plan as modelPlan, predict } from '../../../src/model';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Overrides, Profile } from '../../../src/shared/profile';
 import { noChangeWords } from '../../../src/shared/analysis';
@@ -98,7 +98,13 @@ describe('diagnose with the real runner', function () {
     const { d, outer: interleave } = await nested('interleaved', 'interleave');
     const cycle = d.plan.changes.find((c) => c.kind === 'cycleLength');
     assert.ok(cycle && cycle.kind === 'cycleLength' && cycle.opId === interleave.id && cycle.to > 2, JSON.stringify(d.plan.changes));
-    assert.ok(!d.plan.changes.some((c) => c.kind === 'placement'), `no worker move for a map that waits: ${JSON.stringify(d.plan.changes)}`);
+    // What the run waits on is inside the shards: the interleave's levers carry the plan. A move
+    // of the cheap parse (5 µs a call) may ride along once the main thread binds at the raised
+    // cycleLength, but the plan without it is predicted within a tenth of the plan.
+    const levers = d.plan.changes.filter((c) => c.kind !== 'placement');
+    const withoutMoves = predict(d.first, overridesFor(d.first, levers, { cores: 2 }), { cores: 2 }).rate;
+    assert.ok(withoutMoves >= 0.9 * d.plan.predictedRate, `the interleave carries the plan: ${withoutMoves} without moves, ${d.plan.predictedRate} with: ${JSON.stringify(d.plan.changes)}`);
+    assert.ok(withoutMoves > 5 * d.analysis.measuredRate, `raising the interleave is the gain: ${withoutMoves} against ${d.analysis.measuredRate} measured`);
   });
 
   it('finds latency inside a flatMap’s datasets, and says that an interleave, not a knob, overlaps it', async () => {

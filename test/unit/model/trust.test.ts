@@ -268,6 +268,25 @@ describe('model: worker moves priced from measurement', () => {
     assert.deepEqual(p.changes, []);
   });
 
+  it('prices a move of a fn cheaper than 20 µs a call when its move costs were measured, and only then', () => {
+    // A 13 µs scorer on small records, 256 calls per batch: 1 µs clones each way leave 2 + 0.6 +
+    // 1 µs a call on the main thread, so the move frees most of it.
+    const scorer = (moveCost?: MoveCost, self = 13e-6) =>
+      new ProfileBuilder({ cores: 2, availableCores: 2 })
+        .range()
+        .map('score', { self, module: true, moveCost, bytes: 20 })
+        .batch(256)
+        .build({ rootElements: 100, rate: 1 / (256 * self) });
+    const cheapMove = (self: number): MoveCost => ({ ...measured(1e-6), inBytes: 20, outBytes: 20, mainCpuSeconds: self, workerCpuSeconds: self });
+    const moved = change(plan(scorer(cheapMove(13e-6))).changes, 'placement', id(1));
+    assert.ok(moved, 'the measured move is planned');
+    assert.ok((moved.predictedRate ?? 0) > 1.3 / (256 * 13e-6));
+    // Without a measurement the clones would be priced by bytes alone: not considered.
+    assert.equal(change(plan(scorer()).changes, 'placement'), undefined);
+    // A fn that costs less than what its move leaves on the main thread is not considered at all.
+    assert.deepEqual(plan(scorer(cheapMove(3e-6), 3e-6)).changes, []);
+  });
+
   it('uses the dispatch and task overhead calibrated on this machine instead of its constants', () => {
     const profile = rows(undefined, { workerDispatchSeconds: 200e-6, workerTaskOverheadSeconds: 100e-6 });
     // Main: 2 µs + 200 µs / 100; workers: 18 µs + 100 µs / 100.
