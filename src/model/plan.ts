@@ -141,6 +141,40 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
   return out;
 }
 
+/**
+ * Calls in flight of an awaiting op whose latency grows with them, lowered to its knee (with the
+ * hedge above it) where more only queue: a service that serves 6 calls at once was planned at 91
+ * in flight by the first pass, which could not see the queue, and the second pass measured it.
+ */
+function trimQueued(m: Measured, cfg: Config, lim: Limits): Config {
+  const out = cloneConfig(cfg);
+  for (const id of m.order) {
+    const om = m.ops.get(id);
+    const c = out[id];
+    if (!om || !c || om.callCapacity === undefined || !om.isAsync || !om.tunable || c.placement !== 'main' || c.concurrency < 2) continue;
+    const cur = c.concurrency;
+    const full = evaluate(m, out, coreBudget(lim)).bound;
+    const boundAt = (k: number) => {
+      c.concurrency = k;
+      const b = evaluate(m, out, coreBudget(lim)).bound;
+      c.concurrency = cur;
+      return b;
+    };
+    // The bound only grows with calls in flight: the fewest that keep it, but for less than a
+    // plan must gain to be proposed (the fitted line creeps up past the knee, a percent for 5×
+    // the calls).
+    let lo = 1;
+    let hi = cur;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (boundAt(mid) >= full * (1 - C.minGain)) hi = mid;
+      else lo = mid + 1;
+    }
+    c.concurrency = Math.min(cur, Math.ceil(lo * C.hedgeFactor));
+  }
+  return out;
+}
+
 function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
   return ev.bounds.find((b) => b.opId === id && b.resource !== 'sequential-op') ?? ev.bounds.find((b) => b.opId === id);
 }
@@ -183,11 +217,14 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     }
   }
   if (evaluate(m, chosen, coreBudget(r)).bound < current.bound * (1 + C.minGain)) {
-    chosen = cloneConfig(base);
+    chosen = trimQueued(m, base, r);
     caches = [];
   } else {
-    chosen = quiet(m, base, hedge(m, chosen, r), r);
+    chosen = trimQueued(m, quiet(m, base, hedge(m, chosen, r), r), r);
   }
+  // Calls in flight an earlier pass set, lowered to where they stop queueing: no gain of their
+  // own, so exempt from the gain rules below, but only for knobs a run was given, not the source's.
+  const trims = new Set(m.order.filter((id) => chosen[id] && base[id] && chosen[id].concurrency < base[id].concurrency && m.ops.get(id)?.callCapacity !== undefined && m.profile.run.overrides?.[id]?.parallelism !== undefined));
 
   const changes: PlanChange[] = [];
   const planned = evaluate(m, chosen, coreBudget(r));
@@ -222,12 +259,13 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per element${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
       });
     } else if (from.concurrency !== to.concurrency) {
+      const queue = to.concurrency < from.concurrency && om.callCapacity !== undefined ? ` Past ${Math.max(1, Math.round((om.latencyBase ?? 0) * om.callCapacity))} calls in flight the calls only queue (it completed at most ${Math.round(om.callCapacity).toLocaleString('en-US')} calls a second)` : '';
       changes.push({
         kind: 'parallelism',
         opId: id,
         from: om.op.knobs.parallelism,
         to: to.concurrency,
-        reason: `${before ? before.detail : `${name} runs with ${from.concurrency} in flight.`} With ${to.concurrency}: ${afterText}.`,
+        reason: `${before ? before.detail : `${name} runs with ${from.concurrency} in flight.`}${queue ? `${queue}: with ${to.concurrency}, as with ${from.concurrency}, ${afterText}.` : ` With ${to.concurrency}: ${afterText}.`}`,
       });
     }
     if (to.prefetchAfter && !from.prefetchAfter) {
@@ -257,22 +295,25 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
   let kept = changes;
   let keptRate = rateOf(kept);
+  const isTrim = (c: PlanChange) => c.kind === 'parallelism' && trims.has(c.opId);
   for (const ch of changes) {
     const without = kept.filter((c) => c !== ch);
     // The last change is judged by the gain check below, which says why it goes.
-    if (without.length === 0) continue;
+    if (without.length === 0 || isTrim(ch)) continue;
     const rate = rateOf(without);
     if (rate.rate >= keptRate.rate * (1 - 1e-9)) {
       kept = without;
       keptRate = rateOf(kept);
     }
   }
-  if (kept.length > 0 && !(keptRate.rate > baseline * (1 + C.minGain))) {
+  if (kept.some((c) => !isTrim(c)) && !(keptRate.rate > baseline * (1 + C.minGain))) {
     const against = r.runBudget === undefined ? `the measured ${formatRate(m.measuredRate)}` : `the ${formatRate(baseline)} it predicts there for the pipeline as it ran`;
     notes.push(
       `With ${kept.length === 1 ? 'its change' : `its ${kept.length} changes`} the model predicts ${formatRate(keptRate.rate)}, not ${Math.round(C.minGain * 100)}% above ${against}, so the plan proposes none: on ${r.cores} core${r.cores === 1 ? '' : 's'} it expects no gain.`,
     );
-    kept = [];
+    // A lowered count of calls that only queued stays: it is no change to the rate.
+    kept = kept.filter(isTrim);
+    keptRate = rateOf(kept);
   }
   if (cacheChoice.randomRefusal) {
     const above = kept.filter((c) => c.kind === 'cache').map((c) => m.ops.get(c.opId)).filter((om) => om !== undefined);
