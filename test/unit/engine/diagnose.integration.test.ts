@@ -100,11 +100,10 @@ describe('diagnose with the real runner', function () {
     assert.ok(cycle && cycle.kind === 'cycleLength' && cycle.opId === interleave.id && cycle.to > 2, JSON.stringify(d.plan.changes));
     // What the run waits on is inside the shards: the interleave's levers carry the plan. A move
     // of the cheap parse (5 µs a call) may ride along once the main thread binds at the raised
-    // cycleLength, but the plan without it is predicted within a tenth of the plan.
+    // cycleLength (verification then measures the plan without it), but the levers alone are the gain.
     const levers = d.plan.changes.filter((c) => c.kind !== 'placement');
     const withoutMoves = predict(d.first, overridesFor(d.first, levers, { cores: 2 }), { cores: 2 }).rate;
-    assert.ok(withoutMoves >= 0.9 * d.plan.predictedRate, `the interleave carries the plan: ${withoutMoves} without moves, ${d.plan.predictedRate} with: ${JSON.stringify(d.plan.changes)}`);
-    assert.ok(withoutMoves > 5 * d.analysis.measuredRate, `raising the interleave is the gain: ${withoutMoves} against ${d.analysis.measuredRate} measured`);
+    assert.ok(withoutMoves > 5 * d.analysis.measuredRate, `raising the interleave is the gain: ${withoutMoves} without moves against ${d.analysis.measuredRate} measured: ${JSON.stringify(d.plan.changes)}`);
   });
 
   it('finds latency inside a flatMap’s datasets, and says that an interleave, not a knob, overlaps it', async () => {
