@@ -81,9 +81,10 @@ export const MODEL_CONSTANTS = {
   /**
    * A sync map whose move costs were not measured (no `moveCost` in its profile) is considered for
    * worker threads only when one call costs at least this much (with them, the floor is what a
-   * call leaves on the main thread in a worker: plan.ts `moveFloor`). The model then decides by the
-   * gain; this floor keeps it away from tiny fns where its dispatch estimate is least certain (WORKLOADS.md: a worker map pays when an element costs ≳ 0.5–1 ms,
-   * or when small elements travel several to a task, as plumber-data's do).
+   * call leaves on the main thread in a worker: plan.ts `moveFloor`). The model then decides by
+   * the gain; this floor keeps it away from tiny fns where its dispatch estimate is least certain
+   * (WORKLOADS.md: a worker map pays when an element costs ≳ 0.5–1 ms, or when small elements
+   * travel several to a task, as plumber-data's do).
    */
   minWorkerTaskSeconds: 20e-6,
   /**

@@ -461,12 +461,11 @@ export function enclosingInterleave(m: Measured, id: string): string | undefined
 
 /**
  * Mean latency per call of an awaiting op at `k` calls in flight (see `latencySlope`): the line
- * through what the runs measured, or, where it is lower, a resource that completes `callCapacity`
- * calls a second: calls beyond its knee only queue. At the calls in flight this run had, what it
- * measured. The line alone puts a
- * service with 6 slots of 4 ms at 7 ms with 6 calls in flight, fitted from 4.25 ms at 2 and 65 ms
- * at 91; the service answers in 4.3 ms there, as fast in all as with 91. Above the most calls in
- * flight measured the line stays (a queue there is not measured).
+ * through what the runs measured or, where it is lower, a resource that completes `callCapacity`
+ * calls a second, past whose knee calls only queue; at the calls in flight this run had, what it
+ * measured. The line alone puts a service with 6 slots of 4 ms at 7 ms with 6 calls in flight,
+ * fitted from 4.25 ms at 2 and 65 ms at 91; the service answers in 4.3 ms there, as fast in all
+ * as with 91. Above the most calls in flight measured the line stays (no queue was measured there).
  */
 export function latencyAt(om: OpMeasure, k: number): number {
   if (om.latencySlope <= 0 || k === om.concurrency) return om.latency;
