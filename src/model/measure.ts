@@ -71,15 +71,6 @@ export interface OpMeasure {
    * not grow with concurrency, or there is no history): latency(k) = latency + slope × (k − concurrency).
    */
   latencySlope: number;
-  /**
-   * With a slope: the most calls per second the op completed at the most calls in flight seen,
-   * and its latency at the fewest. Latency that grows with calls in flight is a resource that
-   * serves so many calls at once (a service's slots, a device): up to `latencyBase ×
-   * callCapacity` calls in flight it waits `latencyBase`, beyond that the extra calls queue
-   * (`latencyAt`).
-   */
-  callCapacity?: number;
-  latencyBase?: number;
   /** How the slope was found, for reason sentences. */
   latencyFit?: string;
   /** Bytes read from disk. */
@@ -169,7 +160,7 @@ function currentConcurrency(op: OpProfile, isAsync: boolean): number {
  * resource (a disk's byte rate, a rate-limited service) shows as latency ∝ k; an independent wait
  * as a flat line. Growth below `minLatencyGrowth` over the measured range is treated as noise.
  */
-function fitLatency(op: OpProfile, k: number, latency: number, history: Profile[]): { slope: number; fit?: string; capacity?: number; base?: number } {
+function fitLatency(op: OpProfile, k: number, latency: number, history: Profile[]): { slope: number; fit?: string } {
   const points: Array<[number, number]> = [[k, latency]];
   for (const h of history) {
     const o = h.ops.find((x) => x.id === op.id && x.kind === op.kind);
@@ -194,8 +185,6 @@ function fitLatency(op: OpProfile, k: number, latency: number, history: Profile[
   const at = (kk: number) => points.find(([x]) => x === kk)?.[1] ?? 0;
   return {
     slope,
-    capacity: kMax / at(kMax),
-    base: at(kMin),
     fit: `its latency grew from ${formatSeconds(at(kMin))} at ${kMin} in flight to ${formatSeconds(at(kMax))} at ${kMax} across runs, ${formatSeconds(slope)} per extra call`,
   };
 }
@@ -329,7 +318,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       ...(() => {
         if (!isAsync || c.asyncCalls <= 0 || history.length === 0) return { latencySlope: 0 };
         const fit = fitLatency(op, currentConcurrency(op, isAsync), latency, history);
-        return { latencySlope: fit.slope, latencyFit: fit.fit, ...(fit.capacity !== undefined ? { callCapacity: fit.capacity, latencyBase: fit.base } : {}) };
+        return { latencySlope: fit.slope, latencyFit: fit.fit };
       })(),
       diskPerRoot: c.diskBytesRead / per,
       bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
@@ -460,24 +449,21 @@ export function enclosingInterleave(m: Measured, id: string): string | undefined
 }
 
 /**
- * Mean latency per call of an awaiting op at `k` calls in flight (see `latencySlope`): the line
- * through what the runs measured or, where it is lower, a resource that completes `callCapacity`
- * calls a second, past whose knee calls only queue; at the calls in flight this run had, what it
- * measured. The line alone puts a service with 6 slots of 4 ms at 7 ms with 6 calls in flight,
- * fitted from 4.25 ms at 2 and 65 ms at 91; the service answers in 4.3 ms there, as fast in all
- * as with 91. Above the most calls in flight measured the line stays (no queue was measured there).
+ * Mean latency per call of an awaiting op at `k` calls in flight (see `latencySlope`). Two runs
+ * cannot tell a resource with a hard knee (a service with 6 slots: 4.3 ms up to 6 in flight,
+ * then queueing) from one whose latency grows with every call (examples/remote: 32 ms at 1, 89 ms
+ * at 216, and 68 in flight measured 0.84× of 128); the line through them is exact for the second
+ * and errs low for the first, so the plan never asks for fewer calls than the rate needs.
  */
 export function latencyAt(om: OpMeasure, k: number): number {
-  if (om.latencySlope <= 0 || k === om.concurrency) return om.latency;
-  const line = Math.max(om.latency + om.latencySlope * (k - om.concurrency), 0.05 * om.latency);
-  if (om.callCapacity === undefined || om.latencyBase === undefined || !(om.callCapacity > 0)) return line;
-  return Math.min(line, Math.max(om.latencyBase, k / om.callCapacity));
+  if (om.latencySlope <= 0) return om.latency;
+  return Math.max(om.latency + om.latencySlope * (k - om.concurrency), 0.05 * om.latency);
 }
 
 /**
  * The fewest calls in flight in [lo, hi] that complete, with latency growing as `latencyAt` says,
- * within `share` of the calls per second `hi` does: past the knee of a resource with so many slots
- * more calls only wait in its queue.
+ * within `share` of the calls per second `hi` does: as latency grows with them, more calls add
+ * less and less, and mostly wait.
  */
 export function fewestCallsFor(om: OpMeasure, lo: number, hi: number, share: number): number {
   const rate = (k: number) => k / latencyAt(om, k);

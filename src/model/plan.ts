@@ -142,16 +142,18 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
 }
 
 /**
- * Calls in flight of an awaiting op whose latency grows with them, lowered to its knee (with the
- * hedge above it) where more only queue: a service that serves 6 calls at once was planned at 91
- * in flight by the first pass, which could not see the queue, and the second pass measured it.
+ * Calls in flight of an awaiting op whose latency grows with them, lowered to the fewest that keep
+ * the bound within the gain a plan must make (times the hedge), where more mostly wait: a service
+ * that serves 6 calls at once was planned at 91 in flight by the first pass, which could not see
+ * the queue; the second pass measured it and asks for 52 (on the fitted line, which errs low for
+ * such a service: see measure.ts `latencyAt`).
  */
 function trimQueued(m: Measured, cfg: Config, lim: Limits): Config {
   const out = cloneConfig(cfg);
   for (const id of m.order) {
     const om = m.ops.get(id);
     const c = out[id];
-    if (!om || !c || om.callCapacity === undefined || !om.isAsync || !om.tunable || c.placement !== 'main' || c.concurrency < 2) continue;
+    if (!om || !c || om.latencySlope <= 0 || !om.isAsync || !om.tunable || c.placement !== 'main' || c.concurrency < 2) continue;
     const cur = c.concurrency;
     const full = evaluate(m, out, coreBudget(lim)).bound;
     const boundAt = (k: number) => {
@@ -161,8 +163,7 @@ function trimQueued(m: Measured, cfg: Config, lim: Limits): Config {
       return b;
     };
     // The bound only grows with calls in flight: the fewest that keep it, but for less than a
-    // plan must gain to be proposed (the fitted line creeps up past the knee, a percent for 5×
-    // the calls).
+    // plan must gain to be proposed.
     let lo = 1;
     let hi = cur;
     while (lo < hi) {
@@ -224,7 +225,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   }
   // Calls in flight an earlier pass set, lowered to where they stop queueing: no gain of their
   // own, so exempt from the gain rules below, but only for knobs a run was given, not the source's.
-  const trims = new Set(m.order.filter((id) => chosen[id] && base[id] && chosen[id].concurrency < base[id].concurrency && m.ops.get(id)?.callCapacity !== undefined && m.profile.run.overrides?.[id]?.parallelism !== undefined));
+  const trims = new Set(m.order.filter((id) => chosen[id] && base[id] && chosen[id].concurrency < base[id].concurrency && (m.ops.get(id)?.latencySlope ?? 0) > 0 && m.profile.run.overrides?.[id]?.parallelism !== undefined));
 
   const changes: PlanChange[] = [];
   const planned = evaluate(m, chosen, coreBudget(r));
@@ -259,13 +260,18 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per element${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
       });
     } else if (from.concurrency !== to.concurrency) {
-      const queue = to.concurrency < from.concurrency && om.callCapacity !== undefined ? ` Past ${Math.max(1, Math.round((om.latencyBase ?? 0) * om.callCapacity))} calls in flight the calls only queue (it completed at most ${Math.round(om.callCapacity).toLocaleString('en-US')} calls a second)` : '';
+      const fewer = to.concurrency < from.concurrency && om.latencySlope > 0;
+      const fromBound = current.opBound.get(id) ?? Infinity;
       changes.push({
         kind: 'parallelism',
         opId: id,
         from: om.op.knobs.parallelism,
         to: to.concurrency,
-        reason: `${before ? before.detail : `${name} runs with ${from.concurrency} in flight.`}${queue ? `${queue}: with ${to.concurrency}, as with ${from.concurrency}, ${afterText}.` : ` With ${to.concurrency}: ${afterText}.`}`,
+        reason: `${before ? before.detail : `${name} runs with ${from.concurrency} in flight.`}${
+          fewer
+            ? ` Its latency grows with the calls in flight, so past ${to.concurrency} more calls mostly wait: with ${to.concurrency} the op allows ${afterText}, with ${from.concurrency} ${Number.isFinite(fromBound) ? `at most ${formatRate(fromBound)}` : 'no limit'}.`
+            : ` With ${to.concurrency}: ${afterText}.`
+        }`,
       });
     }
     if (to.prefetchAfter && !from.prefetchAfter) {

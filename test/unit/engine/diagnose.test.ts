@@ -431,10 +431,11 @@ describe('diagnose: verification', () => {
     };
     const d = await diagnose({ run, passes: 2, verifyBudgetSeconds: 60 });
     assert.deepEqual(d.plan.changes.map(changeKey), [fetch], 'verification must keep the fetch alone');
-    // The pass's run showed the throttle: past 20 ms × 100/s = 2 calls in flight the calls only
-    // queue, so the kept fetch asks for 3 (the hedge above the knee), not the first pass's count.
+    // The pass's run showed the throttle (latency grew with the calls in flight), so the kept
+    // fetch asks for fewer than the first pass did, where more mostly wait.
     const kept = d.plan.changes[0]!;
-    assert.ok(kept.kind === 'parallelism' && raise.kind === 'parallelism' && kept.to === 3 && raise.to > 3, JSON.stringify([kept, raise]));
+    assert.ok(kept.kind === 'parallelism' && raise.kind === 'parallelism' && kept.to > 1 && kept.to < raise.to, JSON.stringify([kept, raise]));
+    assert.match(kept.reason, /Its latency grows with the calls in flight, so past \d+ more calls mostly wait/);
     // From the run as written (20 ms at one call in flight) the fetch alone would bind above what
     // it measured (3 calls of 20 ms); from the run with the plan, the decode back on the main
     // thread, it is priced at the throttle it met.
