@@ -5,7 +5,7 @@ import type { Analysis, Bottleneck, OpAnalysis } from '../shared/analysis';
 import type { Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
-import { describeOp, formatRate, formatSeconds, perCallWords } from './describe';
+import { describeOp, formatRate, formatSeconds, perCallPhrase } from './describe';
 import type { Evaluation } from './evaluate';
 import type { Measured } from './measure';
 
@@ -101,7 +101,7 @@ function bindingBottleneck(m: Measured, ev: Evaluation): Bottleneck {
       if (d.id === undefined) return { resource: b.resource, reason: b.detail };
       const share = d.value / ev.mainPerRoot;
       const calls = (m.ops.get(d.id)?.callsPerRoot ?? 1) * (eff(d.id)?.factor ?? 1);
-      const parts = [perCallWords(d.value, calls).slice(2, -1), share < 0.999 ? `${Math.round(share * 100)}% of the main thread's ${formatSeconds(ev.mainPerRoot)}` : ''].filter((w) => w !== '');
+      const parts = [perCallPhrase(d.value, calls), share < 0.999 ? `${Math.round(share * 100)}% of the main thread's ${formatSeconds(ev.mainPerRoot)}` : ''].filter((w) => w !== '');
       return {
         resource: b.resource,
         opId: d.id,

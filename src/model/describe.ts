@@ -92,10 +92,16 @@ export function formatSeconds(s: number): string {
 
 /**
  * What a per-element figure is made of when an op runs more or less than once per root element
- * (a map above a batch): " (32.9 µs per call × 16 calls)"; empty when it runs once.
+ * (a map above a batch): "32.9 µs per call × 16 calls"; empty when it runs once.
  */
+export function perCallPhrase(total: number, calls: number): string {
+  return calls > 0 && Math.abs(calls - 1) > 1e-9 ? `${formatSeconds(total / calls)} per call × ${Number(calls.toPrecision(3))} calls` : '';
+}
+
+/** `perCallPhrase` in parentheses after a figure: " (32.9 µs per call × 16 calls)", or empty. */
 export function perCallWords(total: number, calls: number): string {
-  return calls > 0 && Math.abs(calls - 1) > 1e-9 ? ` (${formatSeconds(total / calls)} per call × ${Number(calls.toPrecision(3))} calls)` : '';
+  const phrase = perCallPhrase(total, calls);
+  return phrase ? ` (${phrase})` : '';
 }
 
 /** A rate in elements per second: 83 el/s, 9.5 el/s, 12,400 el/s. */
