@@ -7,7 +7,7 @@ import { cloneConfig, insertedAfter, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { coreBudget, type Contention } from './cores';
 import { evaluate, type Evaluation } from './evaluate';
-import { enclosingInterleave, fewestCallsFor, type Measured } from './measure';
+import { enclosingInterleave, type Measured } from './measure';
 
 /** Limits the planner works within. */
 export interface Limits {
@@ -84,10 +84,10 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
     // An op inside an interleave's inner datasets that cannot take more calls itself (a source
     // read record by record) gets more of its instances pulled at once: the interleave's lever.
     if (!om.tunable || c.concurrency >= lim.maxConcurrency) return raiseOuter(m, cfg, id, next ? next.rate / b.rate : Infinity, lim);
-    const want = Math.min(lim.maxConcurrency, Math.max(c.concurrency + 1, next ? Math.ceil((c.concurrency * next.rate) / b.rate) : lim.maxConcurrency));
-    // Latency that grows with calls in flight does not scale so: past its knee calls only queue,
-    // and calls that would add less than a plan must gain are not worth asking for.
-    c.concurrency = om.latencySlope > 0 ? fewestCallsFor(om, c.concurrency + 1, want, 1 - C.minGain) : want;
+    // (Latency that grows with the calls does not scale so: the plan lowers such an op afterwards
+    // to the fewest calls that keep the bound, plan.ts `trimQueued`.)
+    const want = next ? Math.ceil((c.concurrency * next.rate) / b.rate) : lim.maxConcurrency;
+    c.concurrency = Math.min(lim.maxConcurrency, Math.max(c.concurrency + 1, want));
     return true;
   }
   if (b.resource === 'sequential-op') {

@@ -460,18 +460,6 @@ export function latencyAt(om: OpMeasure, k: number): number {
   return Math.max(om.latency + om.latencySlope * (k - om.concurrency), 0.05 * om.latency);
 }
 
-/**
- * The fewest calls in flight in [lo, hi] that complete, with latency growing as `latencyAt` says,
- * within `share` of the calls per second `hi` does: as latency grows with them, more calls add
- * less and less, and mostly wait.
- */
-export function fewestCallsFor(om: OpMeasure, lo: number, hi: number, share: number): number {
-  const rate = (k: number) => k / latencyAt(om, k);
-  const goal = rate(hi) * share;
-  for (let k = lo; k < hi; k++) if (rate(k) >= goal) return k;
-  return hi;
-}
-
 /** Seconds one call holds its resource at `k` calls in flight: the service time scaled like the latency. */
 export function serviceAt(om: OpMeasure, k: number): number {
   return om.latency > 0 ? (om.service * latencyAt(om, k)) / om.latency : om.service;

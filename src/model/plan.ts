@@ -148,8 +148,9 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
  * the queue; the second pass measured it and asks for 52 (on the fitted line, which errs low for
  * such a service: see measure.ts `latencyAt`).
  */
-function trimQueued(m: Measured, cfg: Config, lim: Limits): Config {
+function trimQueued(m: Measured, cfg: Config, lim: Limits): { cfg: Config; lowered: Set<string> } {
   const out = cloneConfig(cfg);
+  const lowered = new Set<string>();
   for (const id of m.order) {
     const om = m.ops.get(id);
     const c = out[id];
@@ -172,8 +173,9 @@ function trimQueued(m: Measured, cfg: Config, lim: Limits): Config {
       else lo = mid + 1;
     }
     c.concurrency = Math.min(cur, Math.ceil(lo * C.hedgeFactor));
+    if (c.concurrency < cur) lowered.add(id);
   }
-  return out;
+  return { cfg: out, lowered };
 }
 
 function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
@@ -217,15 +219,14 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
       caches = cacheChoice.candidates;
     }
   }
-  if (evaluate(m, chosen, coreBudget(r)).bound < current.bound * (1 + C.minGain)) {
-    chosen = trimQueued(m, base, r);
-    caches = [];
-  } else {
-    chosen = trimQueued(m, quiet(m, base, hedge(m, chosen, r), r), r);
-  }
-  // Calls in flight an earlier pass set, lowered to where they stop queueing: no gain of their
-  // own, so exempt from the gain rules below, but only for knobs a run was given, not the source's.
-  const trims = new Set(m.order.filter((id) => chosen[id] && base[id] && chosen[id].concurrency < base[id].concurrency && (m.ops.get(id)?.latencySlope ?? 0) > 0 && m.profile.run.overrides?.[id]?.parallelism !== undefined));
+  const noGain = evaluate(m, chosen, coreBudget(r)).bound < current.bound * (1 + C.minGain);
+  if (noGain) caches = [];
+  const trimmed = trimQueued(m, noGain ? base : quiet(m, base, hedge(m, chosen, r), r), r);
+  chosen = trimmed.cfg;
+  // Calls in flight an earlier pass set, lowered below what the run had to where more mostly
+  // wait: no gain of their own, so exempt from the gain rules below, but only for knobs a run was
+  // given, not the source's.
+  const trims = new Set([...trimmed.lowered].filter((id) => chosen[id]!.concurrency < base[id]!.concurrency && m.profile.run.overrides?.[id]?.parallelism !== undefined));
 
   const changes: PlanChange[] = [];
   const planned = evaluate(m, chosen, coreBudget(r));

@@ -351,8 +351,8 @@ describe('model: history of earlier runs', () => {
     const slope = (43 / 128 - 13e-3) / 42;
     const at = (k: number) => 43 / 128 + slope * (k - 43);
     near(predict(second, { [id(1)]: { parallelism: 13 } }, { history: [first] }).bound, 13 / (8 * at(13)));
-    // From the run at 1 in flight, with the run at 43 as history: raised to within 5% of the most
-    // it may ask for, not to the most.
+    // From the run at 1 in flight, with the run at 43 as history: raised, but lowered back to the
+    // fewest within 5% of the most it may ask for, not left at the most.
     const raised = change(plan(first, { history: [second] }).changes, 'parallelism', id(1));
     assert.ok(raised?.kind === 'parallelism' && raised.to > 1 && raised.to < 256, JSON.stringify(raised));
     // Above the most calls in flight measured the fitted line stays:
