@@ -351,10 +351,11 @@ function formatScale(x: number): string {
 
 /** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per call, the fn 1.4× its main-thread CPU in a worker". */
 function moveWords(om: OpMeasure): string {
-  const mc = om.op.moveCost;
-  if (!om.move || !mc) return '';
-  const ratio = Math.abs(om.move.workerCpuRatio - 1) >= 0.05 ? `, the fn ${Number(om.move.workerCpuRatio.toFixed(2))}× its main-thread CPU in a worker` : '';
-  return ` (measured: cloning ${formatSeconds(mc.cloneInSeconds)} in and ${formatSeconds(mc.cloneOutSeconds)} out per call${ratio})`;
+  const mv = om.move;
+  if (!mv) return '';
+  const ratio = Math.abs(mv.workerCpuRatio - 1) >= 0.05 ? `, the fn ${Number(mv.workerCpuRatio.toFixed(2))}× its main-thread CPU in a worker` : '';
+  const scaled = mv.sizeScale !== undefined ? `, scaled from sampled elements ${formatScale(1 / mv.sizeScale)} the window's size` : '';
+  return ` (measured: cloning ${formatSeconds(mv.cloneIn)} in and ${formatSeconds(mv.cloneOut)} out per call${scaled}${ratio})`;
 }
 
 /**

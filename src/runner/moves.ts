@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { estimateBytes } from '../data/internal/core';
 import { DATASET_KEY } from '../data/tracing';
 import { Rng, mix } from '../data/internal/rng';
 import type { MoveCost } from '../shared/profile';
@@ -180,12 +181,16 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
 
   let inBytes = 0;
   let outBytes = 0;
+  let inSize = 0;
+  let outSize = 0;
   try {
     for (const x of originals) inBytes += v8.serialize(x).length;
     for (const y of outputs) outBytes += v8.serialize(y).length;
   } catch {
     return { findings, inputs: [] };
   }
+  for (const x of originals) inSize += estimateBytes(x);
+  for (const y of outputs) outSize += estimateBytes(y);
   const n = inputs.length;
   const cloneIn = cpuPerElement(n, () => {
     for (const x of originals) structuredClone(x);
@@ -215,6 +220,8 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     cloneOutSeconds: cloneOut,
     inBytes: Math.round(inBytes / n),
     outBytes: Math.round(outBytes / n),
+    inSizeBytes: Math.round(inSize / n),
+    outSizeBytes: Math.round(outSize / n),
     mainCpuSeconds: mainCpu,
   };
   return { findings, inputs };

@@ -187,6 +187,13 @@ export interface MoveCost {
   /** Serialised bytes of one input element, and of one output element. */
   inBytes: number;
   outBytes: number;
+  /**
+   * The library's size estimate (the one its byte counters use, `bytesProduced`) of one sampled
+   * input and of one call's output, mean over the sample: the model compares them with the
+   * window's bytes per call to carry the clone costs from the sample to the window's elements.
+   */
+  inSizeBytes?: number;
+  outSizeBytes?: number;
   /** CPU seconds of one fn call on the main thread, measured on the sample. */
   mainCpuSeconds: number;
   /** CPU seconds of one fn call inside a worker thread on the same sample; absent when the fn could not be loaded in a worker. */

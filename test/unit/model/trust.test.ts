@@ -287,6 +287,39 @@ describe('model: worker moves priced from measurement', () => {
     assert.deepEqual(plan(scorer(cheapMove(3e-6), 3e-6)).changes, []);
   });
 
+  it('carries the clones from sampled elements to the window\'s by their bytes (a few long emails among short ones)', () => {
+    // The text example: tokenize 1 ms a call on emails of 3.8 kB, 9 kB of token ids back. The six
+    // sampled emails averaged 53 kB: 42 µs to clone in, 900 µs to clone the ids back. Priced at
+    // the sample's clones the main thread would keep 2 + 0.6 + 471 µs a call and the pool as much
+    // again — a wash; per byte of the window's emails the clones are 3 µs and 64 µs.
+    const mails = (sizes: { inSizeBytes?: number; outSizeBytes?: number }) =>
+      new ProfileBuilder({ cores: 2, availableCores: 2 })
+        .op({ kind: 'from', bytes: 3800 })
+        .map('tokenize', {
+          self: 1e-3,
+          module: true,
+          bytes: 9000,
+          moveCost: { samples: 6, cloneInSeconds: 42e-6, cloneOutSeconds: 900e-6, inBytes: 53000, outBytes: 90000, mainCpuSeconds: 14e-3, ...sizes },
+        })
+        .build({ rootElements: 2000, rate: 1000 });
+    const toPool = { [id(1)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts' } };
+    const scaled = mails({ inSizeBytes: 53000, outSizeBytes: 126000 });
+    const cloneIn = 42e-6 * (3800 / 53000);
+    const cloneOut = 900e-6 * (9000 / 126000);
+    // Per call: main 2 µs + 60 µs ÷ 2 (a task of two 1 ms calls) + half of each clone; the
+    // workers the fn less the main thread's 2 µs, 40 µs ÷ 2 and the other halves.
+    const half = (cloneIn + cloneOut) / 2;
+    near(predict(scaled, toPool).bound, 2 / (2e-6 + 30e-6 + half + (1e-3 - 2e-6) + 20e-6 + half));
+    const move = change(plan(scaled).changes, 'placement', id(1));
+    assert.ok(move, 'the move is planned');
+    assert.match(move.reason, /cloning 3.01 µs in and 64.3 µs out per call, scaled from sampled elements 14× the window's size/);
+    // A profile without the sizes (from before they were recorded) keeps the sample's clones, and
+    // they make the move no gain; sizes within 2× of the window's are taken as they are.
+    assert.equal(change(plan(mails({})).changes, 'placement'), undefined);
+    const alike = mails({ inSizeBytes: 3800 * 1.9, outSizeBytes: 9000 / 1.9 });
+    near(predict(alike, toPool).bound, predict(mails({}), toPool).bound);
+  });
+
   it('uses the dispatch and task overhead calibrated on this machine instead of its constants', () => {
     const profile = rows(undefined, { workerDispatchSeconds: 200e-6, workerTaskOverheadSeconds: 100e-6 });
     // Main: 2 µs + 200 µs / 100; workers: 18 µs + 100 µs / 100.

@@ -112,6 +112,20 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(cost.cloneInSeconds > (2 * cost.inBytes) / 1.2e9, `clone ${cost.cloneInSeconds} s for ${cost.inBytes} bytes`);
   });
 
+  it('sizes the sampled elements as the byte counters size the window\'s, so the model can carry clones from one to the other', () => {
+    // Rows of one shape: the sample's sizes are the window's, by the same estimate.
+    const op = byExport(profile, 'normalise');
+    const input = profile.ops.find((o) => o.id === op.inputs[0]);
+    assert.ok(op.moveCost && input);
+    const perElement = (o: OpProfile): number => o.counters.bytesProduced / o.counters.produced;
+    const { inSizeBytes, outSizeBytes } = op.moveCost;
+    assert.ok(inSizeBytes !== undefined && outSizeBytes !== undefined, JSON.stringify(op.moveCost));
+    const within = (a: number, b: number): boolean => Math.max(a, b) / Math.min(a, b) < 1.2;
+    assert.ok(within(inSizeBytes, perElement(input)), `sample in ${inSizeBytes} B, window ${perElement(input)} B`);
+    assert.ok(within(outSizeBytes, perElement(op)), `sample out ${outSizeBytes} B, window ${perElement(op)} B`);
+    assert.ok(outSizeBytes > inSizeBytes, 'the fn adds a field');
+  });
+
   it('measures a heavy exported fn in a worker thread as well as on the main thread', () => {
     const heavy = byExport(profile, 'heavy').moveCost;
     const light = byExport(profile, 'normalise').moveCost;
