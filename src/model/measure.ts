@@ -437,9 +437,12 @@ function moveOf(op: OpProfile, inputBytes: number | undefined): OpMeasure['move'
   // The worker/main ratio comes from calling the fn on a few samples over and over. It speaks for
   // the pipeline only when those repeated calls cost what the fn cost per call in the window: a fn
   // that caches by input (a tokenizer's word cache) or whose cost depends on the input runs far
-  // cheaper on a handful of repeated samples, and the ratio of two such figures is noise.
+  // cheaper on a handful of repeated samples, and the ratio of two such figures is noise. Samples
+  // larger than the window's elements are compared per byte (`inScale`): emails 14× the mean that
+  // cost 13× the mean call are the same work, and what they measured in a worker speaks for it.
   const perCall = op.counters.calls > 0 ? op.counters.selfSeconds / op.counters.calls : undefined;
-  const representative = perCall !== undefined && perCall > 0 && mc.mainCpuSeconds > 0 && Math.max(perCall, mc.mainCpuSeconds) / Math.min(perCall, mc.mainCpuSeconds) <= C.moveSampleAgreement;
+  const sampleCall = mc.mainCpuSeconds * inScale;
+  const representative = perCall !== undefined && perCall > 0 && sampleCall > 0 && Math.max(perCall, sampleCall) / Math.min(perCall, sampleCall) <= C.moveSampleAgreement;
   if (representative && mc.workerCpuSeconds !== undefined && ok(mc.workerCpuSeconds)) {
     ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, mc.workerCpuSeconds / mc.mainCpuSeconds));
   }

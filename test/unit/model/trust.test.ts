@@ -292,7 +292,7 @@ describe('model: worker moves priced from measurement', () => {
     // sampled emails averaged 53 kB: 42 µs to clone in, 900 µs to clone the ids back. Priced at
     // the sample's clones the main thread would keep 2 + 0.6 + 471 µs a call and the pool as much
     // again — a wash; per byte of the window's emails the clones are 3 µs and 64 µs.
-    const mails = (sizes: { inSizeBytes?: number; outSizeBytes?: number }) =>
+    const mails = (sizes: Partial<MoveCost>) =>
       new ProfileBuilder({ cores: 2, availableCores: 2 })
         .op({ kind: 'from', bytes: 3800 })
         .map('tokenize', {
@@ -318,6 +318,13 @@ describe('model: worker moves priced from measurement', () => {
     assert.equal(change(plan(mails({})).changes, 'placement'), undefined);
     const alike = mails({ inSizeBytes: 3800 * 1.9, outSizeBytes: 9000 / 1.9 });
     near(predict(alike, toPool).bound, predict(mails({}), toPool).bound);
+    // The sampled emails cost 14 ms a call where the window's cost 1 ms: per byte the same work
+    // (14 ms × 3.8 ÷ 53 = 1.0 ms), so the 1.4× they measured in a worker prices the pool; without
+    // the sizes the sample's calls look 14× the window's and the ratio is left out.
+    const slower = { inSizeBytes: 53000, outSizeBytes: 126000, workerCpuSeconds: 14e-3 * 1.4 };
+    near(predict(mails(slower), toPool).bound, 2 / (2e-6 + 30e-6 + half + (1e-3 - 2e-6) * 1.4 + 20e-6 + half));
+    const unsized = predict(mails({ workerCpuSeconds: 14e-3 * 1.4 }), toPool).bound;
+    near(unsized, predict(mails({}), toPool).bound);
   });
 
   it('uses the dispatch and task overhead calibrated on this machine instead of its constants', () => {
