@@ -290,6 +290,8 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   for (const op of profile.ops) {
     const c = op.counters;
     const input = byId.get(op.inputs[0] ?? '');
+    // What the op was handed per call in the window, by the library's size estimate.
+    const inputBytes = input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : undefined;
     const placement: Placement = op.placement;
     let isAsync = placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0));
     let asyncCalls = c.asyncCalls;
@@ -330,7 +332,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       })(),
       diskPerRoot: c.diskBytesRead / per,
       bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
-      inputBytesPerElement: input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : 0,
+      inputBytesPerElement: inputBytes ?? 0,
       concurrency: placement === 'main' && !isAsync && op.kind !== 'interleave' ? 1 : currentConcurrency(op, isAsync),
       isAsync,
       tunable,
@@ -340,7 +342,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
         !isAsync &&
         op.fnModule !== undefined &&
         c.calls > 0,
-      move: moveOf(op, input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : undefined),
+      move: moveOf(op, inputBytes),
     });
   }
   const measured: Measured = {
