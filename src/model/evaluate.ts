@@ -22,7 +22,7 @@ import { outerOf, type Config } from './config';
 import { coresGot, type Contention, type CoreBudget } from './cores';
 import { clusterBounds } from './cluster';
 import { describeOp, formatRate, formatSeconds, listWords, perCallWords } from './describe';
-import { latencyAt, nesting, passesOver, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
+import { cloneSide, latencyAt, nesting, passesOver, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 /** One op's demands per root element under a configuration. */
 export interface Effective {
@@ -98,16 +98,15 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       const perCall = calls > 0 ? om.selfPerRoot / calls : 0;
       const group = perCall > 0 ? Math.max(1, Math.min(C.workerMaxGroup, Math.round(C.workerTargetTaskSeconds / perCall))) : C.workerMaxGroup;
       const bytesClone = om.inputBytesPerElement / C.cloneBytesPerSecond;
-      const mainClone = om.move ? om.move.mainClone : bytesClone;
-      const workerClone = om.move ? om.move.workerClone : bytesClone;
+      const clone = om.move ? cloneSide(om.move) : bytesClone;
       const ratio = om.move ? om.move.workerCpuRatio : 1;
       const dispatch = machine.workerDispatchSeconds ?? C.workerDispatchSeconds;
       const taskOverhead = machine.workerTaskOverheadSeconds ?? C.workerTaskOverheadSeconds;
       const book = Math.min(C.bookkeepingSecondsPerElement, perCall / 2);
       // The runtime overhead that follows the fn's own time (GC of what it allocates) moves with it.
       overhead = om.overheadPerRoot - om.overheadWorkPerRoot;
-      main = calls * (book + dispatch / group + mainClone) + overhead;
-      worker = Math.max(0, om.selfPerRoot - calls * book) * ratio + calls * (taskOverhead / group + workerClone) + om.overheadWorkPerRoot * ratio;
+      main = calls * (book + dispatch / group + clone) + overhead;
+      worker = Math.max(0, om.selfPerRoot - calls * book) * ratio + calls * (taskOverhead / group + clone) + om.overheadWorkPerRoot * ratio;
     } else if (c.placement === 'main' && om.op.placement === 'worker') {
       // Back on the main thread the pool's dispatch and clones go, and with them the process CPU
       // no thread's clock caught that the workers were charged with: the fn costs what its tasks

@@ -119,10 +119,6 @@ export interface OpMeasure {
      * (see `moveOf`): 0.07 when the few sampled emails ran 14× the window's mean size.
      */
     sizeScale?: number;
-    /** Main-thread seconds per call: half of the input's clone round plus half of the output's. */
-    mainClone: number;
-    /** Worker seconds per call: the other halves. */
-    workerClone: number;
     /** The fn's CPU in a worker ÷ on the main thread, clamped to [workerCpuRatioMin, workerCpuRatioMax]; 1 when not measured. */
     workerCpuRatio: number;
   };
@@ -411,7 +407,7 @@ function inputScale(now: OpMeasure, then: OpMeasure): number {
  * averaged 3.8 kB, and priced at the sample's 0.9 ms a call to clone back, moving tokenize looked
  * like a loss that measured 2×.
  */
-function sizeScale(window: number | undefined, sample: number | undefined): number {
+function bytesRatio(window: number | undefined, sample: number | undefined): number {
   if (!(window !== undefined && sample !== undefined && window > 0 && sample > 0 && Number.isFinite(window) && Number.isFinite(sample))) return 1;
   const r = window / sample;
   return Math.max(r, 1 / r) <= C.moveSampleAgreement ? 1 : r;
@@ -419,7 +415,7 @@ function sizeScale(window: number | undefined, sample: number | undefined): numb
 
 /**
  * A measured move cost per call (see `OpMeasure.move`); undefined when absent or unusable. The
- * clones are carried from the sample to the window's elements by their bytes (`sizeScale`):
+ * clones are carried from the sample to the window's elements by their bytes (`bytesRatio`):
  * `inputBytes` is what the op's input produced per element in the window, and the output's bytes
  * per call are the op's own.
  */
@@ -429,12 +425,11 @@ function moveOf(op: OpProfile, inputBytes: number | undefined): OpMeasure['move'
   const ok = (x: number) => Number.isFinite(x) && x >= 0;
   if (!ok(mc.cloneInSeconds) || !ok(mc.cloneOutSeconds)) return undefined;
   const c = op.counters;
-  const inScale = sizeScale(inputBytes, mc.inSizeBytes);
+  const inScale = bytesRatio(inputBytes, mc.inSizeBytes);
   // A filter sends back a boolean whatever it was given: nothing to scale.
-  const outScale = op.kind === 'filter' ? 1 : sizeScale(c.calls > 0 ? c.bytesProduced / c.calls : undefined, mc.outSizeBytes);
+  const outScale = op.kind === 'filter' ? 1 : bytesRatio(c.calls > 0 ? c.bytesProduced / c.calls : undefined, mc.outSizeBytes);
   const cloneIn = mc.cloneInSeconds * inScale;
   const cloneOut = mc.cloneOutSeconds * outScale;
-  const half = (cloneIn + cloneOut) / 2;
   let ratio = 1;
   // The worker/main ratio comes from calling the fn on a few samples over and over. It speaks for
   // the pipeline only when those repeated calls cost what the fn cost per call in the window: a fn
@@ -449,7 +444,16 @@ function moveOf(op: OpProfile, inputBytes: number | undefined): OpMeasure['move'
     ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, mc.workerCpuSeconds / mc.mainCpuSeconds));
   }
   const scaled = inScale !== 1 ? inScale : outScale;
-  return { cloneIn, cloneOut, ...(scaled !== 1 ? { sizeScale: scaled } : {}), mainClone: half, workerClone: half, workerCpuRatio: ratio };
+  return { cloneIn, cloneOut, ...(scaled !== 1 ? { sizeScale: scaled } : {}), workerCpuRatio: ratio };
+}
+
+/**
+ * Seconds a moved call's clones cost each side, main thread and worker alike: half of the input's
+ * round (serialised on the main thread, deserialised in the worker) plus half of the output's
+ * (the other way round).
+ */
+export function cloneSide(move: NonNullable<OpMeasure['move']>): number {
+  return (move.cloneIn + move.cloneOut) / 2;
 }
 
 /**

@@ -22,7 +22,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatRate, formatSeconds, perCallWords } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
 import { evaluate, type Evaluation } from './evaluate';
-import { enclosingInterleave, type Measured, type OpMeasure } from './measure';
+import { cloneSide, enclosingInterleave, type Measured, type OpMeasure } from './measure';
 
 /** Options with their defaults filled in. */
 export interface Resolved extends Limits {
@@ -96,7 +96,7 @@ function workerPlaced(m: Measured): OpMeasure[] {
 function moveFloor(m: Measured, om: OpMeasure): number {
   if (!om.move) return C.minWorkerTaskSeconds;
   const dispatch = m.profile.machine.workerDispatchSeconds ?? C.workerDispatchSeconds;
-  return C.bookkeepingSecondsPerElement + dispatch / C.workerMaxGroup + om.move.mainClone;
+  return C.bookkeepingSecondsPerElement + dispatch / C.workerMaxGroup + cloneSide(om.move);
 }
 
 /**
