@@ -420,7 +420,7 @@ async function main(): Promise<void> {
 
 /**
  * After the window: measures, on the elements the tracer kept, what moving each main-thread
- * map/filter/flatMap with a sync fn to worker threads would cost, and whether its fn is
+ * map/filter/flatMap to worker threads would cost, and whether its fn is
  * deterministic (see moves.ts), and records both on its operator.
  */
 async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string): Promise<void> {
@@ -429,9 +429,10 @@ async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string):
   for (const [key, samples] of tracer.samples()) {
     const info = tracer.info(key);
     const op = byId.get(tracer.idOf(key, file));
-    if (!info?.fn || !op || info.placement !== 'main' || info.fnAsync || op.counters.asyncCalls > 0) continue;
+    if (!info?.fn || !op || info.placement !== 'main') continue;
     if (op.kind !== 'map' && op.kind !== 'filter' && op.kind !== 'flatMap') continue;
-    targets.push({ id: op.id, kind: op.kind, fn: info.fn, samples, ...(op.fnModule ? { fnModule: op.fnModule } : {}) });
+    const async = info.fnAsync === true || op.counters.asyncCalls > 0;
+    targets.push({ id: op.id, kind: op.kind, fn: info.fn, samples, ...(op.fnModule ? { fnModule: op.fnModule } : {}), ...(async ? { async } : {}) });
   }
   let findings: Awaited<ReturnType<typeof measureMoves>>;
   try {

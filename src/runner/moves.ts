@@ -1,8 +1,10 @@
 /**
  * After the measured window: what moving each sampled main-thread map/filter/flatMap to worker
  * threads would cost, and whether its fn is deterministic, measured on the real input elements
- * the tracer kept. The fn is called a few extra times here (twice per sampled element for the
- * determinism check, then repeatedly for its CPU time), so side effects in a fn happen again.
+ * the tracer kept. Async fns are awaited one call at a time, which also measures the CPU they
+ * spend after their first await (see `measureAwaited`). The fn is called a few extra times here
+ * (twice per sampled element for the determinism check, then repeatedly for its CPU time), so
+ * side effects in a fn happen again.
  *
  * CPU is read with `process.cpuUsage()` (precise, where the per-thread schedstat clock advances
  * only at scheduler ticks), while no other thread of ours works: the pipeline is closed, and the
@@ -16,6 +18,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { estimateBytes } from '../data/internal/core';
 import { DATASET_KEY } from '../data/tracing';
+import { cpuClockKind, threadCpuSeconds } from '../data/internal/cpuclock';
 import { Rng, mix } from '../data/internal/rng';
 import type { MoveCost } from '../shared/profile';
 import { processCpuSeconds } from './machine';
@@ -29,6 +32,8 @@ export interface MoveTarget {
   samples: SampledElement[];
   /** Where the fn is exported from: only then can a worker thread load it. */
   fnModule?: { file: string; exportName: string };
+  /** The fn returns promises: its calls are awaited one at a time (see `measureAwaited`). */
+  async?: boolean;
 }
 
 export interface MoveFindings {
@@ -134,6 +139,43 @@ interface MainSide {
   inputs: SampledElement[];
 }
 
+/** A move's clones, both ways, and the sizes they copy, per element of the sample; undefined when a value cannot be cloned. */
+function priceClones(originals: unknown[], outputs: unknown[], deadline: number): Omit<MoveCost, 'samples' | 'mainCpuSeconds' | 'workerCpuSeconds' | 'awaitedSeconds'> | undefined {
+  const n = originals.length;
+  let inBytes = 0;
+  let outBytes = 0;
+  let inSize = 0;
+  let outSize = 0;
+  try {
+    for (const x of originals) inBytes += v8.serialize(x).length;
+    for (const y of outputs) outBytes += v8.serialize(y).length;
+  } catch {
+    return undefined;
+  }
+  for (const x of originals) inSize += estimateBytes(x);
+  for (const y of outputs) outSize += estimateBytes(y);
+  const cloneIn = cpuPerElement(n, () => {
+    for (const x of originals) structuredClone(x);
+  }, deadline);
+  let cloneOut = 0;
+  try {
+    cloneOut = cpuPerElement(n, () => {
+      for (const y of outputs) structuredClone(y);
+    }, deadline);
+  } catch {
+    // A result that cannot be cloned cannot come back from a worker: no move to price.
+    return undefined;
+  }
+  return {
+    cloneInSeconds: cloneIn,
+    cloneOutSeconds: cloneOut,
+    inBytes: Math.round(inBytes / n),
+    outBytes: Math.round(outBytes / n),
+    inSizeBytes: Math.round(inSize / n),
+    outSizeBytes: Math.round(outSize / n),
+  };
+}
+
 /** Everything measured on the main thread for one operator, within `deadline` (performance.now() ms). */
 function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   const inputs: SampledElement[] = [];
@@ -179,31 +221,9 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   const findings: MoveFindings = { randomObserved: differs };
   if (!cloneable || inputs.length === 0) return { findings, inputs: [] };
 
-  let inBytes = 0;
-  let outBytes = 0;
-  let inSize = 0;
-  let outSize = 0;
-  try {
-    for (const x of originals) inBytes += v8.serialize(x).length;
-    for (const y of outputs) outBytes += v8.serialize(y).length;
-  } catch {
-    return { findings, inputs: [] };
-  }
-  for (const x of originals) inSize += estimateBytes(x);
-  for (const y of outputs) outSize += estimateBytes(y);
+  const priced = priceClones(originals, outputs, deadline);
+  if (priced === undefined) return { findings, inputs: [] };
   const n = inputs.length;
-  const cloneIn = cpuPerElement(n, () => {
-    for (const x of originals) structuredClone(x);
-  }, deadline);
-  let cloneOut = 0;
-  try {
-    cloneOut = cpuPerElement(n, () => {
-      for (const y of outputs) structuredClone(y);
-    }, deadline);
-  } catch {
-    // A result that cannot be cloned cannot come back from a worker: no move to price.
-    return { findings, inputs: [] };
-  }
   const ctxs = inputs.map((s) => freshContext(s.index));
   const fn = t.fn;
   let mainCpu = 0;
@@ -214,16 +234,98 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   } catch {
     return { findings, inputs: [] };
   }
-  findings.moveCost = {
-    samples: n,
-    cloneInSeconds: cloneIn,
-    cloneOutSeconds: cloneOut,
-    inBytes: Math.round(inBytes / n),
-    outBytes: Math.round(outBytes / n),
-    inSizeBytes: Math.round(inSize / n),
-    outSizeBytes: Math.round(outSize / n),
-    mainCpuSeconds: mainCpu,
+  findings.moveCost = { samples: n, ...priced, mainCpuSeconds: mainCpu };
+  return { findings, inputs };
+}
+
+/** The least an awaited call may take before the probe gives up on its op (a request to a service that is gone). */
+const AWAIT_MIN_MS = 500;
+/**
+ * CPU share of an awaited call's wall time below which an async fn is taken to wait (a request, a
+ * read) rather than to work: its calls are not repeated to time them, since each repeats whatever
+ * it waits on, and the figures of the determinism pairs stand.
+ */
+const AWAITED_WORK_SHARE = 0.5;
+
+/**
+ * `measureMain` for a fn that returns promises: each call awaited alone, one at a time, so its CPU
+ * and its wall time are its own. The CPU an async fn spends after its first await (a decode after
+ * a file read) runs in the library's promise callbacks, where the window's counters cannot see it:
+ * this is where it is measured, on the main thread's own clock (process CPU would add the libuv
+ * thread that read the file, and the helper threads of V8's GC). Without a thread clock a wait
+ * cannot be told from work, and no move is priced. A call that has not settled within the time
+ * left (at least AWAIT_MIN_MS) ends the op's probe.
+ */
+async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide | undefined> {
+  // Per call; their medians are the figures: while a call waits, V8 runs its idle-time tasks (a
+  // GC step, finishing a compile) on the thread, and the call is charged with them.
+  const cpus: number[] = [];
+  const walls: number[] = [];
+  let cpu = 0;
+  let wall = 0;
+  const call = async (x: unknown, index: number): Promise<{ value: unknown } | undefined> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), Math.max(AWAIT_MIN_MS, deadline - performance.now()));
+    });
+    const c0 = threadCpuSeconds();
+    const t0 = performance.now();
+    try {
+      const r = await Promise.race([Promise.resolve().then(() => t.fn(x, freshContext(index)) as unknown), late]);
+      if (r === 'late') throw new Error('late');
+      cpus.push(threadCpuSeconds() - c0);
+      walls.push((performance.now() - t0) / 1000);
+      cpu += cpus[cpus.length - 1]!;
+      wall += walls[walls.length - 1]!;
+      return normalise(t.kind, r);
+    } finally {
+      clearTimeout(timer);
+    }
   };
+  const inputs: SampledElement[] = [];
+  const originals: unknown[] = [];
+  const outputs: unknown[] = [];
+  let compared = 0;
+  let differs = false;
+  try {
+    for (const s of t.samples) {
+      if (compared > 0 && performance.now() >= deadline) break;
+      const a = tryClone(s.element);
+      const b = tryClone(s.element);
+      // A class instance loses its prototype in a copy, and a worker would get the copy: no
+      // move to price, and nothing checked on the element itself (it would run its side effects).
+      if (!a.ok || !b.ok) return undefined;
+      let ra: { value: unknown } | undefined;
+      let rb: { value: unknown } | undefined;
+      try {
+        ra = await call(a.value, s.index);
+        rb = await call(b.value, s.index);
+      } catch (e) {
+        if (e instanceof Error && e.message === 'late') throw e;
+        // The fn throws or rejects on this element: nothing to learn from it.
+        continue;
+      }
+      if (ra === undefined || rb === undefined) return undefined;
+      compared++;
+      if (!isDeepStrictEqual(ra.value, rb.value)) differs = true;
+      inputs.push({ element: a.value, index: s.index });
+      originals.push(s.element);
+      outputs.push(ra.value);
+    }
+    if (compared === 0) return undefined;
+    // A fn that works more than it waits is timed over more calls, as a sync fn is.
+    for (let round = 0; cpu >= AWAITED_WORK_SHARE * wall && cpu < TARGET_CPU_SECONDS && performance.now() < deadline; round++) {
+      for (let i = 0; i < inputs.length && performance.now() < deadline; i++) await call(inputs[i]!.element, inputs[i]!.index);
+    }
+  } catch {
+    // A call that did not settle in time, or one that failed on repeat: the pairs speak for
+    // determinism only when every one of them completed.
+    return compared > 0 ? { findings: { randomObserved: differs }, inputs: [] } : undefined;
+  }
+  const findings: MoveFindings = { randomObserved: differs };
+  const priced = priceClones(originals, outputs, deadline);
+  if (priced === undefined || cpus.length === 0 || cpuClockKind() === 'wall') return { findings, inputs: [] };
+  findings.moveCost = { samples: inputs.length, ...priced, mainCpuSeconds: median(cpus), awaitedSeconds: median(walls) };
   return { findings, inputs };
 }
 
@@ -341,10 +443,13 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
   for (let i = 0; i < live.length; i++) {
     const t = live[i];
     const left = share - (performance.now() - start);
-    const main = measureMain(t, performance.now() + Math.max(1, left / (live.length - i)));
+    const deadline = performance.now() + Math.max(1, left / (live.length - i));
+    const main = t.async ? await measureAwaited(t, deadline) : measureMain(t, deadline);
     if (main === undefined) continue;
     out.set(t.id, main.findings);
-    if (t.fnModule !== undefined && main.findings.moveCost !== undefined && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
+    // The timing worker calls fns synchronously: an async fn's worker CPU is left unmeasured (the
+    // model then takes its main-thread figure).
+    if (!t.async && t.fnModule !== undefined && main.findings.moveCost !== undefined && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
   }
   if (forWorker.length === 0) return out;
 

@@ -147,7 +147,7 @@ export interface OpProfile {
   /**
    * The runner called the fn twice on the same sampled element with identical context and got
    * different results: the fn draws randomness the library does not know about (`Math.random`,
-   * crypto). Absent when not checked (no sample, an async or inline-only fn).
+   * crypto; an async fn's calls are awaited). Absent when not checked (no sample, results that cannot be compared).
    */
   randomObserved?: boolean;
   /**
@@ -198,6 +198,12 @@ export interface MoveCost {
   mainCpuSeconds: number;
   /** CPU seconds of one fn call inside a worker thread on the same sample; absent when the fn could not be loaded in a worker. */
   workerCpuSeconds?: number;
+  /**
+   * For an async fn: wall seconds of one call awaited alone on the sample, what it waits for
+   * (a read, a request) and its CPU (`mainCpuSeconds`, which then includes the work after its
+   * awaits) together. Absent for sync fns.
+   */
+  awaitedSeconds?: number;
 }
 
 /** Why a run failed, in words a person can act on. */

@@ -68,14 +68,39 @@ describe('plumber-data element sampling for tracers', () => {
     );
   });
 
-  it('offers nothing for an async fn, and a tracer without `sample` still counts every call', async () => {
+  it('offers an async fn its elements one per call, before the call, and a tracer without `sample` still counts every call', async () => {
     const sampling = new SamplingTracer(1, 100);
+    const seen: number[] = [];
     await withTracer(sampling, async () => {
-      await from([1, 2, 3])
-        .map(async (x) => x + 1)
+      const out = await from([1, 2, 3])
+        .map(async (x) => {
+          seen.push(sampling.offered.length);
+          return x + 1;
+        }, { parallelism: 2 })
+        .toArray();
+      assert.deepEqual(out, [2, 3, 4]);
+    });
+    assert.deepEqual(
+      sampling.offered.map((o) => [o.element, o.index]),
+      [
+        [1, 0],
+        [2, 1],
+        [3, 2],
+      ],
+    );
+    // Each call found its own element offered already (a chunk is offered whole before its first call).
+    assert.ok(seen.length === 3 && seen.every((offered, i) => offered >= i + 1), JSON.stringify(seen));
+    // Past its first chunk an async map runs its calls one by one, and still offers every element the tracer asks for.
+    const every = new SamplingTracer(1, 1000);
+    await withTracer(every, async () => {
+      await range(300)
+        .map(async (x) => x, { parallelism: 4 })
         .toArray();
     });
-    assert.deepEqual(sampling.offered, []);
+    assert.deepEqual(
+      every.offered.map((o) => o.index),
+      Array.from({ length: 300 }, (_, i) => i),
+    );
     const plain = await whileTraced(async () => {
       assert.deepEqual(await range(5).map((x) => x + 1).toArray(), [1, 2, 3, 4, 5]);
     });

@@ -231,6 +231,59 @@ describe('worker calibration and move pricing in this process', function () {
     assert.equal(findings.get('bump')?.moveCost?.workerCpuSeconds, undefined, 'an inline fn has no module a worker could load');
   });
 
+  it('awaits an async fn’s calls one at a time: the work after its awaits is its CPU, a timer it waits on is not', async () => {
+    // JIT-stable int32 work after an await, as a decode after a file read; and a 20 ms wait.
+    const work = async (x: number): Promise<number> => {
+      await new Promise((resolve) => setImmediate(resolve));
+      let h = x | 0;
+      for (let i = 0; i < 4_000_000; i++) h = Math.imul(h ^ i, 0x01000193) | 0;
+      return h;
+    };
+    const wait = async (x: number): Promise<number> => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return x + 1;
+    };
+    const drawn = async (x: number): Promise<number> => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return x + Math.random();
+    };
+    const samples = [1, 2, 3].map((i) => ({ element: i, index: i }));
+    const findings = await measureMoves(
+      [
+        { id: 'work', kind: 'map', fn: work, samples, async: true },
+        { id: 'wait', kind: 'map', fn: wait, samples, async: true },
+        { id: 'drawn', kind: 'map', fn: drawn, samples, async: true },
+      ],
+      1,
+    );
+    const w = findings.get('work')?.moveCost;
+    const t = findings.get('wait')?.moveCost;
+    assert.ok(w?.awaitedSeconds !== undefined && t?.awaitedSeconds !== undefined, JSON.stringify([...findings]));
+    // (Whatever else the thread does while a call waits, a GC of earlier garbage say, is charged to
+    // that call: so the margins below are wide.)
+    assert.ok(w.mainCpuSeconds > 2 * t.mainCpuSeconds, `work ${w.mainCpuSeconds} s a call, wait ${t.mainCpuSeconds} s`);
+    // A timer of 20 ms is waited for in full, and most of it is not the thread's CPU.
+    assert.ok(t.awaitedSeconds >= 0.015 && t.awaitedSeconds - t.mainCpuSeconds >= 0.01, JSON.stringify(t));
+    assert.equal(w.workerCpuSeconds, undefined, 'the timing worker calls fns synchronously');
+    assert.equal(findings.get('work')?.randomObserved, false);
+    assert.equal(findings.get('drawn')?.randomObserved, true, 'Math.random after an await is seen');
+  });
+
+  it('gives up on an async fn whose call never settles, and prices the others', async () => {
+    const never = (): Promise<number> => new Promise<number>(() => undefined);
+    const plus = async (x: number): Promise<number> => x + 1;
+    const samples = [{ element: 1, index: 0 }];
+    const findings = await measureMoves(
+      [
+        { id: 'never', kind: 'map', fn: never, samples, async: true },
+        { id: 'plus', kind: 'map', fn: plus, samples, async: true },
+      ],
+      0.05,
+    );
+    assert.equal(findings.get('never'), undefined);
+    assert.ok(findings.get('plus')?.moveCost?.awaitedSeconds !== undefined, JSON.stringify([...findings]));
+  });
+
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
     class Point {
       constructor(readonly x: number) {}

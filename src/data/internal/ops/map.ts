@@ -108,10 +108,15 @@ export class MainMap implements Chunks<unknown> {
     const end = base + chunk.length;
     while (this.sample !== null && this.nextOffer < end) {
       if (this.nextOffer < base) this.nextOffer = base;
-      const skip = this.sample(chunk[this.nextOffer - base], this.nextOffer);
-      if (!(skip > 0)) this.sample = null;
-      else this.nextOffer += Math.ceil(skip);
+      this.offerAt(chunk[this.nextOffer - base], this.nextOffer);
     }
+  }
+
+  /** Offers one element; the tracer answers how many to skip before the next (none: stop offering). */
+  private offerAt(x: unknown, index: number): void {
+    const skip = (this.sample as ElementSampler)(x, index);
+    if (!(skip > 0)) this.sample = null;
+    else this.nextOffer = index + Math.ceil(skip);
   }
 
   private selectivity(): number {
@@ -219,6 +224,8 @@ export class MainMap implements Chunks<unknown> {
       launch: (items, base) => {
         const x = items[0];
         if (this.c !== null) this.c.calls++;
+        // An async fn's elements are offered here, one per call, as a sync fn's are per chunk.
+        if (this.sample !== null && base >= this.nextOffer) this.offerAt(x, base);
         const parent = this.o.parent;
         let r: unknown;
         try {
