@@ -6,7 +6,7 @@
 import { cloneConfig, insertedAfter, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { coreBudget, type Contention } from './cores';
-import { evaluate, type Evaluation } from './evaluate';
+import { evaluate, workerOpRate, type Evaluation } from './evaluate';
 import { enclosingInterleave, type Measured } from './measure';
 
 /** Limits the planner works within. */
@@ -168,7 +168,7 @@ export function hedge(m: Measured, start: Config, lim: Limits): Config {
     if (c.placement === 'worker') {
       for (;;) {
         const e = evaluate(m, cfg, coreBudget(lim)).eff.get(id);
-        const own = e && e.worker > 0 ? Math.min(c.concurrency, lim.cores) / e.worker : Infinity;
+        const own = e ? workerOpRate(e, c.concurrency, Math.min(c.concurrency, lim.cores)) : Infinity;
         if (own >= target || c.concurrency >= lim.maxWorkers || c.concurrency >= lim.cores || workersUsed(cfg) >= lim.workerBudget) break;
         c.concurrency += 1;
       }

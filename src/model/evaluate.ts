@@ -31,6 +31,8 @@ export interface Effective {
   /** The op's share of main-thread time no op claimed (runtime overhead), part of `main`. */
   overhead: number;
   worker: number;
+  /** Seconds per root element a worker thread holds for the op beyond its CPU: an async fn's waits, its calls run one after another there. */
+  workerWait: number;
   other: number;
   disk: number;
   /** Async calls per root element. */
@@ -67,6 +69,16 @@ function fnKind(om: OpMeasure): boolean {
   return k === 'map' || k === 'filter' || k === 'flatMap';
 }
 
+/**
+ * Elements per second `threads` worker threads give an op, whose CPU gets `cores` cores among
+ * them: each call holds its thread for its CPU (slower on a share of a core) and its wait.
+ */
+export function workerOpRate(e: Pick<Effective, 'worker' | 'workerWait'>, threads: number, cores: number): number {
+  if (!(e.worker > 0)) return Infinity;
+  if (!(e.workerWait > 0)) return cores / e.worker;
+  return threads / ((e.worker * threads) / cores + e.workerWait);
+}
+
 /** Demands of each op under `cfg`. */
 export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effective> {
   // The share of its work a cached op still does: its first pass, of all the passes the
@@ -87,6 +99,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     let main = om.selfPerRoot + om.dispatchPerRoot + overhead;
     // A cluster op's worker CPU is spent on other hosts: it takes nothing from this machine's cores.
     let worker = om.op.placement === 'remote' ? 0 : om.workerPerRoot;
+    let workerWait = 0;
     if (c.placement === 'worker' && om.op.placement === 'main') {
       // Moving a sync fn to workers: its own time becomes worker CPU; the main thread keeps its
       // bookkeeping and pays a dispatch per task (several small elements share one task) and its
@@ -107,6 +120,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       overhead = om.overheadPerRoot - om.overheadWorkPerRoot;
       main = calls * (book + dispatch / group + clone) + overhead;
       worker = Math.max(0, om.selfPerRoot - calls * book) * ratio + calls * (taskOverhead / group + clone) + om.overheadWorkPerRoot * ratio;
+      workerWait = calls * (om.move?.awaited?.wait ?? 0);
     } else if (c.placement === 'main' && om.op.placement === 'worker') {
       // Back on the main thread the pool's dispatch and clones go, and with them the process CPU
       // no thread's clock caught that the workers were charged with: the fn costs what its tasks
@@ -136,6 +150,7 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       main: main * f + (c.cacheAfter ? C.cacheHitSecondsPerElement * om.visitRatio : 0),
       overhead: overhead * f,
       worker: worker * f,
+      workerWait: workerWait * f,
       other: om.otherCpuPerRoot * f,
       disk: om.diskPerRoot * f,
       async: om.asyncPerRoot * f,
@@ -310,7 +325,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     } else if (c.placement === 'worker' && e.worker > 0) {
       // Each busy thread gets an equal share of the cores the configuration gets.
       const p = shared ? (c.concurrency * cores) / threads : Math.min(c.concurrency, cores);
-      const rate = p / e.worker;
+      const rate = workerOpRate(e, c.concurrency, p);
       const est =
         om.op.placement === 'main'
           ? ' (estimated from its main-thread time)'
@@ -321,7 +336,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
         resource: 'parallel-op',
         opId: id,
         rate,
-        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCallWords(e.worker, om.callsPerRoot * e.factor)}${est}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, budget)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCallWords(e.worker, om.callsPerRoot * e.factor)}${est}${e.workerWait > 0 ? ` and waits ${formatSeconds(e.workerWait)} in its thread besides` : ''}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, budget)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const service = serviceAt(om, c.concurrency);

@@ -46,7 +46,7 @@ export interface OpMeasure {
   producedInWindow: number;
   /** User-function calls per root element. */
   callsPerRoot: number;
-  /** Main-thread seconds in own code (selfSeconds). */
+  /** Main-thread seconds in own code (selfSeconds, and for an async fn the CPU after its awaits: `move.awaited`). */
   selfPerRoot: number;
   /** Main-thread seconds spent handing tasks to workers (dispatchSeconds). */
   dispatchPerRoot: number;
@@ -85,7 +85,11 @@ export interface OpMeasure {
   isAsync: boolean;
   /** Its `parallelism` knob changes something: an async fn, a worker map, reads in flight, interleave. */
   tunable: boolean;
-  /** A CPU-bound sync fn on the main thread whose module is known: it can move to worker threads. */
+  /**
+   * A fn on the main thread whose module is known and that works rather than waits: a sync fn, or
+   * an async fn whose calls the runner awaited and timed (`move.awaited`). It can move to worker
+   * threads.
+   */
   movable: boolean;
   /**
    * Main-thread seconds per call (its own time and its share of the runtime's) that an earlier run
@@ -121,6 +125,16 @@ export interface OpMeasure {
     sizeScale?: number;
     /** The fn's CPU in a worker ÷ on the main thread, clamped to [workerCpuRatioMin, workerCpuRatioMax]; 1 when not measured. */
     workerCpuRatio: number;
+    /**
+     * For an async fn: what a call awaited alone measured (see `awaitedWork`). In a worker thread
+     * the fn's calls run one after another, so each holds its thread for its CPU and its wait.
+     */
+    awaited?: {
+      /** Main-thread CPU seconds per call after the call's first await, which the window's `selfSeconds` misses, carried into `selfPerRoot`. */
+      afterAwait: number;
+      /** Seconds a call waits (a read, a request) beyond its CPU. */
+      wait: number;
+    };
   };
 }
 
@@ -245,18 +259,28 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
     if (op.parentId !== undefined && byId.has(op.parentId)) children.set(op.parentId, [...(children.get(op.parentId) ?? []), op.id]);
   }
 
+  // What each op was handed per call in the window, by the library's size estimate.
+  const inputBytesOf = (op: OpProfile): number | undefined => {
+    const input = byId.get(op.inputs[0] ?? '');
+    return input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : undefined;
+  };
+  const cpuClockIsReal = machine.cpuClock !== 'wall';
+  const claimedByOps = profile.ops.reduce((s, op) => s + op.counters.selfSeconds + op.counters.dispatchSeconds, 0);
+  const idle = C.idleMainOverheadPerSecond * run.seconds;
+  const afterAwait = awaitedWork(profile.ops, inputBytesOf, cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedByOps - idle) : 0);
+  /** An op's own main-thread seconds in the window: its counters', and what its async fn did after its awaits. */
+  const ownMain = (op: OpProfile): number => op.counters.selfSeconds + (afterAwait.get(op.id)?.seconds ?? 0);
+
   let claimedMain = 0;
   let workerCpu = 0;
   let producedTotal = 0;
   let libuvLatency = 0;
   for (const op of profile.ops) {
-    claimedMain += op.counters.selfSeconds + op.counters.dispatchSeconds;
+    claimedMain += ownMain(op) + op.counters.dispatchSeconds;
     workerCpu += op.counters.workerCpuSeconds;
     producedTotal += op.counters.produced;
     if (op.placement === 'libuv') libuvLatency += op.counters.asyncLatencySeconds;
   }
-  const cpuClockIsReal = machine.cpuClock !== 'wall';
-  const idle = C.idleMainOverheadPerSecond * run.seconds;
   const unclaimedMain = cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedMain - idle) : 0;
   const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
   const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
@@ -274,9 +298,9 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   // per-element cost.
   const spread = toWorkers ? runtimeOther : libuvLatency > 0 ? 0 : otherCpu;
   let ownCpuTotal = 0;
-  for (const op of profile.ops) ownCpuTotal += op.counters.selfSeconds + op.counters.dispatchSeconds + op.counters.workerCpuSeconds;
-  const spreadOf = (c: OpProfile['counters']): number =>
-    ownCpuTotal > 0 ? (spread * (c.selfSeconds + c.dispatchSeconds + c.workerCpuSeconds)) / ownCpuTotal : 0;
+  for (const op of profile.ops) ownCpuTotal += ownMain(op) + op.counters.dispatchSeconds + op.counters.workerCpuSeconds;
+  const spreadOf = (op: OpProfile): number =>
+    ownCpuTotal > 0 ? (spread * (ownMain(op) + op.counters.dispatchSeconds + op.counters.workerCpuSeconds)) / ownCpuTotal : 0;
   // Little's law: mean libuv calls in flight over the window. Above the pool size, the measured
   // latency includes queueing for a pool thread, which the service time must not.
   const libuvInFlight = run.seconds > 0 ? libuvLatency / run.seconds : 0;
@@ -285,9 +309,9 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const ops = new Map<string, OpMeasure>();
   for (const op of profile.ops) {
     const c = op.counters;
-    const input = byId.get(op.inputs[0] ?? '');
-    // What the op was handed per call in the window, by the library's size estimate.
-    const inputBytes = input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : undefined;
+    const inputBytes = inputBytesOf(op);
+    const own = ownMain(op);
+    const awaited = afterAwait.get(op.id);
     const placement: Placement = op.placement;
     let isAsync = placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0));
     let asyncCalls = c.asyncCalls;
@@ -311,13 +335,13 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       visitRatio: c.produced / per,
       producedInWindow: c.produced + (atRoot.has(op.id) ? n - per : 0),
       callsPerRoot: c.calls / per,
-      selfPerRoot: c.selfSeconds / per,
+      selfPerRoot: own / per,
       dispatchPerRoot: c.dispatchSeconds / per,
-      overheadPerRoot: (overhead.perElement * c.produced + overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / per,
-      overheadWorkPerRoot: (overhead.perClaimedSecond * (c.selfSeconds + c.dispatchSeconds)) / per,
+      overheadPerRoot: (overhead.perElement * c.produced + overhead.perClaimedSecond * (own + c.dispatchSeconds)) / per,
+      overheadWorkPerRoot: (overhead.perClaimedSecond * (own + c.dispatchSeconds)) / per,
       workerPerRoot: (c.workerCpuSeconds + unseenWorker(c.workerCpuSeconds)) / per,
       workerUnseenPerRoot: unseenWorker(c.workerCpuSeconds) / per,
-      otherCpuPerRoot: ((!toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency : 0) + spreadOf(c)) / per,
+      otherCpuPerRoot: ((!toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency : 0) + spreadOf(op)) / per,
       asyncPerRoot: asyncCalls / per,
       latency,
       service: placement === 'libuv' ? latency * libuvQueueShare : latency,
@@ -335,10 +359,10 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       movable:
         fnKinds(op) &&
         placement === 'main' &&
-        !isAsync &&
+        (!isAsync || awaited !== undefined) &&
         op.fnModule !== undefined &&
         c.calls > 0,
-      move: moveOf(op, inputBytes),
+      move: withAwaited(moveOf(op, inputBytes), awaited, c.calls),
     });
   }
   const measured: Measured = {
@@ -411,6 +435,43 @@ function bytesRatio(window: number | undefined, sample: number | undefined): num
   if (!(window !== undefined && sample !== undefined && window > 0 && sample > 0 && Number.isFinite(window) && Number.isFinite(sample))) return 1;
   const r = window / sample;
   return Math.max(r, 1 / r) <= C.moveSampleAgreement ? 1 : r;
+}
+
+/**
+ * The main-thread CPU each async fn spent after its first await in the window, and what its calls
+ * wait beyond their CPU, from the runner's awaited calls (`MoveCost.awaitedSeconds`): the library
+ * times an async call's sync part (`selfSeconds`) and its whole latency, and the work after an
+ * await (a decode after a file read) lands in neither. Per call it is the awaited calls' CPU,
+ * carried to the window's elements by bytes as the clones are, less the sync part the window
+ * measured. Together they cannot exceed the main-thread CPU no op claimed (`unclaimed`): beyond
+ * it they are scaled down, since the window's own clock is the better witness.
+ */
+function awaitedWork(
+  ops: OpProfile[],
+  inputBytesOf: (op: OpProfile) => number | undefined,
+  unclaimed: number,
+): Map<string, { seconds: number; perCall: number; wait: number }> {
+  const found = new Map<string, { seconds: number; perCall: number; wait: number }>();
+  let total = 0;
+  for (const op of ops) {
+    const mc = op.moveCost;
+    const c = op.counters;
+    if (!mc || mc.awaitedSeconds === undefined || op.placement !== 'main' || !fnKinds(op) || c.calls <= 0 || c.asyncCalls <= 0) continue;
+    if (!(Number.isFinite(mc.mainCpuSeconds) && mc.mainCpuSeconds >= 0 && Number.isFinite(mc.awaitedSeconds) && mc.awaitedSeconds >= 0)) continue;
+    const cpuPerCall = mc.mainCpuSeconds * bytesRatio(inputBytesOf(op), mc.inSizeBytes);
+    const perCall = Math.max(0, cpuPerCall - c.selfSeconds / c.calls);
+    found.set(op.id, { seconds: perCall * c.calls, perCall, wait: Math.max(0, mc.awaitedSeconds - mc.mainCpuSeconds) });
+    total += perCall * c.calls;
+  }
+  const scale = total > unclaimed ? unclaimed / Math.max(total, 1e-12) : 1;
+  if (scale < 1) for (const v of found.values()) (v.seconds *= scale), (v.perCall *= scale);
+  return found;
+}
+
+/** An async fn's move, with what its awaited calls measured (see `awaitedWork`); none without a measured move. */
+function withAwaited(move: OpMeasure['move'], awaited: { perCall: number; wait: number } | undefined, calls: number): OpMeasure['move'] {
+  if (!move || !awaited || calls <= 0) return move;
+  return { ...move, awaited: { afterAwait: awaited.perCall, wait: awaited.wait } };
 }
 
 /**

@@ -248,7 +248,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         opId: id,
         to: 'worker',
         parallelism: to.concurrency,
-        reason: `${name} is a sync function that keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element${perCallWords(om.selfPerRoot, om.callsPerRoot)}; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element for dispatch${moveWords(om)} and the op allows ${afterText}.`,
+        reason: `${name} ${fnWords(om)} keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element${perCallWords(om.selfPerRoot, om.callsPerRoot)}${awaitedWords(om)}; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element for dispatch${moveWords(om)} and the op allows ${afterText}.`,
       });
     } else if (from.placement === 'worker' && to.placement === 'main') {
       const pe = current.eff.get(id);
@@ -350,6 +350,19 @@ function formatScale(x: number): string {
 }
 
 /** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per call, the fn 1.4× its main-thread CPU in a worker". */
+/** "is a sync function that", or for an async fn that works more than it waits, "is an async function whose work". */
+function fnWords(om: OpMeasure): string {
+  return om.move?.awaited ? 'is an async function whose work' : 'is a sync function that';
+}
+
+/** What awaiting an async fn's calls one at a time measured: the work after its awaits, and its waits. */
+function awaitedWords(om: OpMeasure): string {
+  const a = om.move?.awaited;
+  if (!a) return '';
+  const wait = a.wait > 0 ? `, where each also waits ${formatSeconds(a.wait)}` : '';
+  return `, ${formatSeconds(a.afterAwait)} of each call after its awaits, as awaiting calls one at a time measured${wait}`;
+}
+
 function moveWords(om: OpMeasure): string {
   const mv = om.move;
   if (!mv) return '';

@@ -359,6 +359,54 @@ describe('model: worker moves priced from measurement', () => {
   });
 });
 
+describe('model: an async fn that works after its awaits', () => {
+  // An unseen pipeline's `async loadImage(path)`: read a 30 kB JPEG (0.3 ms), decode it on the
+  // main thread (7.6 ms). The window sees 0.1 ms of sync work a call and 8 ms of latency; the
+  // decode lands in no op's counters, only in the main thread's unclaimed CPU. The runner awaited
+  // eight sampled calls one at a time: 7.7 ms of main-thread CPU each in 8 ms.
+  const calls = 1200;
+  const photos = (awaited: Partial<MoveCost>, perCall = { cpu: 7.7e-3, wall: 8e-3, unclaimed: 7.6e-3 }) =>
+    new ProfileBuilder({ cores: 2, availableCores: 2 })
+      .op({ kind: 'from', bytes: 25 })
+      .map('loadImage', {
+        self: 0.1e-3,
+        latency: perCall.wall,
+        module: true,
+        bytes: 300_000,
+        moveCost: { samples: 8, cloneInSeconds: 2e-6, cloneOutSeconds: 50e-6, inBytes: 30, outBytes: 300_000, inSizeBytes: 25, outSizeBytes: 300_000, mainCpuSeconds: perCall.cpu, ...awaited },
+      })
+      .build({ rootElements: calls, rate: 1 / perCall.wall, unclaimedMainSeconds: calls * perCall.unclaimed });
+  const toPool = { [id(1)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts' } };
+
+  it('charges the work after its awaits to the fn and moves it to worker threads', () => {
+    const p = photos({ awaitedSeconds: 8e-3 });
+    const main = analyze(p).bounds.find((b) => b.resource === 'main-thread');
+    // 0.1 ms sync + 7.6 ms after the awaits (7.7 ms less the 0.1 ms the window saw, within the 7.6 ms unclaimed).
+    assert.match(main?.detail ?? '', /map\(loadImage\) 7\.7 ms/);
+    const move = change(plan(p).changes, 'placement', id(1));
+    assert.ok(move, JSON.stringify(plan(p).changes));
+    assert.match(move.reason, /is an async function whose work keeps the main thread busy 7\.7 ms per element, 7\.6 ms of each call after its awaits, as awaiting calls one at a time measured, where each also waits 300 µs/);
+    assert.ok(predict(p, toPool).bound > 1.5 / 8e-3, String(predict(p, toPool).bound));
+  });
+
+  it('leaves an async fn in place when nothing measured its awaited calls (a profile from before, or no thread clock)', () => {
+    const p = photos({});
+    assert.equal(change(plan(p).changes, 'placement'), undefined);
+    // The override a user writes by hand still prices: at the window's 0.1 ms a call, as before.
+    assert.ok(predict(photos({ awaitedSeconds: 8e-3 }), toPool).bound > predict(p, toPool).bound);
+  });
+
+  it('holds a worker thread for an async fn\'s waits: a fn that mostly waits keeps its calls in flight on the main thread', () => {
+    // A request of 20 ms whose reply takes 0.2 ms to parse: in a worker each call holds its thread 20.2 ms.
+    const io = photos({ awaitedSeconds: 20e-3 }, { cpu: 0.3e-3, wall: 20e-3, unclaimed: 0.2e-3 });
+    const pooled = predict(io, toPool).bound;
+    assert.ok(pooled <= 2 / 19.7e-3 && pooled >= 2 / 20.6e-3, String(pooled));
+    const changes = plan(io).changes;
+    assert.equal(change(changes, 'placement'), undefined, JSON.stringify(changes));
+    assert.ok((change(changes, 'parallelism', id(1))?.to ?? 0) > 2, JSON.stringify(changes));
+  });
+});
+
 describe('model: a per-call cost carried between runs that covered different stretches of the data', () => {
   // A corpus whose documents grow along its order (the text example's emails: 2.0 kB at the start,
   // 3.5 kB further on). As written the run covered the short ones: tokenize 0.5 ms a call on the
