@@ -1,7 +1,7 @@
 /**
  * The oracle's search space: for each synthetic pipeline, the knob settings a grid search tries
  * (through runner overrides). Kept small on purpose (each configuration costs a ~1.5 s run):
- * calls in flight for awaiting maps, worker placement and pool size for exported sync maps, inner
+ * calls in flight for awaiting maps, worker placement and pool size for exported maps, inner
  * datasets an interleave pulls at once, a cache after deterministic maps that run before a repeat,
  * and a prefetch at the end.
  */
@@ -53,7 +53,9 @@ export function gridFor(profile: Profile): Overrides[] {
     if (op.kind !== 'map' && op.kind !== 'filter' && op.kind !== 'flatMap') continue;
     const awaits = op.fnAsync === true || op.counters.asyncCalls > 0;
     if (awaits) {
-      axes.push([1, 4, 16, 64].map((p) => ({ [op.id]: { parallelism: p } })));
+      // An exported async fn can run in worker threads too (a decode after a read is work).
+      const pools = op.fnModule && op.placement === 'main' ? [...new Set([1, cores])].map((p) => ({ [op.id]: { placement: 'worker' as const, parallelism: p } })) : [];
+      axes.push([...[1, 4, 16, 64].map((p) => ({ [op.id]: { parallelism: p } })), ...pools]);
     } else if (op.placement === 'worker') {
       axes.push([...new Set([1, cores])].map((p) => ({ [op.id]: { parallelism: p } })));
     } else if (op.fnModule) {
