@@ -53,8 +53,14 @@ export function gridFor(profile: Profile): Overrides[] {
     if (op.kind !== 'map' && op.kind !== 'filter' && op.kind !== 'flatMap') continue;
     const awaits = op.fnAsync === true || op.counters.asyncCalls > 0;
     if (awaits) {
-      // An exported async fn can run in worker threads too (a decode after a read is work).
-      const pools = op.fnModule && op.placement === 'main' ? [...new Set([1, cores])].map((p) => ({ [op.id]: { placement: 'worker' as const, parallelism: p } })) : [];
+      // An exported async fn that mostly works (a decode after a read: its awaited calls were
+      // mostly its own CPU, as the runner measured) can run in worker threads too. One that waits
+      // waits on a device or a service, which threads do not multiply: the disk-bound fixture's
+      // throttle lives in its module, so each worker thread would get a fresh one, which no real
+      // device gives.
+      const mc = op.moveCost;
+      const works = mc?.awaitedSeconds !== undefined && mc.mainCpuSeconds >= 0.5 * mc.awaitedSeconds;
+      const pools = op.fnModule && op.placement === 'main' && works ? [...new Set([1, cores])].map((p) => ({ [op.id]: { placement: 'worker' as const, parallelism: p } })) : [];
       axes.push([...[1, 4, 16, 64].map((p) => ({ [op.id]: { parallelism: p } })), ...pools]);
     } else if (op.placement === 'worker') {
       axes.push([...new Set([1, cores])].map((p) => ({ [op.id]: { parallelism: p } })));

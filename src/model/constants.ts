@@ -103,6 +103,15 @@ export const MODEL_CONSTANTS = {
    */
   moveSampleAgreement: 2,
   /**
+   * The least share of an awaited call's wall time that must be the fn's own CPU for an async fn
+   * to move to worker threads: it then mostly works (a decode after a read). One that mostly waits
+   * waits on something threads do not multiply (a device, a service): on the main thread more
+   * calls in flight reach it as well, and the queue its latency shows does not vanish in a worker
+   * (the disk-bound fixture's reads, whose throttle each worker thread would get afresh, only
+   * there, looked like 3× in worker threads).
+   */
+  awaitedWorkShare: 0.5,
+  /**
    * A fn's per-call cost carried from one run to another scales with the input bytes per call of
    * each run's stretch of the data (measure.ts `inputScale`), by at most this factor either way:
    * a larger ratio says more about a byte estimate (an element whose size the library guesses)

@@ -277,7 +277,8 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
   // only shared out to ops (by elements and own time), not measured at them.
   const mainParts: Array<[string, number]> = [...eff].map(([id, e]) => [id, e.main - e.overhead]);
   const overheadSum = [...eff.values()].reduce((s, e) => s + e.overhead, 0);
-  const overheadText = overheadSum > 0 ? `${formatSeconds(overheadSum)} of runtime overhead no operator claimed (promises, timers, GC)` : '';
+  // (A nanosecond an element or less is rounding, not overhead.)
+  const overheadText = overheadSum >= 1e-9 ? `${formatSeconds(overheadSum)} of runtime overhead no operator claimed (promises, timers, GC)` : '';
 
   if (mainSum > 0) {
     // When no operator claimed any of it (a cache serving the pipeline, say), the overhead is all there is.

@@ -87,8 +87,8 @@ export interface OpMeasure {
   tunable: boolean;
   /**
    * A fn on the main thread whose module is known and that works rather than waits: a sync fn, or
-   * an async fn whose calls the runner awaited and timed (`move.awaited`). It can move to worker
-   * threads.
+   * an async fn whose calls the runner awaited and timed (`move.awaited`) and that spent at least
+   * `awaitedWorkShare` of them on its own CPU. It can move to worker threads.
    */
   movable: boolean;
   /**
@@ -359,7 +359,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
       movable:
         fnKinds(op) &&
         placement === 'main' &&
-        (!isAsync || awaited !== undefined) &&
+        (!isAsync || awaited?.works === true) &&
         op.fnModule !== undefined &&
         c.calls > 0,
       move: withAwaited(moveOf(op, inputBytes), awaited, c.calls),
@@ -444,14 +444,15 @@ function bytesRatio(window: number | undefined, sample: number | undefined): num
  * await (a decode after a file read) lands in neither. Per call it is the awaited calls' CPU,
  * carried to the window's elements by bytes as the clones are, less the sync part the window
  * measured. Together they cannot exceed the main-thread CPU no op claimed (`unclaimed`): beyond
- * it they are scaled down, since the window's own clock is the better witness.
+ * it they are scaled down, since the window's own clock is the better witness. `works`: the fn's
+ * CPU is at least `awaitedWorkShare` of its awaited calls, and it may move to worker threads.
  */
 function awaitedWork(
   ops: OpProfile[],
   inputBytesOf: (op: OpProfile) => number | undefined,
   unclaimed: number,
-): Map<string, { seconds: number; perCall: number; wait: number }> {
-  const found = new Map<string, { seconds: number; perCall: number; wait: number }>();
+): Map<string, { seconds: number; perCall: number; wait: number; works: boolean }> {
+  const found = new Map<string, { seconds: number; perCall: number; wait: number; works: boolean }>();
   let total = 0;
   for (const op of ops) {
     const mc = op.moveCost;
@@ -460,7 +461,8 @@ function awaitedWork(
     if (!(Number.isFinite(mc.mainCpuSeconds) && mc.mainCpuSeconds >= 0 && Number.isFinite(mc.awaitedSeconds) && mc.awaitedSeconds >= 0)) continue;
     const cpuPerCall = mc.mainCpuSeconds * bytesRatio(inputBytesOf(op), mc.inSizeBytes);
     const perCall = Math.max(0, cpuPerCall - c.selfSeconds / c.calls);
-    found.set(op.id, { seconds: perCall * c.calls, perCall, wait: Math.max(0, mc.awaitedSeconds - mc.mainCpuSeconds) });
+    const works = mc.mainCpuSeconds >= C.awaitedWorkShare * mc.awaitedSeconds;
+    found.set(op.id, { seconds: perCall * c.calls, perCall, wait: Math.max(0, mc.awaitedSeconds - mc.mainCpuSeconds), works });
     total += perCall * c.calls;
   }
   const scale = total > unclaimed ? unclaimed / Math.max(total, 1e-12) : 1;
