@@ -359,7 +359,8 @@ function fnWords(om: OpMeasure): string {
 function awaitedWords(om: OpMeasure): string {
   const a = om.move?.awaited;
   if (!a) return '';
-  const wait = a.wait > 0 ? `, where each also waits ${formatSeconds(a.wait)}` : '';
+  // A wait under a hundredth of the work is the probe's own turn of the event loop, not the fn's.
+  const wait = a.wait >= 0.01 * a.afterAwait && a.wait > 0 ? `, where each also waits ${formatSeconds(a.wait)}` : '';
   return `, ${formatSeconds(a.afterAwait)} of each call after its awaits, as awaiting calls one at a time measured${wait}`;
 }
 

@@ -18,7 +18,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { estimateBytes } from '../data/internal/core';
 import { DATASET_KEY } from '../data/tracing';
-import { cpuClockKind, threadCpuSeconds } from '../data/internal/cpuclock';
 import { Rng, mix } from '../data/internal/rng';
 import type { MoveCost } from '../shared/profile';
 import { processCpuSeconds } from './machine';
@@ -248,17 +247,20 @@ const AWAIT_MIN_MS = 500;
 const AWAITED_WORK_SHARE = 0.5;
 
 /**
- * `measureMain` for a fn that returns promises: each call awaited alone, one at a time, so its CPU
- * and its wall time are its own. The CPU an async fn spends after its first await (a decode after
+ * `measureMain` for a fn that returns promises: each call awaited alone, one at a time, so its work
+ * and its wall time are its own. The work an async fn does after its first await (a decode after
  * a file read) runs in the library's promise callbacks, where the window's counters cannot see it:
- * this is where it is measured, on the main thread's own clock (process CPU would add the libuv
- * thread that read the file, and the helper threads of V8's GC). Without a thread clock a wait
- * cannot be told from work, and no move is priced. A call that has not settled within the time
- * left (at least AWAIT_MIN_MS) ends the op's probe.
+ * this is where it is measured, as the time the main thread's event loop was active during the
+ * call (`performance.eventLoopUtilization`), the same wall-clock kind of time the window's
+ * `selfSeconds` are. Process CPU would add the libuv thread that read the file and V8's GC helper
+ * threads; the thread's schedstat clock advances only at scheduler ticks and context switches, and
+ * read 0 for most 1 ms calls that never slept. A call that has not settled within the time left
+ * (at least AWAIT_MIN_MS) ends the op's probe.
  */
 async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide | undefined> {
-  // Per call; their medians are the figures: while a call waits, V8 runs its idle-time tasks (a
-  // GC step, finishing a compile) on the thread, and the call is charged with them.
+  // Per call; their medians are the figures: the first calls of a fn that the window ran on its
+  // engine can still compile, and while a call waits V8 runs its idle-time tasks (a GC step) on
+  // the thread, and the call is charged with them.
   const cpus: number[] = [];
   const walls: number[] = [];
   let cpu = 0;
@@ -268,12 +270,12 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), Math.max(AWAIT_MIN_MS, deadline - performance.now()));
     });
-    const c0 = threadCpuSeconds();
+    const e0 = performance.eventLoopUtilization();
     const t0 = performance.now();
     try {
       const r = await Promise.race([Promise.resolve().then(() => t.fn(x, freshContext(index)) as unknown), late]);
       if (r === 'late') throw new Error('late');
-      cpus.push(threadCpuSeconds() - c0);
+      cpus.push(performance.eventLoopUtilization(e0).active / 1000);
       walls.push((performance.now() - t0) / 1000);
       cpu += cpus[cpus.length - 1]!;
       wall += walls[walls.length - 1]!;
@@ -324,7 +326,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
   }
   const findings: MoveFindings = { randomObserved: differs };
   const priced = priceClones(originals, outputs, deadline);
-  if (priced === undefined || cpus.length === 0 || cpuClockKind() === 'wall') return { findings, inputs: [] };
+  if (priced === undefined || cpus.length === 0) return { findings, inputs: [] };
   findings.moveCost = { samples: inputs.length, ...priced, mainCpuSeconds: median(cpus), awaitedSeconds: median(walls) };
   return { findings, inputs };
 }

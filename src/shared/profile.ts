@@ -200,8 +200,9 @@ export interface MoveCost {
   workerCpuSeconds?: number;
   /**
    * For an async fn: wall seconds of one call awaited alone on the sample, what it waits for
-   * (a read, a request) and its CPU (`mainCpuSeconds`, which then includes the work after its
-   * awaits) together. Absent for sync fns.
+   * (a read, a request) and its work together. Its `mainCpuSeconds` is then the time the main
+   * thread's event loop was active during the call (its work, after its awaits too), median per
+   * call. Absent for sync fns.
    */
   awaitedSeconds?: number;
 }
