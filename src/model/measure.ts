@@ -46,7 +46,7 @@ export interface OpMeasure {
   producedInWindow: number;
   /** User-function calls per root element. */
   callsPerRoot: number;
-  /** Main-thread seconds in own code (selfSeconds, and for an async fn the CPU after its awaits: `move.awaited`). */
+  /** Main-thread seconds in own code (selfSeconds, and for an async fn its work after its awaits: `move.awaited`). */
   selfPerRoot: number;
   /** Main-thread seconds spent handing tasks to workers (dispatchSeconds). */
   dispatchPerRoot: number;
@@ -130,9 +130,9 @@ export interface OpMeasure {
      * the fn's calls run one after another, so each holds its thread for its CPU and its wait.
      */
     awaited?: {
-      /** Main-thread CPU seconds per call after the call's first await, which the window's `selfSeconds` misses, carried into `selfPerRoot`. */
+      /** Main-thread seconds of work per call after the call's first await, which the window's `selfSeconds` misses, carried into `selfPerRoot`. */
       afterAwait: number;
-      /** Seconds a call waits (a read, a request) beyond its CPU. */
+      /** Seconds a call waits (a read, a request) beyond its work. */
       wait: number;
     };
   };
@@ -362,7 +362,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
         (!isAsync || awaited?.works === true) &&
         op.fnModule !== undefined &&
         c.calls > 0,
-      move: withAwaited(moveOf(op, inputBytes), awaited, c.calls),
+      move: withAwaited(moveOf(op, inputBytes), awaited),
     });
   }
   const measured: Measured = {
@@ -438,8 +438,8 @@ function bytesRatio(window: number | undefined, sample: number | undefined): num
 }
 
 /**
- * The main-thread CPU each async fn spent after its first await in the window, and what its calls
- * wait beyond their CPU, from the runner's awaited calls (`MoveCost.awaitedSeconds`): the library
+ * The main-thread time each async fn worked after its first await in the window, and what its
+ * calls wait beyond their work, from the runner's awaited calls (`MoveCost.awaitedSeconds`): the library
  * times an async call's sync part (`selfSeconds`) and its whole latency, and the work after an
  * await (a decode after a file read) lands in neither. Per call it is the awaited calls' CPU,
  * carried to the window's elements by bytes as the clones are, less the sync part the window
@@ -471,8 +471,8 @@ function awaitedWork(
 }
 
 /** An async fn's move, with what its awaited calls measured (see `awaitedWork`); none without a measured move. */
-function withAwaited(move: OpMeasure['move'], awaited: { perCall: number; wait: number } | undefined, calls: number): OpMeasure['move'] {
-  if (!move || !awaited || calls <= 0) return move;
+function withAwaited(move: OpMeasure['move'], awaited: { perCall: number; wait: number } | undefined): OpMeasure['move'] {
+  if (!move || !awaited) return move;
   return { ...move, awaited: { afterAwait: awaited.perCall, wait: awaited.wait } };
 }
 
