@@ -5,6 +5,7 @@
  * datasets an interleave pulls at once, a cache after deterministic maps that run before a repeat,
  * and a prefetch at the end.
  */
+import { MODEL_CONSTANTS } from '../../src/model/constants';
 import type { KnobOverride, Overrides, Profile } from '../../src/shared/profile';
 
 type Choice = Record<string, KnobOverride> | undefined;
@@ -59,7 +60,7 @@ export function gridFor(profile: Profile): Overrides[] {
       // throttle lives in its module, so each worker thread would get a fresh one, which no real
       // device gives.
       const mc = op.moveCost;
-      const works = mc?.awaitedSeconds !== undefined && mc.mainCpuSeconds >= 0.5 * mc.awaitedSeconds;
+      const works = mc?.awaitedSeconds !== undefined && mc.mainCpuSeconds >= MODEL_CONSTANTS.awaitedWorkShare * mc.awaitedSeconds;
       const pools = op.fnModule && op.placement === 'main' && works ? [...new Set([1, cores])].map((p) => ({ [op.id]: { placement: 'worker' as const, parallelism: p } })) : [];
       axes.push([...[1, 4, 16, 64].map((p) => ({ [op.id]: { parallelism: p } })), ...pools]);
     } else if (op.placement === 'worker') {

@@ -269,7 +269,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const idle = C.idleMainOverheadPerSecond * run.seconds;
   const afterAwait = awaitedWork(profile.ops, inputBytesOf, cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedByOps - idle) : 0);
   /** An op's own main-thread seconds in the window: its counters', and what its async fn did after its awaits. */
-  const ownMain = (op: OpProfile): number => op.counters.selfSeconds + (afterAwait.get(op.id)?.seconds ?? 0);
+  const ownMain = (op: OpProfile): number => op.counters.selfSeconds + (afterAwait.get(op.id)?.perCall ?? 0) * op.counters.calls;
 
   let claimedMain = 0;
   let workerCpu = 0;
@@ -451,8 +451,8 @@ function awaitedWork(
   ops: OpProfile[],
   inputBytesOf: (op: OpProfile) => number | undefined,
   unclaimed: number,
-): Map<string, { seconds: number; perCall: number; wait: number; works: boolean }> {
-  const found = new Map<string, { seconds: number; perCall: number; wait: number; works: boolean }>();
+): Map<string, { perCall: number; wait: number; works: boolean }> {
+  const found = new Map<string, { perCall: number; wait: number; works: boolean }>();
   let total = 0;
   for (const op of ops) {
     const mc = op.moveCost;
@@ -462,11 +462,10 @@ function awaitedWork(
     const cpuPerCall = mc.mainCpuSeconds * bytesRatio(inputBytesOf(op), mc.inSizeBytes);
     const perCall = Math.max(0, cpuPerCall - c.selfSeconds / c.calls);
     const works = mc.mainCpuSeconds >= C.awaitedWorkShare * mc.awaitedSeconds;
-    found.set(op.id, { seconds: perCall * c.calls, perCall, wait: Math.max(0, mc.awaitedSeconds - mc.mainCpuSeconds), works });
+    found.set(op.id, { perCall, wait: Math.max(0, mc.awaitedSeconds - mc.mainCpuSeconds), works });
     total += perCall * c.calls;
   }
-  const scale = total > unclaimed ? unclaimed / Math.max(total, 1e-12) : 1;
-  if (scale < 1) for (const v of found.values()) (v.seconds *= scale), (v.perCall *= scale);
+  if (total > unclaimed) for (const v of found.values()) v.perCall *= unclaimed / total;
   return found;
 }
 

@@ -240,11 +240,16 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
 /** The least an awaited call may take before the probe gives up on its op (a request to a service that is gone). */
 const AWAIT_MIN_MS = 500;
 /**
- * CPU share of an awaited call's wall time below which an async fn is taken to wait (a request, a
- * read) rather than to work: its calls are not repeated to time them, since each repeats whatever
- * it waits on, and the figures of the determinism pairs stand.
+ * Share of an awaited call's wall time the main thread must be busy for an async fn to be taken
+ * to work rather than wait (a request, a read): below it its calls are not repeated to time them,
+ * since each repeats whatever it waits on, and the figures of the determinism pairs stand. (The
+ * model moves only such fns, by the same share: `awaitedWorkShare`.)
  */
 const AWAITED_WORK_SHARE = 0.5;
+/** What a call's timer resolves to when the call has not settled in time. */
+const LATE = Symbol('late');
+/** A call that did not settle in time: the op's probe ends. */
+class LateCall extends Error {}
 
 /**
  * `measureMain` for a fn that returns promises: each call awaited alone, one at a time, so its work
@@ -258,27 +263,23 @@ const AWAITED_WORK_SHARE = 0.5;
  * (at least AWAIT_MIN_MS) ends the op's probe.
  */
 async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide | undefined> {
-  // Per call; their medians are the figures: the first calls of a fn that the window ran on its
-  // engine can still compile, and while a call waits V8 runs its idle-time tasks (a GC step) on
-  // the thread, and the call is charged with them.
-  const cpus: number[] = [];
+  // Per call, the main thread's busy time and the call's wall time; their medians are the figures:
+  // the first calls of a fn that the window ran on its engine can still compile, and while a call
+  // waits V8 runs its idle-time tasks (a GC step) on the thread, and the call is charged with them.
+  const busy: number[] = [];
   const walls: number[] = [];
-  let cpu = 0;
-  let wall = 0;
   const call = async (x: unknown, index: number): Promise<{ value: unknown } | undefined> => {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), Math.max(AWAIT_MIN_MS, deadline - performance.now()));
+    const late = new Promise<typeof LATE>((resolve) => {
+      timer = setTimeout(() => resolve(LATE), Math.max(AWAIT_MIN_MS, deadline - performance.now()));
     });
     const e0 = performance.eventLoopUtilization();
     const t0 = performance.now();
     try {
       const r = await Promise.race([Promise.resolve().then(() => t.fn(x, freshContext(index)) as unknown), late]);
-      if (r === 'late') throw new Error('late');
-      cpus.push(performance.eventLoopUtilization(e0).active / 1000);
+      if (r === LATE) throw new LateCall();
+      busy.push(performance.eventLoopUtilization(e0).active / 1000);
       walls.push((performance.now() - t0) / 1000);
-      cpu += cpus[cpus.length - 1]!;
-      wall += walls[walls.length - 1]!;
       return normalise(t.kind, r);
     } finally {
       clearTimeout(timer);
@@ -303,7 +304,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
         ra = await call(a.value, s.index);
         rb = await call(b.value, s.index);
       } catch (e) {
-        if (e instanceof Error && e.message === 'late') throw e;
+        if (e instanceof LateCall) throw e;
         // The fn throws or rejects on this element: nothing to learn from it.
         continue;
       }
@@ -316,18 +317,19 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
     }
     if (compared === 0) return undefined;
     // A fn that works more than it waits is timed over more calls, as a sync fn is.
-    for (let round = 0; cpu >= AWAITED_WORK_SHARE * wall && cpu < TARGET_CPU_SECONDS && performance.now() < deadline; round++) {
+    const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+    while (sum(busy) >= AWAITED_WORK_SHARE * sum(walls) && sum(busy) < TARGET_CPU_SECONDS && performance.now() < deadline) {
       for (let i = 0; i < inputs.length && performance.now() < deadline; i++) await call(inputs[i]!.element, inputs[i]!.index);
     }
   } catch {
-    // A call that did not settle in time, or one that failed on repeat: the pairs speak for
-    // determinism only when every one of them completed.
+    // A call that did not settle in time, or one that failed on repeat: the pairs that completed
+    // speak for determinism, and nothing is priced.
     return compared > 0 ? { findings: { randomObserved: differs }, inputs: [] } : undefined;
   }
   const findings: MoveFindings = { randomObserved: differs };
   const priced = priceClones(originals, outputs, deadline);
-  if (priced === undefined || cpus.length === 0) return { findings, inputs: [] };
-  findings.moveCost = { samples: inputs.length, ...priced, mainCpuSeconds: median(cpus), awaitedSeconds: median(walls) };
+  if (priced === undefined || busy.length === 0) return { findings, inputs: [] };
+  findings.moveCost = { samples: inputs.length, ...priced, mainCpuSeconds: median(busy), awaitedSeconds: median(walls) };
   return { findings, inputs };
 }
 
