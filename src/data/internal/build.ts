@@ -4,7 +4,7 @@
  */
 import type { CallSite, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer } from '../tracing';
 import { OVERRIDES_KEY, TRACER_KEY, siteKey } from '../tracing';
-import type { Chunks, ElementSampler, OpNode, Session } from './core';
+import { ElementSampler, type Chunks, type OpNode, type Session } from './core';
 import { captureSite } from './site';
 import { PipelineError, type OpRef } from '../errors';
 
@@ -85,6 +85,17 @@ export function isAsyncFunction(fn: Function): boolean {
   return name === 'AsyncFunction' || name === 'AsyncGeneratorFunction';
 }
 
+/** One element sampler per tracer and operator key, shared by every node built at that call site. */
+const samplers = new WeakMap<Tracer, Map<string, ElementSampler>>();
+
+function samplerFor(tracer: Tracer, key: string): ElementSampler {
+  let byKey = samplers.get(tracer);
+  if (byKey === undefined) samplers.set(tracer, (byKey = new Map()));
+  let s = byKey.get(key);
+  if (s === undefined) byKey.set(key, (s = new ElementSampler((x, i) => (tracer.sample as NonNullable<Tracer['sample']>).call(tracer, key, x, i))));
+  return s;
+}
+
 /**
  * Creates an operator node. `open` builds one pass's iterator. `key` may be forced for operators an
  * override inserts (they share the call site of the operator they follow).
@@ -115,7 +126,7 @@ export function makeNode<T>(env: BuildEnv, spec: OpSpec, open: (node: OpNode<T>,
     if (currentParent !== undefined) info.parent = currentParent;
     counters = env.tracer.register(info);
     const tracer = env.tracer;
-    if (typeof tracer.sample === 'function') sample = (x, i) => (tracer.sample as NonNullable<Tracer['sample']>).call(tracer, k, x, i);
+    if (typeof tracer.sample === 'function') sample = samplerFor(tracer, k);
   }
   const node: OpNode<T> = {
     kind: spec.kind,

@@ -21,8 +21,47 @@ export interface Chunks<T> {
   return(): Promise<void>;
 }
 
-/** Offers one input element (and its index) to the tracer; returns the elements to pass over before the next offer, 0 for none. */
-export type ElementSampler = (element: unknown, index: number) => number;
+/**
+ * Offers an operator's input elements to the tracer (see `Tracer.sample`), which answers each
+ * offer with the elements to pass over before the next. One cursor serves every pass of the
+ * operator and every instance built at its call site (an interleave's inner datasets): a pass that
+ * ends owes the rest of the skip to the next one. Counted per pass instead, a repeat of a short
+ * dataset, or an interleave of many small ones, would offer each pass's first element again and
+ * fill the tracer's sample with copies of it.
+ */
+export class ElementSampler {
+  /** Elements to pass over before the next offer. */
+  private until = 0;
+  private active = true;
+  constructor(private readonly ask: (element: unknown, index: number) => number) {}
+
+  /** False once the tracer wants no more elements: the operator can stop offering. */
+  get wanted(): boolean {
+    return this.active;
+  }
+
+  /** Offers the elements of a chunk (input indices `base`…) the tracer asks for, before the fn sees them. */
+  chunk(xs: readonly unknown[], base: number): void {
+    let i = this.until;
+    while (this.active && i < xs.length) i += this.offer(xs[i], base + i);
+    this.until = i - xs.length;
+  }
+
+  /** One element (an async fn's call). */
+  one(x: unknown, index: number): void {
+    if (!this.active) return;
+    if (this.until > 0) this.until--;
+    else this.until = this.offer(x, index) - 1;
+  }
+
+  /** Offers one element; the distance to the next offer (at least 1). */
+  private offer(x: unknown, index: number): number {
+    const skip = this.ask(x, index);
+    if (skip > 0) return Math.ceil(skip);
+    this.active = false;
+    return 1;
+  }
+}
 
 /** An operator as built: an immutable description that can be opened any number of times. */
 export interface OpNode<T = unknown> {

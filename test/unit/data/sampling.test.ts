@@ -106,6 +106,37 @@ describe('plumber-data element sampling for tracers', () => {
     });
     assert.equal(plain.only('map').counters.calls, 5);
   });
+
+  it('counts the skip across the passes of a repeat: a short pass read many times is sampled throughout, not at its first element', async () => {
+    const tracer = new SamplingTracer(7, 100);
+    await withTracer(tracer, async () => {
+      assert.equal((await range(5).map((x) => x * 10).repeat(8).toArray()).length, 40);
+    });
+    // Every 7th of the 40 elements the map saw, whichever pass each fell in.
+    assert.deepEqual(
+      tracer.offered.map((o) => o.element),
+      [0, 7, 14, 21, 28, 35].map((k) => k % 5),
+    );
+    // Each offer carries its index within its own pass (the element's context is built from it).
+    assert.deepEqual(
+      tracer.offered.map((o) => o.index),
+      [0, 2, 4, 1, 3, 0],
+    );
+  });
+
+  it('counts the skip across the inner datasets an interleave builds at one call site, async fns too', async () => {
+    const tracer = new SamplingTracer(4, 100);
+    await withTracer(tracer, async () => {
+      const inner = (base: number) => range(3).map(async (x) => base + x);
+      const out = await from([0, 100, 200, 300]).interleave(inner, { cycleLength: 1 }).toArray();
+      assert.deepEqual(out, [0, 1, 2, 100, 101, 102, 200, 201, 202, 300, 301, 302]);
+    });
+    // One element in four of the twelve, across the four datasets: 0, 101, 202 by position.
+    assert.deepEqual(
+      tracer.offered.map((o) => o.index),
+      [0, 1, 2],
+    );
+  });
 });
 
 describe('plumber-data nesting for tracers', () => {

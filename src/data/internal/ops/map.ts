@@ -39,8 +39,6 @@ export class MainMap implements Chunks<unknown> {
   private readonly s = new Sampler();
   /** Offers input elements to the tracer while it wants them: null when untraced or done. */
   private sample: ElementSampler | null;
-  /** Input index of the next element to offer. */
-  private nextOffer = 0;
 
   constructor(
     private readonly up: Chunks<unknown>,
@@ -102,21 +100,11 @@ export class MainMap implements Chunks<unknown> {
     }
   }
 
-  /** Offers the chunk's elements the tracer asks for (by index), before the fn sees them. */
+  /** Offers the chunk's elements the tracer asks for, before the fn sees them. */
   private offer(chunk: unknown[]): void {
-    const base = this.index;
-    const end = base + chunk.length;
-    while (this.sample !== null && this.nextOffer < end) {
-      if (this.nextOffer < base) this.nextOffer = base;
-      this.offerAt(chunk[this.nextOffer - base], this.nextOffer);
-    }
-  }
-
-  /** Offers one element; the tracer answers how many to skip before the next (none: stop offering). */
-  private offerAt(x: unknown, index: number): void {
-    const skip = (this.sample as ElementSampler)(x, index);
-    if (!(skip > 0)) this.sample = null;
-    else this.nextOffer = index + Math.ceil(skip);
+    const s = this.sample as ElementSampler;
+    s.chunk(chunk, this.index);
+    if (!s.wanted) this.sample = null;
   }
 
   private selectivity(): number {
@@ -225,7 +213,10 @@ export class MainMap implements Chunks<unknown> {
         const x = items[0];
         if (this.c !== null) this.c.calls++;
         // An async fn's elements are offered here, one per call, as a sync fn's are per chunk.
-        if (this.sample !== null && base >= this.nextOffer) this.offerAt(x, base);
+        if (this.sample !== null) {
+          this.sample.one(x, base);
+          if (!this.sample.wanted) this.sample = null;
+        }
         const parent = this.o.parent;
         let r: unknown;
         try {
