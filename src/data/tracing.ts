@@ -170,6 +170,12 @@ export interface OpCounters {
    * cost of one task and `calls / workerTasks` the elements per task.
    */
   workerTasks: number;
+  /**
+   * repeat: elements its input produced in its most recent complete pass, counted from that pass's
+   * start (warm-up included). Absent until a pass ends. The size of a pass no operator could count
+   * in advance (the lines of files, a filter's survivors).
+   */
+  passElements?: number;
   /** Cluster ops (placement 'remote'), from here on: distinct worker processes that returned results (a high-water mark, like the fields up to `remoteCores`). */
   remoteWorkers?: number;
   /** Their total `--concurrency` (jobs they run at once). */
@@ -211,9 +217,11 @@ export interface Tracer {
   /**
    * Optional. Offered real input elements of a main-thread map/filter/flatMap with a sync fn,
    * before the fn sees them, so the tracer can later measure the fn on them (clone cost, CPU,
-   * determinism). Returns how many input elements to pass over before offering the next (1: the
-   * very next); 0 or less: offer no more in this pass. The library checks for this method once
-   * per operator pass and once per chunk, so a tracer without it costs nothing per element.
+   * determinism). `index` is the element's index in the operator's input in this pass. Returns how
+   * many input elements to pass over before offering the next (1: the very next), counted across
+   * passes and across the operators built at one call site, in the order their elements come; 0
+   * or less: offer no more. The library checks for this method once per operator pass and once
+   * per chunk, so a tracer without it costs nothing per element.
    */
   sample?(key: string, element: unknown, index: number): number;
   /**

@@ -132,6 +132,22 @@ describe('plumber-data tracing', () => {
     assert.ok(tracer.only('prefetch').counters.bufferHighWater >= 1);
   });
 
+  it('tells how many elements a pass of a repeat held, once one ends, however it was filtered', async () => {
+    const { tracer, value } = traced(() =>
+      range(100)
+        .filter((x) => x % 3 !== 0)
+        .repeat(3),
+    );
+    const it = value.iterator();
+    // 66 elements a pass: no operator knows that in advance (the filter decides).
+    for (let i = 0; i < 60; i++) await it.next();
+    assert.equal(tracer.only('repeat').counters.passElements, undefined, 'no pass has ended yet');
+    for (let i = 0; i < 70; i++) await it.next();
+    assert.equal(tracer.only('repeat').counters.passElements, 66);
+    assert.equal(tracer.only('repeat').info.cardinality, undefined);
+    await it.return?.(undefined);
+  });
+
   it('charges a sync map its own time, not its upstream’s', async () => {
     const rounds = roundsFor(1);
     // Each fn times itself; the operators' selfSeconds must match those sums, not include each other.

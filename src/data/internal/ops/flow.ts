@@ -110,6 +110,9 @@ class Sequence<T> extends Op<T> {
       }
       // An empty pass of a repeat would spin forever: stop instead.
       if (this.nodes.length === 1 && this.gotThisPass === 0) return null;
+      // A repeat tells how many elements a pass of its input held, counted here from the pass's
+      // start: tools learn the size of a dataset no operator could count in advance (lines).
+      if (this.nodes.length === 1 && this.c !== null) this.c.passElements = this.gotThisPass;
       this.cur = null;
       this.pass++;
     }
