@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { OVERRIDES_KEY, TRACER_KEY, DATASET_KEY, siteKey } from '../data/tracing';
 import type { KnobOverride } from '../data/tracing';
 import { PROFILE_VERSION } from '../shared/profile';
-import type { Machine, Profile, ProfileError, RunnerMessage } from '../shared/profile';
+import type { Machine, OpProfile, Profile, ProfileError, RunnerMessage } from '../shared/profile';
 import { exportedFunction, exportedFunctions, findPipelines, importModule } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
@@ -425,6 +425,7 @@ async function main(): Promise<void> {
  */
 async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string): Promise<void> {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const reread = rereadByRepeat(profile.ops);
   const targets: MoveTarget[] = [];
   for (const [key, samples] of tracer.samples()) {
     const info = tracer.info(key);
@@ -432,7 +433,8 @@ async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string):
     if (!info?.fn || !op || info.placement !== 'main') continue;
     if (op.kind !== 'map' && op.kind !== 'filter' && op.kind !== 'flatMap') continue;
     const async = info.fnAsync === true || op.counters.asyncCalls > 0;
-    targets.push({ id: op.id, kind: op.kind, fn: info.fn, samples, ...(op.fnModule ? { fnModule: op.fnModule } : {}), ...(async ? { async } : {}) });
+    const heap = reread.has(op.id);
+    targets.push({ id: op.id, kind: op.kind, fn: info.fn, samples, ...(op.fnModule ? { fnModule: op.fnModule } : {}), ...(async ? { async } : {}), ...(heap ? { heap } : {}) });
   }
   let findings: Awaited<ReturnType<typeof measureMoves>>;
   try {
@@ -446,6 +448,7 @@ async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string):
     if (op === undefined) continue;
     if (f.randomObserved !== undefined) op.randomObserved = f.randomObserved;
     if (f.moveCost !== undefined) op.moveCost = f.moveCost;
+    if (f.heapBytes !== undefined) op.heapBytesPerElement = f.heapBytes;
   }
 }
 
@@ -453,3 +456,25 @@ main().catch((e: unknown) => {
   const error: ProfileError = e instanceof RunnerFailure ? e.error : { kind: 'internal', message: `The runner failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}` };
   void send({ type: 'profile', profile: failedProfile('', undefined, {}, error) }).then(() => realExit(0));
 });
+
+/**
+ * The operators whose output a repeat (more than one pass) reads again: where a cache could pay,
+ * so what their elements hold in memory is worth measuring.
+ */
+function rereadByRepeat(ops: readonly OpProfile[]): Set<string> {
+  const byId = new Map(ops.map((o) => [o.id, o]));
+  const out = new Set<string>();
+  const visit = (id: string): void => {
+    const op = byId.get(id);
+    if (!op || out.has(id)) return;
+    out.add(id);
+    for (const i of op.inputs) visit(i);
+    // The datasets an interleave's or flatMap's fn builds feed it too.
+    for (const inner of ops) if (inner.parentId === id) visit(inner.id);
+  };
+  for (const op of ops) {
+    const count = op.knobs.count;
+    if (op.kind === 'repeat' && (count === undefined || count < 0 || count > 1)) for (const i of op.inputs) visit(i);
+  }
+  return out;
+}

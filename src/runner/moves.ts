@@ -21,6 +21,7 @@ import { DATASET_KEY } from '../data/tracing';
 import { Rng, mix } from '../data/internal/rng';
 import type { MoveCost } from '../shared/profile';
 import { processCpuSeconds } from './machine';
+import { heapBytesPerElement } from './heap';
 import type { SampledElement } from './tracer';
 
 /** An operator whose fn can be measured. */
@@ -33,11 +34,22 @@ export interface MoveTarget {
   fnModule?: { file: string; exportName: string };
   /** The fn returns promises: its calls are awaited one at a time (see `measureAwaited`). */
   async?: boolean;
+  /** A cache after the op could pay (a repeat reads its output again): measure what its elements hold in memory. */
+  heap?: boolean;
 }
 
 export interface MoveFindings {
   moveCost?: MoveCost;
   randomObserved?: boolean;
+  /** Memory one element the op hands on keeps alive (see heap.ts), when asked for. */
+  heapBytes?: number;
+}
+
+/** What an op hands downstream for one call's result: a filter its input when kept, a flatMap each element. */
+function handedOn(kind: MoveTarget['kind'], input: unknown, result: { value: unknown }): unknown[] {
+  if (kind === 'filter') return result.value === true ? [input] : [];
+  if (kind === 'flatMap') return result.value as unknown[];
+  return [result.value];
 }
 
 /** CPU seconds a timing loop aims for, so a clock step of a few µs stays a small error. */
@@ -136,6 +148,8 @@ interface MainSide {
   findings: MoveFindings;
   /** Cloned inputs the fn ran on, with their indices: what a worker gets. */
   inputs: SampledElement[];
+  /** What the op handed on for the sample (see `handedOn`). */
+  held?: unknown[];
 }
 
 /** A move's clones, both ways, and the sizes they copy, per element of the sample; undefined when a value cannot be cloned. */
@@ -181,6 +195,8 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   /** The sampled elements behind `inputs`, as the pipeline made them (the fn ran on copies). */
   const originals: unknown[] = [];
   const outputs: unknown[] = [];
+  /** What the op handed on for the sample (see `handedOn`). */
+  const held: unknown[] = [];
   let compared = 0;
   let differs = false;
   let cloneable = true;
@@ -209,6 +225,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     const nb = normalise(t.kind, rb);
     if (na === undefined || nb === undefined) return undefined;
     compared++;
+    held.push(...handedOn(t.kind, s.element, na));
     if (!isDeepStrictEqual(na.value, nb.value)) differs = true;
     if (copies && a.ok) {
       inputs.push({ element: a.value, index: s.index });
@@ -218,10 +235,10 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   }
   if (compared === 0) return undefined;
   const findings: MoveFindings = { randomObserved: differs };
-  if (!cloneable || inputs.length === 0) return { findings, inputs: [] };
+  if (!cloneable || inputs.length === 0) return { findings, inputs: [], held };
 
   const priced = priceClones(originals, outputs, deadline);
-  if (priced === undefined) return { findings, inputs: [] };
+  if (priced === undefined) return { findings, inputs: [], held };
   const n = inputs.length;
   const ctxs = inputs.map((s) => freshContext(s.index));
   const fn = t.fn;
@@ -231,10 +248,10 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
       for (let i = 0; i < n; i++) fn(inputs[i].element, ctxs[i]);
     }, deadline);
   } catch {
-    return { findings, inputs: [] };
+    return { findings, inputs: [], held };
   }
   findings.moveCost = { samples: n, ...priced, mainCpuSeconds: mainCpu };
-  return { findings, inputs };
+  return { findings, inputs, held };
 }
 
 /** The least an awaited call may take before the probe gives up on its op (a request to a service that is gone). */
@@ -288,6 +305,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
   const inputs: SampledElement[] = [];
   const originals: unknown[] = [];
   const outputs: unknown[] = [];
+  const held: unknown[] = [];
   let compared = 0;
   let differs = false;
   try {
@@ -311,6 +329,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
       if (ra === undefined || rb === undefined) return undefined;
       compared++;
       if (!isDeepStrictEqual(ra.value, rb.value)) differs = true;
+      held.push(...handedOn(t.kind, s.element, ra));
       inputs.push({ element: a.value, index: s.index });
       originals.push(s.element);
       outputs.push(ra.value);
@@ -328,9 +347,9 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
   }
   const findings: MoveFindings = { randomObserved: differs };
   const priced = priceClones(originals, outputs, deadline);
-  if (priced === undefined || busy.length === 0) return { findings, inputs: [] };
+  if (priced === undefined || busy.length === 0) return { findings, inputs: [], held };
   findings.moveCost = { samples: inputs.length, ...priced, mainCpuSeconds: median(busy), awaitedSeconds: median(walls) };
-  return { findings, inputs };
+  return { findings, inputs, held };
 }
 
 /**
@@ -443,6 +462,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
   const share = (budgetSeconds * 1000) * 0.4;
   const workerShare = (budgetSeconds * 1000) * 0.6;
   const forWorker: { t: MoveTarget; inputs: SampledElement[]; findings: MoveFindings }[] = [];
+  const forHeap: { held: unknown[]; findings: MoveFindings }[] = [];
   const start = performance.now();
   for (let i = 0; i < live.length; i++) {
     const t = live[i];
@@ -451,10 +471,16 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
     const main = t.async ? await measureAwaited(t, deadline) : measureMain(t, deadline);
     if (main === undefined) continue;
     out.set(t.id, main.findings);
+    if (t.heap && main.held !== undefined) forHeap.push({ held: main.held, findings: main.findings });
     // The timing worker calls fns synchronously: an async fn's worker CPU is left unmeasured (the
     // model then takes its main-thread figure).
     if (!t.async && t.fnModule !== undefined && main.findings.moveCost !== undefined && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
   }
+  // In one series of readings (each a pair of full collections): outside the CPU timings, whose
+  // windows a collection would distort.
+  heapBytesPerElement(forHeap.map((h) => h.held)).forEach((bytes, i) => {
+    if (bytes !== undefined) forHeap[i]!.findings.heapBytes = bytes;
+  });
   if (forWorker.length === 0) return out;
 
   // A worker from a file, not `eval`: only then does tsx's require hook (inherited through the

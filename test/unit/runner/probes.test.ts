@@ -6,6 +6,7 @@ import { runProfile } from '../../../src/runner/spawn';
 import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
 import { threadCpuClock } from '../../../src/runner/machine';
 import { measureMoves } from '../../../src/runner/moves';
+import { estimateBytes } from '../../../src/data/internal/core';
 import { isPlainInner, type OpProfile, type Profile } from '../../../src/shared/profile';
 import { analyze, describeOp, plan } from '../../../src/model';
 import * as probe from '../../fixtures/pipelines/probe-moves';
@@ -14,6 +15,7 @@ import { alive } from '../../helpers/processes';
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
 const MOVES = path.join(PIPELINES, 'probe-moves.ts');
 const NESTED = path.join(PIPELINES, 'probe-nested.ts');
+const REREAD = path.join(PIPELINES, 'probe-reread.ts');
 
 /** Temporary files and folders a process with this pid made for calibration or move pricing. */
 function leftovers(pid: number): string[] {
@@ -167,6 +169,20 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(p.run.elements > 0 && p.run.loadAverage !== undefined);
   });
 
+  it('counts a pass of a repeat, and measures on the heap what the ops it reads again hand on (and only those)', async () => {
+    const p = await runProfile({ file: REREAD, seconds: 0.5, warmupSeconds: 0.2 });
+    assert.equal(p.error, undefined, p.error?.message);
+    const repeat = p.ops.find((o) => o.kind === 'repeat');
+    // range(0, 400) less every fourth: 300 a pass, which no operator could count in advance.
+    assert.equal(repeat?.counters.passElements, 300);
+    assert.equal(repeat?.cardinality, undefined);
+    const bag = byExport(p, 'bagOf');
+    const keep = byExport(p, 'keep');
+    assert.ok(bag.heapBytesPerElement !== undefined && bag.heapBytesPerElement > 200 * 24, `bagOf: ${bag.heapBytesPerElement}`);
+    assert.ok(keep.heapBytesPerElement !== undefined && keep.heapBytesPerElement > 200 * 24, `keep: ${keep.heapBytesPerElement}`);
+    assert.equal(byExport(p, 'size').heapBytesPerElement, undefined, 'after the repeat: nothing reads it again');
+  });
+
   it('records operators inside an interleave’s inner datasets with the interleave as parent', async () => {
     const p = await runProfile({ file: NESTED, exportName: 'interleaved', seconds: 0.5, warmupSeconds: 0.1 });
     assert.equal(p.error, undefined, p.error?.message);
@@ -222,6 +238,37 @@ describe('worker calibration and move pricing in this process', function () {
     assert.ok((findings.get('heavy')?.moveCost?.workerCpuSeconds ?? 0) > 0, 'the worker thread did measure');
     assert.equal(await threadsBackTo(before), before);
     assert.deepEqual(leftovers(process.pid), []);
+  });
+
+  it('measures what the elements an op hands on hold on the heap, where the byte estimate sees nothing inside a Map', async () => {
+    const words = (i: number): Map<string, number> => new Map(Array.from({ length: 200 }, (_, k) => [`w${i}_${k}_${'x'.repeat(k % 8)}`, k]));
+    const bag = (i: number): { id: number; pairs: Map<string, number> } => ({ id: i, pairs: words(i) });
+    const floats = (i: number): Float32Array => new Float32Array(4096).fill(i);
+    const even = (x: { id: number }): boolean => x.id % 2 === 0;
+    const samples = (make: (i: number) => unknown) => Array.from({ length: 8 }, (_, i) => ({ element: make(i), index: i }));
+    const findings = await measureMoves(
+      [
+        { id: 'bag', kind: 'map', fn: bag, samples: samples((i) => i), heap: true },
+        { id: 'floats', kind: 'map', fn: floats, samples: samples((i) => i), heap: true },
+        { id: 'even', kind: 'filter', fn: even, samples: samples(bag), heap: true },
+        { id: 'unasked', kind: 'map', fn: bag, samples: samples((i) => i) },
+      ],
+      0.2,
+    );
+    const heap = (id: string): number => {
+      const h = findings.get(id)?.heapBytes;
+      assert.ok(h !== undefined, `no heap figure for ${id}`);
+      return h;
+    };
+    // 200 entries, each a string key of its own and a slot in the Map's table: kilobytes, where
+    // the estimate counts 8 bytes for the id.
+    assert.ok(heap('bag') > 200 * 24, `bag: ${heap('bag')} B`);
+    assert.ok(heap('bag') > 50 * estimateBytes(bag(0)), `bag: ${heap('bag')} B against an estimate of ${estimateBytes(bag(0))} B`);
+    // A typed array holds its bytes and a header, not a multiple of them.
+    assert.ok(heap('floats') > 4096 * 4 * 0.9 && heap('floats') < 4096 * 4 * 1.5, `floats: ${heap('floats')} B`);
+    // A filter hands on its input elements when it keeps them: each as big as a bag.
+    assert.ok(heap('even') > heap('bag') / 2 && heap('even') < heap('bag') * 2, `even: ${heap('even')} B, bag: ${heap('bag')} B`);
+    assert.equal(findings.get('unasked')?.heapBytes, undefined, 'measured only where asked');
   });
 
   it('calls a fn that mutates its input on separate copies, so the mutation does not look like randomness', async () => {
