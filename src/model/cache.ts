@@ -19,6 +19,8 @@ export interface CacheCandidate {
   reread: string;
   /** Where the cardinality came from. */
   cardinalitySource: string;
+  /** Where the bytes per element came from, when measured rather than estimated ("measured on the heap"). */
+  bytesSource?: string;
 }
 
 export interface CacheChoice {
@@ -65,6 +67,35 @@ function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
 }
 
 /**
+ * Operators that hand on their input's elements (or groups of them) as they are: what an element
+ * holds in memory per estimated byte carries through them from the op that measured it.
+ */
+const KEEPS_ELEMENTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'batch', 'unbatch', 'rebatch', 'paddedBatch', 'enumerate']);
+
+/**
+ * Bytes one element at `om` holds in memory: the library's estimate, or what the runner measured
+ * on the heap where that is more — at `om`, or at the nearest op above it whose elements pass
+ * through unchanged (a batch of them is as many times the estimate as its elements are). The
+ * estimate sees nothing inside a Map; a cache sized by it could take many times the memory said.
+ */
+function heldBytes(m: Measured, om: OpMeasure): { bytes: number; source?: string } {
+  const estimate = om.bytesPerElement;
+  let at: OpMeasure | undefined = om;
+  for (let hops = 0; at && hops < 32; hops++) {
+    const heap = at.op.heapBytesPerElement;
+    if (heap !== undefined && Number.isFinite(heap)) {
+      const bytes = at === om ? heap : at.bytesPerElement > 0 ? (estimate * heap) / at.bytesPerElement : 0;
+      if (bytes <= estimate) return { bytes: estimate };
+      return { bytes, source: at === om ? 'measured on the heap' : `as measured on the heap after ${describeOp(at.op)}` };
+    }
+    if (!KEEPS_ELEMENTS.has(at.op.kind)) break;
+    if (at.op.inputs.length !== 1) break;
+    at = m.ops.get(at.op.inputs[0]!);
+  }
+  return { bytes: estimate };
+}
+
+/**
  * Find the cache points that fit in `cacheMemoryFraction × budgetBytes`, never at or after a random
  * op: the one that saves the most, then any that cache work disjoint from it (see CacheChoice).
  */
@@ -98,6 +129,7 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
 
     let cardinality: number | undefined;
     let cardinalitySource = 'as the library reported it';
+    const pass = repeat?.counters.passElements;
     if (om.op.cardinality !== undefined && om.op.cardinality !== null && Number.isFinite(om.op.cardinality) && om.op.cardinality >= 0) {
       cardinality = om.op.cardinality;
     } else {
@@ -105,6 +137,10 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
       if (known && known.op.cardinality !== undefined) {
         cardinality = Math.round((known.op.cardinality * om.op.counters.produced) / known.op.counters.produced);
         cardinalitySource = `estimated from ${describeOp(known.op)}'s ${known.op.cardinality.toLocaleString('en-US')} elements and the visit ratio`;
+      } else if (repeat && pass !== undefined && pass > 0 && repeat.counters.pulled > 0) {
+        // No operator could count a pass in advance (lines of files), but the run saw one end.
+        cardinality = Math.round((pass * om.op.counters.produced) / repeat.counters.pulled);
+        cardinalitySource = repeat.counters.pulled === om.op.counters.produced ? `counted in a pass of ${describeOp(repeat)} the run completed` : `from the ${pass.toLocaleString('en-US')} elements of a pass of ${describeOp(repeat)} the run completed, and the visit ratio`;
       }
     }
     // A take above caps what a pass holds, whatever the source has (take(5000) of 12,500 windows).
@@ -126,14 +162,16 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
       continue;
     }
     closures.set(id, closureIds);
+    const held = heldBytes(m, om);
     all.push({
       opId: id,
       cardinality,
-      bytesPerElement: om.bytesPerElement,
-      estimatedBytes: cardinality * om.bytesPerElement,
+      bytesPerElement: held.bytes,
+      estimatedBytes: cardinality * held.bytes,
       savedPerRoot: saved,
       reread,
       cardinalitySource,
+      ...(held.source ? { bytesSource: held.source } : {}),
     });
   }
   // The most work saved wins; among equals, the op further down the pipeline (the "highest point").

@@ -50,6 +50,10 @@ export interface OpSpec {
   cardinality?: number;
   /** Bytes of each produced element. */
   bytes?: number;
+  /** What one produced element keeps alive, as the runner measured it on the heap (`heapBytesPerElement`). */
+  heapBytes?: number;
+  /** repeat: the elements of a pass of its input the run saw end (`counters.passElements`). */
+  passElements?: number;
   /** Bytes read from disk per produced element. */
   diskBytes?: number;
   overridden?: boolean;
@@ -188,6 +192,7 @@ export class ProfileBuilder {
       c.bytesProduced = produced[i] * (s.bytes ?? 0);
       c.diskBytesRead = produced[i] * (s.diskBytes ?? 0);
       c.filesRead = s.kind === 'files' ? produced[i] : 0;
+      if (s.passElements !== undefined) c.passElements = s.passElements;
       if (s.kind === 'ignoreErrors') c.errorsSkipped = pulled[i] - produced[i];
       if (s.positionsPerElement !== undefined) {
         c.totalPositions = pulled[i] * s.positionsPerElement;
@@ -218,6 +223,7 @@ export class ProfileBuilder {
         parentId: s.parent !== undefined ? ProfileBuilder.id(s.parent) : undefined,
         randomObserved: s.randomObserved,
         moveCost: s.moveCost,
+        ...(s.heapBytes !== undefined ? { heapBytesPerElement: s.heapBytes } : {}),
         fnName: s.fnName,
         fnAsync: s.latency !== undefined ? true : undefined,
         fnModule: s.module ? { file: '/work/transforms.ts', exportName: s.fnName ?? 'fn' } : undefined,

@@ -207,6 +207,56 @@ describe('model: cache', () => {
   });
 });
 
+describe('model: a cache sized from what the run measured', () => {
+  // Records read line by line (no operator can count them in advance), parsed into objects that
+  // hold a Map: the library's byte estimate sees 540 B of each, the heap holds 10.8 kB.
+  const records = (spec: { heapBytes?: number; passElements?: number; memoryFreeBytes?: number } = {}) =>
+    new ProfileBuilder({ memoryFreeBytes: spec.memoryFreeBytes ?? 4e9 })
+      .op({ kind: 'lines' })
+      .map('parse', { self: 7e-6, bytes: 850 })
+      .map('vectorize', { self: 15e-6, bytes: 540, ...(spec.heapBytes !== undefined ? { heapBytes: spec.heapBytes } : {}) })
+      .op({ kind: 'repeat', count: -1, ...(spec.passElements !== undefined ? { passElements: spec.passElements } : {}) })
+      .build({ rootElements: 36_992, rate: 36_000 });
+
+  it('counts a pass no operator could count in advance from one the run saw end', () => {
+    assert.equal(cacheOf(plan(records()).changes), undefined, 'no pass seen: no size, no cache');
+    const cache = cacheOf(plan(records({ passElements: 32_000 })).changes);
+    assert.ok(cache, 'expected a cache once a pass was seen');
+    assert.equal(cache.opId, id(2));
+    assert.equal(cache.estimatedBytes, 32_000 * 540);
+    assert.match(cache.reason, /32,000 elements \(counted in a pass of repeat\(\) the run completed\)/);
+  });
+
+  it('sizes the cache by what an element holds on the heap when that is more than the estimate', () => {
+    const cache = cacheOf(plan(records({ passElements: 32_000, heapBytes: 10_800 })).changes);
+    assert.ok(cache);
+    assert.equal(cache.estimatedBytes, 32_000 * 10_800);
+    assert.match(cache.reason, /× 10\.8 kB \(measured on the heap\) ≈ 346 MB/);
+    // A budget the estimate (17 MB) fits and the heap (346 MB) does not: no cache, and a note why.
+    const tight = plan(records({ passElements: 32_000, heapBytes: 10_800 }), { memoryBudgetBytes: 300e6 });
+    assert.notEqual(cacheOf(tight.changes)?.opId, id(2));
+    assert.match((tight.notes ?? []).join(' '), /cache after map\(vectorize\) would hold ≈ 346 MB/);
+    assert.equal(cacheOf(plan(records({ passElements: 32_000 }), { memoryBudgetBytes: 300e6 }).changes)?.opId, id(2));
+  });
+
+  it('never sizes a cache below the estimate, and carries a measured ratio through a batch', () => {
+    // A heap reading under the estimate (a fresh copy of a sliced string is smaller) keeps the estimate.
+    assert.equal(cacheOf(plan(records({ passElements: 32_000, heapBytes: 100 })).changes)?.estimatedBytes, 32_000 * 540);
+    // Batches of 64 after the measured map: each holds 64 elements' worth of heap.
+    const batched = new ProfileBuilder()
+      .op({ kind: 'lines' })
+      .map('vectorize', { self: 15e-6, bytes: 540, heapBytes: 10_800 })
+      .op({ kind: 'batch', batchSize: 64, bytes: 64 * 540 })
+      .op({ kind: 'repeat', count: -1, passElements: 500 })
+      .build({ rootElements: 578, rate: 560 });
+    const cache = cacheOf(plan(batched).changes);
+    assert.ok(cache);
+    assert.equal(cache.opId, id(2));
+    assert.equal(Math.round(cache.estimatedBytes), 500 * 64 * 10_800);
+    assert.match(cache.reason, /as measured on the heap after map\(vectorize\)/);
+  });
+});
+
 describe('model: cache placement above repeat', () => {
   it('never caches below a repeat, even when the run re-read the source', () => {
     // range(1000) was read 5 times in the window; batch after repeat() never ends a pass.
