@@ -73,18 +73,21 @@ function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
 const KEEPS_ELEMENTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'batch', 'unbatch', 'rebatch', 'paddedBatch', 'enumerate']);
 
 /**
- * Bytes one element at `om` holds in memory: the library's estimate, or what the runner measured
- * on the heap where that is more — at `om`, or at the nearest op above it whose elements pass
- * through unchanged (a batch of them is as many times the estimate as its elements are). The
- * estimate sees nothing inside a Map; a cache sized by it could take many times the memory said.
+ * Bytes one element at `om` holds in memory: the library's estimate, or more where the runner
+ * measured more on the heap — at `om`, or at the nearest op above it whose elements pass through
+ * unchanged (a batch of them). The heap measured on a few sampled elements is carried to the
+ * window's by the ratio of heap to estimate on the same sample, as the clones of a move are: a
+ * sample of eight parsed records of 20 to 220 words each is a poor mean on its own. The estimate
+ * sees nothing inside a Map; a cache sized by it could take many times the memory said.
  */
 function heldBytes(m: Measured, om: OpMeasure): { bytes: number; source?: string } {
   const estimate = om.bytesPerElement;
   let at: OpMeasure | undefined = om;
   for (let hops = 0; at && hops < 32; hops++) {
-    const heap = at.op.heapBytesPerElement;
-    if (heap !== undefined && Number.isFinite(heap)) {
-      const bytes = at === om ? heap : at.bytesPerElement > 0 ? (estimate * heap) / at.bytesPerElement : 0;
+    const held = at.op.held;
+    if (held !== undefined && Number.isFinite(held.heapBytes)) {
+      // An element the estimate counts as nothing (a bare Map) carries its measured heap as it is.
+      const bytes = held.sizeBytes > 0 ? (estimate * held.heapBytes) / held.sizeBytes : at === om ? held.heapBytes : 0;
       if (bytes <= estimate) return { bytes: estimate };
       return { bytes, source: at === om ? 'measured on the heap' : `as measured on the heap after ${describeOp(at.op)}` };
     }

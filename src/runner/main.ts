@@ -448,7 +448,7 @@ async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string):
     if (op === undefined) continue;
     if (f.randomObserved !== undefined) op.randomObserved = f.randomObserved;
     if (f.moveCost !== undefined) op.moveCost = f.moveCost;
-    if (f.heapBytes !== undefined) op.heapBytesPerElement = f.heapBytes;
+    if (f.held !== undefined) op.held = f.held;
   }
 }
 

@@ -19,7 +19,7 @@ import { Worker } from 'node:worker_threads';
 import { estimateBytes } from '../data/internal/core';
 import { DATASET_KEY } from '../data/tracing';
 import { Rng, mix } from '../data/internal/rng';
-import type { MoveCost } from '../shared/profile';
+import type { HeldBytes, MoveCost } from '../shared/profile';
 import { processCpuSeconds } from './machine';
 import { heapBytesPerElement } from './heap';
 import type { SampledElement } from './tracer';
@@ -42,7 +42,7 @@ export interface MoveFindings {
   moveCost?: MoveCost;
   randomObserved?: boolean;
   /** Memory one element the op hands on keeps alive (see heap.ts), when asked for. */
-  heapBytes?: number;
+  held?: HeldBytes;
 }
 
 /** What an op hands downstream for one call's result: a filter its input when kept, a flatMap each element. */
@@ -478,8 +478,12 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
   }
   // In one series of readings (each a pair of full collections): outside the CPU timings, whose
   // windows a collection would distort.
-  heapBytesPerElement(forHeap.map((h) => h.held)).forEach((bytes, i) => {
-    if (bytes !== undefined) forHeap[i]!.findings.heapBytes = bytes;
+  heapBytesPerElement(forHeap.map((h) => h.held)).forEach((heapBytes, i) => {
+    const { held, findings } = forHeap[i]!;
+    if (heapBytes === undefined) return;
+    let size = 0;
+    for (const x of held) size += estimateBytes(x);
+    findings.held = { heapBytes, sizeBytes: Math.round(size / held.length) };
   });
   if (forWorker.length === 0) return out;
 

@@ -157,13 +157,8 @@ export interface OpProfile {
   parentId?: string;
   /** What moving this operator's fn to worker threads would cost, measured on a sample of its real input elements after the window. */
   moveCost?: MoveCost;
-  /**
-   * Bytes of memory one element this operator hands on keeps alive (JS heap and array buffers),
-   * measured after the window on copies of what its fn made of the sampled elements: what a cache
-   * after it holds per element. The byte counters (`bytesProduced`) are an estimate made for
-   * throughput that sees nothing inside a Map. Measured only where a repeat reads the output again.
-   */
-  heapBytesPerElement?: number;
+  /** What the elements this operator hands on hold in memory: measured only where a repeat reads them again. */
+  held?: HeldBytes;
   cardinality?: number;
   overridden?: boolean;
   counters: OpCounters;
@@ -176,6 +171,19 @@ export interface OpProfile {
  */
 export function isPlainInner(op: Pick<OpProfile, 'kind' | 'site' | 'parentId'>): boolean {
   return op.kind === 'from' && op.site === undefined && op.parentId !== undefined;
+}
+
+/**
+ * Memory one element an operator hands on keeps alive (JS heap and array buffers), measured after
+ * the window on copies of what its fn made of the sampled elements: what a cache after it holds
+ * per element. The byte counters (`bytesProduced`) are an estimate made for throughput that sees
+ * nothing inside a Map; the model carries the heap to the window's elements by the ratio of the two.
+ */
+export interface HeldBytes {
+  /** Heap bytes per sampled element. */
+  heapBytes: number;
+  /** The byte counters' estimate of the same elements, per element. */
+  sizeBytes: number;
 }
 
 /**

@@ -50,8 +50,10 @@ export interface OpSpec {
   cardinality?: number;
   /** Bytes of each produced element. */
   bytes?: number;
-  /** What one produced element keeps alive, as the runner measured it on the heap (`heapBytesPerElement`). */
+  /** What one produced element keeps alive, as the runner measured it on the heap of a sample (`held`)… */
   heapBytes?: number;
+  /** …whose byte estimate was this per element (default: `bytes`). */
+  heldSizeBytes?: number;
   /** repeat: the elements of a pass of its input the run saw end (`counters.passElements`). */
   passElements?: number;
   /** Bytes read from disk per produced element. */
@@ -223,7 +225,7 @@ export class ProfileBuilder {
         parentId: s.parent !== undefined ? ProfileBuilder.id(s.parent) : undefined,
         randomObserved: s.randomObserved,
         moveCost: s.moveCost,
-        ...(s.heapBytes !== undefined ? { heapBytesPerElement: s.heapBytes } : {}),
+        ...(s.heapBytes !== undefined ? { held: { heapBytes: s.heapBytes, sizeBytes: s.heldSizeBytes ?? s.bytes ?? 0 } } : {}),
         fnName: s.fnName,
         fnAsync: s.latency !== undefined ? true : undefined,
         fnModule: s.module ? { file: '/work/transforms.ts', exportName: s.fnName ?? 'fn' } : undefined,

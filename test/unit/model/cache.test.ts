@@ -210,11 +210,11 @@ describe('model: cache', () => {
 describe('model: a cache sized from what the run measured', () => {
   // Records read line by line (no operator can count them in advance), parsed into objects that
   // hold a Map: the library's byte estimate sees 540 B of each, the heap holds 10.8 kB.
-  const records = (spec: { heapBytes?: number; passElements?: number; memoryFreeBytes?: number } = {}) =>
-    new ProfileBuilder({ memoryFreeBytes: spec.memoryFreeBytes ?? 4e9 })
+  const records = (spec: { heapBytes?: number; heldSizeBytes?: number; passElements?: number } = {}) =>
+    new ProfileBuilder()
       .op({ kind: 'lines' })
       .map('parse', { self: 7e-6, bytes: 850 })
-      .map('vectorize', { self: 15e-6, bytes: 540, ...(spec.heapBytes !== undefined ? { heapBytes: spec.heapBytes } : {}) })
+      .map('vectorize', { self: 15e-6, bytes: 540, ...(spec.heapBytes !== undefined ? { heapBytes: spec.heapBytes, heldSizeBytes: spec.heldSizeBytes } : {}) })
       .op({ kind: 'repeat', count: -1, ...(spec.passElements !== undefined ? { passElements: spec.passElements } : {}) })
       .build({ rootElements: 36_992, rate: 36_000 });
 
@@ -237,6 +237,13 @@ describe('model: a cache sized from what the run measured', () => {
     assert.notEqual(cacheOf(tight.changes)?.opId, id(2));
     assert.match((tight.notes ?? []).join(' '), /cache after map\(vectorize\) would hold ≈ 346 MB/);
     assert.equal(cacheOf(plan(records({ passElements: 32_000 }), { memoryBudgetBytes: 300e6 }).changes)?.opId, id(2));
+  });
+
+  it('carries the heap of a few sampled elements to the window\'s by the estimate of each', () => {
+    // The eight sampled records were twice the window's mean by the estimate (1,080 B against
+    // 540 B): they held 21.6 kB each, so the window's hold about half that.
+    const cache = cacheOf(plan(records({ passElements: 32_000, heapBytes: 21_600, heldSizeBytes: 1_080 })).changes);
+    assert.equal(cache?.estimatedBytes, 32_000 * 10_800);
   });
 
   it('never sizes a cache below the estimate, and carries a measured ratio through a batch', () => {
