@@ -49,12 +49,17 @@ function settledBytes(collectNow: () => void): number {
   return m.heapUsed + m.arrayBuffers;
 }
 
-/** Copies of a group to hold: enough to grow the heap by about TARGET_BYTES, judged by serialised size. */
-function copiesFor(values: readonly unknown[]): number {
+/**
+ * Copies of a group to hold: enough to grow the heap by about TARGET_BYTES, judged by serialised
+ * size, at least MIN_COPIES of small values, never more than MAX_SERIALISED_BYTES of them (16
+ * copies of a 1 MB image), and each value at least once.
+ */
+export function copiesFor(values: readonly unknown[]): number {
   let bytes = 0;
   for (const v of values) bytes += v8.serialize(v).length;
   const each = Math.max(64, bytes / values.length);
-  return Math.max(Math.max(MIN_COPIES, values.length), Math.min(MAX_COPIES, Math.ceil(TARGET_BYTES / each), Math.floor(MAX_SERIALISED_BYTES / each)));
+  const wanted = Math.min(MAX_COPIES, Math.max(MIN_COPIES, Math.ceil(TARGET_BYTES / each)));
+  return Math.max(values.length, Math.min(wanted, Math.floor(MAX_SERIALISED_BYTES / each)));
 }
 
 /**

@@ -6,6 +6,7 @@ import { runProfile } from '../../../src/runner/spawn';
 import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
 import { threadCpuClock } from '../../../src/runner/machine';
 import { measureMoves } from '../../../src/runner/moves';
+import { copiesFor } from '../../../src/runner/heap';
 import { estimateBytes } from '../../../src/data/internal/core';
 import { isPlainInner, type OpProfile, type Profile } from '../../../src/shared/profile';
 import { analyze, describeOp, plan } from '../../../src/model';
@@ -272,6 +273,15 @@ describe('worker calibration and move pricing in this process', function () {
     assert.ok(heap('even') > heap('bag') / 2 && heap('even') < heap('bag') * 2, `even: ${heap('even')} B, bag: ${heap('bag')} B`);
     assert.equal(findings.get('floats')?.held?.sizeBytes, 4096 * 4, 'beside the estimate of the same elements');
     assert.equal(findings.get('unasked')?.held, undefined, 'measured only where asked');
+  });
+
+  it('holds many copies of small elements to read their heap, and few of large ones: 16 MB at most, each element once', () => {
+    assert.equal(copiesFor([1, 2, 3]), 4096);
+    const image = new Float32Array(256 * 1024); // 1 MB
+    const n = copiesFor([image]);
+    assert.ok(n >= 1 && n <= 16, `${n} copies of a 1 MB image`);
+    const large = Array.from({ length: 8 }, () => new Float32Array(512 * 1024)); // 2 MB each
+    assert.equal(copiesFor(large), 8);
   });
 
   it('calls a fn that mutates its input on separate copies, so the mutation does not look like randomness', async () => {
