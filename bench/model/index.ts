@@ -23,7 +23,7 @@ import { allChecks, goalsMarkdown, goalsText, type BenchLine } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
 import { gridFor } from './grid';
 
-const PIPELINES = ['main-thread-bound', 'worker-bound', 'latency-bound', 'disk-bound', 'cacheable', 'mixed', 'sharded', 'awaited-work'];
+const PIPELINES = ['main-thread-bound', 'worker-bound', 'latency-bound', 'disk-bound', 'cacheable', 'mixed', 'sharded', 'awaited-work', 'records'];
 const ROOT = path.resolve(__dirname, '../..');
 const DIR = path.join(ROOT, 'test/fixtures/pipelines');
 

@@ -176,6 +176,8 @@ export interface OpCounters {
    * in advance (the lines of files, a filter's survivors).
    */
   passElements?: number;
+  /** lines: bytes of the files it matched, at its latest pass's start (a pass reads them all). */
+  sourceBytes?: number;
   /** Cluster ops (placement 'remote'), from here on: distinct worker processes that returned results (a high-water mark, like the fields up to `remoteCores`). */
   remoteWorkers?: number;
   /** Their total `--concurrency` (jobs they run at once). */

@@ -84,8 +84,8 @@ export function probesFor(purpose: 'profile' | 'replan' | 'verify'): boolean {
 
 /**
  * A later pass's profile, completed with what only the first run measured (it ran without
- * probes): each operator's move cost and observed randomness, by operator id, and the worker
- * task calibration. What the later run measured itself is kept.
+ * probes): each operator's move cost, observed randomness and the heap its elements hold, by
+ * operator id, and the worker task calibration. What the later run measured itself is kept.
  */
 export function inheritProbes(next: Profile, first: Profile): Profile {
   const byId = new Map(first.ops.map((o) => [o.id, o]));
@@ -99,6 +99,8 @@ export function inheritProbes(next: Profile, first: Profile): Profile {
       ...op,
       ...(op.moveCost === undefined && was.moveCost !== undefined ? { moveCost: was.moveCost } : {}),
       ...(op.randomObserved === undefined && was.randomObserved !== undefined ? { randomObserved: was.randomObserved } : {}),
+      // An op moved to worker threads by the first plan is sampled by no one in the later run.
+      ...(op.held === undefined && was.held !== undefined ? { held: was.held } : {}),
     };
   });
   return { ...next, machine, ops };

@@ -67,6 +67,22 @@ function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
 }
 
 /**
+ * Bytes a `lines` source must have read in the window for its bytes per line to stand: it reads
+ * 64 KiB blocks ahead of the lines it hands on, so the count is at most an eighth low.
+ */
+const LINES_MIN_READ_BYTES = 512 * 1024;
+
+/**
+ * The lines a pass of a `lines` source holds, estimated from the bytes of the files it reads and
+ * the bytes each line it produced took: for a source no pass of which the run saw end.
+ */
+function linesByBytes(om: OpMeasure): { om: OpMeasure; lines: number } | undefined {
+  const c = om.op.counters;
+  if (om.op.kind !== 'lines' || c.sourceBytes === undefined || c.sourceBytes <= 0 || c.diskBytesRead < LINES_MIN_READ_BYTES || c.produced <= 0) return undefined;
+  return { om, lines: Math.max(1, Math.round((c.produced * c.sourceBytes) / c.diskBytesRead)) };
+}
+
+/**
  * Operators that hand on their input's elements (or groups of them) as they are: what an element
  * holds in memory per estimated byte carries through them from the op that measured it.
  */
@@ -137,6 +153,7 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
       cardinality = om.op.cardinality;
     } else {
       const known = sources.find((s) => s.op.cardinality !== undefined && Number.isFinite(s.op.cardinality) && s.op.counters.produced > 0);
+      const byBytes = sources.map(linesByBytes).find((b) => b !== undefined);
       if (known && known.op.cardinality !== undefined) {
         cardinality = Math.round((known.op.cardinality * om.op.counters.produced) / known.op.counters.produced);
         cardinalitySource = `estimated from ${describeOp(known.op)}'s ${known.op.cardinality.toLocaleString('en-US')} elements and the visit ratio`;
@@ -144,6 +161,10 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
         // No operator could count a pass in advance (lines of files), but the run saw one end.
         cardinality = Math.round((pass * om.op.counters.produced) / repeat.counters.pulled);
         cardinalitySource = repeat.counters.pulled === om.op.counters.produced ? `counted in a pass of ${describeOp(repeat)} the run completed` : `from the ${pass.toLocaleString('en-US')} elements of a pass of ${describeOp(repeat)} the run completed, and the visit ratio`;
+      } else if (byBytes) {
+        // No pass ended in the run: the lines still to come, by the bytes each line took so far.
+        cardinality = Math.round((byBytes.lines * om.op.counters.produced) / byBytes.om.op.counters.produced);
+        cardinalitySource = `estimated from the ${formatBytes(byBytes.om.op.counters.sourceBytes ?? 0)} of files that ${describeOp(byBytes.om.op)} reads and the bytes per line the run read`;
       }
     }
     // A take above caps what a pass holds, whatever the source has (take(5000) of 12,500 windows).

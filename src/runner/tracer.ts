@@ -191,8 +191,9 @@ export class RunnerTracer implements Tracer {
         const v = counters[name];
         if (v !== undefined) window[name] = MAX_COUNTERS.has(name) || !base ? v : v - (base[name] ?? 0);
       }
-      // A repeat's last pass, counted from its start: the run's figure, warm-up included.
+      // A repeat's last pass, counted from its start, and what a lines source matched: the run's figures, warm-up included.
       if (counters.passElements !== undefined) window.passElements = counters.passElements;
+      if (counters.sourceBytes !== undefined) window.sourceBytes = counters.sourceBytes;
       const fnModule = info.fnModule ?? (info.fn ? fnModules.get(info.fn) : undefined);
       const op: OpProfile = {
         id: ids.get(key) ?? key,

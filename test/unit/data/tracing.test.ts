@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuClockKind, DATASET_KEY, from, range, threadCpuSeconds, type CallSite } from 'plumber-data';
+import { cpuClockKind, DATASET_KEY, from, lines, range, threadCpuSeconds, type CallSite } from 'plumber-data';
 import { roundsFor, spin, traced, whileTraced } from './helpers';
 
 const SITES = join(__dirname, '../../fixtures/data/sites.ts');
@@ -146,6 +146,21 @@ describe('plumber-data tracing', () => {
     assert.equal(tracer.only('repeat').counters.passElements, 66);
     assert.equal(tracer.only('repeat').info.cardinality, undefined);
     await it.return?.(undefined);
+  });
+
+  it('tells how many bytes of files a lines source reads in a pass, before it has read them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plumber-lines-bytes-'));
+    try {
+      writeFileSync(join(dir, 'a.txt'), 'one\ntwo\nthree\n');
+      writeFileSync(join(dir, 'b.txt'), 'x'.repeat(1000) + '\n');
+      const { tracer, value } = traced(() => lines('*.txt', { cwd: dir }));
+      const it = value.iterator();
+      assert.equal((await it.next()).value, 'one');
+      assert.equal(tracer.only('lines').counters.sourceBytes, 14 + 1001);
+      await it.return?.(undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('charges a sync map its own time, not its upstream’s', async () => {

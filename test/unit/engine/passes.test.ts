@@ -224,12 +224,15 @@ describe('planning in passes', function () {
   });
 
   it('keeps what a later run measured itself over what the first measured', () => {
-    const first = { machine: { workerDispatchSeconds: 1e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: true, moveCost: { samples: 8 } }] } as unknown as Profile;
+    const held = { heapBytes: 10_800, sizeBytes: 540 };
+    const first = { machine: { workerDispatchSeconds: 1e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: true, moveCost: { samples: 8 }, held }] } as unknown as Profile;
     const next = { machine: { workerDispatchSeconds: 2e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: false }, { id: 'b', kind: 'map' }] } as unknown as Profile;
     const out = inheritProbes(next, first);
     assert.equal(out.machine.workerDispatchSeconds, 2e-4);
     assert.equal(out.ops[0]!.randomObserved, false);
     assert.deepEqual(out.ops[0]!.moveCost, { samples: 8 });
+    // What its elements hold: a later run with the op in worker threads samples none of them.
+    assert.deepEqual(out.ops[0]!.held, held);
     assert.equal(out.ops[1]!.moveCost, undefined);
   });
 });

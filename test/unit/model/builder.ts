@@ -56,6 +56,8 @@ export interface OpSpec {
   heldSizeBytes?: number;
   /** repeat: the elements of a pass of its input the run saw end (`counters.passElements`). */
   passElements?: number;
+  /** lines: bytes of the files it matched (`counters.sourceBytes`). */
+  sourceBytes?: number;
   /** Bytes read from disk per produced element. */
   diskBytes?: number;
   overridden?: boolean;
@@ -195,6 +197,7 @@ export class ProfileBuilder {
       c.diskBytesRead = produced[i] * (s.diskBytes ?? 0);
       c.filesRead = s.kind === 'files' ? produced[i] : 0;
       if (s.passElements !== undefined) c.passElements = s.passElements;
+      if (s.sourceBytes !== undefined) c.sourceBytes = s.sourceBytes;
       if (s.kind === 'ignoreErrors') c.errorsSkipped = pulled[i] - produced[i];
       if (s.positionsPerElement !== undefined) {
         c.totalPositions = pulled[i] * s.positionsPerElement;

@@ -190,7 +190,15 @@ class Lines implements Chunks<string> {
   }
   /** Reads one block into `ready`. False when every file is done. */
   private async readBlock(): Promise<boolean> {
-    if (this.paths === null) this.paths = await matchFiles(this.pattern, this.cwd);
+    if (this.paths === null) {
+      this.paths = await matchFiles(this.pattern, this.cwd);
+      // How much there is to read: with the bytes read per line so far, tools estimate how many
+      // lines a pass holds before one ends.
+      if (this.c !== null) {
+        const sizes = await Promise.all(this.paths.map((p) => stat(p).then((s) => s.size, () => 0)));
+        this.c.sourceBytes = sizes.reduce((a, b) => a + b, 0);
+      }
+    }
     if (this.fh === null) {
       if (this.fileIndex >= this.paths.length) return false;
       this.fh = await open(this.paths[this.fileIndex++], 'r');
