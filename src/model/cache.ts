@@ -66,20 +66,20 @@ function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
   return 'the library marks it random';
 }
 
-/**
- * Bytes a `lines` source must have read in the window for its bytes per line to stand: it reads
- * 64 KiB blocks ahead of the lines it hands on, so the count is at most an eighth low.
- */
-const LINES_MIN_READ_BYTES = 512 * 1024;
+/** The block a `lines` source reads ahead of the lines it hands on (plumber-data's `Lines`). */
+const LINES_BLOCK_BYTES = 64 * 1024;
 
 /**
  * The lines a pass of a `lines` source holds, estimated from the bytes of the files it reads and
- * the bytes each line it produced took: for a source no pass of which the run saw end.
+ * the bytes each line it produced took: for a source no pass of which the run saw end. The window
+ * may count up to a block read ahead of its lines; the bytes per line are taken without it, so
+ * the count errs high (a cache sized larger than it is, never smaller), by at most 2× at the
+ * least it needs, two blocks read.
  */
 function linesByBytes(om: OpMeasure): { om: OpMeasure; lines: number } | undefined {
   const c = om.op.counters;
-  if (om.op.kind !== 'lines' || c.sourceBytes === undefined || c.sourceBytes <= 0 || c.diskBytesRead < LINES_MIN_READ_BYTES || c.produced <= 0) return undefined;
-  return { om, lines: Math.max(1, Math.round((c.produced * c.sourceBytes) / c.diskBytesRead)) };
+  if (om.op.kind !== 'lines' || c.sourceBytes === undefined || c.sourceBytes <= 0 || c.diskBytesRead < 2 * LINES_BLOCK_BYTES || c.produced <= 0) return undefined;
+  return { om, lines: Math.max(1, Math.round((c.produced * c.sourceBytes) / (c.diskBytesRead - LINES_BLOCK_BYTES))) };
 }
 
 /**

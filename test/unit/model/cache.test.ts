@@ -240,19 +240,20 @@ describe('model: a cache sized from what the run measured', () => {
   });
 
   it('estimates the lines of files from their bytes when the run saw no pass end, once it has read enough of them', () => {
-    // 1,500 lines of 600 B read in the window (900 kB) out of 19.2 MB of files: 32,000 lines.
+    // 1,500 lines of 600 B (900 kB) out of 19.2 MB of files: 32,000 lines. The window read a
+    // block (64 KiB) more than its lines, which the estimate sets aside.
     const profile = (readBytes: number) =>
       new ProfileBuilder()
         .op({ kind: 'lines', sourceBytes: 19.2e6, diskBytes: readBytes / 1_500 })
         .map('vectorize', { self: 15e-6, bytes: 540 })
         .op({ kind: 'repeat', count: -1 })
         .build({ rootElements: 1_500, rate: 36_000 });
-    const cache = cacheOf(plan(profile(900e3)).changes);
+    const cache = cacheOf(plan(profile(900e3 + 65_536)).changes);
     assert.ok(cache);
     assert.equal(cache.estimatedBytes, 32_000 * 540);
     assert.match(cache.reason, /32,000 elements \(estimated from the 19\.2 MB of files that lines reads and the bytes per line the run read\)/);
-    // 150 kB read: within the blocks the source reads ahead of its lines, too little to tell.
-    assert.equal(cacheOf(plan(profile(150e3)).changes), undefined);
+    // 100 kB read: hardly more than the block the source reads ahead of its lines, too little to tell.
+    assert.equal(cacheOf(plan(profile(100e3)).changes), undefined);
   });
 
   it('carries the heap of a few sampled elements to the window\'s by the estimate of each', () => {
