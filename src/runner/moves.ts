@@ -4,7 +4,8 @@
  * the tracer kept. Async fns are awaited one call at a time, which also measures the CPU they
  * spend after their first await (see `measureAwaited`). The fn is called a few extra times here
  * (twice per sampled element for the determinism check, then repeatedly for its CPU time), so
- * side effects in a fn happen again.
+ * side effects in a fn happen again. Where a repeat reads an op's output again, what its results
+ * hold on the heap is measured too (heap.ts), for the size of a cache after it.
  *
  * CPU is read with `process.cpuUsage()` (precise, where the per-thread schedstat clock advances
  * only at scheduler ticks), while no other thread of ours works: the pipeline is closed, and the
