@@ -150,7 +150,7 @@ interface MainSide {
   /** Cloned inputs the fn ran on, with their indices: what a worker gets. */
   inputs: SampledElement[];
   /** What the op handed on for the sample (see `handedOn`). */
-  held?: unknown[];
+  handed?: unknown[];
 }
 
 /** A move's clones, both ways, and the sizes they copy, per element of the sample; undefined when a value cannot be cloned. */
@@ -197,7 +197,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   const originals: unknown[] = [];
   const outputs: unknown[] = [];
   /** What the op handed on for the sample (see `handedOn`). */
-  const held: unknown[] = [];
+  const handed: unknown[] = [];
   let compared = 0;
   let differs = false;
   let cloneable = true;
@@ -226,7 +226,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     const nb = normalise(t.kind, rb);
     if (na === undefined || nb === undefined) return undefined;
     compared++;
-    held.push(...handedOn(t.kind, s.element, na));
+    handed.push(...handedOn(t.kind, s.element, na));
     if (!isDeepStrictEqual(na.value, nb.value)) differs = true;
     if (copies && a.ok) {
       inputs.push({ element: a.value, index: s.index });
@@ -236,10 +236,10 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   }
   if (compared === 0) return undefined;
   const findings: MoveFindings = { randomObserved: differs };
-  if (!cloneable || inputs.length === 0) return { findings, inputs: [], held };
+  if (!cloneable || inputs.length === 0) return { findings, inputs: [], handed };
 
   const priced = priceClones(originals, outputs, deadline);
-  if (priced === undefined) return { findings, inputs: [], held };
+  if (priced === undefined) return { findings, inputs: [], handed };
   const n = inputs.length;
   const ctxs = inputs.map((s) => freshContext(s.index));
   const fn = t.fn;
@@ -249,10 +249,10 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
       for (let i = 0; i < n; i++) fn(inputs[i].element, ctxs[i]);
     }, deadline);
   } catch {
-    return { findings, inputs: [], held };
+    return { findings, inputs: [], handed };
   }
   findings.moveCost = { samples: n, ...priced, mainCpuSeconds: mainCpu };
-  return { findings, inputs, held };
+  return { findings, inputs, handed };
 }
 
 /** The least an awaited call may take before the probe gives up on its op (a request to a service that is gone). */
@@ -306,7 +306,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
   const inputs: SampledElement[] = [];
   const originals: unknown[] = [];
   const outputs: unknown[] = [];
-  const held: unknown[] = [];
+  const handed: unknown[] = [];
   let compared = 0;
   let differs = false;
   try {
@@ -330,7 +330,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
       if (ra === undefined || rb === undefined) return undefined;
       compared++;
       if (!isDeepStrictEqual(ra.value, rb.value)) differs = true;
-      held.push(...handedOn(t.kind, s.element, ra));
+      handed.push(...handedOn(t.kind, s.element, ra));
       inputs.push({ element: a.value, index: s.index });
       originals.push(s.element);
       outputs.push(ra.value);
@@ -348,9 +348,9 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
   }
   const findings: MoveFindings = { randomObserved: differs };
   const priced = priceClones(originals, outputs, deadline);
-  if (priced === undefined || busy.length === 0) return { findings, inputs: [], held };
+  if (priced === undefined || busy.length === 0) return { findings, inputs: [], handed };
   findings.moveCost = { samples: inputs.length, ...priced, mainCpuSeconds: median(busy), awaitedSeconds: median(walls) };
-  return { findings, inputs, held };
+  return { findings, inputs, handed };
 }
 
 /**
@@ -463,7 +463,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
   const share = (budgetSeconds * 1000) * 0.4;
   const workerShare = (budgetSeconds * 1000) * 0.6;
   const forWorker: { t: MoveTarget; inputs: SampledElement[]; findings: MoveFindings }[] = [];
-  const forHeap: { held: unknown[]; findings: MoveFindings }[] = [];
+  const forHeap: { handed: unknown[]; findings: MoveFindings }[] = [];
   const start = performance.now();
   for (let i = 0; i < live.length; i++) {
     const t = live[i];
@@ -472,19 +472,19 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
     const main = t.async ? await measureAwaited(t, deadline) : measureMain(t, deadline);
     if (main === undefined) continue;
     out.set(t.id, main.findings);
-    if (t.heap && main.held !== undefined) forHeap.push({ held: main.held, findings: main.findings });
+    if (t.heap && main.handed !== undefined) forHeap.push({ handed: main.handed, findings: main.findings });
     // The timing worker calls fns synchronously: an async fn's worker CPU is left unmeasured (the
     // model then takes its main-thread figure).
     if (!t.async && t.fnModule !== undefined && main.findings.moveCost !== undefined && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
   }
   // In one series of readings (each a pair of full collections): outside the CPU timings, whose
   // windows a collection would distort.
-  heapBytesPerElement(forHeap.map((h) => h.held)).forEach((heapBytes, i) => {
-    const { held, findings } = forHeap[i]!;
+  heapBytesPerElement(forHeap.map((h) => h.handed)).forEach((heapBytes, i) => {
+    const { handed, findings } = forHeap[i]!;
     if (heapBytes === undefined) return;
     let size = 0;
-    for (const x of held) size += estimateBytes(x);
-    findings.held = { heapBytes, sizeBytes: Math.round(size / held.length) };
+    for (const x of handed) size += estimateBytes(x);
+    findings.held = { heapBytes, sizeBytes: Math.round(size / handed.length) };
   });
   if (forWorker.length === 0) return out;
 
