@@ -46,11 +46,22 @@ export interface MoveFindings {
   held?: HeldBytes;
 }
 
-/** What an op hands downstream for one call's result: a filter its input when kept, a flatMap each element. */
-function handedOn(kind: MoveTarget['kind'], input: unknown, result: { value: unknown }): unknown[] {
-  if (kind === 'filter') return result.value === true ? [input] : [];
-  if (kind === 'flatMap') return result.value as unknown[];
-  return [result.value];
+/** The most elements of one flatMap call's result kept for the heap probe (spread through it). */
+const HANDED_PER_CALL = 8;
+
+/**
+ * Adds to `handed` what an op hands downstream for one call's result: a filter its input when
+ * kept, a map its result, a flatMap up to HANDED_PER_CALL of its elements (one call may yield
+ * hundreds of thousands, which neither a spread nor the heap probe's copies should take whole).
+ */
+function handOn(handed: unknown[], kind: MoveTarget['kind'], input: unknown, result: { value: unknown }): void {
+  if (kind === 'filter') {
+    if (result.value === true) handed.push(input);
+  } else if (kind === 'flatMap') {
+    const xs = result.value as unknown[];
+    const step = Math.max(1, xs.length / HANDED_PER_CALL);
+    for (let i = 0; i < xs.length; i += step) handed.push(xs[Math.floor(i)]);
+  } else handed.push(result.value);
 }
 
 /** CPU seconds a timing loop aims for, so a clock step of a few µs stays a small error. */
@@ -149,7 +160,7 @@ interface MainSide {
   findings: MoveFindings;
   /** Cloned inputs the fn ran on, with their indices: what a worker gets. */
   inputs: SampledElement[];
-  /** What the op handed on for the sample (see `handedOn`). */
+  /** What the op handed on for the sample (see `handOn`). */
   handed?: unknown[];
 }
 
@@ -196,7 +207,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   /** The sampled elements behind `inputs`, as the pipeline made them (the fn ran on copies). */
   const originals: unknown[] = [];
   const outputs: unknown[] = [];
-  /** What the op handed on for the sample (see `handedOn`). */
+  /** What the op handed on for the sample (see `handOn`). */
   const handed: unknown[] = [];
   let compared = 0;
   let differs = false;
@@ -226,7 +237,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     const nb = normalise(t.kind, rb);
     if (na === undefined || nb === undefined) return undefined;
     compared++;
-    handed.push(...handedOn(t.kind, s.element, na));
+    handOn(handed, t.kind, s.element, na);
     if (!isDeepStrictEqual(na.value, nb.value)) differs = true;
     if (copies && a.ok) {
       inputs.push({ element: a.value, index: s.index });
@@ -330,7 +341,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
       if (ra === undefined || rb === undefined) return undefined;
       compared++;
       if (!isDeepStrictEqual(ra.value, rb.value)) differs = true;
-      handed.push(...handedOn(t.kind, s.element, ra));
+      handOn(handed, t.kind, s.element, ra);
       inputs.push({ element: a.value, index: s.index });
       originals.push(s.element);
       outputs.push(ra.value);

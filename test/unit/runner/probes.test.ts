@@ -275,6 +275,16 @@ describe('worker calibration and move pricing in this process', function () {
     assert.equal(findings.get('unasked')?.held, undefined, 'measured only where asked');
   });
 
+  it('measures the heap of a flatMap that yields 300,000 elements a call on a few of them, not all', async () => {
+    const explode = (i: number): number[] => Array.from({ length: 300_000 }, (_, k) => i + k);
+    const findings = await measureMoves([{ id: 'explode', kind: 'flatMap', fn: explode, samples: [0, 1].map((i) => ({ element: i, index: i })), heap: true }], 0.2);
+    const held = findings.get('explode')?.held;
+    assert.ok(held !== undefined, 'no heap figure');
+    // A number in an array slot: 8 bytes, not a megabyte-sized array per element.
+    assert.ok(held.heapBytes < 64, `${held.heapBytes} B per element`);
+    assert.equal(held.sizeBytes, 8);
+  });
+
   it('holds many copies of small elements to read their heap, and few of large ones: 16 MB at most, each element once', () => {
     assert.equal(copiesFor([1, 2, 3]), 4096);
     const image = new Float32Array(256 * 1024); // 1 MB
