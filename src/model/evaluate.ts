@@ -236,11 +236,18 @@ function contendedCores(budget: Contention, cfg: Config, mainSum: number, worker
 
 /**
  * Cores as a sentence: "2 cores", "1.3 cores (a fair share beside other work)", or, where the
- * kernel shares cores program by program, "1 core (what other programs leave)".
+ * kernel shares cores program by program, "1 core (what other programs leave)". Where other work
+ * would leave more than the configuration's busy threads can use, it is the threads that limit:
+ * "1 core (one per busy thread; other programs leave 1.9)".
  */
 function coresWords(n: number, budget: CoreBudget): string {
   const x = Number(n.toPrecision(2));
-  const why = typeof budget === 'number' ? '' : 'group' in budget ? ' (what other programs leave)' : ' (a fair share beside other work)';
+  let why = '';
+  if (typeof budget !== 'number') {
+    const left = coresGot(budget, budget.machine);
+    if (n < left - 0.05) why = ` (one per busy thread; ${'group' in budget ? 'other programs leave' : 'a fair share beside other work is'} ${Number(left.toPrecision(2))})`;
+    else why = 'group' in budget ? ' (what other programs leave)' : ' (a fair share beside other work)';
+  }
   return `${x} core${x === 1 ? '' : 's'}${why}`;
 }
 

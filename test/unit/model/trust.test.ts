@@ -213,6 +213,13 @@ describe('model: a machine the kernel shares program by program', () => {
     assert.ok(plan(waiting(1)).predictedRate > 4 * 45, `predicted ${plan(waiting(1)).predictedRate}`);
   });
 
+  it('says its busy threads, not other programs, limit the cores when other programs leave more than they use', () => {
+    // 1.8 of 2 free and only the main thread busy: one core, because there is one thread to run.
+    const cpu = (free: number) => analyze(grouped(free, 1, 80)).bounds.find((b) => b.resource === 'cpu')?.detail ?? '';
+    assert.match(cpu(1.8), /; 1 core \(one per busy thread; other programs leave 1\.8\) gives at most/);
+    assert.match(cpu(1), /; 1 core \(what other programs leave\) gives at most/);
+  });
+
   it('plans for the whole machine when other programs leave all but noise', () => {
     const p = plan(grouped(1.95, 1, 80));
     assert.equal(p.coresNote, '2 of 2 cores free: planning for 2');
