@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
+import { findPipelines, importModule } from '../../../src/runner/discover';
 import { FIXTURES, matchesFixture, open, summarise } from '../server/helpers';
 
 const GRAPH = path.join(FIXTURES, 'graph');
@@ -41,6 +43,39 @@ describe('server graph', () => {
     const { graph } = open(path.join(GRAPH, 'aliases', 'input.ts'));
     assert.equal(graph.pipelines.some((p) => p.name === 'notAPipeline'), false);
     assert.deepEqual(graph.pipelines.map((p) => p.name).sort(), ['a', 'b', 'c', 'd']);
+  });
+
+  it('finds the pipelines a CommonJS file exports under the names the runner finds them by', async () => {
+    // module.exports.x, exports.x, and a later `module.exports = { … }` that replaces both
+    // (a shorthand for a local chain, one for a factory, one written in place).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'plumber-cjs-graph-'));
+    try {
+      const file = path.join(dir, 'pipelines.js');
+      symlinkSync(path.join(__dirname, '../../../node_modules'), path.join(dir, 'node_modules'), 'dir');
+      const text = [
+        "const { range } = require('plumber-data');",
+        'module.exports.lost = range(3).map((x) => x * 2);',
+        'const local = range(10).map((x) => x + 1);',
+        'function make() { return range(5).batch(2); }',
+        'module.exports = { local, make, inPlace: range(4).take(2), helper: (n) => range(n) };',
+        'module.exports.late = range(6).skip(1);',
+        'exports.gone = range(7);',
+      ].join('\n');
+      writeFileSync(file, text);
+      const ws = new GraphWorkspace();
+      ws.setText(file, text);
+      const exported = ws.graphOf(file).pipelines.filter((p) => p.exported);
+      assert.deepEqual(exported.map((p) => [p.name, p.factory, p.ops.map((o) => o.kind).join(' → ')]), [
+        ['local', false, 'range → map'],
+        ['make', true, 'range → batch'],
+        ['inPlace', false, 'range → take'],
+        ['late', false, 'range → skip'],
+      ]);
+      const { pipelines } = await findPipelines(await importModule(file));
+      assert.deepEqual(pipelines.map((p) => p.name).sort(), exported.map((p) => p.name).sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('finds every kind of randomness in map functions', () => {
