@@ -135,6 +135,7 @@ async function fix(argv: string[]): Promise<number> {
     graphOf: (f) => ws.graphOf(f),
     textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
     opFor: (id) => byId.get(id) ?? joined.get(id),
+    runtimeModuleOf: (id) => (last.ops.find((o) => o.id === id) ?? profile.ops.find((o) => o.id === id))?.fnModule,
   });
   if (!outcome.ok) {
     process.stderr.write(`plumber fix: ${outcome.reason}\n`);

@@ -98,6 +98,7 @@ export class Session {
       graphOf: (file) => this.workspace.graphOf(file),
       textOf: (file) => this.workspace.sourceFile(file)?.getFullText() ?? '',
       opFor: (id) => view.byProfileId.get(id) ?? view.graph.ops.find((o) => o.id === id),
+      runtimeModuleOf: (id) => view.record?.profile.ops.find((o) => o.id === id)?.fnModule,
     };
   }
 

@@ -113,6 +113,28 @@ describe('language server over JSON-RPC', function () {
     assert.ok((await lenses()).includes('Pipeline: stale — profile again'));
   });
 
+  it('offers the worker move of a fn whose module only the run showed to export it, as `plumber fix` writes it', async () => {
+    // bundled-steps.js exports heavy through getters on module.exports (as a bundler writes
+    // CommonJS): the source does not show the export, the runner found it.
+    for (const name of ['bundled.js', 'bundled-steps.js']) cpSync(path.join(ROOT, 'test/fixtures/pipelines', name), path.join(dir, name));
+    const bundledUri = pathToFileURL(path.join(dir, 'bundled.js')).href;
+    const bundledText = readFileSync(path.join(dir, 'bundled.js'), 'utf8');
+    await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: bundledUri, languageId: 'javascript', version: 1, text: bundledText } });
+    const result = await client.connection.sendRequest(ProfileRequest, { uri: bundledUri, pipeline: 'pipeline' });
+    assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
+    const line = bundledText.split('\n').findIndex((l) => l.includes('.map(heavy)'));
+    const actions = await client.connection.sendRequest<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri: bundledUri },
+      range: { start: { line, character: bundledText.split('\n')[line]!.indexOf('map(heavy)') }, end: { line, character: bundledText.split('\n')[line]!.indexOf('map(heavy)') } },
+      context: { diagnostics: [] },
+    });
+    const move = actions.find((a) => /^Apply Plumber fix: run map\(heavy\) in worker threads/.test(a.title));
+    assert.ok(move && !move.disabled, actions.map((a) => `${a.title}${a.disabled ? ` (disabled: ${a.disabled.reason})` : ''}`).join('\n'));
+    const edit = move.edit!.documentChanges![0] as TextDocumentEdit;
+    const fixed = TextDocument.applyEdits(TextDocument.create(bundledUri, 'javascript', 1, bundledText), edit.edits as TextEdit[]);
+    assert.match(fixed, /\.map\(heavy, \{ parallelism: \d+, placement: 'worker', module: require\.resolve\('\.\/bundled-steps\.js'\), exportName: 'heavy' \}\)/);
+  });
+
   it('verifies the plan with real runs when plumber.plan.verify is on, and the lens carries what they measured', async () => {
     // Back to the text that was profiled (and is on disk): the profile is fresh again.
     const fresh = client.nextLensRefresh();

@@ -30,6 +30,12 @@ export interface FixContext {
   textOf(file: string): string;
   /** The graph operator a plan refers to (by profile id). */
   opFor(id: string): GraphOp | undefined;
+  /**
+   * The module the run found exporting an operator's fn (the profile's `fnModule`, by profile id):
+   * what a worker imports when the source alone does not show the export (CommonJS a bundler
+   * wrote, `module.exports = __toCommonJS(…)`), as the plan's own verification runs did.
+   */
+  runtimeModuleOf?(id: string): { file: string; exportName: string } | undefined;
 }
 
 /** Option properties one fix wants on one operator, in the order they should be written. */
@@ -112,22 +118,28 @@ function quoted(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-/** The expression naming the module that exports `op`'s fn, as the op's file can write it at run time. */
-export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs'): string | { reason: string } {
+/**
+ * The expression naming the module that exports `op`'s fn, as the op's file can write it at run
+ * time. `runtime`: where the run found the fn exported, used when the source does not show it.
+ */
+export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs', runtime?: { file: string }): string | { reason: string } {
   const fn = op.fn;
   if (!fn || fn.form === 'inline') {
     return { reason: `The function of ${op.label} is written inline; move it into a module as a named export so worker threads can import it.` };
   }
-  if (!fn.file || !(fn.exportName || (fn.sameFile && fn.exportInsertAt !== undefined))) {
+  const exported = fn.file !== undefined && (fn.exportName !== undefined || (fn.sameFile === true && fn.exportInsertAt !== undefined));
+  if (!exported && !runtime) {
     const name = fn.name ?? 'its function';
     return { reason: `${name} is not a named export of its module; export it so worker threads can import it.` };
   }
-  if (fn.sameFile) return moduleKind === 'esm' ? 'import.meta.url' : '__filename';
-  const spec = fn.importSpecifier;
+  const file = exported ? fn.file! : runtime!.file;
+  if (file === op.file) return moduleKind === 'esm' ? 'import.meta.url' : '__filename';
+  // The specifier the source imports it with names this module only where the graph resolved it there.
+  const spec = fn.file === file ? fn.importSpecifier : undefined;
   if (spec && !spec.startsWith('.') && !path.isAbsolute(spec)) {
     return moduleKind === 'esm' ? `import.meta.resolve(${quoted(spec)})` : `require.resolve(${quoted(spec)})`;
   }
-  let rel = path.relative(path.dirname(op.file), fn.file).split(path.sep).join('/');
+  let rel = path.relative(path.dirname(op.file), file).split(path.sep).join('/');
   if (!rel.startsWith('.')) rel = `./${rel}`;
   if (moduleKind === 'esm') return `new URL(${quoted(rel)}, import.meta.url).href`;
   return `require.resolve(${quoted(spec && spec.startsWith('.') ? spec : rel)})`;
@@ -159,11 +171,19 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
         patchOf(op).push(['placement', `'main'`, true], ['parallelism', '1', true]);
         return undefined;
       }
-      const moduleExpr = moduleExpression(op, ctx.graphOf(op.file).moduleKind);
+      const fn = op.fn;
+      const staticExport = fn?.file !== undefined && (fn.exportName !== undefined || (fn.sameFile === true && fn.exportInsertAt !== undefined));
+      const runtime = staticExport ? undefined : ctx.runtimeModuleOf?.(change.opId);
+      const moduleExpr = moduleExpression(op, ctx.graphOf(op.file).moduleKind, runtime);
       if (typeof moduleExpr !== 'string') return moduleExpr.reason;
       const p = patchOf(op);
       p.push(['parallelism', String(change.parallelism), true], ['placement', `'worker'`, true], ['module', moduleExpr, false]);
-      const fn = op.fn;
+      if (runtime) {
+        // The worker looks the fn up by its runtime name unless told the export's: name it unless
+        // the declaration the graph found has that very name.
+        if (fn?.declaredName !== runtime.exportName) p.push(['exportName', quoted(runtime.exportName), false]);
+        return undefined;
+      }
       if (fn && !fn.exportName && fn.exportInsertAt !== undefined && fn.file) {
         // The worker imports the function by name: export it where it is declared.
         inserts.push({ file: fn.file, start: fn.exportInsertAt, end: fn.exportInsertAt, newText: 'export ' });

@@ -114,6 +114,22 @@ describe('plumber fix', function () {
     assert.match(r.stderr, /not verified \(--no-verify\)/);
   });
 
+  it('moves a fn from a module a bundler wrote, as the run found it exported, and the fixed copy runs it in worker threads', async () => {
+    // The source does not show bundled-steps.js exporting heavy (getters on module.exports); the
+    // runner found the export, so plan moved it and fix used to refuse ("not a named export").
+    const copy = path.join(dir, 'bundled');
+    cpSync(PIPELINES, copy, { recursive: true, filter: (f) => f === PIPELINES || /bundled(-steps)?\.js$/.test(f) });
+    const fixed = path.join(copy, 'bundled.js');
+    const r = plumberFix([fixed, '--seconds', '0.5', '--cores', '2', '--no-verify', '--passes', '1', '--write'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(readFileSync(fixed, 'utf8'), /\.map\(heavy, \{ parallelism: 2, placement: 'worker', module: require\.resolve\('\.\/bundled-steps\.js'\), exportName: 'heavy' \}\)/);
+    const after = await runProfile({ file: fixed, seconds: 0.3 });
+    assert.equal(after.error, undefined, after.error?.message);
+    const map = after.ops.find((o) => o.kind === 'map');
+    assert.equal(map?.placement, 'worker', JSON.stringify(map));
+    assert.ok((map?.counters.calls ?? 0) > 0, 'the moved fn ran');
+  });
+
   it('never writes a cache after a map that calls Math.random()', () => {
     const random = path.join(PIPELINES, 'verify-random-augment.ts');
     const r = plumberFix([random, '--seconds', '0.5', '--cores', '2', '--no-verify', '--passes', '1', '--json', '--quiet'], dir);
