@@ -4,7 +4,9 @@
  * `plumber-data.key` symbol rather than by class, because the user's copy of plumber-data may not
  * be the runner's.
  */
-import { pathToFileURL } from 'node:url';
+import { register } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MessageChannel } from 'node:worker_threads';
 import { DATASET_KEY } from '../data/tracing';
 
 /** A dataset as the runner sees it: async iterable and tagged with its root operator's key. */
@@ -105,12 +107,13 @@ export async function findPipelines(ns: ModuleNamespace): Promise<{ pipelines: F
 /**
  * Maps each exported function to where it is exported, so the profile can say which operator fns
  * could run in worker threads. The pipeline module's own exports come first; then every other
- * user module already loaded as CommonJS (tsx compiles `.ts` files in a `"type": "commonjs"`
- * package to CommonJS), because transforms usually live in a module of their own
- * (`import { decode } from './transforms'`). Nothing is imported or run again: only modules
- * already in `require.cache` are read, and packages under node_modules are skipped.
+ * user module already loaded: as CommonJS (tsx compiles `.ts` files in a `"type": "commonjs"`
+ * package to CommonJS), from `require.cache`, and as ES modules (a `"type": "module"` package,
+ * `.mjs`), the namespaces `loadedEsModules` found — because transforms usually live in a module of
+ * their own (`import { decode } from './transforms'`). Nothing is imported or run again here, and
+ * packages under node_modules are skipped.
  */
-export function exportedFunctions(ns: ModuleNamespace, file: string): Map<Function, { file: string; exportName: string }> {
+export function exportedFunctions(ns: ModuleNamespace, file: string, esModules: ReadonlyArray<readonly [file: string, ns: ModuleNamespace]> = []): Map<Function, { file: string; exportName: string }> {
   const map = new Map<Function, { file: string; exportName: string }>();
   const add = (exportsByName: Iterable<[string, unknown]>, from: string): void => {
     for (const [name, value] of exportsByName) {
@@ -124,7 +127,69 @@ export function exportedFunctions(ns: ModuleNamespace, file: string): Map<Functi
     if (typeof exported !== 'object' || exported === null) continue;
     add(Object.entries(exported as Record<string, unknown>), filename);
   }
+  for (const [filename, mod] of esModules) if (filename !== file) add(exportsOf(mod), filename);
   return map;
+}
+
+/**
+ * A loader hook that reports the file URL of every module the process loads (outside
+ * node_modules) on a message port. Registered after tsx's, it runs first and sees the URL tsx
+ * resolved. Nothing lists the ES modules a process loaded the way `require.cache` lists CommonJS
+ * ones, and `load` (not `resolve`) runs only for modules that are actually loaded.
+ */
+const LOAD_LOG_HOOKS = `let port;
+export function initialize(data) { port = data.port; }
+export async function load(url, context, next) {
+  const result = await next(url, context);
+  if (port && url.startsWith('file:') && !/[\\\\/]node_modules[\\\\/]/.test(url)) port.postMessage(url);
+  return result;
+}`;
+
+let loadLog: Set<string> | undefined;
+
+/**
+ * Starts logging the modules the process loads from now on (once per process; the runner calls it
+ * before importing the user's module). Where loader hooks cannot be registered, nothing is logged
+ * and only CommonJS modules are found, as before.
+ */
+export function logLoadedModules(): void {
+  if (loadLog) return;
+  loadLog = new Set();
+  const urls = loadLog;
+  try {
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (url: unknown) => {
+      if (typeof url === 'string') urls.add(url);
+    });
+    port1.unref();
+    register(`data:text/javascript,${encodeURIComponent(LOAD_LOG_HOOKS)}`, { data: { port: port2 }, transferList: [port2] });
+  } catch {
+    // Node without module.register: CommonJS modules only.
+  }
+}
+
+/**
+ * The namespaces of the ES modules the log saw loaded, but the pipeline's own file: importing a
+ * loaded module again returns the instance already evaluated (the module map is keyed by URL), so
+ * its functions are the very ones the pipeline holds and nothing runs again. A module that fails
+ * to import is skipped.
+ */
+export async function loadedEsModules(file: string): Promise<Array<[file: string, ns: ModuleNamespace]>> {
+  if (!loadLog) return [];
+  // The hook thread posts each URL before the module it names is handed back: one turn of the
+  // event loop delivers what is still queued.
+  await new Promise((resolve) => setImmediate(resolve));
+  const own = pathToFileURL(file).href;
+  const out: Array<[string, ModuleNamespace]> = [];
+  for (const url of loadLog) {
+    if (url === own) continue;
+    try {
+      out.push([fileURLToPath(url), (await import(url)) as ModuleNamespace]);
+    } catch {
+      // Not importable on its own (a module that failed to load): its fns stay unmovable.
+    }
+  }
+  return out;
 }
 
 /**

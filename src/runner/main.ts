@@ -15,7 +15,7 @@ import { OVERRIDES_KEY, TRACER_KEY, DATASET_KEY, siteKey } from '../data/tracing
 import type { KnobOverride } from '../data/tracing';
 import { PROFILE_VERSION } from '../shared/profile';
 import type { Machine, OpProfile, Profile, ProfileError, RunnerMessage } from '../shared/profile';
-import { exportedFunction, exportedFunctions, findPipelines, importModule } from './discover';
+import { exportedFunction, exportedFunctions, findPipelines, importModule, loadedEsModules, logLoadedModules } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShare, threadRunAndWait, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
@@ -269,6 +269,8 @@ async function main(): Promise<void> {
   const training = (): TrainRun => ({ file, req, tracer, clock, profile, fail, finish: (p) => finish({ type: 'profile', profile: p }), send: (m) => void send(m), priceMoves, stray: () => stray });
   await send({ type: 'progress', phase: 'loading', elements: 0, seconds: 0 });
   let ns: ModuleNamespace;
+  // ES modules are listed nowhere once loaded: log them from here on (discover.ts).
+  logLoadedModules();
   const importing = importModule(file);
   if (req.mode !== 'list' && (await startsTraining(importing, watch, req.train))) return void (await runTraining(training(), watch, importing));
   try {
@@ -311,7 +313,7 @@ async function main(): Promise<void> {
     return void (await fail(loadError(e, file)));
   }
   // Where each user fn is exported, once every module the pipeline loads is loaded.
-  const fnModules = exportedFunctions(ns, file);
+  const fnModules = exportedFunctions(ns, file, await loadedEsModules(file));
   const misplaced = workerModuleProblem(req, file, tracer, ns, fnModules);
   if (misplaced) return void (await fail({ kind: 'override', message: misplaced }));
 

@@ -20,7 +20,7 @@ import type { ConsumerEvent, Tracer } from '../data/tracing';
 import { DATASET_KEY } from '../data/tracing';
 import type { Profile, ProfileError, RunnerMessage, TrainerInfo } from '../shared/profile';
 import { calibrateWorkerTasks } from './calibrate';
-import { exportedFunctions, type ModuleNamespace } from './discover';
+import { exportedFunctions, loadedEsModules, type ModuleNamespace } from './discover';
 import { loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes, probeAvailableCores, processCpuSeconds, runnableShare, threadRunAndWait } from './machine';
 import type { RunRequest } from './request';
@@ -332,7 +332,7 @@ export async function runTraining(r: TrainRun, watch: TrainWatch, importing: Pro
   run.endReason = watch.info.endReason;
   run.rateEstimates = [];
   run.peakRssBytes = peakRssBytes();
-  profile.ops = tracer.ops(file, exportedFunctions(ns, file), key);
+  profile.ops = tracer.ops(file, exportedFunctions(ns, file, await loadedEsModules(file)), key);
   profile.pipeline.rootId = tracer.idOf(key, file);
   pipelineShare(profile);
   const exported = Object.entries(ns).find(([, v]) => typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[DATASET_KEY] === key);

@@ -75,6 +75,25 @@ describe('runner profiles of plumber-data pipelines', function () {
     assert.deepEqual(map?.fnModule, { file: path.join(PIPELINES, 'split', 'transforms.ts'), exportName: 'heavy' });
   });
 
+  it('finds a map fn exported by an ES module the pipeline imports, and runs it in worker threads from there', async () => {
+    // A "type": "module" package (tsx loads the .ts files as ES modules) and a native .mjs
+    // pipeline: nothing like require.cache lists ES modules, so before the runner logged them
+    // these fns had no module and the plan said "heavy is not exported".
+    const dir = path.join(PIPELINES, 'split-esm');
+    for (const [name, fn, module] of [['pipeline.ts', 'heavy', 'transforms.ts'], ['native.mjs', 'spin', 'spin.mjs']] as const) {
+      const file = path.join(dir, name);
+      const profile = await runProfile({ file, seconds: 0.4, warmupSeconds: 0.1 });
+      assert.equal(profile.error, undefined, profile.error?.message);
+      const map = profile.ops.find((o) => o.kind === 'map');
+      assert.deepEqual(map?.fnModule, { file: path.join(dir, module), exportName: fn }, name);
+      const moved = await runProfile({ file, seconds: 0.4, warmupSeconds: 0.1, probes: false, overrides: { [map!.id]: { placement: 'worker', parallelism: 2, module: map!.fnModule!.file } } });
+      assert.equal(moved.error, undefined, moved.error?.message);
+      const there = moved.ops.find((o) => o.id === map!.id);
+      assert.equal(there?.placement, 'worker', name);
+      assert.ok((there?.counters.calls ?? 0) > 0, `${name}: the moved fn ran`);
+    }
+  });
+
   it('applies overrides by operator id and reports them', async () => {
     const file = path.join(PIPELINES, 'main-thread-bound.ts');
     const profile = await runProfile({ file, seconds: 0.5, warmupSeconds: 0.2, overrides: { '12:4': { placement: 'worker', parallelism: 2 } } });
