@@ -21,7 +21,7 @@ import { deserialize, serialize } from 'node:v8';
 import * as zlib from 'node:zlib';
 import type { OpCounters } from '../../tracing';
 import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session } from '../core';
+import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session, SOURCE_CHUNK_MAX, turnIfDue } from '../core';
 import { Batch } from './batch';
 
 const MAGIC = Buffer.from('PLDC', 'latin1');
@@ -136,8 +136,11 @@ class MemoryCache<T> implements Chunks<T> {
   async next(hint: number): Promise<T[] | null> {
     const c = this.node.counters;
     if (this.stored !== undefined) {
+      // Replaying from memory resolves at once: the source that would take the turns is not pulled.
+      const turn = turnIfDue();
+      if (turn) await turn;
       if (this.pos >= this.stored.length) return null;
-      const out = this.stored.slice(this.pos, this.pos + hint);
+      const out = this.stored.slice(this.pos, this.pos + Math.min(hint, SOURCE_CHUNK_MAX));
       this.pos += out.length;
       if (c !== null) {
         c.cacheHits += out.length;

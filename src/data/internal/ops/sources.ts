@@ -1,7 +1,7 @@
 /** Sources that need no I/O: arrays, iterables, async iterables, generator functions, ranges. */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode, type Session } from '../core';
+import { type Chunks, countProduced, now, type OpNode, type Session, SOURCE_CHUNK_MAX, turnIfDue } from '../core';
 
 /** What `from()` accepts. */
 export type Source<T> =
@@ -17,9 +17,11 @@ class ArrayChunks<T> implements Chunks<T> {
     private readonly c: OpCounters | null,
   ) {}
   async next(hint: number): Promise<T[] | null> {
+    const turn = turnIfDue();
+    if (turn) await turn;
     const start = this.pos;
     if (start >= this.a.length) return null;
-    const end = Math.min(this.a.length, start + hint);
+    const end = Math.min(this.a.length, start + Math.min(hint, SOURCE_CHUNK_MAX));
     this.pos = end;
     // A slice: chunks belong to the receiver, and the user's array must not be mutated.
     const out = this.a.slice(start, end);
@@ -47,11 +49,14 @@ class IterableChunks<T> implements Chunks<T> {
       throw e;
     }
     if (this.done) return null;
+    const turn = turnIfDue();
+    if (turn) await turn;
     const c = this.c;
     const t0 = c === null ? 0 : now();
     const out: T[] = [];
+    const n = Math.min(hint, SOURCE_CHUNK_MAX);
     try {
-      while (out.length < hint) {
+      while (out.length < n) {
         const r = this.it.next();
         if (r.done) {
           this.done = true;
@@ -92,6 +97,8 @@ class AsyncIterableChunks<T> implements Chunks<T> {
   ) {}
   async next(): Promise<T[] | null> {
     if (this.done) return null;
+    const turn = turnIfDue();
+    if (turn) await turn;
     let r: IteratorResult<T>;
     try {
       r = await this.it.next();
@@ -153,7 +160,9 @@ class RangeChunks implements Chunks<number> {
     private readonly c: OpCounters | null,
   ) {}
   async next(hint: number): Promise<number[] | null> {
-    const n = Math.min(hint, this.count - this.i);
+    const turn = turnIfDue();
+    if (turn) await turn;
+    const n = Math.min(hint, SOURCE_CHUNK_MAX, this.count - this.i);
     if (n <= 0) return null;
     const out = new Array<number>(n);
     const s = this.start + this.i * this.step;
