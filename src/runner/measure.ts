@@ -363,9 +363,17 @@ export function slices(points: readonly WindowPoint[], end: WindowPoint): Window
     const until = start.t + (k * seconds) / m;
     let close: WindowPoint | undefined;
     while (next < inside.length && (inside[next]!.t <= until + 1e-12 || k === m)) close = inside[next++];
-    if (!close || close.t <= prev.t) continue;
+    // A slice in which nothing arrived is not closed: its time goes to the next (a timer point
+    // a millisecond after the window opened made a slice of 0 elements in 1 ms).
+    if (!close || close.t <= prev.t || (k < m && count(close) === count(prev))) continue;
     out.push({ elements: count(close) - count(prev), seconds: close.t - prev.t });
     prev = close;
+  }
+  // Nothing after the last arrival: the tail's time belongs to the slice before it.
+  const tail = out.at(-1);
+  if (out.length >= 2 && tail && tail.elements === 0) {
+    out.pop();
+    out[out.length - 1]!.seconds += tail.seconds;
   }
   return out.length >= 2 ? out : undefined;
 }
