@@ -76,11 +76,12 @@ export function numberFlag(p: Parsed, name: string, o: { min: number; max?: numb
  */
 export const MAX_BUDGET_SECONDS = Math.floor(MAX_TIMER_SECONDS / 3);
 
-/** The time flags every running command shares: `--seconds`, `--warmup`, `--timeout`. */
-export function timeFlags(p: Parsed): { seconds: number | undefined; warmupSeconds: number | undefined; timeoutSeconds: number | undefined } {
+/** The time flags every running command shares: `--seconds`, `--warmup`, `--start`, `--timeout`. */
+export function timeFlags(p: Parsed): { seconds: number | undefined; warmupSeconds: number | undefined; startSeconds: number | undefined; timeoutSeconds: number | undefined } {
   return {
     seconds: numberFlag(p, 'seconds', { min: 0, max: MAX_BUDGET_SECONDS, exclusiveMin: true }),
     warmupSeconds: numberFlag(p, 'warmup', { min: 0, max: MAX_BUDGET_SECONDS }),
+    startSeconds: numberFlag(p, 'start', { min: 0, max: MAX_BUDGET_SECONDS, exclusiveMin: true }),
     timeoutSeconds: numberFlag(p, 'timeout', { min: 0, max: MAX_TIMER_SECONDS, exclusiveMin: true }),
   };
 }

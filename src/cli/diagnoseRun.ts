@@ -18,6 +18,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   seconds: { value: true },
   'max-elements': { value: true },
   warmup: { value: true },
+  start: { value: true },
   override: { value: true, repeat: true },
   timeout: { value: true },
   memory: { value: true },
@@ -73,13 +74,14 @@ export async function sourceRandomOps(file: string): Promise<string[]> {
   }
 }
 
-/** The run budgets every command takes from its flags (`--seconds`, `--max-elements`, `--warmup`, `--timeout`, `--memory`). */
-export function runBudgetFlags(p: Parsed): { seconds: number; maxElements?: number; warmupSeconds?: number; timeoutSeconds?: number; memoryMB?: number } {
+/** The run budgets every command takes from its flags (`--seconds`, `--max-elements`, `--warmup`, `--start`, `--timeout`, `--memory`). */
+export function runBudgetFlags(p: Parsed): { seconds: number; maxElements?: number; warmupSeconds?: number; startSeconds?: number; timeoutSeconds?: number; memoryMB?: number } {
   const times = timeFlags(p);
   return {
     seconds: times.seconds ?? 3,
     maxElements: numberFlag(p, 'max-elements', { min: 1, integer: true }),
     warmupSeconds: times.warmupSeconds,
+    startSeconds: times.startSeconds,
     timeoutSeconds: times.timeoutSeconds,
     memoryMB: numberFlag(p, 'memory', { min: 16, integer: true }),
   };
@@ -107,7 +109,7 @@ export interface CliDiagnosis extends Diagnosis {
 /** Runs `diagnose` on the pipeline the parsed command names, with every flag `plan` and `fix` share. */
 export async function diagnoseFromFlags(file: string, p: Parsed, extra: { randomOps?: string[] } = {}): Promise<CliDiagnosis> {
   const userOverrides: Overrides = parseOverrides(p.flags.get('override') ?? []);
-  const { seconds, maxElements, warmupSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
+  const { seconds, maxElements, warmupSeconds, startSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
   const passes = numberFlag(p, 'passes', { min: 1, integer: true }) ?? 2;
   const options: ModelOptions = { ...modelOptionsOf(p) };
   // The budget is the whole wait, reading the source included.
@@ -136,6 +138,7 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
       ...(probesFor(purpose) ? {} : { probes: false }),
       maxElements,
       warmupSeconds,
+      startSeconds,
       ...(budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {}),
       overrides,
       timeoutSeconds,

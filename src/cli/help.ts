@@ -7,12 +7,14 @@ const COMMON = `Options for every command:
   --seconds S            measurement budget after warm-up (default 3)
   --max-elements N       stop measuring after N root elements
   --warmup S             warm-up before counters are reset (default 0.5)
+  --start S              the longest wait for the first element (default 10): a large shuffle
+                         buffer or a slow source may need more
   --override OP=KNOB:VALUE
                          run with a knob changed, without editing the file (repeatable).
                          OP is an operator id as \`plumber plan\` prints it: line:column
                          (12:6) or path:line:column for another file (lib/decode.ts:3:10).
 ${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k}: ${v}`).join('\n')}
-  --timeout S            kill the run after S seconds in all (default: warm-up + budget + 40)
+  --timeout S            kill the run after S seconds in all (default: start + warm-up + budget + 30)
   --memory MB            heap limit of the pipeline's process
   --train                the file is a training script: run it as written and watch its loop
                          (recognised without the flag when it iterates a dataset as it loads)

@@ -80,7 +80,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
   const file = p.positionals[0];
   if (command === 'plan') return runPlan(file, p, json);
   const overrides = parseOverrides(p.flags.get('override') ?? []);
-  const { seconds, maxElements, warmupSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
+  const { seconds, maxElements, warmupSeconds, startSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
   const minRate = command === 'check' ? numberFlag(p, 'min-rate', { min: 0 }) : undefined;
   if (command === 'check' && minRate === undefined) throw new UsageError('`plumber check` needs --min-rate R (root elements per second), e.g. --min-rate 500.');
 
@@ -96,6 +96,7 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       seconds,
       maxElements,
       warmupSeconds,
+      startSeconds,
       overrides,
       timeoutSeconds,
       memoryMB,

@@ -29,6 +29,7 @@ import { checkOverrides, siteKeyOfOpId, toSiteMap } from './overrides';
 import { RunnerTracer } from './tracer';
 import type { RunRequest } from './request';
 import { timerMs } from './timers';
+import { noElementMessage } from './stall';
 import { TrainWatch, runTraining, startsTraining, watchTraining } from './train';
 import type { TrainRun } from './train';
 
@@ -414,7 +415,7 @@ async function main(): Promise<void> {
   }
   if (consumed === 0) {
     const waited = Math.max(req.startSeconds, req.warmupSeconds + req.seconds);
-    return void (await fail({ kind: 'timeout', message: `The pipeline "${chosen.name}" produced no element in ${waited.toFixed(1)} s: it may be waiting on something that never happens (a promise that never settles, a source that never yields).` }));
+    return void (await fail({ kind: 'timeout', message: noElementMessage(chosen.name, profile.ops, waited) }));
   }
   if (probes) await priceMoves(tracer, profile, file);
   await finish({ type: 'profile', profile });

@@ -12,7 +12,7 @@ export interface Settings {
   /** Static lints and bottleneck diagnostics. */
   diagnostics: { enabled: boolean };
   /** The runner: how long and how much to profile. */
-  profile: { seconds: number; maxElements: number; timeoutSeconds: number; memoryMB: number };
+  profile: { seconds: number; maxElements: number; startSeconds: number; timeoutSeconds: number; memoryMB: number };
   /** Node executable and extra arguments for the runner (restricted: only honoured in trusted workspaces). */
   runner: { nodePath: string; nodeArgs: string[] };
   /** Model inputs. */
@@ -27,7 +27,7 @@ export const DEFAULT_SETTINGS: Settings = {
   codeLens: { enabled: true, operators: true, pipelines: true, heatBars: false },
   inlayHints: { enabled: false },
   diagnostics: { enabled: true },
-  profile: { seconds: 3, maxElements: 100_000, timeoutSeconds: 60, memoryMB: 4096 },
+  profile: { seconds: 3, maxElements: 100_000, startSeconds: 10, timeoutSeconds: 60, memoryMB: 4096 },
   runner: { nodePath: '', nodeArgs: [] },
   model: { cores: 0, memoryBudgetMB: 0, maxInFlight: 0 },
   plan: { passes: 2, verify: true, budgetSeconds: 15 },
@@ -66,6 +66,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'diagnostics.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Report static lints and the measured bottleneck as Information/Warning diagnostics.' },
   { key: 'profile.seconds', type: 'number', scope: 'resource', minimum: 0.1, markdownDescription: 'How long the runner measures a pipeline, in seconds (after warm-up). Measurement stops earlier when the rate has converged.' },
   { key: 'profile.maxElements', type: 'integer', scope: 'resource', minimum: 1, markdownDescription: 'The most root elements the runner pulls from a pipeline in one profile.' },
+  { key: 'profile.startSeconds', type: 'number', scope: 'resource', minimum: 0.1, markdownDescription: 'The longest the runner waits for a pipeline\'s first element, in seconds (`plumber --start`). A large shuffle buffer or a slow source needs more; `plumber.profile.timeoutSeconds` still bounds the whole run.' },
   { key: 'profile.timeoutSeconds', type: 'number', scope: 'resource', minimum: 1, maximum: 2147483, markdownDescription: 'Stop a profile that runs longer than this many seconds and report it as timed out.' },
   { key: 'profile.memoryMB', type: 'integer', scope: 'resource', minimum: 64, markdownDescription: "The runner process's heap limit in MB (`--max-old-space-size`)." },
   { key: 'runner.nodePath', type: 'string', scope: 'machine-overridable', restricted: true, markdownDescription: "The Node.js executable that runs pipelines. Empty: the extension host's own Node. Only used in trusted workspaces." },

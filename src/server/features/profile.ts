@@ -22,6 +22,8 @@ export interface RunOptions {
   exportName?: string;
   seconds?: number;
   maxElements?: number;
+  /** The longest wait for the first element (the runner's default when absent). */
+  startSeconds?: number;
   timeoutSeconds?: number;
   memoryMB?: number;
   nodePath?: string;
@@ -125,6 +127,7 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
           seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : s.profile.seconds,
           ...(probesFor(purpose) ? {} : { probes: false }),
           maxElements: s.profile.maxElements,
+          startSeconds: s.profile.startSeconds,
           ...(budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {}),
           timeoutSeconds: s.profile.timeoutSeconds,
           memoryMB: s.profile.memoryMB,

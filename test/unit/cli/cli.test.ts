@@ -70,6 +70,15 @@ describe('plumber (the built CLI)', function () {
     assert.match(r.stdout, /^-\s+\.map\(decode, \{ parallelism: 4 \}\)/m);
   });
 
+  it('waits --start seconds for the first element, then names the shuffle buffer that holds it', async () => {
+    const r = await plumber('profile', path.join(PIPELINES, 'slow-fill.ts'), '--export', 'awaiting', '--start', '1', '--seconds', '0.3');
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /produced no element in 1\.0 s\. It is not stuck: map\(fetchOne\) handed [\d,]+ elements on to shuffle\(400\)/);
+    assert.match(r.stderr, /\(`--start \d+`/);
+    const help = await plumber('profile', '--help');
+    assert.match(help.stdout, /--start S +the longest wait for the first element/);
+  });
+
   it('prints the profile, the analysis and the plan as JSON with --json', async () => {
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1');
     assert.equal(r.code, 0, r.stderr);
