@@ -138,6 +138,15 @@ export const SOURCE_CHUNK_MAX = 256;
 /** Longest stretch, ms, a pipeline runs on microtasks alone before a source lets the event loop turn. */
 const TURN_AFTER_MS = 20;
 let lastTurn = 0;
+/**
+ * The clock costs 50 ns a read, a sixth of a trivial element pulled one at a time (a `for await`
+ * over a cheap filter ran 20% slower reading it every pull): it is read every `every`-th pull,
+ * doubling while pulls come faster than 0.25 ms apart, up to 32, and back to every pull as soon as
+ * they are 2 ms apart.
+ */
+let every = 1;
+let countdown = 1;
+let lastCheck = 0;
 
 /**
  * A turn of the event loop, when TURN_AFTER_MS passed since the last one; undefined otherwise (no
@@ -147,7 +156,12 @@ let lastTurn = 0;
  * take the turn before a pull, so every stretch of work passes one; a turn costs microseconds.
  */
 export function turnIfDue(): Promise<void> | undefined {
+  if (--countdown > 0) return undefined;
   const t = performance.now();
+  const gap = t - lastCheck;
+  lastCheck = t;
+  every = gap > 2 ? 1 : gap < 0.25 ? Math.min(32, every * 2) : every;
+  countdown = every;
   if (t - lastTurn < TURN_AFTER_MS) return undefined;
   lastTurn = t;
   return new Promise((resolve) => setImmediate(resolve));
