@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import type { PlanChange } from '../../shared/analysis';
-import type { FileGraph, GraphOp, PipelineGraph } from '../graph/types';
+import type { FileGraph, FnInfo, GraphOp, PipelineGraph } from '../graph/types';
 
 /** One text replacement in one file, by offsets into the text the graph was extracted from. */
 export interface PlannedEdit {
@@ -118,6 +118,11 @@ function quoted(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
+/** The source shows `fn` exported by its module (or it can be: `export ` goes before its declaration). */
+function exportedInSource(fn: FnInfo | undefined): boolean {
+  return fn?.file !== undefined && (fn.exportName !== undefined || (fn.sameFile === true && fn.exportInsertAt !== undefined));
+}
+
 /**
  * The expression naming the module that exports `op`'s fn, as the op's file can write it at run
  * time. `runtime`: where the run found the fn exported, used when the source does not show it.
@@ -127,7 +132,7 @@ export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs', runtime
   if (!fn || fn.form === 'inline') {
     return { reason: `The function of ${op.label} is written inline; move it into a module as a named export so worker threads can import it.` };
   }
-  const exported = fn.file !== undefined && (fn.exportName !== undefined || (fn.sameFile === true && fn.exportInsertAt !== undefined));
+  const exported = exportedInSource(fn);
   if (!exported && !runtime) {
     const name = fn.name ?? 'its function';
     return { reason: `${name} is not a named export of its module; export it so worker threads can import it.` };
@@ -172,8 +177,7 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
         return undefined;
       }
       const fn = op.fn;
-      const staticExport = fn?.file !== undefined && (fn.exportName !== undefined || (fn.sameFile === true && fn.exportInsertAt !== undefined));
-      const runtime = staticExport ? undefined : ctx.runtimeModuleOf?.(change.opId);
+      const runtime = exportedInSource(fn) ? undefined : ctx.runtimeModuleOf?.(change.opId);
       const moduleExpr = moduleExpression(op, ctx.graphOf(op.file).moduleKind, runtime);
       if (typeof moduleExpr !== 'string') return moduleExpr.reason;
       const p = patchOf(op);
