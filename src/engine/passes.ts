@@ -101,6 +101,7 @@ export function inheritProbes(next: Profile, first: Profile): Profile {
       ...(op.randomObserved === undefined && was.randomObserved !== undefined ? { randomObserved: was.randomObserved } : {}),
       // An op moved to worker threads by the first plan is sampled by no one in the later run.
       ...(op.held === undefined && was.held !== undefined ? { held: was.held } : {}),
+      ...(op.moveBlocked === undefined && was.moveBlocked !== undefined ? { moveBlocked: was.moveBlocked } : {}),
     };
   });
   return { ...next, machine, ops };

@@ -2,6 +2,7 @@
  * The analysis of a profile as it ran: per-operator numbers, every bound and the bottleneck.
  */
 import type { Analysis, Bottleneck, OpAnalysis } from '../shared/analysis';
+import type { MoveBlocked } from '../shared/profile';
 import type { Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
@@ -74,6 +75,8 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
   const cpu = ev.bounds.find((x) => x.resource === 'cpu');
   if (!cpu || !(cpu.rate > ev.binding.rate * (1 + C.minGain))) return '';
   const all = `all cores together allow about ${formatRate(cpu.rate)}`;
+  const blocked = om.op.moveBlocked;
+  if (blocked !== undefined && om.op.fnModule !== undefined) return `Worker threads could run it beside the main thread (${all}), but ${crossingWords(blocked)}.`;
   if ((om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnModule === undefined && om.op.counters.calls > 0) {
     const named = om.op.fnName && /^[A-Za-z_$][\w$]*$/.test(om.op.fnName) ? om.op.fnName : undefined;
     if (named) return `Worker threads could run it beside the main thread (${all}), but ${named} is not exported, so they cannot load it: export it (\`export function ${named}\`) and the plan can move it.`;
@@ -84,6 +87,21 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
     return `The other cores could share this work (${all}), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from (an index, a path) and do the work in an exported function you map over it, and the plan can move that map.`;
   }
   return '';
+}
+
+/** Why an op's fn cannot cross to worker threads as it is, and what would let it. */
+function crossingWords(b: MoveBlocked): string {
+  const whose = b.side === 'input' ? 'the elements it takes' : 'its results';
+  switch (b.change) {
+    case 'class':
+      return `${whose} are ${b.what}, and a copy between threads keeps their data but not their class (its methods, instanceof): ${b.side === 'input' ? 'hand it plain data (objects, arrays, typed arrays) from the step before' : 'return plain data (objects, arrays, typed arrays)'} and the plan can move it`;
+    case 'buffer':
+      return `${whose} hold ${b.what}, which a copy between threads turns into plain Uint8Arrays (their toString() and Buffer methods gone): ${b.side === 'input' ? 'have the step before hand on Uint8Arrays' : 'return Uint8Arrays'} and the plan can move it`;
+    case 'uncloneable':
+      return `${whose} hold ${b.what}, which cannot be copied between threads: ${b.side === 'input' ? 'hand it plain data from the step before' : 'return plain data'} and the plan can move it`;
+    case 'altered':
+      return `${whose} hold ${b.what}, which a copy between threads drops: keep that data in plain properties and the plan can move it`;
+  }
 }
 
 /** The binding bound in one sentence, named after the operator that uses most of it. */

@@ -88,7 +88,8 @@ export interface OpMeasure {
   /**
    * A fn on the main thread whose module is known and that works rather than waits: a sync fn, or
    * an async fn whose calls the runner awaited and timed (`move.awaited`) and that spent at least
-   * `awaitedWorkShare` of them on its own CPU. It can move to worker threads.
+   * `awaitedWorkShare` of them on its own CPU, and whose elements a copy between threads leaves
+   * as they are (no `op.moveBlocked`). It can move to worker threads.
    */
   movable: boolean;
   /**
@@ -361,6 +362,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
         placement === 'main' &&
         (!isAsync || awaited?.works === true) &&
         op.fnModule !== undefined &&
+        op.moveBlocked === undefined &&
         c.calls > 0,
       move: withAwaited(moveOf(op, inputBytes), awaited),
     });

@@ -182,13 +182,16 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
   return out;
 }
 
-/** Every main-thread map/filter with a sync, exported fn moved to worker threads (`threads` per pool), on top of the profile's own overrides. */
+/**
+ * Every main-thread map/filter with a sync, exported fn whose elements cross threads unchanged
+ * moved to worker threads (`threads` per pool), on top of the profile's own overrides.
+ */
 function offMainThread(profile: Profile, threads: number): { overrides: Overrides; changes: PlanChange[] } {
   const overrides: Overrides = { ...profile.run.overrides };
   const changes: PlanChange[] = [];
   const seconds = profile.trainer?.seconds ?? profile.run.seconds;
   for (const op of profile.ops) {
-    if ((op.kind !== 'map' && op.kind !== 'filter') || op.placement !== 'main' || op.fnAsync || op.counters.asyncCalls > 0 || !op.fnModule) continue;
+    if ((op.kind !== 'map' && op.kind !== 'filter') || op.placement !== 'main' || op.fnAsync || op.counters.asyncCalls > 0 || !op.fnModule || op.moveBlocked) continue;
     // A fn too cheap for a worker task (the planner's own threshold) stays where it is.
     if (op.counters.calls === 0 || op.counters.selfSeconds / op.counters.calls < MODEL_CONSTANTS.minWorkerTaskSeconds) continue;
     overrides[op.id] = { ...overrides[op.id], placement: 'worker', parallelism: threads, module: op.fnModule.file, exportName: op.fnModule.exportName };

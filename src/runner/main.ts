@@ -452,6 +452,7 @@ async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string):
     if (f.randomObserved !== undefined) op.randomObserved = f.randomObserved;
     if (f.moveCost !== undefined) op.moveCost = f.moveCost;
     if (f.held !== undefined) op.held = f.held;
+    if (f.moveBlocked !== undefined) op.moveBlocked = f.moveBlocked;
   }
 }
 

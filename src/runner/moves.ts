@@ -20,7 +20,8 @@ import { Worker } from 'node:worker_threads';
 import { estimateBytes } from '../data/internal/core';
 import { DATASET_KEY } from '../data/tracing';
 import { Rng, mix } from '../data/internal/rng';
-import type { HeldBytes, MoveCost } from '../shared/profile';
+import type { HeldBytes, MoveBlocked, MoveCost } from '../shared/profile';
+import { copyChange } from './fidelity';
 import { processCpuSeconds } from './machine';
 import { heapBytesPerElement } from './heap';
 import type { SampledElement } from './tracer';
@@ -44,6 +45,19 @@ export interface MoveFindings {
   randomObserved?: boolean;
   /** Memory one element the op hands on keeps alive (see heap.ts), when asked for. */
   held?: HeldBytes;
+  /** What a copy between threads changed in the sampled elements (see fidelity.ts): no move is priced then. */
+  moveBlocked?: MoveBlocked;
+}
+
+/** Sampled elements (and results) checked for what a copy between threads changes: it is a property of their type, not of each value. */
+const FIDELITY_SAMPLES = 4;
+
+/**
+ * What a copy between threads would change on either side of the fn for one sampled element:
+ * its input, else (map, flatMap: a filter hands on its input) its result.
+ */
+function crossingChange(kind: MoveTarget['kind'], input: unknown, result: { value: unknown }): MoveBlocked | undefined {
+  return copyChange(input, 'input') ?? (kind === 'filter' ? undefined : copyChange(result.value, 'result'));
 }
 
 /** The most elements of one flatMap call's result kept for the heap probe (spread through it). */
@@ -212,6 +226,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
   let compared = 0;
   let differs = false;
   let cloneable = true;
+  let blocked: MoveBlocked | undefined;
   for (const s of t.samples) {
     if (compared > 0 && performance.now() >= deadline) break;
     // Each call gets its own copy: a fn that changes its input in place would otherwise see a
@@ -239,6 +254,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     compared++;
     handOn(handed, t.kind, s.element, na);
     if (!isDeepStrictEqual(na.value, nb.value)) differs = true;
+    if (compared <= FIDELITY_SAMPLES) blocked ??= crossingChange(t.kind, s.element, na);
     if (copies && a.ok) {
       inputs.push({ element: a.value, index: s.index });
       originals.push(s.element);
@@ -246,8 +262,8 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     } else cloneable = false;
   }
   if (compared === 0) return undefined;
-  const findings: MoveFindings = { randomObserved: differs };
-  if (!cloneable || inputs.length === 0) return { findings, inputs: [], handed };
+  const findings: MoveFindings = { randomObserved: differs, ...(blocked ? { moveBlocked: blocked } : {}) };
+  if (blocked !== undefined || !cloneable || inputs.length === 0) return { findings, inputs: [], handed };
 
   const priced = priceClones(originals, outputs, deadline);
   if (priced === undefined) return { findings, inputs: [], handed };
@@ -320,14 +336,17 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
   const handed: unknown[] = [];
   let compared = 0;
   let differs = false;
+  let blocked: MoveBlocked | undefined;
   try {
     for (const s of t.samples) {
       if (compared > 0 && performance.now() >= deadline) break;
       const a = tryClone(s.element);
       const b = tryClone(s.element);
-      // A class instance loses its prototype in a copy, and a worker would get the copy: no
-      // move to price, and nothing checked on the element itself (it would run its side effects).
-      if (!a.ok || !b.ok) return undefined;
+      // An element that cannot be copied cannot reach a worker: no move to price, and nothing
+      // checked on the element itself (it would run its side effects again).
+      if (!a.ok || !b.ok) return { findings: { moveBlocked: copyChange(s.element, 'input') ?? { side: 'input', change: 'uncloneable', what: 'values' } }, inputs: [] };
+      // The input is checked before the calls: a fn that needs its element's class throws on the copies.
+      if (compared < FIDELITY_SAMPLES) blocked ??= copyChange(s.element, 'input');
       let ra: { value: unknown } | undefined;
       let rb: { value: unknown } | undefined;
       try {
@@ -341,12 +360,13 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
       if (ra === undefined || rb === undefined) return undefined;
       compared++;
       if (!isDeepStrictEqual(ra.value, rb.value)) differs = true;
+      if (compared <= FIDELITY_SAMPLES && t.kind !== 'filter') blocked ??= copyChange(ra.value, 'result');
       handOn(handed, t.kind, s.element, ra);
       inputs.push({ element: a.value, index: s.index });
       originals.push(s.element);
       outputs.push(ra.value);
     }
-    if (compared === 0) return undefined;
+    if (compared === 0) return blocked ? { findings: { moveBlocked: blocked }, inputs: [] } : undefined;
     // A fn that works more than it waits is timed over more calls, as a sync fn is.
     const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
     while (sum(busy) >= AWAITED_WORK_SHARE * sum(walls) && sum(busy) < TARGET_CPU_SECONDS && performance.now() < deadline) {
@@ -355,9 +375,10 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
   } catch {
     // A call that did not settle in time, or one that failed on repeat: the pairs that completed
     // speak for determinism, and nothing is priced.
-    return compared > 0 ? { findings: { randomObserved: differs }, inputs: [] } : undefined;
+    return compared > 0 ? { findings: { randomObserved: differs, ...(blocked ? { moveBlocked: blocked } : {}) }, inputs: [] } : undefined;
   }
   const findings: MoveFindings = { randomObserved: differs };
+  if (blocked !== undefined) return { findings: { ...findings, moveBlocked: blocked }, inputs: [], handed };
   const priced = priceClones(originals, outputs, deadline);
   if (priced === undefined || busy.length === 0) return { findings, inputs: [], handed };
   findings.moveCost = { samples: inputs.length, ...priced, mainCpuSeconds: median(busy), awaitedSeconds: median(walls) };

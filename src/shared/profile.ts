@@ -157,6 +157,13 @@ export interface OpProfile {
   parentId?: string;
   /** What moving this operator's fn to worker threads would cost, measured on a sample of its real input elements after the window. */
   moveCost?: MoveCost;
+  /**
+   * What a copy between threads changed in the sampled elements this operator's fn takes or
+   * makes (a class's instances arrive as plain objects, Buffers as Uint8Arrays): its fn cannot run
+   * in worker threads without changing what the pipeline computes. Absent when the sample crossed
+   * unchanged, or was not checked.
+   */
+  moveBlocked?: MoveBlocked;
   /** What the elements this operator hands on hold in memory: measured only where a repeat reads them again. */
   held?: HeldBytes;
   cardinality?: number;
@@ -171,6 +178,20 @@ export interface OpProfile {
  */
 export function isPlainInner(op: Pick<OpProfile, 'kind' | 'site' | 'parentId'>): boolean {
   return op.kind === 'from' && op.site === undefined && op.parentId !== undefined;
+}
+
+/** What a copy between threads (a structured clone) changes in an operator's elements. */
+export interface MoveBlocked {
+  /** The fn's input elements, or its results (a flatMap's: the elements it yields). */
+  side: 'input' | 'result';
+  /**
+   * class: instances of a class arrive as plain objects; buffer: Node Buffers arrive as plain
+   * Uint8Arrays; uncloneable: the values cannot be copied at all; altered: other parts lost
+   * (properties keyed by symbols).
+   */
+  change: 'class' | 'buffer' | 'uncloneable' | 'altered';
+  /** What changes, plural, for a sentence: "Sample objects", "Buffers", "functions". */
+  what: string;
 }
 
 /**

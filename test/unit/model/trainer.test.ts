@@ -103,6 +103,14 @@ describe('the trainer in the loop (model)', () => {
     assert.equal(pl.overrides['3:20']?.placement, 'worker');
   });
 
+  it('moves no augmentation to worker threads whose results a copy between threads would change', () => {
+    const p = trainingProfile({ pipe: 3e-3, step: 1e-3 });
+    p.ops[1]!.moveBlocked = { side: 'result', change: 'class', what: 'Tensor objects' };
+    const pl = plan(p);
+    assert.equal(pl.overrides['3:20']?.placement, undefined, JSON.stringify(pl.overrides));
+    assert.ok(!pl.changes.some((c) => c.kind === 'placement'), JSON.stringify(pl.changes));
+  });
+
   it('says “not input-bound: no change needed” when the trainer hardly waits, and proposes nothing', () => {
     const p = trainingProfile({ pipe: 0.1e-3, step: 5e-3 });
     const v = trainerVerdict(p);

@@ -275,6 +275,19 @@ describe('model: worker moves priced from measurement', () => {
     assert.deepEqual(p.changes, []);
   });
 
+  it('never moves a fn whose results a copy between threads changes, and says what would let it move', () => {
+    const profile = decodeBound({ cores: 2, availableCores: 2 });
+    assert.ok(change(plan(profile).changes, 'placement', id(1)), 'the same decode moves when its results cross unchanged');
+    const op = profile.ops.find((o) => o.id === id(1))!;
+    op.moveBlocked = { side: 'result', change: 'class', what: 'Image objects' };
+    const p = plan(profile);
+    assert.equal(change(p.changes, 'placement'), undefined);
+    assert.match(analyze(profile).bottleneck.reason, /Worker threads could run it beside the main thread \(all cores together allow about .*\), but its results are Image objects, and a copy between threads keeps their data but not their class .*: return plain data/);
+    op.moveBlocked = { side: 'input', change: 'buffer', what: 'Buffers' };
+    assert.equal(change(plan(profile).changes, 'placement'), undefined);
+    assert.match(analyze(profile).bottleneck.reason, /the elements it takes hold Buffers, which a copy between threads turns into plain Uint8Arrays/);
+  });
+
   it('prices a move of a fn cheaper than 20 µs a call when its move costs were measured, and only then', () => {
     // A 13 µs scorer on small records, 256 calls per batch: 1 µs clones each way leave 2 + 0.6 +
     // 1 µs a call on the main thread, so the move frees most of it.

@@ -224,6 +224,29 @@ describe('the runner measures what honest plan pricing needs', function () {
   });
 });
 
+describe('the runner and the model never move a fn whose elements a copy between threads changes', function () {
+  this.timeout(90_000);
+  const CROSSING = path.join(PIPELINES, 'crossing.ts');
+
+  it('records that digest returns Buffers, and the plan leaves it on the main thread saying why; the same bytes as a Uint8Array are priced', async () => {
+    const buffers = await runProfile({ file: CROSSING, exportName: 'buffers', seconds: 1, warmupSeconds: 0.2 });
+    assert.equal(buffers.error, undefined, buffers.error?.message);
+    const digest = byExport(buffers, 'digest');
+    assert.deepEqual(digest.moveBlocked, { side: 'result', change: 'buffer', what: 'Buffers' });
+    assert.equal(plan(buffers).changes.find((c) => c.kind === 'placement'), undefined);
+    const bottleneck = analyze(buffers).bottleneck;
+    assert.equal(bottleneck.opId, digest.id);
+    // Said when other cores have room for it (not beside other programs that take them).
+    if (/Worker threads could run it/.test(bottleneck.reason)) assert.match(bottleneck.reason, /its results hold Buffers, which a copy between threads turns into plain Uint8Arrays/);
+
+    const bytes = await runProfile({ file: CROSSING, exportName: 'bytes', seconds: 1, warmupSeconds: 0.2 });
+    assert.equal(bytes.error, undefined, bytes.error?.message);
+    const plain = byExport(bytes, 'digestBytes');
+    assert.equal(plain.moveBlocked, undefined);
+    assert.ok(plain.moveCost, 'the move of the Uint8Array version is priced');
+  });
+});
+
 describe('worker calibration and move pricing in this process', function () {
   this.timeout(60_000);
 
@@ -352,6 +375,33 @@ describe('worker calibration and move pricing in this process', function () {
     );
     assert.equal(findings.get('never'), undefined);
     assert.ok(findings.get('plus')?.moveCost?.awaitedSeconds !== undefined, JSON.stringify([...findings]));
+  });
+
+  it('blocks the move of a fn whose results or inputs a copy between threads changes, async fns too, and prices one whose elements cross as they are', async () => {
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    const samples = [1, 2, 3].map((i) => ({ element: i, index: i }));
+    const findings = await measureMoves(
+      [
+        { id: 'point', kind: 'map', fn: (i: number) => new Point(i), samples },
+        { id: 'buffer', kind: 'map', fn: (i: number) => Buffer.from([i]), samples },
+        { id: 'bytes', kind: 'map', fn: (i: number) => new Uint8Array([i]), samples },
+        { id: 'keep', kind: 'filter', fn: (p: Point) => p.x > 1, samples: samples.map((s) => ({ ...s, element: new Point(s.element) })) },
+        { id: 'fetched', kind: 'map', async: true, fn: async (p: Point) => p.x, samples: samples.map((s) => ({ ...s, element: new Point(s.element) })) },
+      ],
+      0.2,
+    );
+    assert.deepEqual(findings.get('point')?.moveBlocked, { side: 'result', change: 'class', what: 'Point objects' });
+    assert.equal(findings.get('point')?.moveCost, undefined);
+    assert.deepEqual(findings.get('buffer')?.moveBlocked, { side: 'result', change: 'buffer', what: 'Buffers' });
+    assert.equal(findings.get('buffer')?.moveCost, undefined);
+    assert.equal(findings.get('bytes')?.moveBlocked, undefined);
+    assert.ok(findings.get('bytes')?.moveCost, 'a Uint8Array result is priced');
+    // A filter hands on its input, not a copy: only its input matters.
+    assert.deepEqual(findings.get('keep')?.moveBlocked, { side: 'input', change: 'class', what: 'Point objects' });
+    assert.deepEqual(findings.get('fetched')?.moveBlocked, { side: 'input', change: 'class', what: 'Point objects' });
+    assert.equal(findings.get('fetched')?.moveCost, undefined);
   });
 
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
