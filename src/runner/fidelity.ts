@@ -19,7 +19,7 @@ const WIDTH = 64;
  * What a copy between threads changes in `value`, on the `side` of the fn it is; undefined when a
  * structured clone of it is deep-equal to it, prototypes included.
  */
-export function copyChange(value: unknown, side: MoveBlocked['side']): MoveBlocked | undefined {
+export function copyChange(value: unknown, side: MoveBlocked['side'], options: { plainBatches?: boolean } = {}): MoveBlocked | undefined {
   let copy: unknown;
   try {
     copy = structuredClone(value);
@@ -27,7 +27,17 @@ export function copyChange(value: unknown, side: MoveBlocked['side']): MoveBlock
     return { side, change: 'uncloneable', what: uncloneablePart(value, DEPTH) ?? 'values' };
   }
   if (isDeepStrictEqual(copy, value)) return undefined;
-  return { side, ...(changedPart(value, copy, DEPTH) ?? { change: 'altered', what: 'values' }) };
+  return { side, ...(changedPart(value, copy, DEPTH, options.plainBatches === true) ?? { change: 'altered', what: 'values' }) };
+}
+
+/**
+ * plumber-data's `Batch` (the output of `batch()`), known by its shape rather than by class: the
+ * pipeline's copy of the library is not the runner's. A worker fn gets one as the plain
+ * `{ data, shape, length }` object the library documents.
+ */
+function isLibraryBatch(v: object): boolean {
+  const b = v as { constructor?: { name?: unknown }; data?: unknown; shape?: unknown; row?: unknown };
+  return b.constructor?.name === 'Batch' && ArrayBuffer.isView(b.data) && Array.isArray(b.shape) && typeof b.row === 'function';
 }
 
 function isObject(v: unknown): v is object {
@@ -50,17 +60,21 @@ function children(v: object): unknown[] {
     .map((k) => (v as Record<string, unknown>)[k]);
 }
 
-/** The first part of `value` its clone `copy` does not reproduce, described. */
-function changedPart(value: unknown, copy: unknown, depth: number): Omit<MoveBlocked, 'side'> | undefined {
+/**
+ * The first part of `value` its clone `copy` does not reproduce, described. With `plainBatches`,
+ * a library Batch arriving as its plain object is no change: the fn was seen to work on such copies.
+ */
+function changedPart(value: unknown, copy: unknown, depth: number, plainBatches: boolean): Omit<MoveBlocked, 'side'> | undefined {
   if (!isObject(value) || !isObject(copy)) return undefined;
   if (Buffer.isBuffer(value) && !Buffer.isBuffer(copy)) return { change: 'buffer', what: 'Buffers' };
+  if (plainBatches && isLibraryBatch(value)) return undefined;
   if (Object.getPrototypeOf(value) !== Object.getPrototypeOf(copy)) return { change: 'class', what: classWords(value) };
   if (depth === 0 || ArrayBuffer.isView(value)) return undefined;
   const keys = Array.isArray(value) || value instanceof Map || value instanceof Set ? undefined : Object.keys(value).slice(0, WIDTH);
   const vs = children(value);
   const cs = keys ? keys.map((k) => (copy as Record<string, unknown>)[k]) : children(copy);
   for (let i = 0; i < vs.length; i++) {
-    const found = changedPart(vs[i], cs[i], depth - 1);
+    const found = changedPart(vs[i], cs[i], depth - 1, plainBatches);
     if (found !== undefined) return found;
   }
   if (Object.getOwnPropertySymbols(value).length > 0) return { change: 'altered', what: 'properties keyed by symbols' };

@@ -53,11 +53,27 @@ export interface MoveFindings {
 const FIDELITY_SAMPLES = 4;
 
 /**
- * What a copy between threads would change on either side of the fn for one sampled element:
- * its input, else (map, flatMap: a filter hands on its input) its result.
+ * What a copy between threads would change on either side of a sync fn for one sampled element:
+ * its input, else (map, flatMap: a filter hands on its input) its result. An input a copy changes
+ * (a class instance, a library Batch arriving as a plain object) matters only if the fn computes
+ * something else from the copy: when it ran on a copy (`onCopy`, its normalised result), it is
+ * called once more on the element itself and the two results compared. When it threw on copies,
+ * whatever the copy changed is named.
  */
-function crossingChange(kind: MoveTarget['kind'], input: unknown, result: { value: unknown }): MoveBlocked | undefined {
-  return copyChange(input, 'input') ?? (kind === 'filter' ? undefined : copyChange(result.value, 'result'));
+function crossingChange(t: MoveTarget, s: SampledElement, onCopy: { value: unknown } | undefined, result: { value: unknown }): MoveBlocked | undefined {
+  let inputChange = copyChange(s.element, 'input');
+  if (inputChange !== undefined && onCopy !== undefined) {
+    let own: { value: unknown } | undefined;
+    try {
+      own = normalise(t.kind, t.fn(s.element, freshContext(s.index)));
+    } catch {
+      own = undefined;
+    }
+    if (own !== undefined && isDeepStrictEqual(own.value, onCopy.value)) inputChange = undefined;
+  } else if (inputChange === undefined && onCopy === undefined) {
+    inputChange = { side: 'input', change: 'altered', what: 'properties a copy does not keep (non-enumerable ones, getters)' };
+  }
+  return inputChange ?? (t.kind === 'filter' ? undefined : copyChange(result.value, 'result'));
 }
 
 /** The most elements of one flatMap call's result kept for the heap probe (spread through it). */
@@ -254,7 +270,7 @@ function measureMain(t: MoveTarget, deadline: number): MainSide | undefined {
     compared++;
     handOn(handed, t.kind, s.element, na);
     if (!isDeepStrictEqual(na.value, nb.value)) differs = true;
-    if (compared <= FIDELITY_SAMPLES) blocked ??= crossingChange(t.kind, s.element, na);
+    if (compared <= FIDELITY_SAMPLES || !copies) blocked ??= crossingChange(t, s, copies ? na : undefined, na);
     if (copies && a.ok) {
       inputs.push({ element: a.value, index: s.index });
       originals.push(s.element);
@@ -346,7 +362,10 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
       // checked on the element itself (it would run its side effects again).
       if (!a.ok || !b.ok) return { findings: { moveBlocked: copyChange(s.element, 'input') ?? { side: 'input', change: 'uncloneable', what: 'values' } }, inputs: [] };
       // The input is checked before the calls: a fn that needs its element's class throws on the copies.
-      if (compared < FIDELITY_SAMPLES) blocked ??= copyChange(s.element, 'input');
+      // An async fn is not called again on the element itself (it would repeat its request): a
+      // library Batch, which reaches a worker as a plain object, counts as no change only because
+      // an async fn moves once its calls on copies were timed.
+      if (compared < FIDELITY_SAMPLES) blocked ??= copyChange(s.element, 'input', { plainBatches: true });
       let ra: { value: unknown } | undefined;
       let rb: { value: unknown } | undefined;
       try {

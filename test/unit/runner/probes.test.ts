@@ -8,6 +8,7 @@ import { threadCpuClock } from '../../../src/runner/machine';
 import { measureMoves } from '../../../src/runner/moves';
 import { copiesFor } from '../../../src/runner/heap';
 import { estimateBytes } from '../../../src/data/internal/core';
+import { Batch } from '../../../src/data/internal/ops/batch';
 import { isPlainInner, type OpProfile, type Profile } from '../../../src/shared/profile';
 import { analyze, describeOp, plan } from '../../../src/model';
 import * as probe from '../../fixtures/pipelines/probe-moves';
@@ -398,10 +399,33 @@ describe('worker calibration and move pricing in this process', function () {
     assert.equal(findings.get('buffer')?.moveCost, undefined);
     assert.equal(findings.get('bytes')?.moveBlocked, undefined);
     assert.ok(findings.get('bytes')?.moveCost, 'a Uint8Array result is priced');
-    // A filter hands on its input, not a copy: only its input matters.
-    assert.deepEqual(findings.get('keep')?.moveBlocked, { side: 'input', change: 'class', what: 'Point objects' });
+    // A filter hands on its input, not a copy, and this one decides the same from a plain copy.
+    assert.equal(findings.get('keep')?.moveBlocked, undefined);
     assert.deepEqual(findings.get('fetched')?.moveBlocked, { side: 'input', change: 'class', what: 'Point objects' });
     assert.equal(findings.get('fetched')?.moveCost, undefined);
+  });
+
+  it('lets a fn over class instances or Batches move when it computes the same from a plain copy, and not when it tells them apart', async () => {
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    const points = [1, 2, 3].map((i) => ({ element: new Point(i), index: i }));
+    const batches = [1, 2].map((i) => ({ element: new Batch(new Float32Array([i, i + 1]), [2]), index: i }));
+    const findings = await measureMoves(
+      [
+        { id: 'fields', kind: 'map', fn: (p: Point) => p.x * 2, samples: points },
+        { id: 'instanceof', kind: 'map', fn: (p: unknown) => (p instanceof Point ? 1 : 0), samples: points },
+        { id: 'sum', kind: 'map', fn: (b: Batch) => b.data.reduce((a: number, v: number) => a + v, 0), samples: batches },
+        { id: 'row', kind: 'map', fn: (b: Batch) => b.row(0), samples: batches },
+      ],
+      0.2,
+    );
+    assert.equal(findings.get('fields')?.moveBlocked, undefined);
+    assert.ok(findings.get('fields')?.moveCost, 'a fn reading fields is priced');
+    assert.deepEqual(findings.get('instanceof')?.moveBlocked, { side: 'input', change: 'class', what: 'Point objects' });
+    assert.equal(findings.get('sum')?.moveBlocked, undefined);
+    assert.ok(findings.get('sum')?.moveCost, 'a fn reading a Batch\'s data is priced');
+    assert.deepEqual(findings.get('row')?.moveBlocked, { side: 'input', change: 'class', what: 'Batch objects' });
   });
 
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
