@@ -4,6 +4,7 @@
  * site); iterating opens one pass (an epoch) over the chain.
  */
 import { availableParallelism } from 'node:os';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KnobOverride } from './tracing';
 import { DATASET_KEY } from './tracing';
@@ -488,6 +489,13 @@ export class Dataset<T> implements AsyncIterable<T> {
         throw new TypeError(`${kind}(${fn.name || 'fn'}, { placement: 'worker' }) needs \`module\`: the absolute path or file URL (import.meta.url) of the module that exports the function.`);
       }
       if (!exportName) throw new TypeError(`${kind}(fn, { placement: 'worker' }) needs \`exportName\`: the function has no name to find it by in ${moduleOpt}.`);
+      // A worker thread would resolve a relative path against plumber-data's own worker file, and
+      // fail with a require stack that names only the library.
+      if (!moduleOpt.startsWith('file:') && !isAbsolute(moduleOpt)) {
+        throw new TypeError(
+          `${kind}(${exportName}, { placement: 'worker' }): module '${moduleOpt}' is a relative path, and worker threads do not know what it is relative to. Pass an absolute one: require.resolve('${moduleOpt}') in CommonJS, new URL('${moduleOpt}', import.meta.url).href in an ES module.`,
+        );
+      }
     }
     const modulePath = moduleOpt === undefined ? undefined : toPath(moduleOpt);
     const card = this.node.cardinality;

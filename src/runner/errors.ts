@@ -1,6 +1,9 @@
 /**
  * Turning what went wrong into a `ProfileError` a person can act on.
  */
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
 import type { CallSite, ProfileError } from '../shared/profile';
 
 /** Thrown inside the runner for failures that already have their `ProfileError`. */
@@ -15,13 +18,31 @@ function messageOf(e: unknown): string {
   return String(e);
 }
 
-/** The first `file:line:column` position in a stack trace that is not in node internals. */
+/**
+ * The folder of the plumber-data the pipeline at `file` loads, as its frames name it (real path):
+ * outside node_modules when it is linked from elsewhere (a workspace, `npm link`).
+ */
+function libraryDir(file: string): string | undefined {
+  if (file === '') return undefined;
+  try {
+    return fs.realpathSync(path.dirname(createRequire(file).resolve('plumber-data/package.json'))) + path.sep;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The first `file:line:column` position in a stack trace that is not in node internals, a
+ * package, plumber-data or the runner: where the user's code called what threw.
+ */
 function userFrame(e: unknown, file: string): string | undefined {
   const stack = e instanceof Error ? e.stack ?? '' : '';
+  const library = libraryDir(file);
   for (const line of stack.split('\n').slice(1)) {
     const m = /\(?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
     if (m && !m[1].includes('node_modules') && !m[1].startsWith('node:')) {
       const f = m[1].replace(/^file:\/\//, '');
+      if (library !== undefined && f.startsWith(library)) continue;
       if (f === file || !f.includes('/dist/runner/')) return `${f}:${m[2]}:${m[3]}`;
     }
   }

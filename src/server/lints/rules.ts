@@ -3,7 +3,7 @@
  * (`plumber/<rule>`), a severity (never Error: the code runs, it is just slow or subtly wrong) and
  * points at the other operators involved.
  */
-import type { GraphOp, PipelineGraph } from '../../engine/graph/types';
+import type { GraphOp, Knob, PipelineGraph } from '../../engine/graph/types';
 import { formatPercent, listWords } from '../../model/describe';
 
 export type LintSeverity = 'warning' | 'information';
@@ -316,8 +316,23 @@ function lintFunctionOp(op: GraphOp, env: LintEnv, out: LintFinding[]): void {
       out.push({ rule: 'plumber/worker-needs-export', severity: 'warning', message: `${op.label} runs in worker threads, but ${fn.name} is not exported from its module; export it so the worker can import it.`, op, related: [] });
     } else if ((op.knobs['module']?.state ?? 'absent') === 'absent') {
       out.push({ rule: 'plumber/worker-needs-export', severity: 'warning', message: `${op.label} runs in worker threads but names no module: add module (the file that exports ${fn?.name ?? 'the function'}, e.g. __filename or import.meta.url).`, op, related: [] });
+    } else if (isRelativeModule(op.knobs['module'])) {
+      const written = (op.knobs['module'] as { value: string }).value;
+      out.push({
+        rule: 'plumber/worker-needs-export',
+        severity: 'warning',
+        message: `${op.label} runs in worker threads from module '${written}', a relative path that worker threads cannot resolve (building the pipeline fails): use require.resolve('${written}') in CommonJS, or new URL('${written}', import.meta.url).href in an ES module.`,
+        op,
+        related: [],
+      });
     }
   }
+}
+
+/** A `module` written as a string literal that is neither absolute nor a URL: plumber-data rejects it. */
+function isRelativeModule(k: Knob | undefined): boolean {
+  if (k?.state !== 'literal' || typeof k.value !== 'string') return false;
+  return !/^(\/|[A-Za-z]:[\\/]|\\\\|file:)/.test(k.value);
 }
 
 /** Lint every pipeline of a file, once per operator and rule (helpers shared by pipelines report once). */

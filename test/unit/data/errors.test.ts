@@ -135,6 +135,11 @@ describe('plumber-data errors and cancellation', () => {
 
   it('turns a bad argument into a sentence that says what to do', () => {
     assert.throws(() => range(3).map((x) => x, { placement: 'worker' }), /needs `module`/);
+    const double = (x: number): number => x * 2;
+    // A relative module would be resolved against the library's worker file, and fail inside it.
+    assert.throws(() => range(3).map(double, { placement: 'worker', module: './steps.ts' }), /map\(double, \{ placement: 'worker' \}\): module '\.\/steps\.ts' is a relative path.*require\.resolve\('\.\/steps\.ts'\)/);
+    assert.doesNotThrow(() => range(3).map(double, { placement: 'worker', module: '/abs/steps.ts' }));
+    assert.doesNotThrow(() => range(3).map(double, { placement: 'worker', module: 'file:///abs/steps.ts' }));
     assert.throws(() => range(3).batch(0), /batch\(\) needs a size >= 1/);
     assert.throws(() => range(3).map((x) => x, { parallelism: 0 }), /parallelism must be/);
   });

@@ -43,6 +43,13 @@ describe('runner isolation', function () {
     assert.ok(pid !== undefined && !alive(pid));
   });
 
+  it('points a library error about the user\'s options at the user\'s line, not into plumber-data', async () => {
+    const { profile } = await run('relative-module.ts');
+    assert.equal(profile.error?.kind, 'load');
+    assert.match(profile.error!.message, /module '\.\/relative-module\.ts' is a relative path/);
+    assert.match(profile.error!.message, /\(at [^()]*relative-module\.ts:9:\d+\)\.$/);
+  });
+
   it('lists the exports when no pipeline is exported', async () => {
     const { profile } = await run('none.ts');
     assert.equal(profile.error?.kind, 'no-pipeline');

@@ -415,7 +415,7 @@ describe('worker calibration and move pricing in this process', function () {
       [
         { id: 'fields', kind: 'map', fn: (p: Point) => p.x * 2, samples: points },
         { id: 'instanceof', kind: 'map', fn: (p: unknown) => (p instanceof Point ? 1 : 0), samples: points },
-        { id: 'sum', kind: 'map', fn: (b: Batch) => b.data.reduce((a: number, v: number) => a + v, 0), samples: batches },
+        { id: 'sum', kind: 'map', fn: (b: Batch<Float32Array>) => b.data.reduce((a, v) => a + v, 0), samples: batches },
         { id: 'row', kind: 'map', fn: (b: Batch) => b.row(0), samples: batches },
       ],
       0.2,
