@@ -6,6 +6,9 @@
  * the named export on each element of a task, and returns the results with this thread's CPU
  * seconds and the timings the main thread sizes its tasks from.
  *
+ * Node Buffers and Batches cross as themselves both ways: a clone makes plain values of them, and
+ * crossing.ts records where they were so the other side rebuilds them.
+ *
  * Typed arrays and ArrayBuffers in results are transferred (moved) back, not copied: whole,
  * unshared buffers only. A worker fn must therefore return buffers it no longer uses — fresh
  * ones, or the input's own (the input is the worker's copy) — never a buffer it keeps and reuses
@@ -17,6 +20,7 @@ import { Piscina } from 'piscina';
 import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 import { findUncloneable, type Uncloneable } from './errors';
+import { type Marks, marksOf, restoreAll } from './internal/crossing';
 
 /** One task: a group of consecutive elements of the map's input. */
 export interface WorkerTask {
@@ -28,6 +32,8 @@ export interface WorkerTask {
   base: number;
   seed: number;
   epoch: number;
+  /** Buffers and Batches in the items, rebuilt here before the fn sees them (see crossing.ts). */
+  marks?: (Marks | null)[];
 }
 
 /** What a task returns. Exactly one of `out`, `failed`, `loadError`, `uncloneable` is set. */
@@ -36,6 +42,8 @@ export interface WorkerResult {
   /** Offset (in items) of the element whose call threw, and the error. */
   failed?: { offset: number; name: string; message: string; stack?: string };
   loadError?: string;
+  /** Buffers and Batches in `out`, for the main thread to rebuild (see crossing.ts). */
+  marks?: (Marks | null)[];
   /** Offset (in items) of the first result that cannot travel back to the main thread, and what in it. */
   uncloneable?: Uncloneable & { offset: number };
   cpuSeconds: number;
@@ -163,6 +171,8 @@ export default async function run(task: WorkerTask): Promise<unknown> {
   const useCtx = (fn as Function).length !== 1;
   let random = false;
   const items = task.items;
+  // The items are this thread's copies: Buffers and Batches become themselves again in place.
+  restoreAll(items, task.marks);
   const out = new Array<unknown>(items.length);
   const f0 = performance.now();
   for (let i = 0; i < items.length; i++) {
@@ -202,7 +212,8 @@ export default async function run(task: WorkerTask): Promise<unknown> {
   }
   const buffers = new Set<ArrayBuffer>();
   if (task.mode !== 'filter') collect(out, buffers, 0);
-  const result = finish({ out, random });
+  const marks = task.mode === 'filter' ? undefined : marksOf(out);
+  const result = finish(marks === undefined ? { out, random } : { out, marks, random });
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
   return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);

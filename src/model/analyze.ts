@@ -92,9 +92,6 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
 /** Why an op's fn cannot cross to worker threads as it is, and what would let it. */
 function crossingWords(b: MoveBlocked): string {
   const whose = b.side === 'input' ? 'the elements it takes' : 'its results';
-  if (b.side === 'input' && b.change === 'class' && b.what === 'Batch objects') {
-    return 'a worker thread gets each Batch it takes as a plain { data, shape, length } object, and it needs the Batch\'s methods: read b.data and b.shape instead, and the plan can move it';
-  }
   switch (b.change) {
     case 'class':
       return `${whose} are ${b.what}, and a copy between threads keeps their data but not their class (its methods, instanceof): ${b.side === 'input' ? 'hand it plain data (objects, arrays, typed arrays) from the step before' : 'return plain data (objects, arrays, typed arrays)'} and the plan can move it`;

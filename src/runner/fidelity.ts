@@ -1,11 +1,14 @@
 /**
  * Whether an element crosses to a worker thread as it is. A worker gets a structured clone of
  * each input element and the main thread a clone of each result, and a clone keeps data, not
- * behaviour: a class instance arrives as a plain object (its methods and `instanceof` gone), a
- * Node Buffer as a plain Uint8Array (`toString()` then prints numbers), symbol-keyed properties
- * are dropped; functions cannot be copied at all. (Non-enumerable properties are dropped too, but
- * neither a deep comparison nor a fn that spreads or iterates its element sees them.) A fn whose elements change that way cannot move without changing what the pipeline
- * computes — sometimes with an error, sometimes silently — so the model never plans that move.
+ * behaviour: a class instance arrives as a plain object (its methods and `instanceof` gone),
+ * symbol-keyed properties are dropped, functions cannot be copied at all. (Non-enumerable
+ * properties are dropped too, but neither a deep comparison nor a fn that spreads or iterates its
+ * element sees them.) plumber-data rebuilds two kinds of value on the far side — Node Buffers
+ * (a clone makes plain Uint8Arrays of them) and its own Batches — where plain objects and arrays
+ * lead to them (its crossing.ts); inside anything else they arrive plain too. A fn whose elements
+ * change across threads cannot move without changing what the pipeline computes — sometimes with
+ * an error, sometimes silently — so the model never plans that move.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { MoveBlocked } from '../shared/profile';
@@ -17,27 +20,83 @@ const WIDTH = 64;
 
 /**
  * What a copy between threads changes in `value`, on the `side` of the fn it is; undefined when a
- * structured clone of it is deep-equal to it, prototypes included.
+ * structured clone of it, with what plumber-data rebuilds, is deep-equal to it, prototypes included.
  */
-export function copyChange(value: unknown, side: MoveBlocked['side'], options: { plainBatches?: boolean } = {}): MoveBlocked | undefined {
+export function copyChange(value: unknown, side: MoveBlocked['side']): MoveBlocked | undefined {
+  const copy = crossCopy(value);
+  if (!copy.ok) return { side, change: 'uncloneable', what: uncloneablePart(value, DEPTH) ?? 'values' };
+  if (isDeepStrictEqual(copy.value, value)) return undefined;
+  return { side, ...(changedPart(value, copy.value, DEPTH) ?? { change: 'altered', what: 'values' }) };
+}
+
+/**
+ * `value` as a worker thread (or, for a result, the main thread) gets it from plumber-data: a
+ * structured clone with the Buffers and Batches the library rebuilds rebuilt, around the clone's
+ * own bytes (so a fn that changes it changes no original). Not ok when it cannot be cloned.
+ */
+export function crossCopy(value: unknown): { ok: true; value: unknown } | { ok: false } {
   let copy: unknown;
   try {
     copy = structuredClone(value);
   } catch {
-    return { side, change: 'uncloneable', what: uncloneablePart(value, DEPTH) ?? 'values' };
+    return { ok: false };
   }
-  if (isDeepStrictEqual(copy, value)) return undefined;
-  return { side, ...(changedPart(value, copy, DEPTH, options.plainBatches === true) ?? { change: 'altered', what: 'values' }) };
+  return { ok: true, value: asRebuilt(value, copy) };
 }
 
 /**
  * plumber-data's `Batch` (the output of `batch()`), known by its shape rather than by class: the
- * pipeline's copy of the library is not the runner's. A worker fn gets one as the plain
- * `{ data, shape, length }` object the library documents.
+ * pipeline's copy of the library is not the runner's.
  */
 function isLibraryBatch(v: object): boolean {
   const b = v as { constructor?: { name?: unknown }; data?: unknown; shape?: unknown; row?: unknown };
   return b.constructor?.name === 'Batch' && ArrayBuffer.isView(b.data) && Array.isArray(b.shape) && typeof b.row === 'function';
+}
+
+/** A value plumber-data rebuilds after a clone, where plain objects and arrays lead to it. */
+function isRebuilt(v: object): boolean {
+  return Buffer.isBuffer(v) || isLibraryBatch(v);
+}
+
+function isPlainContainer(v: object): boolean {
+  if (Array.isArray(v)) return true;
+  const p = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
+}
+
+/** `copy`, the clone of `original`, as the library rebuilds it: a Buffer over its bytes, a Batch of the pipeline's own class. */
+function rebuilt(original: object, copy: object): unknown {
+  if (Buffer.isBuffer(original)) {
+    const u = copy as Uint8Array;
+    return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+  }
+  const c = copy as { data: unknown; shape: unknown };
+  return new (original.constructor as new (data: unknown, shape: unknown) => unknown)(c.data, c.shape);
+}
+
+/**
+ * The clone `copy` of `value` as plumber-data hands it on: each Buffer and Batch that plain
+ * objects and arrays lead to rebuilt, found by walking both together.
+ */
+function asRebuilt(value: unknown, copy: unknown): unknown {
+  if (!isObject(value) || !isObject(copy)) return copy;
+  if (isRebuilt(value)) return rebuilt(value, copy);
+  if (ArrayBuffer.isView(value) || !isPlainContainer(value)) return copy;
+  const seen = new Set<object>();
+  const walk = (v: object, c: object): void => {
+    if (seen.has(v)) return;
+    seen.add(v);
+    const keys = Array.isArray(v) ? [...v.keys()] : Object.keys(v);
+    for (const k of keys) {
+      const child = (v as Record<string | number, unknown>)[k];
+      const copied = (c as Record<string | number, unknown>)[k];
+      if (!isObject(child) || !isObject(copied)) continue;
+      if (isRebuilt(child)) (c as Record<string | number, unknown>)[k] = rebuilt(child, copied);
+      else if (!ArrayBuffer.isView(child) && isPlainContainer(child)) walk(child, copied);
+    }
+  };
+  walk(value, copy);
+  return copy;
 }
 
 function isObject(v: unknown): v is object {
@@ -60,21 +119,17 @@ function children(v: object): unknown[] {
     .map((k) => (v as Record<string, unknown>)[k]);
 }
 
-/**
- * The first part of `value` its clone `copy` does not reproduce, described. With `plainBatches`,
- * a library Batch arriving as its plain object is no change: the fn was seen to work on such copies.
- */
-function changedPart(value: unknown, copy: unknown, depth: number, plainBatches: boolean): Omit<MoveBlocked, 'side'> | undefined {
+/** The first part of `value` its clone `copy` (as rebuilt) does not reproduce, described. */
+function changedPart(value: unknown, copy: unknown, depth: number): Omit<MoveBlocked, 'side'> | undefined {
   if (!isObject(value) || !isObject(copy)) return undefined;
   if (Buffer.isBuffer(value) && !Buffer.isBuffer(copy)) return { change: 'buffer', what: 'Buffers' };
-  if (plainBatches && isLibraryBatch(value)) return undefined;
   if (Object.getPrototypeOf(value) !== Object.getPrototypeOf(copy)) return { change: 'class', what: classWords(value) };
   if (depth === 0 || ArrayBuffer.isView(value)) return undefined;
   const keys = Array.isArray(value) || value instanceof Map || value instanceof Set ? undefined : Object.keys(value).slice(0, WIDTH);
   const vs = children(value);
   const cs = keys ? keys.map((k) => (copy as Record<string, unknown>)[k]) : children(copy);
   for (let i = 0; i < vs.length; i++) {
-    const found = changedPart(vs[i], cs[i], depth - 1, plainBatches);
+    const found = changedPart(vs[i], cs[i], depth - 1);
     if (found !== undefined) return found;
   }
   if (Object.getOwnPropertySymbols(value).length > 0) return { change: 'altered', what: 'properties keyed by symbols' };

@@ -21,7 +21,7 @@ import { estimateBytes } from '../data/internal/core';
 import { DATASET_KEY } from '../data/tracing';
 import { Rng, mix } from '../data/internal/rng';
 import type { HeldBytes, MoveBlocked, MoveCost } from '../shared/profile';
-import { copyChange } from './fidelity';
+import { copyChange, crossCopy } from './fidelity';
 import { processCpuSeconds } from './machine';
 import { heapBytesPerElement } from './heap';
 import type { SampledElement } from './tracer';
@@ -130,12 +130,9 @@ function isThenable(v: unknown): boolean {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
 }
 
+/** A copy of `x` as a worker thread would get it (see fidelity.ts). */
 function tryClone(x: unknown): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: structuredClone(x) };
-  } catch {
-    return { ok: false };
-  }
+  return crossCopy(x);
 }
 
 /**
@@ -362,10 +359,8 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
       // checked on the element itself (it would run its side effects again).
       if (!a.ok || !b.ok) return { findings: { moveBlocked: copyChange(s.element, 'input') ?? { side: 'input', change: 'uncloneable', what: 'values' } }, inputs: [] };
       // The input is checked before the calls: a fn that needs its element's class throws on the copies.
-      // An async fn is not called again on the element itself (it would repeat its request): a
-      // library Batch, which reaches a worker as a plain object, counts as no change only because
-      // an async fn moves once its calls on copies were timed.
-      if (compared < FIDELITY_SAMPLES) blocked ??= copyChange(s.element, 'input', { plainBatches: true });
+      // An async fn is not called again on the element itself (it would repeat its request).
+      if (compared < FIDELITY_SAMPLES) blocked ??= copyChange(s.element, 'input');
       let ra: { value: unknown } | undefined;
       let rb: { value: unknown } | undefined;
       try {

@@ -84,7 +84,35 @@ describe('plumber-data serialisation: what round-trips through cache(path) and w
     let module: string;
     beforeEach(() => {
       module = join(dir, 'transforms.cjs');
-      writeFileSync(module, 'exports.decode = (x) => (x === 12 ? () => x : x);\nexports.keep = (x) => x;\n');
+      writeFileSync(
+        module,
+        [
+          'exports.decode = (x) => (x === 12 ? () => x : x);',
+          'exports.keep = (x) => x;',
+          // What a worker fn sees, in words: a Buffer's base64, a Batch's second row.
+          "exports.digest = (i) => ({ id: i, hash: Buffer.from([i, 255 - i, 7]), parts: [Buffer.from('ab')] });",
+          "exports.seen = (x) => [Buffer.isBuffer(x.hash) ? x.hash.toString('base64') : 'not a Buffer', x.batch && typeof x.batch.row === 'function' ? Array.from(x.batch.row(1)) : 'not a Batch'];",
+          'exports.scale = (b) => new b.constructor(b.data.map((v) => v * 2), b.shape);',
+        ].join('\n'),
+      );
+    });
+
+    it('brings Buffers back as Buffers, at any depth of plain objects and arrays', async () => {
+      const main = await range(3).map((i: number) => ({ id: i, hash: Buffer.from([i, 255 - i, 7]), parts: [Buffer.from('ab')] })).toArray();
+      const moved = await range(3).map((i: number): unknown => i, { placement: 'worker', module, exportName: 'digest', parallelism: 2 }).toArray();
+      assert.ok(moved.every((m) => Buffer.isBuffer((m as { hash: unknown }).hash) && Buffer.isBuffer((m as { parts: unknown[] }).parts[0])));
+      // What code after the map computes from them is what it computes from the main thread's.
+      const words = (xs: unknown[]): string[] => xs.map((m) => `${(m as { hash: Buffer }).hash.toString('base64')}/${(m as { parts: Buffer[] }).parts[0]!.toString()}`);
+      assert.deepEqual(words(moved), words(main));
+    });
+
+    it('hands a worker fn Buffers and Batches as themselves, and brings a Batch it returns back as a Batch', async () => {
+      const batch = new Batch(new Float32Array([1, 2, 3, 4]), [2, 2]);
+      const [seen] = await from([{ hash: Buffer.from('hi'), batch }]).map((x: unknown) => x, { placement: 'worker', module, exportName: 'seen', parallelism: 1 }).toArray();
+      assert.deepEqual(seen, [Buffer.from('hi').toString('base64'), [3, 4]]);
+      const [scaled] = await from([batch]).map((b: Batch) => b, { placement: 'worker', module, exportName: 'scale', parallelism: 1 }).toArray();
+      assert.ok(scaled instanceof Batch);
+      assert.deepEqual(Array.from(scaled.row(1) as Float32Array), [6, 8]);
     });
 
     it('names the operator, the element and the function when a worker fn returns one', async () => {

@@ -286,8 +286,6 @@ describe('model: worker moves priced from measurement', () => {
     op.moveBlocked = { side: 'input', change: 'buffer', what: 'Buffers' };
     assert.equal(change(plan(profile).changes, 'placement'), undefined);
     assert.match(analyze(profile).bottleneck.reason, /the elements it takes hold Buffers, which a copy between threads turns into plain Uint8Arrays/);
-    op.moveBlocked = { side: 'input', change: 'class', what: 'Batch objects' };
-    assert.match(analyze(profile).bottleneck.reason, /gets each Batch it takes as a plain \{ data, shape, length \} object, and it needs the Batch's methods: read b\.data and b\.shape instead/);
   });
 
   it('prices a move of a fn cheaper than 20 µs a call when its move costs were measured, and only then', () => {

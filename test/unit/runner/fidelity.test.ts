@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { copyChange } from '../../../src/runner/fidelity';
+import { Batch } from '../../../src/data/internal/ops/batch';
+import { copyChange, crossCopy } from '../../../src/runner/fidelity';
 
 class Point {
   constructor(readonly x: number) {}
@@ -23,9 +24,26 @@ describe('what a copy between threads changes in an element', () => {
     assert.deepEqual(copyChange(new Map([['p', new Point(2)]]), 'result'), { side: 'result', change: 'class', what: 'Point objects' });
   });
 
-  it('finds Node Buffers, which arrive as plain Uint8Arrays', () => {
-    assert.deepEqual(copyChange(Buffer.from('abc'), 'result'), { side: 'result', change: 'buffer', what: 'Buffers' });
-    assert.deepEqual(copyChange({ path: 'a.wav', bytes: Buffer.from('abc') }, 'input'), { side: 'input', change: 'buffer', what: 'Buffers' });
+  it('takes Buffers and Batches that plain objects and arrays lead to as crossing whole (plumber-data rebuilds them), and finds them inside anything else', () => {
+    const batch = new Batch(new Float32Array([1, 2, 3, 4]), [2, 2]);
+    assert.equal(copyChange(Buffer.from('abc'), 'result'), undefined);
+    assert.equal(copyChange({ path: 'a.wav', bytes: Buffer.from('abc'), rows: [batch] }, 'input'), undefined);
+    assert.equal(copyChange(batch, 'input'), undefined);
+    assert.deepEqual(copyChange(new Map([['k', Buffer.from('abc')]]), 'result'), { side: 'result', change: 'buffer', what: 'Buffers' });
+    assert.deepEqual(copyChange({ byName: new Map([['b', batch]]) }, 'result'), { side: 'result', change: 'class', what: 'Batch objects' });
+  });
+
+  it('copies as a worker gets it: Buffers and Batches rebuilt around their own copied bytes', () => {
+    const original = { hash: Buffer.from([1, 2, 3]), batch: new Batch(new Float32Array([1, 2]), [2]) };
+    const copy = crossCopy(original);
+    assert.ok(copy.ok);
+    const c = copy.value as typeof original;
+    assert.ok(Buffer.isBuffer(c.hash) && c.batch instanceof Batch);
+    assert.deepEqual(c, original);
+    c.hash[0] = 99;
+    c.batch.data[0] = 99;
+    assert.equal(original.hash[0], 1, 'the original Buffer is not shared');
+    assert.equal(original.batch.data[0], 1, 'the original Batch is not shared');
   });
 
   it('names what cannot be copied at all', () => {

@@ -24,6 +24,7 @@ import type { WorkerResult, WorkerTask } from '../../worker';
 import { type Chunks, estimateBytes, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
 import { Batch } from './batch';
+import { marksOf, restoreAll } from '../crossing';
 import { Engine, type Launcher } from './engine';
 
 export interface WorkerMapConfig {
@@ -311,6 +312,8 @@ class WorkerMap implements Chunks<unknown> {
       seed: this.cfg.seed,
       epoch: this.cfg.epoch,
     };
+    const marks = marksOf(items);
+    if (marks !== undefined) task.marks = marks;
     const c = this.c;
     const postedAt = performance.timeOrigin + performance.now();
     // Inputs move only when the library made them for this map (see InputOwner); a filter hands
@@ -398,6 +401,7 @@ class WorkerMap implements Chunks<unknown> {
       throw new PipelineError(this.op, base + r.failed.offset, cause);
     }
     const out = r.out as unknown[];
+    restoreAll(out, r.marks);
     let result: unknown[];
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
