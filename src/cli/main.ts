@@ -144,7 +144,7 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
   if (json) {
     printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
   } else {
-    process.stdout.write(`${renderPlan(profile, d.analysis, d.plan, file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile)}`);
+    process.stdout.write(`${renderPlan(profile, d.analysis, d.plan, file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`);
   }
   return 0;
 }

@@ -5,9 +5,9 @@ import { analyze } from '../model';
 import { renderTrainerProfile, renderTrainerVerdict } from './train';
 
 /**
- * The loop's split and the model's verdict on that same profile (for `plan`, the first run: the loop
- * as written, which the plan's changes are measured against), each followed by a newline; '' when
- * the profile is not a training run.
+ * The loop's split and the verdict on it, each followed by a newline; '' when the profile is not a
+ * training run. `verdict`: the plan's after verification (the loop as written and what the changes
+ * verification kept do for it); else the model's on this profile.
  */
 export function trainerText(profile: Profile, verdict?: TrainerVerdict): string {
   const split = renderTrainerProfile(profile);

@@ -22,7 +22,7 @@ import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verificati
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
 import { DEFAULT_SETTINGS } from '../shared/settings';
-import { analyze, changeTitle, describeOp, overridesFor, overridesReverting, predict, widenFreeLevers } from '../model';
+import { analyze, changeTitle, describeOp, keptTrainerVerdict, overridesFor, overridesReverting, predict, widenFreeLevers } from '../model';
 import { compareSides, runCurve, sideFaster, sideSlower, unpairable, type PairableRun } from './paired';
 import { formatSpeedup, MIN_RELATIVE_GAIN, pooledRate, runSlices } from './stats';
 import { planInPasses, withoutUnpromising } from './passes';
@@ -678,6 +678,28 @@ function safePredict(profile: Profile, overrides: Overrides, options: ModelOptio
  * run as written only when a knob that run had cannot be turned back (a cache it inserted).
  */
 function planKeeping(runs: { first: Profile; last: Profile; history: Profile[] }, plan: Plan, keep: PlanChange[], options: ModelOptions, verification?: Verification): Plan {
+  return withTrainerAsKept(runs.first, planKept(runs, plan, keep, options, verification), options, verification);
+}
+
+/**
+ * A training loop's verdict as verification left the plan: about the loop as written (the first
+ * run), and what the changes kept do for it. The model's verdict came from the last planning pass
+ * (a loop already running the first plan) and promised the plan before verification measured it:
+ * a script whose worker move verification dropped read "the plan feeds it 170 steps/s (1.65×) with
+ * 1 worker thread" under "No reliable gain on this machine right now". The verdict sentence in the
+ * plan's notes is replaced with the new one.
+ */
+function withTrainerAsKept(first: Profile, plan: Plan, options: ModelOptions, verification?: Verification): Plan {
+  const asWritten = first.trainer ? analyze(first, options).trainer : undefined;
+  if (!asWritten) return plan;
+  const why = verification && verification.verdict !== 'gain' ? verification.summary : "the plan's changes did not hold up once the pipeline ran with them";
+  const trainer = keptTrainerVerdict(first, asWritten, plan.overrides, plan.changes, why, options);
+  const old = plan.trainer?.summary;
+  const notes = (plan.notes ?? []).filter((n) => n !== old && n !== asWritten.summary);
+  return { ...plan, trainer, notes: [...notes, trainer.summary] };
+}
+
+function planKept(runs: { first: Profile; last: Profile; history: Profile[] }, plan: Plan, keep: PlanChange[], options: ModelOptions, verification?: Verification): Plan {
   const { first, last } = runs;
   // The whole plan, as the model made it (a widened lever is a change of its own: priced below).
   if (keep.length === plan.changes.length && keep.every((c, i) => c === plan.changes[i])) return { ...plan, verification };

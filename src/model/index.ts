@@ -22,6 +22,7 @@ export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWo
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { widenFreeLevers } from './headroom';
+export { keptTrainerVerdict } from './trainer';
 
 function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
   const { cores, available, note, contention } = coresFor(profile, options);

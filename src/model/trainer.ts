@@ -307,6 +307,39 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
 }
 
 /**
+ * The verdict on the loop once verification has said what of the plan stays: the plan's changes
+ * that measured a gain (`kept`, as `overrides` on the configuration the profile ran with), or none,
+ * in which case the loop stays as it ran and `why` says what verification measured ("the plan
+ * measured 1.2× ± 0.2, not beyond the noise"). The verdict the model made before verification
+ * promised a plan that may no longer be the one shown.
+ */
+export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, overrides: Overrides, kept: readonly PlanChange[], why: string, options: ModelOptions = {}): TrainerVerdict {
+  const waited = `the trainer waited ${pct(verdict.inputBound)} of its time for input (${steps(verdict.stepsPerSec)}; never starved it would take ${steps(verdict.unstarvedStepsPerSec)})`;
+  if (kept.length === 0) {
+    const asRan = trainerRate(profile, { ...profile.run.overrides }, options);
+    return {
+      ...verdict,
+      predictedStepsPerSec: verdict.asWrittenPredictedStepsPerSec,
+      workers: costOf(profile, { ...profile.run.overrides }).workers,
+      limit: asRan.limit,
+      changed: false,
+      summary: `${waited}; ${why}, so no change.`,
+    };
+  }
+  const r = trainerRate(profile, overrides, options);
+  const workers = costOf(profile, overrides).workers;
+  const gain = verdict.asWrittenPredictedStepsPerSec > 0 ? r.rate / verdict.asWrittenPredictedStepsPerSec : 1;
+  return {
+    ...verdict,
+    predictedStepsPerSec: r.rate,
+    workers,
+    limit: r.limit,
+    changed: true,
+    summary: `${waited}; the plan feeds it ${steps(r.rate)} (${gain.toFixed(2)}×) with ${workers} worker thread${workers === 1 ? '' : 's'}.`,
+  };
+}
+
+/**
  * The plan for a training profile: the cheapest candidate's changes, with the loop's predicted
  * steps per second as the plan's predicted rate (root elements per second: one element per step).
  */

@@ -12,6 +12,7 @@ import { changeKey, type PlanChange } from '../../../src/shared/analysis';
 import type { Overrides, Profile, WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';
 import { simulate } from './contentRuns';
+import { trainingProfile } from '../model/training';
 
 const id = ProfileBuilder.id;
 
@@ -1134,5 +1135,33 @@ describe('diagnose: rates with a spread', () => {
     assert.equal(reliablyFaster({ rate: 10.2, halfWidth: 0.01, windows: 10 }, { rate: 10, halfWidth: 0.01, windows: 10 }), false);
     assert.equal(reliablyFaster({ rate: 10.4, halfWidth: 0.01, windows: 10 }, { rate: 10, halfWidth: 0.01, windows: 10 }), true);
     assert.equal(reliablyFaster({ rate: 12, halfWidth: 1.5, windows: 10 }, { rate: 10, halfWidth: 1, windows: 10 }), false);
+  });
+});
+
+describe('diagnose: a training loop', () => {
+  it('says of the loop as written what verification kept: no change, and why, when the plan measured no faster', async () => {
+    const first = trainingProfile({ pipe: 3e-3, step: 1e-3 });
+    const model = modelPlan(first);
+    assert.ok(model.trainer?.changed, 'the scenario needs a plan for the trainer');
+    const s = scripted(first, () => model.changes, () => 1.0, 0.06);
+    const d = await diagnose({ run: s.run, passes: 1, userOverrides: {} });
+    assert.equal(d.plan.verification?.verdict, 'no-gain');
+    assert.deepEqual(d.plan.changes, []);
+    assert.equal(d.plan.trainer?.changed, false);
+    assert.equal(d.plan.trainer?.predictedStepsPerSec, d.plan.trainer?.asWrittenPredictedStepsPerSec);
+    assert.match(d.plan.trainer!.summary, /^the trainer waited 75% of its time for input .*; no reliable gain on this machine right now: .*, so no change\.$/);
+    // The notes carry the verdict once, as verification left it.
+    assert.deepEqual(d.plan.notes?.filter((n) => /trainer waited/.test(n)), [d.plan.trainer!.summary]);
+  });
+
+  it('prices the kept plan for the loop as written when verification kept it', async () => {
+    const first = trainingProfile({ pipe: 3e-3, step: 1e-3 });
+    const model = modelPlan(first);
+    const s = scripted(first, () => model.changes, (applied) => (applied.length > 0 ? 1.6 : 1));
+    const d = await diagnose({ run: s.run, passes: 1, userOverrides: {} });
+    assert.equal(d.plan.verification?.verdict, 'gain');
+    assert.equal(d.plan.trainer?.changed, true);
+    assert.equal(d.plan.trainer?.predictedStepsPerSec, model.trainer?.predictedStepsPerSec);
+    assert.match(d.plan.trainer!.summary, /the plan feeds it .* worker threads?\.$/);
   });
 });
