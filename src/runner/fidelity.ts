@@ -64,6 +64,28 @@ function isPlainContainer(v: object): boolean {
   return p === Object.prototype || p === null;
 }
 
+/** Where the Buffers (0) and Batches (1) plain objects and arrays lead to in `value` are: what the library rebuilds after a clone. Null when none. */
+export function rebuiltPaths(value: unknown): [(string | number)[], 0 | 1][] | null {
+  if (!isObject(value)) return null;
+  if (isRebuilt(value)) return [[[], Buffer.isBuffer(value) ? 0 : 1]];
+  if (ArrayBuffer.isView(value) || !isPlainContainer(value)) return null;
+  let out: [(string | number)[], 0 | 1][] | null = null;
+  const seen = new Set<object>();
+  const walk = (v: object, path: (string | number)[]): void => {
+    if (seen.has(v)) return;
+    seen.add(v);
+    const keys = Array.isArray(v) ? [...v.keys()] : Object.keys(v);
+    for (const k of keys) {
+      const child = (v as Record<string | number, unknown>)[k];
+      if (!isObject(child)) continue;
+      if (isRebuilt(child)) (out ??= []).push([[...path, k], Buffer.isBuffer(child) ? 0 : 1]);
+      else if (!ArrayBuffer.isView(child) && isPlainContainer(child)) walk(child, [...path, k]);
+    }
+  };
+  walk(value, []);
+  return out;
+}
+
 /** `copy`, the clone of `original`, as the library rebuilds it: a Buffer over its bytes, a Batch of the pipeline's own class. */
 function rebuilt(original: object, copy: object): unknown {
   if (Buffer.isBuffer(original)) {

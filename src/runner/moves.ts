@@ -21,7 +21,7 @@ import { estimateBytes } from '../data/internal/core';
 import { DATASET_KEY } from '../data/tracing';
 import { Rng, mix } from '../data/internal/rng';
 import type { HeldBytes, MoveBlocked, MoveCost } from '../shared/profile';
-import { copyChange, crossCopy } from './fidelity';
+import { copyChange, crossCopy, rebuiltPaths } from './fidelity';
 import { processCpuSeconds } from './machine';
 import { heapBytesPerElement } from './heap';
 import type { SampledElement } from './tracer';
@@ -402,7 +402,7 @@ async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide
 /**
  * The worker thread that times fns loaded from their modules. It inherits the runner's flags,
  * tsx's loader among them, so it loads TypeScript as plumber-data's own workers do. Messages:
- * `{ file, exportName, inputs, seeds, seconds }` → `{ cpuPerCall }` or `{ error }`.
+ * `{ file, exportName, inputs, marks, seeds, seconds }` → `{ cpuPerCall }` or `{ error }`.
  */
 const TIMER_WORKER = `
 const { parentPort } = require('node:worker_threads');
@@ -415,6 +415,26 @@ function rngClass(file) {
   } catch {
     return class { constructor() { throw new Error('plumber-data is not installed next to ' + file); } };
   }
+}
+// The inputs as a worker of the library gets them: the Buffers and Batches a message made plain,
+// rebuilt (with the Batch class of the copy of plumber-data the fn's module loads).
+function rebuild(file, inputs, marks) {
+  if (!marks) return;
+  let Batch;
+  const again = (v, kind) => {
+    if (kind === 0) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    Batch ??= createRequire(file)('plumber-data').Batch;
+    return new Batch(v.data, v.shape);
+  };
+  marks.forEach((m, i) => {
+    if (!m) return;
+    for (const [path, kind] of m) {
+      if (path.length === 0) { inputs[i] = again(inputs[i], kind); continue; }
+      let parent = inputs[i];
+      for (let k = 0; k < path.length - 1; k++) parent = parent[path[k]];
+      parent[path[path.length - 1]] = again(parent[path[path.length - 1]], kind);
+    }
+  });
 }
 const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 async function load(file) {
@@ -431,6 +451,7 @@ parentPort.on('message', async (m) => {
     const fn = mod[m.exportName] ?? (mod.default && mod.default[m.exportName]);
     if (typeof fn !== 'function') throw new Error('no exported function ' + m.exportName);
     const Rng = rngClass(m.file);
+    rebuild(m.file, m.inputs, m.marks);
     const ctxs = m.inputs.map((_, i) => { let r; return { index: m.indices[i], get rng() { return (r ??= new Rng(m.seeds[i])); }, signal: new AbortController().signal }; });
     const n = m.inputs.length;
     const deadline = performance.now() + m.seconds * 1000;
@@ -558,6 +579,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
         file: t.fnModule!.file,
         exportName: t.fnModule!.exportName,
         inputs: inputs.map((s) => s.element),
+        marks: inputs.map((s) => rebuiltPaths(s.element)),
         indices: inputs.map((s) => s.index),
         seeds: inputs.map((s) => elementSeed(s.index)),
         seconds,

@@ -12,6 +12,7 @@ import { Batch } from '../../../src/data/internal/ops/batch';
 import { isPlainInner, type OpProfile, type Profile } from '../../../src/shared/profile';
 import { analyze, describeOp, plan } from '../../../src/model';
 import * as probe from '../../fixtures/pipelines/probe-moves';
+import * as crossing from '../../fixtures/pipelines/crossing';
 import { alive } from '../../helpers/processes';
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
@@ -431,6 +432,14 @@ describe('worker calibration and move pricing in this process', function () {
     // A worker gets a Batch as a Batch (plumber-data rebuilds it), so its methods work there.
     assert.equal(findings.get('row')?.moveBlocked, undefined);
     assert.ok(findings.get('row')?.moveCost);
+  });
+
+  it('times a fn over Batches in a worker thread on Batches, as plumber-data hands them to its workers', async () => {
+    const CROSSING = path.join(PIPELINES, 'crossing.ts');
+    const samples = [1, 2, 3].map((i) => ({ element: new Batch(new Float32Array(1024).fill(i), [32, 32]), index: i }));
+    const findings = await measureMoves([{ id: 'rows', kind: 'map', fn: crossing.rowSums, samples, fnModule: { file: CROSSING, exportName: 'rowSums' } }], 1);
+    assert.equal(findings.get('rows')?.moveBlocked, undefined);
+    assert.ok((findings.get('rows')?.moveCost?.workerCpuSeconds ?? 0) > 0, 'the worker thread timed it');
   });
 
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
