@@ -69,6 +69,27 @@ export function numberFlag(p: Parsed, name: string, o: { min: number; max?: numb
   return n;
 }
 
+/** Megabytes per unit of a size flag (binary units, as Node's heap limits count megabytes). */
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 1 / 1024, kb: 1 / 1024, kib: 1 / 1024, m: 1, mb: 1, mib: 1, g: 1024, gb: 1024, gib: 1024 };
+
+/**
+ * A size flag in megabytes: a plain number (`512`) or one with a unit (`512MB`, `1.5G`, `2GiB`,
+ * `800k`), whole megabytes when `integer` (rounded up). Undefined when absent; a usage error
+ * naming the forms it takes otherwise.
+ */
+export function megabytesFlag(p: Parsed, name: string, o: { min: number; integer?: boolean }): number | undefined {
+  const raw = p.flags.get(name)?.[0];
+  if (raw === undefined) return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  const mb = m && unit !== undefined ? Number(m[1]) * unit : NaN;
+  const n = o.integer ? Math.ceil(mb) : mb;
+  if (!(Number.isFinite(n) && n >= o.min)) {
+    throw new UsageError(`--${name} must be a size of at least ${o.min} MB: megabytes (512), or with a unit (512MB, 1.5GB, 800KB); got "${raw}".`);
+  }
+  return n;
+}
+
 /**
  * Limits of the time flags, in seconds. Node's timers cannot wait longer than MAX_TIMER_SECONDS
  * (about 24.8 days); the warm-up, the budget and the time before the first element add up to the

@@ -8,7 +8,7 @@ import type { ModelOptions } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { runProfile, type RunProfileOptions } from '../runner/spawn';
 import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS, diagnose, probesFor, type Diagnosis, type RunBudget, type RunPurpose } from '../engine/diagnose';
-import { numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
+import { megabytesFlag, numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
 
@@ -48,7 +48,7 @@ export function modelOptionsOf(p: Parsed): ModelOptions {
   const options: ModelOptions = {};
   const cores = numberFlag(p, 'cores', { min: 1, integer: true });
   if (cores !== undefined) options.cores = cores;
-  const budgetMB = numberFlag(p, 'memory-budget', { min: 0 });
+  const budgetMB = megabytesFlag(p, 'memory-budget', { min: 0 });
   if (budgetMB !== undefined) options.memoryBudgetBytes = budgetMB * 2 ** 20;
   const maxInFlight = numberFlag(p, 'max-in-flight', { min: 1, integer: true });
   if (maxInFlight !== undefined) options.maxConcurrency = maxInFlight;
@@ -83,7 +83,7 @@ export function runBudgetFlags(p: Parsed): { seconds: number; maxElements?: numb
     warmupSeconds: times.warmupSeconds,
     startSeconds: times.startSeconds,
     timeoutSeconds: times.timeoutSeconds,
-    memoryMB: numberFlag(p, 'memory', { min: 16, integer: true }),
+    memoryMB: megabytesFlag(p, 'memory', { min: 16, integer: true }),
   };
 }
 

@@ -15,7 +15,7 @@ const COMMON = `Options for every command:
                          (12:6) or path:line:column for another file (lib/decode.ts:3:10).
 ${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k}: ${v}`).join('\n')}
   --timeout S            kill the run after S seconds in all (default: start + warm-up + budget + 30)
-  --memory MB            heap limit of the pipeline's process
+  --memory MB            heap limit of the pipeline's process (512, or 2GB)
   --train                the file is a training script: run it as written and watch its loop
                          (recognised without the flag when it iterates a dataset as it loads)
   --json                 print JSON on stdout (errors too, in an "error" field)
@@ -32,7 +32,7 @@ const PLAN_OPTIONS = `  --passes N             profile runs before verification:
   --no-verify            keep the model's plan without measuring it against the pipeline as
                          written (faster; the figure is then only an estimate)
   --cores N              plan for N cores (default: the cores free while the pipeline ran)
-  --memory-budget MB     memory a cache may use (default: half the free memory)
+  --memory-budget MB     memory a cache may use (512, or 1.5GB; default: half the free memory)
   --max-in-flight N      the most calls in flight the plan gives an awaiting operator, and inner
                          datasets an interleave pulls at once (default 256): for a database or an
                          API that should not get more concurrent requests

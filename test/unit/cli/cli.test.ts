@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { megabytesFlag, parseArgs, type Parsed } from '../../../src/cli/args';
 import type { Plan } from '../../../src/shared/analysis';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -167,6 +168,21 @@ describe('plumber (the built CLI)', function () {
       assert.match(budget.stderr, new RegExp(`--budget must be a number of at least 0, got "${value}"`));
       assert.doesNotMatch(budget.stderr, /profiling/);
     }
+  });
+
+  it('takes sizes in megabytes or with a unit, and says which forms it takes when a size is wrong', async () => {
+    const parsed = (value: string): Parsed => parseArgs(['x.ts', '--memory-budget', value], { 'memory-budget': { value: true } }, 'plan');
+    assert.equal(megabytesFlag(parsed('512'), 'memory-budget', { min: 0 }), 512);
+    assert.equal(megabytesFlag(parsed('512MB'), 'memory-budget', { min: 0 }), 512);
+    assert.equal(megabytesFlag(parsed('1.5GB'), 'memory-budget', { min: 0 }), 1536);
+    assert.equal(megabytesFlag(parsed('2gib'), 'memory-budget', { min: 0 }), 2048);
+    assert.equal(megabytesFlag(parsed('512k'), 'memory-budget', { min: 0 }), 0.5);
+    assert.equal(megabytesFlag(parsed('100.2M'), 'memory-budget', { min: 16, integer: true }), 101);
+    for (const bad of ['4XB', '-3', 'lots', '']) assert.throws(() => megabytesFlag(parsed(bad), 'memory-budget', { min: 0 }), /--memory-budget must be a size of at least 0 MB: megabytes \(512\), or with a unit \(512MB, 1\.5GB, 800KB\); got/);
+    // Through the CLI, refused before anything runs.
+    const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), '--memory-budget', '4XB');
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--memory-budget must be a size/);
   });
 
   it('prints help and the version', async () => {
