@@ -221,6 +221,10 @@ export class PlumberServer implements vscode.Disposable {
 
   private onUnexpectedClose(): void {
     if (this.disposed) return;
+    // One crash can be reported twice (the connection's reader and writer both close). Counted
+    // twice it scheduled two starts: the second, on a client the first had started, failed, and
+    // the server was shown stopped after one crash (an end-to-end run that killed it 5 times).
+    if (this.restartTimer !== undefined) return;
     const decision = this.crashes.record(Date.now());
     const code = this.process?.exitCode;
     const signal = this.process?.signalCode;
@@ -236,15 +240,17 @@ export class PlumberServer implements vscode.Disposable {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.disposed) return;
-      this.ensureClient()
-        .start()
-        .catch((error: unknown) => this.onStartFailed(error));
+      const client = this.ensureClient();
+      if (client.state === this.library.State.Running) return;
+      client.start().catch((error: unknown) => this.onStartFailed(error));
     }, delay);
   }
 
   private onStartFailed(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
     this.log.error(`The Plumber server failed to start: ${message}`);
+    // A start that fails while the server runs (a second start of a started client) changes nothing.
+    if (this.client?.state === this.library.State.Running) return;
     if (this._state !== 'restarting' && this._state !== 'failed') {
       this._lastError = message;
       this.setState('failed');
