@@ -75,15 +75,19 @@ export class PlumberServer implements vscode.Disposable {
   private ensureClient(): LanguageClient {
     if (this.client) return this.client;
     const lsp = this.library;
-    const client = lsp.createLanguageClient(this.serverModule, this.log, {
+    // The hooks answer for this client only: one replaced after a crash may still report its close.
+    const current = (): boolean => this.client === client;
+    const client: LanguageClient = lsp.createLanguageClient(this.serverModule, this.log, {
       onProcess: (child) => (this.process = child),
-      onUnexpectedClose: () => this.onUnexpectedClose(),
+      onUnexpectedClose: () => {
+        if (current()) this.onUnexpectedClose();
+      },
       // Evaluated on each (re)start, so a restarted server learns the current trust state.
       initializationOptions: () => ({ trusted: vscode.workspace.isTrusted, settings: vscode.workspace.getConfiguration().get('plumber') }),
     });
     for (const [message, handler] of this.notificationHandlers) client.onNotification(message(lsp.protocol), handler);
     client.onDidChangeState((e) => {
-      if (e.newState === lsp.State.Running) {
+      if (e.newState === lsp.State.Running && current()) {
         this._lastError = undefined;
         this.setState('ready');
       }
@@ -206,17 +210,25 @@ export class PlumberServer implements vscode.Disposable {
     this.cancelPendingRestart();
     this.crashes.reset();
     this.setState('restarting');
-    const client = this.ensureClient();
-    if (client.state === this.library.State.Running) {
-      try {
-        await client.stop(5_000);
-      } catch (error) {
-        this.log.warn(`Stopping the server failed: ${String(error)}`);
-        this.process?.kill('SIGKILL');
+    // A fresh client, as after a crash: one whose start failed cannot start again (it writes its
+    // handshake to the dead process's stream), and Restart Server answered "failed".
+    const old = this.client;
+    this.client = undefined;
+    if (old) {
+      if (old.state === this.library.State.Running) {
+        try {
+          await old.stop(5_000);
+        } catch (error) {
+          this.log.warn(`Stopping the server failed: ${String(error)}`);
+          this.process?.kill('SIGKILL');
+        }
       }
+      old.dispose(1_000).catch(() => undefined);
     }
     this.setState('starting');
-    await client.start().catch((error: unknown) => this.onStartFailed(error));
+    await this.ensureClient()
+      .start()
+      .catch((error: unknown) => this.onStartFailed(error));
   }
 
   private onUnexpectedClose(): void {
@@ -240,9 +252,15 @@ export class PlumberServer implements vscode.Disposable {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.disposed) return;
-      const client = this.ensureClient();
-      if (client.state === this.library.State.Running) return;
-      client.start().catch((error: unknown) => this.onStartFailed(error));
+      // A fresh client for the new process: the one whose server was killed may still be winding
+      // down its connection, and starting it again wrote the new handshake to the dead stream
+      // ("Cannot call write after a stream was destroyed"), which left the server shown stopped.
+      const old = this.client;
+      this.client = undefined;
+      old?.dispose(1_000).catch(() => undefined);
+      this.ensureClient()
+        .start()
+        .catch((error: unknown) => this.onStartFailed(error));
     }, delay);
   }
 
@@ -251,7 +269,14 @@ export class PlumberServer implements vscode.Disposable {
     this.log.error(`The Plumber server failed to start: ${message}`);
     // A start that fails while the server runs (a second start of a started client) changes nothing.
     if (this.client?.state === this.library.State.Running) return;
-    if (this._state !== 'restarting' && this._state !== 'failed') {
+    // A server that died as its handshake ended (killed right after it came up), or a restart's
+    // process that died at once, crashed like any other: counted, and restarted after the back-off.
+    // Taken for "could not start", it left the server shown stopped after a single crash.
+    if (this._state === 'ready' || this._state === 'restarting') {
+      this.onUnexpectedClose();
+      return;
+    }
+    if (this._state !== 'failed') {
       this._lastError = message;
       this.setState('failed');
     }
