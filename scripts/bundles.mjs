@@ -1,0 +1,47 @@
+// What each bundle the project ships is built from, and how: esbuild's options per entry. Read by
+// esbuild.mjs, which builds them, and by the test of how the library is shipped
+// (test/unit/scripts/bundles.test.ts).
+import { existsSync } from 'node:fs';
+
+/** esbuild's options for every entry that exists, in development or `production` mode. */
+export function bundles({ production = false } = {}) {
+  const node = {
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    sourcemap: production ? false : 'linked',
+    minify: production,
+    logLevel: 'warning',
+  };
+
+  /** Each entry: where it starts, where it goes, and what it must not bundle. */
+  const entries = [
+    // The pipeline library is its own package: its dependencies stay external, and it is never
+    // minified. Node prints the source line of an uncaught error's first frame, and a TypeError
+    // the library throws at its user (a worker map without `module`) printed 30 kB of one
+    // minified line above the message.
+    { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    // `npx plumber-data worker` (src/data/cluster/bin.js loads it).
+    { in: 'src/data/cluster/cli.ts', out: 'src/data/dist/cluster-cli.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    // The extension host provides `vscode`.
+    { in: 'src/client/extension.ts', out: 'dist/client/extension.js', external: ['vscode'] },
+    // vscode-languageclient (~400 KB) in its own bundle, loaded after activation returns.
+    { in: 'src/client/lsp.ts', out: 'dist/client/languageClient.js', external: ['vscode'] },
+    // The server bundles ts-morph so the VSIX needs no node_modules.
+    { in: 'src/server/server.ts', out: 'dist/server/server.js', external: [] },
+    // The runner must not bundle plumber-data: the user's pipeline brings its own copy,
+    // and the two meet through global symbols (see src/shared/trace.ts).
+    { in: 'src/runner/main.ts', out: 'dist/runner/main.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
+    { in: 'src/cli/main.ts', out: 'dist/cli/main.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
+    // The report webview runs in a browser.
+    { in: 'media/report/main.ts', out: 'dist/media/report.js', browser: true },
+  ].filter((e) => existsSync(e.in));
+
+  return entries.map((e) =>
+    e.browser
+      ? { ...node, platform: 'browser', format: 'iife', target: 'es2022', entryPoints: [e.in], outfile: e.out }
+      : { ...node, entryPoints: [e.in], outfile: e.out, external: e.external, ...(e.library ? { minify: false } : {}) },
+  );
+}
