@@ -6,7 +6,7 @@ import type { MoveBlocked } from '../shared/profile';
 import type { Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
-import { describeOp, formatRate, formatSeconds, perCallPhrase } from './describe';
+import { describeOp, formatRootRate, formatSeconds, perCallPhrase } from './describe';
 import type { Evaluation } from './evaluate';
 import type { Measured } from './measure';
 
@@ -53,7 +53,7 @@ function flatMapWords(m: Measured, ev: Evaluation, id: string): string {
     if (parent.op.kind === 'flatMap') {
       const next = ev.bounds.find((o) => o.opId !== id && o.rate > ev.binding.rate * (1 + 1e-9));
       const n = next && Number.isFinite(next.rate) ? Math.min(C.defaultMaxConcurrency, Math.max(2, Math.ceil(next.rate / ev.binding.rate))) : undefined;
-      const lift = n !== undefined ? ` (cycleLength and parallelism ${n} would lift this bound to about ${formatRate(ev.binding.rate * n)})` : '';
+      const lift = n !== undefined ? ` (cycleLength and parallelism ${n} would lift this bound to about ${formatRootRate(m, ev.binding.rate * n)})` : '';
       return `It waits inside the datasets ${describeOp(parent.op)} returns, which flatMap reads one after another, so nothing overlaps those waits: an interleave in its place reads several at once${lift}; its elements then alternate between the datasets instead of following one another.`;
     }
     cur = parent.op.parentId;
@@ -74,7 +74,7 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
   if (!om || om.movable || om.isAsync || om.op.placement !== 'main') return '';
   const cpu = ev.bounds.find((x) => x.resource === 'cpu');
   if (!cpu || !(cpu.rate > ev.binding.rate * (1 + C.minGain))) return '';
-  const all = `all cores together allow about ${formatRate(cpu.rate)}`;
+  const all = `all cores together allow about ${formatRootRate(m, cpu.rate)}`;
   const blocked = om.op.moveBlocked;
   if (blocked !== undefined && om.op.fnModule !== undefined) return `Worker threads could run it beside the main thread (${all}), but ${crossingWords(blocked)}.`;
   if ((om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnModule === undefined && om.op.counters.calls > 0) {
@@ -123,7 +123,7 @@ function bindingBottleneck(m: Measured, ev: Evaluation): Bottleneck {
       return {
         resource: b.resource,
         opId: d.id,
-        reason: `${name(d.id)} runs on the main thread and needs ${formatSeconds(d.value)} per element${parts.length > 0 ? ` (${parts.join('; ')})` : ''}; the main thread can give at most ${formatRate(b.rate)}.`,
+        reason: `${name(d.id)} runs on the main thread and needs ${formatSeconds(d.value)} per ${m.unit.one}${parts.length > 0 ? ` (${parts.join('; ')})` : ''}; the main thread can give at most ${formatRootRate(m, b.rate)}.`,
       };
     }
     case 'cpu': {

@@ -247,7 +247,7 @@ export function shardNotes(m: Measured): string[] {
     if (!(upstreamWork > 0)) continue;
     const wasted = upstreamWork * (1 - kept);
     notes.push(
-      `${describeOp(om.op)} keeps ${formatPercent(kept)} of what it pulls, after work that costs ${formatSeconds(upstreamWork)} of CPU per element: ${formatSeconds(wasted)} of it (${formatPercent(1 - kept)}) is done for elements this worker throws away. Shard right after the source (or shard the file list) so each worker does only its own share.`,
+      `${describeOp(om.op)} keeps ${formatPercent(kept)} of what it pulls, after work that costs ${formatSeconds(upstreamWork)} of CPU per ${m.unit.one}: ${formatSeconds(wasted)} of it (${formatPercent(1 - kept)}) is done for elements this worker throws away. Shard right after the source (or shard the file list) so each worker does only its own share.`,
     );
   }
   return notes;

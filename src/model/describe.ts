@@ -4,6 +4,7 @@
  */
 import type { PlanChange } from '../shared/analysis';
 import { parseOpId } from '../shared/opId';
+import { rootUnit } from '../shared/units';
 import { isPlainInner, type OpProfile, type Profile } from '../shared/profile';
 
 /**
@@ -104,10 +105,32 @@ export function perCallWords(total: number, calls: number): string {
   return phrase ? ` (${phrase})` : '';
 }
 
-/** A rate in elements per second: 83 el/s, 9.5 el/s, 12,400 el/s. */
-export function formatRate(r: number): string {
+/** A rate in elements (or `unit`s) per second: 83 el/s, 9.5 el/s, 12,400 batches/s. */
+export function formatRate(r: number, unit = 'el'): string {
   if (!Number.isFinite(r)) return 'unbounded';
-  return `${formatNumber(r)} el/s`;
+  return `${formatNumber(r)} ${unit}/s`;
+}
+
+/**
+ * What one root element of a pipeline is, in the words the model's sentences use: a batch when the
+ * pipeline ends in a batching operator (the CLI's table and the editor count batches/s there), else
+ * an element. The model's figures are per root element.
+ */
+export interface RootUnit {
+  /** The rate unit: `el` or `batches`. */
+  plural: string;
+  /** One of them: `element` or `batch`. */
+  one: string;
+}
+
+/** The pipeline's root unit (see `rootUnit` in shared/units). */
+export function rootUnitOf(profile: Profile): RootUnit {
+  return rootUnit(profile) === 'batches' ? { plural: 'batches', one: 'batch' } : { plural: 'el', one: 'element' };
+}
+
+/** A root rate in the pipeline's unit: 4,690 batches/s. */
+export function formatRootRate(m: { unit: RootUnit }, r: number): string {
+  return formatRate(r, m.unit.plural);
 }
 
 /** Bytes in decimal units: 410 MB, 1.2 GB, 3.1 kB. */

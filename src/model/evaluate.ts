@@ -21,7 +21,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { outerOf, type Config } from './config';
 import { coresGot, type Contention, type CoreBudget } from './cores';
 import { clusterBounds } from './cluster';
-import { describeOp, formatRate, formatSeconds, listWords, perCallWords } from './describe';
+import { describeOp, formatRootRate, formatSeconds, listWords, perCallWords } from './describe';
 import { cloneSide, latencyAt, nesting, passesOver, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
 
 /** One op's demands per root element under a configuration. */
@@ -294,7 +294,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     bounds.push({
       resource: 'main-thread',
       rate: perThread / mainSum,
-      detail: `The main thread is busy ${formatSeconds(mainSum)} per element${why ? ` (${why})` : ''}; ${oneThread} gives at most ${formatRate(perThread / mainSum)}.`,
+      detail: `The main thread is busy ${formatSeconds(mainSum)} per ${m.unit.one}${why ? ` (${why})` : ''}; ${oneThread} gives at most ${formatRootRate(m, perThread / mainSum)}.`,
     });
   }
   if (cpuSum > 0) {
@@ -304,7 +304,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     bounds.push({
       resource: 'cpu',
       rate: cores / cpuSum,
-      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per element (${listWords(parts)}); ${coresWords(cores, budget)} give${Number(cores.toPrecision(2)) === 1 ? 's' : ''} at most ${formatRate(cores / cpuSum)}.`,
+      detail: `All threads together need ${formatSeconds(cpuSum)} of CPU per ${m.unit.one} (${listWords(parts)}); ${coresWords(cores, budget)} give${Number(cores.toPrecision(2)) === 1 ? 's' : ''} at most ${formatRootRate(m, cores / cpuSum)}.`,
     });
   }
   if (diskSum > 0 && machine.diskReadBytesPerSec && machine.diskReadBytesPerSec > 0) {
@@ -312,7 +312,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     bounds.push({
       resource: 'disk',
       rate,
-      detail: `Each element reads ${Math.round(diskSum).toLocaleString('en-US')} bytes from disk; at the measured ${(machine.diskReadBytesPerSec / 1e6).toFixed(0)} MB/s that allows at most ${formatRate(rate)}.`,
+      detail: `Each ${m.unit.one} reads ${Math.round(diskSum).toLocaleString('en-US')} bytes from disk; at the measured ${(machine.diskReadBytesPerSec / 1e6).toFixed(0)} MB/s that allows at most ${formatRootRate(m, rate)}.`,
     });
   }
   if (libuvSum > 0) {
@@ -320,7 +320,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
     bounds.push({
       resource: 'libuv',
       rate,
-      detail: `File and native work holds a libuv pool thread ${formatSeconds(libuvSum)} per element; ${machine.libuvThreads} pool threads (UV_THREADPOOL_SIZE) give at most ${formatRate(rate)}.`,
+      detail: `File and native work holds a libuv pool thread ${formatSeconds(libuvSum)} per ${m.unit.one}; ${machine.libuvThreads} pool threads (UV_THREADPOOL_SIZE) give at most ${formatRootRate(m, rate)}.`,
     });
   }
 
@@ -344,7 +344,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
         resource: 'parallel-op',
         opId: id,
         rate,
-        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per element${perCallWords(e.worker, om.callsPerRoot * e.factor)}${est}${e.workerWait > 0 ? ` and waits ${formatSeconds(e.workerWait)} in its thread besides` : ''}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, budget)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRate(rate)}.`,
+        detail: `${name} needs ${formatSeconds(e.worker)} of worker CPU per ${m.unit.one}${perCallWords(e.worker, om.callsPerRoot * e.factor)}${est}${e.workerWait > 0 ? ` and waits ${formatSeconds(e.workerWait)} in its thread besides` : ''}; ${c.concurrency} worker thread${c.concurrency === 1 ? '' : 's'}${shared ? ` (sharing ${coresWords(cores, budget)})` : c.concurrency > cores ? ` on ${cores} cores` : ''} give${c.concurrency === 1 ? 's' : ''} at most ${formatRootRate(m, rate)}.`,
       });
     } else if (om.isAsync && e.async > 0 && om.service > 0) {
       const service = serviceAt(om, c.concurrency);
@@ -359,7 +359,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
         resource: 'latency',
         opId: id,
         rate,
-        detail: `${name} waits ${formatSeconds(service)} per call${queued}${grows}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per element, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight${inner}: at most ${formatRate(rate)}.`,
+        detail: `${name} waits ${formatSeconds(service)} per call${queued}${grows}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per ${m.unit.one}, with ${c.concurrency} call${c.concurrency === 1 ? '' : 's'} in flight${inner}: at most ${formatRootRate(m, rate)}.`,
       });
     } else if (c.placement === 'main' && e.main - e.overhead > 0 && (fnKind(om) || e.main - e.overhead >= 0.05 * mainSum)) {
       const own = e.main - e.overhead;
@@ -368,7 +368,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
         resource: 'sequential-op',
         opId: id,
         rate,
-        detail: `${name} runs on the main thread and needs ${formatSeconds(own)} per element${perCallWords(own, om.callsPerRoot * e.factor)}; one element at a time, at most ${formatRate(rate)}.`,
+        detail: `${name} runs on the main thread and needs ${formatSeconds(own)} per ${m.unit.one}${perCallWords(own, om.callsPerRoot * e.factor)}; one element at a time, at most ${formatRootRate(m, rate)}.`,
       });
     }
   }
@@ -402,7 +402,7 @@ export function evaluate(m: Measured, cfg: Config, budget: CoreBudget): Evaluati
       resource: 'sequential-op',
       opId: domId,
       rate,
-      detail: `Nothing overlaps these operators, so each element passes through them in series${inner}: ${listWords(words)} per element; together at most ${formatRate(rate)}.`,
+      detail: `Nothing overlaps these operators, so each element passes through them in series${inner}: ${listWords(words)} per ${m.unit.one}; together at most ${formatRootRate(m, rate)}.`,
     });
   }
 

@@ -6,7 +6,7 @@
  * constants.ts.
  */
 import type { Analysis, Bottleneck, Bound, ModelOptions, Plan, PlanChange } from '../shared/analysis';
-import { formatRate } from './describe';
+import { formatRootRate } from './describe';
 import type { Overrides, Profile } from '../shared/profile';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { applyOverrides, configFromProfile } from './config';
@@ -14,7 +14,7 @@ import { MODEL_CONSTANTS } from './constants';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { clusterCapacities } from './cluster';
-import { downstream, measure } from './measure';
+import { downstream, measure, type Measured } from './measure';
 import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
@@ -58,7 +58,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const capacity = clusterCapacities(m, cfg, ev, options?.targetRate);
   const bottleneck = bottleneckOf(m, ev);
   const trainer = profile.trainer ? trainerVerdict(profile, options) : undefined;
-  const unexplained = profile.trainer || r.runBudget !== undefined ? undefined : unexplainedWords(m.measuredRate, ev.bound);
+  const unexplained = profile.trainer || r.runBudget !== undefined ? undefined : unexplainedWords(m, ev.bound);
   return {
     ...(trainer ? { trainer } : {}),
     ...(unexplained ? { unexplained } : {}),
@@ -78,10 +78,11 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
  * measured work and waits allow on the cores it had (a training loop sets its own pace, and a
  * bound for another machine is not this run's): what took the rest is not in the profile.
  */
-function unexplainedWords(measured: number, bound: number): string | undefined {
+function unexplainedWords(m: Measured, bound: number): string | undefined {
+  const measured = m.measuredRate;
   if (!(measured > 0) || !(bound > 0) || !Number.isFinite(bound) || measured >= MODEL_CONSTANTS.unexplainedShare * bound) return undefined;
   const share = Math.round((measured / bound) * 100);
-  return `The run measured ${formatRate(measured)}, ${share}% of the ${formatRate(bound)} its operators' measured work and waits allow: ${100 - share}% of its time went to something the profile does not attribute to an operator (work or waits outside plumber-data's operators, such as timers or callbacks the module starts on the same thread; or cores other programs took in bursts), so the bottleneck named is the model's best guess, not what holds the pipeline back.`;
+  return `The run measured ${formatRootRate(m, measured)}, ${share}% of the ${formatRootRate(m, bound)} its operators' measured work and waits allow: ${100 - share}% of its time went to something the profile does not attribute to an operator (work or waits outside plumber-data's operators, such as timers or callbacks the module starts on the same thread; or cores other programs took in bursts), so the bottleneck named is the model's best guess, not what holds the pipeline back.`;
 }
 
 /**

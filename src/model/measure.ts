@@ -32,7 +32,7 @@
 import type { OpProfile, Placement, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 import { reweightBranches } from './dataflow';
-import { formatSeconds } from './describe';
+import { formatSeconds, rootUnitOf, type RootUnit } from './describe';
 
 /** One operator's measured demands, per root element unless a name says otherwise. */
 export interface OpMeasure {
@@ -143,6 +143,8 @@ export interface OpMeasure {
 export interface Measured {
   profile: Profile;
   rootId: string;
+  /** What a root element is (an element, or a batch), for the sentences. */
+  unit: RootUnit;
   /** Root elements produced in the window (C_root). */
   rootElements: number;
   /** Measured root rate of the run. */
@@ -370,6 +372,7 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const measured: Measured = {
     profile,
     rootId: profile.pipeline.rootId,
+    unit: rootUnitOf(profile),
     rootElements,
     measuredRate,
     ops,

@@ -19,7 +19,7 @@ import { chooseCache, type CacheCandidate } from './cache';
 import { shardNotes } from './dataflow';
 import { applyOverrides, cloneConfig, configFromProfile, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
-import { describeOp, formatBytes, formatRate, formatSeconds, perCallWords } from './describe';
+import { describeOp, formatBytes, formatRootRate, formatSeconds, perCallWords } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
 import { evaluate, type Evaluation } from './evaluate';
 import { cloneSide, enclosingInterleave, type Measured, type OpMeasure } from './measure';
@@ -238,7 +238,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     const name = describeOp(om.op);
     const before = opBoundDetail(current, id);
     const after = planned.opBound.get(id) ?? Infinity;
-    const afterText = Number.isFinite(after) ? `at most ${formatRate(after)}` : 'no longer a limit';
+    const afterText = Number.isFinite(after) ? `at most ${formatRootRate(m, after)}` : 'no longer a limit';
     if (om.op.kind === 'interleave') {
       changes.push(...interleaveChanges(m, id, from, to, current, planned));
     } else if (from.placement === 'main' && to.placement === 'worker') {
@@ -248,7 +248,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         opId: id,
         to: 'worker',
         parallelism: to.concurrency,
-        reason: `${name} ${fnWords(om)} keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per element${perCallWords(om.selfPerRoot, om.callsPerRoot)}${awaitedWords(om)}; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element for dispatch${moveWords(om)} and the op allows ${afterText}.`,
+        reason: `${name} ${fnWords(om)} keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per ${m.unit.one}${perCallWords(om.selfPerRoot, om.callsPerRoot)}${awaitedWords(om)}; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per ${m.unit.one} for dispatch${moveWords(om)} and the op allows ${afterText}.`,
       });
     } else if (from.placement === 'worker' && to.placement === 'main') {
       const pe = current.eff.get(id);
@@ -258,7 +258,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         opId: id,
         to: 'main',
         parallelism: 1,
-        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per element (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per element${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
+        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per ${m.unit.one} (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per ${m.unit.one}${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
       });
     } else if (from.concurrency !== to.concurrency) {
       const fewer = to.concurrency < from.concurrency && om.latencySlope > 0;
@@ -270,7 +270,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         to: to.concurrency,
         reason: `${before ? before.detail : `${name} runs with ${from.concurrency} in flight.`}${
           fewer
-            ? ` Its latency grows with the calls in flight, so past ${to.concurrency} more calls mostly wait: with ${to.concurrency} the op allows ${afterText}, with ${from.concurrency} ${Number.isFinite(fromBound) ? `at most ${formatRate(fromBound)}` : 'no limit'}.`
+            ? ` Its latency grows with the calls in flight, so past ${to.concurrency} more calls mostly wait: with ${to.concurrency} the op allows ${afterText}, with ${from.concurrency} ${Number.isFinite(fromBound) ? `at most ${formatRootRate(m, fromBound)}` : 'no limit'}.`
             : ` With ${to.concurrency}: ${afterText}.`
         }`,
       });
@@ -314,9 +314,9 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     }
   }
   if (kept.some((c) => !isTrim(c)) && !(keptRate.rate > baseline * (1 + C.minGain))) {
-    const against = r.runBudget === undefined ? `the measured ${formatRate(m.measuredRate)}` : `the ${formatRate(baseline)} it predicts there for the pipeline as it ran`;
+    const against = r.runBudget === undefined ? `the measured ${formatRootRate(m, m.measuredRate)}` : `the ${formatRootRate(m, baseline)} it predicts there for the pipeline as it ran`;
     notes.push(
-      `With ${kept.length === 1 ? 'its change' : `its ${kept.length} changes`} the model predicts ${formatRate(keptRate.rate)}, not ${Math.round(C.minGain * 100)}% above ${against}, so the plan proposes none: on ${r.cores} core${r.cores === 1 ? '' : 's'} it expects no gain.`,
+      `With ${kept.length === 1 ? 'its change' : `its ${kept.length} changes`} the model predicts ${formatRootRate(m, keptRate.rate)}, not ${Math.round(C.minGain * 100)}% above ${against}, so the plan proposes none: on ${r.cores} core${r.cores === 1 ? '' : 's'} it expects no gain.`,
     );
     // A lowered count of calls that only queued stays: it is no change to the rate.
     kept = kept.filter(isTrim);
@@ -397,7 +397,7 @@ function interleaveChanges(m: Measured, id: string, from: Config[string], to: Co
   const innerBound = (ev: Evaluation) => Math.min(...inner.map((o) => ev.opBound.get(o) ?? Infinity));
   const binding = current.bounds.find((x) => x.opId !== undefined && inner.includes(x.opId));
   const after = innerBound(planned);
-  const why = `${binding ? `${binding.detail} ` : ''}${name} pulls ${Math.min(a.cycle, a.parallelism)} of its inner datasets at once (cycleLength ${a.cycle}, parallelism ${a.parallelism}); with cycleLength ${b.cycle} and parallelism ${b.parallelism} it pulls ${Math.min(b.cycle, b.parallelism)}, and the operators inside allow ${Number.isFinite(after) ? `at most ${formatRate(after)}` : 'any rate'}.`;
+  const why = `${binding ? `${binding.detail} ` : ''}${name} pulls ${Math.min(a.cycle, a.parallelism)} of its inner datasets at once (cycleLength ${a.cycle}, parallelism ${a.parallelism}); with cycleLength ${b.cycle} and parallelism ${b.parallelism} it pulls ${Math.min(b.cycle, b.parallelism)}, and the operators inside allow ${Number.isFinite(after) ? `at most ${formatRootRate(m, after)}` : 'any rate'}.`;
   const out: PlanChange[] = [];
   if (a.cycle !== b.cycle) out.push({ kind: 'cycleLength', opId: id, from: om.op.knobs.cycleLength, to: b.cycle, reason: why });
   // A written parallelism of 'auto' follows the cycle length: the cycleLength change is enough.

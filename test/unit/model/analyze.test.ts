@@ -71,13 +71,15 @@ describe('model: analyze', () => {
     const profile = new ProfileBuilder({ cores: 2 }).range().map('embed', { self: 5e-4, module: true }).batch(16).build({ rootElements: 100, rate: 120 });
     const a = analyze(profile);
     assert.equal(a.bottleneck.resource, 'main-thread');
-    assert.match(a.bottleneck.reason, /map\(embed\) runs on the main thread and needs 8 ms per element \(500 µs per call × 16 calls\); the main thread can give at most 125 el\/s/);
+    assert.match(a.bottleneck.reason, /map\(embed\) runs on the main thread and needs 8 ms per batch \(500 µs per call × 16 calls\); the main thread can give at most 125 batches\/s/);
     const move = plan(profile).changes.find((c) => c.kind === 'placement');
     assert.ok(move, 'the plan moves map(embed) to worker threads');
-    assert.match(move.reason, /keeps the main thread busy 8 ms per element \(500 µs per call × 16 calls\); in 2 worker threads/);
+    assert.match(move.reason, /keeps the main thread busy 8 ms per batch \(500 µs per call × 16 calls\); in 2 worker threads/);
     // Once per root element, no per-call words.
     const once = analyze(new ProfileBuilder().range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).build({ rootElements: 1000, rate: 190 }));
     assert.doesNotMatch(once.bottleneck.reason, /per call/);
+    // A pipeline that does not batch counts elements, in the sentence as in the table.
+    assert.match(once.bottleneck.reason, /needs 3 ms per element \(60% of the main thread's 5 ms\); the main thread can give at most 200 el\/s/);
   });
 
   it('says how to make a main-thread fn movable when other cores are idle and no worker can load it', () => {
@@ -85,7 +87,7 @@ describe('model: analyze', () => {
       analyze(new ProfileBuilder({ cores }).range().map('heavy', { self: 10e-3, module }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
     const named = heavy(2, false);
     assert.equal(named.resource, 'main-thread');
-    assert.match(named.reason, /map\(heavy\) runs on the main thread .* Worker threads could run it beside the main thread \(all cores together allow about \d.* el\/s\), but heavy is not exported, so they cannot load it: export it \(`export function heavy`\)/);
+    assert.match(named.reason, /map\(heavy\) runs on the main thread .* Worker threads could run it beside the main thread \(all cores together allow about \d.* batches\/s\), but heavy is not exported, so they cannot load it: export it \(`export function heavy`\)/);
     // An inline arrow has no name to export.
     const inline = analyze(new ProfileBuilder({ cores: 2 }).range().map('', { self: 10e-3 }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
     assert.match(inline.reason, /its fn is not an exported function, so they cannot load it: write it as an exported function/);
@@ -95,7 +97,7 @@ describe('model: analyze', () => {
     // A generator source that computes each element: the work must leave the source first.
     const source = analyze(new ProfileBuilder({ cores: 2 }).op({ kind: 'from', ownPerElement: 8e-3 }).map('scale', { self: 1e-4, module: true }).batch(32).build({ rootElements: 100, rate: 3.5 })).bottleneck;
     assert.equal(source.opId, id(0));
-    assert.match(source.reason, /The other cores could share this work \(all cores together allow about \d.* el\/s\), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from/);
+    assert.match(source.reason, /The other cores could share this work \(all cores together allow about \d.* batches\/s\), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from/);
   });
 
   it('counts every operator\'s bookkeeping and unclaimed main-thread time in the main-thread bound', () => {

@@ -100,7 +100,7 @@ describe('model: DAGs, shards and the operators that change element counts', () 
     near(a.bound, 1 / 8e-3);
     assert.equal(a.bottleneck.opId, id(1));
     assert.match(a.bottleneck.reason, /shard\(4, 0\) after it keeps 25% of the elements, so 75% of this work is thrown away/);
-    assert.ok(plan(late).notes?.some((n) => /^shard\(4, 0\) keeps 25% of what it pulls, after work that costs 8 ms of CPU per element: 6 ms of it \(75%\)/.test(n)));
+    assert.ok(plan(late).notes?.some((n) => /^shard\(4, 0\) keeps 25% of what it pulls, after work that costs 8 ms of CPU per batch: 6 ms of it \(75%\)/.test(n)));
     // Shard first: the map sees only this worker's share, four times the bound, and nothing is said.
     const early = new ProfileBuilder().range().op({ kind: 'shard', numShards: 4 }).map('decode', { self: 1e-3 }).batch(2).build({ rootElements: 100, rate: 100 });
     const b = analyze(early);

@@ -347,7 +347,7 @@ describe('model: history of earlier runs', () => {
     const lowered = change(p.changes, 'parallelism', id(1));
     assert.ok(lowered?.kind === 'parallelism', JSON.stringify(p.changes));
     assert.equal(lowered.to, 13);
-    assert.match(lowered.reason, /Its latency grows with the calls in flight, so past 13 more calls mostly wait: with 13 the op allows at most 15\.\d el\/s, with 43 at most 16 el\/s\./);
+    assert.match(lowered.reason, /Its latency grows with the calls in flight, so past 13 more calls mostly wait: with 13 the op allows at most 15\.\d batches\/s, with 43 at most 16 batches\/s\./);
     const slope = (43 / 128 - 13e-3) / 42;
     const at = (k: number) => 43 / 128 + slope * (k - 43);
     near(predict(second, { [id(1)]: { parallelism: 13 } }, { history: [first] }).bound, 13 / (8 * at(13)));

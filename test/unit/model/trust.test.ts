@@ -463,7 +463,7 @@ describe('model: a per-call cost carried between runs that covered different str
     const p = plan(second(2000), { history: [first] });
     const back = change(p.changes, 'placement', id(2));
     assert.equal(back?.to, 'main', JSON.stringify(p.changes));
-    assert.match(back.reason, /on the main thread the fn itself needs ≈ 2(\.0\d?)? ms per element \(measured there in an earlier run\)/);
+    assert.match(back.reason, /on the main thread the fn itself needs ≈ 2(\.0\d?)? ms per batch \(measured there in an earlier run\)/);
   });
 
   it('says when it scaled the figure', () => {
