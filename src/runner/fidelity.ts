@@ -98,27 +98,27 @@ function rebuilt(original: object, copy: object): unknown {
 
 /**
  * The clone `copy` of `value` as plumber-data hands it on: each Buffer and Batch that plain
- * objects and arrays lead to rebuilt, found by walking both together.
+ * objects and arrays lead to (`rebuiltPaths` of the original) rebuilt in the copy.
  */
 function asRebuilt(value: unknown, copy: unknown): unknown {
-  if (!isObject(value) || !isObject(copy)) return copy;
-  if (isRebuilt(value)) return rebuilt(value, copy);
-  if (ArrayBuffer.isView(value) || !isPlainContainer(value)) return copy;
-  const seen = new Set<object>();
-  const walk = (v: object, c: object): void => {
-    if (seen.has(v)) return;
-    seen.add(v);
-    const keys = Array.isArray(v) ? [...v.keys()] : Object.keys(v);
-    for (const k of keys) {
-      const child = (v as Record<string | number, unknown>)[k];
-      const copied = (c as Record<string | number, unknown>)[k];
-      if (!isObject(child) || !isObject(copied)) continue;
-      if (isRebuilt(child)) (c as Record<string | number, unknown>)[k] = rebuilt(child, copied);
-      else if (!ArrayBuffer.isView(child) && isPlainContainer(child)) walk(child, copied);
+  const paths = rebuiltPaths(value);
+  if (paths === null) return copy;
+  let out = copy;
+  for (const [path] of paths) {
+    if (path.length === 0) {
+      out = rebuilt(value as object, copy as object);
+      continue;
     }
-  };
-  walk(value, copy);
-  return copy;
+    let original = value as Record<string | number, unknown>;
+    let parent = copy as Record<string | number, unknown>;
+    for (let i = 0; i < path.length - 1; i++) {
+      original = original[path[i]!] as Record<string | number, unknown>;
+      parent = parent[path[i]!] as Record<string | number, unknown>;
+    }
+    const last = path[path.length - 1]!;
+    parent[last] = rebuilt(original[last] as object, parent[last] as object);
+  }
+  return out;
 }
 
 function isObject(v: unknown): v is object {

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
 import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
 import { threadCpuClock } from '../../../src/runner/machine';
-import { measureMoves } from '../../../src/runner/moves';
+import { measureMoves, type MoveFindings } from '../../../src/runner/moves';
 import { copiesFor } from '../../../src/runner/heap';
 import { estimateBytes } from '../../../src/data/internal/core';
 import { Batch } from '../../../src/data/internal/ops/batch';
@@ -39,6 +39,12 @@ function byExport(p: Profile, name: string): OpProfile {
   const op = p.ops.find((o) => o.fnModule?.exportName === name);
   assert.ok(op, `no operator runs ${name}: ${p.ops.map((o) => o.id).join(', ')}`);
   return op;
+}
+
+/** The probe found nothing a copy between threads changes in `id`'s fn, and priced its move. */
+function assertMovable(findings: Map<string, MoveFindings>, id: string): void {
+  assert.equal(findings.get(id)?.moveBlocked, undefined, `${id}'s move is blocked: ${JSON.stringify(findings.get(id)?.moveBlocked)}`);
+  assert.ok(findings.get(id)?.moveCost, `${id}'s move is priced`);
 }
 
 describe('the runner measures what honest plan pricing needs', function () {
@@ -398,11 +404,9 @@ describe('worker calibration and move pricing in this process', function () {
     assert.deepEqual(findings.get('point')?.moveBlocked, { side: 'result', change: 'class', what: 'Point objects' });
     assert.equal(findings.get('point')?.moveCost, undefined);
     // plumber-data rebuilds a Buffer on the main thread: it crosses whole.
-    assert.equal(findings.get('buffer')?.moveBlocked, undefined);
-    assert.ok(findings.get('buffer')?.moveCost, 'a Buffer result is priced');
+    assertMovable(findings, 'buffer');
     assert.deepEqual(findings.get('bufferMap')?.moveBlocked, { side: 'result', change: 'buffer', what: 'Buffers' });
-    assert.equal(findings.get('bytes')?.moveBlocked, undefined);
-    assert.ok(findings.get('bytes')?.moveCost, 'a Uint8Array result is priced');
+    assertMovable(findings, 'bytes');
     // A filter hands on its input, not a copy, and this one decides the same from a plain copy.
     assert.equal(findings.get('keep')?.moveBlocked, undefined);
     assert.deepEqual(findings.get('fetched')?.moveBlocked, { side: 'input', change: 'class', what: 'Point objects' });
@@ -424,14 +428,11 @@ describe('worker calibration and move pricing in this process', function () {
       ],
       0.2,
     );
-    assert.equal(findings.get('fields')?.moveBlocked, undefined);
-    assert.ok(findings.get('fields')?.moveCost, 'a fn reading fields is priced');
+    assertMovable(findings, 'fields');
     assert.deepEqual(findings.get('instanceof')?.moveBlocked, { side: 'input', change: 'class', what: 'Point objects' });
-    assert.equal(findings.get('sum')?.moveBlocked, undefined);
-    assert.ok(findings.get('sum')?.moveCost, 'a fn reading a Batch\'s data is priced');
+    assertMovable(findings, 'sum');
     // A worker gets a Batch as a Batch (plumber-data rebuilds it), so its methods work there.
-    assert.equal(findings.get('row')?.moveBlocked, undefined);
-    assert.ok(findings.get('row')?.moveCost);
+    assertMovable(findings, 'row');
   });
 
   it('times a fn over Batches in a worker thread on Batches, as plumber-data hands them to its workers', async () => {

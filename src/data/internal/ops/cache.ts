@@ -22,7 +22,7 @@ import * as zlib from 'node:zlib';
 import type { OpCounters } from '../../tracing';
 import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session, SOURCE_CHUNK_MAX, turnIfDue } from '../core';
-import { Batch } from './batch';
+import { crossingMarks, restoreMarks, type Path } from '../crossing';
 
 const MAGIC = Buffer.from('PLDC', 'latin1');
 const FORMAT = 2;
@@ -58,46 +58,13 @@ const nativeCrc = (zlib as { crc32?: (data: Uint8Array, value?: number) => numbe
 /** CRC-32 of `data`, continuing from `value` (the CRC of the bytes before it). */
 const crc32: (data: Uint8Array, value?: number) => number = nativeCrc ?? crc32Js;
 
-/** Where the Batches inside an element are: key paths from the element, [] for the element itself. */
-type Path = (string | number)[];
-
 /**
- * The paths of the Batches in `x`, or null when it holds none. Walks plain objects and arrays at
- * any depth (each container once, so cycles end); other values round-trip as v8.serialize makes them.
+ * The paths of the Batches in `x`, or null when it holds none: v8.serialize keeps Buffers (and
+ * every other value plumber-data crosses with) but turns a Batch into a plain object.
  */
 function batchPaths(x: unknown): Path[] | null {
-  if (x instanceof Batch) return [[]];
-  if (x === null || typeof x !== 'object' || ArrayBuffer.isView(x) || !(Array.isArray(x) || isPlain(x))) return null;
-  let found: Path[] | null = null;
-  // Allocated only for elements with nested containers: most elements are flat records.
-  let seen: Set<object> | null = null;
-  const walk = (v: object, path: Path): void => {
-    const visit = (child: unknown, key: string | number): void => {
-      if (child === null || typeof child !== 'object' || ArrayBuffer.isView(child)) return;
-      if (child instanceof Batch) (found ??= []).push([...path, key]);
-      else if (Array.isArray(child) || isPlain(child)) {
-        seen ??= new Set([x]);
-        if (seen.has(child)) return;
-        seen.add(child);
-        walk(child, [...path, key]);
-      }
-    };
-    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) visit(v[i], i);
-    else for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) visit((v as Record<string, unknown>)[k], k);
-  };
-  walk(x, []);
-  return found;
-}
-
-function isPlain(x: object): boolean {
-  const p = Object.getPrototypeOf(x);
-  return p === Object.prototype || p === null;
-}
-
-/** A Batch again, from the plain object v8 made of it. */
-function revive(x: unknown): unknown {
-  const o = x as { data: Batch['data']; shape: number[] };
-  return new Batch(o.data, o.shape);
+  const paths = crossingMarks(x)?.filter(([, kind]) => kind === 1).map(([path]) => path);
+  return paths !== undefined && paths.length > 0 ? paths : null;
 }
 
 /** One element as a record body, and its kind. */
@@ -110,18 +77,7 @@ function decode(kind: number, body: Buffer): unknown {
   const v: unknown = deserialize(body);
   if (kind === 0) return v;
   const [root, paths] = v as [unknown, Path[]];
-  let out = root;
-  for (const path of paths) {
-    if (path.length === 0) {
-      out = revive(root);
-      continue;
-    }
-    let parent = root as Record<string | number, unknown>;
-    for (let i = 0; i < path.length - 1; i++) parent = parent[path[i]] as Record<string | number, unknown>;
-    const last = path[path.length - 1];
-    parent[last] = revive(parent[last]);
-  }
-  return out;
+  return restoreMarks(root, paths.map((path) => [path, 1]));
 }
 
 class MemoryCache<T> implements Chunks<T> {
