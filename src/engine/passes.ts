@@ -8,7 +8,8 @@
 import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
-import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict } from '../model';
+import { rootUnit } from '../shared/units';
+import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict, trialPlan } from '../model';
 import { compareSides, sideFaster, sideOf } from './paired';
 import { formatSpeedup } from './stats';
 
@@ -170,6 +171,10 @@ export async function planInPasses(
   let last = first;
   let history = options.history ?? [];
   let current = withoutRejected(planOf(first, options), first, options, reject);
+  // A fn the move probe ran far cheaper in a worker is tried there by the next pass when no core
+  // is free for the plan to move it (see `trialPlan`): that run prices the move, not the probe.
+  const trial = passes > 1 && !first.error ? trialPlan(first, options) : undefined;
+  if (trial) current = withoutRejected(trial, first, options, reject);
   // With a pass to come, a plan with a cache runs the cache first (`stagedChanges`).
   const staged = passes > 1 ? stagedChanges(current, first) : current.changes;
   const changes = new Map<string, PlanChange>(staged.map((c) => [changeKey(c), c]));
@@ -271,7 +276,8 @@ export function withoutUnpromising(planned: PlannedRun, options: ModelOptions, u
   if (last === first || plan.changes.length === 0 || options.cores !== undefined || plan.predictedRate > analysis.measuredRate * (1 + MODEL_CONSTANTS.minGain)) return planned;
   const tried = plan.changes.map((c) => changeTitle(c, first)).join('; ');
   const measured = last.run.seconds > 0 ? last.run.elements / last.run.seconds : 0;
-  const why = `The run with the plan applied (${tried}) measured ${formatRate(measured)}, and from it the model predicts ${formatRate(plan.predictedRate)} for the plan: no more than the ${formatRate(analysis.measuredRate)} measured as written, so the plan proposes no change.`;
+  const unit = rootUnit(first);
+  const why = `The run with the plan applied (${tried}) measured ${formatRate(measured, unit)}, and from it the model predicts ${formatRate(plan.predictedRate, unit)} for the plan: no more than the ${formatRate(analysis.measuredRate, unit)} measured as written, so the plan proposes no change.`;
   return {
     ...planned,
     plan: { ...plan, changes: [], overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck, notes: [...(plan.notes ?? []), why] },

@@ -119,6 +119,35 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
 }
 
 /**
+ * The plan if the move probe is right about fns it measured cheaper in a worker than on the main
+ * thread, or undefined when it is the plan itself. The model prices a move at no less than the
+ * fn's main-thread CPU (constants.ts `workerCpuRatioMin`: a probe's fresh isolate usually runs a
+ * fn cheaper than a pipeline's workers do), yet sometimes the pipeline's workers run it far
+ * cheaper too — a fn reading objects built by spreading others ran 4× faster on the clones a
+ * worker gets — and where no core is free for a worker the plan then never moves it, so nothing
+ * ever measures the gain. The passes run this plan as their trial (src/engine/passes.ts): the run
+ * with the move measures what the fn costs in the pipeline's own workers, and the next plan
+ * prices the move from that.
+ */
+export function trialPlan(profile: Profile, options?: ModelOptions): Plan | undefined {
+  if (profile.trainer) return undefined;
+  const m = measure(profile, options?.history);
+  if (m.rootElements <= 0) return undefined;
+  let trusted = false;
+  for (const om of m.ops.values()) {
+    if (om.move?.probeRatio === undefined) continue;
+    om.move = { ...om.move, workerCpuRatio: om.move.probeRatio };
+    trusted = true;
+  }
+  if (!trusted) return undefined;
+  const r = resolve(profile, options);
+  const trial = planMeasured(m, r);
+  const moves = (p: Plan): string[] => p.changes.filter((c) => c.kind === 'placement' && c.to === 'worker').map((c) => c.opId).sort();
+  const planned = moves(planMeasured(measure(profile, options?.history), r));
+  return moves(trial).some((id) => !planned.includes(id)) ? trial : undefined;
+}
+
+/**
  * The model's prediction for any knob configuration, given as runner overrides on top of the
  * knobs the profile ran with: the bound, its binding resource, and the predicted rate (the bound
  * times the run's measured efficiency, clamped to [efficiencyMin, efficiencyMax], when the same

@@ -127,6 +127,12 @@ export interface OpMeasure {
     /** The fn's CPU in a worker ÷ on the main thread, clamped to [workerCpuRatioMin, workerCpuRatioMax]; 1 when not measured. */
     workerCpuRatio: number;
     /**
+     * What the probe measured of that ratio when it ran below workerCpuRatioMin (a fn the probe's
+     * worker ran at a fifth of its main-thread CPU): the model does not price a move by it, but a
+     * trial run with the move may (see `trialPlan` in ./index.ts).
+     */
+    probeRatio?: number;
+    /**
      * For an async fn: what a call awaited alone measured (see `awaitedWork`). In a worker thread
      * the fn's calls run one after another, so each holds its thread for its CPU and its wait.
      */
@@ -507,11 +513,14 @@ function moveOf(op: OpProfile, inputBytes: number | undefined): OpMeasure['move'
   const perCall = op.counters.calls > 0 ? op.counters.selfSeconds / op.counters.calls : undefined;
   const sampleCall = mc.mainCpuSeconds * inScale;
   const representative = perCall !== undefined && perCall > 0 && sampleCall > 0 && Math.max(perCall, sampleCall) / Math.min(perCall, sampleCall) <= C.moveSampleAgreement;
+  let probeRatio: number | undefined;
   if (representative && mc.workerCpuSeconds !== undefined && ok(mc.workerCpuSeconds)) {
-    ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, mc.workerCpuSeconds / mc.mainCpuSeconds));
+    const probed = mc.workerCpuSeconds / mc.mainCpuSeconds;
+    ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, probed));
+    if (probed < ratio) probeRatio = probed;
   }
   const scaled = inScale !== 1 ? inScale : outScale;
-  return { cloneIn, cloneOut, ...(scaled !== 1 ? { sizeScale: scaled } : {}), workerCpuRatio: ratio };
+  return { cloneIn, cloneOut, ...(scaled !== 1 ? { sizeScale: scaled } : {}), workerCpuRatio: ratio, ...(probeRatio !== undefined ? { probeRatio } : {}) };
 }
 
 /**

@@ -101,6 +101,41 @@ describe('planning in passes', function () {
     }
   });
 
+  it('tries a move the probe priced far cheaper in a worker on one free core, and keeps it only as the run with it measured', async () => {
+    // One core free: at the main thread's CPU the move is a loss, so the plan leaves transformRow.
+    // The probe's worker ran it at a fifth of that; the run with the move says what holds.
+    const moveCost = { samples: 64, cloneInSeconds: 1e-6, cloneOutSeconds: 1e-6, inBytes: 300, outBytes: 300, mainCpuSeconds: 20e-6, workerCpuSeconds: 4e-6 };
+    const first = new ProfileBuilder({ cores: 2, availableCores: 1, groupScheduled: true })
+      .range()
+      .map('transformRow', { self: 20e-6, module: true, moveCost, bytes: 300 })
+      .build({ rootElements: 50000, rate: 45000, availableCores: 1 });
+    assert.equal(plan(first).changes.length, 0);
+    for (const [workerSeconds, kept] of [[5e-6, true], [22e-6, false]] as const) {
+      const runs: Overrides[] = [];
+      const planned = await planInPasses(
+        async (o, pass) => {
+          runs.push(o);
+          if (pass === 1) return first;
+          // The fn in one worker thread, at what the pipeline's own worker measured.
+          const rate = 1 / (workerSeconds + 6e-6);
+          return new ProfileBuilder({ cores: 2, availableCores: 1, groupScheduled: true })
+            .range()
+            .map('transformRow', { placement: 'worker', parallelism: 1, worker: workerSeconds, dispatch: 1e-6, module: true, bytes: 300 })
+            .build({ rootElements: 50000, rate, availableCores: 1, overrides: o });
+        },
+        2,
+        {},
+        {},
+      );
+      assert.equal(runs.length, 2, 'the trial ran');
+      assert.equal(runs[1]![id(1)]?.placement, 'worker', JSON.stringify(runs[1]));
+      const move = planned.plan.changes.find((c) => c.kind === 'placement' && c.opId === id(1));
+      assert.equal(Boolean(move), kept, `worker ${workerSeconds}: ${JSON.stringify(planned.plan.changes)} ${planned.plan.notes?.join(' ')}`);
+      if (kept) assert.ok(planned.plan.predictedRate > 2 * 45000, `priced from the run with the move: ${planned.plan.predictedRate}`);
+      else assert.ok(planned.plan.notes?.some((n) => /was tried in the run with the plan applied and left out/.test(n)), planned.plan.notes?.join(' '));
+    }
+  });
+
   it('falls back to the whole first plan when the run with the cache alone fails', async () => {
     const first = cacheable(400e-6);
     const planned = await planInPasses(

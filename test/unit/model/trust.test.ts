@@ -5,7 +5,7 @@
  * own predicted effect.
  */
 import * as assert from 'node:assert/strict';
-import { analyze, changeTitle, overridesFor, plan, predict, wholeCores, widenFreeLevers } from '../../../src/model';
+import { analyze, changeTitle, overridesFor, plan, predict, wholeCores, trialPlan, widenFreeLevers } from '../../../src/model';
 import { coresGot } from '../../../src/model/cores';
 import { MODEL_CONSTANTS } from '../../../src/model/constants';
 import type { PlanChange } from '../../../src/shared/analysis';
@@ -370,6 +370,27 @@ describe('model: worker moves priced from measurement', () => {
     const move = change(plan(halved).changes, 'placement', id(1));
     assert.ok(move);
     assert.doesNotMatch(move.reason, /its main-thread CPU in a worker/, 'a ratio the model did not use is not reported');
+  });
+
+  it('offers a trial of the move the probe priced far cheaper in a worker when no core is free for the plan to move it', () => {
+    // One core free (the kernel shares cores program by program): a worker only shares it, so at
+    // the main thread's CPU the move is a loss and the plan leaves the fn. The probe's worker ran
+    // it at a fifth of that CPU; if that holds in the pipeline's workers, the move gains ≈ 3×.
+    const busy = (workerCpuSeconds: number) =>
+      new ProfileBuilder({ cores: 2, availableCores: 1, groupScheduled: true })
+        .range()
+        .map('transformRow', { self: 20e-6, module: true, moveCost: { ...measured(1e-6), workerCpuSeconds }, bytes: 300 })
+        .build({ rootElements: 50000, rate: 45000, availableCores: 1 });
+    const fifth = busy(4e-6);
+    assert.equal(change(plan(fifth).changes, 'placement', id(1)), undefined);
+    const trial = trialPlan(fifth);
+    const move = change(trial?.changes ?? [], 'placement', id(1));
+    assert.equal(move?.to, 'worker', JSON.stringify(trial?.changes));
+    assert.match(move.reason, /the fn 0\.2× its main-thread CPU in a worker/);
+    assert.ok(trial!.predictedRate > 2 * 45000, `the trial's figure: ${trial!.predictedRate}`);
+    // The probe no cheaper in a worker: nothing to try. Nor where the plan itself moves the fn.
+    assert.equal(trialPlan(busy(20e-6)), undefined);
+    assert.equal(trialPlan(rows({ ...measured(1e-6), workerCpuSeconds: 4e-6 })), undefined);
   });
 
   it('clamps a worker CPU ratio that only a tiny or cold sample could give', () => {
