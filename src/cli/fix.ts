@@ -13,6 +13,7 @@ import { createTwoFilesPatch } from 'diff';
 import { changeTitle, plan as planOf } from '../model';
 import type { Plan } from '../shared/analysis';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
+import { rootUnit } from '../shared/units';
 import { applyEdits, editsForChanges, type PlannedEdit } from '../engine/fixes/edits';
 import type { GraphOp } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
@@ -120,7 +121,7 @@ async function fix(argv: string[]): Promise<number> {
   };
   if (thePlan.changes.length === 0) {
     if (json) printJson();
-    const why = thePlan.verification && thePlan.verification.verdict !== 'gain' ? verdictLine(thePlan) : `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} el/s)`;
+    const why = thePlan.verification && thePlan.verification.verdict !== 'gain' ? verdictLine(thePlan) : `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} ${rootUnit(profile)}/s)`;
     process.stderr.write(`Nothing to fix: ${why.replace(/^No reliable/, 'no reliable')}\n`);
     return 0;
   }
@@ -158,6 +159,6 @@ async function fix(argv: string[]): Promise<number> {
     }
   }
   if (json) printJson();
-  process.stderr.write(`Plumber fix: ${Math.round(thePlan.currentRate)} → ${Math.round(thePlan.predictedRate)} el/s predicted; ${verdictLine(thePlan, unverified)}.\n`);
+  process.stderr.write(`Plumber fix: ${Math.round(thePlan.currentRate)} → ${Math.round(thePlan.predictedRate)} ${rootUnit(profile)}/s predicted; ${verdictLine(thePlan, unverified)}.\n`);
   return 0;
 }

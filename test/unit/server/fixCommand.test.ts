@@ -101,7 +101,7 @@ describe('plumber fix', function () {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /run 1: profiling as written/);
     assert.match(r.stderr, /run 2: re-profiling with the plan applied \(pass 2 of 2\)/);
-    assert.match(r.stderr, /([\d,.]+ → [\d,.]+ el\/s predicted; est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)×, verified (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)× ± (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)\.|Nothing to fix: no reliable gain on this machine right now: )/);
+    assert.match(r.stderr, /([\d,.]+ → [\d,.]+ batches\/s predicted; est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)×, verified (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)× ± (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)\.|Nothing to fix: no reliable gain on this machine right now: )/);
   });
 
   it('finds a pipeline built in a class method behind an exported factory, as the runner does', () => {
