@@ -100,7 +100,9 @@ export function pipelineError(e: unknown, elementsConsumed: number, idOfSite: (s
     where += ` on element ${pe.index} of its input`;
   }
   error.message = `The pipeline threw${where} after ${elementsConsumed} elements: ${causeMsg}`;
-  const frame = userFrame(cause, '');
+  // From the operator's file, so that the library's own frames are skipped: an operator that
+  // refuses its input (unbatch of what is not a batch) is already named at the user's line.
+  const frame = userFrame(cause, typeof pe.op?.site?.file === 'string' ? pe.op.site.file : '');
   if (frame) error.message += ` (at ${frame})`;
   return error;
 }

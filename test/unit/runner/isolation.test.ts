@@ -50,6 +50,14 @@ describe('runner isolation', function () {
     assert.match(profile.error!.message, /\(at [^()]*relative-module\.ts:9:\d+\)\.$/);
   });
 
+  it('names the operator that refused its input at the user\'s line, and no frame inside plumber-data', async () => {
+    const { profile } = await run('unbatch-typed.ts');
+    assert.equal(profile.error?.kind, 'throw');
+    assert.match(profile.error!.message, /The pipeline threw in unbatch at [^ ]*unbatch-typed\.ts:8:\d+ on element 0 of its input/);
+    assert.match(profile.error!.message, /unbatch\(\) needs batches: .*, not a Float32Array\./);
+    assert.doesNotMatch(profile.error!.message, /src\/data\/|plumber-data\//, profile.error!.message);
+  });
+
   it('lists the exports when no pipeline is exported', async () => {
     const { profile } = await run('none.ts');
     assert.equal(profile.error?.kind, 'no-pipeline');

@@ -203,7 +203,7 @@ class UnbatchOp implements Chunks<unknown> {
       const rows = unstack(chunk[0]);
       if (rows === null) {
         void this.return();
-        throw new PipelineError(this.op, this.index, new TypeError('unbatch() needs batches: arrays, Batch objects, or objects of Batches (what batch() produces).'));
+        throw new PipelineError(this.op, this.index, new TypeError(`unbatch() needs batches: arrays, Batch objects, or objects of Batches (what batch() produces), not ${kindOf(chunk[0])}.`));
       }
       this.index++;
       if (this.c !== null) this.c.pulled++;
@@ -231,4 +231,12 @@ export function openBatch(node: OpNode, session: Session, n: number, dropRemaind
 export function openUnbatch(node: OpNode, session: Session): Chunks<unknown> {
   const input = node.inputs[0];
   return new UnbatchOp(input.open(session), input.counters, node.counters, { kind: node.kind, key: node.key, site: node.site });
+}
+
+/** What a value is, for an error message: "a Float32Array", "a string", "null". */
+function kindOf(x: unknown): string {
+  if (x === null || x === undefined) return String(x);
+  if (typeof x !== 'object') return `a ${typeof x}`;
+  const name = (Object.getPrototypeOf(x) as { constructor?: { name?: string } } | null)?.constructor?.name;
+  return name && name !== 'Object' ? `a ${name}` : 'a plain object';
 }
