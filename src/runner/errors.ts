@@ -32,6 +32,13 @@ function libraryDir(file: string): string | undefined {
 }
 
 /**
+ * Where the runner's own frames are: its bundle, and (through its source map, or under tsx) its
+ * sources. A pipeline's pull loop is the runner's, so an operator's error passes through it.
+ */
+const PLUMBER_ROOT = path.resolve(__dirname, '..', '..');
+const RUNNER_FILES = [path.join(PLUMBER_ROOT, 'dist') + path.sep, path.join(PLUMBER_ROOT, 'src', 'runner') + path.sep];
+
+/**
  * The first `file:line:column` position in a stack trace that is not in node internals, a
  * package, plumber-data or the runner: where the user's code called what threw.
  */
@@ -43,7 +50,7 @@ function userFrame(e: unknown, file: string): string | undefined {
     if (m && !m[1].includes('node_modules') && !m[1].startsWith('node:')) {
       const f = m[1].replace(/^file:\/\//, '');
       if (library !== undefined && f.startsWith(library)) continue;
-      if (f === file || !f.includes('/dist/runner/')) return `${f}:${m[2]}:${m[3]}`;
+      if (f === file || !RUNNER_FILES.some((dir) => f.startsWith(dir))) return `${f}:${m[2]}:${m[3]}`;
     }
   }
   return undefined;

@@ -56,6 +56,10 @@ describe('runner isolation', function () {
     assert.match(profile.error!.message, /The pipeline threw in unbatch at [^ ]*unbatch-typed\.ts:8:\d+ on element 0 of its input/);
     assert.match(profile.error!.message, /unbatch\(\) needs batches: .*, not a Float32Array\./);
     assert.doesNotMatch(profile.error!.message, /src\/data\/|plumber-data\//, profile.error!.message);
+    // Pulled by the runner's own loop: none of its frames either.
+    const { profile: rows } = await run('rebatch-rows.ts');
+    assert.match(rows.error!.message, /The pipeline threw in rebatch at [^ ]*rebatch-rows\.ts:8:\d+ on element 0 of its input/);
+    assert.match(rows.error!.message, /rebatch\(\) needs batches: .*, not a number\.$/);
   });
 
   it('lists the exports when no pipeline is exported', async () => {

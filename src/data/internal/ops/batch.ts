@@ -234,7 +234,7 @@ export function openUnbatch(node: OpNode, session: Session): Chunks<unknown> {
 }
 
 /** What a value is, for an error message: "a Float32Array", "a string", "null". */
-function kindOf(x: unknown): string {
+export function kindOf(x: unknown): string {
   if (x === null || x === undefined) return String(x);
   if (typeof x !== 'object') return `a ${typeof x}`;
   const name = (Object.getPrototypeOf(x) as { constructor?: { name?: string } } | null)?.constructor?.name;

@@ -8,7 +8,7 @@ import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import type { PaddedLength, PaddedShapes, PaddingValue, PaddingValues } from '../../options';
 import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session } from '../core';
-import { Batch, stack, unstack, type TypedArray } from './batch';
+import { Batch, kindOf, stack, unstack, type TypedArray } from './batch';
 import { Op } from './flow';
 import { refOf } from './select';
 
@@ -235,7 +235,7 @@ class Rebatch extends Op<unknown> {
         const rows = unstack(b);
         if (rows === null) {
           void this.return();
-          throw new PipelineError(this.op, this.index, new TypeError('rebatch() needs batches: arrays, Batch objects, or objects of Batches (what batch() produces).'));
+          throw new PipelineError(this.op, this.index, new TypeError(`rebatch() needs batches: arrays, Batch objects, or objects of Batches (what batch() produces), not ${kindOf(b)}.`));
         }
         this.index++;
         for (let i = 0; i < rows.length; i++) this.rows.push(rows[i]);
