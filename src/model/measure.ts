@@ -127,9 +127,10 @@ export interface OpMeasure {
     /** The fn's CPU in a worker ÷ on the main thread, clamped to [workerCpuRatioMin, workerCpuRatioMax]; 1 when not measured. */
     workerCpuRatio: number;
     /**
-     * What the probe measured of that ratio when it ran below workerCpuRatioMin (a fn the probe's
-     * worker ran at a fifth of its main-thread CPU): the model does not price a move by it, but a
-     * trial run with the move may (see `trialPlan` in ./index.ts).
+     * What the probe measured of that ratio when it ran below the ratio the model prices by (a fn
+     * the probe's worker ran at a fifth of its main-thread CPU; or at half, on calls that were not
+     * representative): the model does not price a move by it, but a trial run with the move may
+     * (see `trialPlan` in ./index.ts).
      */
     probeRatio?: number;
     /**
@@ -513,12 +514,12 @@ function moveOf(op: OpProfile, inputBytes: number | undefined): OpMeasure['move'
   const perCall = op.counters.calls > 0 ? op.counters.selfSeconds / op.counters.calls : undefined;
   const sampleCall = mc.mainCpuSeconds * inScale;
   const representative = perCall !== undefined && perCall > 0 && sampleCall > 0 && Math.max(perCall, sampleCall) / Math.min(perCall, sampleCall) <= C.moveSampleAgreement;
-  let probeRatio: number | undefined;
-  if (representative && mc.workerCpuSeconds !== undefined && ok(mc.workerCpuSeconds)) {
-    const probed = mc.workerCpuSeconds / mc.mainCpuSeconds;
-    ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, probed));
-    if (probed < ratio) probeRatio = probed;
-  }
+  const probed = mc.workerCpuSeconds !== undefined && ok(mc.workerCpuSeconds) && mc.mainCpuSeconds > 0 ? mc.workerCpuSeconds / mc.mainCpuSeconds : undefined;
+  if (representative && probed !== undefined) ratio = Math.min(C.workerCpuRatioMax, Math.max(C.workerCpuRatioMin, probed));
+  // Below what the model prices, the probe's figure is a reason to try the move, not a price:
+  // even from calls that were not representative (a tokenizer's cached words), a worker that ran
+  // them at half the main thread's CPU is worth one run with the move.
+  const probeRatio = probed !== undefined && probed < ratio ? probed : undefined;
   const scaled = inScale !== 1 ? inScale : outScale;
   return { cloneIn, cloneOut, ...(scaled !== 1 ? { sizeScale: scaled } : {}), workerCpuRatio: ratio, ...(probeRatio !== undefined ? { probeRatio } : {}) };
 }
