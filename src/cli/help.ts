@@ -45,7 +45,7 @@ export const HELP: Record<string, string> = {
 Usage:
   plumber profile <file> [options]            run the pipeline on a sample and show what each operator did
   plumber plan <file> [options]               profile, then show the bottleneck and the changes that remove it
-  plumber check <file> --min-rate R [options] exit 1 when the pipeline is slower than R elements/s (a CI gate)
+  plumber check <file> --min-rate R [options] a CI gate: exit 1 below R/s (batches/s after a batch)
   plumber fix <file> [--diff | --write]       the same plan, verified, applied to the source (a diff by default)
   plumber <command> --help                    options of one command
   plumber --version

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Profile, ProfileError } from '../shared/profile';
+import { rootUnit } from '../shared/units';
 import * as os from 'node:os';
 import { MIN_ELEMENTS } from '../runner/measure';
 import { killAllRuns, runProfile } from '../runner/spawn';
@@ -16,7 +17,7 @@ import { HELP, commandName, thisInvocation } from './help';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, rootRate } from './render';
-import { fmtRate } from './table';
+import { fmtRate, fmtRateIn } from './table';
 import { trainerText } from './trainText';
 
 /** `plumber check`: the run measured too few elements for a rate to mean anything. */
@@ -128,9 +129,11 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
         return EXIT_SAMPLE_TOO_SMALL;
       }
       const pass = rate >= (minRate ?? 0);
-      if (json) printJson({ pass, rate, minRate, profile });
-      else if (pass) process.stdout.write(`plumber check: ${fmtRate(rate)} ≥ ${fmtRate(minRate)}: ok\n`);
-      else process.stderr.write(`plumber check: ${fmtRate(rate)} is below the required ${fmtRate(minRate)}. Run \`${commandName(thisInvocation())} plan ${file}\` to see what holds it back.\n`);
+      // --min-rate is in the pipeline's unit: batches/s when it ends in a batch.
+      const unit = rootUnit(profile);
+      if (json) printJson({ pass, rate, minRate, unit, profile });
+      else if (pass) process.stdout.write(`plumber check: ${fmtRateIn(rate, unit)} ≥ ${fmtRateIn(minRate, unit)}: ok\n`);
+      else process.stderr.write(`plumber check: ${fmtRateIn(rate, unit)} is below the required ${fmtRateIn(minRate, unit)}. Run \`${commandName(thisInvocation())} plan ${file}\` to see what holds it back.\n`);
       return pass ? 0 : 1;
     }
   }
