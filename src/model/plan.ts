@@ -258,7 +258,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         opId: id,
         to: 'main',
         parallelism: 1,
-        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per ${m.unit.one} (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per ${m.unit.one}${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
+        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per ${m.unit.one}${(pe?.worker ?? 0) > 0 ? ` and the fn takes ${formatSeconds(pe!.worker)} of worker CPU` : ''} (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per ${m.unit.one}${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
       });
     } else if (from.concurrency !== to.concurrency) {
       const fewer = to.concurrency < from.concurrency && om.latencySlope > 0;

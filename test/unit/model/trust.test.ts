@@ -493,6 +493,8 @@ describe('model: a per-call cost carried between runs that covered different str
     const back = change(p.changes, 'placement', id(2));
     assert.equal(back?.to, 'main', JSON.stringify(p.changes));
     assert.match(back.reason, /on the main thread the fn itself needs ≈ 2(\.0\d?)? ms per batch \(measured there in an earlier run\)/);
+    // Both sides of the comparison: what the workers cost, beside what the main thread keeps.
+    assert.match(back.reason, /keeps the main thread busy [\d.]+ µs per batch and the fn takes 4\.8 ms of worker CPU \(measured in this run\)/);
   });
 
   it('says when it scaled the figure', () => {
