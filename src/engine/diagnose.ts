@@ -22,8 +22,7 @@ import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verificati
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
 import { DEFAULT_SETTINGS } from '../shared/settings';
-import { rootUnit } from '../shared/units';
-import { analyze, changeTitle, describeOp, keptTrainerVerdict, overridesFor, overridesReverting, predict, widenFreeLevers } from '../model';
+import { analyze, changeTitle, describeOp, keptTrainerVerdict, overridesFor, overridesReverting, predict, rootUnitOf, widenFreeLevers } from '../model';
 import { compareSides, runCurve, sideFaster, sideSlower, unpairable, type PairableRun } from './paired';
 import { formatSpeedup, MIN_RELATIVE_GAIN, pooledRate, runSlices } from './stats';
 import { planInPasses, withoutUnpromising } from './passes';
@@ -589,8 +588,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       const with_ = M(w);
       const without = M(was);
       const gain = compareSides(w, was);
-      const [one, many] = rootUnit(first) === 'batches' ? ['batch', 'batches'] : ['element', 'elements'];
-      atEnd.reason = `A prefetch at the end lets the pipeline prepare its next ${atEnd.size === 1 ? one : `${atEnd.size} ${many}`} while the loop that consumes it works. The model does not price it; verification measured ${fmtRate(with_.rate)} ± ${fmtRate(with_.halfWidth).replace('/s', '')} with it against ${fmtRate(without.rate)} ± ${fmtRate(without.halfWidth).replace('/s', '')} without (${formatSpeedup(gain.speedup, gain.halfWidth)}).`;
+      const unit = rootUnitOf(first);
+      atEnd.reason = `A prefetch at the end lets the pipeline prepare its next ${atEnd.size === 1 ? unit.one : `${atEnd.size} ${unit.many}`} while the loop that consumes it works. The model does not price it; verification measured ${fmtRate(with_.rate)} ± ${fmtRate(with_.halfWidth).replace('/s', '')} with it against ${fmtRate(without.rate)} ± ${fmtRate(without.halfWidth).replace('/s', '')} without (${formatSpeedup(gain.speedup, gain.halfWidth)}).`;
       best = w;
     }
   }

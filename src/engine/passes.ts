@@ -173,7 +173,7 @@ export async function planInPasses(
   let current = withoutRejected(planOf(first, options), first, options, reject);
   // A fn the move probe ran far cheaper in a worker is tried there by the next pass when no core
   // is free for the plan to move it (see `trialPlan`): that run prices the move, not the probe.
-  const trial = passes > 1 && !first.error ? trialPlan(first, options) : undefined;
+  const trial = passes > 1 && !first.error ? trialPlan(first, options, current) : undefined;
   if (trial) current = withoutRejected(trial, first, options, reject);
   // With a pass to come, a plan with a cache runs the cache first (`stagedChanges`).
   const staged = passes > 1 ? stagedChanges(current, first) : current.changes;

@@ -121,11 +121,13 @@ export interface RootUnit {
   plural: string;
   /** One of them: `element` or `batch`. */
   one: string;
+  /** Several of them, in words: `elements` or `batches`. */
+  many: string;
 }
 
 /** The pipeline's root unit (see `rootUnit` in shared/units). */
 export function rootUnitOf(profile: Profile): RootUnit {
-  return rootUnit(profile) === 'batches' ? { plural: 'batches', one: 'batch' } : { plural: 'el', one: 'element' };
+  return rootUnit(profile) === 'batches' ? { plural: 'batches', one: 'batch', many: 'batches' } : { plural: 'el', one: 'element', many: 'elements' };
 }
 
 /** A root rate in the pipeline's unit: 4,690 batches/s. */

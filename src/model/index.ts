@@ -18,7 +18,7 @@ import { downstream, measure, type Measured } from './measure';
 import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
-export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords } from './describe';
+export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { widenFreeLevers } from './headroom';
@@ -120,7 +120,8 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
 
 /**
  * The plan if the move probe is right about fns it measured cheaper in a worker than on the main
- * thread, or undefined when it is the plan itself. The model prices a move at no less than the
+ * thread, or undefined when it moves no fn that `planned` (the model's plan of the same profile
+ * and options) leaves where it is. The model prices a move at no less than the
  * fn's main-thread CPU (constants.ts `workerCpuRatioMin`: a probe's fresh isolate usually runs a
  * fn cheaper than a pipeline's workers do), yet sometimes the pipeline's workers run it far
  * cheaper too — a fn reading objects built by spreading others ran 4× faster on the clones a
@@ -129,7 +130,7 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
  * with the move measures what the fn costs in the pipeline's own workers, and the next plan
  * prices the move from that.
  */
-export function trialPlan(profile: Profile, options?: ModelOptions): Plan | undefined {
+export function trialPlan(profile: Profile, options: ModelOptions | undefined, planned: Plan): Plan | undefined {
   if (profile.trainer) return undefined;
   const m = measure(profile, options?.history);
   if (m.rootElements <= 0) return undefined;
@@ -140,11 +141,9 @@ export function trialPlan(profile: Profile, options?: ModelOptions): Plan | unde
     trusted = true;
   }
   if (!trusted) return undefined;
-  const r = resolve(profile, options);
-  const trial = planMeasured(m, r);
-  const moves = (p: Plan): string[] => p.changes.filter((c) => c.kind === 'placement' && c.to === 'worker').map((c) => c.opId).sort();
-  const planned = moves(planMeasured(measure(profile, options?.history), r));
-  return moves(trial).some((id) => !planned.includes(id)) ? trial : undefined;
+  const trial = planMeasured(m, resolve(profile, options));
+  const moved = new Set(planned.changes.filter((c) => c.kind === 'placement' && c.to === 'worker').map((c) => c.opId));
+  return trial.changes.some((c) => c.kind === 'placement' && c.to === 'worker' && !moved.has(c.opId)) ? trial : undefined;
 }
 
 /**

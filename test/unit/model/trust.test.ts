@@ -383,13 +383,13 @@ describe('model: worker moves priced from measurement', () => {
         .build({ rootElements: 50000, rate: 45000, availableCores: 1 });
     const fifth = busy(4e-6);
     assert.equal(change(plan(fifth).changes, 'placement', id(1)), undefined);
-    const trial = trialPlan(fifth);
+    const trial = trialPlan(fifth, undefined, plan(fifth));
     const move = change(trial?.changes ?? [], 'placement', id(1));
     assert.equal(move?.to, 'worker', JSON.stringify(trial?.changes));
     assert.match(move.reason, /the fn 0\.2× its main-thread CPU in a worker/);
     assert.ok(trial!.predictedRate > 2 * 45000, `the trial's figure: ${trial!.predictedRate}`);
     // The probe no cheaper in a worker: nothing to try. Nor where the plan itself moves the fn.
-    assert.equal(trialPlan(busy(20e-6)), undefined);
+    assert.equal(trialPlan(busy(20e-6), undefined, plan(busy(20e-6))), undefined);
     // Sampled calls that cost far less than the window's (a fn that caches by input) price
     // nothing, but a worker that ran them at a fifth of the main thread's CPU is still worth a try.
     const cached = new ProfileBuilder({ cores: 2, availableCores: 1, groupScheduled: true })
@@ -397,8 +397,9 @@ describe('model: worker moves priced from measurement', () => {
       .map('transformRow', { self: 20e-6, module: true, moveCost: { ...measured(1e-6), mainCpuSeconds: 1e-6, workerCpuSeconds: 0.2e-6 }, bytes: 300 })
       .build({ rootElements: 50000, rate: 45000, availableCores: 1 });
     assert.equal(change(plan(cached).changes, 'placement', id(1)), undefined);
-    assert.equal(change(trialPlan(cached)?.changes ?? [], 'placement', id(1))?.to, 'worker');
-    assert.equal(trialPlan(rows({ ...measured(1e-6), workerCpuSeconds: 4e-6 })), undefined);
+    assert.equal(change(trialPlan(cached, undefined, plan(cached))?.changes ?? [], 'placement', id(1))?.to, 'worker');
+    const idle = rows({ ...measured(1e-6), workerCpuSeconds: 4e-6 });
+    assert.equal(trialPlan(idle, undefined, plan(idle)), undefined);
   });
 
   it('clamps a worker CPU ratio that only a tiny or cold sample could give', () => {
