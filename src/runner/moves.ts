@@ -156,6 +156,14 @@ const WINDOWS = 5;
 /** Milliseconds of calls in each warm-up round of the worker that times a fn (TIMER_WORKER): a fifteenth of its time, within these. */
 const WARM_ROUND_MIN_MS = 2;
 const WARM_ROUND_MAX_MS = 10;
+/**
+ * The least CPU time the worker that times fns gets for one fn: under other work on the cores, 40
+ * ms left the warm-up too few rounds to see a fn settle, and it went unpriced (twice in four full
+ * test runs).
+ */
+const MIN_WORKER_SECONDS = 0.1;
+/** In the worker that times a fn, wall time counts as a WALL_PER_CPU-th as much CPU (see TIMER_WORKER). */
+const WALL_PER_CPU = 3;
 
 /**
  * CPU seconds per element of `round()` (which handles `n` elements): the median over WINDOWS
@@ -454,25 +462,39 @@ parentPort.on('message', async (m) => {
     rebuild(m.file, m.inputs, m.marks);
     const ctxs = m.inputs.map((_, i) => { let r; return { index: m.indices[i], get rng() { return (r ??= new Rng(m.seeds[i])); }, signal: new AbortController().signal }; });
     const n = m.inputs.length;
-    const deadline = performance.now() + m.seconds * 1000;
+    // The time given is CPU the thread gets, not wall time: beside other work on the cores a
+    // thread gets a share of one, and a wall-clock limit gave a fn the less CPU to settle in the
+    // busier the machine. A call that waits (a sync read
+    // of a slow disk) burns no CPU: wall time counts too, at a ${WALL_PER_CPU}th of its length.
+    const c00 = cpu();
+    const w00 = performance.now();
+    const used = () => Math.max(cpu() - c00, (performance.now() - w00) / 1000 / ${WALL_PER_CPU});
     // Warm-up: the main thread's fn ran all window long, hot; a fresh copy here is slower until V8
     // optimises it (and the module's caches fill). Steady state is what a worker pool runs at, so
     // warm up until rounds of calls stop getting cheaper (3 rounds without a 3% gain), or until
     // most of the time is gone. Rounds of a fifteenth of the time given, ${WARM_ROUND_MIN_MS} to
     // ${WARM_ROUND_MAX_MS} ms: a fresh tokenizer fell from 0.5 to 0.05 ms a call over its first 60 ms, and
     // in rounds of 2 ms the noise of that fall gave three rounds without a gain at 0.2 ms, so the
-    // pool was priced at 3-4x the main thread's CPU where its steady state costs the same.
-    const warmUntil = performance.now() + m.seconds * 700;
+    // pool was priced at 3-4x the main thread's CPU where its steady state costs the same. A fn
+    // sent again (it had not settled) goes on from where its last warm-up stopped: this thread
+    // keeps what V8 compiled and what the module cached.
+    const warmFor = m.seconds * 0.7;
     const roundMs = Math.min(${WARM_ROUND_MAX_MS}, Math.max(${WARM_ROUND_MIN_MS}, (m.seconds * 1000) / 15));
     let best = Infinity;
     let stale = 0;
-    while (stale < 3 && performance.now() < warmUntil) {
+    while (stale < 3 && used() < warmFor) {
       const c0 = cpu();
       const t0 = performance.now();
       let calls = 0;
       do { for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]); calls += n; } while (performance.now() - t0 < roundMs);
       const per = (cpu() - c0) / calls;
       if (per < best * 0.97) { best = per; stale = 0; } else stale++;
+    }
+    // A warm-up that ran out of time before the calls stopped getting cheaper measured a cold fn
+    // (and the compiler threads optimising it): no figure is better than a biased one.
+    if (stale < 3) {
+      parentPort.postMessage({ unsettled: true, seconds: used() });
+      return;
     }
     // Timed as on the main thread (cpuPerElement): the median of ${WINDOWS} windows.
     const per = [];
@@ -484,15 +506,12 @@ parentPort.on('message', async (m) => {
         for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]);
         rounds++;
         c = cpu();
-      } while (c - c0 < ${TARGET_CPU_SECONDS / WINDOWS} && performance.now() < deadline);
+      } while (c - c0 < ${TARGET_CPU_SECONDS / WINDOWS} && used() < m.seconds);
       per.push((c - c0) / (rounds * n));
-    } while (per.length < ${WINDOWS} && performance.now() < deadline);
+    } while (per.length < ${WINDOWS} && used() < m.seconds);
     per.sort((a, b) => a - b);
     const mid = per.length >> 1;
-    // A warm-up that ran out of time before the calls stopped getting cheaper measured a cold fn
-    // (and the compiler threads optimising it): no figure is better than a biased one.
-    if (stale < 3) parentPort.postMessage({ error: 'the fn had not reached its steady state in the time given' });
-    else parentPort.postMessage({ cpuPerCall: per.length % 2 === 1 ? per[mid] : (per[mid - 1] + per[mid]) / 2 });
+    parentPort.postMessage({ cpuPerCall: per.length % 2 === 1 ? per[mid] : (per[mid - 1] + per[mid]) / 2, seconds: used() });
   } catch (e) {
     parentPort.postMessage({ error: String(e && e.message || e) });
   }
@@ -522,7 +541,7 @@ function nextMessage(w: Worker, ms: number): Promise<Record<string, unknown> | u
  * operator whose fn could not be measured is left out. The worker thread is ended before this
  * returns.
  */
-export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, loadSeconds = 6): Promise<Map<string, MoveFindings>> {
+export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, loadSeconds = 6): Promise<Map<string, MoveFindings>> {
   const out = new Map<string, MoveFindings>();
   const live = targets.filter((t) => t.samples.length > 0);
   if (live.length === 0) return out;
@@ -569,12 +588,16 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
     // The thread has read its file once it answers: then the file goes (see below), so even a
     // runner killed mid-measurement leaves nothing behind for long.
     const worker = w;
-    // An equal share each: the thread's start and module load come on top (loadSeconds at most).
-    // At least 0.1 s each: under other work on the cores, 40 ms left the warm-up too few rounds to
-    // see the fn settle, and the fn went unpriced (twice in four full test runs).
-    const seconds = Math.max(0.1, workerShare / forWorker.length / 1000);
-    for (let i = 0; i < forWorker.length; i++) {
-      const { t, inputs, findings } = forWorker[i];
+    // The worker's time is one pool (CPU seconds, see TIMER_WORKER), spent in pipeline order: each
+    // fn gets an equal share of what is left, at least MIN_WORKER_SECONDS, and what a fn that
+    // settles early leaves goes to the next. A fn that had not settled in its share is sent again
+    // with what is left at the end, and goes on warming from where it stopped. The text example's
+    // tokenizer needs about 0.2 s of CPU in a fresh thread (its module's caches fill, V8 compiles
+    // a large encoder): on a third of 0.24 s it went unpriced on every run, idle or busy.
+    let left = workerShare / 1000;
+    const unsettled: typeof forWorker = [];
+    const send = async (job: (typeof forWorker)[number], seconds: number, first: boolean): Promise<'done' | 'unsettled' | 'gone'> => {
+      const { t, inputs, findings } = job;
       worker.postMessage({
         file: t.fnModule!.file,
         exportName: t.fnModule!.exportName,
@@ -586,13 +609,24 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.4, l
       });
       // The first message also waits for the thread to start and load the module. The limits are
       // for a thread that never answers: a busy machine (other work on the cores, the pipeline's
-      // own threads finishing) can take several times the CPU seconds in wall time, and a reply
-      // that comes late costs only its wait.
-      const reply = await nextMessage(worker, (i === 0 ? loadSeconds : 0) * 1000 + seconds * 4000 + 1000);
-      if (i === 0) fs.rmSync(dir, { recursive: true, force: true });
-      if (reply === undefined) break;
+      // own threads finishing) can take several times the CPU seconds in wall time (at most
+      // WALL_PER_CPU times, then the worker stops), and a reply that comes late costs only its wait.
+      const reply = await nextMessage(worker, (first ? loadSeconds : 0) * 1000 + seconds * (WALL_PER_CPU + 1) * 1000 + 1000);
+      if (first) fs.rmSync(dir, { recursive: true, force: true });
+      if (reply === undefined) return 'gone';
+      const spent = reply.seconds;
+      left -= typeof spent === 'number' && Number.isFinite(spent) ? Math.max(0, spent) : seconds;
       const cpu = reply.cpuPerCall;
       if (typeof cpu === 'number' && Number.isFinite(cpu) && findings.moveCost) findings.moveCost.workerCpuSeconds = Math.max(0, cpu);
+      return reply.unsettled === true ? 'unsettled' : 'done';
+    };
+    for (let i = 0; i < forWorker.length; i++) {
+      const status = await send(forWorker[i]!, Math.max(MIN_WORKER_SECONDS, left / (forWorker.length - i)), i === 0);
+      if (status === 'gone') return out;
+      if (status === 'unsettled') unsettled.push(forWorker[i]!);
+    }
+    for (let i = 0; i < unsettled.length && left >= MIN_WORKER_SECONDS / 2; i++) {
+      if ((await send(unsettled[i]!, left / (unsettled.length - i), false)) === 'gone') break;
     }
   } finally {
     await w?.terminate();

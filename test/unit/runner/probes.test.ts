@@ -13,6 +13,7 @@ import { isPlainInner, type OpProfile, type Profile } from '../../../src/shared/
 import { analyze, describeOp, plan } from '../../../src/model';
 import * as probe from '../../fixtures/pipelines/probe-moves';
 import * as crossing from '../../fixtures/pipelines/crossing';
+import * as warming from '../../fixtures/pipelines/probe-warming';
 import { alive } from '../../helpers/processes';
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
@@ -441,6 +442,27 @@ describe('worker calibration and move pricing in this process', function () {
     const findings = await measureMoves([{ id: 'rows', kind: 'map', fn: crossing.rowSums, samples, fnModule: { file: CROSSING, exportName: 'rowSums' } }], 1);
     assert.equal(findings.get('rows')?.moveBlocked, undefined);
     assert.ok((findings.get('rows')?.moveCost?.workerCpuSeconds ?? 0) > 0, 'the worker thread timed it');
+  });
+
+  it('gives a fn that settles late in a worker the time the others left, and goes on warming it from where it stopped', async () => {
+    const WARMING = path.join(PIPELINES, 'probe-warming.ts');
+    const samples = [1, 2, 3].map((i) => ({ element: i, index: i }));
+    const target = (id: string, exportName: 'settled' | 'warming') => ({ id, kind: 'map' as const, fn: exportName === 'settled' ? warming.settled : warming.warming, samples, fnModule: { file: WARMING, exportName } });
+    const settled = ['a', 'b', 'c', 'd'].map((id) => target(id, 'settled'));
+    // 0.6 s of the worker's CPU for five fns: an equal share each (0.12 s, 84 ms of warm-up) is
+    // less than `warming` needs to settle (WARM_SECONDS and three rounds more); the four settled
+    // fns need a fraction of theirs.
+    const budget = 1;
+    const last = await measureMoves([...settled, target('warming', 'warming')], budget);
+    // Sent first, it has not settled in its share, and is sent again with what the others left.
+    const first = await measureMoves([target('warming', 'warming'), ...settled], budget);
+    for (const [when, findings] of [['last', last], ['first', first]] as const) {
+      const w = findings.get('warming')?.moveCost?.workerCpuSeconds;
+      const s = findings.get('a')?.moveCost?.workerCpuSeconds;
+      assert.ok(w !== undefined && s !== undefined, `sent ${when}: the worker timed warming (${w}) and settled (${s})`);
+      // In its steady state: a figure taken while it was still falling would be several times this.
+      assert.ok(w < 1.5 * s, `sent ${when}: warming ${w} s a call, settled ${s} s`);
+    }
   });
 
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
