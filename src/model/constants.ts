@@ -129,6 +129,16 @@ export const MODEL_CONSTANTS = {
    * machine; an interleave's plain generators, before their waits were counted, 0.045.
    */
   unexplainedShare: 0.5,
+  /**
+   * A run bound by waits that finish on the main thread, with that thread busy at least this
+   * share of the core it got, and a movable fn taking at least `eventLoopFnShare` of its busy
+   * time: part of each wait is the loop's, busy with the fn, and the fn is worth one verification
+   * run in worker threads (`eventLoopMove`). The sharded benchmark beside a busy thread: its
+   * shards' reads waited 4.78 ms a record with the parse on the main thread (75% busy, the parse
+   * 87% of it) and 2.1 ms without; 831 batches/s became 1,055 with the parse in one worker.
+   */
+  eventLoopBusy: 0.5,
+  eventLoopFnShare: 0.25,
   /** The greedy allocator keeps a configuration only when it raises the bound by at least this fraction. */
   minStepGain: 0.01,
   /** Each extra move to worker threads must raise the bound by at least this fraction. */

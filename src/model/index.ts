@@ -6,7 +6,7 @@
  * constants.ts.
  */
 import type { Analysis, Bottleneck, Bound, ModelOptions, Plan, PlanChange } from '../shared/analysis';
-import { formatRootRate } from './describe';
+import { describeOp, formatRootRate, formatSeconds } from './describe';
 import type { Overrides, Profile } from '../shared/profile';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { applyOverrides, configFromProfile } from './config';
@@ -14,7 +14,7 @@ import { MODEL_CONSTANTS } from './constants';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { clusterCapacities } from './cluster';
-import { downstream, measure, type Measured } from './measure';
+import { downstream, measure, type Measured, type OpMeasure } from './measure';
 import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
@@ -144,6 +144,47 @@ export function trialPlan(profile: Profile, options: ModelOptions | undefined, p
   const trial = planMeasured(m, resolve(profile, options));
   const moved = new Set(planned.changes.filter((c) => c.kind === 'placement' && c.to === 'worker').map((c) => c.opId));
   return trial.changes.some((c) => c.kind === 'placement' && c.to === 'worker' && !moved.has(c.opId)) ? trial : undefined;
+}
+
+/**
+ * A move to worker threads that the model cannot price, for verification to measure (see
+ * `eventLoopBusy` in ./constants.ts). A wait that finishes on the main thread (a timer, a read,
+ * a request) is measured until its callback runs, and while a fn runs there the callback waits
+ * for it: the busier the event loop, the longer every wait it serves. The model takes each run's
+ * waits as they were measured, so a pipeline bound by such waits, with its main thread busy with
+ * a fn that could move, predicts no gain from the move, least of all where no core is free for a
+ * worker; and the move shortens the waits. Returns the heaviest movable sync fn of such a run
+ * (`run` ran the configuration to extend, with its overrides), in as many worker threads as the
+ * plan's cores; undefined when waits on the main thread do not bind, the thread was seldom busy,
+ * or no fn it runs can move. The CPU clock must be the thread's own (not wall time).
+ */
+export function eventLoopMove(run: Profile, options?: ModelOptions): Extract<PlanChange, { kind: 'placement' }> | undefined {
+  if (run.trainer || run.machine.cpuClock === 'wall' || !(run.run.seconds > 0)) return undefined;
+  const m = measure(run, options?.history);
+  if (m.rootElements <= 0 || !(m.measuredRate > 0)) return undefined;
+  const r = resolve(run, options);
+  const { current } = asRan(m, configFromProfile(m), r);
+  const binding = current.binding;
+  const waiter = binding.opId !== undefined ? m.ops.get(binding.opId) : undefined;
+  if ((binding.resource !== 'latency' && binding.resource !== 'sequential-op') || !waiter || waiter.op.placement !== 'main' || !(waiter.latency > 0)) return undefined;
+  const share = Math.min(1, Math.max(0.05, run.run.mainThreadShare ?? 1));
+  const busy = run.run.mainThreadCpuSeconds / (run.run.seconds * share);
+  if (!(busy >= MODEL_CONSTANTS.eventLoopBusy)) return undefined;
+  const mainPerRoot = run.run.mainThreadCpuSeconds / m.rootElements;
+  let heaviest: OpMeasure | undefined;
+  for (const om of m.ops.values()) {
+    if (om.op.placement !== 'main' || !om.movable || om.isAsync || om.selfPerRoot < MODEL_CONSTANTS.eventLoopFnShare * mainPerRoot) continue;
+    if (!heaviest || om.selfPerRoot > heaviest.selfPerRoot) heaviest = om;
+  }
+  if (!heaviest) return undefined;
+  const threads = r.cores;
+  return {
+    kind: 'placement',
+    opId: heaviest.op.id,
+    to: 'worker',
+    parallelism: threads,
+    reason: `${describeOp(heaviest.op)} keeps the main thread busy ${formatSeconds(heaviest.selfPerRoot)} per ${m.unit.one}, ${Math.round((heaviest.selfPerRoot / mainPerRoot) * 100)}% of its work, on the event loop that also serves what binds: ${describeOp(waiter.op)} waits ${formatSeconds(waiter.latency)} a call, measured until its callback ran, while the thread was busy ${Math.round(busy * 100)}% of the time. The model does not price how much of that wait is the loop's; in ${threads} worker thread${threads === 1 ? '' : 's'} the fn leaves the loop to the waits.`,
+  };
 }
 
 /**

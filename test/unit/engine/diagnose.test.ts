@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { measuredSlower, pooledRate, reliablyFaster, runSlices } from '../../../src/engine/stats';
 import { compareSides, sideOf } from '../../../src/engine/paired';
 import { diagnose, verifyRunSeconds, VERIFY_MAX_RUN_SECONDS, VERIFY_MIN_ELEMENTS, VERIFY_RUN_SECONDS, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
-import { overridesFor, plan as modelPlan, predict as modelPredict } from '../../../src/model';
+import { eventLoopMove, overridesFor, plan as modelPlan, predict as modelPredict } from '../../../src/model';
 import { changeKey, type PlanChange } from '../../../src/shared/analysis';
 import type { Overrides, Profile, WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';
@@ -916,6 +916,37 @@ describe('diagnose: verification', () => {
     assert.ok(!same.d.plan.changes.some((c) => c.kind === 'prefetch'));
     assert.equal(same.d.plan.predictedRate, model);
     assert.equal(same.d.plan.overrides[rootId]?.prefetch, undefined);
+  });
+
+  it('verifies a move the model cannot price, a fn on the event loop that serves the waits that bind, and keeps it only when measured faster', async () => {
+    // 16 shards all pulled at once, each record awaited 4 ms on the main thread, whose parse keeps
+    // it busy 58% of the time: the model offers no change (see model eventLoopMove).
+    const first = new ProfileBuilder({ cores: 2 })
+      .range(16)
+      .op({ kind: 'from', inputs: [], parent: 3, wait: 4e-3 })
+      .map('parseRecord', { self: 150e-6, inputs: [1], parent: 3, module: true })
+      .op({ kind: 'interleave', fnName: 'readShard', inputs: [0], out: 1000, cycleLength: 16, parallelism: 16 })
+      .batch(32)
+      .build({ rootElements: 360, rate: 120 });
+    assert.deepEqual(modelPlan(first).changes, []);
+    const move = eventLoopMove(first)!;
+    assert.ok(move, 'the scenario needs a move to try');
+    const outcome = async (factor: number) => {
+      const s = scripted(first, () => [move], (applied) => (applied.length === 1 ? factor : 1));
+      return { s, d: await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 }) };
+    };
+    const faster = await outcome(1.3);
+    assert.deepEqual(faster.s.calls.slice(0, 2).map((c) => `${c.purpose}:${c.applied.join(',') || 'as written'}`), ['profile:as written', `verify:${changeKey(move)}`]);
+    assert.equal(faster.d.plan.verification?.verdict, 'gain');
+    assert.deepEqual(faster.d.plan.changes.map(changeKey), [changeKey(move)]);
+    assert.equal(faster.d.plan.overrides[move.opId]?.placement, 'worker');
+    assert.match(faster.d.plan.changes[0]!.reason, /The model does not price how much of that wait is the loop's/);
+    // The estimate stays as written's: the model predicts nothing for the move.
+    assert.ok(Math.abs(faster.d.plan.predictedRate - 120) < 0.05 * 120, `predicted ${faster.d.plan.predictedRate}`);
+    const same = await outcome(1);
+    assert.equal(same.s.calls[1]?.purpose, 'verify', 'it was measured');
+    assert.equal(same.d.plan.verification?.verdict, 'no-gain');
+    assert.deepEqual(same.d.plan.changes, []);
   });
 
   it('adds no prefetch at the end of a pipeline that ends in one, or that the user\'s overrides give one', async () => {

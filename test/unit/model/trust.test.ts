@@ -5,7 +5,7 @@
  * own predicted effect.
  */
 import * as assert from 'node:assert/strict';
-import { analyze, changeTitle, overridesFor, plan, predict, wholeCores, trialPlan, widenFreeLevers } from '../../../src/model';
+import { analyze, changeTitle, eventLoopMove, overridesFor, plan, predict, wholeCores, trialPlan, widenFreeLevers } from '../../../src/model';
 import { coresGot } from '../../../src/model/cores';
 import { MODEL_CONSTANTS } from '../../../src/model/constants';
 import type { PlanChange } from '../../../src/shared/analysis';
@@ -750,5 +750,44 @@ describe('model: a run its operators do not explain', () => {
     assert.equal(analyze(build(900)).unexplained, undefined);
     assert.equal(analyze(build(100), { cores: 8 }).unexplained, undefined);
     assert.equal(analyze(build(100, true)).unexplained, undefined);
+  });
+});
+
+describe('model: a fn on the event loop that serves the waits that bind', () => {
+  // 16 shards, all pulled at once (the interleave can open no more), each record awaited 4 ms on
+  // the main thread's event loop; a parse of `parse` seconds a record on the same thread; batches
+  // of 32 at the rate the waits allow (16 ÷ 4 ms = 4,000 records/s, 125 batches/s).
+  const loop = (parse: number, opts: { module?: boolean; wait?: number; cpuClock?: 'wall' } = {}) =>
+    new ProfileBuilder(opts.cpuClock ? { cpuClock: opts.cpuClock } : {})
+      .range(16)
+      .op({ kind: 'from', inputs: [], parent: 3, wait: opts.wait ?? 4e-3 })
+      .map('parseRecord', { self: parse, inputs: [1], parent: 3, module: opts.module ?? true })
+      .op({ kind: 'interleave', fnName: 'readShard', inputs: [0], out: 1000, cycleLength: 16, parallelism: 16 })
+      .batch(32)
+      .build({ rootElements: 360, rate: 120 });
+
+  it('offers the heaviest movable fn for a run with it in worker threads when waits on the busy main thread bind', () => {
+    // The parse keeps the thread busy 120 × 32 × 150 µs = 58% of the window.
+    const profile = loop(150e-6);
+    // The shards' reads bind, one record at a time in each.
+    assert.equal(analyze(profile).bottleneck.opId, id(1));
+    const move = eventLoopMove(profile);
+    assert.ok(move, 'a move to try');
+    assert.equal(move.opId, id(2));
+    assert.equal(move.to, 'worker');
+    assert.equal(move.parallelism, 2);
+    assert.match(move.reason, /^map\(parseRecord\) keeps the main thread busy 4\.8 ms per batch, 100% of its work, on the event loop that also serves what binds: from waits 4 ms a call, measured until its callback ran, while the thread was busy 58% of the time\. /);
+    // The run it would extend: the move applied to what it ran.
+    assert.equal(overridesFor(profile, [move])[id(2)]?.placement, 'worker');
+  });
+
+  it('offers nothing when the thread is seldom busy, the fn cannot move, the main thread itself binds, or the clock is wall time', () => {
+    assert.equal(eventLoopMove(loop(40e-6)), undefined, 'the parse keeps the thread busy 15% of the time');
+    assert.equal(eventLoopMove(loop(150e-6, { module: false })), undefined, 'the parse is not an exported fn');
+    // Waits of 0.5 ms: the waits allow 1,000 batches/s, the main thread (4.8 ms a batch) 208.
+    const mainBound = loop(150e-6, { wait: 0.5e-3 });
+    assert.equal(analyze(mainBound).bottleneck.resource, 'main-thread');
+    assert.equal(eventLoopMove(mainBound), undefined);
+    assert.equal(eventLoopMove(loop(150e-6, { cpuClock: 'wall' })), undefined);
   });
 });
