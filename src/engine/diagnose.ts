@@ -578,10 +578,13 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   // model takes the waits as measured, and part of each was the event loop busy with the fn. One
   // run of the kept changes with the fn in worker threads; kept only when reliably faster.
   const loopMove = best?.last && room(1) ? eventLoopMove(best.last, options) : undefined;
-  if (best && loopMove && !best.changes.some((c) => c.opId === loopMove.opId && c.kind === 'placement')) {
+  const withLoopMove = best && loopMove && !best.changes.some((c) => c.opId === loopMove.opId && c.kind === 'placement') ? [...best.changes, loopMove] : undefined;
+  const loopOverrides = withLoopMove && overridesFor(first, withLoopMove, options);
+  // Not when a run already measured that configuration (the plan itself, whose move the decision
+  // above dropped as not measured to help): the decision saw it.
+  if (best && loopMove && withLoopMove && loopOverrides && ![...configs.values(), ...order].some((c) => c.runs > 0 && canonical(c.overrides) === canonical(loopOverrides))) {
     const was = best;
-    const changes = [...was.changes, loopMove];
-    const w: Config = { key: `${was.key} ${changeKey(loopMove)}`, changes, overrides: overridesFor(first, changes, options), slices: [], freeCores: [], curves: [], runs: 0 };
+    const w: Config = { key: `${was.key} ${changeKey(loopMove)}`, changes: withLoopMove, overrides: loopOverrides, slices: [], freeCores: [], curves: [], runs: 0 };
     await measure(w, `${configs.get(was.key) === was ? name(was) : 'the kept changes'}, with ${shortName(loopMove, first)}`);
     if (cancelled) return errorOut('verification was cancelled');
     if (!w.error && sideFaster(w, was)) {

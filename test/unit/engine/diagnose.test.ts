@@ -949,6 +949,50 @@ describe('diagnose: verification', () => {
     assert.deepEqual(same.d.plan.changes, []);
   });
 
+  it('measures the kept plan once more with the fn on a busy event loop moved off it, and keeps that only when reliably faster', async () => {
+    // 16 shards, 8 pulled at once: the plan pulls all 16. Run with it, the shards' waits bind on a
+    // main thread the parse keeps busy 58% of the time (see model eventLoopMove).
+    const shards = (cycleLength: number, rate: number) =>
+      new ProfileBuilder({ cores: 2 })
+        .range(16)
+        .op({ kind: 'from', inputs: [], parent: 3, wait: 4e-3 })
+        .map('parseRecord', { self: 150e-6, inputs: [1], parent: 3, module: true })
+        .op({ kind: 'interleave', fnName: 'readShard', inputs: [0], out: 1000, cycleLength, parallelism: cycleLength })
+        .batch(32)
+        .build({ rootElements: 5 * rate, rate });
+    const first = shards(8, 60);
+    const planned = modelPlan(first).changes;
+    assert.ok(planned.some((c) => c.kind === 'cycleLength') && !planned.some((c) => c.kind === 'placement'), 'the scenario needs a plan that widens the interleave and moves nothing');
+    const outcome = async (moved: number) => {
+      const runs: string[] = [];
+      const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
+        const wide = o[id(3)]?.cycleLength === 16;
+        const worker = o[id(2)]?.placement === 'worker';
+        runs.push(`${purpose}:${wide ? 'plan' : 'as written'}${worker ? ' + move' : ''}`);
+        if (runs.length === 1) return first;
+        const p = wide ? shards(16, 120) : structuredClone(first);
+        const rate = (p.run.elements / p.run.seconds) * (worker ? moved : 1);
+        p.run.overrides = o;
+        p.run.windowSlices = [-2, -1, 0, 1, 2].map((k) => ({ elements: rate * (1 + k * 0.01), seconds: 1 }));
+        p.run.elements = 5 * rate;
+        return p;
+      };
+      return { runs, d: await diagnose({ run, passes: 1, verifyBudgetSeconds: 60 }) };
+    };
+    const faster = await outcome(1.3);
+    assert.ok(faster.runs.includes('verify:plan + move'), faster.runs.join(', '));
+    // After the plan was verified, before the prefetch at the end.
+    assert.ok(faster.runs.indexOf('verify:plan + move') > faster.runs.indexOf('verify:plan'), faster.runs.join(', '));
+    assert.equal(faster.d.plan.verification?.verdict, 'gain');
+    const move = faster.d.plan.changes.find((c) => c.kind === 'placement');
+    assert.ok(move && move.opId === id(2), JSON.stringify(faster.d.plan.changes.map(changeKey)));
+    assert.match(move.reason, /Verification measured 156\/s ± \S+ with it against 120\/s ± \S+ without \(1\.[23]\d?× ± /);
+    const same = await outcome(1);
+    assert.equal(same.runs.filter((r) => r === 'verify:plan + move').length, 1);
+    assert.ok(!same.d.plan.changes.some((c) => c.kind === 'placement'), 'not kept when no faster');
+    assert.equal(same.d.plan.verification?.verdict, 'gain');
+  });
+
   it('adds no prefetch at the end of a pipeline that ends in one, or that the user\'s overrides give one', async () => {
     const endsInOne = new ProfileBuilder({ cores: 2 })
       .range()
