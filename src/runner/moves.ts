@@ -464,8 +464,8 @@ parentPort.on('message', async (m) => {
     const n = m.inputs.length;
     // The time given is CPU the thread gets, not wall time: beside other work on the cores a
     // thread gets a share of one, and a wall-clock limit gave a fn the less CPU to settle in the
-    // busier the machine. A call that waits (a sync read
-    // of a slow disk) burns no CPU: wall time counts too, at a ${WALL_PER_CPU}th of its length.
+    // busier the machine. A call that waits (a sync read of a slow disk) burns no CPU: wall time
+    // counts too, at a ${WALL_PER_CPU}th of its length.
     const c00 = cpu();
     const w00 = performance.now();
     const used = () => Math.max(cpu() - c00, (performance.now() - w00) / 1000 / ${WALL_PER_CPU});
