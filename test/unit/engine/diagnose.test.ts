@@ -993,6 +993,43 @@ describe('diagnose: verification', () => {
     assert.equal(same.d.plan.verification?.verdict, 'gain');
   });
 
+  it('does not measure the fn on a busy event loop moved off it again when verification already measured that configuration', async () => {
+    // Two shards of 16 open, a 0.6 ms parse: the plan opens all 16 and moves the parse to 2
+    // worker threads. With all 16 open and the parse on the main thread, the shards' reads (12 ms
+    // each) bind on a thread the parse keeps 77% busy: the event-loop move is the plan's own move.
+    const shards = (cycleLength: number, rate: number, wait: number) =>
+      new ProfileBuilder({ cores: 2 })
+        .range(16)
+        .op({ kind: 'from', inputs: [], parent: 3, wait })
+        .map('parseRecord', { self: 0.6e-3, inputs: [1], parent: 3, module: true })
+        .op({ kind: 'interleave', fnName: 'readShard', inputs: [0], out: 1000, cycleLength, parallelism: cycleLength })
+        .batch(32)
+        .build({ rootElements: 5 * rate, rate });
+    const first = shards(2, 14, 4e-3);
+    const planned = modelPlan(first).changes;
+    const move = planned.find((c) => c.kind === 'placement');
+    assert.ok(move && move.kind === 'placement' && planned.some((c) => c.kind === 'cycleLength'), 'the scenario needs a plan that opens the shards and moves the parse');
+    const wide = shards(16, 40, 12e-3);
+    const loop = eventLoopMove(wide);
+    assert.ok(loop && loop.opId === move.opId && loop.parallelism === move.parallelism, 'the scenario needs the event-loop move to be the plan\'s');
+    const steps: string[] = [];
+    let runs = 0;
+    const run = async (o: Overrides): Promise<Profile> => {
+      if (runs++ === 0) return first;
+      // Opening the shards is the gain (40/s against 14/s); the move adds nothing.
+      const p = structuredClone(o[id(3)]?.cycleLength === 16 ? wide : first);
+      const rate = p.run.elements / p.run.seconds;
+      p.run.overrides = o;
+      p.run.windowSlices = [-2, -1, 0, 1, 2].map((k) => ({ elements: rate * (1 + k * 0.01), seconds: 1 }));
+      return p;
+    };
+    const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 60, onStep: (st) => steps.push(st.message) });
+    assert.equal(d.plan.verification?.verdict, 'gain');
+    assert.ok(!d.plan.changes.some((c) => c.kind === 'placement'), 'the move measured no faster than the plan without it');
+    assert.ok(steps.some((m) => /the plan without run map\(parseRecord\) in worker threads/.test(m)), steps.join('\n'));
+    assert.ok(!steps.some((m) => /, with run map\(parseRecord\) in worker threads$/.test(m)), steps.join('\n'));
+  });
+
   it('adds no prefetch at the end of a pipeline that ends in one, or that the user\'s overrides give one', async () => {
     const endsInOne = new ProfileBuilder({ cores: 2 })
       .range()
