@@ -277,7 +277,7 @@ export function withoutUnpromising(planned: PlannedRun, options: ModelOptions, u
   const tried = plan.changes.map((c) => changeTitle(c, first)).join('; ');
   const measured = last.run.seconds > 0 ? last.run.elements / last.run.seconds : 0;
   const unit = rootUnit(first);
-  const why = `The run with the plan applied (${tried}) measured ${formatRate(measured, unit)}, and from it the model predicts ${formatRate(plan.predictedRate, unit)} for the plan: no more than the ${formatRate(analysis.measuredRate, unit)} measured as written, so the plan proposes no change.`;
+  const why = `The run with the plan applied (${tried}) measured ${formatRate(measured, unit)}, and from it the model predicts ${formatRate(plan.predictedRate, unit)} for the plan: no more than the ${formatRate(analysis.measuredRate, unit)} measured as written, so the model proposes no change.`;
   return {
     ...planned,
     plan: { ...plan, changes: [], overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck, notes: [...(plan.notes ?? []), why] },

@@ -1145,7 +1145,7 @@ describe('diagnose: a plan the run with it measured slower', () => {
   it('leaves the decision to verification when it runs', async () => {
     const d = await diagnose({ run, passes: 2 });
     assert.ok(d.plan.verification, 'the plan was verified');
-    assert.equal(d.plan.notes?.some((n) => n.includes('measured as written, so the plan proposes no change')) ?? false, false);
+    assert.equal(d.plan.notes?.some((n) => n.includes('measured as written, so the model proposes no change')) ?? false, false);
   });
 });
 

@@ -170,7 +170,7 @@ describe('planning in passes', function () {
     assert.notEqual(planned.plan.overrides[id(1)]?.placement, 'worker');
     // And the plan says what was measured, not only that it proposes nothing.
     assert.ok(
-      planned.plan.notes?.some((n) => /^The run with the plan applied \(run map\(scale\) in worker threads\) measured 16,000 el\/s, .* no more than the 19,000 el\/s measured as written, so the plan proposes no change\.$/.test(n)),
+      planned.plan.notes?.some((n) => /^The run with the plan applied \(run map\(scale\) in worker threads\) measured 16,000 el\/s, .* no more than the 19,000 el\/s measured as written, so the model proposes no change\.$/.test(n)),
       JSON.stringify(planned.plan.notes),
     );
   });
