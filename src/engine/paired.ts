@@ -52,13 +52,14 @@ export const PAIRED_MIN_OVERLAP = 0.5;
 const MAX_RANGES_PER_PAIR = 12;
 
 /**
- * The curve of a run from its warm-up and window slices; undefined when the window was not sliced,
+ * The curve of a run from its warm-up and its window's finest slices (`windowCurve`, else
+ * `windowSlices`); undefined when the window was not sliced,
  * or when it measured a cache's fill and replay from start to end: compared stretch by stretch,
  * the fill's stretches would say 1× and the replay's 50× (see stats.ts `wholeLifeWithCache`).
  */
 export function runCurve(profile: Profile): Curve | undefined {
   if (wholeLifeWithCache(profile)) return undefined;
-  const slices = profile.run.windowSlices;
+  const slices = profile.run.windowCurve ?? profile.run.windowSlices;
   if (!slices || slices.length < 2) return undefined;
   const n = [profile.run.warmupElements];
   const t = [0];
@@ -88,9 +89,17 @@ function pointsInside(c: Curve, lo: number, hi: number): number {
   return c.n.filter((x) => x > lo && x < hi).length;
 }
 
+/** Root elements the windows of two runs both covered (0 when they share none). */
+function shared(a: Curve, b: Curve): number {
+  return Math.max(0, Math.min(a.n.at(-1)!, b.n.at(-1)!) - Math.max(a.n[0]!, b.n[0]!));
+}
+
 /**
  * Pairs each run of `x` with the run of `base` nearest to it in the diagnosis (each base run used
- * once; a tie goes to the earlier): in an A B B A design, the runs that ran side by side.
+ * once): in an A B B A design, the runs that ran side by side. Of two as near (A B A: a run as
+ * written on each side of the plan's), the one whose window shared more elements with it, then
+ * the earlier: the run after the plan's is there to measure the plan's elements (its warm-up
+ * aligned to the plan's), where the run before measured earlier ones.
  */
 export function pairRuns(x: readonly PairableRun[], base: readonly PairableRun[]): Array<[PairableRun, PairableRun]> {
   const free = [...base].sort((a, b) => a.seq - b.seq);
@@ -98,7 +107,9 @@ export function pairRuns(x: readonly PairableRun[], base: readonly PairableRun[]
   for (const r of [...x].sort((a, b) => a.seq - b.seq)) {
     let best = -1;
     for (let i = 0; i < free.length; i++) {
-      if (best < 0 || Math.abs(free[i]!.seq - r.seq) < Math.abs(free[best]!.seq - r.seq)) best = i;
+      const d = Math.abs(free[i]!.seq - r.seq);
+      const bestD = best < 0 ? Infinity : Math.abs(free[best]!.seq - r.seq);
+      if (d < bestD || (d === bestD && shared(free[i]!.curve, r.curve) > shared(free[best]!.curve, r.curve))) best = i;
     }
     if (best < 0) break;
     out.push([r, free[best]!]);

@@ -398,6 +398,7 @@ async function main(): Promise<void> {
     endReason: result.endReason,
     rateEstimates: result.rateEstimates,
     ...(result.windowSlices ? { windowSlices: result.windowSlices } : {}),
+    ...(result.windowCurve ? { windowCurve: result.windowCurve } : {}),
     ...(result.partialElement !== undefined ? { partialElement: result.partialElement } : {}),
     peakRssBytes: peakRssBytes(),
   });

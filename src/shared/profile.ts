@@ -100,6 +100,12 @@ export interface RunInfo {
    */
   windowSlices?: WindowSlice[];
   /**
+   * The same window cut as finely as its points were taken (up to 48 slices, in order; their sums
+   * are the slices'): where the run stood along the data as it went, so two runs can be timed on
+   * the same stretches of elements (engine/paired.ts). Absent when no finer than `windowSlices`.
+   */
+  windowCurve?: WindowSlice[];
+  /**
    * Cores this process could get during the measured window: (its own CPU + the machine's idle
    * CPU) ÷ the window's wall time, from /proc/stat, clamped to (0, machine.cores]. What other
    * work on the machine left over while the pipeline ran. Absent off Linux.

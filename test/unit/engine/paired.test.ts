@@ -79,6 +79,19 @@ describe('comparing on the same elements', () => {
     assert.equal(pairRuns([c(1), c(2), c(4)], [c(0)]).length, 1);
   });
 
+  it('of two runs as near (A B A), pairs the one that shared more of its elements, else the earlier', () => {
+    // The plan's window covered elements 500…1,600; as written's first run 250…850, its run after
+    // the plan's warmed up to 500 and covered 500…900.
+    const plan: PairableRun = { curve: { n: [500, 1050, 1600], t: [0, 1, 2] }, seq: 1 };
+    const before: PairableRun = { curve: { n: [250, 550, 850], t: [0, 1, 2] }, seq: 0 };
+    const after: PairableRun = { curve: { n: [500, 700, 900], t: [0, 0.5, 1] }, seq: 2 };
+    assert.equal(pairRuns([plan], [before, after])[0]![1], after);
+    assert.equal(pairRuns([plan], [after, before])[0]![1], after, 'whatever the order given');
+    // Sharing as much, the earlier.
+    const sameAsBefore: PairableRun = { curve: before.curve, seq: 2 };
+    assert.equal(pairRuns([plan], [sameAsBefore, before])[0]![1], before);
+  });
+
   it('reads a run\'s curve from its warm-up and window slices', () => {
     const p = new ProfileBuilder({ cores: 2 }).range().map('f', { self: 1e-3 }).build({ rootElements: 100, rate: 100 });
     p.run.warmupElements = 7;
@@ -89,6 +102,21 @@ describe('comparing on the same elements', () => {
     assert.deepEqual(runCurve(p), { n: [7, 10, 15], t: [0, 0.5, 0.75] });
     p.run.windowSlices = [{ elements: 3, seconds: 0.5 }];
     assert.equal(runCurve(p), undefined, 'one slice is no curve');
+  });
+
+  it('reads the finer curve when the run recorded one', () => {
+    const p = new ProfileBuilder({ cores: 2 }).range().map('f', { self: 1e-3 }).build({ rootElements: 100, rate: 100 });
+    p.run.warmupElements = 7;
+    p.run.windowSlices = [
+      { elements: 3, seconds: 0.5 },
+      { elements: 5, seconds: 0.25 },
+    ];
+    p.run.windowCurve = [
+      { elements: 1, seconds: 0.25 },
+      { elements: 2, seconds: 0.25 },
+      { elements: 5, seconds: 0.25 },
+    ];
+    assert.deepEqual(runCurve(p), { n: [7, 8, 10, 15], t: [0, 0.25, 0.5, 0.75] });
   });
 });
 

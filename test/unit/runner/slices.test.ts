@@ -52,6 +52,20 @@ describe('window slices', () => {
     for (const x of s) assert.ok(Math.abs(x.seconds - 10 / 12) < 0.02, `slice of ${x.seconds} s`);
   });
 
+  it('cuts the same window finer on request (the curve runs are compared on), adding up to the same elements and seconds', () => {
+    const { points, end } = batches(10, 1, 0.01);
+    const coarse = slices(points, end)!;
+    const fine = slices(points, end, 48)!;
+    assert.equal(fine.length, 48);
+    for (const s of [coarse, fine]) {
+      assert.ok(Math.abs(s.reduce((a, x) => a + x.elements, 0) - 10) < 1e-9);
+      assert.ok(Math.abs(s.reduce((a, x) => a + x.seconds, 0) - 10) < 1e-9);
+    }
+    // No finer than the points taken: 20 points give 20 slices, whatever was asked.
+    const sparse = batches(10, 1, 0.5);
+    assert.equal(slices(sparse.points, sparse.end, 48)!.length, 20);
+  });
+
   it('gives no slices to a window with one point', () => {
     assert.equal(slices([{ t: 0, elements: 0, fine: 0 }], { t: 1, elements: 5, fine: 5 }), undefined);
   });
