@@ -523,6 +523,53 @@ describe('diagnose: verification', () => {
     assert.match(v.summary, /on the elements both ran/);
   });
 
+  it('with room for one run but not a second pair, measures as written once more on the plan\'s elements (A B A) and judges the plan against it', async () => {
+    // As written's first run measured elements 100 onwards; the plan's, warmed up on 200, measured
+    // further and faster (1.5× on every element). Their windows share a short stretch of elements
+    // whose cost differs four times from stretch to stretch, and their times jitter: the first pair
+    // does not decide. A second pair does not fit what is left of the budget; one run does.
+    const first = twoChangeProfile();
+    const planned = modelPlan(first).changes;
+    let seed = 5;
+    const shape = (p: Profile, from: number, speed: number, seconds: number): Profile => {
+      p.run.warmupElements = from;
+      p.run.windowSlices = simulate(from, speed, seconds, 0.1, 0.3, seed++);
+      p.run.elements = p.run.windowSlices.reduce((n, x) => n + x.elements, 0);
+      p.run.seconds = p.run.windowSlices.reduce((t, x) => t + x.seconds, 0);
+      p.run.availableCores = 2;
+      return p;
+    };
+    shape(first, 100, 1, 0.6);
+    let now = 0;
+    const asked: string[] = [];
+    const runs: Profile[] = [];
+    const run = async (overrides: Overrides, _purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+      const plan = Object.keys(overrides).length > 0;
+      asked.push(`${Object.keys(overrides).length}:${budget?.warmupElements ?? '-'}`);
+      now += 3 + (budget?.seconds ?? 3);
+      if (runs.length === 0) {
+        runs.push(first);
+        return first;
+      }
+      const p = structuredClone(first);
+      p.run.overrides = overrides;
+      runs.push(plan ? shape(p, 200, 1.5, 1.2) : shape(p, Math.max(100, budget?.warmupElements ?? 0), 1, 0.6));
+      return p;
+    };
+    // The profile takes 6 s and the plan's run 4 s: a second pair (8 s) does not fit even the
+    // floor verification gets when the first pair measured different stretches; one run does.
+    const d = await diagnose({ run, passes: 1, budgetSeconds: 12.5, clock: () => now });
+    // The scenario: the first pair alone decides nothing.
+    const firstPair = compareSides(sideOf(runs[1]!, 1), sideOf(first, 0));
+    assert.ok(firstPair.speedup - firstPair.halfWidth <= 1, `the first pair must not decide: ${JSON.stringify(firstPair)}`);
+    // Then as written ran once more, warmed up to where the plan's window started.
+    assert.deepEqual(asked.slice(0, 3), ['0:-', `${planned.length}:-`, '0:200']);
+    const v = d.plan.verification!;
+    assert.equal(v.verdict, 'gain', v.summary);
+    assert.ok(Math.abs(v.speedup - 1.5) < 0.2 && v.speedup - v.speedupHalfWidth > 1, v.summary);
+    assert.match(v.summary, /on the elements both ran|verified/);
+  });
+
   it('does not hold a run as written to a window the plan started beyond what as written reached', async () => {
     // A plan whose window starts at element 2,000 (its warm-up ran that far); as written measured
     // elements 100 to about 250. Waiting for as written to reach 2,000 would cost it ten windows of
@@ -860,8 +907,9 @@ describe('diagnose: verification', () => {
     // With 13 s the passes leave 3 s: the second pair still runs (its floor), the optional run does not.
     assert.deepEqual(await diagnoseWith(13), ['profile 0', 'replan 2', 'verify 2', 'verify 0']);
     // Runs that take 5 s besides their window: the passes' runs show that the second pair (about
-    // 12 s) would not fit even the floor, before any verification run has shown what one takes.
-    assert.deepEqual(await diagnoseWith(13, 5), ['profile 0', 'replan 2']);
+    // 12 s) would not fit even the floor, before any verification run has shown what one takes;
+    // one run as written (A B A) does.
+    assert.deepEqual(await diagnoseWith(13, 5), ['profile 0', 'replan 2', 'verify 0']);
   });
 
   it('gives an undecided first pair on a steady machine a second pair only within the budget, and after a drift of load at least the floor', async () => {
