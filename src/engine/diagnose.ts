@@ -472,7 +472,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       // warm-up aligned to the plan's run), it makes the first pair an A B A design, which cancels
       // a steady drift of load as the second pair would, and gives the plan's run a partner that
       // ran the same elements (the first run as written started earlier: the text example's
-      // profile runs shared 340 of their emails, six stretches, and measured 1.6× ± 0.7).
+      // profile runs shared 340 of their batches, six stretches, and measured 1.6× ± 0.7).
       if (room(1, within, alignedWarmupSeconds())) {
         const failed = await measureAsWritten(planned);
         if (failed) return failed;

@@ -80,7 +80,7 @@ const MAX_SLICES = 12;
  * Most slices `windowCurve` reports: the window's points as finely as they were taken (a 3 s
  * profile window holds about 40), for comparing two runs element by element (engine/paired.ts).
  * Merged to 12, a profile run of the text example gave its comparison with a plan's run six
- * stretches of their shared emails, and a 1.9× gain an interval of ± 1.5.
+ * stretches of the batches they shared, and a 1.9× gain an interval of ± 1.5.
  */
 const MAX_CURVE_SLICES = 48;
 
