@@ -625,8 +625,13 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
       if (status === 'gone') return out;
       if (status === 'unsettled') unsettled.push(forWorker[i]!);
     }
+    // Sent again, the dearest on the main thread first, with all that is left (what it does not use
+    // goes to the next): a move pays only for a fn that costs, and a heavy fn last in the pipeline
+    // went unpriced now and then behind cheap ones (a microsecond a call, too short for their
+    // rounds to settle) that took the time left in equal shares.
+    unsettled.sort((a, b) => (b.findings.moveCost?.mainCpuSeconds ?? 0) - (a.findings.moveCost?.mainCpuSeconds ?? 0));
     for (let i = 0; i < unsettled.length && left >= MIN_WORKER_SECONDS / 2; i++) {
-      if ((await send(unsettled[i]!, left / (unsettled.length - i), false)) === 'gone') break;
+      if ((await send(unsettled[i]!, left, false)) === 'gone') break;
     }
   } finally {
     await w?.terminate();
