@@ -560,8 +560,14 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
     out.set(t.id, main.findings);
     if (t.heap && main.handed !== undefined) forHeap.push({ handed: main.handed, findings: main.findings });
     // The timing worker calls fns synchronously: an async fn's worker CPU is left unmeasured (the
-    // model then takes its main-thread figure).
-    if (!t.async && t.fnModule !== undefined && main.findings.moveCost !== undefined && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
+    // model then takes its main-thread figure). Nor is a fn timed there that costs the main thread
+    // no more than cloning its element in and its result out: moved, it would leave the main thread
+    // more work than it takes off, whatever it costs in a worker. Such fns (a field or two set, a
+    // microsecond a call) rarely settle in a worker's rounds, and took the time a heavy fn after
+    // them needed: one last in its pipeline went unpriced in full test runs.
+    const cost = main.findings.moveCost;
+    const couldPay = cost !== undefined && cost.mainCpuSeconds > cost.cloneInSeconds + cost.cloneOutSeconds;
+    if (!t.async && t.fnModule !== undefined && couldPay && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
   }
   // In one series of readings (each a pair of full collections): outside the CPU timings, whose
   // windows a collection would distort.
@@ -626,9 +632,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
       if (status === 'unsettled') unsettled.push(forWorker[i]!);
     }
     // Sent again, the dearest on the main thread first, with all that is left (what it does not use
-    // goes to the next): a move pays only for a fn that costs, and a heavy fn last in the pipeline
-    // went unpriced now and then behind cheap ones (a microsecond a call, too short for their
-    // rounds to settle) that took the time left in equal shares.
+    // goes to the next): the dearer a fn, the more a move of it can gain.
     unsettled.sort((a, b) => (b.findings.moveCost?.mainCpuSeconds ?? 0) - (a.findings.moveCost?.mainCpuSeconds ?? 0));
     for (let i = 0; i < unsettled.length && left >= MIN_WORKER_SECONDS / 2; i++) {
       if ((await send(unsettled[i]!, left, false)) === 'gone') break;

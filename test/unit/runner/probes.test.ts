@@ -259,6 +259,21 @@ describe('the runner and the model never move a fn whose elements a copy between
 describe('worker calibration and move pricing in this process', function () {
   this.timeout(60_000);
 
+  it('times no fn in a worker that costs the main thread less than cloning its element, and gives the time to one that costs more', async () => {
+    const samples = [1, 2, 3].map((i) => ({ element: probe.toRow(i), index: i }));
+    const target = (exportName: 'normalise' | 'jitter' | 'heavy', fn: (r: probe.Row) => unknown) => ({ id: exportName, kind: 'map' as const, fn, samples, fnModule: { file: MOVES, exportName } });
+    // The cheap fns first, in pipeline order, as in the fixture's pipeline; 0.3 s of the worker's
+    // CPU is an equal share of 0.1 s each (70 ms of warm-up) if all three are timed.
+    const findings = await measureMoves([target('normalise', probe.normalise), target('jitter', probe.jitter), target('heavy', probe.heavy)], 0.5);
+    for (const cheap of ['normalise', 'jitter']) {
+      const cost = findings.get(cheap)?.moveCost;
+      assert.ok(cost, `${cheap} was measured on the main thread`);
+      assert.ok(cost.mainCpuSeconds < cost.cloneInSeconds + cost.cloneOutSeconds, `the scenario: ${cheap} costs less than its clones (${JSON.stringify(cost)})`);
+      assert.equal(cost.workerCpuSeconds, undefined, `${cheap} was timed in a worker`);
+    }
+    assert.ok((findings.get('heavy')?.moveCost?.workerCpuSeconds ?? 0) > 0, 'the heavy fn was timed in a worker');
+  });
+
   it('ends every worker thread it starts and removes every file it writes', async () => {
     const clock = threadCpuClock();
     // A first round starts whatever Node creates lazily (libuv's pool, V8's helpers).
