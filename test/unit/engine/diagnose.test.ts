@@ -600,6 +600,59 @@ describe('diagnose: verification', () => {
     assert.deepEqual(asked.slice(0, 4).map((a) => `${a.changes}:${a.warmupElements ?? '-'}`), ['0:-', '2:-', '2:-', '0:-']);
   });
 
+  it('measures a run as written beside the plan\'s long enough to cover the plan\'s elements, as far as the budget allows', async () => {
+    // The plan runs 1.5× as fast: in its 1 s window it covers half as many elements again as as
+    // written covers in 1 s. The run as written after it (the second pair, as the first found
+    // different cores free) measures for as long as covering them takes, when the budget has room,
+    // and only what the budget leaves when it has less (never less than its usual window).
+    const planWindow = (verifyBudgetSeconds: number) => {
+      const first = twoChangeProfile();
+      let seed = 3;
+      let now = 0;
+      const shape = (p: Profile, from: number, speed: number, seconds: number, cores = 2): Profile => {
+        p.run.warmupElements = from;
+        p.run.windowSlices = simulate(from, speed, seconds, 0.1, 0.05, seed++);
+        p.run.elements = p.run.windowSlices.reduce((n, x) => n + x.elements, 0);
+        p.run.seconds = p.run.windowSlices.reduce((t, x) => t + x.seconds, 0);
+        p.run.availableCores = cores;
+        return p;
+      };
+      shape(first, 100, 1, 1.2, 1.2);
+      const asked: Array<{ changes: number; seconds: number | undefined }> = [];
+      const runs: Profile[] = [];
+      const run = async (overrides: Overrides, _purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+        asked.push({ changes: Object.keys(overrides).length, seconds: budget?.seconds });
+        // Each run costs a second besides its window.
+        now += 1 + (budget?.seconds ?? 1.2);
+        if (runs.length === 0) {
+          runs.push(first);
+          return first;
+        }
+        const p = structuredClone(first);
+        p.run.overrides = overrides;
+        const plan = Object.keys(overrides).length > 0;
+        runs.push(shape(p, plan ? 200 : Math.max(100, budget?.warmupElements ?? 0), plan ? 1.5 : 1, budget?.seconds ?? 1));
+        return p;
+      };
+      return diagnose({ run, passes: 1, verifyBudgetSeconds, clock: () => now }).then((d) => ({ d, asked, runs, first }));
+    };
+    const ample = await planWindow(60);
+    assert.deepEqual(ample.asked.slice(0, 4).map((a) => a.changes), [0, 2, 2, 0], 'the scenario needs a second pair');
+    assert.equal(ample.asked[2]!.seconds, 1, 'the plan\'s runs measure their usual window');
+    // Covering the plan's last window at as written's rate (measured by its first run).
+    const wanted = ample.runs[2]!.run.elements / (ample.first.run.elements / ample.first.run.seconds);
+    assert.ok(wanted > 1.2 && wanted < 3, `the scenario needs a plan that covers more elements than as written's usual window: ${wanted}`);
+    assert.ok(Math.abs(ample.asked[3]!.seconds! - wanted) < 0.01, `${ample.asked[3]!.seconds} s, not ${wanted}`);
+    assert.equal(ample.d.plan.verification!.verdict, 'gain', ample.d.plan.verification!.summary);
+
+    // 6.35 s: the second pair fits (two runs of 2 s after the first 2 s) with a third of a second to spare.
+    const tight = await planWindow(6.35);
+    assert.deepEqual(tight.asked.slice(0, 4).map((a) => a.changes), [0, 2, 2, 0]);
+    const seconds = tight.asked[3]!.seconds!;
+    assert.ok(seconds > 1 && seconds < wanted - 0.1, `${seconds} s: more than the usual window, less than covering the plan's elements takes`);
+    assert.ok(tight.d.plan.verification!.seconds <= 6.35 + 1e-9, `verification took ${tight.d.plan.verification!.seconds} s of 6.35`);
+  });
+
   it('says a "no reliable gain" speed-up was measured on the elements both runs covered, where the rates beside it were not', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
