@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import { measure, type MeasureOptions, type MeasureResult } from '../../../src/runner/measure';
+import { measure, RampDetector, type MeasureOptions, type MeasureResult } from '../../../src/runner/measure';
 import type { DatasetLike } from '../../../src/runner/discover';
 import { DATASET_KEY } from '../../../src/data/tracing';
 
@@ -118,3 +118,36 @@ describe('measuring a window', () => {
   });
 });
 
+
+describe('judging the warm-up\'s ramp', () => {
+  /**
+   * Whether the detector says "rising" after each stretch of arrivals at these rates (elements/s),
+   * fed one arrival at a time; each stretch is one of its slices (a quarter of a second).
+   */
+  const judge = (rates: number[]): boolean[] => {
+    const ramp = new RampDetector();
+    let t = 0;
+    ramp.add(t);
+    const out: boolean[] = [];
+    for (const rate of rates) {
+      let rising = true;
+      for (let i = 0; i < Math.ceil(0.25 * rate); i++) {
+        t += (1 + 1e-9) / rate;
+        rising = ramp.add(t);
+      }
+      out.push(rising);
+    }
+    return out;
+  };
+
+  it('says rising while each slice runs faster than every one before, as a start-up does', () => {
+    assert.deepEqual(judge([50, 100, 200, 400, 400]), [true, true, true, true, false]);
+  });
+
+  it('does not read elements that differ in cost as a ramp: a cheap stretch after a dear one is no new high', () => {
+    // Dear, cheap, dear, cheap again but no faster than the first cheap stretch: the pipeline ran
+    // at its steady rate from the second slice on; the slice before alone would say "rising" at
+    // the fourth.
+    assert.deepEqual(judge([100, 200, 100, 150]), [true, true, false, false]);
+  });
+});
