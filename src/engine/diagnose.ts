@@ -468,7 +468,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     const rate = expectedRate(c);
     if (!curve || !rate) return usual;
     const wanted = (curve.n.at(-1)! - curve.n[0]!) / rate;
-    const overhead = overheadSeen > 0 ? overheadSeen : Number.isFinite(fixedSeconds) ? fixedSeconds : 0;
+    // The most any run took besides its window: a busy machine starts runs slower than the passes did.
+    const overhead = Math.max(overheadSeen, Number.isFinite(fixedSeconds) ? fixedSeconds : 0);
     const left = budget - (clock() - started) - overhead - (c === asWritten ? alignedWarmupSeconds(partner) : 0);
     return Math.max(usual, Math.min(wanted, left, VERIFY_MAX_RUN_SECONDS));
   };
