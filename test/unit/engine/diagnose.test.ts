@@ -605,7 +605,7 @@ describe('diagnose: verification', () => {
     // written covers in 1 s. The run as written after it (the second pair, as the first found
     // different cores free) measures for as long as covering them takes, when the budget has room,
     // and only what the budget leaves when it has less (never less than its usual window).
-    const planWindow = (verifyBudgetSeconds: number) => {
+    const planWindow = (verifyBudgetSeconds: number, asWrittenStartSeconds = 1) => {
       const first = twoChangeProfile();
       let seed = 3;
       let now = 0;
@@ -622,8 +622,8 @@ describe('diagnose: verification', () => {
       const runs: Profile[] = [];
       const run = async (overrides: Overrides, _purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
         asked.push({ changes: Object.keys(overrides).length, seconds: budget?.seconds });
-        // Each run costs a second besides its window.
-        now += 1 + (budget?.seconds ?? 1.2);
+        // Each run costs a second besides its window (as written's, unless told otherwise).
+        now += (Object.keys(overrides).length > 0 ? 1 : asWrittenStartSeconds) + (budget?.seconds ?? 1.2);
         if (runs.length === 0) {
           runs.push(first);
           return first;
@@ -651,6 +651,14 @@ describe('diagnose: verification', () => {
     const seconds = tight.asked[3]!.seconds!;
     assert.ok(seconds > 1 && seconds < wanted - 0.1, `${seconds} s: more than the usual window, less than covering the plan's elements takes`);
     assert.ok(tight.d.plan.verification!.seconds <= 6.35 + 1e-9, `verification took ${tight.d.plan.verification!.seconds} s of 6.35`);
+
+    // Runs as written take 2 s to start, the plan's 1 s. After the plan's two runs (4 s) 2.9 s
+    // are left: a run as written needs 2 of them to start and a quarter second more to warm up to
+    // the plan's elements, so its window gets no more than its usual second. (Sized by the last
+    // run's start-up, the plan's 1 s, it would take 1.28 s and end past the budget.)
+    const slowStart = await planWindow(6.9, 2);
+    assert.deepEqual(slowStart.asked.slice(0, 4).map((a) => a.changes), [0, 2, 2, 0]);
+    assert.equal(slowStart.asked[3]!.seconds, 1);
   });
 
   it('says a "no reliable gain" speed-up was measured on the elements both runs covered, where the rates beside it were not', async () => {
