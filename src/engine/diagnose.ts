@@ -390,7 +390,7 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
       return false;
     }
     input.onStep?.({ phase: 'verify', message: `verifying: ${what}`, run: total() });
-    const seconds = partner ? alignedWindowSeconds(c, partner) : verifyRunSeconds(expectedRate(c));
+    const seconds = partner ? alignedWindowSeconds(partner) : verifyRunSeconds(expectedRate(c));
     const t0 = clock();
     const warmupElements = Math.max(warmupElementsFor(first, c.overrides) ?? 0, alignedStart(c, partner)) || undefined;
     const p = await input.run(c.overrides, 'verify', { seconds, ...(warmupElements ? { warmupElements } : {}) });
@@ -452,8 +452,8 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
     return extra > 0 && rate > 0 ? extra / rate : 0;
   };
   /**
-   * Seconds a run of `c` after `partner`'s measures: long enough to cover the elements partner's
-   * last window covered, at `c`'s rate, as far as the budget leaves room after the run's start-up
+   * Seconds a run as written after `partner`'s measures: long enough to cover the elements
+   * partner's last window covered, at as written's rate, as far as the budget leaves room after the run's start-up
    * and warm-up (not the floor a second pair may take: that is for deciding at all, not for
    * deciding more narrowly); never shorter than its usual window, nor longer than
    * VERIFY_MAX_RUN_SECONDS. The elements both runs covered are what the two are compared on
@@ -462,15 +462,16 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
    * them in its 1 s, and the speed-up on 280 batches of emails that differ several times in cost
    * measured 1.8× ± 0.8.
    */
-  const alignedWindowSeconds = (c: Config, partner: Config): number => {
-    const usual = verifyRunSeconds(expectedRate(c));
+  const alignedWindowSeconds = (partner: Config): number => {
+    const rate = expectedRate(asWritten);
+    const usual = verifyRunSeconds(rate);
     const curve = partner.curves.at(-1)?.curve;
-    const rate = expectedRate(c);
     if (!curve || !rate) return usual;
     const wanted = (curve.n.at(-1)! - curve.n[0]!) / rate;
-    // The most any run took besides its window: a busy machine starts runs slower than the passes did.
+    // Start-up and teardown as the slowest verification run so far had them, or the passes' when
+    // longer: a busy machine starts some runs slower than others.
     const overhead = Math.max(overheadSeen, Number.isFinite(fixedSeconds) ? fixedSeconds : 0);
-    const left = budget - (clock() - started) - overhead - (c === asWritten ? alignedWarmupSeconds(partner) : 0);
+    const left = budget - (clock() - started) - overhead - alignedWarmupSeconds(partner);
     return Math.max(usual, Math.min(wanted, left, VERIFY_MAX_RUN_SECONDS));
   };
   const A = (): MeasuredRate => pooledRate(asWritten.slices);
