@@ -19,6 +19,7 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { changeTitle, plan } from '../../src/model';
 import { runProfile } from '../../src/runner/spawn';
+import { DEFAULTS } from '../../src/runner/request';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { CLIP_COUNT, ensureClips } from '../../examples/audio/prepare';
 import { ensureImages, IMAGE_COUNT } from '../../examples/images/prepare';
@@ -117,9 +118,11 @@ function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSi
     purpose && !args.smoke
       ? purpose === 'verify'
         ? { seconds: budget?.seconds ?? VERIFY_RUN_SECONDS, probes: false }
-        : probesFor(purpose)
-          ? {}
-          : { probes: false }
+        : {
+            // A later pass's shorter window, as `plumber plan` takes it (the runner's default otherwise).
+            ...(budget?.seconds ? { seconds: Math.min(budget.seconds, DEFAULTS.seconds) } : {}),
+            ...(probesFor(purpose) ? {} : { probes: false }),
+          }
       : {
           seconds: args.seconds || SECONDS[name] || 2.5,
           maxElements: args.maxElements,

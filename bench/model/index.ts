@@ -81,8 +81,8 @@ interface Detail {
 const round = (x: number): number => Number(x.toPrecision(4));
 
 async function benchOne(name: string, load: number, signal: AbortSignal): Promise<{ line: ModelLine; detail: Detail }> {
-  // Verification runs are shorter, as in `plumber plan`.
-  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false, budget?.warmupElements) : runOnce(name, overrides, seconds, signal, probesFor(purpose), budget?.warmupElements)), { file: fileOf(name), passes, signal });
+  // Verification runs are shorter, and a later pass's when the engine asks, as in `plumber plan`.
+  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false, budget?.warmupElements) : runOnce(name, overrides, Math.min(seconds, budget?.seconds ?? seconds), signal, probesFor(purpose), budget?.warmupElements)), { file: fileOf(name), passes, signal });
   if (advice.first.error) throw new Error(`${name} as written: ${advice.first.error.message}`);
   if (advice.error) throw new Error(`${name}: Plumber's engine failed: ${advice.error}`);
   const profile = advice.first;

@@ -128,7 +128,7 @@ export async function diagnoseFromFlags(file: string, p: Parsed, extra: { random
   const run = async (overrides: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
     const verifying = purpose === 'verify';
     if (!verifying) taken++;
-    const runSeconds = verifying ? budget?.seconds ?? VERIFY_RUN_SECONDS : seconds;
+    const runSeconds = verifying ? budget?.seconds ?? VERIFY_RUN_SECONDS : Math.min(seconds, budget?.seconds ?? seconds);
     reporter.budget(runSeconds);
     const profile = await runProfile({
       file,

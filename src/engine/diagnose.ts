@@ -43,7 +43,10 @@ export interface DiagnoseStep {
 
 /** How long a run should measure, when diagnose decides it (verification runs). */
 export interface RunBudget {
-  /** Seconds of measured window after warm-up (verification runs). */
+  /**
+   * Seconds of measured window after warm-up: a verification run's, or a later pass's when shorter
+   * than the pass's usual window (see `replanSeconds`).
+   */
   seconds?: number;
   /** Root elements the run should warm up on at least (see `warmupElementsFor`). */
   warmupElements?: number;
@@ -807,6 +810,27 @@ function analyzeBound(profile: Profile, options: ModelOptions): number {
   return analyze(profile, options).bound;
 }
 
+/**
+ * Seconds a later pass's run measures when the run as written never settled in its window (its
+ * rate varies along the data: it ran out its budget): long enough to cover, at the rate the model
+ * predicts for the run, the elements the run as written measured beyond where this run's warm-up
+ * ends — the stretch on which verification compares the two (./paired.ts) — and no less than a
+ * verification run measures. Undefined (the pass's usual window) when the run as written settled,
+ * or no such stretch is left: a window that goes on past it measures elements the run as written
+ * never ran, and its time is the verification's. The text example's plan ran 2.4 s of its 3 s
+ * beyond the 952 batches its run as written reached, and its verification then had no room for a
+ * run in one diagnosis of five.
+ */
+function replanSeconds(first: Profile, overrides: Overrides, warmupElements: number | undefined, options: ModelOptions): number | undefined {
+  if (first.error || first.run.endReason !== 'budget') return undefined;
+  const curve = runCurve(first);
+  const rate = safePredict(first, overrides, options)?.rate;
+  if (!curve || !rate || !(rate > 0)) return undefined;
+  const elements = curve.n.at(-1)! - Math.max(warmupElements ?? 0, first.run.warmupElements);
+  if (!(elements > 0)) return undefined;
+  return Math.max(verifyRunSeconds(rate), elements / rate);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The routine.
 
@@ -830,7 +854,9 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
       input.onStep?.({ phase: purpose, message: pass === 1 ? 'profiling as written' : `re-profiling with the plan applied (pass ${pass} of ${passes})`, run: profiles.length + 1 });
       const t0 = clock();
       const warmupElements = asWritten && warmupElementsFor(asWritten, overrides);
-      const p = await input.run(overrides, purpose, warmupElements ? { warmupElements } : undefined);
+      const seconds = asWritten && replanSeconds(asWritten, overrides, warmupElements, options);
+      const budget: RunBudget = { ...(warmupElements ? { warmupElements } : {}), ...(seconds ? { seconds } : {}) };
+      const p = await input.run(overrides, purpose, Object.keys(budget).length > 0 ? budget : undefined);
       asWritten ??= p;
       profiles.push(p);
       passRuns.push({ overrides, profile: p, seconds: clock() - t0 });

@@ -124,7 +124,7 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
         deps.run({
           file: doc.file,
           ...(training ? {} : { exportName: name }),
-          seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : s.profile.seconds,
+          seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : Math.min(s.profile.seconds, budget?.seconds ?? s.profile.seconds),
           ...(probesFor(purpose) ? {} : { probes: false }),
           maxElements: s.profile.maxElements,
           startSeconds: s.profile.startSeconds,

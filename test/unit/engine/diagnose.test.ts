@@ -661,6 +661,39 @@ describe('diagnose: verification', () => {
     assert.equal(slowStart.asked[3]!.seconds, 1);
   });
 
+  it('runs a later pass only as long as covering what an unsettled run as written reached takes, and as usual after one that settled', async () => {
+    const asked = async (endReason: 'budget' | 'converged') => {
+      const first = twoChangeProfile();
+      first.run.warmupElements = 100;
+      // 10,000 elements a second for 2 s; the model predicts the plan at 8,448/s.
+      first.run.windowSlices = simulate(100, 1, 2, 0.1, 0.05, 21, () => 1e-4);
+      first.run.elements = first.run.windowSlices.reduce((n, x) => n + x.elements, 0);
+      first.run.seconds = first.run.windowSlices.reduce((t, x) => t + x.seconds, 0);
+      first.run.endReason = endReason;
+      first.run.converged = endReason === 'converged';
+      const calls: Array<{ overrides: Overrides; purpose: RunPurpose; budget?: RunBudget }> = [];
+      const run = async (overrides: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+        calls.push({ overrides, purpose, ...(budget ? { budget } : {}) });
+        if (calls.length === 1) return first;
+        const p = structuredClone(first);
+        p.run.overrides = overrides;
+        return p;
+      };
+      await diagnose({ run, passes: 2, verifyBudgetSeconds: 0 });
+      return { first, replan: calls.find((c) => c.purpose === 'replan')! };
+    };
+    // The run as written ran out its window (its rate never settled) at element 100 + elements:
+    // the plan's run measures those elements at the rate the model predicts for it.
+    const unsettled = await asked('budget');
+    const rate = modelPredict(unsettled.first, unsettled.replan.overrides).rate;
+    const wanted = unsettled.first.run.elements / rate;
+    assert.ok(wanted > 1, `the scenario needs a stretch that takes more than a verification window: ${wanted} s`);
+    assert.ok(Math.abs(unsettled.replan.budget!.seconds! - wanted) < 1e-9, `${unsettled.replan.budget?.seconds} s, not ${wanted}`);
+    // One that settled gets the pass's usual window.
+    const settled = await asked('converged');
+    assert.equal(settled.replan.budget?.seconds, undefined);
+  });
+
   it('says a "no reliable gain" speed-up was measured on the elements both runs covered, where the rates beside it were not', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
