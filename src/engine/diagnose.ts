@@ -90,7 +90,8 @@ export interface DiagnoseInput {
    * Wall seconds the whole diagnosis aims for (default DEFAULT_BUDGET_SECONDS): the passes run as
    * asked, and verification takes what they leave. The first A/B pair always runs, so a plan is
    * never kept unmeasured; after a first pair under a drifting load the second may take
-   * PAIR_FLOOR_SECONDS whatever is left; further runs start only when they fit.
+   * PAIR_FLOOR_SECONDS whatever is left, unless the passes left nothing; further runs start only
+   * when they fit.
    */
   budgetSeconds?: number;
   /** Wall budget for the verification runs alone, seconds: replaces what `budgetSeconds` leaves them. */
@@ -323,8 +324,11 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const started = clock();
   const budget = input.verifyBudgetSeconds ?? Math.max(0, (input.budgetSeconds ?? DEFAULT_BUDGET_SECONDS) - (started - ctx.began));
   // After a first pair under a drifting load, the second A/B pair decides whether the plan is a
-  // gain: it may take the floor even when the passes left less of the whole budget.
-  const pairBudget = input.verifyBudgetSeconds ?? Math.max(budget, PAIR_FLOOR_SECONDS);
+  // gain: it may take the floor even when the passes left less of the whole budget — but not
+  // when they left none: the floor tops up a short verification, it does not lengthen a diagnosis
+  // whose passes already took the whole wait (images beside a busy thread: passes of 16.5 s, then
+  // 8.7 s for one run as written that warmed up to the plan's elements at a batch a second).
+  const pairBudget = input.verifyBudgetSeconds ?? (budget > 0 ? Math.max(budget, PAIR_FLOOR_SECONDS) : 0);
   const all = plan.changes;
   const configs = new Map<string, Config>();
   const order: Config[] = [];
