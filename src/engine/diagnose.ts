@@ -821,9 +821,9 @@ function analyzeBound(profile: Profile, options: ModelOptions): number {
  * ends — the stretch on which verification compares the two (./paired.ts) — and no less than a
  * verification run measures. Undefined (the pass's usual window) when the run as written settled,
  * or no such stretch is left: a window that goes on past it measures elements the run as written
- * never ran, and its time is the verification's. The text example's plan ran 2.4 s of its 3 s
- * beyond the 952 batches its run as written reached, and its verification then had no room for a
- * run in one diagnosis of five.
+ * never ran, and its time is the verification's. The text example's plan measured 2.4 s, of
+ * which about 1 s covered the batches its run as written had reached (up to 952), and its
+ * verification then had no room for a run in one diagnosis of five.
  */
 function replanSeconds(first: Profile, overrides: Overrides, warmupElements: number | undefined, options: ModelOptions): number | undefined {
   if (first.error || first.run.endReason !== 'budget') return undefined;
