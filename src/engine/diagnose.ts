@@ -23,7 +23,7 @@ import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
 import { DEFAULT_SETTINGS } from '../shared/settings';
 import { analyze, changeTitle, describeOp, eventLoopMove, keptTrainerVerdict, overridesFor, overridesReverting, predict, rootUnitOf, widenFreeLevers } from '../model';
-import { compareSides, runCurve, sideFaster, sideSlower, unpairable, type PairableRun } from './paired';
+import { compareSides, runCurve, sideFaster, sideSlower, unpairable, type Curve, type PairableRun } from './paired';
 import { formatSpeedup, MIN_RELATIVE_GAIN, pooledRate, runSlices } from './stats';
 import { planInPasses, withoutUnpromising } from './passes';
 
@@ -41,7 +41,7 @@ export interface DiagnoseStep {
   run: number;
 }
 
-/** How long a run should measure, when diagnose decides it (verification runs). */
+/** How long a run should measure, when diagnose decides it (verification runs, and later passes after an unsettled first run). */
 export interface RunBudget {
   /**
    * Seconds of measured window after warm-up: a verification run's, or a later pass's when shorter
@@ -146,6 +146,19 @@ export const VERIFY_MIN_ELEMENTS = 16;
 export function verifyRunSeconds(rate: number | undefined): number {
   if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return VERIFY_MAX_RUN_SECONDS;
   return Math.min(VERIFY_MAX_RUN_SECONDS, Math.max(VERIFY_RUN_SECONDS, VERIFY_MIN_ELEMENTS / rate));
+}
+
+/**
+ * Seconds a run at `rate` whose window starts at element `from` takes to cover what another run's
+ * window `covered` reached, and never less than a verification run's window: runs are compared on
+ * the elements both covered (./paired.ts), so a run that stops short of them compares fewer, and
+ * one that goes on past them measures elements the other never ran. Undefined when nothing is left
+ * to cover or the rate is unknown.
+ */
+function secondsToCover(covered: Curve, from: number, rate: number | undefined): number | undefined {
+  const elements = covered.n.at(-1)! - Math.max(from, covered.n[0]!);
+  if (!(elements > 0) || !rate || !(rate > 0)) return undefined;
+  return Math.max(verifyRunSeconds(rate), elements / rate);
 }
 
 function fmtRate(r: number): string {
@@ -460,21 +473,20 @@ async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   };
   /**
    * Seconds a run as written after `partner`'s measures: long enough to cover the elements
-   * partner's last window covered, at as written's rate, as far as the budget leaves room after the run's start-up
-   * and warm-up (not the floor a second pair may take: that is for deciding at all, not for
-   * deciding more narrowly); never shorter than its usual window, nor longer than
-   * VERIFY_MAX_RUN_SECONDS. The elements both runs covered are what the two are compared on
-   * (./paired.ts), and a faster plan covers more of them in its window than as written does in
-   * the same time: the text example's plan covered 1,200 batches in its 2.3 s, as written 280 of
-   * them in its 1 s, and the speed-up on 280 batches of emails that differ several times in cost
-   * measured 1.8× ± 0.8.
+   * partner's last window covered (`secondsToCover`, at as written's rate), as far as the budget
+   * leaves room after the run's start-up and warm-up (not the floor a second pair may take: that
+   * is for deciding at all, not for deciding more narrowly); never shorter than its usual window,
+   * nor longer than VERIFY_MAX_RUN_SECONDS. A faster plan covers more elements in its window than
+   * as written does in the same time: the text example's plan covered 1,200 batches in its 2.3 s,
+   * as written 280 of them in its 1 s, and the speed-up on 280 batches of emails that differ
+   * several times in cost measured 1.8× ± 0.8.
    */
   const alignedWindowSeconds = (partner: Config): number => {
     const rate = expectedRate(asWritten);
     const usual = verifyRunSeconds(rate);
     const curve = partner.curves.at(-1)?.curve;
-    if (!curve || !rate) return usual;
-    const wanted = (curve.n.at(-1)! - curve.n[0]!) / rate;
+    const wanted = curve && secondsToCover(curve, curve.n[0]!, rate);
+    if (!wanted) return usual;
     // Start-up and teardown as the slowest verification run so far had them, or the passes' when
     // longer: a busy machine starts some runs slower than others.
     const overhead = Math.max(overheadSeen, Number.isFinite(fixedSeconds) ? fixedSeconds : 0);
@@ -816,23 +828,18 @@ function analyzeBound(profile: Profile, options: ModelOptions): number {
 
 /**
  * Seconds a later pass's run measures when the run as written never settled in its window (its
- * rate varies along the data: it ran out its budget): long enough to cover, at the rate the model
- * predicts for the run, the elements the run as written measured beyond where this run's warm-up
- * ends — the stretch on which verification compares the two (./paired.ts) — and no less than a
- * verification run measures. Undefined (the pass's usual window) when the run as written settled,
- * or no such stretch is left: a window that goes on past it measures elements the run as written
- * never ran, and its time is the verification's. The text example's plan measured 2.4 s, of
- * which about 1 s covered the batches its run as written had reached (up to 952), and its
- * verification then had no room for a run in one diagnosis of five.
+ * rate varies along the data: it ran out its budget): what covering the elements the run as
+ * written measured beyond this run's warm-up takes at the rate the model predicts for it
+ * (`secondsToCover`) — the stretch on which verification compares the two; the rest of a longer
+ * window is time verification lacks. Undefined (the pass's usual window) when the run as written
+ * settled, or no such stretch is left. The text example's plan measured 2.4 s, of which about 1 s
+ * covered the batches its run as written had reached (up to 952), and its verification then had
+ * no room for a run in one diagnosis of five.
  */
 function replanSeconds(first: Profile, overrides: Overrides, warmupElements: number | undefined, options: ModelOptions): number | undefined {
   if (first.error || first.run.endReason !== 'budget') return undefined;
   const curve = runCurve(first);
-  const rate = safePredict(first, overrides, options)?.rate;
-  if (!curve || !rate || !(rate > 0)) return undefined;
-  const elements = curve.n.at(-1)! - Math.max(warmupElements ?? 0, first.run.warmupElements);
-  if (!(elements > 0)) return undefined;
-  return Math.max(verifyRunSeconds(rate), elements / rate);
+  return curve && secondsToCover(curve, warmupElements ?? 0, safePredict(first, overrides, options)?.rate);
 }
 
 // ---------------------------------------------------------------------------------------------
