@@ -72,6 +72,24 @@ export function warmupElementsFor(first: Profile, overrides: Overrides): number 
   return threads > 1 && warmed > 0 ? threads * warmed : undefined;
 }
 
+/**
+ * Root elements a later pass warms up on: `warmupElementsFor`'s, but the warm-up beyond the first
+ * run's own only as far as the budget leaves time for it after a run as long as the first, at the
+ * rate the first measured (a pool just started runs no faster). `spareSeconds` is what is left of
+ * the budget less the first run's wall time. A slow pipeline beside a busy thread (the images
+ * example, a batch a second: its first run took 7.5 s of the 15) otherwise warmed two threads up
+ * on twice its batches for 6 s, and the passes alone overran the budget before verification
+ * began. The runner still holds the window back while the rate rises (its `RampDetector`), and a
+ * plan measured cold is measured slower, never faster.
+ */
+export function passWarmupElements(first: Profile, overrides: Overrides, spareSeconds: number): number | undefined {
+  const asked = warmupElementsFor(first, overrides);
+  if (asked === undefined) return undefined;
+  const warmed = first.run.warmupElements;
+  const rate = first.run.seconds > 0 ? first.run.elements / first.run.seconds : 0;
+  return Math.min(asked, warmed + Math.floor(Math.max(0, spareSeconds) * rate));
+}
+
 export interface DiagnoseInput {
   /**
    * Runs the pipeline once with these overrides (complete: user overrides + changes) and returns
@@ -864,7 +882,8 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
       const purpose: RunPurpose = pass === 1 ? 'profile' : 'replan';
       input.onStep?.({ phase: purpose, message: pass === 1 ? 'profiling as written' : `re-profiling with the plan applied (pass ${pass} of ${passes})`, run: profiles.length + 1 });
       const t0 = clock();
-      const warmupElements = asWritten && warmupElementsFor(asWritten, overrides);
+      const spare = (input.budgetSeconds ?? DEFAULT_BUDGET_SECONDS) - (t0 - began) - (passRuns[0]?.seconds ?? 0);
+      const warmupElements = asWritten && passWarmupElements(asWritten, overrides, spare);
       const seconds = asWritten && replanSeconds(asWritten, overrides, warmupElements, options);
       const budget: RunBudget = { ...(warmupElements ? { warmupElements } : {}), ...(seconds ? { seconds } : {}) };
       const p = await input.run(overrides, purpose, Object.keys(budget).length > 0 ? budget : undefined);

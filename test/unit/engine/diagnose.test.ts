@@ -345,6 +345,42 @@ describe('diagnose: verification', () => {
     for (const a of asked.filter((x) => !x.moved)) assert.equal(a.warmupElements, undefined, JSON.stringify(asked));
   });
 
+  it('warms a later pass\'s threads beyond the run as written\'s warm-up only as far as the budget leaves time for', async () => {
+    /** The warm-up the pass with the move asks for, when the run as written (37 warm-up elements) took `firstSeconds` of a 15 s budget. */
+    const replanWarmup = async (firstSeconds: number) => {
+      const { placement, s } = moveOnTopOfParallelism(0.5);
+      let now = 0;
+      let first: Profile | undefined;
+      let asked: RunBudget | undefined;
+      const run = async (o: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+        const p = await s.run(o, purpose);
+        if (!first) {
+          p.run.warmupElements = 37;
+          first = p;
+          now += firstSeconds;
+        } else now += 1;
+        if (purpose === 'replan' && o[placement.slice('placement:'.length)]?.placement === 'worker') asked = budget;
+        return p;
+      };
+      const d = await diagnose({ run, passes: 2, budgetSeconds: 15, clock: () => now });
+      const move = d.profiles[0]!.ops.find((op) => changeKey({ kind: 'placement', opId: op.id }) === placement)!;
+      const rate = first!.run.elements / first!.run.seconds;
+      return { warmup: asked?.warmupElements, threads: d.plan.overrides[move.id]?.parallelism as number, rate };
+    };
+    // A quick first run leaves the budget room for the pool to warm each thread up on 37.
+    const quick = await replanWarmup(2);
+    assert.ok(quick.threads >= 2, `the scenario needs a move to several threads: ${quick.threads}`);
+    assert.equal(quick.warmup, 37 * quick.threads);
+    // A first run of 8 s of 15 leaves no time for a pass longer than it: the pool warms up on 37.
+    assert.equal((await replanWarmup(8)).warmup, 37);
+    // In between, the extra warm-up takes what is spare (15 less twice the first run) at the rate
+    // as written: here the time of about 5.5 elements.
+    const spare = 5.5 / quick.rate;
+    const between = await replanWarmup((15 - spare) / 2);
+    assert.ok(between.warmup! > 37 && between.warmup! < 37 * quick.threads, `${between.warmup}`);
+    assert.equal(between.warmup, 37 + Math.floor((15 - 2 * ((15 - spare) / 2)) * between.rate));
+  });
+
   it('counts the passes as the first pair when the last pass ran exactly the final plan', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
