@@ -290,7 +290,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
         kind: 'cache',
         opId: id,
         estimatedBytes: cache.estimatedBytes,
-        reason: `${name}'s output is deterministic and ${cache.reread}; ${cache.cardinality.toLocaleString('en-US')} elements (${cache.cardinalitySource}) × ${formatBytes(cache.bytesPerElement)}${cache.bytesSource ? ` (${cache.bytesSource})` : ''} ≈ ${formatBytes(cache.estimatedBytes)} fits in ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(r.memoryBudgetBytes)} memory budget. After the first pass it saves ${formatSeconds(cache.savedPerRoot)} of work per element.`,
+        reason: `${name}'s output is deterministic and ${cache.reread}; ${cache.cardinality.toLocaleString('en-US')} elements (${cache.cardinalitySource}) × ${formatBytes(cache.bytesPerElement)}${cache.bytesSource ? ` (${cache.bytesSource})` : ''} ≈ ${formatBytes(cache.estimatedBytes)} fits in ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(r.memoryBudgetBytes)} memory budget. After the first pass it saves ${formatSeconds(cache.savedPerRoot)} of work per ${m.unit.one}.`,
       });
     }
   }

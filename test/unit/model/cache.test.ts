@@ -26,6 +26,8 @@ describe('model: cache', () => {
     assert.equal(changeTitle(cache, profile), 'cache after map(decode) (≈ 100 MB)');
     assert.match(cache.reason, /1,000 elements .* × 100 kB ≈ 100 MB/);
     assert.match(cache.reason, /repeat\(\)/);
+    // What it saves is per root element, a batch of ten decodes, and says so.
+    assert.match(cache.reason, /it saves 100 ms of work per batch\./);
     assert.deepEqual(p.overrides[id(1)], { cache: 'memory' });
     // After the first pass only batch and the cache's reads remain on the main thread.
     assert.ok(p.predictedBound > 100 * 10, `expected a large gain, got ${p.predictedBound}`);
