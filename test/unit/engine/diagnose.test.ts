@@ -397,10 +397,12 @@ describe('diagnose: verification', () => {
     assert.deepEqual(v.tried.slice(0, 2).map((t) => t.measured.windows), [1 + 5, 5 + 5]);
   });
 
-  it('counts a part of the plan a pass ran as measured, and keeps it when the whole plan shows no gain', async () => {
-    // The first pass raises the fetch's parallelism; run so, the decode costs 4 ms an element
-    // and the second pass adds its move to worker threads. The pass's run measured the fetch
-    // alone 5× as written; the plan with the move measures as written.
+  /**
+   * The first pass raises the fetch's parallelism; run so, the decode costs 4 ms an element and
+   * the second pass adds its move to worker threads. The pass's run measured the fetch alone 5×
+   * as written; the plan with the move measures `whole` × as written.
+   */
+  const partRunByPass = async (whole: number) => {
     const profile = (decode: number, overrides?: Overrides): Profile =>
       new ProfileBuilder({ cores: 2 })
         .range()
@@ -412,7 +414,7 @@ describe('diagnose: verification', () => {
     assert.deepEqual(firstPlan.map((c) => c.kind), ['parallelism'], 'the first pass must raise the fetch alone');
     const fetch = changeKey(firstPlan[0]!);
     const planned: PlanChange[] = [...firstPlan];
-    const s = scripted(first, () => planned, (applied) => (applied.length === 1 && applied[0] === fetch ? 5 : 1));
+    const s = scripted(first, () => planned, (applied) => (applied.length === 1 && applied[0] === fetch ? 5 : applied.length === 2 ? whole : 1));
     const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
       const p = await s.run(o, purpose);
       if (purpose !== 'replan') return p;
@@ -427,6 +429,11 @@ describe('diagnose: verification', () => {
     };
     const d = await diagnose({ run, passes: 2, verifyBudgetSeconds: 60 });
     assert.equal(planned.length, 2, 'the second pass must add the decode move');
+    return { d, s, fetch, planned };
+  };
+
+  it('counts a part of the plan a pass ran as measured, and keeps it when the whole plan shows no gain', async () => {
+    const { d, s, fetch } = await partRunByPass(1);
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
     assert.deepEqual(d.plan.changes.map(changeKey), [fetch]);
@@ -435,6 +442,21 @@ describe('diagnose: verification', () => {
     assert.deepEqual(v.kept.changes, [fetch]);
     assert.equal(v.kept.measured.windows, 5);
     assert.match(v.summary, /^verified 5\.\d+× ± /);
+  });
+
+  it('keeps the part of the plan a pass ran when the whole plan, itself a gain, measured no faster than it: what the later pass added was not measured to help', async () => {
+    // The whole plan as fast as the fetch alone (5×): the move goes, though the plan is a gain.
+    const same = await partRunByPass(5);
+    assert.equal(same.d.plan.verification!.verdict, 'gain');
+    assert.deepEqual(same.d.plan.changes.map(changeKey), [same.fetch]);
+    const move = same.planned.find((c) => changeKey(c) !== same.fetch)!;
+    assert.deepEqual(same.d.plan.verification!.dropped.map((x) => changeKey(x.change)), [changeKey(move)]);
+    // Its part was the pass's run, not run again by verification.
+    assert.deepEqual(same.s.calls.filter((c) => c.purpose === 'verify' && c.applied.join() === same.fetch), []);
+    // Measured beyond the spread faster with the move (6× against 5×), the whole plan stays.
+    const faster = await partRunByPass(6);
+    assert.deepEqual(faster.d.plan.changes.map(changeKey).sort(), faster.planned.map(changeKey).sort());
+    assert.equal(faster.d.plan.verification!.dropped.length, 0);
   });
 
   it('predicts a kept part of the plan from the run that measured the plan, with the knobs it leaves out turned back', async () => {
