@@ -82,7 +82,7 @@ export function warmupElementsFor(first: Profile, overrides: Overrides): number 
  * began. The runner still holds the window back while the rate rises (its `RampDetector`), and a
  * plan measured cold is measured slower, never faster.
  */
-export function passWarmupElements(first: Profile, overrides: Overrides, spareSeconds: number): number | undefined {
+function passWarmupElements(first: Profile, overrides: Overrides, spareSeconds: number): number | undefined {
   const asked = warmupElementsFor(first, overrides);
   if (asked === undefined) return undefined;
   const warmed = first.run.warmupElements;
