@@ -72,7 +72,7 @@ export function emptyResults(): string {
     GENERATED_NOTE,
     'To refresh a section, run the command it names; a run with `--only`, `--smoke` or `--quick` leaves the file alone.',
     '',
-    'Rates are root elements per second (batches per second for a pipeline that ends in a batch) unless a column says otherwise. The machines are shared: compare ratios measured in the same run.',
+    'Rates are root elements per second (batches per second for a pipeline that ends in a batch) unless a column says otherwise. The machines are shared: compare ratios measured in the same run. What each configuration, column and goal means: [docs/benchmarks.md](../docs/benchmarks.md).',
     '',
   ];
   for (const s of SECTIONS) parts.push(startMarker(s.name), `## \`npm run ${s.name}\` — ${s.title}`, '', 'Not run yet.', endMarker(s.name), '');
