@@ -114,7 +114,11 @@ export function formatNumber(x: number): string {
   return a >= 100 ? Math.round(x).toLocaleString('en-US') : a >= 10 ? x.toFixed(1) : a >= 1 ? x.toFixed(2) : x.toPrecision(3);
 }
 
-const cell = (v: unknown): string => (typeof v === 'number' ? formatNumber(v) : v === undefined || v === null ? '–' : String(v).replaceAll('|', '\\|'));
+function cell(v: unknown): string {
+  if (typeof v === 'number') return formatNumber(v);
+  if (v === undefined || v === null) return '–';
+  return (typeof v === 'object' ? JSON.stringify(v) : String(v)).replaceAll('|', '\\|');
+}
 
 /** A markdown table of plain rows, with the union of their keys as columns, numbers right-aligned. */
 export function rowsTable(rows: ReadonlyArray<Record<string, unknown>>): string {
