@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
-import { allChecks, type BenchLine } from './goals';
+import { allChecks, goalsMarkdown, type BenchLine } from './goals';
 
 export const RESULTS_FILE = join(__dirname, 'RESULTS.md');
 
@@ -142,9 +142,9 @@ export function benchLinesTable(lines: readonly BenchLine[]): string {
   const head = ['pipeline', 'load', 'as written', 'heuristic', 'nodeHeuristic', 'auto', 'plumber', 'oracle', 'predicted', 'verified', 'plumber ÷ as written', 'plumber ÷ oracle', 'profile s'];
   const rows = lines.map((l) => [l.pipeline, String(l.load), ...[l.asWritten, l.heuristic, l.nodeHeuristic, l.auto, l.plumber, l.oracle, l.predicted].map(formatNumber), l.verified === null ? '–' : formatNumber(l.verified), ratio(l.plumber, l.asWritten), ratio(l.plumber, l.oracle), l.profileSeconds.toFixed(1)]);
   const checks = allChecks([...lines]);
-  const missed = checks.filter((c) => !c.met);
-  const goals = missed.length === 0 ? `Every goal met (${checks.length} checks).` : `${checks.length - missed.length} of ${checks.length} goal checks met; missed: ${missed.map((c) => `${c.goal} (${c.text})`).join('; ')}.`;
-  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`), '', goals].join('\n');
+  const met = checks.filter((c) => c.met).length;
+  const count = met === checks.length ? `Every goal met (${checks.length} checks).` : `${met} of ${checks.length} goal checks met.`;
+  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`), '', count, '', goalsMarkdown([...lines], '### Goals')].join('\n');
 }
 
 /**
