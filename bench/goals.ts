@@ -136,11 +136,11 @@ export function goalsText(lines: BenchLine[]): string {
   return ['Goals (ratios of rates measured in the same run):', ...body, ...notes].join('\n');
 }
 
-/** The goals summary in markdown, for results.md. */
-export function goalsMarkdown(lines: BenchLine[]): string {
+/** The goals summary in markdown, for results.md (under `heading`). */
+export function goalsMarkdown(lines: BenchLine[], heading = '## Goals'): string {
   const { rows, notes } = summaryParts(lines);
   return [
-    '## Goals',
+    heading,
     '',
     'Ratios of rates measured in the same run (the same round-robin of runs).',
     '',

@@ -20,6 +20,7 @@ import { connect, range } from '../../src/data/index';
 import { newCounters, TRACER_KEY, type OpCounters, type Tracer } from '../../src/data/tracing';
 import { clusterBounds } from '../../src/model/cluster';
 import type { OpProfile } from '../../src/shared/profile';
+import { groupedRowsTables, writeResults } from '../results';
 import { awaitTwenty } from './stage';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -227,6 +228,7 @@ async function main(): Promise<void> {
 
   for (const w of workers) await stop(w);
   endAll();
+  writeResults('bench:cluster', groupedRowsTables(lines));
   const load = os.loadavg().map((x) => x.toFixed(2)).join(', ');
   if (!json) console.log(`load average: ${load}`);
   else console.log(JSON.stringify({ bench: 'cluster-load', loadAverage: os.loadavg() }));

@@ -13,7 +13,7 @@ import { cpuClockKind, newCounters, TRACER_KEY, type OpCounters, type OpInfo, ty
 import { measure, runPlumber, type Impl } from './executor';
 import { memoryCase, type MemoryCase } from './memory';
 import { asyncMap, bareThreadsSpeedup, mainThreadRate, workerMap, workerMapSmall } from './parallel';
-import { emit, median, table } from './report';
+import { emit, median, table, writeResultsSection } from './report';
 import { opOverhead } from './opOverhead';
 
 const args = process.argv.slice(2);
@@ -150,6 +150,7 @@ async function main(): Promise<void> {
   if (want('B5')) await b5();
   if (want('op-overhead')) await opOverhead(json, quick);
   if (!json) console.log(table());
+  writeResultsSection();
 }
 
 main().catch((e: unknown) => {

@@ -1,5 +1,7 @@
 /** Output of the plumber-data benchmarks: JSON lines with --json, an aligned table otherwise. */
 
+import { groupedRowsTables, writeResults } from '../results';
+
 export type Line = Record<string, string | number | boolean>;
 
 const lines: Line[] = [];
@@ -33,6 +35,11 @@ export function table(): string {
     out.push(`${name}\n${rows.map((r, ri) => '  ' + r.map((c, i) => (ri > 0 && /^-?[\d.]/.test(c) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ')).join('\n')}`);
   }
   return out.join('\n\n');
+}
+
+/** Everything emitted, as the `bench` section of bench/RESULTS.md (after a full run). */
+export function writeResultsSection(): void {
+  writeResults('bench', groupedRowsTables(lines));
 }
 
 /** The median of a few measurements: robust to one slow run on a shared machine. */

@@ -28,6 +28,7 @@ import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides, type ModuleOf } from '../baselines';
 import { goalsMarkdown, goalsText } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
+import { writeBenchLines } from '../results';
 import { oracleGrid } from './configs';
 import { jsonLine, markdownTable, svgChart, textTable, type E2eDetail, type E2eResult } from './report';
 
@@ -330,6 +331,7 @@ async function main(): Promise<void> {
   writeFileSync(join(out, 'results.json'), JSON.stringify({ results, details: Object.fromEntries(details), failures }, null, 2));
   if (results.length) writeFileSync(join(out, 'chart.svg'), svgChart(results));
   log(`\nwrote ${out}/results.md, results.json and chart.svg`);
+  writeBenchLines('bench:e2e', results, loadNotes.map((n) => `${n} (1, 5, 15 min)`));
   if (failures.length) process.exitCode = 1;
 }
 

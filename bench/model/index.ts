@@ -21,6 +21,7 @@ import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides } from '../baselines';
 import { allChecks, goalsMarkdown, goalsText, type BenchLine } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
+import { writeBenchLines } from '../results';
 import { gridFor } from './grid';
 
 const PIPELINES = ['main-thread-bound', 'worker-bound', 'latency-bound', 'disk-bound', 'cacheable', 'mixed', 'sharded', 'awaited-work', 'records'];
@@ -205,6 +206,7 @@ async function main(): Promise<void> {
   ].join('\n');
   writeFileSync(path.join(dir, 'results.md'), md);
   out(`wrote ${dir}/results.md`);
+  writeBenchLines('bench:model', lines, loadNotes);
   if (failed) process.exitCode = 1;
 }
 

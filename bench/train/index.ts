@@ -24,6 +24,7 @@ import { trainerRate } from '../../src/model/trainer';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { nodeHeuristicOverrides } from '../baselines';
+import { groupedRowsTables, writeResults } from '../results';
 
 const ROOT = resolve(__dirname, '..', '..');
 const SYNTHETIC = resolve(ROOT, 'test/fixtures/train/synthetic.ts');
@@ -211,6 +212,7 @@ async function main(): Promise<void> {
   if (args.only !== 'e2e') ok = (await truth(args)) && ok;
   if (args.only !== 'truth') ok = (await e2e(args)) && ok;
   say(`load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`, args);
+  writeResults('bench:train', groupedRowsTables(out.map((l) => JSON.parse(l) as Record<string, unknown>)));
   process.exitCode = ok ? 0 : 1;
 }
 
