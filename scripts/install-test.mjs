@@ -76,7 +76,7 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** `npm pack` of the package in `dir` into `out`; the tarball's path. */
 async function pack(dir, out) {
   const before = new Set(readdirSync(out));
-  await must(npm, ['pack', '--pack-destination', out, '--silent'], { cwd: dir, timeoutMs: 120_000 });
+  await must(npm, ['pack', '--ignore-scripts', '--pack-destination', out, '--silent'], { cwd: dir, timeoutMs: 120_000 });
   const made = readdirSync(out).filter((f) => f.endsWith('.tgz') && !before.has(f));
   if (made.length !== 1) throw new Error(`npm pack in ${dir} made ${made.length} tarballs`);
   return join(out, made[0]);
