@@ -14,6 +14,8 @@
 // Usage: node scripts/package.mjs                  this machine's platform → artifacts/plumber.vsix
 //        node scripts/package.mjs --target T …     each T → artifacts/plumber-T.vsix
 //        node scripts/package.mjs --all            every target in TARGETS
+//   --out DIR: write the VSIX files there instead of artifacts/;
+//   --no-build: package the bundles as they are built (the default builds them for production).
 // A binary for another platform comes from the npm registry (`npm pack`), kept in .cache/esbuild/.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -121,8 +123,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.error(`package: no VS Code target for this machine (${host}); name one with --target.`);
     process.exit(2);
   }
-  execFileSync(process.execPath, ['esbuild.mjs', '--production'], { cwd: ROOT, stdio: 'inherit' });
-  mkdirSync(join(ROOT, 'artifacts'), { recursive: true });
-  if (asked.length === 0) packageTarget(host, join(ROOT, 'artifacts', 'plumber.vsix'));
-  for (const t of asked) packageTarget(t, join(ROOT, 'artifacts', `plumber-${t}.vsix`));
+  if (!args.includes('--no-build')) execFileSync(process.execPath, ['esbuild.mjs', '--production'], { cwd: ROOT, stdio: 'inherit' });
+  const outAt = args.indexOf('--out');
+  const out = outAt >= 0 ? resolve(args[outAt + 1]) : join(ROOT, 'artifacts');
+  mkdirSync(out, { recursive: true });
+  if (asked.length === 0) packageTarget(host, join(out, 'plumber.vsix'));
+  for (const t of asked) packageTarget(t, join(out, `plumber-${t}.vsix`));
 }
