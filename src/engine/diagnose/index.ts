@@ -18,19 +18,19 @@
  * Everything here is deterministic given what `run` returns (and the clock, for the budget), so the
  * decision logic is tested with scripted runs; the runner itself is a child process elsewhere.
  */
-import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verification, VerifiedConfig } from '../shared/analysis';
-import { changeKey } from '../shared/analysis';
-import type { Overrides, Profile, ProfileError, WindowSlice } from '../shared/profile';
-import { DEFAULT_SETTINGS } from '../shared/settings';
-import { analyze, changeTitle, describeOp, eventLoopMove, keptTrainerVerdict, overridesFor, overridesReverting, predict, rootUnitOf, widenFreeLevers } from '../model';
-import { compareSides, runCurve, sideFaster, sideSlower, unpairable, type Curve, type PairableRun } from './paired';
-import { formatSpeedup, MIN_RELATIVE_GAIN, pooledRate, runSlices } from './stats';
-import { planInPasses, withoutUnpromising } from './passes';
+import type { Analysis, MeasuredRate, ModelOptions, Plan, PlanChange, Verification, VerifiedConfig } from '../../shared/analysis';
+import { changeKey } from '../../shared/analysis';
+import type { Overrides, Profile, ProfileError, WindowSlice } from '../../shared/profile';
+import { DEFAULT_SETTINGS } from '../../shared/settings';
+import { analyze, changeTitle, describeOp, eventLoopMove, keptTrainerVerdict, overridesFor, overridesReverting, predict, rootUnitOf, widenFreeLevers } from '../../model';
+import { compareSides, runCurve, sideFaster, sideSlower, unpairable, type Curve, type PairableRun } from '../paired';
+import { formatSpeedup, MIN_RELATIVE_GAIN, pooledRate, runSlices } from '../stats';
+import { planInPasses, withoutUnpromising } from '../passes';
 
-export { probesFor } from './passes';
-import { cacheAfterRandom, userCachesAfterRandom } from './randomness';
+export { probesFor } from '../passes';
+import { cacheAfterRandom, userCachesAfterRandom } from '../randomness';
 
-export { staticRandomOps } from './randomness';
+export { staticRandomOps } from '../randomness';
 
 export type RunPurpose = 'profile' | 'replan' | 'verify';
 
