@@ -1,6 +1,6 @@
 /**
  * Finding the change that hurts and keeping the best measured configuration (src/engine/diagnose/verify.ts
- * phases 2-3 and ./decide.ts), through scripted runs.
+ * phases 2-3, decide.ts), through scripted runs.
  */
 import * as assert from 'node:assert/strict';
 import { measuredSlower, reliablyFaster } from '../../../../src/engine/stats';
