@@ -5,16 +5,16 @@
  */
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { diagnose, staticRandomOps, type RunPurpose } from '../../../src/engine/diagnose';
-import { measuredSlower, reliablyFaster } from '../../../src/engine/stats';
-import { GraphWorkspace } from '../../../src/engine/graph/workspace';
-import { locateOps } from '../../../src/engine/locate';
-import { overridesFor, plan as modelPlan, predict } from '../../../src/model';
-import { runProfile } from '../../../src/runner/spawn';
-import type { Overrides, Profile } from '../../../src/shared/profile';
-import { noChangeWords } from '../../../src/shared/analysis';
+import { diagnose, staticRandomOps, type RunPurpose } from '../../../../src/engine/diagnose';
+import { measuredSlower, reliablyFaster } from '../../../../src/engine/stats';
+import { GraphWorkspace } from '../../../../src/engine/graph/workspace';
+import { locateOps } from '../../../../src/engine/locate';
+import { overridesFor, plan as modelPlan, predict } from '../../../../src/model';
+import { runProfile } from '../../../../src/runner/spawn';
+import type { Overrides, Profile } from '../../../../src/shared/profile';
+import { noChangeWords } from '../../../../src/shared/analysis';
 
-const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
+const PIPELINES = path.resolve(__dirname, '../../../fixtures/pipelines');
 
 function runner(file: string, log: Array<{ purpose: RunPurpose; overrides: Overrides }>, exportName?: string) {
   return (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
