@@ -107,7 +107,9 @@ export default tseslint.config(
   // The shared contract sits below every layer that uses it; it may name plumber-data's types.
   ...layer('shared', {
     paths: [VSCODE, TS_MORPH, { name: 'plumber-data', allowTypeImports: true, message: SHARED }],
-    patterns: (depth) => [into(depth, ['engine', 'server', 'client', 'cli', 'runner', 'model'], SHARED), { ...into(depth, ['data'], SHARED), allowTypeImports: true }],
+    // One pattern that allows a type import lets it pass every pattern, so the one that admits
+    // plumber-data's types leaves its internals out, and a second refuses those.
+    patterns: (depth) => [into(depth, ['engine', 'server', 'client', 'cli', 'runner', 'model', 'data/internal'], SHARED), { regex: `${up(depth)}data(?!/internal(/|$))(/|$)`, allowTypeImports: true, message: SHARED }],
   }),
   // The model is pure: no I/O, no Node built-ins, no packages; only its own files and src/shared.
   restrict(['src/model/**/*.ts'], {

@@ -72,6 +72,7 @@ describe('the layer boundaries', function () {
       assert.equal(await refused('src/shared/probe.ts', s), true, `src/shared may not import values from ${s}`);
     }
     assert.equal(await refused('src/shared/probe.ts', '../data/internal/core'), true);
+    assert.equal(await refused('src/shared/probe.ts', '../data/internal/core', 'type'), true, 'not even the types of its internals');
   });
 
   it("lets the runner import only src/shared and plumber-data's tracing contract", async () => {
