@@ -6,7 +6,7 @@ import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
 import { callLabel, callTextAt } from '../shared/labels';
-import { formatSpeedup } from '../engine/stats';
+import { speedupOver } from '../shared/words';
 import { commandName, thisInvocation } from './help';
 import { overridesToFlags } from './overrides';
 import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
@@ -101,7 +101,7 @@ export type Unverified = 'no-verify' | 'saved-profile';
  * machine right now: …", or the estimate with why it was not verified.
  */
 export function verdictLine(plan: Plan, unverified?: Unverified): string {
-  const est = plan.currentRate > 0 ? `est. ${formatSpeedup(plan.predictedRate / plan.currentRate)}` : 'est. –';
+  const est = `est. ${speedupOver(plan.predictedRate, plan.currentRate) ?? '–'}`;
   const v = plan.verification;
   if (!v) return `${est}, not verified (${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})`;
   if (v.verdict === 'gain') return `${est}, ${v.summary}`;
@@ -143,7 +143,8 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
     (changesByOp.get(op.id) ?? []).join('; '),
   ]);
   const table = renderTable(['operator', 'id', 'own rate', `= ${unit}/s`, 'bound', 'CPU', '', 'recommended change'], rows);
-  const gain = plan.currentRate > 0 ? ` (${formatSpeedup(plan.predictedRate / plan.currentRate)})` : '';
+  const speedup = speedupOver(plan.predictedRate, plan.currentRate);
+  const gain = speedup ? ` (${speedup})` : '';
   const lines = [runLine(profile), '', table, ''];
   if (analysis.coresNote) lines.push(`Cores: ${analysis.coresNote}`);
   lines.push(

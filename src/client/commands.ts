@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { ClearProfileParams, FixAllParams, PipelineSummary, ProfileParams, ProfileResult, Range } from '../shared/protocol';
 import { Commands, type CommandId } from '../shared/commands';
+import { FIX_PREFIX } from '../shared/words';
 import { ServerNotReadyError, type PlumberServer } from './server';
 import type { PlumberStatusBar } from './statusBar';
 import type { BottleneckNode, BottlenecksProvider } from './views/bottlenecks';
@@ -208,7 +209,7 @@ async function applyFix(ctx: CommandContext, nodeOrUri: unknown, pipeline: strin
   }
   if (!uri || !range) return refuse(ctx, { refused: 'no-fix', message: 'Put the cursor on an operator with a Plumber fix, or use the Bottlenecks view.' });
   const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, range, vscode.CodeActionKind.QuickFix.value)) ?? [];
-  const plumberActions = actions.filter((a) => a.title.startsWith('Apply Plumber fix'));
+  const plumberActions = actions.filter((a) => a.title.startsWith(FIX_PREFIX));
   const action = plumberActions.find((a) => a.title === title) ?? plumberActions[0];
   if (!action) return refuse(ctx, { refused: 'no-fix', message: 'Plumber has no fix here: profile the pipeline first, or the operator is not holding it back.' });
   if (action.edit && !(await vscode.workspace.applyEdit(action.edit))) {

@@ -9,11 +9,11 @@ import type { Resource } from '../../shared/analysis';
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
 import { labelOf, type PipelineView } from '../views';
-import { compact, percent, rateText } from './format';
-import { applyAllTitle, offeredChanges, planFigure, verdictOf } from './advice';
-import { STALE_WORDS, opRateWords, rateIn } from './glance';
-import { trainerLenses } from './trainerLens';
 import { Commands } from '../../shared/commands';
+import { STALE_WORDS, compact, formatShare, rateWords } from '../../shared/words';
+import { applyAllTitle, offeredChanges, planFigure, verdictOf } from './advice';
+import { opRateWords } from './glance';
+import { trainerLenses } from './trainerLens';
 import { shownAt } from '../../engine/join';
 
 /** What an unresolved lens stands for; carried in `CodeLens.data`. */
@@ -84,11 +84,11 @@ export function opSummary(v: PipelineView, opId: string, withReason: boolean): s
   if (workers !== undefined && workers > 0) parts.push(`cluster: ${workers} worker${workers === 1 ? '' : 's'}`);
   const an = joined.an;
   if (an) {
-    parts.push(opRateWords(an, v.unit ?? 'el'), `${percent(an.cpuShare)} CPU`);
+    parts.push(opRateWords(an, v.unit ?? 'el'), `${formatShare(an.cpuShare)} CPU`);
   } else {
     const c = joined.prof.counters;
     const seconds = v.record?.profile.run.seconds ?? 0;
-    if (seconds > 0) parts.push(rateText(c.produced / seconds));
+    if (seconds > 0) parts.push(rateWords(c.produced / seconds));
   }
   const bottleneck = v.record?.analysis?.bottleneck;
   if ((v.record && bottleneck && shownAt(v.record.profile, bottleneck.opId) === joined.prof.id) || an?.isBottleneck) {
@@ -116,7 +116,7 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
         // The old numbers are hidden, not shown beside the word: a glance would read them as current.
         command = { title: `Pipeline: ${STALE_WORDS}`, command: Commands.profilePipeline, arguments: args };
       } else {
-        command = { title: `Pipeline ${rateIn(rec.analysis.measuredRate, v.unit ?? 'el')} · bound ${compact(rec.analysis.bound)}`, command: Commands.showReport, arguments: args };
+        command = { title: `Pipeline ${rateWords(rec.analysis.measuredRate, v.unit ?? 'el')} · bound ${compact(rec.analysis.bound)}`, command: Commands.showReport, arguments: args };
       }
       break;
     }

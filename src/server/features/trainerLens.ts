@@ -9,7 +9,7 @@ import type { TrainerVerdict } from '../../shared/analysis';
 import { trainerHeadline } from '../../shared/trainerWords';
 import type { PipelineView } from '../views';
 import { Commands } from '../../shared/commands';
-import { STALE_WORDS } from './glance';
+import { STALE_WORDS } from '../../shared/words';
 
 /** The lens's words for a verdict: the glance line the tree and the report share (src/shared/trainerWords.ts). */
 export const trainerLensTitle = trainerHeadline;
