@@ -5,7 +5,7 @@
 import type { TrainerVerdict } from '../shared/analysis';
 import type { Profile } from '../shared/profile';
 import { LIMIT_WORDS } from '../shared/trainerWords';
-import { formatRatio, formatShare, formatSteps } from '../shared/words';
+import { formatCount, formatElapsed, formatRatio, formatShare, formatSteps } from '../shared/words';
 import { fmtPerElement } from './table';
 
 /** The loop as the profile measured it (no model): steps, the input-bound share, and where the main thread went. */
@@ -13,7 +13,7 @@ export function renderTrainerProfile(profile: Profile): string | undefined {
   const t = profile.trainer;
   if (!t || t.steps <= 0 || t.seconds <= 0) return undefined;
   return [
-    `Training loop: ${t.steps.toLocaleString('en-US')} steps in ${t.seconds.toFixed(2)} s (${formatSteps(t.steps / t.seconds)}), after ${t.warmupSteps} warm-up steps`,
+    `Training loop: ${formatCount(t.steps)} steps in ${formatElapsed(t.seconds, 2)} (${formatSteps(t.steps / t.seconds)}), after ${t.warmupSteps} warm-up steps`,
     `  waiting for input: ${formatShare(t.waitSeconds / t.seconds)} of its time (${fmtPerElement(t.waitSeconds / t.steps)} per step, longest ${fmtPerElement(t.maxWaitSeconds)}; main thread busy ${formatShare(t.waitSeconds > 0 ? t.waitMainCpuSeconds / t.waitSeconds : 0)} of it)`,
     `  in its own steps:  ${formatShare(t.stepSeconds / t.seconds)} (${fmtPerElement(t.stepSeconds / t.steps)} per step; main thread busy ${formatShare(t.stepSeconds > 0 ? t.stepMainCpuSeconds / t.stepSeconds : 0)} of it)`,
   ].join('\n');

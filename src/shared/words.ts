@@ -39,6 +39,11 @@ export function formatNumber(x: number): string {
   return String(Number(x.toPrecision(2)));
 }
 
+/** A count, thousands grouped whatever the locale: 1,000,000 elements, 16,384 steps. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rates.
 
@@ -121,6 +126,14 @@ export function formatSeconds(s: number): string {
   if (s < 1e-3) return `${formatNumber(s * 1e6)} µs`;
   if (s < 1) return `${formatNumber(s * 1e3)} ms`;
   return `${formatNumber(s)} s`;
+}
+
+/**
+ * Wall-clock time a run or a phase took, to a fixed number of decimals so a ticking or a listed
+ * figure keeps its width: "3.2 s", "2.00 s".
+ */
+export function formatElapsed(seconds: number, digits = 1): string {
+  return `${seconds.toFixed(digits)} s`;
 }
 
 /** Bytes in decimal units: 410 MB, 1.2 GB, 3.1 kB. */

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as model from '../../../src/model/describe';
-import { compact, formatBytes, formatNumber, formatPercent, formatRate, formatRatio, formatSeconds, formatShare, formatSpeedup, formatSteps, rateWords, speedupOver, terminalRate } from '../../../src/shared/words';
+import { compact, formatBytes, formatCount, formatElapsed, formatNumber, formatPercent, formatRate, formatRatio, formatSeconds, formatShare, formatSpeedup, formatSteps, rateWords, speedupOver, terminalRate } from '../../../src/shared/words';
 import { formatSpeedup as statsFormatSpeedup } from '../../../src/engine/stats';
 
 describe('The words every surface writes numbers in', () => {
@@ -76,6 +76,13 @@ describe('The words every surface writes numbers in', () => {
     assert.equal(formatBytes(12), '12 B');
     assert.equal(formatNumber(1_150_000), '1,150,000');
     assert.equal(formatNumber(0.48), '0.48');
+  });
+
+  it('writes counts grouped in any locale, and wall-clock times at a fixed width', () => {
+    assert.equal(formatCount(1_000_000), '1,000,000');
+    assert.equal(formatCount(2.25), '2.3');
+    assert.equal(formatElapsed(3.21), '3.2 s');
+    assert.equal(formatElapsed(2, 2), '2.00 s');
   });
 
   // The model keeps its own copies until it imports these (src/model is another branch's); until
