@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { PipelineSummary } from '../shared/protocol';
 import { Commands } from '../shared/commands';
 import { MAX_CRASHES, type PlumberServer } from './server';
-import { formatRate, statusText } from './views/format';
+import { formatRateIn, statusText } from './views/format';
 
 export class PlumberStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('plumber.status', vscode.StatusBarAlignment.Left, 10);
@@ -51,7 +51,7 @@ export class PlumberStatusBar implements vscode.Disposable {
     item.tooltip = p
       ? p.error
         ? `The last profile of ${p.name} failed: ${p.error}`
-        : `${p.name}: measured ${formatRate(p.rate)}, bound ${formatRate(p.bound)}, predicted with fixes ${formatRate(p.predictedRate)}. Click for the report.`
+        : `${p.name}: measured ${formatRateIn(p.rate, p.unit)}, bound ${formatRateIn(p.bound, p.unit)}, predicted with fixes ${formatRateIn(p.predictedRate, p.unit)}. Click for the report.`
       : 'Plumber is ready. Profile a pipeline to see its rate.';
     item.command = p ? { command: Commands.showReport, title: 'Show Report', arguments: [p.uri, p.name] } : Commands.profilePipeline;
   }

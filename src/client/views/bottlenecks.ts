@@ -116,9 +116,9 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
 function pipelineTooltip(p: PipelineSummary): vscode.MarkdownString {
   const md = new vscode.MarkdownString(`**${p.name}**\n\n`);
   if (p.error) md.appendMarkdown(`Profile failed: ${p.error}\n\n`);
-  if (p.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(p.rate)}  \n`);
-  if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRate(p.bound)}  \n`);
-  if (p.predictedRate !== undefined && p.verdict !== 'no-gain' && p.verdict !== 'error') md.appendMarkdown(`With every fix (predicted): ${formatRate(p.predictedRate)}  \n`);
+  if (p.rate !== undefined) md.appendMarkdown(`Measured: ${formatRateIn(p.rate, p.unit)}  \n`);
+  if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRateIn(p.bound, p.unit)}  \n`);
+  if (p.predictedRate !== undefined && p.verdict !== 'no-gain' && p.verdict !== 'error') md.appendMarkdown(`With every fix (predicted): ${formatRateIn(p.predictedRate, p.unit)}  \n`);
   if (p.advice) md.appendMarkdown(`Fixes: ${p.advice}  \n`);
   const trainer = trainerRow(p);
   if (trainer) md.appendMarkdown(`Training loop: ${trainer.label}  \n`);
