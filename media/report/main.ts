@@ -7,6 +7,7 @@
 import type { ReportResult } from '../../src/shared/protocol';
 import type { ToWebview } from '../../src/client/report/messages';
 import { formatRate, formatRateIn } from '../../src/client/views/format';
+import { formatElapsed, formatSpeedup } from '../../src/shared/words';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(s: unknown): void; getState(): unknown };
 
@@ -144,7 +145,7 @@ function drawHistory(report: ReportResult): HTMLElement {
   for (const h of report.history) {
     const bar = el('span', { class: 'hbar' });
     bar.style.width = `${Math.round((h.rate / max) * 120)}px`;
-    const speedup = first > 0 ? ` (${(h.rate / first).toFixed(1)}×)` : '';
+    const speedup = first > 0 ? ` (${formatSpeedup(h.rate / first)})` : '';
     table.append(el('tr', {}, el('td', {}, new Date(h.at).toLocaleTimeString()), el('td', {}, h.label), el('td', {}, bar, `${rate(h.rate)}${speedup}`), el('td', {}, rate(h.bound)), el('td', {}, rate(h.predictedRate))));
   }
   return table;
@@ -167,7 +168,7 @@ function drawAdvice(report: ReportResult): HTMLElement {
       table.append(el('tr', t.kept ? { class: 'kept' } : {}, el('td', {}, t.label), el('td', {}, t.measured), el('td', {}, t.speedup ?? '1×'), el('td', {}, t.predicted ?? '–'), el('td', {}, t.kept ? 'kept' : '')));
     }
     box.append(table);
-    if (a.seconds !== undefined) box.append(el('p', { class: 'muted' }, `Verification runs took ${a.seconds.toFixed(1)} s. Rates are mean ± half the 95% interval over the runs' windows.`));
+    if (a.seconds !== undefined) box.append(el('p', { class: 'muted' }, `Verification runs took ${formatElapsed(a.seconds)}. Rates are mean ± half the 95% interval over the runs' windows.`));
   }
   if (a.dropped.length > 0) {
     const list = el('ul', {});

@@ -3,12 +3,13 @@
  * phase, then one a second) when stderr is piped to a file or a CI log.
  */
 import type { RunnerMessage } from '../shared/profile';
+import { formatCount, formatElapsed, terminalRate } from '../shared/words';
 
 type Progress = Extract<RunnerMessage, { type: 'progress' }>;
 
-function fmtRate(r: number | undefined): string {
-  if (r === undefined || !Number.isFinite(r)) return '';
-  return r >= 100 ? `${Math.round(r).toLocaleString('en-US')}/s` : `${r.toPrecision(3)}/s`;
+/** The live rate, or nothing while there is none. */
+function rateSoFar(r: number | undefined): string {
+  return r === undefined || !Number.isFinite(r) ? '' : terminalRate(r);
 }
 
 export class ProgressReporter {
@@ -24,7 +25,7 @@ export class ProgressReporter {
   update(m: Progress): void {
     if (this.quiet) return;
     const what = `${this.label}: ${m.phase}`;
-    const details = m.phase === 'loading' ? '' : ` ${m.seconds.toFixed(1)} s, ${m.elements.toLocaleString('en-US')} elements ${fmtRate(m.rate)}`.trimEnd();
+    const details = m.phase === 'loading' ? '' : ` ${formatElapsed(m.seconds)}, ${formatCount(m.elements)} elements ${rateSoFar(m.rate)}`.trimEnd();
     if (this.tty) {
       const width = 24;
       const frac = m.phase === 'measuring' ? Math.min(1, m.seconds / Math.max(this.budgetSeconds, 1e-9)) : 0;

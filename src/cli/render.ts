@@ -6,7 +6,7 @@ import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
 import { callLabel, callTextAt } from '../shared/labels';
-import { formatSpeedup } from '../engine/stats';
+import { formatCount, formatElapsed, speedupOver } from '../shared/words';
 import { commandName, thisInvocation } from './help';
 import { overridesToFlags } from './overrides';
 import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
@@ -69,7 +69,7 @@ function runLine(profile: Profile): string {
   const how = r.converged ? 'converged' : r.endReason === 'exhausted' ? 'source exhausted' : 'budget reached';
   const name = `${path.basename(profile.pipeline.file)} › ${profile.pipeline.exportName}`;
   const over = Object.keys(r.overrides).length > 0 ? ` with ${Object.keys(r.overrides).length} override(s)` : '';
-  return `${name}: ${fmtRate(rootRate(profile))} (${r.elements.toLocaleString('en-US', { maximumFractionDigits: 1 })} elements in ${r.seconds.toFixed(2)} s after ${r.warmupSeconds.toFixed(1)} s warm-up, ${how}${over})`;
+  return `${name}: ${fmtRate(rootRate(profile))} (${formatCount(r.elements)} elements in ${formatElapsed(r.seconds, 2)} after ${formatElapsed(r.warmupSeconds)} warm-up, ${how}${over})`;
 }
 
 /** The profile as a table: what each operator did in the measured window. */
@@ -89,7 +89,7 @@ export function renderProfile(profile: Profile): string {
   });
   const table = renderTable(['operator', 'id', 'rate', 'main/elem', 'worker/elem', 'latency', 'runs on'], rows);
   const m = profile.machine;
-  const machine = `${m.cores} cores, Node ${m.nodeVersion}, main thread CPU ${profile.run.mainThreadCpuSeconds.toFixed(2)} s, process CPU ${profile.run.processCpuSeconds.toFixed(2)} s`;
+  const machine = `${m.cores} cores, Node ${m.nodeVersion}, main thread CPU ${formatElapsed(profile.run.mainThreadCpuSeconds, 2)}, process CPU ${formatElapsed(profile.run.processCpuSeconds, 2)}`;
   return `${runLine(profile)}\n\n${table}\n\n${machine}`;
 }
 
@@ -101,7 +101,7 @@ export type Unverified = 'no-verify' | 'saved-profile';
  * machine right now: …", or the estimate with why it was not verified.
  */
 export function verdictLine(plan: Plan, unverified?: Unverified): string {
-  const est = plan.currentRate > 0 ? `est. ${formatSpeedup(plan.predictedRate / plan.currentRate)}` : 'est. –';
+  const est = `est. ${speedupOver(plan.predictedRate, plan.currentRate) ?? '–'}`;
   const v = plan.verification;
   if (!v) return `${est}, not verified (${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})`;
   if (v.verdict === 'gain') return `${est}, ${v.summary}`;
@@ -143,7 +143,8 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
     (changesByOp.get(op.id) ?? []).join('; '),
   ]);
   const table = renderTable(['operator', 'id', 'own rate', `= ${unit}/s`, 'bound', 'CPU', '', 'recommended change'], rows);
-  const gain = plan.currentRate > 0 ? ` (${formatSpeedup(plan.predictedRate / plan.currentRate)})` : '';
+  const speedup = speedupOver(plan.predictedRate, plan.currentRate);
+  const gain = speedup ? ` (${speedup})` : '';
   const lines = [runLine(profile), '', table, ''];
   if (analysis.coresNote) lines.push(`Cores: ${analysis.coresNote}`);
   lines.push(

@@ -1,9 +1,13 @@
-/** Plain-text tables and number formats for the terminal. */
+/**
+ * Plain-text tables for the terminal, and the cells they hold: the shared words for a number
+ * (src/shared/words.ts), or `-` when there is none.
+ */
+import { formatSeconds, formatShare, terminalRate } from '../shared/words';
 
 /** Renders rows under a header, columns padded to their widest cell; numeric-looking columns are right-aligned. */
 export function renderTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => /^[-\d.,×%∞]*( ?[a-z]*\/s|%| ms| µs| s)?$/.test(r[i] ?? '')));
+  const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => /^<?[-\d.,×%∞]*( ?[a-z]*\/s|%| ms| µs| s)?$/.test(r[i] ?? '')));
   const line = (cells: string[]): string =>
     cells
       .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
@@ -12,28 +16,22 @@ export function renderTable(header: string[], rows: string[][]): string {
   return [line(header), line(widths.map((w) => '─'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-/** A rate in elements per second with three significant digits and thousands separators. */
+/** A rate in elements per second (`1,234/s`), `-` when unknown. */
 export function fmtRate(r: number | undefined): string {
-  if (r === undefined || Number.isNaN(r)) return '-';
-  if (!Number.isFinite(r)) return '∞';
-  if (r >= 1000) return `${Math.round(Number(r.toPrecision(3))).toLocaleString('en-US')}/s`;
-  return `${Number(r.toPrecision(3))}/s`;
+  return fmtRateIn(r, 'el');
 }
 
-/** A rate in a unit other than elements: `1.3 batches/s`; in elements, as `fmtRate` writes it. */
+/** A rate in the pipeline's unit: `1.3 batches/s`, or in elements as `fmtRate` writes it; `-` when unknown. */
 export function fmtRateIn(r: number | undefined, unit: string): string {
-  const text = fmtRate(r);
-  return unit === 'el' || text === '-' ? text : text.replace(/\/s$/, ` ${unit}/s`);
+  return r === undefined || Number.isNaN(r) ? '-' : terminalRate(r, unit);
 }
 
-/** Seconds per element as ms or µs. */
+/** Seconds per element (or per call, per step): `12.1 ms`, `840 µs`; `-` when none was measured. */
 export function fmtPerElement(seconds: number): string {
-  if (!Number.isFinite(seconds) || seconds <= 0) return '-';
-  if (seconds >= 1e-3) return `${Number((seconds * 1e3).toPrecision(3))} ms`;
-  return `${Number((seconds * 1e6).toPrecision(3))} µs`;
+  return Number.isFinite(seconds) && seconds > 0 ? formatSeconds(seconds) : '-';
 }
 
+/** A share as a whole percentage (`37%`, `<1%`); `-` when unknown. */
 export function fmtShare(x: number | undefined): string {
-  if (x === undefined || !Number.isFinite(x)) return '-';
-  return `${Math.round(x * 100)}%`;
+  return x === undefined || !Number.isFinite(x) ? '-' : formatShare(x);
 }

@@ -4,6 +4,8 @@
  */
 import * as vscode from 'vscode';
 import type { ClearProfileParams, FixAllParams, PipelineSummary, ProfileParams, ProfileResult, Range } from '../shared/protocol';
+import { Commands, type CommandId } from '../shared/commands';
+import { FIX_PREFIX } from '../shared/words';
 import { ServerNotReadyError, type PlumberServer } from './server';
 import type { PlumberStatusBar } from './statusBar';
 import type { BottleneckNode, BottlenecksProvider } from './views/bottlenecks';
@@ -32,20 +34,21 @@ export const UNTRUSTED_MESSAGE =
 
 type Handler = (ctx: CommandContext, ...args: unknown[]) => unknown;
 
-const handlers: Record<string, Handler> = {
-  'plumber.profilePipeline': (ctx, uri, pipeline) => profile(ctx, asUri(uri), pipelineArg(uri, pipeline), false),
-  'plumber.profileFile': (ctx, uri) => profile(ctx, asUri(uri), undefined, true),
-  'plumber.applyFix': (ctx, nodeOrUri, pipeline, opId) => applyFix(ctx, nodeOrUri, asString(pipeline), asString(opId)),
-  'plumber.applyAllFixes': (ctx, uri, pipeline) => applyAllFixes(ctx, asUri(uri), pipelineArg(uri, pipeline)),
-  'plumber.showReport': (ctx, uri, pipeline) => showReport(ctx, asUri(uri), pipelineArg(uri, pipeline)),
-  'plumber.clearProfile': (ctx, uri) => clearProfile(ctx, asUri(uri)),
-  'plumber.restartServer': async (ctx) => {
+/** One handler per contributed command: a command added to `Commands` without one does not compile. */
+const handlers: Record<CommandId, Handler> = {
+  [Commands.profilePipeline]: (ctx, uri, pipeline) => profile(ctx, asUri(uri), pipelineArg(uri, pipeline), false),
+  [Commands.profileFile]: (ctx, uri) => profile(ctx, asUri(uri), undefined, true),
+  [Commands.applyFix]: (ctx, nodeOrUri, pipeline, opId) => applyFix(ctx, nodeOrUri, asString(pipeline), asString(opId)),
+  [Commands.applyAllFixes]: (ctx, uri, pipeline) => applyAllFixes(ctx, asUri(uri), pipelineArg(uri, pipeline)),
+  [Commands.showReport]: (ctx, uri, pipeline) => showReport(ctx, asUri(uri), pipelineArg(uri, pipeline)),
+  [Commands.clearProfile]: (ctx, uri) => clearProfile(ctx, asUri(uri)),
+  [Commands.restartServer]: async (ctx) => {
     await ctx.server.restart();
     return ctx.server.state;
   },
-  'plumber.showOutput': (ctx) => ctx.log.show(true),
-  'plumber.refreshBottlenecks': (ctx) => ctx.tree.refresh(),
-  'plumber.revealRange': (_ctx, uri, range) => revealRange(asUri(uri), range as Range | undefined),
+  [Commands.showOutput]: (ctx) => ctx.log.show(true),
+  [Commands.refreshBottlenecks]: (ctx) => ctx.tree.refresh(),
+  [Commands.revealRange]: (_ctx, uri, range) => revealRange(asUri(uri), range as Range | undefined),
 };
 
 /** Registers every command; the disposables go into the extension's subscriptions. */
@@ -206,7 +209,7 @@ async function applyFix(ctx: CommandContext, nodeOrUri: unknown, pipeline: strin
   }
   if (!uri || !range) return refuse(ctx, { refused: 'no-fix', message: 'Put the cursor on an operator with a Plumber fix, or use the Bottlenecks view.' });
   const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, range, vscode.CodeActionKind.QuickFix.value)) ?? [];
-  const plumberActions = actions.filter((a) => a.title.startsWith('Apply Plumber fix'));
+  const plumberActions = actions.filter((a) => a.title.startsWith(FIX_PREFIX));
   const action = plumberActions.find((a) => a.title === title) ?? plumberActions[0];
   if (!action) return refuse(ctx, { refused: 'no-fix', message: 'Plumber has no fix here: profile the pipeline first, or the operator is not holding it back.' });
   if (action.edit && !(await vscode.workspace.applyEdit(action.edit))) {

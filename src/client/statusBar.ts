@@ -1,8 +1,9 @@
 /** The status bar item: the server's state, or the last profile's result (click opens the report). */
 import * as vscode from 'vscode';
 import type { PipelineSummary } from '../shared/protocol';
+import { Commands } from '../shared/commands';
 import { MAX_CRASHES, type PlumberServer } from './server';
-import { formatRate, statusText } from './views/format';
+import { formatRateIn, statusText } from './views/format';
 
 export class PlumberStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('plumber.status', vscode.StatusBarAlignment.Left, 10);
@@ -32,14 +33,14 @@ export class PlumberStatusBar implements vscode.Disposable {
       case 'restarting':
         item.text = `$(sync~spin) Plumber`;
         item.tooltip = this.server.state === 'starting' ? 'The Plumber server is starting.' : 'The Plumber server stopped unexpectedly and is restarting.';
-        item.command = 'plumber.showOutput';
+        item.command = Commands.showOutput;
         return;
       case 'failed':
       case 'stopped':
         item.text = this.server.gaveUp ? `$(error) Plumber: server crashed ${MAX_CRASHES}×, stopped` : `$(error) Plumber: server stopped`;
         item.tooltip = `${this.server.gaveUp ? `The Plumber server crashed ${MAX_CRASHES} times and is not restarted.` : this.server.notReadyMessage()} Click to restart it.`;
         item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
-        item.command = 'plumber.restartServer';
+        item.command = Commands.restartServer;
         return;
       case 'ready':
         break;
@@ -50,9 +51,9 @@ export class PlumberStatusBar implements vscode.Disposable {
     item.tooltip = p
       ? p.error
         ? `The last profile of ${p.name} failed: ${p.error}`
-        : `${p.name}: measured ${formatRate(p.rate)}, bound ${formatRate(p.bound)}, predicted with fixes ${formatRate(p.predictedRate)}. Click for the report.`
+        : `${p.name}: measured ${formatRateIn(p.rate, p.unit)}, bound ${formatRateIn(p.bound, p.unit)}, predicted with fixes ${formatRateIn(p.predictedRate, p.unit)}. Click for the report.`
       : 'Plumber is ready. Profile a pipeline to see its rate.';
-    item.command = p ? { command: 'plumber.showReport', title: 'Show Report', arguments: [p.uri, p.name] } : 'plumber.profilePipeline';
+    item.command = p ? { command: Commands.showReport, title: 'Show Report', arguments: [p.uri, p.name] } : Commands.profilePipeline;
   }
 
   dispose(): void {

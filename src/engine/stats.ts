@@ -4,6 +4,9 @@
 import type { MeasuredRate } from '../shared/analysis';
 import type { Profile, WindowSlice } from '../shared/profile';
 
+/** How a speed-up is written lives with the other words (src/shared/words.ts); verification's callers import it from here too. */
+export { formatSpeedup } from '../shared/words';
+
 /** Two-sided 95% quantiles of Student's t for 1…30 degrees of freedom. */
 const T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
 
@@ -21,12 +24,12 @@ export const MIN_RELATIVE_GAIN = 0.03;
 
 /**
  * A run of a finite pipeline with a cache, which ran to the pipeline's end (a cache under
- * repeat(4): a quarter of its life computing, the rest replaying). Its window is not its rate: a
- * window from the first element holds two regimes by design, not repeated measurements of one
- * rate (the fill's slices and the replay's differ 50×, which as a spread hid a 3.7× gain over the
- * whole run), and a window after a warm-up that waited for the fill holds only the replay (15×
- * where the whole run gained 2–4×). What the user gets is the whole run's rate from its first
- * element to its end, so the run counts as one measurement of it (`wholeLife`).
+ * repeat(n): its first pass computing, the rest replaying). Its window is not its rate. A window
+ * from the first element holds two regimes by design, not repeated measurements of one rate: the
+ * fill's slices and the replay's differ by the whole of the cache's saving, so as a spread they
+ * would hide any gain. A window after a warm-up that waited for the fill holds only the replay,
+ * which overstates the gain of the whole run. What the user gets is the whole run's rate from its
+ * first element to its end, so the run counts as one measurement of it (`wholeLife`).
  */
 export function wholeLifeWithCache(profile: Profile): boolean {
   const r = profile.run;
@@ -95,18 +98,4 @@ export function speedupOf(x: MeasuredRate, base: MeasuredRate): { speedup: numbe
   const speedup = x.rate / base.rate;
   const rel = Math.hypot(x.rate > 0 ? x.halfWidth / x.rate : 0, base.halfWidth / base.rate);
   return { speedup, halfWidth: speedup * rel };
-}
-
-/**
- * "1.7× ± 0.1": one decimal, two when the spread is below 0.05 (so it never reads "± 0.0"); from
- * 100× whole numbers, thousands grouped ("14,054× ± 1,373", a cache that serves epochs from memory).
- */
-export function formatSpeedup(speedup: number, halfWidth?: number): string {
-  if (speedup >= 100) {
-    const whole = (x: number): string => Math.max(1, Math.round(x)).toLocaleString('en-US');
-    return halfWidth === undefined ? `${whole(speedup)}×` : `${whole(speedup)}× ± ${whole(halfWidth)}`;
-  }
-  const digits = halfWidth !== undefined && halfWidth < 0.05 ? 2 : 1;
-  const s = `${speedup.toFixed(digits)}×`;
-  return halfWidth === undefined ? s : `${s} ± ${halfWidth.toFixed(digits)}`;
 }

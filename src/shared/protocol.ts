@@ -19,6 +19,7 @@ import type { Profile } from './profile';
 import type { TrainerReportLines } from './trainerWords';
 
 export type { WorkspaceEdit };
+export { Commands, type CommandId } from './commands';
 
 /** An LSP position/range, structurally identical to vscode-languageserver-types'. */
 export interface Position {

@@ -6,14 +6,7 @@
  * same thing from the same verdict.
  */
 import type { TrainerVerdict } from './analysis';
-
-/** Steps per second in the few digits a lens has room for: "14.1 steps/s", "250 steps/s". */
-export function fmtSteps(r: number): string {
-  if (!Number.isFinite(r)) return '∞ steps/s';
-  return `${r.toLocaleString('en-US', { maximumFractionDigits: r >= 100 ? 0 : r >= 10 ? 1 : 2 })} steps/s`;
-}
-
-const pct = (x: number): string => `${Math.round(x * 100)}%`;
+import { formatRatio, formatSeconds, formatShare, formatSteps } from './words';
 
 /** What binds the loop, in words (`TrainerVerdict.limit`). */
 export const LIMIT_WORDS: Record<TrainerVerdict['limit'], string> = {
@@ -40,7 +33,7 @@ export function trainerPlanWords(v: TrainerVerdict): string {
 
 /** The glance line: "trainer 38 steps/s · waits 62% on input · plan: +55%" (the lens, the tree, the report's headline). */
 export function trainerHeadline(v: TrainerVerdict): string {
-  return `trainer ${fmtSteps(v.stepsPerSec)} · waits ${pct(v.inputBound)} on input · ${trainerPlanWords(v)}`;
+  return `trainer ${formatSteps(v.stepsPerSec)} · waits ${formatShare(v.inputBound)} on input · ${trainerPlanWords(v)}`;
 }
 
 /** What the report shows of a verdict, one sentence each. */
@@ -61,12 +54,12 @@ export function trainerReportLines(v: TrainerVerdict): TrainerReportLines {
   // own tolerance decides which; a target below it by more than rounding says so).
   const reachable = v.targetStepsPerSec >= v.unstarvedStepsPerSec * 0.995;
   const target = reachable
-    ? `Target: ${fmtSteps(v.targetStepsPerSec)}, the trainer's rate when never starved (${(v.trainerSecondsPerStep * 1000).toFixed(1)} ms of its own per step).`
-    : `Target: ${fmtSteps(v.targetStepsPerSec)}, the fastest any configuration is predicted to feed it on these cores (never starved it would take ${fmtSteps(v.unstarvedStepsPerSec)}).`;
+    ? `Target: ${formatSteps(v.targetStepsPerSec)}, the trainer's rate when never starved (${formatSeconds(v.trainerSecondsPerStep)} of its own per step).`
+    : `Target: ${formatSteps(v.targetStepsPerSec)}, the fastest any configuration is predicted to feed it on these cores (never starved it would take ${formatSteps(v.unstarvedStepsPerSec)}).`;
   const threads = `${v.workers} worker thread${v.workers === 1 ? '' : 's'}`;
-  const ratio = (v.predictedStepsPerSec / Math.max(v.asWrittenPredictedStepsPerSec, 1e-9)).toFixed(2);
+  const ratio = formatRatio(v.predictedStepsPerSec / Math.max(v.asWrittenPredictedStepsPerSec, 1e-9));
   const plan = v.changed
-    ? `Plan: ${fmtSteps(v.predictedStepsPerSec)} predicted (${ratio}× the model's ${fmtSteps(v.asWrittenPredictedStepsPerSec)} as written) with ${threads}; then bound by ${LIMIT_WORDS[v.limit]}.`
-    : `Plan: no change (${fmtSteps(v.predictedStepsPerSec)} predicted with ${threads}, bound by ${LIMIT_WORDS[v.limit]}).`;
+    ? `Plan: ${formatSteps(v.predictedStepsPerSec)} predicted (${ratio} the model's ${formatSteps(v.asWrittenPredictedStepsPerSec)} as written) with ${threads}; then bound by ${LIMIT_WORDS[v.limit]}.`
+    : `Plan: no change (${formatSteps(v.predictedStepsPerSec)} predicted with ${threads}, bound by ${LIMIT_WORDS[v.limit]}).`;
   return { headline: trainerHeadline(v), verdict: `${v.summary.charAt(0).toUpperCase()}${v.summary.slice(1)}`, target, plan };
 }

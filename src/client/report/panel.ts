@@ -1,5 +1,6 @@
 /** The report webview host: one panel, refreshed after each profile of the pipeline it shows. */
 import * as vscode from 'vscode';
+import { Commands } from '../../shared/commands';
 import type { ReportParams, ReportResult } from '../../shared/protocol';
 import type { PlumberServer } from '../server';
 import { makeNonce, reportHtml } from './html';
@@ -82,14 +83,14 @@ export class ReportPanel implements vscode.Disposable {
         return;
       case 'reveal': {
         const op = this.last?.pipeline.ops.find((o) => o.id === m.opId);
-        if (op) void vscode.commands.executeCommand('plumber.revealRange', op.uri, op.range);
+        if (op) void vscode.commands.executeCommand(Commands.revealRange, op.uri, op.range);
         return;
       }
       case 'applyAllFixes':
-        void vscode.commands.executeCommand('plumber.applyAllFixes', uri, pipeline);
+        void vscode.commands.executeCommand(Commands.applyAllFixes, uri, pipeline);
         return;
       case 'profile':
-        void vscode.commands.executeCommand('plumber.profilePipeline', uri, pipeline);
+        void vscode.commands.executeCommand(Commands.profilePipeline, uri, pipeline);
         return;
     }
   }

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { OpSummary, PipelineSummary, PipelinesParams } from '../../shared/protocol';
 import type { PlumberServer } from '../server';
+import { Commands } from '../../shared/commands';
 import { describeOp, describePipeline, formatRate, formatRateIn, formatShare, rankOps, trainerRow } from './format';
 
 export type BottleneckNode =
@@ -64,7 +65,7 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
       item.iconPath = new vscode.ThemeIcon('pulse');
       item.tooltip = node.tooltip;
       // The report has the verdict's target rate and what the plan does for it.
-      item.command = { command: 'plumber.showReport', title: 'Show Report', arguments: [node.pipeline.uri, node.pipeline.name] };
+      item.command = { command: Commands.showReport, title: 'Show Report', arguments: [node.pipeline.uri, node.pipeline.name] };
       return item;
     }
     if (node.type === 'pipeline') {
@@ -75,7 +76,7 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
       item.iconPath = new vscode.ThemeIcon(p.error ? 'error' : 'symbol-event');
       item.tooltip = pipelineTooltip(p);
       item.contextValue = p.rate !== undefined && !p.stale ? 'plumber.pipeline.profiled' : 'plumber.pipeline';
-      item.command = { command: 'plumber.revealRange', title: 'Go to Pipeline', arguments: [p.uri, p.range] };
+      item.command = { command: Commands.revealRange, title: 'Go to Pipeline', arguments: [p.uri, p.range] };
       return item;
     }
     const { op, pipeline } = node;
@@ -86,7 +87,7 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
     item.tooltip = opTooltip(op, pipeline);
     // Fixes are computed from the profile: after an edit they may no longer fit, so hide the action.
     item.contextValue = op.fixTitle && !pipeline.stale ? 'plumber.op.fixable' : 'plumber.op';
-    item.command = { command: 'plumber.revealRange', title: 'Go to Operator', arguments: [op.uri, op.range] };
+    item.command = { command: Commands.revealRange, title: 'Go to Operator', arguments: [op.uri, op.range] };
     return item;
   }
 
@@ -115,9 +116,9 @@ export class BottlenecksProvider implements vscode.TreeDataProvider<BottleneckNo
 function pipelineTooltip(p: PipelineSummary): vscode.MarkdownString {
   const md = new vscode.MarkdownString(`**${p.name}**\n\n`);
   if (p.error) md.appendMarkdown(`Profile failed: ${p.error}\n\n`);
-  if (p.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(p.rate)}  \n`);
-  if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRate(p.bound)}  \n`);
-  if (p.predictedRate !== undefined && p.verdict !== 'no-gain' && p.verdict !== 'error') md.appendMarkdown(`With every fix (predicted): ${formatRate(p.predictedRate)}  \n`);
+  if (p.rate !== undefined) md.appendMarkdown(`Measured: ${formatRateIn(p.rate, p.unit)}  \n`);
+  if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRateIn(p.bound, p.unit)}  \n`);
+  if (p.predictedRate !== undefined && p.verdict !== 'no-gain' && p.verdict !== 'error') md.appendMarkdown(`With every fix (predicted): ${formatRateIn(p.predictedRate, p.unit)}  \n`);
   if (p.advice) md.appendMarkdown(`Fixes: ${p.advice}  \n`);
   const trainer = trainerRow(p);
   if (trainer) md.appendMarkdown(`Training loop: ${trainer.label}  \n`);

@@ -1,36 +1,21 @@
 /**
  * Pure formatting and ranking for the Bottlenecks tree, the status bar and the report: no vscode
- * import, so unit tests run them in plain Node.
+ * import, so unit tests run them in plain Node. The words for each number are the shared ones
+ * (src/shared/words.ts), the server's lenses' too.
  */
-import { compact } from '../../shared/format';
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
+import { STALE_WORDS, compact, formatShare as shareWords, formatSpeedup, rateWords, speedupOver } from '../../shared/words';
 
-export { compact };
+export { STALE_WORDS };
 
-/** A rate in elements per second, the way the server's lenses write it: `310 el/s`, `2.1k el/s`, `1.5M el/s`. */
+/** A rate in elements per second, as the lenses write it: `310 el/s`, `2.1k el/s`, `1.5M el/s`; `–` when unknown. */
 export function formatRate(rate: number | undefined): string {
-  if (rate === undefined || Number.isNaN(rate)) return '–';
-  if (!Number.isFinite(rate)) return '∞';
-  return `${compact(rate)} el/s`;
+  return formatRateIn(rate);
 }
 
-/** A share (0..1) as a whole percentage: `37%`, `<1%`. */
+/** A share (0..1) as a whole percentage: `37%`, `<1%`; empty when unknown. */
 export function formatShare(share: number | undefined): string {
-  if (share === undefined || !Number.isFinite(share)) return '';
-  if (share > 0 && share < 0.005) return '<1%';
-  return `${Math.round(share * 100)}%`;
-}
-
-/** "1.7×", "14×", "14,054×" (a cache that serves epochs from memory). */
-function speedupWords(x: number): string {
-  return `${x >= 10 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1)}×`;
-}
-
-/** A speed-up factor: `3.2×`. */
-export function formatSpeedup(from: number | undefined, to: number | undefined): string | undefined {
-  if (!from || !to || !Number.isFinite(from) || !Number.isFinite(to) || from <= 0) return undefined;
-  const x = to / from;
-  return speedupWords(x);
+  return share === undefined || !Number.isFinite(share) ? '' : shareWords(share);
 }
 
 const SEVERITY_ORDER: Record<OpSeverity, number> = { bottleneck: 0, warning: 1, ok: 2, unknown: 3 };
@@ -56,14 +41,9 @@ export function rankOps(ops: readonly OpSummary[]): OpSummary[] {
     .map((x) => x.op);
 }
 
-/** What every surface says about numbers taken before the last edit (the server's lenses say the same). */
-export const STALE_WORDS = 'stale — profile again';
-
-/** A rate in the pipeline's unit: `1.3 batches/s`, `310 el/s`. */
+/** A rate in the pipeline's unit: `1.3 batches/s`, `310 el/s`; `–` when unknown. */
 export function formatRateIn(rate: number | undefined, unit = 'el'): string {
-  if (unit === 'el') return formatRate(rate);
-  if (rate === undefined || Number.isNaN(rate)) return '–';
-  return `${Number.isFinite(rate) ? compact(rate) : '∞'} ${unit}/s`;
+  return rate === undefined || Number.isNaN(rate) ? '–' : rateWords(rate, unit);
 }
 
 /**
@@ -79,7 +59,7 @@ export function describeOp(op: OpSummary, stale: boolean, unit = 'el'): string {
     const same = Math.abs(root - op.rate) <= 0.005 * Math.max(root, op.rate);
     parts.push(same ? formatRateIn(root, unit) : `${formatRate(op.rate)} = ${formatRateIn(root, unit)}`);
   }
-  if (op.bound !== undefined) parts.push(`bound ${Number.isFinite(op.bound) ? compact(op.bound) : '∞'}`);
+  if (op.bound !== undefined) parts.push(`bound ${compact(op.bound)}`);
   if (op.cpuShare !== undefined) parts.push(`${formatShare(op.cpuShare)} CPU`);
   return parts.join(' · ');
 }
@@ -92,7 +72,7 @@ export function describeOp(op: OpSummary, stale: boolean, unit = 'el'): string {
 export function fixesWords(p: PipelineSummary): string | undefined {
   switch (p.verdict) {
     case 'gain':
-      return p.verified ? `fixes: verified ${speedupWords(p.verified.speedup)}` : 'fixes: verified';
+      return p.verified ? `fixes: verified ${formatSpeedup(p.verified.speedup)}` : 'fixes: verified';
     case 'no-gain':
       return 'no reliable gain';
     case 'error':
@@ -101,7 +81,7 @@ export function fixesWords(p: PipelineSummary): string | undefined {
       return undefined;
     case 'unverified':
     case undefined: {
-      const speedup = formatSpeedup(p.rate, p.predictedRate);
+      const speedup = speedupOver(p.predictedRate, p.rate);
       if (!speedup || !(p.predictedRate! > p.rate! * 1.05)) return undefined;
       return p.verdict === 'unverified' ? `fixes: est. ${speedup} (not verified)` : `fixes: est. ${speedup}`;
     }

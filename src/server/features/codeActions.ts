@@ -10,7 +10,7 @@ import { editsForChanges, type FixContext } from '../../engine/fixes/edits';
 import { toWorkspaceEdit, type FileVersion } from '../workspaceEdit';
 import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
-import { FIX_PREFIX } from './format';
+import { FIX_PREFIX } from '../../shared/words';
 import { applyAllTitle, offerTitle, offeredChanges, predictsGain } from './advice';
 
 export interface CodeActionDeps {

@@ -9,9 +9,10 @@ import type { Resource } from '../../shared/analysis';
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
 import { labelOf, type PipelineView } from '../views';
-import { compact, percent, rateText } from './format';
+import { Commands } from '../../shared/commands';
+import { STALE_WORDS, compact, formatShare, rateWords } from '../../shared/words';
 import { applyAllTitle, offeredChanges, planFigure, verdictOf } from './advice';
-import { STALE_WORDS, opRateWords, rateIn } from './glance';
+import { opRateWords } from './glance';
 import { trainerLenses } from './trainerLens';
 import { shownAt } from '../../engine/join';
 
@@ -23,13 +24,6 @@ export interface LensData {
   target: 'summary' | 'profile' | 'fixAll' | 'verdict' | 'op';
   opId?: string;
 }
-
-/** Client command ids the lenses invoke (registered by the extension). */
-export const COMMANDS = {
-  profile: 'plumber.profilePipeline',
-  fixAll: 'plumber.applyAllFixes',
-  report: 'plumber.showReport',
-} as const;
 
 /** List the lenses of a document (unresolved: ranges and data). */
 export function codeLenses(views: PipelineView[], file: string, settings: Settings['codeLens']): CodeLens[] {
@@ -90,11 +84,11 @@ export function opSummary(v: PipelineView, opId: string, withReason: boolean): s
   if (workers !== undefined && workers > 0) parts.push(`cluster: ${workers} worker${workers === 1 ? '' : 's'}`);
   const an = joined.an;
   if (an) {
-    parts.push(opRateWords(an, v.unit ?? 'el'), `${percent(an.cpuShare)} CPU`);
+    parts.push(opRateWords(an, v.unit ?? 'el'), `${formatShare(an.cpuShare)} CPU`);
   } else {
     const c = joined.prof.counters;
     const seconds = v.record?.profile.run.seconds ?? 0;
-    if (seconds > 0) parts.push(rateText(c.produced / seconds));
+    if (seconds > 0) parts.push(rateWords(c.produced / seconds));
   }
   const bottleneck = v.record?.analysis?.bottleneck;
   if ((v.record && bottleneck && shownAt(v.record.profile, bottleneck.opId) === joined.prof.id) || an?.isBottleneck) {
@@ -117,26 +111,26 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
       const rec = v.record;
       if (!rec || rec.profile.error || !rec.analysis) {
         const msg = rec?.profile.error?.message ?? 'no analysis';
-        command = { title: `Pipeline: profile failed — ${msg.length > 80 ? `${msg.slice(0, 79)}…` : msg}`, command: COMMANDS.report, arguments: args };
+        command = { title: `Pipeline: profile failed — ${msg.length > 80 ? `${msg.slice(0, 79)}…` : msg}`, command: Commands.showReport, arguments: args };
       } else if (v.stale) {
         // The old numbers are hidden, not shown beside the word: a glance would read them as current.
-        command = { title: `Pipeline: ${STALE_WORDS}`, command: COMMANDS.profile, arguments: args };
+        command = { title: `Pipeline: ${STALE_WORDS}`, command: Commands.profilePipeline, arguments: args };
       } else {
-        command = { title: `Pipeline ${rateIn(rec.analysis.measuredRate, v.unit ?? 'el')} · bound ${compact(rec.analysis.bound)}`, command: COMMANDS.report, arguments: args };
+        command = { title: `Pipeline ${rateWords(rec.analysis.measuredRate, v.unit ?? 'el')} · bound ${compact(rec.analysis.bound)}`, command: Commands.showReport, arguments: args };
       }
       break;
     }
     case 'profile':
-      command = { title: v.record ? 'Profile again' : 'Profile', command: COMMANDS.profile, arguments: args };
+      command = { title: v.record ? 'Profile again' : 'Profile', command: Commands.profilePipeline, arguments: args };
       break;
     case 'fixAll': {
       const plan = v.record?.plan;
-      command = { title: plan ? applyAllTitle(plan) : 'Apply all Plumber fixes', command: COMMANDS.fixAll, arguments: args };
+      command = { title: plan ? applyAllTitle(plan) : 'Apply all Plumber fixes', command: Commands.applyAllFixes, arguments: args };
       break;
     }
     case 'verdict': {
       const figure = (v.record?.plan && planFigure(v.record.plan)) || 'no fix offered';
-      command = { title: figure.length > 90 ? `${figure.slice(0, 89)}…` : figure, command: COMMANDS.report, arguments: args };
+      command = { title: figure.length > 90 ? `${figure.slice(0, 89)}…` : figure, command: Commands.showReport, arguments: args };
       break;
     }
     case 'op': {
@@ -146,7 +140,7 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
       const joined = data.opId ? v.byGraphId.get(data.opId) : undefined;
       const op = data.opId ? v.graph.ops.find((o) => o.id === data.opId) : undefined;
       const onHead = lens.range.start.line === v.graph.head.range.start.line;
-      command = { title: onHead && joined && op ? `${labelOf(v, op)}: ${summary}` : summary, command: v.stale ? COMMANDS.profile : COMMANDS.report, arguments: args };
+      command = { title: onHead && joined && op ? `${labelOf(v, op)}: ${summary}` : summary, command: v.stale ? Commands.profilePipeline : Commands.showReport, arguments: args };
       break;
     }
   }

@@ -10,7 +10,7 @@ import { measuredLints } from '../lints/measured';
 import type { PipelineView } from '../views';
 import type { Plan } from '../../shared/analysis';
 import { fileToUri } from './format';
-import { STALE_WORDS, rateIn } from './glance';
+import { STALE_WORDS, rateWords } from '../../shared/words';
 import { NO_GAIN, offerTitle, offeredChanges, verdictOf } from './advice';
 import { shownAt } from '../../engine/join';
 
@@ -18,9 +18,9 @@ import { shownAt } from '../../engine/join';
 function predictedWords(plan: Plan, unit: string): string {
   switch (verdictOf(plan)) {
     case 'gain':
-      return `, ${rateIn(plan.predictedRate, unit)} predicted with the fixes (${plan.verification!.summary})`;
+      return `, ${rateWords(plan.predictedRate, unit)} predicted with the fixes (${plan.verification!.summary})`;
     case 'unverified':
-      return `, ${rateIn(plan.predictedRate, unit)} predicted with the fixes (not verified)`;
+      return `, ${rateWords(plan.predictedRate, unit)} predicted with the fixes (not verified)`;
     case 'no-gain':
       return `; ${NO_GAIN}, so no fix is offered`;
     case 'error':
@@ -70,7 +70,7 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
       code: 'plumber/bottleneck',
       message: v.stale
         ? `Bottleneck of ${v.graph.name} when last profiled (${STALE_WORDS}: the file changed since): ${b.reason}`
-        : `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateIn(a.measuredRate, unit)}, bound ${rateIn(a.bound, unit)}${plan ? predictedWords(plan, unit) : ''}.`,
+        : `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateWords(a.measuredRate, unit)}, bound ${rateWords(a.bound, unit)}${plan ? predictedWords(plan, unit) : ''}.`,
       relatedInformation: related,
     });
   }

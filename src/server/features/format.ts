@@ -1,34 +1,17 @@
 /**
- * Short numbers for lenses and hints ("1.2k el/s", "61% CPU") and the shared phrases features use,
- * so every surface says the same thing.
+ * The phrases features build from the model (a fix's title) and the URI ↔ path conversions every
+ * feature needs. How numbers are written lives in src/shared/words.ts.
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PlanChange } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import { changeTitle } from '../../model/describe';
-import { compact } from '../../shared/format';
-import { formatSpeedup } from '../../engine/stats';
+import { FIX_PREFIX } from '../../shared/words';
 
-export { compact };
+// advice.ts still takes these from here under their old names; the words themselves are shared.
+export { compact, speedupOver as speedup } from '../../shared/words';
 
-export function rateText(n: number): string {
-  return `${compact(n)} el/s`;
-}
-
-export function percent(share: number): string {
-  return `${Math.round(share * 100)}%`;
-}
-
-/** "6.8×" speed-up text (predicted over measured). */
-export function speedup(predicted: number, current: number): string | undefined {
-  if (!(current > 0) || !Number.isFinite(predicted)) return undefined;
-  // As the CLI and the verified figure write it, so one title never mixes "14054×" and "14,054×".
-  return formatSpeedup(predicted / current);
-}
-
-export const FIX_PREFIX = 'Apply Plumber fix: ';
-
-/** The quick-fix title of one plan change. */
+/** The quick-fix title of one plan change: "Apply Plumber fix: set parallelism of map(decode) to 2". */
 export function fixTitle(change: PlanChange, profile: Profile): string {
   return FIX_PREFIX + changeTitle(change, profile);
 }

@@ -1,26 +1,20 @@
 /**
- * The words every surface shares so the editor tells the truth at a glance: one unit for every
- * operator (the pipeline's root elements per second, with the op's own count where it differs),
- * labels taken from the source text, the one phrase for stale numbers, and the model's what-if
- * for a knob.
+ * What the editor's features say about an operator at a glance: its numbers in the pipeline's unit
+ * (root elements per second, with the op's own count where it differs), its label from the source
+ * text, and the model's what-if for a knob. How each number is written lives in
+ * src/shared/words.ts.
  */
 import type { Analysis, OpAnalysis } from '../../shared/analysis';
 import type { KnobOverride, Profile } from '../../shared/profile';
 import { rootRateOf } from '../../shared/units';
 import { callLabel } from '../../shared/labels';
-
-export { rootRateOf, rootUnit } from '../../shared/units';
+import { compact, rateWords } from '../../shared/words';
 import type { GraphOp } from '../../engine/graph/types';
 import { describeOp, predict } from '../../model';
-import { compact } from './format';
 
-/** What every surface says about numbers taken before the last edit. */
-export const STALE_WORDS = 'stale — profile again';
-
-/** A rate in a unit: `1.3 batches/s`, `41 el/s`. */
-export function rateIn(rate: number, unit: string): string {
-  return `${compact(rate)} ${unit}/s`;
-}
+export { rootRateOf, rootUnit } from '../../shared/units';
+// advice.ts still takes the rate's words from here under their old name.
+export { rateWords as rateIn } from '../../shared/words';
 
 /**
  * An operator's numbers in the pipeline's unit: "41 el/s = 1.3 batches/s · bound 1.4" when it
@@ -29,9 +23,9 @@ export function rateIn(rate: number, unit: string): string {
  * pipeline back.
  */
 export function opRateWords(an: OpAnalysis, unit: string): string {
-  const root = rateIn(rootRateOf(an), unit);
+  const root = rateWords(rootRateOf(an), unit);
   // An operator that counts what the pipeline counts (visit ratio 1) needs no second number.
-  const rate = Math.abs(an.visitRatio - 1) <= 0.005 ? root : `${rateIn(an.measuredRate, 'el')} = ${root}`;
+  const rate = Math.abs(an.visitRatio - 1) <= 0.005 ? root : `${rateWords(an.measuredRate)} = ${root}`;
   return `${rate} · bound ${compact(an.bound)}`;
 }
 
@@ -107,5 +101,5 @@ export function whatIf(profile: Profile, profileOpId: string, knob: string, curr
 
 /** "parallelism 1 → 0.4/s · 2 → 1.2/s · 4 → 1.3/s (cores busy)", the current value marked. */
 export function whatIfWords(knob: string, current: number, rows: WhatIf[], unit: string): string {
-  return `${knob} ${rows.map((r) => `${r.value === current ? `**${r.value}** (now)` : r.value} → ${compact(r.rate)} ${unit}/s${r.limit ? ` (${r.limit})` : ''}`).join(' · ')}`;
+  return `${knob} ${rows.map((r) => `${r.value === current ? `**${r.value}** (now)` : r.value} → ${rateWords(r.rate, unit)}${r.limit ? ` (${r.limit})` : ''}`).join(' · ')}`;
 }

@@ -6,10 +6,9 @@ import type { Hover, Position } from 'vscode-languageserver';
 import type { GraphOp } from '../../engine/graph/types';
 import { labelOf, type PipelineView } from '../views';
 import type { OpProfile } from '../../shared/profile';
-import { compact, percent } from './format';
-import { STALE_WORDS, opRateWords, rateIn, whatIf, whatIfWords } from './glance';
+import { STALE_WORDS, compact, formatSeconds, formatShare, rateWords } from '../../shared/words';
+import { opRateWords, whatIf, whatIfWords } from './glance';
 import { offerTitle, offeredChanges } from './advice';
-import { formatSeconds } from '../../model/describe';
 import { shownAt } from '../../engine/join';
 import { codeSpan, escapeMarkdown as esc } from './markdown';
 
@@ -91,14 +90,14 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
       lines.push(...whatIfLines(v, joined.prof));
       lines.push('', v.stale ? `**${STALE_WORDS.charAt(0).toUpperCase()}${STALE_WORDS.slice(1)}**: measured before your last edit, so these numbers describe the old code:` : '**Measured**:');
       if (an) {
-        lines.push(`- ${opRateWords(an, v.unit ?? 'el')} · ${percent(an.cpuShare)} of CPU · ${an.placement} thread${an.placement === 'worker' ? 's' : ''}`);
+        lines.push(`- ${opRateWords(an, v.unit ?? 'el')} · ${formatShare(an.cpuShare)} of CPU · ${an.placement} thread${an.placement === 'worker' ? 's' : ''}`);
         lines.push(`- ${formatSeconds(an.cpuPerRootElement)} CPU per pipeline element (visit ratio ${compact(an.visitRatio)})`);
-        lines.push(`- Bound (model): ${rateIn(an.bound, v.unit ?? 'el')}${an.isBottleneck ? ' — **the bottleneck**' : ''}`);
+        lines.push(`- Bound (model): ${rateWords(an.bound, v.unit ?? 'el')}${an.isBottleneck ? ' — **the bottleneck**' : ''}`);
       }
       lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
       const a = rec.analysis;
       if (a && shownAt(rec.profile, a.bottleneck.opId) === joined.prof.id) lines.push('', `**Why:** ${esc(a.bottleneck.reason)}`);
-      for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateIn(b.rate, v.unit ?? 'el')} — ${esc(b.detail)}`);
+      for (const b of a?.bounds ?? []) if (b.opId === joined.prof.id) lines.push(`- ${b.resource}: ${rateWords(b.rate, v.unit ?? 'el')} — ${esc(b.detail)}`);
       const plan = v.stale ? undefined : rec.plan;
       for (const ch of plan ? offeredChanges(plan) : []) if (ch.opId === joined.prof.id) lines.push('', `**${esc(offerTitle(ch, plan!, rec.profile))}** — ${esc(ch.reason)}`);
       for (const d of plan?.verification?.dropped ?? []) if (d.change.opId === joined.prof.id) lines.push('', `_Not offered: the plan's change here was dropped by verification (${esc(d.why)})._`);

@@ -8,8 +8,8 @@ import type { CodeLens } from 'vscode-languageserver';
 import type { TrainerVerdict } from '../../shared/analysis';
 import { trainerHeadline } from '../../shared/trainerWords';
 import type { PipelineView } from '../views';
-import { COMMANDS } from './codeLens';
-import { STALE_WORDS } from './glance';
+import { Commands } from '../../shared/commands';
+import { STALE_WORDS } from '../../shared/words';
 
 /** The lens's words for a verdict: the glance line the tree and the report share (src/shared/trainerWords.ts). */
 export const trainerLensTitle = trainerHeadline;
@@ -30,5 +30,5 @@ export function trainerLenses(v: PipelineView): CodeLens[] {
   const verdict = trainerVerdictOf(v);
   if (!verdict) return [];
   const title = v.stale ? `trainer: ${STALE_WORDS}` : trainerLensTitle(verdict);
-  return [{ range: v.graph.head.range, command: { title, command: v.stale ? COMMANDS.profile : COMMANDS.report, arguments: [v.uri, v.graph.name] } }];
+  return [{ range: v.graph.head.range, command: { title, command: v.stale ? Commands.profilePipeline : Commands.showReport, arguments: [v.uri, v.graph.name] } }];
 }
