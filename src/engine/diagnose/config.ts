@@ -9,6 +9,7 @@ import type { Overrides, Profile, ProfileError, WindowSlice } from '../../shared
 import { changeTitle, predict } from '../../model';
 import type { PairableRun } from '../paired';
 import { pooledRate, runSlices } from '../stats';
+import { formatNumber, terminalRate } from '../../shared/words';
 
 export interface Config {
   key: string;
@@ -52,14 +53,10 @@ export function canonical(o: Overrides): string {
   return JSON.stringify(sorted(o));
 }
 
-export function fmtRate(r: number): string {
-  return r >= 100 ? `${Math.round(r).toLocaleString('en-US')}/s` : `${r.toPrecision(3)}/s`;
-}
-
 /** A configuration's pooled rate and spread, as a reason says it: "963/s ± 48.2". */
 export function fmtMeasured(c: Config): string {
   const m = pooledRate(c.slices);
-  return `${fmtRate(m.rate)} ± ${fmtRate(m.halfWidth).replace('/s', '')}`;
+  return `${terminalRate(m.rate)} ± ${formatNumber(m.halfWidth)}`;
 }
 
 /** The rate a configuration is expected to run at: what it measured so far, else its prediction, else as written's (the first run's). */

@@ -6,7 +6,8 @@
 import type { PlanChange, Verification } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
 import { compareSides, sideFaster, sideSlower } from '../paired';
-import { formatSpeedup, pooledRate } from '../stats';
+import { pooledRate } from '../stats';
+import { formatSpeedup } from '../../shared/words';
 import { configOut, fmtMeasured, keyOf, type Config } from './config';
 
 /** What verification measured, as the decision reads it (`Trials` is one). */

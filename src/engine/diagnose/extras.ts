@@ -9,8 +9,8 @@ import { changeKey } from '../../shared/analysis';
 import type { Overrides, Profile } from '../../shared/profile';
 import { eventLoopMove, overridesFor, rootUnitOf, widenFreeLevers } from '../../model';
 import { compareSides, sideFaster } from '../paired';
-import { formatSpeedup } from '../stats';
-import { fmtMeasured, fmtRate, shortName, unmeasured, type Config } from './config';
+import { formatSpeedup, terminalRate } from '../../shared/words';
+import { fmtMeasured, shortName, unmeasured, type Config } from './config';
 import type { Trials } from './trials';
 
 /** One configuration to try on top of the kept one. */
@@ -72,7 +72,7 @@ function withSizeMeasured(c: PlanChange, tried: Config, was: Config): PlanChange
   const from = planned && (planned.kind === 'parallelism' || planned.kind === 'cycleLength') ? planned.to : undefined;
   if (from === undefined) return c;
   const measured = (m: Config, to: number): string => `${fmtMeasured(m)} with ${to}`;
-  const predicted = was.predictedRate !== undefined ? ` (predicted ${fmtRate(was.predictedRate)})` : '';
+  const predicted = was.predictedRate !== undefined ? ` (predicted ${terminalRate(was.predictedRate)})` : '';
   return { ...c, reason: `${c.reason} The plan sized it at ${from}; verification measured ${measured(tried, c.to)} against ${measured(was, from)}${predicted}: near the next bound waits run longer than their mean, and more in flight lowers the CPU an element costs.` };
 }
 
