@@ -20,7 +20,7 @@ import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
 import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
-import { staticRandomOps } from '../engine/randomness';
+import { sourceRandomOps } from '../engine/diagnoseFile';
 import { UsageError, parseArgs } from './args';
 import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
 import { HELP } from './help';
@@ -85,19 +85,19 @@ async function fix(argv: string[]): Promise<number> {
   const ws = new GraphWorkspace();
   ws.setText(file, fs.readFileSync(file, 'utf8'));
   const located = locateOps(file, ws);
-  const randomOps = staticRandomOps(located);
 
   let profile: Profile;
   let thePlan: Plan;
   let last: Profile;
   if (saved) {
     // A saved profile is one run: planning from it cannot re-run or verify anything.
+    const randomOps = await sourceRandomOps(file, ws);
     const options = { ...modelOptionsOf(p), ...(randomOps.length > 0 ? { randomOps } : {}) };
     profile = saved;
     last = saved;
     thePlan = planOf(saved, options);
   } else {
-    const d = await diagnoseFromFlags(file, p, { randomOps });
+    const d = await diagnoseFromFlags(file, p, { graphs: ws });
     if (d.error) {
       process.stderr.write(`plumber fix: ${d.error.message}\n`);
       return d.error.kind === 'cancelled' ? 130 : 1;
