@@ -66,7 +66,7 @@ describe('Profiling from the editor', () => {
           input.onStep?.({ phase: 'profile', message: 'profiling as written', run: 1 });
           await input.run({}, 'profile');
           input.onStep?.({ phase: 'replan', message: 're-profiling with the plan applied (pass 2 of 2)', run: 2 });
-          await input.run(planOverrides, 'replan');
+          await input.run(planOverrides, 'replan', { warmupElements: 96 });
           input.onStep?.({ phase: 'verify', message: 'verifying: as written (2)', run: 3 });
           await input.run({}, 'verify');
           return { first: hand.profile, analysis: hand.analysis, plan: { ...hand.plan, verification }, last: hand.profile, profiles: [hand.profile, hand.profile, hand.profile] };
@@ -93,6 +93,15 @@ describe('Profiling from the editor', () => {
         ['images', 4, undefined, {}],
         ['images', 4, false, planOverrides],
         ['images', 1, false, {}],
+      ],
+    );
+    // A pass warms up on the elements diagnose asks for, and every run takes the settings' limits.
+    assert.deepEqual(
+      runs.map((r) => [r.warmupMinElements, r.maxElements, r.startSeconds, r.timeoutSeconds, r.memoryMB, r.signal]),
+      [
+        [undefined, 100_000, 10, 60, 4096, undefined],
+        [96, 100_000, 10, 60, 4096, undefined],
+        [undefined, 100_000, 10, 60, 4096, undefined],
       ],
     );
     assert.deepEqual(progress, [
