@@ -30,3 +30,9 @@ export function offeredChanges(plan: Plan): PlanChange[] {
   const dropped = new Set(v.dropped.map((d) => changeKey(d.change)));
   return plan.changes.filter((c) => kept.has(changeKey(c)) && !dropped.has(changeKey(c)));
 }
+
+/** The plan as a person is offered it: its changes narrowed to `offeredChanges` (the rest of the plan as it came). */
+export function offeredPlan(plan: Plan): Plan {
+  const changes = offeredChanges(plan);
+  return changes.length === plan.changes.length ? plan : { ...plan, changes };
+}

@@ -4,7 +4,7 @@
  * and nothing after no gain, an error, or a prediction that reads "1.0×".
  */
 import * as assert from 'node:assert/strict';
-import { offeredChanges, predictsGain } from '../../../src/engine/offer';
+import { offeredChanges, offeredPlan, predictsGain } from '../../../src/engine/offer';
 import { changeKey, type Plan, type PlanChange, type Verification } from '../../../src/shared/analysis';
 
 const parallelism: PlanChange = { kind: 'parallelism', opId: '3:4', from: 1, to: 2, reason: 'two cores are idle' };
@@ -64,5 +64,13 @@ describe('The offer rule', () => {
   it('offers nothing after no gain or a failed verification', () => {
     assert.deepEqual(offeredChanges(planOf([parallelism], 180, verified('no-gain', []))), []);
     assert.deepEqual(offeredChanges(planOf([parallelism], 180, verified('error', []))), []);
+  });
+
+  it('narrows a plan to what it offers, and leaves a plan that offers all of it as it came', () => {
+    const gain = planOf([parallelism, prefetch], 180);
+    assert.equal(offeredPlan(gain), gain);
+    const none = offeredPlan(planOf([parallelism], 102));
+    assert.deepEqual(none.changes, []);
+    assert.equal(none.predictedRate, 102);
   });
 });
