@@ -28,7 +28,9 @@ export type RunSettings = Pick<RunProfileOptions, 'maxElements' | 'warmupSeconds
 };
 
 /** The part of the runner's request the run policy decides: every run names its window. */
-export type RunPolicyRequest = Pick<RunProfileOptions, 'probes' | 'warmupMinElements' | 'maxElements' | 'warmupSeconds' | 'startSeconds' | 'timeoutSeconds' | 'memoryMB' | 'nodePath' | 'nodeArgs' | 'train'> & { seconds: number };
+export type RunPolicyRequest = Pick<RunProfileOptions, 'probes' | 'warmupMinElements' | 'maxElements' | 'warmupSeconds' | 'startSeconds' | 'timeoutSeconds' | 'memoryMB' | 'nodePath' | 'nodeArgs' | 'train'> & {
+  seconds: number;
+};
 
 /** One run's request to the runner, as the front door hands it to `spawn`. */
 export type FrontDoorRunRequest = RunProfileOptions & RunPolicyRequest;
@@ -125,7 +127,13 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   let passes = 0;
   const run = async (overrides: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
     if (purpose !== 'verify') passes++;
-    const request: FrontDoorRunRequest = { file: input.file, ...(exportName !== undefined ? { exportName } : {}), overrides, ...runRequestFor(input.runs, purpose, budget), ...(input.signal ? { signal: input.signal } : {}) };
+    const request: FrontDoorRunRequest = {
+      file: input.file,
+      ...(exportName !== undefined ? { exportName } : {}),
+      overrides,
+      ...runRequestFor(input.runs, purpose, budget),
+      ...(input.signal ? { signal: input.signal } : {}),
+    };
     const profile = await spawn(request);
     // A training script's profile names no export: its runs go on running the script.
     if (!profile.error && profile.pipeline.exportName) exportName ??= profile.pipeline.exportName;

@@ -19,7 +19,20 @@ const profile: Profile = {
   version: PROFILE_VERSION,
   pipeline: { file: '/p/pipeline.ts', exportName: 'images', rootId: '2:4' },
   machine: { cores: 2, memoryTotalBytes: 8e9, memoryFreeBytes: 4e9, nodeVersion: 'v20.20.2', platform: 'linux', arch: 'x64', cpuModel: 'test', libuvThreads: 4, cpuClock: 'schedstat' },
-  run: { startedAt: '2026-12-05T09:00:00.000Z', elements: 200, seconds: 2, warmupElements: 10, warmupSeconds: 0.5, converged: true, endReason: 'converged', rateEstimates: [100], overrides: {}, mainThreadCpuSeconds: 1.9, processCpuSeconds: 2, peakRssBytes: 1e8 },
+  run: {
+    startedAt: '2026-12-05T09:00:00.000Z',
+    elements: 200,
+    seconds: 2,
+    warmupElements: 10,
+    warmupSeconds: 0.5,
+    converged: true,
+    endReason: 'converged',
+    rateEstimates: [100],
+    overrides: {},
+    mainThreadCpuSeconds: 1.9,
+    processCpuSeconds: 2,
+    peakRssBytes: 1e8,
+  },
   ops: [op('1:1', 'range', [], 201), op('2:4', 'map', ['1:1'], 200)],
 };
 const analysis: Analysis = {

@@ -80,7 +80,10 @@ describe('The front door to diagnose', () => {
     it('is the union over every chain of the file and of the files it imports, not only the exported pipeline’s', async () => {
       const ws = new GraphWorkspace();
       const numbers = ws.graphOf(FILE).pipelines.find((p) => p.name === 'numbers')!;
-      assert.ok(numbers.ops.every((o) => !o.random), 'the pipeline diagnosed is deterministic');
+      assert.ok(
+        numbers.ops.every((o) => !o.random),
+        'the pipeline diagnosed is deterministic',
+      );
       // A chain of the file behind an export of another name, and a chain of the file it imports.
       assert.deepEqual(await sourceRandomOps(FILE, ws), ['12:29', 'noise.ts:3:33']);
       assert.deepEqual(await sourceRandomOps(FILE), ['12:29', 'noise.ts:3:33'], 'read from the disk when no workspace is given');
