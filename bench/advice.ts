@@ -1,19 +1,14 @@
 /**
  * What the benchmarks call "plumber": the configuration Plumber's engine keeps for a pipeline, as
- * a user of `plumber plan` gets it (src/cli/diagnoseRun.ts): the static randomness of the source,
- * then the engine's `diagnose` (profile → plan in passes → verify → keep the best measured). Both
- * benchmarks go through `plumberAdvice`, so the engine entry point they measure is named once.
+ * a user of `plumber plan` gets it — the engine's front door (src/engine/diagnoseFile.ts: the
+ * static randomness of the source, then `diagnose`: profile → plan in passes → verify → keep the
+ * best measured). Both benchmarks go through `plumberAdvice`, so the engine entry point they
+ * measure is named once.
  */
-import { sourceRandomOps, VERIFY_RUN_SECONDS } from '../src/cli/diagnoseRun';
-import { DEFAULT_BUDGET_SECONDS, diagnose, type RunBudget, type RunPurpose } from '../src/engine/diagnose';
+import { diagnoseFile, type RunSettings } from '../src/engine/diagnoseFile';
 import { changeTitle } from '../src/model';
 import type { ModelOptions, Plan } from '../src/shared/analysis';
 import type { Overrides, Profile } from '../src/shared/profile';
-
-export { VERIFY_RUN_SECONDS };
-
-/** Runs the pipeline with these overrides; `purpose` says why (verification runs are shorter, as in the CLI). */
-export type RunWith = (overrides: Overrides, purpose: RunPurpose, budget?: RunBudget) => Promise<Profile>;
 
 export interface Advice {
   /** The profile of the pipeline as written. */
@@ -38,8 +33,10 @@ export interface Advice {
 }
 
 export interface AdviceOptions {
-  /** The pipeline file, for the static randomness of its source. */
+  /** The pipeline file. */
   file: string;
+  /** What the benchmark sets about each run; the engine's run policy decides the rest by purpose. */
+  runs: RunSettings;
   /** Profile runs before verification; undefined: the engine's default, as `plumber plan`. */
   passes?: number;
   options?: ModelOptions;
@@ -49,14 +46,16 @@ export interface AdviceOptions {
 }
 
 /** Diagnoses the pipeline as `plumber plan` does, timing the whole as the one wait a user sees. */
-export async function plumberAdvice(run: RunWith, o: AdviceOptions): Promise<Advice> {
+export async function plumberAdvice(o: AdviceOptions): Promise<Advice> {
   const t0 = performance.now();
-  const randomOps = await sourceRandomOps(o.file);
-  const sourceSeconds = (performance.now() - t0) / 1000;
-  const options: ModelOptions = { ...o.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
-  // The whole wait counts against the engine's budget, reading the source included, as in `plumber plan`.
-  const budgetSeconds = Math.max(0, DEFAULT_BUDGET_SECONDS - sourceSeconds);
-  const d = await diagnose({ run, options, passes: o.passes, budgetSeconds, verifyBudgetSeconds: o.verifyBudgetSeconds, signal: o.signal });
+  const d = await diagnoseFile({
+    file: o.file,
+    runs: o.runs,
+    ...(o.options ? { options: o.options } : {}),
+    ...(o.passes !== undefined ? { passes: o.passes } : {}),
+    ...(o.verifyBudgetSeconds !== undefined ? { verifyBudgetSeconds: o.verifyBudgetSeconds } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
   const profileSeconds = (performance.now() - t0) / 1000;
   const { first, plan } = d;
   return {
@@ -66,7 +65,7 @@ export async function plumberAdvice(run: RunWith, o: AdviceOptions): Promise<Adv
     predicted: plan.predictedRate,
     verified: plan.verification?.kept.measured.rate,
     profileSeconds,
-    sourceSeconds,
+    sourceSeconds: d.sourceSeconds,
     changes: plan.changes.map((c) => changeTitle(c, first)),
     summary: plan.verification?.summary,
     error: d.error?.message,

@@ -23,8 +23,8 @@ import { DEFAULTS } from '../../src/runner/request';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { CLIP_COUNT, ensureClips } from '../../examples/audio/prepare';
 import { ensureImages, IMAGE_COUNT } from '../../examples/images/prepare';
-import { probesFor, type RunBudget, type RunPurpose } from '../../src/engine/diagnose';
-import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
+import type { RunSettings } from '../../src/engine/diagnoseFile';
+import { plumberAdvice } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides, type ModuleOf } from '../baselines';
 import { goalsMarkdown, goalsText } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
@@ -109,31 +109,32 @@ function rateOf(p: Profile): number {
 
 class RunFailed extends Error {}
 
+/** What the benchmark's own runs of an example measure (the smoke budgets, or the example's). */
+function runSettingsOf(name: string, args: Args): RunSettings {
+  return {
+    seconds: args.seconds || SECONDS[name] || 2.5,
+    maxElements: args.maxElements,
+    warmupSeconds: args.warmupSeconds ?? WARMUP[name] ?? 0.5,
+    // A configuration that starts many workers on a busy machine can take longer than the
+    // runner's 10 s to its first element; it is slow, not stuck, and is measured as such.
+    startSeconds: 60,
+    timeoutSeconds: 120,
+  };
+}
+
 /**
- * One run of an example with the given overrides, as it came. `purpose`: a run of Plumber's
- * advice, which gets the budgets `plumber plan` uses (the runner's defaults; verification runs
- * measure VERIFY_RUN_SECONDS) except in smoke runs; undefined for the benchmark's own runs.
+ * What the runs of Plumber's advice measure: the budgets `plumber plan` uses (the runner's
+ * defaults, and the engine's run policy by purpose), except in smoke runs, where every run takes
+ * the benchmark's own smoke budgets.
  */
-function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSignal, purpose?: RunPurpose, budget?: RunBudget): Promise<Profile> {
-  const budgets =
-    purpose && !args.smoke
-      ? purpose === 'verify'
-        ? { seconds: budget?.seconds ?? VERIFY_RUN_SECONDS, probes: false }
-        : {
-            // A later pass's shorter window, as `plumber plan` takes it (the runner's default otherwise).
-            ...(budget?.seconds ? { seconds: Math.min(budget.seconds, DEFAULTS.seconds) } : {}),
-            ...(probesFor(purpose) ? {} : { probes: false }),
-          }
-      : {
-          seconds: args.seconds || SECONDS[name] || 2.5,
-          maxElements: args.maxElements,
-          warmupSeconds: args.warmupSeconds ?? WARMUP[name] ?? 0.5,
-          // A configuration that starts many workers on a busy machine can take longer than the
-          // runner's 10 s to its first element; it is slow, not stuck, and is measured as such.
-          startSeconds: 60,
-        };
-  const warmup = purpose && !args.smoke && budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {};
-  return runProfile({ file: pipelineFile(name), overrides, timeoutSeconds: 120, signal, ...budgets, ...warmup });
+function adviceRunSettings(name: string, args: Args): RunSettings {
+  return args.smoke ? { ...runSettingsOf(name, args), sameEveryRun: true } : { seconds: DEFAULTS.seconds, timeoutSeconds: 120 };
+}
+
+/** One run of an example with the given overrides, as it came. */
+function runOnce(name: string, overrides: Overrides, args: Args, signal: AbortSignal): Promise<Profile> {
+  const { seconds, maxElements, warmupSeconds, startSeconds, timeoutSeconds } = runSettingsOf(name, args);
+  return runProfile({ file: pipelineFile(name), overrides, timeoutSeconds, signal, seconds, maxElements, warmupSeconds, startSeconds });
 }
 
 function pipelineFile(name: string): string {
@@ -188,8 +189,9 @@ async function benchOne(name: string, load: number, args: Args, signal: AbortSig
   // default budgets (as `plumber plan` does), planning and verifying.
   // Smoke runs verify with the first A/B pair only (its second run is the plan's configuration):
   // they check that every step runs, not its figures.
-  const advice = await plumberAdvice((overrides, purpose, budget) => runOnce(name, overrides, args, signal, purpose, budget), {
+  const advice = await plumberAdvice({
     file: pipelineFile(name),
+    runs: adviceRunSettings(name, args),
     passes: args.passes,
     verifyBudgetSeconds: args.smoke ? 0 : undefined,
     signal,

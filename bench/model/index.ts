@@ -14,10 +14,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { probesFor } from '../../src/engine/diagnose';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
-import { plumberAdvice, VERIFY_RUN_SECONDS } from '../advice';
+import { plumberAdvice } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides } from '../baselines';
 import { allChecks, goalsMarkdown, goalsText, type BenchLine } from '../goals';
 import { loadAverageText, parseLoads, underLoad } from '../load';
@@ -53,8 +52,11 @@ function fileOf(name: string): string {
   return path.join(DIR, `${name}.ts`);
 }
 
-function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal, probes = true, warmupMinElements?: number): Promise<Profile> {
-  return runProfile({ file: fileOf(name), seconds: budget, warmupSeconds: 0.5, overrides, timeoutSeconds: 60, signal, ...(probes ? {} : { probes: false }), ...(warmupMinElements ? { warmupMinElements } : {}) });
+/** What every run of the benchmark sets besides its window, Plumber's advice included. */
+const RUN_SETTINGS = { warmupSeconds: 0.5, timeoutSeconds: 60 } as const;
+
+function runOnce(name: string, overrides: Overrides, budget: number, signal: AbortSignal): Promise<Profile> {
+  return runProfile({ file: fileOf(name), seconds: budget, ...RUN_SETTINGS, overrides, signal });
 }
 
 /** The measured rate of one run; 0 (and a line on stderr) when the run failed. */
@@ -82,8 +84,9 @@ interface Detail {
 const round = (x: number): number => Number(x.toPrecision(4));
 
 async function benchOne(name: string, load: number, signal: AbortSignal): Promise<{ line: ModelLine; detail: Detail }> {
-  // Verification runs are shorter, and a later pass's when the engine asks, as in `plumber plan`.
-  const advice = await plumberAdvice((overrides, purpose, budget) => (purpose === 'verify' ? runOnce(name, overrides, budget?.seconds ?? VERIFY_RUN_SECONDS, signal, false, budget?.warmupElements) : runOnce(name, overrides, Math.min(seconds, budget?.seconds ?? seconds), signal, probesFor(purpose), budget?.warmupElements)), { file: fileOf(name), passes, signal });
+  // Verification runs are shorter, and a later pass's when the engine asks, as in `plumber plan`:
+  // the engine's run policy decides them from the benchmark's window.
+  const advice = await plumberAdvice({ file: fileOf(name), runs: { seconds, ...RUN_SETTINGS }, ...(passes !== undefined ? { passes } : {}), signal });
   if (advice.first.error) throw new Error(`${name} as written: ${advice.first.error.message}`);
   if (advice.error) throw new Error(`${name}: Plumber's engine failed: ${advice.error}`);
   const profile = advice.first;

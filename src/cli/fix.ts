@@ -1,7 +1,8 @@
 /**
  * `plumber fix <file> [plan's options] [--diff|--write] [--from-profile profile.json]`: the same
  * diagnosis as `plumber plan` (profile, plan in passes, verify; the same flags), then the changes
- * verification kept applied to the source with the engine's fix engine — printed as a unified diff
+ * the editor would offer (src/engine/offer.ts: what verification kept, and only from a plan that
+ * predicts a gain) applied to the source with the engine's fix engine — printed as a unified diff
  * (the default) or written in place atomically. The pipeline is found the way the runner finds it
  * (the profile names the export that ran and every operator's id), and each operator's source by
  * id across every chain of the file and the files it imports.
@@ -20,7 +21,8 @@ import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
 import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
-import { staticRandomOps } from '../engine/randomness';
+import { sourceRandomOps } from '../engine/diagnoseFile';
+import { offeredChanges } from '../engine/offer';
 import { UsageError, parseArgs } from './args';
 import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
 import { HELP } from './help';
@@ -85,19 +87,19 @@ async function fix(argv: string[]): Promise<number> {
   const ws = new GraphWorkspace();
   ws.setText(file, fs.readFileSync(file, 'utf8'));
   const located = locateOps(file, ws);
-  const randomOps = staticRandomOps(located);
 
   let profile: Profile;
   let thePlan: Plan;
   let last: Profile;
   if (saved) {
     // A saved profile is one run: planning from it cannot re-run or verify anything.
+    const randomOps = await sourceRandomOps(file, ws);
     const options = { ...modelOptionsOf(p), ...(randomOps.length > 0 ? { randomOps } : {}) };
     profile = saved;
     last = saved;
     thePlan = planOf(saved, options);
   } else {
-    const d = await diagnoseFromFlags(file, p, { randomOps });
+    const d = await diagnoseFromFlags(file, p, { graphs: ws });
     if (d.error) {
       process.stderr.write(`plumber fix: ${d.error.message}\n`);
       return d.error.kind === 'cancelled' ? 130 : 1;
@@ -119,9 +121,18 @@ async function fix(argv: string[]): Promise<number> {
   const printJson = (): void => {
     process.stdout.write(`${JSON.stringify({ pipeline: { file, exportName }, plan: thePlan, files, written: p.flags.has('write') }, null, 2)}\n`);
   };
-  if (thePlan.changes.length === 0) {
+  // What the editor would offer, and nothing else: a change verification dropped, or a plan whose
+  // prediction reads as no gain, is not applied.
+  const offered = offeredChanges(thePlan);
+  if (offered.length === 0) {
     if (json) printJson();
-    const why = thePlan.verification && thePlan.verification.verdict !== 'gain' ? verdictLine(thePlan) : `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} ${rootUnit(profile)}/s)`;
+    const n = thePlan.changes.length;
+    const why =
+      thePlan.verification && thePlan.verification.verdict !== 'gain'
+        ? verdictLine(thePlan)
+        : n === 0
+          ? `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} ${rootUnit(profile)}/s)`
+          : `the plan predicts no gain over the rate measured as written (${verdictLine(thePlan, unverified)}), so ${n === 1 ? 'its change is not' : `none of its ${n} changes is`} offered`;
     process.stderr.write(`Nothing to fix: ${why.replace(/^No reliable/, 'no reliable')}\n`);
     return 0;
   }
@@ -131,7 +142,7 @@ async function fix(argv: string[]): Promise<number> {
   const byId = new Map(located.ops.map((o) => [o.id, o]));
   const named = ws.graphOf(file).pipelines.find((x) => x.name === exportName);
   const joined = named ? joinOps(named, profile).byProfileId : new Map<string, GraphOp>();
-  const outcome = editsForChanges(thePlan.changes, {
+  const outcome = editsForChanges(offered, {
     pipeline: located,
     graphOf: (f) => ws.graphOf(f),
     textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
@@ -144,7 +155,7 @@ async function fix(argv: string[]): Promise<number> {
   }
   const byFile = new Map<string, PlannedEdit[]>();
   for (const e of outcome.edits) byFile.set(e.file, [...(byFile.get(e.file) ?? []), e]);
-  for (const change of thePlan.changes) process.stderr.write(`Plumber fix: ${changeTitle(change, last.ops.some((o) => o.id === change.opId) ? last : profile)}\n`);
+  for (const change of offered) process.stderr.write(`Plumber fix: ${changeTitle(change, last.ops.some((o) => o.id === change.opId) ? last : profile)}\n`);
   for (const [f, edits] of byFile) {
     const before = ws.sourceFile(f)?.getFullText() ?? fs.readFileSync(f, 'utf8');
     const after = applyEdits(before, edits);

@@ -10,6 +10,7 @@ import { rootUnit } from '../shared/units';
 import * as os from 'node:os';
 import { MIN_ELEMENTS } from '../runner/measure';
 import { killAllRuns, runProfile } from '../runner/spawn';
+import { offeredPlan } from '../engine/offer';
 import { UsageError, numberFlag, parseArgs } from './args';
 import type { FlagSpec, Parsed } from './args';
 import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags, runBudgetFlags, terminalRunHooks } from './diagnoseRun';
@@ -147,7 +148,8 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
   if (json) {
     printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
   } else {
-    process.stdout.write(`${renderPlan(profile, d.analysis, d.plan, file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`);
+    // A person is shown the changes the editor would offer and `plumber fix` would apply; --json keeps the whole plan.
+    process.stdout.write(`${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`);
   }
   return 0;
 }

@@ -318,6 +318,7 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
             settings: session.settings,
             store: session.store,
             views: (uri) => session.views(uri),
+            graphs: session.workspace,
             run: (opts) => runProfile(opts),
             diagnose,
             progress: (message, percentage) => progress?.report(percentage ?? 0, message),

@@ -2,42 +2,21 @@
  * How far the plan's advice can be trusted, in the words every surface uses (lens, quick fixes,
  * fix-all, hover, the tree and the report): the verified figure ("est. 1.8×, verified 1.7× ± 0.1"),
  * "no reliable gain on this machine right now" when verification found nothing faster, or
- * "not verified" when only the model spoke. A change verification dropped is never offered.
+ * "not verified" when only the model spoke. Which changes are offered is the engine's rule
+ * (src/engine/offer.ts), the one `plumber plan` and `plumber fix` apply too.
  */
 import { changeKey, noChangeWords, type Analysis, type Plan, type PlanChange, type Verification, type VerifiedConfig } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/protocol';
+import { offeredChanges } from '../../engine/offer';
 import { formatSpeedup, speedupOf } from '../../engine/stats';
 import { compact, fixTitle, speedup } from './format';
 import { rateIn, rootUnit } from './glance';
 
+export { offeredChanges, predictsGain } from '../../engine/offer';
+
 /** What the lens says when verification measured nothing reliably faster than the pipeline as written. */
 export const NO_GAIN = 'no reliable gain on this machine right now';
-
-/**
- * True when `predicted` is a gain over `current` as a person reads the figure: it shows as more
- * than "1.0×" (a plan "est. 1.0×" would change the code for nothing).
- */
-export function predictsGain(predicted: number | undefined, current: number): boolean {
-  if (predicted === undefined || !(current > 0) || !Number.isFinite(predicted)) return false;
-  return Number((predicted / current).toFixed(1)) > 1;
-}
-
-/**
- * The changes a person may apply: all of an unverified plan's, only the kept ones of a verified
- * plan, none after no-gain or error — and none when the model predicts no gain from them.
- */
-export function offeredChanges(plan: Plan): PlanChange[] {
-  if (plan.changes.length > 0 && !predictsGain(plan.predictedRate, plan.currentRate)) return [];
-  const v = plan.verification;
-  if (!v) return plan.changes;
-  if (v.verdict !== 'gain') return [];
-  // `plan.changes` already holds only what verification kept (Plan.verification's contract);
-  // checking against `kept` and `dropped` too means a plan that broke it still offers no loser.
-  const kept = new Set(v.kept.changes);
-  const dropped = new Set(v.dropped.map((d) => changeKey(d.change)));
-  return plan.changes.filter((c) => kept.has(changeKey(c)) && !dropped.has(changeKey(c)));
-}
 
 export function verdictOf(plan: Plan): AdviceVerdict {
   const v = plan.verification;

@@ -8,33 +8,16 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { ModelOptions } from '../../shared/analysis';
-import type { Overrides, Profile, RunnerMessage } from '../../shared/profile';
+import type { Profile } from '../../shared/profile';
 import type { ProfileOutcome, ProfileParams, ProfileResult } from '../../shared/protocol';
 import type { Settings } from '../../shared/settings';
 import { describeOp } from '../../model/describe';
-import { VERIFY_RUN_SECONDS, probesFor, staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis } from '../../engine/diagnose';
+import type { RunProfileOptions } from '../../runner/spawn';
+import type { DiagnoseInput, DiagnoseStep, Diagnosis } from '../../engine/diagnose';
+import { diagnoseFile, type RunSettings } from '../../engine/diagnoseFile';
+import type { GraphSource } from '../../engine/locate';
 import type { DocumentStore } from '../state';
 import type { PipelineView } from '../views';
-
-/** Options the runner accepts (a subset of `runProfile`'s). */
-export interface RunOptions {
-  file: string;
-  exportName?: string;
-  seconds?: number;
-  maxElements?: number;
-  /** The longest wait for the first element (the runner's default when absent). */
-  startSeconds?: number;
-  timeoutSeconds?: number;
-  memoryMB?: number;
-  nodePath?: string;
-  nodeArgs?: string[];
-  /** Knob overrides by operator id: the plan (or a part of it) diagnose wants measured. */
-  overrides?: Overrides;
-  /** Calibrate worker dispatch and price moves after the window (the model needs them; verification does not). */
-  probes?: boolean;
-  signal?: AbortSignal;
-  onProgress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
-}
 
 export interface ProfileDeps {
   trusted: boolean;
@@ -42,8 +25,10 @@ export interface ProfileDeps {
   store: DocumentStore;
   /** The document's pipelines as the graph sees them now. */
   views(uri: string): PipelineView[];
+  /** Where the source is read for its static randomness: the documents as the editor holds them. */
+  graphs?: GraphSource;
   /** Runs the runner once. */
-  run(opts: RunOptions): Promise<Profile>;
+  run(opts: RunProfileOptions): Promise<Profile>;
   /** The engine's profile → plan → verify routine (src/engine/diagnose.ts), the one the CLI uses. */
   diagnose(input: DiagnoseInput): Promise<Diagnosis>;
   progress?(message: string, percentage?: number): void;
@@ -74,6 +59,12 @@ export function modelOptions(settings: Settings): ModelOptions {
   if (settings.model.memoryBudgetMB > 0) opts.memoryBudgetBytes = settings.model.memoryBudgetMB * 1024 * 1024;
   if (settings.model.maxInFlight > 0) opts.maxConcurrency = settings.model.maxInFlight;
   return opts;
+}
+
+/** What the settings say about each run (the engine's run policy decides the rest by purpose). */
+export function runSettings(settings: Settings): RunSettings {
+  const { seconds, maxElements, startSeconds, timeoutSeconds, memoryMB } = settings.profile;
+  return { seconds, maxElements, startSeconds, timeoutSeconds, memoryMB, nodePath: settings.runner.nodePath, nodeArgs: settings.runner.nodeArgs };
 }
 
 /** Run the runner on the requested pipelines, one after another. Throws `UNTRUSTED` when not trusted. */
@@ -116,28 +107,14 @@ export async function profilePipelines(params: ProfileParams, deps: ProfileDeps)
     const expected = expectedRuns(s);
     let step: DiagnoseStep = { phase: 'profile', message: 'profiling as written', run: 1 };
     const stepText = (): string => `${label}: ${stepWords(step)} (run ${step.run} of ${Math.max(expected, step.run)})`;
-    const diagnosis = await deps.diagnose({
-      // Verification runs only compare rates (short), and only the first profile runs the probes
-      // that feed the model (later passes inherit them), as `plumber plan` runs them, so the
-      // editor and the CLI plan and verify alike.
-      run: (overrides, purpose, budget) =>
-        deps.run({
-          file: doc.file,
-          ...(training ? {} : { exportName: name }),
-          seconds: purpose === 'verify' ? budget?.seconds ?? VERIFY_RUN_SECONDS : Math.min(s.profile.seconds, budget?.seconds ?? s.profile.seconds),
-          ...(probesFor(purpose) ? {} : { probes: false }),
-          maxElements: s.profile.maxElements,
-          startSeconds: s.profile.startSeconds,
-          ...(budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {}),
-          timeoutSeconds: s.profile.timeoutSeconds,
-          memoryMB: s.profile.memoryMB,
-          ...(s.runner.nodePath ? { nodePath: s.runner.nodePath } : {}),
-          ...(s.runner.nodeArgs.length > 0 ? { nodeArgs: s.runner.nodeArgs } : {}),
-          overrides,
-          signal: deps.signal,
-          onProgress: (m) => deps.progress?.(`${stepText()}: ${m.phase}, ${m.elements} elements${m.rate ? `, ${Math.round(m.rate)} el/s` : ''}`),
-        }),
-      options: { ...modelOptions(s), randomOps: staticRandomOps(...(training ? all.map((x) => x.graph) : [v.graph])) },
+    const diagnosis = await diagnoseFile({
+      file: doc.file,
+      ...(training ? {} : { exportName: name }),
+      runs: runSettings(s),
+      spawn: (request) => deps.run({ ...request, onProgress: (m) => deps.progress?.(`${stepText()}: ${m.phase}, ${m.elements} elements${m.rate ? `, ${Math.round(m.rate)} el/s` : ''}`) }),
+      diagnose: deps.diagnose,
+      options: modelOptions(s),
+      ...(deps.graphs ? { graphs: deps.graphs } : {}),
       passes: s.plan.passes,
       budgetSeconds: s.plan.budgetSeconds,
       verify: s.plan.verify,

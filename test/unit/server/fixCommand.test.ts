@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { plan } from '../../../src/model';
+import { offeredChanges } from '../../../src/engine/offer';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Profile } from '../../../src/shared/profile';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
@@ -54,6 +55,23 @@ describe('plumber fix', function () {
     assert.match(r.stdout, /^[-+]/m);
     assert.equal(readFileSync(file, 'utf8'), before);
     assert.match(r.stderr, /Plumber fix: /);
+  });
+
+  it('refuses what the editor would not offer: a plan whose prediction reads as no gain over the rate measured', () => {
+    // The run as saved measured ten times the elements: the model's plan for two cores beats its own
+    // prediction there, but not the rate the run measured, so the editor offers no fix from it.
+    const measuredFaster: Profile = { ...profile, run: { ...profile.run, elements: profile.run.elements * 10 } };
+    const thePlan = plan(measuredFaster, { cores: 2 });
+    assert.ok(thePlan.changes.length > 0, 'the model still proposes a change');
+    assert.deepEqual(offeredChanges(thePlan), [], 'the editor offers none of it');
+    const saved = path.join(path.dirname(dir), 'measured-faster.profile.json');
+    writeFileSync(saved, JSON.stringify(measuredFaster));
+    const before = readFileSync(file, 'utf8');
+    const r = plumberFix([file, '--from-profile', saved, '--write', '--cores', '2'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /Nothing to fix: the plan predicts no gain over the rate measured as written \(est\. 0\.\d×, not verified \(saved profile\)\), so its change is not offered/);
+    assert.doesNotMatch(r.stderr, /Plumber fix: run /);
+    assert.equal(readFileSync(file, 'utf8'), before);
   });
 
   it('writes the plan into the source: the re-extracted graph has the planned knobs and the comments', () => {

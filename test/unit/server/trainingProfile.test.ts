@@ -9,7 +9,8 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { profilePipelines, type RunOptions } from '../../../src/server/features/profile';
+import { profilePipelines } from '../../../src/server/features/profile';
+import type { RunProfileOptions } from '../../../src/runner/spawn';
 import { Session } from '../../../src/server/session';
 import type { Diagnosis } from '../../../src/engine/diagnose';
 import { DEFAULT_SETTINGS } from '../../../src/shared/settings';
@@ -28,7 +29,7 @@ describe('Profiling a training script from the editor', () => {
       assert.ok(views.length === 2 && views.every((v) => !v.graph.exported), 'the example exports no pipeline');
       const pulled = views.find((v) => v.graph.name.startsWith('local:batches@'))!.graph;
       const hand = handMade(pulled, 'map(augment)', () => []);
-      const runs: RunOptions[] = [];
+      const runs: RunProfileOptions[] = [];
       const progress: string[] = [];
       const result = await profilePipelines(
         { uri: URI, ...(asked ? { pipeline: views.find((v) => v.graph.name.startsWith(`local:${asked}@`))!.graph.name } : {}) },
@@ -37,6 +38,7 @@ describe('Profiling a training script from the editor', () => {
           settings: { ...structuredClone(DEFAULT_SETTINGS), plan: { passes: 1, verify: false, budgetSeconds: 15 } },
           store: s.store,
           views: (u) => s.views(u),
+          graphs: s.workspace,
           run: (opts) => {
             runs.push(opts);
             return Promise.resolve(hand.profile);

@@ -1,0 +1,155 @@
+/**
+ * The one front door to `diagnose` that every surface calls — the language server, `plumber plan`
+ * and `plumber fix`, the benchmarks — with a file, an export (or a training script) and options.
+ * It owns what feeds the engine, so the same pipeline with the same options gets the same runs
+ * and the same plan everywhere:
+ * - the run policy: what each run asks the runner for, by purpose (`runRequestFor`);
+ * - the static randomness: every chain of the file and of the files it imports (`sourceRandomOps`),
+ *   since any of them can feed the pipeline that runs;
+ * - the budget: the whole wait, reading the source included.
+ * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
+ */
+import * as path from 'node:path';
+import type { ModelOptions } from '../shared/analysis';
+import type { Overrides, Profile } from '../shared/profile';
+import { runProfile, type RunProfileOptions } from '../runner/spawn';
+import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS, diagnose, probesFor, staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis, type RunBudget, type RunPurpose } from './diagnose';
+import { locateOps, type GraphSource } from './locate';
+
+/** What a surface sets about its runs: the fields of the runner's request that do not vary by purpose, plus the pass window. */
+export type RunSettings = Pick<RunProfileOptions, 'maxElements' | 'warmupSeconds' | 'startSeconds' | 'timeoutSeconds' | 'memoryMB' | 'nodePath' | 'nodeArgs' | 'train'> & {
+  /** Seconds a profile pass measures; a later pass measures less when the budget asks it to. */
+  seconds: number;
+  /**
+   * Every run measures `seconds` with the probes, whatever its purpose and the budget ask: for a
+   * smoke run, which checks that each step runs, not its figures.
+   */
+  sameEveryRun?: boolean;
+};
+
+/** The part of the runner's request the run policy decides: every run names its window. */
+export type RunPolicyRequest = Pick<RunProfileOptions, 'probes' | 'warmupMinElements' | 'maxElements' | 'warmupSeconds' | 'startSeconds' | 'timeoutSeconds' | 'memoryMB' | 'nodePath' | 'nodeArgs' | 'train'> & {
+  seconds: number;
+};
+
+/** One run's request to the runner, as the front door hands it to `spawn`. */
+export type FrontDoorRunRequest = RunProfileOptions & RunPolicyRequest;
+
+/**
+ * What a run of `purpose` asks the runner for. A profile pass measures the settings' window, or
+ * less when the budget asks (a later pass covering what the run as written reached); a
+ * verification run measures the budget's window, VERIFY_RUN_SECONDS when it names none, and only
+ * compares rates. Only the first pass runs the probes that feed the model: later passes inherit
+ * what it measured. A run warms up on the elements the budget asks for, when it asks.
+ */
+export function runRequestFor(settings: RunSettings, purpose: RunPurpose, budget?: RunBudget): RunPolicyRequest {
+  const fixed: Omit<RunPolicyRequest, 'seconds'> = {
+    ...(settings.maxElements !== undefined ? { maxElements: settings.maxElements } : {}),
+    ...(settings.warmupSeconds !== undefined ? { warmupSeconds: settings.warmupSeconds } : {}),
+    ...(settings.startSeconds !== undefined ? { startSeconds: settings.startSeconds } : {}),
+    ...(settings.timeoutSeconds !== undefined ? { timeoutSeconds: settings.timeoutSeconds } : {}),
+    ...(settings.memoryMB !== undefined ? { memoryMB: settings.memoryMB } : {}),
+    ...(settings.nodePath ? { nodePath: settings.nodePath } : {}),
+    ...(settings.nodeArgs && settings.nodeArgs.length > 0 ? { nodeArgs: settings.nodeArgs } : {}),
+    ...(settings.train ? { train: true } : {}),
+  };
+  if (settings.sameEveryRun) return { ...fixed, seconds: settings.seconds };
+  return {
+    ...fixed,
+    seconds: purpose === 'verify' ? (budget?.seconds ?? VERIFY_RUN_SECONDS) : Math.min(settings.seconds, budget?.seconds ?? settings.seconds),
+    ...(probesFor(purpose) ? {} : { probes: false }),
+    ...(budget?.warmupElements ? { warmupMinElements: budget.warmupElements } : {}),
+  };
+}
+
+/**
+ * The ids of the operators the source shows are random (Math.random, crypto, ctx.rng, a fn that
+ * calls them), over every chain of `file` and of the files it imports: any of them can feed the
+ * pipeline that runs, exported or not. `graphs` is where the source is read (the editor's open
+ * documents); without it, a workspace reads the disk (ts-morph is loaded only then). A source the
+ * graph cannot read yields none: the runner's own randomness checks still apply.
+ */
+export async function sourceRandomOps(file: string, graphs?: GraphSource): Promise<string[]> {
+  try {
+    const source = graphs ?? new (await import('./graph/workspace.js')).GraphWorkspace();
+    return staticRandomOps(locateOps(path.resolve(file), source));
+  } catch {
+    return [];
+  }
+}
+
+export interface DiagnoseFileInput {
+  /** The pipeline module, or a training script. */
+  file: string;
+  /**
+   * The pipeline to diagnose; undefined: the one the module exports, or the loop of a training
+   * script. Later runs name the export the first run found, so every run runs the same pipeline.
+   */
+  exportName?: string;
+  /** What the surface sets about its runs (see `runRequestFor`). */
+  runs: RunSettings;
+  userOverrides?: Overrides;
+  /** Model options from the surface's flags or settings; the static randomness is added here. */
+  options?: ModelOptions;
+  /** Where the source is read for its randomness (see `sourceRandomOps`). */
+  graphs?: GraphSource;
+  passes?: number;
+  verify?: boolean;
+  /** The whole wait, seconds (default DEFAULT_BUDGET_SECONDS): reading the source counts against it. */
+  budgetSeconds?: number;
+  verifyBudgetSeconds?: number;
+  signal?: AbortSignal;
+  onStep?(step: DiagnoseStep): void;
+  /** Starts one run (default `runProfile`; the request carries `signal`): a surface adds its progress hooks here, a test scripts the run. */
+  spawn?(request: FrontDoorRunRequest): Promise<Profile>;
+  /** The engine's routine (default `diagnose`): a test may script it. */
+  diagnose?(input: DiagnoseInput): Promise<Diagnosis>;
+  /** Seconds on a monotonic clock, for the budget (default `performance.now() / 1000`). */
+  clock?(): number;
+}
+
+export interface FileDiagnosis extends Diagnosis {
+  /** Profile runs before verification (the passes taken). */
+  passes: number;
+  /** Of the wait, the seconds spent reading the source for its randomness, before any run. */
+  sourceSeconds: number;
+}
+
+/** Diagnoses the pipeline `input` names: its static randomness, then `diagnose` with runs the run policy asks for. */
+export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagnosis> {
+  const clock = input.clock ?? ((): number => performance.now() / 1000);
+  const began = clock();
+  const randomOps = await sourceRandomOps(input.file, input.graphs);
+  const sourceSeconds = clock() - began;
+  const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
+  const spawn = input.spawn ?? runProfile;
+  let exportName = input.exportName;
+  let passes = 0;
+  const run = async (overrides: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
+    if (purpose !== 'verify') passes++;
+    const request: FrontDoorRunRequest = {
+      file: input.file,
+      ...(exportName !== undefined ? { exportName } : {}),
+      overrides,
+      ...runRequestFor(input.runs, purpose, budget),
+      ...(input.signal ? { signal: input.signal } : {}),
+    };
+    const profile = await spawn(request);
+    // A training script's profile names no export: its runs go on running the script.
+    if (!profile.error && profile.pipeline.exportName) exportName ??= profile.pipeline.exportName;
+    return profile;
+  };
+  const d = await (input.diagnose ?? diagnose)({
+    run,
+    ...(input.userOverrides ? { userOverrides: input.userOverrides } : {}),
+    options,
+    ...(input.passes !== undefined ? { passes: input.passes } : {}),
+    ...(input.verify !== undefined ? { verify: input.verify } : {}),
+    budgetSeconds: Math.max(0, (input.budgetSeconds ?? DEFAULT_BUDGET_SECONDS) - sourceSeconds),
+    ...(input.verifyBudgetSeconds !== undefined ? { verifyBudgetSeconds: input.verifyBudgetSeconds } : {}),
+    ...(input.signal ? { signal: input.signal } : {}),
+    ...(input.onStep ? { onStep: input.onStep } : {}),
+    ...(input.clock ? { clock: input.clock } : {}),
+  });
+  return { ...d, passes, sourceSeconds };
+}
