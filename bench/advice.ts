@@ -5,7 +5,7 @@
  * best measured). Both benchmarks go through `plumberAdvice`, so the engine entry point they
  * measure is named once.
  */
-import { diagnoseFile, type RunSettings } from '../src/engine/diagnoseFile';
+import { diagnoseFile, type RunSettings } from '../src/engine/diagnose';
 import { changeTitle } from '../src/model';
 import type { ModelOptions, Plan } from '../src/shared/analysis';
 import type { Overrides, Profile } from '../src/shared/profile';

@@ -23,7 +23,7 @@ import { DEFAULTS } from '../../src/runner/request';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { CLIP_COUNT, ensureClips } from '../../examples/audio/prepare';
 import { ensureImages, IMAGE_COUNT } from '../../examples/images/prepare';
-import type { RunSettings } from '../../src/engine/diagnoseFile';
+import type { RunSettings } from '../../src/engine/diagnose';
 import { plumberAdvice } from '../advice';
 import { autoOverrides, configKey, heuristicOverrides, nodeHeuristicOverrides, type ModuleOf } from '../baselines';
 import { goalsMarkdown, goalsText } from '../goals';

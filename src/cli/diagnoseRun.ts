@@ -8,7 +8,7 @@ import type { ModelOptions } from '../shared/analysis';
 import type { Overrides } from '../shared/profile';
 import { runProfile, type RunProfileOptions } from '../runner/spawn';
 import { DEFAULT_BUDGET_SECONDS } from '../engine/diagnose';
-import { diagnoseFile, type FileDiagnosis } from '../engine/diagnoseFile';
+import { diagnoseFile, type FileDiagnosis } from '../engine/diagnose';
 import type { GraphSource } from '../engine/locate';
 import { megabytesFlag, numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';

@@ -21,7 +21,7 @@ import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
 import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
-import { sourceRandomOps } from '../engine/diagnoseFile';
+import { sourceRandomOps } from '../engine/diagnose';
 import { offeredChanges } from '../engine/offer';
 import { UsageError, parseArgs } from './args';
 import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';

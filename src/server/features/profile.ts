@@ -14,7 +14,7 @@ import type { Settings } from '../../shared/settings';
 import { describeOp } from '../../model/describe';
 import type { RunProfileOptions } from '../../runner/spawn';
 import type { DiagnoseInput, DiagnoseStep, Diagnosis } from '../../engine/diagnose';
-import { diagnoseFile, type RunSettings } from '../../engine/diagnoseFile';
+import { diagnoseFile, type RunSettings } from '../../engine/diagnose';
 import type { GraphSource } from '../../engine/locate';
 import type { DocumentStore } from '../state';
 import type { PipelineView } from '../views';

@@ -10,11 +10,15 @@
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
 import * as path from 'node:path';
-import type { ModelOptions } from '../shared/analysis';
-import type { Overrides, Profile } from '../shared/profile';
-import { runProfile, type RunProfileOptions } from '../runner/spawn';
-import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS, diagnose, probesFor, staticRandomOps, type DiagnoseInput, type DiagnoseStep, type Diagnosis, type RunBudget, type RunPurpose } from './diagnose';
-import { locateOps, type GraphSource } from './locate';
+import type { ModelOptions } from '../../shared/analysis';
+import type { Overrides, Profile } from '../../shared/profile';
+import { runProfile, type RunProfileOptions } from '../../runner/spawn';
+import { probesFor } from '../passes';
+import { staticRandomOps } from '../randomness';
+import { locateOps, type GraphSource } from '../locate';
+import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS } from './budget';
+import type { DiagnoseInput, DiagnoseStep, Diagnosis, RunBudget, RunPurpose } from './input';
+import { diagnose } from './routine';
 
 /** What a surface sets about its runs: the fields of the runner's request that do not vary by purpose, plus the pass window. */
 export type RunSettings = Pick<RunProfileOptions, 'maxElements' | 'warmupSeconds' | 'startSeconds' | 'timeoutSeconds' | 'memoryMB' | 'nodePath' | 'nodeArgs' | 'train'> & {
@@ -71,7 +75,7 @@ export function runRequestFor(settings: RunSettings, purpose: RunPurpose, budget
  */
 export async function sourceRandomOps(file: string, graphs?: GraphSource): Promise<string[]> {
   try {
-    const source = graphs ?? new (await import('./graph/workspace.js')).GraphWorkspace();
+    const source = graphs ?? new (await import('../graph/workspace.js')).GraphWorkspace();
     return staticRandomOps(locateOps(path.resolve(file), source));
   } catch {
     return [];

@@ -7,12 +7,11 @@
  */
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { VERIFY_RUN_SECONDS, type DiagnoseInput, type Diagnosis, type RunBudget, type RunPurpose } from '../../../src/engine/diagnose';
-import { diagnoseFile, runRequestFor, sourceRandomOps, type FrontDoorRunRequest, type RunSettings } from '../../../src/engine/diagnoseFile';
-import { GraphWorkspace } from '../../../src/engine/graph/workspace';
-import type { Overrides, Profile } from '../../../src/shared/profile';
+import { diagnoseFile, runRequestFor, sourceRandomOps, VERIFY_RUN_SECONDS, type DiagnoseInput, type Diagnosis, type FrontDoorRunRequest, type RunBudget, type RunPurpose, type RunSettings } from '../../../../src/engine/diagnose';
+import { GraphWorkspace } from '../../../../src/engine/graph/workspace';
+import type { Overrides, Profile } from '../../../../src/shared/profile';
 
-const FILE = path.resolve(__dirname, '../../fixtures/frontDoor/pipeline.ts');
+const FILE = path.resolve(__dirname, '../../../fixtures/frontDoor/pipeline.ts');
 
 /** A profile that names the export it ran (empty for a training script). */
 function profileOf(exportName: string): Profile {
