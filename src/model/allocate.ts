@@ -7,7 +7,8 @@ import { cloneConfig, insertedAfter, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { coreBudget, type Contention } from './cores';
 import { evaluate, workerOpRate, type Evaluation } from './evaluate';
-import { enclosingInterleave, type Measured } from './measure';
+import { enclosingInterleave } from './graph';
+import type { Measured } from './measured';
 
 /** Limits the planner works within. */
 export interface Limits {

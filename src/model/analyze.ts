@@ -8,7 +8,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
 import { describeOp, formatRootRate, formatSeconds, perCallPhrase } from './describe';
 import type { Evaluation } from './evaluate';
-import type { Measured } from './measure';
+import type { Measured } from './measured';
 
 /** The op that uses the most of a per-element quantity, with its share of the total. */
 function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; value: number; share: number } {

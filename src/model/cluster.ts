@@ -21,7 +21,7 @@ import type { OpProfile } from '../shared/profile';
 import type { Config } from './config';
 import { describeOp } from './describe';
 import type { Evaluation } from './evaluate';
-import type { Measured } from './measure';
+import type { Measured } from './measured';
 
 /** Per-call figures of a cluster op, from its counters. */
 export interface ClusterStats {

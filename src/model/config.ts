@@ -3,7 +3,7 @@
  * overrides or by the planner.
  */
 import type { Overrides, Placement } from '../shared/profile';
-import type { Measured } from './measure';
+import type { Measured } from './measured';
 
 /** The knobs of one operator in a configuration. */
 export interface OpConfig {

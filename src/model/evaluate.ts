@@ -22,7 +22,10 @@ import { outerOf, type Config } from './config';
 import { coresGot, type Contention, type CoreBudget } from './cores';
 import { clusterBounds } from './cluster';
 import { describeOp, formatRootRate, formatSeconds, listWords, perCallWords } from './describe';
-import { cloneSide, latencyAt, nesting, passesOver, serviceAt, upstreamClosure, type Measured, type OpMeasure } from './measure';
+import { nesting, passesOver, upstreamClosure } from './graph';
+import { latencyAt, serviceAt } from './latency';
+import type { Measured, OpMeasure } from './measured';
+import { cloneSide } from './move';
 
 /** One op's demands per root element under a configuration. */
 export interface Effective {

@@ -14,7 +14,9 @@ import { MODEL_CONSTANTS } from './constants';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { clusterCapacities } from './cluster';
-import { downstream, measure, type Measured, type OpMeasure } from './measure';
+import { downstream } from './graph';
+import { measure } from './measure';
+import type { Measured, OpMeasure } from './measured';
 import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 

@@ -22,7 +22,9 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatRootRate, formatSeconds, perCallWords } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
 import { evaluate, type Evaluation } from './evaluate';
-import { cloneSide, enclosingInterleave, type Measured, type OpMeasure } from './measure';
+import { enclosingInterleave } from './graph';
+import type { Measured, OpMeasure } from './measured';
+import { cloneSide } from './move';
 
 /** Options with their defaults filled in. */
 export interface Resolved extends Limits {
