@@ -20,7 +20,7 @@ import type { Bound, ClusterCapacity } from '../shared/analysis';
 import type { OpProfile } from '../shared/profile';
 import type { Config } from './config';
 import { describeOp } from './describe';
-import type { Evaluation } from './evaluate';
+import type { Evaluation } from './evaluation';
 import type { Measured } from './measured';
 
 /** Per-call figures of a cluster op, from its counters. */

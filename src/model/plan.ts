@@ -21,8 +21,10 @@ import { applyOverrides, cloneConfig, configFromProfile, outerOf, type Config } 
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatRootRate, formatSeconds, perCallWords } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
-import { evaluate, type Evaluation } from './evaluate';
+import { evaluate } from './evaluate';
+import type { Evaluation } from './evaluation';
 import { enclosingInterleave } from './graph';
+import { isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
 import { cloneSide } from './move';
 
@@ -84,7 +86,7 @@ function best(m: Measured, candidates: Config[], lim: Limits, minGain: number): 
 function workerPlaced(m: Measured): OpMeasure[] {
   return m.order
     .map((id) => m.ops.get(id))
-    .filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && (om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnAsync !== true && om.callsPerRoot > 0);
+    .filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && isFnOp(om.op) && om.op.fnAsync !== true && om.callsPerRoot > 0);
 }
 
 /**
