@@ -154,6 +154,13 @@ export const MODEL_CONSTANTS = {
    * call; examples/remote (20–40 ms per request) measured 2.4× more at 128 than at 56.
    */
   defaultMaxConcurrency: 256,
+  /**
+   * Calls in flight plumber-data runs for a main-thread fn written with `parallelism: 'auto'` once
+   * it returns promises (src/data/dataset.ts `resolveParallelism` and the map's runtime
+   * parallelism): the model resolves `'auto'` the same way. Not a choice of the model: change it
+   * only with the library.
+   */
+  autoAsyncInFlight: 16,
   /** Buffer of a prefetch the plan inserts to decouple a chain that runs in series. */
   minPrefetch: 2,
   /** Rounds of the greedy allocator; each round adds one unit to the binding operator. */
