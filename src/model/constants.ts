@@ -14,12 +14,13 @@ export const MODEL_CONSTANTS = {
   /** Worker-thread seconds per task besides the fn itself (message handling); `machine.workerTaskOverheadSeconds` replaces it when measured. */
   workerTaskOverheadSeconds: 40e-6,
   /**
-   * plumber-data's worker maps send several small elements per task, sized so that a task carries
-   * about this much worker CPU (src/data/internal/ops/worker-map.ts, TARGET_TASK_SECONDS), at most
-   * `workerMaxGroup` elements: dispatch is paid per task, cloning per element.
+   * How plumber-data groups a worker map's elements into tasks (src/model/tasks.ts), when the
+   * profile does not say (`machine.workerChunking`): the library's own values, from
+   * src/data/internal/ops/worker-map.ts (OVERHEAD_SHARE, MAX_TASK_SECONDS, MAX_TASK_BYTES,
+   * MAX_GROUP; tracers read them as the tracing contract's WORKER_CHUNKING). Not a choice of the
+   * model: change them only with the library.
    */
-  workerTargetTaskSeconds: 0.002,
-  workerMaxGroup: 256,
+  workerChunking: { overheadShare: 0.05, maxTaskSeconds: 0.025, maxTaskBytes: 1 << 20, maxGroup: 4096 },
   /**
    * Structured-clone speed for a task's input, bytes per second, paid once on each side
    * (WORKLOADS.md: a 4.8 MB batch cloned in 4 ms ≈ 1.2 GB/s). Results are transferred, not cloned.

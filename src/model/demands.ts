@@ -16,7 +16,7 @@ import { nesting, passesOver, upstreamClosure } from './graph';
 import { isFnOp } from './knobs';
 import { latencyAt } from './latency';
 import type { Measured, OpMeasure } from './measured';
-import { cloneSide } from './move';
+import { movedCall, taskCosts, taskGroup } from './tasks';
 
 /** The thread-bound demands of one op: main-thread seconds (with its share of runtime overhead), worker CPU and worker waits. */
 type Threads = Pick<Effective, 'main' | 'overhead' | 'worker' | 'workerWait'>;
@@ -49,27 +49,20 @@ function cachedShares(m: Measured, cfg: Config): Map<string, number> {
 /**
  * A sync fn moved from the main thread to worker threads: its own time becomes worker CPU; the
  * main thread keeps its bookkeeping and pays a dispatch per task (several small elements share
- * one task) and its side of each clone; the worker pays a task overhead and the other side. With a
- * measured move cost the clones are the measured rounds (input and output, half on each side) and
- * the fn's CPU scales by what it measured in a worker; without, only the input is cloned, priced
- * by its bytes, and the fn costs in a worker what it cost on the main thread. The runtime
- * overhead that follows the fn's own time (GC of what it allocates) moves with it.
+ * one task, as plumber-data groups them: ./tasks.ts) and its side of each clone; the worker pays
+ * a task overhead and the other side. The runtime overhead that follows the fn's own time (GC of
+ * what it allocates) moves with it.
  */
 function movedToWorkers(om: OpMeasure, machine: Machine): Threads {
   const calls = om.callsPerRoot;
-  const perCall = calls > 0 ? om.selfPerRoot / calls : 0;
-  const group = perCall > 0 ? Math.max(1, Math.min(C.workerMaxGroup, Math.round(C.workerTargetTaskSeconds / perCall))) : C.workerMaxGroup;
-  const bytesClone = om.inputBytesPerElement / C.cloneBytesPerSecond;
-  const clone = om.move ? cloneSide(om.move) : bytesClone;
-  const ratio = om.move ? om.move.workerCpuRatio : 1;
-  const dispatch = machine.workerDispatchSeconds ?? C.workerDispatchSeconds;
-  const taskOverhead = machine.workerTaskOverheadSeconds ?? C.workerTaskOverheadSeconds;
-  const book = Math.min(C.bookkeepingSecondsPerElement, perCall / 2);
+  const group = taskGroup(om, machine);
+  const { book, clone, ratio } = movedCall(om);
+  const task = taskCosts(machine);
   const overhead = om.overheadPerRoot - om.overheadWorkPerRoot;
   return {
-    main: calls * (book + dispatch / group + clone) + overhead,
+    main: calls * (book + task.dispatch / group + clone) + overhead,
     overhead,
-    worker: Math.max(0, om.selfPerRoot - calls * book) * ratio + calls * (taskOverhead / group + clone) + om.overheadWorkPerRoot * ratio,
+    worker: Math.max(0, om.selfPerRoot - calls * book) * ratio + calls * (task.overhead / group + clone) + om.overheadWorkPerRoot * ratio,
     workerWait: calls * (om.move?.awaited?.wait ?? 0),
   };
 }

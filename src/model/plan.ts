@@ -27,6 +27,7 @@ import { enclosingInterleave } from './graph';
 import { isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
 import { cloneSide } from './move';
+import { taskCosts, taskGroup } from './tasks';
 
 /** Options with their defaults filled in. */
 export interface Resolved extends Limits {
@@ -99,8 +100,8 @@ function workerPlaced(m: Measured): OpMeasure[] {
  */
 function moveFloor(m: Measured, om: OpMeasure): number {
   if (!om.move) return C.minWorkerTaskSeconds;
-  const dispatch = m.profile.machine.workerDispatchSeconds ?? C.workerDispatchSeconds;
-  return C.bookkeepingSecondsPerElement + dispatch / C.workerMaxGroup + cloneSide(om.move);
+  const { dispatch } = taskCosts(m.profile.machine);
+  return C.bookkeepingSecondsPerElement + dispatch / taskGroup(om, m.profile.machine) + cloneSide(om.move);
 }
 
 /**

@@ -35,15 +35,16 @@ describe('model: plan', () => {
   });
 
   it('sends small elements several to a worker task, so dispatch is paid per task', () => {
-    // 0.5 ms per call: plumber-data groups round(2 ms / 0.5 ms) = 4 elements per task. Per element
-    // the main thread keeps 2 µs + 60 µs / 4; the workers do 0.5 ms − 2 µs + 40 µs / 4.
+    // 0.5 ms per call: plumber-data gives a task the elements that make its fixed cost (60 µs
+    // dispatch + 40 µs overhead) 5% of it, ⌈100 µs ÷ (5% × 498 µs)⌉ = 5. Per element the main
+    // thread keeps 2 µs + 60 µs / 5; the workers do 0.5 ms − 2 µs + 40 µs / 5.
     const profile = new ProfileBuilder({ cores: 2 })
       .range()
       .map('tokenize', { self: 0.5e-3, module: true })
       .build({ rootElements: 4000, rate: 1900 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
-    near(p.predictedBound, 2 / (2e-6 + 15e-6 + 0.5e-3 - 2e-6 + 10e-6));
+    near(p.predictedBound, 2 / (2e-6 + 12e-6 + 0.5e-3 - 2e-6 + 8e-6));
   });
 
   it('leaves a tiny sync map (10 µs) on the main thread, below the floor where its dispatch estimate is least certain', () => {
