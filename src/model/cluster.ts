@@ -49,8 +49,7 @@ export interface ClusterStats {
    * Cores the hosts left free to the op while it was measured (their idle CPU plus the op's own
    * CPU there), on average; undefined without the hosts' clocks. Said, not used as a bound: other
    * work's CPU comes and goes, and the scheduler gives more of the cores to an op that asks for
-   * more (the benchmark on this shared machine measured 1 free core of 2 with one worker, then
-   * 8 workers using a whole core between them at 0.91 of linear scaling).
+   * more, so what one worker left free does not cap what more workers get.
    */
   freeCoresPerHost: number | undefined;
   /** Calls per second one worker's slots allow (its concurrency over the time a slot is held per call). */

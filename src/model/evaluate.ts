@@ -74,8 +74,7 @@ function busyThreads(cfg: Config): number {
  * from "every thread busy". The CPU of libuv's and V8's own threads (reads, GC, the compiler) is
  * busy threads too: the CPU bound charges it to the cores, so the cores must count its threads,
  * or a configuration whose busy share dips below its cores is given fewer cores, which lowers its
- * rate and its busy share again, down to one core (a text pipeline with tokenize in two worker
- * threads, 1.9 of 2 cores free, was priced at one core and no faster than as written).
+ * rate and its busy share again, down to one core.
  */
 function contendedCores(budget: Contention, cfg: Config, mainSum: number, workerSum: number, cpuSum: number): { cores: number; threads: number } {
   const workers = busyThreads(cfg) - 1;

@@ -83,12 +83,11 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
 /**
  * The plan if the move probe is right about fns it measured cheaper in a worker than on the main
  * thread, or undefined when it moves no fn that `planned` (the model's plan of the same profile
- * and options) leaves where it is. The model prices a move at no less than the
- * fn's main-thread CPU (constants.ts `workerCpuRatioMin`: a probe's fresh isolate usually runs a
- * fn cheaper than a pipeline's workers do), yet sometimes the pipeline's workers run it far
- * cheaper too — a fn reading objects built by spreading others ran 4× faster on the clones a
- * worker gets — and where no core is free for a worker the plan then never moves it, so nothing
- * ever measures the gain. The passes run this plan as their trial (src/engine/passes.ts): the run
+ * and options) leaves where it is. The model prices a move at no less than the fn's main-thread
+ * CPU (constants.ts `workerCpuRatioMin`: a probe's fresh isolate usually runs a fn cheaper than a
+ * pipeline's workers do), yet sometimes the pipeline's workers run it far cheaper too (a fn
+ * reading objects can run faster on the fresh clones a worker gets), and where no core is free
+ * for a worker the plan then never moves it, so nothing ever measures the gain. The passes run this plan as their trial (src/engine/passes.ts): the run
  * with the move measures what the fn costs in the pipeline's own workers, and the next plan
  * prices the move from that.
  */

@@ -45,10 +45,9 @@ export function fitLatency(op: OpProfile, k: number, latency: number, history: P
 
 /**
  * Mean latency per call of an awaiting op at `k` calls in flight (see `latencySlope`). Two runs
- * cannot tell a resource with a hard knee (a service with 6 slots: 4.3 ms up to 6 in flight,
- * then queueing) from one whose latency grows with every call (examples/remote: 32 ms at 1, 89 ms
- * at 216, and 68 in flight measured 0.84× of 128); the line through them is exact for the second
- * and errs low for the first, so the plan never asks for fewer calls than the rate needs.
+ * cannot tell a resource with a hard knee (a service with a few slots: flat up to them, then
+ * queueing) from one whose latency grows with every call; the line through them is exact for the
+ * second and errs low for the first, so the plan never asks for fewer calls than the rate needs.
  */
 export function latencyAt(om: OpMeasure, k: number): number {
   if (om.latencySlope <= 0) return om.latency;

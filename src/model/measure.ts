@@ -14,20 +14,18 @@
  *   With a wall-clock `cpuClock` the main-thread total includes idle time and is not used.
  * - CPU on other threads that no operator measured (process CPU − main thread − workers) goes, in
  *   order: beyond `runtimeThreadsCpuFraction` of the measured main + worker CPU (V8's GC and
- *   compiler threads), to worker ops in proportion to their measured worker CPU (a library whose
- *   workers time only the task body misses the current scheduler slice on Linux/Node 20: 0.5–0.7 ms
- *   reported for a 2 ms task; plumber-data now times a task from the end of the previous one, and
- *   the worker-bound fixture leaves 2.7% of worker CPU unexplained, so nothing is charged); else
- *   to libuv-placed operators in proportion to their async latency (fs,
- *   zlib, sharp); what is left (the runtime's share, or all of it without worker or libuv ops)
+ *   compiler threads), to worker ops in proportion to their measured worker CPU (a worker clock
+ *   that times only the task body misses the current scheduler slice; plumber-data times a task
+ *   from the end of the previous one, so with it there is seldom any excess); else to
+ *   libuv-placed operators in proportion to their async latency (fs, zlib, sharp); what is left (the runtime's share, or all of it without worker or libuv ops)
  *   goes to the ops in proportion to their own CPU, so a cache removes it with the work. With a
  *   wall `cpuClock` the main thread's own total is unknown, so nothing goes to workers.
  * - The graph is a DAG: a mixture's inputs each supply their share of its elements, and their
  *   per-root demands (counters ÷ root elements) carry that share, so a branch op's bound is its
  *   branch's bound ÷ the share. A sampling mixture's share is its weight, not the chunked reads
- *   and draw noise the counters also hold (see dataflow.ts `reweightBranches`). Operators that change element counts
- *   (shard, window, bucketing, rebatch, ignoreErrors' skips) need nothing special: their visit
- *   ratios are their measured produced counts.
+ *   and draw noise the counters also hold (see dataflow.ts `reweightBranches`). Operators that
+ *   change element counts (shard, window, bucketing, rebatch, ignoreErrors' skips) need nothing
+ *   special: their visit ratios are their measured produced counts.
  */
 import type { OpProfile, Placement, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
@@ -45,11 +43,10 @@ import { awaitedWork, inputScale, moveOf, withAwaited } from './move';
  * Runtime plumbing per element (promise settling, generator resumption) is a few µs: at most
  * `plumbingSecondsPerElement` goes per element. The rest is either per-wakeup cost on an idle
  * thread (each settled promise, timer and I/O callback gets its own event-loop turn; these merge
- * as the rate grows: examples/remote measured 131, 32 and 13 µs per element at 1, 16 and 128 calls
- * in flight) or cost that grows with the work the fns do (GC of what they allocate). The
- * main thread's busy fraction u = main CPU ÷ window seconds splits it: a fraction u is charged in
- * proportion to each op's own main-thread time, and the idle part, 1 − u, does not grow with the
- * rate and is not charged. So a cache that removes the op that allocates also removes its GC, and
+ * as the rate grows, so their cost per element falls) or cost that grows with the work the fns
+ * do (GC of what they allocate). The main thread's busy fraction u = main CPU ÷ window seconds
+ * splits it: a fraction u is charged in proportion to each op's own main-thread time, and the
+ * idle part, 1 − u, does not grow with the rate and is not charged. So a cache that removes the op that allocates also removes its GC, and
  * an idle thread's wakeups do not make the main thread look like the bottleneck.
  */
 export function overheadRates(

@@ -68,8 +68,7 @@ export interface OpMeasure {
    * Main-thread seconds per call (its own time and its share of the runtime's) that an earlier run
    * in `history` measured for this fn on the main thread, for an op this run had in worker
    * threads: what moving it back costs, measured, where the workers' clocks would only guess it
-   * (a fn that allocates large arrays cost 1.9 ms a call on the main thread and 5.4 ms of worker
-   * CPU a call in a pool).
+   * (a fn that allocates large arrays can cost far less on the main thread than in a pool).
    */
   mainSeen?: {
     selfPerCall: number;
@@ -93,16 +92,15 @@ export interface OpMeasure {
     cloneOut: number;
     /**
      * The window's bytes per call ÷ the sample's, when they differ enough to scale the clones by
-     * (see `moveOf`): 0.07 when the few sampled emails ran 14× the window's mean size.
+     * (see `moveOf`): below 1 when the few sampled elements ran larger than the window's mean.
      */
     sizeScale?: number;
     /** The fn's CPU in a worker ÷ on the main thread, clamped to [workerCpuRatioMin, workerCpuRatioMax]; 1 when not measured. */
     workerCpuRatio: number;
     /**
-     * What the probe measured of that ratio when it ran below the ratio the model prices by (a fn
-     * the probe's worker ran at a fifth of its main-thread CPU; or at half, on calls that were not
-     * representative): the model does not price a move by it, but a trial run with the move may
-     * (see `trialPlan` in ./index.ts).
+     * What the probe measured of that ratio when it ran below the ratio the model prices by (also
+     * on calls that were not representative): the model does not price a move by it, but a trial
+     * run with the move may (see `trialPlan` in ./index.ts).
      */
     probeRatio?: number;
     /**

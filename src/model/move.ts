@@ -11,9 +11,8 @@ import type { OpMeasure } from './measured';
  * How much more input a call of `now`'s op took than a call of the same op in an earlier run
  * (`then`): the ratio of their input bytes per element, when both runs measured it, within
  * [1/inputScaleMax, inputScaleMax]; 1 otherwise. Every run starts from the pipeline's first
- * element, and a faster one reaches further into the data: the text example's run as written
- * measured tokenize on emails of 2.0 kB, the run with it in worker threads on emails of 3.5 kB. A
- * per-call cost carried from one run to the other is carried per byte, so the two stretches are
+ * element, and a faster one reaches further into the data, whose elements may differ in size
+ * along the way. A per-call cost carried from one run to the other is carried per byte, so the two stretches are
  * compared on the same work. A fn whose inputs are all alike (a fixed-size image, a number) has
  * the same bytes per call in every run, and keeps its figure.
  */
@@ -27,10 +26,8 @@ export function inputScale(now: OpMeasure, then: OpMeasure): number {
 /**
  * The window's bytes per call ÷ the sample's (both by the library's estimate), or 1 when either is
  * unknown or they agree within C.moveSampleAgreement. A clone's cost grows with what it copies, and
- * a handful of elements sampled from a corpus whose sizes spread over two orders of magnitude can
- * average far from its mean: six emails of the text example averaged 53 kB where the window's
- * averaged 3.8 kB, and priced at the sample's 0.9 ms a call to clone back, moving tokenize looked
- * like a loss that measured 2×.
+ * a handful of elements sampled from a corpus whose sizes spread over orders of magnitude can
+ * average far from its mean: priced at the sample's size, a move can look like a loss.
  */
 function bytesRatio(window: number | undefined, sample: number | undefined): number {
   if (!(window !== undefined && sample !== undefined && window > 0 && sample > 0 && Number.isFinite(window) && Number.isFinite(sample))) return 1;
@@ -40,9 +37,9 @@ function bytesRatio(window: number | undefined, sample: number | undefined): num
 
 /**
  * The main-thread time each async fn worked after its first await in the window, and what its
- * calls wait beyond their work, from the runner's awaited calls (`MoveCost.awaitedSeconds`): the library
- * times an async call's sync part (`selfSeconds`) and its whole latency, and the work after an
- * await (a decode after a file read) lands in neither. Per call it is the awaited calls' CPU,
+ * calls wait beyond their work, from the runner's awaited calls (`MoveCost.awaitedSeconds`): the
+ * library times an async call's sync part (`selfSeconds`) and its whole latency, and the work
+ * after an await (a decode after a file read) lands in neither. Per call it is the awaited calls' CPU,
  * carried to the window's elements by bytes as the clones are, less the sync part the window
  * measured. Together they cannot exceed the main-thread CPU no op claimed (`unclaimed`): beyond
  * it they are scaled down, since the window's own clock is the better witness. `works`: the fn's
@@ -98,8 +95,8 @@ export function moveOf(op: OpProfile, inputBytes: number | undefined): OpMeasure
   // the pipeline only when those repeated calls cost what the fn cost per call in the window: a fn
   // that caches by input (a tokenizer's word cache) or whose cost depends on the input runs far
   // cheaper on a handful of repeated samples, and the ratio of two such figures is noise. Samples
-  // larger than the window's elements are compared per byte (`inScale`): emails 14× the mean that
-  // cost 13× the mean call are the same work, and what they measured in a worker speaks for it.
+  // larger than the window's elements are compared per byte (`inScale`): samples n× the mean that
+  // cost about n× the mean call are the same work, and what they measured in a worker speaks for it.
   const perCall = op.counters.calls > 0 ? op.counters.selfSeconds / op.counters.calls : undefined;
   const sampleCall = mc.mainCpuSeconds * inScale;
   const representative = perCall !== undefined && perCall > 0 && sampleCall > 0 && Math.max(perCall, sampleCall) / Math.min(perCall, sampleCall) <= C.moveSampleAgreement;

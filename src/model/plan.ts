@@ -93,9 +93,9 @@ function workerPlaced(m: Measured): OpMeasure[] {
 /**
  * The least a call must cost on the main thread for a move to be worth pricing. With the move's
  * costs measured on real elements, what a call leaves on the main thread in a worker (its
- * bookkeeping, its share of a full task's dispatch, its side of the clones): a fn that costs less
- * cannot free the main thread, and above it the model decides by the gain (a 13 µs scorer on
- * small records measured 1.7× in worker threads). Without a measurement, `minWorkerTaskSeconds`:
+ * bookkeeping, its share of a task's dispatch in tasks as plumber-data sizes them, its side of
+ * the clones): a fn that costs less cannot free the main thread, and above it the model decides
+ * by the gain. Without a measurement, `minWorkerTaskSeconds`:
  * the clones are then priced from bytes alone, which misses the cost of objects.
  */
 function moveFloor(m: Measured, om: OpMeasure): number {
@@ -148,10 +148,10 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
 
 /**
  * Calls in flight of an awaiting op whose latency grows with them, lowered to the fewest that keep
- * the bound within the gain a plan must make (times the hedge), where more mostly wait: a service
- * that serves 6 calls at once was planned at 91 in flight by the first pass, which could not see
- * the queue; the second pass measured it and asks for 52 (on the fitted line, which errs low for
- * such a service: see measure.ts `latencyAt`).
+ * the bound within the gain a plan must make (times the hedge), where more mostly wait: a first
+ * pass cannot see the queue of a service with a few slots, and the second pass, which measured it,
+ * asks for fewer (on the fitted line, which errs low for such a service: see latency.ts
+ * `latencyAt`).
  */
 function trimQueued(m: Measured, cfg: Config, lim: Limits): { cfg: Config; lowered: Set<string> } {
   const out = cloneConfig(cfg);
@@ -190,9 +190,9 @@ function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
 /**
  * The configuration as it ran, on the cores planned for (`current`), and the bound the measured
  * efficiency is taken against: on the cores the run itself had. Planning for a target machine with
- * more cores than were free here, a worker pool measured on one free core ran at half what two give;
- * against the target's bound that reads as an efficiency of one half, and every prediction for the
- * target would carry it (a plan measured here, re-planned for the target, predicted no gain).
+ * more cores than were free here, a run on fewer cores measures below the target's bound; taken
+ * against that bound it would read as a low efficiency, and every prediction for the target would
+ * carry it.
  */
 export function asRan(m: Measured, base: Config, r: Resolved): { current: Evaluation; ranBound: number; baseline: number } {
   const current = evaluate(m, base, coreBudget(r));
