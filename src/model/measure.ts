@@ -64,20 +64,33 @@ export function overheadRates(
   return { perElement, perClaimedSecond: (u * rest) / claimedMain };
 }
 
-/** Turn a profile's counters into per-root-element demands; `history` holds earlier runs of the same pipeline. */
-export function measure(profile: Profile, history: Profile[] = []): Measured {
-  const { run, machine } = profile;
+/**
+ * Root elements in the window, and the operators whose counters count them as the root does. The
+ * root's counters count whole elements; the window's last, partial one (run.partialElement) is in
+ * the counters of every operator below the root, so it counts for them too. The root and what
+ * passes its elements through (a prefetch after a batch) had not made it yet: `atRoot`.
+ */
+interface Window {
+  byId: Map<string, OpProfile>;
+  root: OpProfile | undefined;
+  rootElements: number;
+  /** Root elements to divide by: `rootElements`, at least 1. */
+  n: number;
+  atRoot: Set<string>;
+}
+
+function windowOf(profile: Profile): Window {
+  const { run } = profile;
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const root = byId.get(profile.pipeline.rootId);
-  // The root's counters count whole elements; the window's last, partial one (run.partialElement)
-  // is in the counters of every operator below the root, so it counts for them too. The root and
-  // what passes its elements through (a prefetch after a batch) had not made it yet.
   const rootElements = root && root.counters.produced > 0 ? root.counters.produced + (run.partialElement ?? 0) : run.elements;
-  const n = rootElements > 0 ? rootElements : 1;
   const atRoot = new Set<string>();
   for (let op = root; op && op.counters.produced > 0 && op.counters.produced === root?.counters.produced && !atRoot.has(op.id); op = byId.get(op.inputs[0] ?? '')) atRoot.add(op.id);
-  const measuredRate = run.seconds > 0 ? run.elements / run.seconds : 0;
+  return { byId, root, rootElements, n: rootElements > 0 ? rootElements : 1, atRoot };
+}
 
+/** Who pulls from each op, and the ops built inside each op's fn (by `parentId`). */
+function edgesOf(profile: Profile, byId: Map<string, OpProfile>): { consumers: Map<string, string[]>; children: Map<string, string[]> } {
   const consumers = new Map<string, string[]>();
   for (const op of profile.ops) {
     for (const input of op.inputs) consumers.set(input, [...(consumers.get(input) ?? []), op.id]);
@@ -86,17 +99,40 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   for (const op of profile.ops) {
     if (op.parentId !== undefined && byId.has(op.parentId)) children.set(op.parentId, [...(children.get(op.parentId) ?? []), op.id]);
   }
+  return { consumers, children };
+}
 
-  // What each op was handed per call in the window, by the library's size estimate.
-  const inputBytesOf = (op: OpProfile): number | undefined => {
-    const input = byId.get(op.inputs[0] ?? '');
-    return input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : undefined;
-  };
+/**
+ * How the window's CPU is shared out among the ops: each op's own main-thread time, its share of
+ * the main-thread time no op claimed, and its share of the CPU on other threads (see the header).
+ */
+interface CpuShares {
+  /** What each async fn worked after its awaits and waited beyond its work (see `awaitedWork`). */
+  afterAwait: ReturnType<typeof awaitedWork>;
+  /** An op's own main-thread seconds in the window: its counters', and what its async fn did after its awaits. */
+  ownMain(op: OpProfile): number;
+  overhead: { perElement: number; perClaimedSecond: number };
+  /** Other-thread CPU beyond the runtime's share goes to worker ops, as CPU their clock missed. */
+  toWorkers: boolean;
+  /** Worker CPU the per-task clock missed, for an op whose clock saw `own`. */
+  unseenWorker(own: number): number;
+  otherCpu: number;
+  libuvLatency: number;
+  /** The op's share of other-thread CPU that follows the ops' own CPU. */
+  spreadOf(op: OpProfile): number;
+  /** Other-thread CPU shared in proportion to the ops' own CPU, and that own CPU's total (0: it stays a per-element cost). */
+  spread: number;
+  ownCpuTotal: number;
+  /** The share of a libuv op's latency that is service, not queueing for a pool thread. */
+  libuvQueueShare: number;
+}
+
+function cpuShares(profile: Profile, inputBytesOf: (op: OpProfile) => number | undefined): CpuShares {
+  const { run, machine } = profile;
   const cpuClockIsReal = machine.cpuClock !== 'wall';
   const claimedByOps = profile.ops.reduce((s, op) => s + op.counters.selfSeconds + op.counters.dispatchSeconds, 0);
   const idle = C.idleMainOverheadPerSecond * run.seconds;
   const afterAwait = awaitedWork(profile.ops, inputBytesOf, cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedByOps - idle) : 0);
-  /** An op's own main-thread seconds in the window: its counters', and what its async fn did after its awaits. */
   const ownMain = (op: OpProfile): number => op.counters.selfSeconds + (afterAwait.get(op.id)?.perCall ?? 0) * op.counters.calls;
 
   let claimedMain = 0;
@@ -112,14 +148,12 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const unclaimedMain = cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedMain - idle) : 0;
   const mainCpu = cpuClockIsReal ? Math.max(run.mainThreadCpuSeconds, claimedMain) : claimedMain;
   const otherCpu = Math.max(0, run.processCpuSeconds - mainCpu - workerCpu);
-  const overhead = overheadRates(unclaimedMain, producedTotal, claimedMain, run.mainThreadCpuSeconds, run.seconds);
   // V8's own helper threads (GC, compilers) use some CPU whatever the ops do; only process CPU
   // beyond that share is worker CPU the per-task clock missed. Since plumber-data times each task
   // from the end of the previous one, the workers' clock sees nearly all of it and this is 0.
   const runtimeOther = Math.min(otherCpu, C.runtimeThreadsCpuFraction * (mainCpu + workerCpu));
   const unseenTotal = cpuClockIsReal && workerCpu > 0 ? otherCpu - runtimeOther : 0;
   const toWorkers = unseenTotal > 0;
-  const unseenWorker = (own: number): number => (toWorkers ? (unseenTotal * own) / workerCpu : 0);
   // Other-thread CPU no op is charged with (the runtime's GC and compiler threads, libuv work of
   // ops that count no calls) follows the work the ops do: it is shared in proportion to each op's
   // own CPU, so a cache that removes the work removes it too. With no op CPU at all it stays a
@@ -127,84 +161,105 @@ export function measure(profile: Profile, history: Profile[] = []): Measured {
   const spread = toWorkers ? runtimeOther : libuvLatency > 0 ? 0 : otherCpu;
   let ownCpuTotal = 0;
   for (const op of profile.ops) ownCpuTotal += ownMain(op) + op.counters.dispatchSeconds + op.counters.workerCpuSeconds;
-  const spreadOf = (op: OpProfile): number =>
-    ownCpuTotal > 0 ? (spread * (ownMain(op) + op.counters.dispatchSeconds + op.counters.workerCpuSeconds)) / ownCpuTotal : 0;
   // Little's law: mean libuv calls in flight over the window. Above the pool size, the measured
   // latency includes queueing for a pool thread, which the service time must not.
   const libuvInFlight = run.seconds > 0 ? libuvLatency / run.seconds : 0;
-  const libuvQueueShare = libuvInFlight > machine.libuvThreads ? machine.libuvThreads / libuvInFlight : 1;
+  return {
+    afterAwait,
+    ownMain,
+    overhead: overheadRates(unclaimedMain, producedTotal, claimedMain, run.mainThreadCpuSeconds, run.seconds),
+    toWorkers,
+    unseenWorker: (own) => (toWorkers ? (unseenTotal * own) / workerCpu : 0),
+    otherCpu,
+    libuvLatency,
+    spreadOf: (op) => (ownCpuTotal > 0 ? (spread * (ownMain(op) + op.counters.dispatchSeconds + op.counters.workerCpuSeconds)) / ownCpuTotal : 0),
+    spread,
+    ownCpuTotal,
+    libuvQueueShare: libuvInFlight > machine.libuvThreads ? machine.libuvThreads / libuvInFlight : 1,
+  };
+}
 
+/**
+ * Whether the op awaits, its async calls and their mean latency. A source that awaits without
+ * counting its calls (an async iterable in `from`, `lines`): the time its consumer waited on it
+ * beyond its own sync time is its latency, one call per element. Only for sources the library does
+ * not run on its parallel engine, which also adds its own waits to `waitSeconds` and would count
+ * them twice.
+ */
+function waitsOf(op: OpProfile): { isAsync: boolean; asyncCalls: number; latency: number } {
+  const c = op.counters;
+  const counted = {
+    isAsync: op.placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0)),
+    asyncCalls: c.asyncCalls,
+    latency: c.asyncCalls > 0 ? c.asyncLatencySeconds / c.asyncCalls : 0,
+  };
+  const inferred = op.inputs.length === 0 && c.asyncCalls === 0 && (op.kind === 'from' || op.kind === 'lines') && c.produced > 0 ? Math.max(0, c.waitSeconds - c.selfSeconds) : 0;
+  if (inferred > 0 && inferred / c.produced >= C.minInferredLatencySeconds) return { isAsync: true, asyncCalls: c.produced, latency: inferred / c.produced };
+  return counted;
+}
+
+/** One op's demands: its counters over the root elements they cover (`per`), with its shares of the CPU no op claimed. */
+function opMeasure(op: OpProfile, w: Window, cpu: CpuShares, inputBytes: number | undefined, history: Profile[]): OpMeasure {
+  const c = op.counters;
+  const own = cpu.ownMain(op);
+  const awaited = cpu.afterAwait.get(op.id);
+  const placement: Placement = op.placement;
+  const { isAsync, asyncCalls, latency } = waitsOf(op);
+  const tunable = (isFnOp(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files';
+  // Root elements this operator's counters cover (see `Window`).
+  const per = w.atRoot.has(op.id) ? (w.root?.counters.produced ?? w.n) : w.n;
+  const fit = isAsync && c.asyncCalls > 0 && history.length > 0 ? fitLatency(op, currentConcurrency(op, isAsync), latency, history) : undefined;
+  return {
+    op,
+    visitRatio: c.produced / per,
+    producedInWindow: c.produced + (w.atRoot.has(op.id) ? w.n - per : 0),
+    callsPerRoot: c.calls / per,
+    selfPerRoot: own / per,
+    dispatchPerRoot: c.dispatchSeconds / per,
+    overheadPerRoot: (cpu.overhead.perElement * c.produced + cpu.overhead.perClaimedSecond * (own + c.dispatchSeconds)) / per,
+    overheadWorkPerRoot: (cpu.overhead.perClaimedSecond * (own + c.dispatchSeconds)) / per,
+    workerPerRoot: (c.workerCpuSeconds + cpu.unseenWorker(c.workerCpuSeconds)) / per,
+    workerUnseenPerRoot: cpu.unseenWorker(c.workerCpuSeconds) / per,
+    otherCpuPerRoot: ((!cpu.toWorkers && placement === 'libuv' && cpu.libuvLatency > 0 ? (cpu.otherCpu * c.asyncLatencySeconds) / cpu.libuvLatency : 0) + cpu.spreadOf(op)) / per,
+    asyncPerRoot: asyncCalls / per,
+    latency,
+    service: placement === 'libuv' ? latency * cpu.libuvQueueShare : latency,
+    ...(fit ? { latencySlope: fit.slope, latencyFit: fit.fit } : { latencySlope: 0 }),
+    diskPerRoot: c.diskBytesRead / per,
+    bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
+    inputBytesPerElement: inputBytes ?? 0,
+    concurrency: placement === 'main' && !isAsync && op.kind !== 'interleave' ? 1 : currentConcurrency(op, isAsync),
+    isAsync,
+    tunable,
+    movable: isFnOp(op) && placement === 'main' && (!isAsync || awaited?.works === true) && op.fnModule !== undefined && op.moveBlocked === undefined && c.calls > 0,
+    move: withAwaited(moveOf(op, inputBytes), awaited),
+  };
+}
+
+/** Turn a profile's counters into per-root-element demands; `history` holds earlier runs of the same pipeline. */
+export function measure(profile: Profile, history: Profile[] = []): Measured {
+  const { run } = profile;
+  const w = windowOf(profile);
+  const { consumers, children } = edgesOf(profile, w.byId);
+  // What each op was handed per call in the window, by the library's size estimate.
+  const inputBytesOf = (op: OpProfile): number | undefined => {
+    const input = w.byId.get(op.inputs[0] ?? '');
+    return input && input.counters.produced > 0 ? input.counters.bytesProduced / input.counters.produced : undefined;
+  };
+  const cpu = cpuShares(profile, inputBytesOf);
   const ops = new Map<string, OpMeasure>();
-  for (const op of profile.ops) {
-    const c = op.counters;
-    const inputBytes = inputBytesOf(op);
-    const own = ownMain(op);
-    const awaited = afterAwait.get(op.id);
-    const placement: Placement = op.placement;
-    let isAsync = placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0));
-    let asyncCalls = c.asyncCalls;
-    let latency = c.asyncCalls > 0 ? c.asyncLatencySeconds / c.asyncCalls : 0;
-    // A source that awaits without counting its calls (an async iterable in `from`, `lines`): the
-    // time its consumer waited on it beyond its own sync time is its latency, one call per element.
-    // Only for sources the library does not run on its parallel engine, which also adds its own
-    // waits to `waitSeconds` and would count them twice.
-    const inferred = op.inputs.length === 0 && asyncCalls === 0 && (op.kind === 'from' || op.kind === 'lines') && c.produced > 0 ? Math.max(0, c.waitSeconds - c.selfSeconds) : 0;
-    if (inferred > 0 && inferred / c.produced >= C.minInferredLatencySeconds) {
-      isAsync = true;
-      asyncCalls = c.produced;
-      latency = inferred / c.produced;
-    }
-    const tunable =
-      (isFnOp(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files';
-    // Root elements this operator's counters cover (see atRoot).
-    const per = atRoot.has(op.id) ? (root?.counters.produced ?? n) : n;
-    ops.set(op.id, {
-      op,
-      visitRatio: c.produced / per,
-      producedInWindow: c.produced + (atRoot.has(op.id) ? n - per : 0),
-      callsPerRoot: c.calls / per,
-      selfPerRoot: own / per,
-      dispatchPerRoot: c.dispatchSeconds / per,
-      overheadPerRoot: (overhead.perElement * c.produced + overhead.perClaimedSecond * (own + c.dispatchSeconds)) / per,
-      overheadWorkPerRoot: (overhead.perClaimedSecond * (own + c.dispatchSeconds)) / per,
-      workerPerRoot: (c.workerCpuSeconds + unseenWorker(c.workerCpuSeconds)) / per,
-      workerUnseenPerRoot: unseenWorker(c.workerCpuSeconds) / per,
-      otherCpuPerRoot: ((!toWorkers && placement === 'libuv' && libuvLatency > 0 ? (otherCpu * c.asyncLatencySeconds) / libuvLatency : 0) + spreadOf(op)) / per,
-      asyncPerRoot: asyncCalls / per,
-      latency,
-      service: placement === 'libuv' ? latency * libuvQueueShare : latency,
-      ...(() => {
-        if (!isAsync || c.asyncCalls <= 0 || history.length === 0) return { latencySlope: 0 };
-        const fit = fitLatency(op, currentConcurrency(op, isAsync), latency, history);
-        return { latencySlope: fit.slope, latencyFit: fit.fit };
-      })(),
-      diskPerRoot: c.diskBytesRead / per,
-      bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
-      inputBytesPerElement: inputBytes ?? 0,
-      concurrency: placement === 'main' && !isAsync && op.kind !== 'interleave' ? 1 : currentConcurrency(op, isAsync),
-      isAsync,
-      tunable,
-      movable:
-        isFnOp(op) &&
-        placement === 'main' &&
-        (!isAsync || awaited?.works === true) &&
-        op.fnModule !== undefined &&
-        op.moveBlocked === undefined &&
-        c.calls > 0,
-      move: withAwaited(moveOf(op, inputBytes), awaited),
-    });
-  }
+  for (const op of profile.ops) ops.set(op.id, opMeasure(op, w, cpu, inputBytesOf(op), history));
   const measured: Measured = {
     profile,
     rootId: profile.pipeline.rootId,
     unit: rootUnitOf(profile),
-    rootElements,
-    measuredRate,
+    rootElements: w.rootElements,
+    measuredRate: run.seconds > 0 ? run.elements / run.seconds : 0,
     ops,
     order: profile.ops.map((o) => o.id),
     consumers,
     children,
-    unattributedOtherCpuPerRoot: ownCpuTotal > 0 ? 0 : spread / n,
+    unattributedOtherCpuPerRoot: cpu.ownCpuTotal > 0 ? 0 : cpu.spread / w.n,
   };
   // A sampling mixture's branches at their weights, not at what read-ahead made the counters show.
   reweightBranches(measured);
