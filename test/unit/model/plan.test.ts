@@ -54,8 +54,8 @@ describe('model: plan', () => {
   });
 
   it('moves a 50 µs sync map that binds the main thread to workers: elements travel ~40 to a task', () => {
-    // bench:model's cacheable pipeline: a 47 µs augment held the main thread while workers would
-    // have given 1.7× (the grid's best configuration).
+    // A 50 µs fn that holds the main thread: in worker threads its tasks carry ⌈100 µs ÷ (5% ×
+    // 48 µs)⌉ = 42 elements, so the dispatch left on the main thread is small.
     const profile = new ProfileBuilder({ cores: 2 }).range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);

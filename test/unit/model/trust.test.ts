@@ -313,8 +313,9 @@ describe('model: worker moves priced from measurement', () => {
   it('carries the clones from sampled elements to the window\'s by their bytes (a few long emails among short ones)', () => {
     // The text example: tokenize 1 ms a call on emails of 3.8 kB, 9 kB of token ids back. The six
     // sampled emails averaged 53 kB: 42 µs to clone in, 900 µs to clone the ids back. Priced at
-    // the sample's clones the main thread would keep 2 + 0.6 + 471 µs a call and the pool as much
-    // again — a wash; per byte of the window's emails the clones are 3 µs and 64 µs.
+    // the sample's clones the main thread would keep 2 µs, a share of a task's dispatch and 471 µs
+    // a call and the pool as much again — a wash; per byte of the window's emails the clones are
+    // 3 µs and 64 µs.
     const mails = (sizes: Partial<MoveCost>) =>
       new ProfileBuilder({ cores: 2, availableCores: 2 })
         .op({ kind: 'from', bytes: 3800 })
@@ -385,8 +386,8 @@ describe('model: worker moves priced from measurement', () => {
   });
 
   it('never prices the fn cheaper in a worker than on the main thread, whatever the quiet probe measured', () => {
-    // The probe's worker ran the fn at half the main thread's CPU (an unseen pipeline's 50 kB
-    // arrays: 393 µs against 742 µs); the pipeline's workers then measured 1,030 µs a call.
+    // The probe's worker ran the fn at half the main thread's CPU; a pipeline's workers run it at
+    // no less than the main thread's (constants.ts `workerCpuRatioMin`).
     const halved = rows({ ...measured(0), workerCpuSeconds: 10e-6 });
     const same = rows({ ...measured(0), workerCpuSeconds: 20e-6 });
     near(predict(halved, toWorkers()).bound, 2 / ((2 + 60 / 112 + 18 + 40 / 112) * 1e-6));
