@@ -6,8 +6,11 @@
 import { cloneConfig, insertedAfter, outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { coreBudget, type Contention } from './cores';
-import { evaluate, workerOpRate, type Evaluation } from './evaluate';
-import { enclosingInterleave, type Measured } from './measure';
+import { workerOpRate } from './demands';
+import { evaluate } from './evaluate';
+import type { Evaluation } from './evaluation';
+import { enclosingInterleave } from './graph';
+import type { Measured } from './measured';
 
 /** Limits the planner works within. */
 export interface Limits {

@@ -7,8 +7,9 @@ import type { Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
 import { describeOp, formatRootRate, formatSeconds, perCallPhrase } from './describe';
-import type { Evaluation } from './evaluate';
-import type { Measured } from './measure';
+import type { Evaluation } from './evaluation';
+import { isFnOp } from './knobs';
+import type { Measured } from './measured';
 
 /** The op that uses the most of a per-element quantity, with its share of the total. */
 function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; value: number; share: number } {
@@ -77,7 +78,7 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
   const all = `all cores together allow about ${formatRootRate(m, cpu.rate)}`;
   const blocked = om.op.moveBlocked;
   if (blocked !== undefined && om.op.fnModule !== undefined) return `Worker threads could run it beside the main thread (${all}), but ${crossingWords(blocked)}.`;
-  if ((om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnModule === undefined && om.op.counters.calls > 0) {
+  if (isFnOp(om.op) && om.op.fnModule === undefined && om.op.counters.calls > 0) {
     const named = om.op.fnName && /^[A-Za-z_$][\w$]*$/.test(om.op.fnName) ? om.op.fnName : undefined;
     if (named) return `Worker threads could run it beside the main thread (${all}), but ${named} is not exported, so they cannot load it: export it (\`export function ${named}\`) and the plan can move it.`;
     return `Worker threads could run it beside the main thread (${all}), but its fn is not an exported function, so they cannot load it: write it as an exported function (\`export function name(x) { … }\`, in this file or a module it imports) and pass it by name, and the plan can move it.`;

@@ -4,7 +4,8 @@
  */
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes } from './describe';
-import { downstream, upstreamClosure, type Measured, type OpMeasure } from './measure';
+import { downstream, upstreamClosure } from './graph';
+import type { Measured, OpMeasure } from './measured';
 
 export interface CacheCandidate {
   /** Insert `.cache()` right after this op. */

@@ -20,8 +20,8 @@ import type { Bound, ClusterCapacity } from '../shared/analysis';
 import type { OpProfile } from '../shared/profile';
 import type { Config } from './config';
 import { describeOp } from './describe';
-import type { Evaluation } from './evaluate';
-import type { Measured } from './measure';
+import type { Evaluation } from './evaluation';
+import type { Measured } from './measured';
 
 /** Per-call figures of a cluster op, from its counters. */
 export interface ClusterStats {
@@ -49,8 +49,7 @@ export interface ClusterStats {
    * Cores the hosts left free to the op while it was measured (their idle CPU plus the op's own
    * CPU there), on average; undefined without the hosts' clocks. Said, not used as a bound: other
    * work's CPU comes and goes, and the scheduler gives more of the cores to an op that asks for
-   * more (the benchmark on this shared machine measured 1 free core of 2 with one worker, then
-   * 8 workers using a whole core between them at 0.91 of linear scaling).
+   * more, so what one worker left free does not cap what more workers get.
    */
   freeCoresPerHost: number | undefined;
   /** Calls per second one worker's slots allow (its concurrency over the time a slot is held per call). */

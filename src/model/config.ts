@@ -3,7 +3,8 @@
  * overrides or by the planner.
  */
 import type { Overrides, Placement } from '../shared/profile';
-import type { Measured } from './measure';
+import { MODEL_CONSTANTS as C } from './constants';
+import type { Measured } from './measured';
 
 /** The knobs of one operator in a configuration. */
 export interface OpConfig {
@@ -69,8 +70,8 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     const c = cfg[id];
     if (!om || !c) continue;
     // A sync main-thread fn can move when the profile found its module or the override names one.
-    // 'auto' resolves as plumber-data resolves it: the machine's cores in workers, 16 calls in
-    // flight for an async fn, an interleave's cycle length, else 1.
+    // 'auto' resolves as plumber-data resolves it: the machine's cores in workers,
+    // `autoAsyncInFlight` calls in flight for an async fn, an interleave's cycle length, else 1.
     if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave') {
       c.cycleLength = Math.floor(o.cycleLength);
       // A written parallelism of 'auto' follows the cycle length.
@@ -83,7 +84,7 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
           : om.op.kind === 'interleave'
             ? (c.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE)
             : om.isAsync
-              ? 16
+              ? C.autoAsyncInFlight
               : 1
         : o.parallelism;
     const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0);

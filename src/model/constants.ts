@@ -1,30 +1,29 @@
 /**
  * The model's assumptions that are not measured in a profile. Each one is a number someone can
- * calibrate against real runs (the runner's model benchmark measures prediction accuracy, M1/M2);
- * keep the source of every value next to it.
+ * calibrate against real runs (bench/model measures prediction accuracy, M1/M2). Each comment says
+ * what the number assumes; the runs that set it are in this file's history (`git log -p`).
  */
 export const MODEL_CONSTANTS = {
   /**
    * Main-thread seconds to post one task to a worker thread and take its result back, besides
-   * cloning the input (WORKLOADS.md: a worker task costs 35–190 µs in total; roughly 60 µs of
-   * it lands on the main thread). Used only when the profile has no calibration
+   * cloning the input. Used only when the profile has no calibration
    * (`machine.workerDispatchSeconds`).
    */
   workerDispatchSeconds: 60e-6,
   /** Worker-thread seconds per task besides the fn itself (message handling); `machine.workerTaskOverheadSeconds` replaces it when measured. */
   workerTaskOverheadSeconds: 40e-6,
   /**
-   * plumber-data's worker maps send several small elements per task, sized so that a task carries
-   * about this much worker CPU (src/data/internal/ops/worker-map.ts, TARGET_TASK_SECONDS), at most
-   * `workerMaxGroup` elements: dispatch is paid per task, cloning per element.
+   * How plumber-data groups a worker map's elements into tasks (src/model/tasks.ts), when the
+   * profile does not say (`machine.workerChunking`): the library's own values, from
+   * src/data/internal/ops/worker-map.ts (OVERHEAD_SHARE, MAX_TASK_SECONDS, MAX_TASK_BYTES,
+   * MAX_GROUP; tracers read them as the tracing contract's WORKER_CHUNKING). Not a choice of the
+   * model: change them only with the library.
    */
-  workerTargetTaskSeconds: 0.002,
-  workerMaxGroup: 256,
+  workerChunking: { overheadShare: 0.05, maxTaskSeconds: 0.025, maxTaskBytes: 1 << 20, maxGroup: 4096 },
   /**
-   * Structured-clone speed for a task's input, bytes per second, paid once on each side
-   * (WORKLOADS.md: a 4.8 MB batch cloned in 4 ms ≈ 1.2 GB/s). Results are transferred, not cloned.
-   * Used only without a measured `op.moveCost`: small plain objects clone far slower per byte
-   * (≈ 4 µs for a parsed CSV row of a few hundred bytes).
+   * Structured-clone speed for a task's input, bytes per second, paid once on each side: the speed
+   * of large typed arrays. Results are transferred, not cloned. Used only without a measured
+   * `op.moveCost`: small plain objects clone far slower per byte, so for them this errs cheap.
    */
   cloneBytesPerSecond: 1.2e9,
   /**
@@ -34,11 +33,8 @@ export const MODEL_CONSTANTS = {
    * sample (a cold JIT, one GC pause) than about the steady state. Below 1 the probe cannot speak:
    * its worker calls the fn on a few inputs it keeps, in an isolate with a tiny heap and nothing
    * else running, where the pipeline's workers take fresh clones every task beside a busy main
-   * thread. Twelve fns of five pipelines (the digits, text and images examples and two unseen
-   * ones, `node --import tsx` on a profile as written and one with the fn in 2 worker threads)
-   * measured 0.46–0.99 in the probe and 1.02–3.17 in the pipeline's workers, all but one: images'
-   * decode at 0.87, which the probe could not load. So a probe can raise the fn's worker CPU (a
-   * deopt only a fresh isolate hits) but never lower it below the main thread's.
+   * thread, so it reads lower than the pipeline's workers run. A probe can raise the fn's worker
+   * CPU (a deopt only a fresh isolate hits) but never lower it below the main thread's.
    */
   workerCpuRatioMin: 1,
   workerCpuRatioMax: 3,
@@ -54,22 +50,19 @@ export const MODEL_CONSTANTS = {
   /**
    * Main-thread CPU per second of wall time that the runtime spends whatever the rate (timers, the
    * runner's progress messages, idle GC): subtracted before the rest of the unclaimed main-thread
-   * time is charged (measure.ts `overheadRates`). Measured here on the latency-bound fixture at 1, 8 and 64 calls
-   * in flight: unclaimed ≈ 11.6 ms/s + 1.8 µs per produced element.
+   * time is charged (measure.ts `overheadRates`).
    */
   idleMainOverheadPerSecond: 0.01,
   /**
    * Unclaimed main-thread seconds charged per produced element at most (promise settling,
-   * generator resumption); the rest is split by the main thread's busy fraction (see
-   * measure.ts `overheadRates`). Measured: 1.8 µs per element on the latency-bound fixture,
-   * 13 µs on examples/remote at 128 calls in flight (an HTTP server in the same process).
+   * generator resumption: a few µs, more with other work's callbacks on the same thread); the rest
+   * is split by the main thread's busy fraction (see measure.ts `overheadRates`).
    */
   plumbingSecondsPerElement: 25e-6,
   /**
    * Process CPU outside the main thread and the workers' task clocks that is expected anyway, as a
-   * fraction of the measured main + worker CPU (V8's GC and compiler threads, libuv). Measured:
-   * 2.7% on the worker-bound fixture (1.02 s of worker CPU, 0.028 s unexplained), 5–9% on the
-   * main-thread fixtures. Only the excess is charged to worker ops as CPU their clock missed.
+   * fraction of the measured main + worker CPU (V8's GC and compiler threads, libuv). Only the
+   * excess is charged to worker ops as CPU their clock missed.
    */
   runtimeThreadsCpuFraction: 0.1,
   /** Latency that grows less than this fraction across the concurrencies seen in history is taken as constant. */
@@ -82,9 +75,7 @@ export const MODEL_CONSTANTS = {
    * A sync map whose move costs were not measured (no `moveCost` in its profile) is considered for
    * worker threads only when one call costs at least this much (with them, the floor is what a
    * call leaves on the main thread in a worker: plan.ts `moveFloor`). The model then decides by
-   * the gain; this floor keeps it away from tiny fns where its dispatch estimate is least certain
-   * (WORKLOADS.md: a worker map pays when an element costs ≳ 0.5–1 ms, or when small elements
-   * travel several to a task, as plumber-data's do).
+   * the gain; this floor keeps it away from tiny fns where its dispatch estimate is least certain.
    */
   minWorkerTaskSeconds: 20e-6,
   /**
@@ -97,9 +88,9 @@ export const MODEL_CONSTANTS = {
   efficiencyMax: 1.2,
   /**
    * The fn's CPU per call on the sampled elements and in the window must agree within this factor
-   * for the sample's worker/main CPU ratio to be used (measure.ts `moveOf`): a tokenizer that
-   * caches words cost 152 µs per repeated sample call against 3.2 ms per call in the window, and
-   * its ratio read 0.33 in one run and 2.25 in the next.
+   * for the sample's worker/main CPU ratio to be used (move.ts `moveOf`): a fn that caches by
+   * input (a tokenizer's word cache) runs far cheaper on a few repeated samples, and the ratio of
+   * two such figures is noise.
    */
   moveSampleAgreement: 2,
   /**
@@ -107,13 +98,12 @@ export const MODEL_CONSTANTS = {
    * to move to worker threads: it then mostly works (a decode after a read). One that mostly waits
    * waits on something threads do not multiply (a device, a service): on the main thread more
    * calls in flight reach it as well, and the queue its latency shows does not vanish in a worker
-   * (the disk-bound fixture's reads, whose throttle each worker thread would get afresh, only
-   * there, looked like 3× in worker threads).
+   * (a throttle each worker thread would seem to get afresh is still one throttle).
    */
   awaitedWorkShare: 0.5,
   /**
    * A fn's per-call cost carried from one run to another scales with the input bytes per call of
-   * each run's stretch of the data (measure.ts `inputScale`), by at most this factor either way:
+   * each run's stretch of the data (move.ts `inputScale`), by at most this factor either way:
    * a larger ratio says more about a byte estimate (an element whose size the library guesses)
    * than about the data.
    */
@@ -124,18 +114,15 @@ export const MODEL_CONSTANTS = {
   minGain: 0.05,
   /**
    * A run that measured below this share of its bound on the cores it had spent most of its time
-   * on something the profile does not see (analysis.unexplained). The five examples, the seven
-   * synthetic pipelines and six written for the first time measured 0.94–1.34 of it on an idle
-   * machine; an interleave's plain generators, before their waits were counted, 0.045.
+   * on something the profile does not see (analysis.unexplained). A run the profile explains
+   * measures near its bound on an idle machine, well above this share.
    */
   unexplainedShare: 0.5,
   /**
    * A run bound by waits that finish on the main thread, with that thread busy at least this
    * share of the core it got, and a movable fn taking at least `eventLoopFnShare` of its busy
    * time: part of each wait is the loop's, busy with the fn, and the fn is worth one verification
-   * run in worker threads (`eventLoopMove`). The sharded benchmark beside a busy thread: its
-   * shards' reads waited 4.78 ms a record with the parse on the main thread (75% busy, the parse
-   * 87% of it) and 2.1 ms without; 831 batches/s became 1,055 with the parse in one worker.
+   * run in worker threads (`eventLoopMove`).
    */
   eventLoopBusy: 0.5,
   eventLoopFnShare: 0.25,
@@ -151,9 +138,16 @@ export const MODEL_CONSTANTS = {
   defaultMemoryBudgetFraction: 0.5,
   /**
    * Calls in flight the plan may give one awaiting op. plumber-data's async map keeps a slot per
-   * call; examples/remote (20–40 ms per request) measured 2.4× more at 128 than at 56.
+   * call, and a remote service often keeps scaling well past a few dozen calls in flight.
    */
   defaultMaxConcurrency: 256,
+  /**
+   * Calls in flight plumber-data runs for a main-thread fn written with `parallelism: 'auto'` once
+   * it returns promises (src/data/dataset.ts `resolveParallelism` and the map's runtime
+   * parallelism): the model resolves `'auto'` the same way. Not a choice of the model: change it
+   * only with the library.
+   */
+  autoAsyncInFlight: 16,
   /** Buffer of a prefetch the plan inserts to decouple a chain that runs in series. */
   minPrefetch: 2,
   /** Rounds of the greedy allocator; each round adds one unit to the binding operator. */

@@ -16,7 +16,7 @@
  */
 import type { OpProfile, Profile } from '../shared/profile';
 import { describeOp, formatPercent, formatRate, formatSeconds } from './describe';
-import type { Measured } from './measure';
+import type { Measured } from './measured';
 
 /** Operators that take each element from one of several inputs. */
 export const MIXTURE_KINDS: ReadonlySet<string> = new Set(['sampleFromDatasets', 'chooseFromDatasets']);

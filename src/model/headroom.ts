@@ -11,7 +11,8 @@
 import type { ModelOptions, PlanChange } from '../shared/analysis';
 import type { Profile } from '../shared/profile';
 import { MODEL_CONSTANTS } from './constants';
-import { measure, type Measured } from './measure';
+import { measure } from './measure';
+import type { Measured } from './measured';
 
 /** How many times the plan's own value a widened free lever gets (before its cap). */
 const WIDEN = 2;

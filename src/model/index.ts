@@ -2,20 +2,23 @@
  * Plumber's performance model: pure, deterministic functions from a profile to an analysis (the
  * bounds and the bottleneck) and a plan (knob changes and the predicted rate). No I/O.
  *
- * See README "How the model works" and the assumptions in measure.ts, evaluate.ts and
- * constants.ts.
+ * See README "How the model works" and the assumptions in measure.ts, demands.ts, evaluate.ts
+ * and constants.ts. Nothing inside the model imports this file: it is the model's front door.
  */
-import type { Analysis, Bottleneck, Bound, ModelOptions, Plan, PlanChange } from '../shared/analysis';
-import { describeOp, formatRootRate, formatSeconds } from './describe';
+import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
-import { applyOverrides, configFromProfile } from './config';
-import { MODEL_CONSTANTS } from './constants';
-import { coreBudget, coresFor } from './cores';
-import { evaluate } from './evaluate';
 import { clusterCapacities } from './cluster';
-import { downstream, measure, type Measured, type OpMeasure } from './measure';
-import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
+import { configFromProfile } from './config';
+import { MODEL_CONSTANTS } from './constants';
+import { coreBudget } from './cores';
+import { describeOp, formatRootRate, formatSeconds } from './describe';
+import { evaluate } from './evaluate';
+import { downstream } from './graph';
+import { measure } from './measure';
+import type { Measured, OpMeasure } from './measured';
+import { planPipeline, predictPipeline, resolve, type Prediction } from './pipeline';
+import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
@@ -23,25 +26,6 @@ export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { widenFreeLevers } from './headroom';
 export { keptTrainerVerdict } from './trainer';
-
-function resolve(profile: Profile, options: ModelOptions = {}): Resolved {
-  const { cores, available, note, contention } = coresFor(profile, options);
-  // Planning for a target machine: the cores the run had here are what its efficiency is measured on.
-  const ran = options.cores !== undefined && options.cores > 0 ? coreBudget(coresFor(profile, { ...options, cores: undefined })) : undefined;
-  return {
-    ...(ran !== undefined ? { runBudget: ran } : {}),
-    cores,
-    ...(contention ? { contention } : {}),
-    coresAvailable: available,
-    coresNote: note,
-    randomOps: new Set(options.randomOps ?? []),
-    maxWorkers: Math.max(1, options.maxWorkers ?? cores),
-    workerBudget: 2 * cores,
-    maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
-    memoryBudgetBytes: options.memoryBudgetBytes ?? MODEL_CONSTANTS.defaultMemoryBudgetFraction * profile.machine.memoryFreeBytes,
-    ...(options.targetRate !== undefined ? { targetRate: options.targetRate } : {}),
-  };
-}
 
 /**
  * What holds the pipeline back as it ran: every bound (main thread, all cores, each operator,
@@ -89,44 +73,21 @@ function unexplainedWords(m: Measured, bound: number): string | undefined {
  * The knob changes that raise the bound the most (parallelism, worker placement, prefetch, cache),
  * the predicted rate after them, and the same changes as runner overrides. The overrides include
  * those the profile already ran with, so a second pass (plan, run with `overrides`, plan again)
- * keeps the first pass's changes; a plan of an already planned run proposes nothing big.
+ * keeps the first pass's changes; a plan of an already planned run proposes nothing big. A
+ * training profile's plan targets the trainer's rate (trainer.ts).
  */
 export function plan(profile: Profile, options?: ModelOptions): Plan {
-  // A training profile's plan targets the trainer's rate (trainer.ts), which plans the pipeline alone through here.
-  const forTrainer = profile.trainer ? trainerPlan(profile, options) : undefined;
-  if (forTrainer) return forTrainer;
-  const r = resolve(profile, options);
-  const m = measure(profile, options?.history);
-  if (m.rootElements <= 0) {
-    const a = emptyAnalysis(m, r.cores);
-    return {
-      changes: [],
-      currentRate: 0,
-      predictedRate: 0,
-      predictedBound: 0,
-      predictedBottleneck: a.bottleneck,
-      overrides: { ...profile.run.overrides },
-      cores: r.cores,
-      coresAvailable: r.coresAvailable,
-      coresNote: r.coresNote,
-    };
-  }
-  const planned = planMeasured(m, r);
-  // Stages on a cluster: how many workers like those measured the target (or the rest of the pipeline) needs.
-  const measuredCfg = configFromProfile(m);
-  const capacity = clusterCapacities(m, measuredCfg, evaluate(m, measuredCfg, coreBudget(r)), r.targetRate);
-  return capacity.length > 0 ? { ...planned, capacity, notes: [...(planned.notes ?? []), ...capacity.map((c) => c.summary)] } : planned;
+  return (profile.trainer ? trainerPlan(profile, options) : undefined) ?? planPipeline(profile, options);
 }
 
 /**
  * The plan if the move probe is right about fns it measured cheaper in a worker than on the main
  * thread, or undefined when it moves no fn that `planned` (the model's plan of the same profile
- * and options) leaves where it is. The model prices a move at no less than the
- * fn's main-thread CPU (constants.ts `workerCpuRatioMin`: a probe's fresh isolate usually runs a
- * fn cheaper than a pipeline's workers do), yet sometimes the pipeline's workers run it far
- * cheaper too — a fn reading objects built by spreading others ran 4× faster on the clones a
- * worker gets — and where no core is free for a worker the plan then never moves it, so nothing
- * ever measures the gain. The passes run this plan as their trial (src/engine/passes.ts): the run
+ * and options) leaves where it is. The model prices a move at no less than the fn's main-thread
+ * CPU (constants.ts `workerCpuRatioMin`: a probe's fresh isolate usually runs a fn cheaper than a
+ * pipeline's workers do), yet sometimes the pipeline's workers run it far cheaper too (a fn
+ * reading objects can run faster on the fresh clones a worker gets), and where no core is free
+ * for a worker the plan then never moves it, so nothing ever measures the gain. The passes run this plan as their trial (src/engine/passes.ts): the run
  * with the move measures what the fn costs in the pipeline's own workers, and the next plan
  * prices the move from that.
  */
@@ -191,25 +152,11 @@ export function eventLoopMove(run: Profile, options?: ModelOptions): Extract<Pla
  * The model's prediction for any knob configuration, given as runner overrides on top of the
  * knobs the profile ran with: the bound, its binding resource, and the predicted rate (the bound
  * times the run's measured efficiency, clamped to [efficiencyMin, efficiencyMax], when the same
- * work stays binding; see `efficiencyFor`).
+ * work stays binding; see `efficiencyFor`). A training profile's rate is the loop's steps per
+ * second (trainer.ts), one element per step.
  */
-export function predict(
-  profile: Profile,
-  overrides: Overrides,
-  options?: ModelOptions,
-): { rate: number; bound: number; bottleneck: Bottleneck; bounds: Bound[] } {
-  const r = resolve(profile, options);
-  const m = measure(profile, options?.history);
-  if (m.rootElements <= 0) {
-    const a = emptyAnalysis(m, r.cores);
-    return { rate: 0, bound: 0, bottleneck: a.bottleneck, bounds: [] };
-  }
-  const base = configFromProfile(m);
-  const { current, ranBound } = asRan(m, base, r);
-  const ev = evaluate(m, applyOverrides(m, base, overrides), coreBudget(r));
-  // A training profile's rate is the loop's steps per second (trainer.ts), one element per step.
-  const rate = profile.trainer ? trainerRate(profile, overrides, options).rate : ev.bound * efficiencyFor(m, current, ev, ranBound);
-  return { rate, bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
+export function predict(profile: Profile, overrides: Overrides, options?: ModelOptions): Prediction {
+  return predictPipeline(profile, overrides, options, profile.trainer ? () => trainerRate(profile, overrides, options).rate : undefined);
 }
 
 /**

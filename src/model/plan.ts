@@ -11,18 +11,23 @@
  * removal does not lower the predicted rate is dropped, each change gets its own predicted rate,
  * and a plan whose predicted rate is not `minGain` above the measured one proposes nothing.
  */
-import type { Bound, Plan, PlanChange } from '../shared/analysis';
+import type { Plan, PlanChange } from '../shared/analysis';
 import type { KnobOverride, Overrides } from '../shared/profile';
 import { allocate, hedge, type Limits } from './allocate';
 import { bottleneckOf } from './analyze';
 import { chooseCache, type CacheCandidate } from './cache';
+import { changesBetween } from './changes';
 import { shardNotes } from './dataflow';
-import { applyOverrides, cloneConfig, configFromProfile, outerOf, type Config } from './config';
+import { applyOverrides, cloneConfig, configFromProfile, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
-import { describeOp, formatBytes, formatRootRate, formatSeconds, perCallWords } from './describe';
+import { describeOp, formatRootRate } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
-import { evaluate, type Evaluation } from './evaluate';
-import { cloneSide, enclosingInterleave, type Measured, type OpMeasure } from './measure';
+import { evaluate } from './evaluate';
+import type { Evaluation } from './evaluation';
+import { isFnOp } from './knobs';
+import type { Measured, OpMeasure } from './measured';
+import { cloneSide } from './move';
+import { taskCosts, taskGroup } from './tasks';
 
 /** Options with their defaults filled in. */
 export interface Resolved extends Limits {
@@ -82,21 +87,21 @@ function best(m: Measured, candidates: Config[], lim: Limits, minGain: number): 
 function workerPlaced(m: Measured): OpMeasure[] {
   return m.order
     .map((id) => m.ops.get(id))
-    .filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && (om.op.kind === 'map' || om.op.kind === 'filter' || om.op.kind === 'flatMap') && om.op.fnAsync !== true && om.callsPerRoot > 0);
+    .filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && isFnOp(om.op) && om.op.fnAsync !== true && om.callsPerRoot > 0);
 }
 
 /**
  * The least a call must cost on the main thread for a move to be worth pricing. With the move's
  * costs measured on real elements, what a call leaves on the main thread in a worker (its
- * bookkeeping, its share of a full task's dispatch, its side of the clones): a fn that costs less
- * cannot free the main thread, and above it the model decides by the gain (a 13 µs scorer on
- * small records measured 1.7× in worker threads). Without a measurement, `minWorkerTaskSeconds`:
+ * bookkeeping, its share of a task's dispatch in tasks as plumber-data sizes them, its side of
+ * the clones): a fn that costs less cannot free the main thread, and above it the model decides
+ * by the gain. Without a measurement, `minWorkerTaskSeconds`:
  * the clones are then priced from bytes alone, which misses the cost of objects.
  */
 function moveFloor(m: Measured, om: OpMeasure): number {
   if (!om.move) return C.minWorkerTaskSeconds;
-  const dispatch = m.profile.machine.workerDispatchSeconds ?? C.workerDispatchSeconds;
-  return C.bookkeepingSecondsPerElement + dispatch / C.workerMaxGroup + cloneSide(om.move);
+  const { dispatch } = taskCosts(m.profile.machine);
+  return C.bookkeepingSecondsPerElement + dispatch / taskGroup(om, m.profile.machine) + cloneSide(om.move);
 }
 
 /**
@@ -143,10 +148,10 @@ function quiet(m: Measured, base: Config, cfg: Config, lim: Limits): Config {
 
 /**
  * Calls in flight of an awaiting op whose latency grows with them, lowered to the fewest that keep
- * the bound within the gain a plan must make (times the hedge), where more mostly wait: a service
- * that serves 6 calls at once was planned at 91 in flight by the first pass, which could not see
- * the queue; the second pass measured it and asks for 52 (on the fitted line, which errs low for
- * such a service: see measure.ts `latencyAt`).
+ * the bound within the gain a plan must make (times the hedge), where more mostly wait: a first
+ * pass cannot see the queue of a service with a few slots, and the second pass, which measured it,
+ * asks for fewer (on the fitted line, which errs low for such a service: see latency.ts
+ * `latencyAt`).
  */
 function trimQueued(m: Measured, cfg: Config, lim: Limits): { cfg: Config; lowered: Set<string> } {
   const out = cloneConfig(cfg);
@@ -178,16 +183,12 @@ function trimQueued(m: Measured, cfg: Config, lim: Limits): { cfg: Config; lower
   return { cfg: out, lowered };
 }
 
-function opBoundDetail(ev: Evaluation, id: string): Bound | undefined {
-  return ev.bounds.find((b) => b.opId === id && b.resource !== 'sequential-op') ?? ev.bounds.find((b) => b.opId === id);
-}
-
 /**
  * The configuration as it ran, on the cores planned for (`current`), and the bound the measured
  * efficiency is taken against: on the cores the run itself had. Planning for a target machine with
- * more cores than were free here, a worker pool measured on one free core ran at half what two give;
- * against the target's bound that reads as an efficiency of one half, and every prediction for the
- * target would carry it (a plan measured here, re-planned for the target, predicted no gain).
+ * more cores than were free here, a run on fewer cores measures below the target's bound; taken
+ * against that bound it would read as a low efficiency, and every prediction for the target would
+ * carry it.
  */
 export function asRan(m: Measured, base: Config, r: Resolved): { current: Evaluation; ranBound: number; baseline: number } {
   const current = evaluate(m, base, coreBudget(r));
@@ -197,109 +198,51 @@ export function asRan(m: Measured, base: Config, r: Resolved): { current: Evalua
   return { current, ranBound, baseline: current.bound * efficiencyFor(m, current, current, ranBound) };
 }
 
-/** The plan for a measured profile. */
-export function planMeasured(m: Measured, r: Resolved): Plan {
-  const base = configFromProfile(m);
-  const { current, ranBound, baseline } = asRan(m, base, r);
-  const notes: string[] = [];
-
-  const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
-  notes.push(...cacheChoice.notes);
-  notes.push(...shardNotes(m));
+/**
+ * The configuration to plan: the best of the moves searched with and without the cache chosen,
+ * then hedged, quieted and trimmed; none of it unless it gains `minGain` over the run as it was.
+ * `trims`: calls in flight an earlier pass set, lowered below what the run had to where more
+ * mostly wait: no gain of their own, so exempt from the gain rules, but only for knobs a run was
+ * given, not the source's.
+ */
+function chooseConfig(m: Measured, base: Config, current: Evaluation, cacheCandidates: CacheCandidate[], r: Resolved): { chosen: Config; caches: CacheCandidate[]; trims: Set<string> } {
   const withoutCache = searchMoves(m, base, r);
   let chosen = withoutCache;
   let caches: CacheCandidate[] = [];
-  if (cacheChoice.candidates.length > 0) {
+  if (cacheCandidates.length > 0) {
     const cachedStart = cloneConfig(base);
-    for (const c of cacheChoice.candidates) cachedStart[c.opId].cacheAfter = true;
+    for (const c of cacheCandidates) cachedStart[c.opId].cacheAfter = true;
     const withCache = searchMoves(m, cachedStart, r);
     const picked = best(m, [withoutCache, withCache], r, C.minGain);
     if (picked.cfg === withCache) {
       chosen = withCache;
-      caches = cacheChoice.candidates;
+      caches = cacheCandidates;
     }
   }
   const noGain = evaluate(m, chosen, coreBudget(r)).bound < current.bound * (1 + C.minGain);
   if (noGain) caches = [];
   const trimmed = trimQueued(m, noGain ? base : quiet(m, base, hedge(m, chosen, r), r), r);
   chosen = trimmed.cfg;
-  // Calls in flight an earlier pass set, lowered below what the run had to where more mostly
-  // wait: no gain of their own, so exempt from the gain rules below, but only for knobs a run was
-  // given, not the source's.
   const trims = new Set([...trimmed.lowered].filter((id) => chosen[id]!.concurrency < base[id]!.concurrency && m.profile.run.overrides?.[id]?.parallelism !== undefined));
+  return { chosen, caches, trims };
+}
 
-  const changes: PlanChange[] = [];
-  const planned = evaluate(m, chosen, coreBudget(r));
-  for (const id of m.order) {
-    const om = m.ops.get(id);
-    const from = base[id];
-    const to = chosen[id];
-    if (!om || !from || !to) continue;
-    const name = describeOp(om.op);
-    const before = opBoundDetail(current, id);
-    const after = planned.opBound.get(id) ?? Infinity;
-    const afterText = Number.isFinite(after) ? `at most ${formatRootRate(m, after)}` : 'no longer a limit';
-    if (om.op.kind === 'interleave') {
-      changes.push(...interleaveChanges(m, id, from, to, current, planned));
-    } else if (from.placement === 'main' && to.placement === 'worker') {
-      const pe = planned.eff.get(id);
-      changes.push({
-        kind: 'placement',
-        opId: id,
-        to: 'worker',
-        parallelism: to.concurrency,
-        reason: `${name} ${fnWords(om)} keeps the main thread busy ${formatSeconds(om.selfPerRoot)} per ${m.unit.one}${perCallWords(om.selfPerRoot, om.callsPerRoot)}${awaitedWords(om)}; in ${to.concurrency} worker thread${to.concurrency === 1 ? '' : 's'} the main thread keeps ≈ ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per ${m.unit.one} for dispatch${moveWords(om)} and the op allows ${afterText}.`,
-      });
-    } else if (from.placement === 'worker' && to.placement === 'main') {
-      const pe = current.eff.get(id);
-      const back = planned.eff.get(id);
-      changes.push({
-        kind: 'placement',
-        opId: id,
-        to: 'main',
-        parallelism: 1,
-        reason: `${name} runs in worker threads, where handing each element over and taking its result back keeps the main thread busy ${formatSeconds((pe?.main ?? 0) - (pe?.overhead ?? 0))} per ${m.unit.one}${(pe?.worker ?? 0) > 0 ? ` and the fn takes ${formatSeconds(pe!.worker)} of worker CPU` : ''} (measured in this run); on the main thread the fn itself needs ≈ ${formatSeconds((back?.main ?? 0) - (back?.overhead ?? 0))} per ${m.unit.one}${om.mainSeen ? ` (measured there in an earlier run${om.mainSeen.inputScale !== undefined ? `, scaled to this run's ${formatScale(om.mainSeen.inputScale)} the input bytes per call` : ''})` : ''}, and the op allows ${afterText}.`,
-      });
-    } else if (from.concurrency !== to.concurrency) {
-      const fewer = to.concurrency < from.concurrency && om.latencySlope > 0;
-      const fromBound = current.opBound.get(id) ?? Infinity;
-      changes.push({
-        kind: 'parallelism',
-        opId: id,
-        from: om.op.knobs.parallelism,
-        to: to.concurrency,
-        reason: `${before ? before.detail : `${name} runs with ${from.concurrency} in flight.`}${
-          fewer
-            ? ` Its latency grows with the calls in flight, so past ${to.concurrency} more calls mostly wait: with ${to.concurrency} the op allows ${afterText}, with ${from.concurrency} ${Number.isFinite(fromBound) ? `at most ${formatRootRate(m, fromBound)}` : 'no limit'}.`
-            : ` With ${to.concurrency}: ${afterText}.`
-        }`,
-      });
-    }
-    if (to.prefetchAfter && !from.prefetchAfter) {
-      changes.push({
-        kind: 'prefetch',
-        opId: id,
-        existing: false,
-        size: to.prefetchAfter,
-        reason: `${name} waits for its elements and nothing overlaps that wait with the work after it; a prefetch buffer after it lets them run at the same time.`,
-      });
-    }
-    const cache = caches.find((c) => c.opId === id);
-    if (cache) {
-      changes.push({
-        kind: 'cache',
-        opId: id,
-        estimatedBytes: cache.estimatedBytes,
-        reason: `${name}'s output is deterministic and ${cache.reread}; ${cache.cardinality.toLocaleString('en-US')} elements (${cache.cardinalitySource}) × ${formatBytes(cache.bytesPerElement)}${cache.bytesSource ? ` (${cache.bytesSource})` : ''} ≈ ${formatBytes(cache.estimatedBytes)} fits in ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(r.memoryBudgetBytes)} memory budget. After the first pass it saves ${formatSeconds(cache.savedPerRoot)} of work per ${m.unit.one}.`,
-      });
-    }
-  }
-
-  // Each change must carry its weight, and the whole must be a predicted gain: drop, in order,
-  // every change whose removal does not lower the prediction (it is noise the verification would
-  // only spend time on), then propose nothing unless what is left beats the pipeline as it ran
-  // (its measured rate; for a target machine, its prediction there) by `minGain`.
-  const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
+/**
+ * Each change must carry its weight, and the whole must be a predicted gain: drop, in order,
+ * every change whose removal does not lower the prediction (it is noise the verification would
+ * only spend time on), then propose nothing unless what is left beats the pipeline as it ran
+ * (its measured rate; for a target machine, its prediction there) by `minGain`, and say so in
+ * `notes`.
+ */
+function keptChanges(
+  m: Measured,
+  r: Resolved,
+  changes: PlanChange[],
+  trims: Set<string>,
+  rateOf: (subset: PlanChange[]) => { rate: number; ev: Evaluation },
+  baseline: number,
+  notes: string[],
+): { kept: PlanChange[]; keptRate: { rate: number; ev: Evaluation } } {
   let kept = changes;
   let keptRate = rateOf(kept);
   const isTrim = (c: PlanChange) => c.kind === 'parallelism' && trims.has(c.opId);
@@ -322,12 +265,29 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     kept = kept.filter(isTrim);
     keptRate = rateOf(kept);
   }
-  if (cacheChoice.randomRefusal) {
-    const above = kept.filter((c) => c.kind === 'cache').map((c) => m.ops.get(c.opId)).filter((om) => om !== undefined);
-    const where = above.map((om) => `after ${describeOp(om.op)}`);
-    const listed = where.length <= 1 ? where.join('') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
-    notes.push(`${cacheChoice.randomRefusal}, so the plan ${above.length > 0 ? `caches ${listed}, above it` : 'proposes no cache'}.`);
-  }
+  return { kept, keptRate };
+}
+
+/** The plan note for a cache refused at a random op: where the plan caches instead, if anywhere. */
+function randomRefusalNote(m: Measured, refusal: string, kept: PlanChange[]): string {
+  const above = kept.filter((c) => c.kind === 'cache').map((c) => m.ops.get(c.opId)).filter((om) => om !== undefined);
+  const where = above.map((om) => `after ${describeOp(om.op)}`);
+  const listed = where.length <= 1 ? where.join('') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
+  return `${refusal}, so the plan ${above.length > 0 ? `caches ${listed}, above it` : 'proposes no cache'}.`;
+}
+
+/** The plan for a measured profile. */
+export function planMeasured(m: Measured, r: Resolved): Plan {
+  const base = configFromProfile(m);
+  const { current, ranBound, baseline } = asRan(m, base, r);
+  const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
+  const notes: string[] = [...cacheChoice.notes, ...shardNotes(m)];
+  const { chosen, caches, trims } = chooseConfig(m, base, current, cacheChoice.candidates, r);
+  const planned = evaluate(m, chosen, coreBudget(r));
+  const changes = changesBetween({ m, base, chosen, current, planned }, caches, r.memoryBudgetBytes);
+  const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
+  const { kept, keptRate } = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
+  if (cacheChoice.randomRefusal) notes.push(randomRefusalNote(m, cacheChoice.randomRefusal, kept));
   const withEffects = kept.map((ch) => ({ ...ch, predictedRate: rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;
   return {
@@ -344,34 +304,6 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   };
 }
 
-/** "1.7×" for a ratio above 1, "0.6×" below: how many times another run's. */
-function formatScale(x: number): string {
-  return `${Number(x.toPrecision(2))}×`;
-}
-
-/** What moving measured, for a placement's reason: ", measured: cloning 4 µs in and 4 µs out per call, the fn 1.4× its main-thread CPU in a worker". */
-/** "is a sync function that", or for an async fn that works more than it waits, "is an async function whose work". */
-function fnWords(om: OpMeasure): string {
-  return om.move?.awaited ? 'is an async function whose work' : 'is a sync function that';
-}
-
-/** What awaiting an async fn's calls one at a time measured: the work after its awaits, and its waits. */
-function awaitedWords(om: OpMeasure): string {
-  const a = om.move?.awaited;
-  if (!a) return '';
-  // A wait under a hundredth of the work is the probe's own turn of the event loop, not the fn's.
-  const wait = a.wait >= 0.01 * a.afterAwait && a.wait > 0 ? `, where each also waits ${formatSeconds(a.wait)}` : '';
-  return `, ${formatSeconds(a.afterAwait)} of each call after its awaits, as awaiting calls one at a time measured${wait}`;
-}
-
-function moveWords(om: OpMeasure): string {
-  const mv = om.move;
-  if (!mv) return '';
-  const ratio = Math.abs(mv.workerCpuRatio - 1) >= 0.05 ? `, the fn ${Number(mv.workerCpuRatio.toFixed(2))}× its main-thread CPU in a worker` : '';
-  const scaled = mv.sizeScale !== undefined ? `, scaled from sampled elements ${formatScale(1 / mv.sizeScale)} the window's size` : '';
-  return ` (measured: cloning ${formatSeconds(mv.cloneIn)} in and ${formatSeconds(mv.cloneOut)} out per call${scaled}${ratio})`;
-}
-
 /**
  * The predicted rate with `changes` applied on top of the profile's configuration: exactly what
  * `predict(profile, toOverrides(changes))` says, so a plan, each of its changes and any subset a
@@ -380,30 +312,6 @@ function moveWords(om: OpMeasure): string {
 function predictChanges(m: Measured, base: Config, current: Evaluation, changes: PlanChange[], cores: CoreBudget, ranBound: number): { rate: number; ev: Evaluation } {
   const ev = evaluate(m, applyOverrides(m, base, toOverrides(m, changes)), cores);
   return { rate: ev.bound * efficiencyFor(m, current, ev, ranBound), ev };
-}
-
-/**
- * An interleave's levers: its cycleLength (inner datasets open at once) and parallelism (pulled at
- * once); the smaller of the two multiplies what the operators inside its inner datasets deliver.
- */
-function interleaveChanges(m: Measured, id: string, from: Config[string], to: Config[string], current: Evaluation, planned: Evaluation): PlanChange[] {
-  const om = m.ops.get(id);
-  if (!om) return [];
-  const a = outerOf({ [id]: from }, id);
-  const b = outerOf({ [id]: to }, id);
-  if (a.cycle === b.cycle && a.parallelism === b.parallelism) return [];
-  const name = describeOp(om.op);
-  const inner = m.order.filter((o) => enclosingInterleave(m, o) === id);
-  const innerBound = (ev: Evaluation) => Math.min(...inner.map((o) => ev.opBound.get(o) ?? Infinity));
-  const binding = current.bounds.find((x) => x.opId !== undefined && inner.includes(x.opId));
-  const after = innerBound(planned);
-  const why = `${binding ? `${binding.detail} ` : ''}${name} pulls ${Math.min(a.cycle, a.parallelism)} of its inner datasets at once (cycleLength ${a.cycle}, parallelism ${a.parallelism}); with cycleLength ${b.cycle} and parallelism ${b.parallelism} it pulls ${Math.min(b.cycle, b.parallelism)}, and the operators inside allow ${Number.isFinite(after) ? `at most ${formatRootRate(m, after)}` : 'any rate'}.`;
-  const out: PlanChange[] = [];
-  if (a.cycle !== b.cycle) out.push({ kind: 'cycleLength', opId: id, from: om.op.knobs.cycleLength, to: b.cycle, reason: why });
-  // A written parallelism of 'auto' follows the cycle length: the cycleLength change is enough.
-  const follows = om.op.knobs.parallelism === 'auto' && b.parallelism === b.cycle;
-  if (a.parallelism !== b.parallelism && !follows) out.push({ kind: 'parallelism', opId: id, from: om.op.knobs.parallelism, to: b.parallelism, reason: why });
-  return out;
 }
 
 /** The profile's own overrides plus this plan's changes, keyed by op id: what the runner takes. */

@@ -1,7 +1,7 @@
 /**
  * The trainer in the loop: is a training loop input-bound, by how much, and the cheapest plan that
  * feeds it. Pure: reads a training profile (`profile.trainer`, see src/runner/train.ts) and asks
- * the pipeline model (`./index`) what each candidate configuration would deliver.
+ * the pipeline model (`./pipeline`) what each candidate configuration would deliver.
  *
  * The loop's time splits into waits for input and steps. The runner gives the pipeline's share of
  * the main thread's CPU in `run` and the loop's totals in `trainer`; the trainer's own share is
@@ -22,7 +22,7 @@ import type { ModelOptions, Plan, PlanChange, TrainerVerdict } from '../shared/a
 import type { Overrides, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS } from './constants';
 import { coresFor, coresGot } from './cores';
-import { plan as pipelinePlan, predict } from './index';
+import { planPipeline as pipelinePlan, predictPipeline as predict } from './pipeline';
 
 /** A candidate within this fraction of the best rate counts as reaching it (measurement noise). */
 export const TARGET_TOLERANCE = 0.03;

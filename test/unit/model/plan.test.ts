@@ -35,15 +35,16 @@ describe('model: plan', () => {
   });
 
   it('sends small elements several to a worker task, so dispatch is paid per task', () => {
-    // 0.5 ms per call: plumber-data groups round(2 ms / 0.5 ms) = 4 elements per task. Per element
-    // the main thread keeps 2 µs + 60 µs / 4; the workers do 0.5 ms − 2 µs + 40 µs / 4.
+    // 0.5 ms per call: plumber-data gives a task the elements that make its fixed cost (60 µs
+    // dispatch + 40 µs overhead) 5% of it, ⌈100 µs ÷ (5% × 498 µs)⌉ = 5. Per element the main
+    // thread keeps 2 µs + 60 µs / 5; the workers do 0.5 ms − 2 µs + 40 µs / 5.
     const profile = new ProfileBuilder({ cores: 2 })
       .range()
       .map('tokenize', { self: 0.5e-3, module: true })
       .build({ rootElements: 4000, rate: 1900 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
-    near(p.predictedBound, 2 / (2e-6 + 15e-6 + 0.5e-3 - 2e-6 + 10e-6));
+    near(p.predictedBound, 2 / (2e-6 + 12e-6 + 0.5e-3 - 2e-6 + 8e-6));
   });
 
   it('leaves a tiny sync map (10 µs) on the main thread, below the floor where its dispatch estimate is least certain', () => {
@@ -53,8 +54,8 @@ describe('model: plan', () => {
   });
 
   it('moves a 50 µs sync map that binds the main thread to workers: elements travel ~40 to a task', () => {
-    // bench:model's cacheable pipeline: a 47 µs augment held the main thread while workers would
-    // have given 1.7× (the grid's best configuration).
+    // A 50 µs fn that holds the main thread: in worker threads its tasks carry ⌈100 µs ÷ (5% ×
+    // 48 µs)⌉ = 42 elements, so the dispatch left on the main thread is small.
     const profile = new ProfileBuilder({ cores: 2 }).range().map('scale', { self: 50e-6, module: true }).build({ rootElements: 10000, rate: 19000 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);

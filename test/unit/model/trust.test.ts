@@ -230,7 +230,9 @@ describe('model: a machine the kernel shares program by program', () => {
 describe('model: worker moves priced from measurement', () => {
   // A 20 µs transform of parsed CSV rows (a few hundred bytes of plain objects) that binds the main
   // thread at 50,000 rows/s. Per row the main thread keeps 2 µs of bookkeeping and 60 µs dispatch
-  // per task of round(2 ms / 20 µs) = 100 rows; the workers pay 18 µs of fn and 40 µs per task.
+  // per task; the workers pay 18 µs of fn and 40 µs per task. plumber-data gives a task the rows
+  // that make its fixed cost (dispatch, overhead and one row's clones) 5% of it: without clones
+  // ⌈100 µs ÷ (5% × 18 µs)⌉ = 112 rows.
   const rows = (moveCost?: MoveCost, machine: { workerDispatchSeconds?: number; workerTaskOverheadSeconds?: number } = {}) =>
     new ProfileBuilder({ cores: 2, availableCores: 2, ...machine })
       .range()
@@ -250,16 +252,17 @@ describe('model: worker moves priced from measurement', () => {
   it('without a measured move cost, prices the move by bytes and the fn as on the main thread (≈ 1.9×)', () => {
     const profile = rows();
     const moved = predict(profile, toWorkers());
-    // CPU: 2 cores / (2 µs + 0.6 µs on the main thread + 18 µs + 0.4 µs in workers).
-    near(moved.bound, 2 / 21e-6);
+    // CPU: 2 cores / (2 µs + 60 µs / 112 on the main thread + 18 µs + 40 µs / 112 in workers).
+    near(moved.bound, 2 / ((2 + 60 / 112 + 18 + 40 / 112) * 1e-6));
     assert.ok(change(plan(profile).changes, 'placement', id(1)));
   });
 
   it('with a measured move cost, pays half of each clone round on each side and scales the fn by its CPU in a worker', () => {
-    // 4 µs per clone round each way, 40% more CPU in a worker: the main thread keeps 2 + 0.6 + 4 µs,
-    // the workers do 18 × 1.4 + 0.4 + 4 µs; 2 cores / 36.2 µs.
+    // 4 µs per clone round each way, 40% more CPU in a worker: a task of ⌈(100 + 8) µs ÷ (5% ×
+    // 18 × 1.4 µs)⌉ = 86 rows; the main thread keeps 2 + 60 / 86 + 4 µs, the workers do
+    // 18 × 1.4 + 40 / 86 + 4 µs.
     const profile = rows(measured(4e-6));
-    near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 4 + 18 * 1.4 + 0.4 + 4) * 1e-6));
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 60 / 86 + 4 + 18 * 1.4 + 40 / 86 + 4) * 1e-6));
     const move = change(plan(profile).changes, 'placement', id(1));
     assert.ok(move);
     assert.match(move.reason, /\(measured: cloning 4 µs in and 4 µs out per call, the fn 1\.4× its main-thread CPU in a worker\)/);
@@ -310,8 +313,9 @@ describe('model: worker moves priced from measurement', () => {
   it('carries the clones from sampled elements to the window\'s by their bytes (a few long emails among short ones)', () => {
     // The text example: tokenize 1 ms a call on emails of 3.8 kB, 9 kB of token ids back. The six
     // sampled emails averaged 53 kB: 42 µs to clone in, 900 µs to clone the ids back. Priced at
-    // the sample's clones the main thread would keep 2 + 0.6 + 471 µs a call and the pool as much
-    // again — a wash; per byte of the window's emails the clones are 3 µs and 64 µs.
+    // the sample's clones the main thread would keep 2 µs, a share of a task's dispatch and 471 µs
+    // a call and the pool as much again — a wash; per byte of the window's emails the clones are
+    // 3 µs and 64 µs.
     const mails = (sizes: Partial<MoveCost>) =>
       new ProfileBuilder({ cores: 2, availableCores: 2 })
         .op({ kind: 'from', bytes: 3800 })
@@ -326,10 +330,11 @@ describe('model: worker moves priced from measurement', () => {
     const scaled = mails({ inSizeBytes: 53000, outSizeBytes: 126000 });
     const cloneIn = 42e-6 * (3800 / 53000);
     const cloneOut = 900e-6 * (9000 / 126000);
-    // Per call: main 2 µs + 60 µs ÷ 2 (a task of two 1 ms calls) + half of each clone; the
-    // workers the fn less the main thread's 2 µs, 40 µs ÷ 2 and the other halves.
+    // Per call: main 2 µs + 60 µs ÷ 4 + half of each clone; the workers the fn less the main
+    // thread's 2 µs, 40 µs ÷ 4 and the other halves. A task carries ⌈(100 µs + both clones) ÷
+    // (5% × 998 µs)⌉ = 4 calls.
     const half = (cloneIn + cloneOut) / 2;
-    near(predict(scaled, toPool).bound, 2 / (2e-6 + 30e-6 + half + (1e-3 - 2e-6) + 20e-6 + half));
+    near(predict(scaled, toPool).bound, 2 / (2e-6 + 15e-6 + half + (1e-3 - 2e-6) + 10e-6 + half));
     const move = change(plan(scaled).changes, 'placement', id(1));
     assert.ok(move, 'the move is planned');
     assert.match(move.reason, /cloning 3.01 µs in and 64.3 µs out per call, scaled from sampled elements 14× the window's size/);
@@ -341,31 +346,51 @@ describe('model: worker moves priced from measurement', () => {
     // The sampled emails cost 14 ms a call where the window's cost 1 ms: per byte the same work
     // (14 ms × 3.8 ÷ 53 = 1.0 ms), so the 1.4× they measured in a worker prices the pool; without
     // the sizes the sample's calls look 14× the window's and the ratio is left out.
+    // (1.4× the work makes a task of ⌈(100 µs + both clones) ÷ (5% × 1.4 × 998 µs)⌉ = 3 calls.)
     const slower = { inSizeBytes: 53000, outSizeBytes: 126000, workerCpuSeconds: 14e-3 * 1.4 };
-    near(predict(mails(slower), toPool).bound, 2 / (2e-6 + 30e-6 + half + (1e-3 - 2e-6) * 1.4 + 20e-6 + half));
+    near(predict(mails(slower), toPool).bound, 2 / (2e-6 + 20e-6 + half + (1e-3 - 2e-6) * 1.4 + 40e-6 / 3 + half));
     const unsized = predict(mails({ workerCpuSeconds: 14e-3 * 1.4 }), toPool).bound;
     near(unsized, predict(mails({}), toPool).bound);
   });
 
   it('uses the dispatch and task overhead calibrated on this machine instead of its constants', () => {
     const profile = rows(undefined, { workerDispatchSeconds: 200e-6, workerTaskOverheadSeconds: 100e-6 });
-    // Main: 2 µs + 200 µs / 100; workers: 18 µs + 100 µs / 100.
-    near(predict(profile, toWorkers()).bound, 2 / ((2 + 2 + 18 + 1) * 1e-6));
+    // A dearer task carries more rows: ⌈300 µs ÷ (5% × 18 µs)⌉ = 334. Main: 2 µs + 200 µs / 334;
+    // workers: 18 µs + 100 µs / 334.
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 200 / 334 + 18 + 100 / 334) * 1e-6));
+  });
+
+  it('groups elements into tasks by the chunking the profiled copy of plumber-data reports', () => {
+    const chunked = (workerChunking: { overheadShare: number; maxTaskSeconds: number; maxTaskBytes: number; maxGroup: number }) =>
+      new ProfileBuilder({ cores: 2, availableCores: 2, workerChunking })
+        .range()
+        .map('transformRow', { self: 20e-6, module: true, bytes: 300 })
+        .build({ rootElements: 50000, rate: 50000 });
+    // At most 10 rows a task: main 2 µs + 60 µs / 10; workers 18 µs + 40 µs / 10.
+    near(predict(chunked({ overheadShare: 0.05, maxTaskSeconds: 0.025, maxTaskBytes: 1 << 20, maxGroup: 10 }), toWorkers()).bound, 2 / ((2 + 6 + 18 + 4) * 1e-6));
+    // A fixed cost of 20% of a task: ⌈100 µs ÷ (20% × 18 µs)⌉ = 28 rows.
+    near(predict(chunked({ overheadShare: 0.2, maxTaskSeconds: 0.025, maxTaskBytes: 1 << 20, maxGroup: 4096 }), toWorkers()).bound, 2 / ((2 + 60 / 28 + 18 + 40 / 28) * 1e-6));
+    // At most 3,000 bytes of rows in and out: 10 rows of 300 bytes.
+    near(predict(chunked({ overheadShare: 0.05, maxTaskSeconds: 0.025, maxTaskBytes: 3000, maxGroup: 4096 }), toWorkers()).bound, 2 / ((2 + 6 + 18 + 4) * 1e-6));
+    // At most 90 µs of fn work: 5 rows of 18 µs.
+    near(predict(chunked({ overheadShare: 0.05, maxTaskSeconds: 90e-6, maxTaskBytes: 1 << 20, maxGroup: 4096 }), toWorkers()).bound, 2 / ((2 + 12 + 18 + 8) * 1e-6));
+    // Without the field, the library's own values: 112 rows (see above).
+    near(predict(rows(), toWorkers()).bound, 2 / ((2 + 60 / 112 + 18 + 40 / 112) * 1e-6));
   });
 
   it('ignores the worker CPU ratio when the sampled calls cost far less than the calls in the window (a fn that caches by input)', () => {
     // 1 µs per repeated sample call against 20 µs per call in the window: the sample is not the
     // pipeline's work, so its worker/main ratio of 3 says nothing; clone costs still count.
     const profile = rows({ ...measured(0), mainCpuSeconds: 1e-6, workerCpuSeconds: 3e-6 });
-    near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 18 + 0.4) * 1e-6));
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 60 / 112 + 18 + 40 / 112) * 1e-6));
   });
 
   it('never prices the fn cheaper in a worker than on the main thread, whatever the quiet probe measured', () => {
-    // The probe's worker ran the fn at half the main thread's CPU (an unseen pipeline's 50 kB
-    // arrays: 393 µs against 742 µs); the pipeline's workers then measured 1,030 µs a call.
+    // The probe's worker ran the fn at half the main thread's CPU; a pipeline's workers run it at
+    // no less than the main thread's (constants.ts `workerCpuRatioMin`).
     const halved = rows({ ...measured(0), workerCpuSeconds: 10e-6 });
     const same = rows({ ...measured(0), workerCpuSeconds: 20e-6 });
-    near(predict(halved, toWorkers()).bound, 2 / ((2 + 0.6 + 18 + 0.4) * 1e-6));
+    near(predict(halved, toWorkers()).bound, 2 / ((2 + 60 / 112 + 18 + 40 / 112) * 1e-6));
     near(predict(halved, toWorkers()).bound, predict(same, toWorkers()).bound);
     const move = change(plan(halved).changes, 'placement', id(1));
     assert.ok(move);
@@ -404,8 +429,9 @@ describe('model: worker moves priced from measurement', () => {
 
   it('clamps a worker CPU ratio that only a tiny or cold sample could give', () => {
     const profile = rows({ ...measured(0), workerCpuSeconds: 20e-6 * 50 });
-    // At most 3× the main-thread CPU: workers do 18 × 3 + 0.4 µs.
-    near(predict(profile, toWorkers()).bound, 2 / ((2 + 0.6 + 18 * 3 + 0.4) * 1e-6));
+    // At most 3× the main-thread CPU: workers do 18 × 3 + 40 / 38 µs, in tasks of ⌈100 µs ÷ (5% ×
+    // 54 µs)⌉ = 38 rows.
+    near(predict(profile, toWorkers()).bound, 2 / ((2 + 60 / 38 + 18 * 3 + 40 / 38) * 1e-6));
   });
 });
 
