@@ -1,8 +1,8 @@
 /**
  * Which of a plan's changes may be offered to a person: the one rule the editor's lenses and quick
  * fixes, `plumber plan` and `plumber fix` all apply, so that what a terminal applies is what the
- * editor would offer. A change verification dropped is never offered, and neither is a plan whose
- * predicted figure reads as no gain.
+ * editor would offer. A change verification dropped is never offered, and neither is an unverified
+ * plan whose predicted figure reads as no gain.
  */
 import { changeKey, type Plan, type PlanChange } from '../shared/analysis';
 
@@ -16,13 +16,14 @@ export function predictsGain(predicted: number | undefined, current: number): bo
 }
 
 /**
- * The changes a person may apply: all of an unverified plan's, only the kept ones of a verified
- * plan, none after no-gain or error — and none when the model predicts no gain from them.
+ * The changes a person may apply: all of an unverified plan's when the model predicts a gain from
+ * them, only the kept ones of a verified plan, none after no-gain or error. A measured gain is
+ * offered whatever the model predicted: verification keeps changes the model does not price (a
+ * prefetch at the end, a fn moved off a busy event loop), whose estimate stays as written's.
  */
 export function offeredChanges(plan: Plan): PlanChange[] {
-  if (plan.changes.length > 0 && !predictsGain(plan.predictedRate, plan.currentRate)) return [];
   const v = plan.verification;
-  if (!v) return plan.changes;
+  if (!v) return plan.changes.length > 0 && !predictsGain(plan.predictedRate, plan.currentRate) ? [] : plan.changes;
   if (v.verdict !== 'gain') return [];
   // `plan.changes` already holds only what verification kept (Plan.verification's contract);
   // checking against `kept` and `dropped` too means a plan that broke it still offers no loser.

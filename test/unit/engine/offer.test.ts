@@ -1,7 +1,7 @@
 /**
  * The offer rule every surface applies (src/engine/offer.ts): an unverified plan offers its
  * changes when it predicts a gain a person can read, a verified one only what verification kept,
- * and nothing after no gain, an error, or a prediction that reads "1.0×".
+ * and nothing after no gain, an error, or (unverified) a prediction that reads "1.0×".
  */
 import * as assert from 'node:assert/strict';
 import { offeredChanges, offeredPlan, predictsGain } from '../../../src/engine/offer';
@@ -50,9 +50,12 @@ describe('The offer rule', () => {
     assert.deepEqual(offeredChanges(planOf([parallelism, prefetch], 180)), [parallelism, prefetch]);
   });
 
-  it('offers nothing from a plan whose prediction reads as no gain, verified or not', () => {
+  it('offers nothing from an unverified plan whose prediction reads as no gain', () => {
     assert.deepEqual(offeredChanges(planOf([parallelism], 102)), []);
-    assert.deepEqual(offeredChanges(planOf([parallelism], 102, verified('gain', [parallelism]))), []);
+  });
+
+  it('offers what verification measured to help even when the model priced it at no gain (a prefetch at the end)', () => {
+    assert.deepEqual(offeredChanges(planOf([prefetch], 100, verified('gain', [prefetch]))), [prefetch]);
   });
 
   it('offers only what verification kept, never a change it dropped', () => {
