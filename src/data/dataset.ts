@@ -29,7 +29,7 @@ import { openCache } from './internal/ops/cache';
 import { openInterleave } from './internal/ops/interleave';
 import { declareWorkerPool, openWorkerMap } from './internal/ops/worker-map';
 import { openClusterMap } from './internal/ops/cluster-map';
-import { Cluster } from './cluster/placement';
+import { checkTimeout, Cluster } from './cluster/placement';
 
 /** What batch() makes of elements of type T. */
 export type Batched<T> = T extends TypedArray
@@ -484,6 +484,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const moduleOpt = o?.module ?? options.module;
     const exportName = o?.exportName ?? options.exportName ?? fn.name;
     if (cluster !== undefined && !exportName) throw new TypeError(`${kind}(fn, { placement: ${cluster.toString()} }) needs \`exportName\`: the function has no name for the workers to find it by.`);
+    const timeoutMs = checkTimeout(kind, options.timeoutMs, options.placement instanceof Cluster);
     if (placement === 'worker') {
       if (moduleOpt === undefined) {
         throw new TypeError(`${kind}(${fn.name || 'fn'}, { placement: 'worker' }) needs \`module\`: the absolute path or file URL (import.meta.url) of the module that exports the function.`);
@@ -519,7 +520,7 @@ export class Dataset<T> implements AsyncIterable<T> {
         const op = { kind, key: nd.key, site: nd.site };
         let inner: Chunks<unknown>;
         if (cluster !== undefined) {
-          return openClusterMap(nd, input.open(session), { mode: kind, cluster, exportName, module: modulePath, parallelism, deterministic }) as Chunks<U>;
+          return openClusterMap(nd, input.open(session), { mode: kind, cluster, exportName, module: modulePath, parallelism, deterministic, timeoutMs }) as Chunks<U>;
         } else if (placement === 'worker') {
           inner = openWorkerMap(nd, session, {
             mode: kind,
