@@ -327,7 +327,7 @@ class ClusterMap implements Chunks<unknown> {
           this.op,
           undefined,
           new Error(`no progress on ${this.where}`),
-          `${this.opName}: no result has arrived from ${this.where} for ${Math.round(silent / 1000)} s while ${count} workers serve it and ${this.outstanding()} are outstanding: the fn hangs on them (an endless loop, or a promise that never settles), or is slower than the pass waits (noProgressTimeoutMs on connect()); ${limit}.`,
+          `${this.opName}: no result has arrived from ${this.where} for ${Math.round(silent / 1000)} s while ${count} ${count === 1 ? 'worker serves' : 'workers serve'} it, with ${this.outstanding()} outstanding: the fn hangs on them (an endless loop, or a promise that never settles), or is slower than the pass waits (noProgressTimeoutMs on connect()); ${limit}.`,
         ),
       );
       return;
@@ -350,11 +350,11 @@ class ClusterMap implements Chunks<unknown> {
     }
   }
 
-  /** The outstanding elements, for a message: "elements 4, 7 (2)". */
+  /** The outstanding elements, for a message: "element 5", "elements 4, 7", "elements 0, 1, …, 19 (20 of 64)". */
   private outstanding(): string {
     const ids = [...this.pending.keys()].sort((a, b) => a - b);
-    const named = ids.slice(0, NAMED).join(', ') + (ids.length > NAMED ? ', …' : '');
-    return `${ids.length === 1 ? 'element' : 'elements'} ${named} (${ids.length})`;
+    if (ids.length === 1) return `element ${ids[0]}`;
+    return ids.length > NAMED ? `elements ${ids.slice(0, NAMED).join(', ')}, … (${NAMED} of ${ids.length})` : `elements ${ids.join(', ')}`;
   }
 
   /** The outstanding elements whose jobs stalled (their worker died running them), as "element 50 (2 deaths)"; '' when none did or Redis does not say. */
