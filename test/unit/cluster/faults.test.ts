@@ -112,6 +112,25 @@ describe('the cluster under faults', function () {
     assert.equal(await jobsLeft(url, 'hangs'), 0);
   });
 
+  it("gives up on such an element after the worker's --timeout-ms when the map sets no limit", async () => {
+    const port = await freePort();
+    await procs.redis(port);
+    await procs.worker(port, 'limited', 4, 1000, ['--timeout-ms', '400']);
+    const cluster = connect({ redis: `redis://127.0.0.1:${port}`, name: 'limited' });
+    const e = await rejection(
+      range(10)
+        .map(
+          function hangsOnFive(x: number) {
+            return x;
+          },
+          { placement: cluster },
+        )
+        .toArray(),
+    );
+    assert.equal(e.index, 5);
+    assert.match(e.message, /did not settle within 400 ms/);
+  });
+
   it('fails naming the outstanding elements when workers serve the cluster but nothing arrives, and the workers let go of them', async () => {
     const port = await freePort();
     const url = `redis://127.0.0.1:${port}`;
@@ -184,6 +203,25 @@ describe('the cluster under faults', function () {
       assert.equal(await jobsLeft(url, 'restart'), 0);
     });
   }
+});
+
+describe("a cluster map's timeoutMs", () => {
+  it('is refused without a cluster placement, and unless it is a number of milliseconds above 0', () => {
+    assert.throws(() => range(3).map((x: number) => x, { timeoutMs: 100 }), /applies to a map placed on a cluster/);
+    const cluster = connect({ redis: 'redis://127.0.0.1:1', name: 'unused' });
+    for (const bad of [0, -1, Number.NaN, Infinity, '100']) {
+      assert.throws(
+        () =>
+          range(3).map(
+            function slowDouble(x: number) {
+              return x;
+            },
+            { placement: cluster, timeoutMs: bad as number },
+          ),
+        /needs a number of milliseconds above 0/,
+      );
+    }
+  });
 });
 
 describe('the cluster with its consumer paused', function () {
