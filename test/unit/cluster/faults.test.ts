@@ -234,29 +234,48 @@ describe('the cluster with its consumer paused', function () {
     await procs.killAll();
   });
 
-  it("delivers every element once, in order, after the consumer was stopped (SIGSTOP) for 35 s, past the run key's expiry", async () => {
-    const port = await freePort();
-    const url = `redis://127.0.0.1:${port}`;
-    await procs.redis(port);
-    await Promise.all([procs.worker(port, 'paused', 8), procs.worker(port, 'paused', 8)]);
-    const c = spawn(process.execPath, ['--import', 'tsx', CONSUMER], { env: { ...process.env, PLUMBER_TEST_REDIS: url, PLUMBER_TEST_N: '2000' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Starts the consumer process on `url` and resolves once it has taken its first 50 elements. */
+  async function startConsumer(url: string, n: number): Promise<{ c: ChildProcess; output(): string; exited: Promise<number | null> }> {
+    const c = spawn(process.execPath, ['--import', 'tsx', CONSUMER], { env: { ...process.env, PLUMBER_TEST_REDIS: url, PLUMBER_TEST_N: String(n) }, stdio: ['ignore', 'pipe', 'pipe'] });
     consumer = c;
     let out = '';
     c.stdout?.on('data', (b: Buffer) => (out += b.toString()));
     c.stderr?.on('data', (b: Buffer) => (out += b.toString()));
     const exited = new Promise<number | null>((r) => c.once('exit', (code) => r(code)));
     await new Promise<void>((resolve, reject) => {
-      const on = (): void => {
+      c.stdout?.on('data', () => {
         if (out.includes('started')) resolve();
-      };
-      c.stdout?.on('data', on);
+      });
       c.once('exit', () => reject(new Error(`the consumer exited before it started:\n${out}`)));
     });
+    return { c, output: () => out, exited };
+  }
+
+  it("delivers every element once, in order, after the consumer was stopped (SIGSTOP) for 35 s, past the run key's expiry", async () => {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    await procs.redis(port);
+    await Promise.all([procs.worker(port, 'paused', 8), procs.worker(port, 'paused', 8)]);
+    const { c, output, exited } = await startConsumer(url, 2000);
     c.kill('SIGSTOP');
     await new Promise((r) => setTimeout(r, 35_000));
     c.kill('SIGCONT');
-    assert.equal(await exited, 0, out);
-    assert.match(out, /delivered 2000 in order/);
+    assert.equal(await exited, 0, output());
+    assert.match(output(), /delivered 2000 in order/);
     assert.equal(await jobsLeft(url, 'paused'), 0);
+  });
+
+  it('says that the process had been paused when Redis is gone after the pause', async () => {
+    const port = await freePort();
+    const redis = await procs.redis(port);
+    await procs.worker(port, 'paused', 8);
+    const { c, output, exited } = await startConsumer(`redis://127.0.0.1:${port}`, 100_000);
+    c.kill('SIGSTOP');
+    await procs.kill(redis);
+    await new Promise((r) => setTimeout(r, 7000));
+    c.kill('SIGCONT');
+    assert.equal(await exited, 1, output());
+    assert.match(output(), /failed: .*lost the connection to Redis/);
+    assert.match(output(), /This process did not run for \d+ s before \(a debugger, a suspended machine, a long synchronous step\)/);
   });
 });

@@ -247,7 +247,8 @@ class ClusterMap implements Chunks<unknown> {
   private async recovered(): Promise<boolean> {
     const conn = this.conn;
     if (conn === null) return false;
-    const deadline = Date.now() + this.cfg.cluster.connectTimeoutMs;
+    // ioredis gives up by itself after its retries (failFastOptions: status 'end'); the deadline only bounds a ping that goes unanswered.
+    const deadline = Date.now() + this.cfg.cluster.connectTimeoutMs + 2000;
     while (this.closing === null && this.failure === null && Date.now() < deadline) {
       if (conn.status === 'end') return false;
       try {
