@@ -178,7 +178,8 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
+  // Without a code: the exit code a mode set (--faults: 1 when a scenario went wrong), else 0.
+  () => process.exit(),
   (e: unknown) => {
     console.error(e);
     process.exit(1);
