@@ -97,7 +97,7 @@ function poison(fn: string, nodeArgs?: string[]): Scenario {
   const expect = fn === 'throwsOnFifty' ? /failed on element 50: fifty is not allowed/ : /failed on element 50: the worker running it died 3 times/;
   return {
     name: `a poison element: ${fn === 'exitsOnFifty' ? 'process.exit' : fn === 'throwsOnFifty' ? 'throws' : 'out of memory (64 MB heap)'} on element 50, 4 workers`,
-    setup: { workers: 4, concurrency: 1, nodeArgs },
+    setup: { workers: 4, concurrency: 4, nodeArgs },
     n: 100,
     error: expect,
     run: (w) => consume(onCluster(w, 100, fn, { parallelism: 8 })),

@@ -70,11 +70,16 @@ export function jobKey(name: string, jobId: string): string {
 }
 
 /**
- * A job whose worker died (or stopped renewing its lock) this many times is not run again: its
- * element is reported as the likely cause, so one element that kills its worker cannot take the
- * whole fleet down. Three, not one: a worker killed for other reasons also stalls the jobs it held.
+ * A job whose worker died (or stopped renewing its lock) is a suspect: it runs again, alone on
+ * its worker, so that a death then is its own doing and not a neighbour's. A suspect whose
+ * worker died this many times while running it alone is not run again: its element is reported
+ * as the cause, so one element that kills its worker cannot take the whole fleet down. Two, not
+ * one: a worker may be killed for other reasons.
  */
-export const MAX_DEATHS = 3;
+export const MAX_ALONE_DEATHS = 2;
+
+/** The field of a job's hash that counts its runs alone (see MAX_ALONE_DEATHS). */
+export const ALONE_FIELD = 'plumberAlone';
 
 export type Mode = 'map' | 'filter' | 'flatMap';
 

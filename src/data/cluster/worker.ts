@@ -4,8 +4,9 @@
  *
  * A worker that dies mid-job leaves the job locked; when the lock expires (`lockMs`), BullMQ's
  * stalled-job check (run by every live worker) puts it back in the queue and another worker runs
- * it. The consumer keeps one result per index, so a job that ran twice is delivered once. A job
- * that stalled `MAX_DEATHS` times is not run again: its element is reported as the cause.
+ * it. The consumer keeps one result per index, so a job that ran twice is delivered once. Such a
+ * job runs alone on its worker, and one that killed its worker `MAX_ALONE_DEATHS` times so is not
+ * run again: its element is reported as the cause.
  */
 import { availableParallelism, hostname } from 'node:os';
 import { resolve as resolvePath, basename } from 'node:path';
@@ -13,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { Job, Worker as BullWorker } from 'bullmq';
 import type { Redis as IORedis } from 'ioredis';
 import { describeThrown, findUncloneable, atPath } from '../errors';
-import { hostClock, hostId, MAX_DEATHS, PREFIX, RESULTS_TTL_MS, RUN_ENDED, type JobData, type ResultRecord, type WorkerStamp, decodeElement, encodeResult, resultsKey, runKey } from './protocol';
+import { ALONE_FIELD, hostClock, hostId, jobKey, MAX_ALONE_DEATHS, PREFIX, RESULTS_TTL_MS, RUN_ENDED, type JobData, type ResultRecord, type WorkerStamp, decodeElement, encodeResult, resultsKey, runKey } from './protocol';
 import { loadBull } from './redis';
 
 export interface ClusterWorkerOptions {
@@ -166,10 +167,45 @@ class Runs {
   }
 }
 
+/**
+ * Lets a job's fn run beside others (`shared`) or with nothing else running on this worker
+ * (`alone`): a suspect waits for the running fns to end, and fns that start later wait for it.
+ */
+class Gate {
+  private running = 0;
+  private solo: Promise<void> | null = null;
+  private drained: (() => void) | null = null;
+
+  async shared<T>(f: () => Promise<T>): Promise<T> {
+    while (this.solo !== null) await this.solo;
+    this.running++;
+    try {
+      return await f();
+    } finally {
+      this.running--;
+      if (this.running === 0) this.drained?.();
+    }
+  }
+
+  async alone<T>(f: () => Promise<T>): Promise<T> {
+    while (this.solo !== null) await this.solo;
+    let release = (): void => undefined;
+    this.solo = new Promise<void>((r) => (release = r));
+    try {
+      if (this.running > 0) await new Promise<void>((r) => (this.drained = r));
+      this.drained = null;
+      return await f();
+    } finally {
+      this.solo = null;
+      release();
+    }
+  }
+}
+
 /** The error of a job not run again because its workers died running it. */
 function diedError(op: string, exportName: string, deaths: number): Error {
   const e = new Error(
-    `the worker running it died ${deaths} times (it exited, ran out of memory, or blocked its event loop past its lock), so ${op} is not run on it again: an element that kills its worker would take down every worker that runs it. Fix or catch what ${exportName} does with this element.`,
+    `the worker running it died ${deaths} times (it exited, ran out of memory, or blocked its event loop past its lock), ${MAX_ALONE_DEATHS} of them running nothing else, so ${op} is not run on it again: an element that kills its worker would take down every worker that runs it. Fix or catch what ${exportName} does with this element.`,
   );
   e.name = 'WorkerDiedError';
   return e;
@@ -183,35 +219,17 @@ function timeoutError(op: string, limitMs: number, worker: string): { name: stri
   };
 }
 
-/** Starts a worker; it runs until `close()`. */
-export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorker> {
-  const { Worker, Redis } = loadBull();
-  const concurrency = Math.max(1, Math.floor(o.concurrency ?? 4));
-  const lockMs = Math.max(500, o.lockMs ?? 5000);
-  const log = o.log ?? (() => undefined);
-  const exports = await loadModule(o.module);
-  const fns = Object.entries(exports).filter(([, v]) => typeof v === 'function').map(([k]) => k);
-  const moduleName = basename(o.module.startsWith('file:') ? new URL(o.module).pathname : o.module);
-  const id = `${hostname()}:${process.pid}`;
+/** Makes the worker's stamps; `slots` is updated as jobs complete. */
+function stamper(id: string, concurrency: number, slots: { jobsDone: number; slotSeconds: number }): () => WorkerStamp {
   const cores = availableParallelism();
   const host = hostId();
   const started = process.hrtime.bigint();
-  // The worker waits for Redis to come back rather than failing its jobs: maxRetriesPerRequest null, as BullMQ requires.
-  // Auto-pipelining sends the commands of one tick in one write: a worker's jobs finish together.
-  const conn = new Redis(o.redis, { maxRetriesPerRequest: null, enableAutoPipelining: true });
-  conn.on('error', () => undefined);
-  const push = pusher(conn, o.name);
-  let served = 0;
-  const runs = new Runs(conn, o.name);
-  let jobsDone = 0;
-  let slotSeconds = 0;
-
   // The process's CPU, read at most every 10 ms: a getrusage per job costs more than it tells.
   let cpuSeconds = 0;
   let cpuReadAt = -Infinity;
   let clock = hostClock();
   let clockReadAt = performance.now();
-  const stamp = (): WorkerStamp => {
+  return () => {
     const t = performance.now();
     if (t - cpuReadAt >= 10) {
       const u = process.cpuUsage();
@@ -222,8 +240,31 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
       clock = hostClock();
       clockReadAt = t;
     }
+    const { jobsDone, slotSeconds } = slots;
     return { id, concurrency, cores, host, ...(clock !== undefined ? { hostClock: clock } : {}), cpuSeconds, uptimeSeconds: Number(process.hrtime.bigint() - started) / 1e9, jobsDone, slotSeconds };
   };
+}
+
+/** Starts a worker; it runs until `close()`. */
+export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorker> {
+  const { Worker, Redis } = loadBull();
+  const concurrency = Math.max(1, Math.floor(o.concurrency ?? 4));
+  const lockMs = Math.max(500, o.lockMs ?? 5000);
+  const log = o.log ?? (() => undefined);
+  const exports = await loadModule(o.module);
+  const fns = Object.entries(exports).filter(([, v]) => typeof v === 'function').map(([k]) => k);
+  const moduleName = basename(o.module.startsWith('file:') ? new URL(o.module).pathname : o.module);
+  const id = `${hostname()}:${process.pid}`;
+  // The worker waits for Redis to come back rather than failing its jobs: maxRetriesPerRequest null, as BullMQ requires.
+  // Auto-pipelining sends the commands of one tick in one write: a worker's jobs finish together.
+  const conn = new Redis(o.redis, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+  conn.on('error', () => undefined);
+  const push = pusher(conn, o.name);
+  let served = 0;
+  const runs = new Runs(conn, o.name);
+  const gate = new Gate();
+  const slots = { jobsDone: 0, slotSeconds: 0 };
+  const stamp = stamper(id, concurrency, slots);
 
   const processJob = async (job: Job<JobData>): Promise<void> => {
     const d = job.data;
@@ -236,9 +277,7 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
     const t0 = performance.now();
     const limitMs = [d.timeoutMs, o.timeoutMs].filter((n): n is number => n !== undefined).reduce((a, b) => Math.min(a, b), Infinity);
     const op = `${d.mode}(${d.exportName})`;
-    let rec: ResultRecord;
-    try {
-      if (deaths >= MAX_DEATHS) throw diedError(op, d.exportName, deaths);
+    const call = async (): Promise<unknown> => {
       // Own properties only: `constructor` or `toString` are members of every object, not exports.
       const fn = Object.hasOwn(exports, d.exportName) ? exports[d.exportName] : undefined;
       if (typeof fn !== 'function') {
@@ -250,6 +289,16 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
       if (v !== null && typeof v === 'object' && typeof (v as PromiseLike<unknown>).then === 'function') v = await runs.settle(v as PromiseLike<unknown>, d.run, Number.isFinite(limitMs) ? limitMs : undefined);
       if (d.mode === 'filter') v = Boolean(v);
       else if (d.mode === 'flatMap') v = await materialize(v);
+      return v;
+    };
+    // A suspect's earlier runs alone that did not end (a run that ends completes the job) are deaths of its own.
+    const alone = async (): Promise<unknown> => {
+      if ((await conn.hincrby(jobKey(o.name, job.id as string), ALONE_FIELD, 1)) > MAX_ALONE_DEATHS) throw diedError(op, d.exportName, deaths);
+      return call();
+    };
+    let rec: ResultRecord;
+    try {
+      const v = deaths === 0 ? await gate.shared(call) : await gate.alone(alone);
       rec = { index: d.index, ok: true, value: v, serviceSeconds: 0, queueWaitMs, worker: stamp() };
     } catch (e) {
       if (e instanceof GaveUp && e.why === 'ended') return;
@@ -303,8 +352,8 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   });
   worker.on('completed', (job: Job<JobData>) => {
     if (job.processedOn !== undefined && job.finishedOn !== undefined) {
-      jobsDone++;
-      slotSeconds += (job.finishedOn - job.processedOn) / 1000;
+      slots.jobsDone++;
+      slots.slotSeconds += (job.finishedOn - job.processedOn) / 1000;
     }
   });
   await worker.waitUntilReady();
