@@ -77,6 +77,25 @@ describe('the cluster under faults', function () {
     assert.equal(await jobsLeft(url, 'poison'), 0);
   });
 
+  it('names the element the workers died running when they are all gone (3 workers, as in the issue)', async () => {
+    const port = await freePort();
+    await procs.redis(port);
+    await Promise.all([0, 1, 2].map(() => procs.worker(port, 'fleet', 1, 1000)));
+    const cluster = connect({ redis: `redis://127.0.0.1:${port}`, name: 'fleet', noWorkerTimeoutMs: 2000 });
+    const e = await rejection(
+      range(100)
+        .map(
+          function exitsOnFifty(x: number) {
+            return x;
+          },
+          { placement: cluster, parallelism: 8 },
+        )
+        .toArray(),
+    );
+    assert.match(e.message, /no worker has served cluster 'fleet'/);
+    assert.match(e.message, /The workers died running element 50 \(2 deaths\): the fn likely kills its worker there/);
+  });
+
   it('refuses an export name that only an inherited member answers to (constructor)', async () => {
     const port = await freePort();
     await procs.redis(port);

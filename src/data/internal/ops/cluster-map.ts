@@ -328,7 +328,7 @@ class ClusterMap implements Chunks<unknown> {
           this.op,
           undefined,
           new Error(`no progress on ${this.where}`),
-          `${this.opName}: no result has arrived from ${this.where} for ${Math.round(silent / 1000)} s while ${count} ${count === 1 ? 'worker serves' : 'workers serve'} it, with ${this.outstanding()} outstanding: the fn hangs on them (an endless loop, or a promise that never settles), or is slower than the pass waits (noProgressTimeoutMs on connect()); ${limit}.`,
+          `${this.opName}: no result has arrived from ${this.where} for ${Math.round(silent / 1000)} s while ${count} ${count === 1 ? 'worker serves' : 'workers serve'} it, with ${this.outstanding()} outstanding: the fn hangs on ${this.pending.size === 1 ? 'it' : 'them'} (an endless loop, or a promise that never settles), or is slower than the pass waits (noProgressTimeoutMs on connect()); ${limit}.`,
         ),
       );
       return;
