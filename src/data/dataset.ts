@@ -3,18 +3,18 @@
  * (registering it with a tracer when one is installed, applying knob overrides keyed by call
  * site); iterating opens one pass (an epoch) over the chain.
  */
-import { availableParallelism } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KnobOverride } from './tracing';
 import { DATASET_KEY } from './tracing';
-import type { BatchOptions, BucketOptions, GroupByWindowOptions, IgnoreErrorsOptions, InterleaveOptions, MapOptions, PaddedBatchOptions, Parallelism, RebatchOptions, ShuffleOptions, WindowOptions } from './options';
+import type { BatchOptions, BucketOptions, GroupByWindowOptions, IgnoreErrorsOptions, InterleaveOptions, MapOptions, PaddedBatchOptions, RebatchOptions, ShuffleOptions, WindowOptions } from './options';
 import { OPTION_KEYS } from './options';
 import { BULK, type Chunks, isThenable, type OpNode, pull, Sampler, Session } from './internal/core';
 import { DatasetIterator } from './internal/iterator';
 import { type BuildEnv, beginOp, checkOptions, isAsyncFunction, makeNode } from './internal/build';
 import { FnEnv, type ElementContext } from './internal/context';
 import { defaultSeed } from './internal/rng';
+import { inFlightParallelism, resolveParallelism } from './internal/parallelism';
 import { MainMap, type UserFn } from './internal/ops/map';
 import { Flatten } from './internal/ops/flatten';
 import { openBatch, openUnbatch, stack, type Batch, type TypedArray } from './internal/ops/batch';
@@ -56,15 +56,6 @@ export type PaddedBatch<T> = T extends TypedArray
 export type Unbatched<T> = T extends (infer U)[] ? U : T extends Batch<infer A> ? A | number : T extends Record<string, Batch> ? { [K in keyof T]: unknown } : unknown;
 
 type MapKind = 'map' | 'filter' | 'flatMap';
-
-function resolveParallelism(p: Parallelism | undefined, placement: 'main' | 'worker', fnAsync: boolean): number {
-  if (typeof p === 'number') {
-    if (!(p >= 1)) throw new RangeError(`parallelism must be a number >= 1 or 'auto', not ${p}.`);
-    return Math.floor(p);
-  }
-  if (p === 'auto') return placement === 'worker' ? availableParallelism() : fnAsync ? 16 : 1;
-  return 1;
-}
 
 function toPath(moduleOrUrl: string): string {
   return moduleOrUrl.startsWith('file:') ? fileURLToPath(moduleOrUrl) : moduleOrUrl;
@@ -478,7 +469,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const written = o?.parallelism ?? options.parallelism ?? (cluster !== undefined ? 'auto' : undefined);
     const fnAsync = isAsyncFunction(fn);
     const parallelism = resolveParallelism(written, placement, fnAsync);
-    const runtimeParallelism = written === 'auto' && placement === 'main' ? 16 : parallelism;
+    const runtimeParallelism = inFlightParallelism(written, placement, parallelism);
     const deterministic = o?.deterministic ?? options.deterministic ?? true;
     const seed = options.seed ?? defaultSeed();
     const moduleOpt = o?.module ?? options.module;

@@ -17,9 +17,7 @@ import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { estimateBytes } from '../data/internal/core';
-import { DATASET_KEY } from '../data/tracing';
-import { Rng, mix } from '../data/internal/rng';
+import { DATASET_KEY, Rng, elementSeed as libraryElementSeed, estimateBytes } from '../data/tracing';
 import type { HeldBytes, MoveBlocked, MoveCost } from '../shared/profile';
 import { copyChange, crossCopy, rebuiltPaths } from './fidelity';
 import { processCpuSeconds } from './machine';
@@ -106,9 +104,9 @@ interface FreshContext {
   readonly signal: AbortSignal;
 }
 
-/** The seed of the library's per-element generator for (seed, epoch 0, index). */
+/** The seed of the library's per-element generator for (SEED, epoch 0, index). */
 function elementSeed(index: number): number {
-  return mix(mix(SEED, 0), index);
+  return libraryElementSeed(SEED, 0, index);
 }
 
 function freshContext(index: number): FreshContext {

@@ -4,10 +4,9 @@
  * profile's `ops` (with the warm-up subtracted).
  */
 import type { OpCounters, OpInfo, OpKind, Tracer } from '../data/tracing';
-import { newCounters } from '../data/tracing';
+import { estimateBytes, newCounters } from '../data/tracing';
 import type { OpProfile } from '../shared/profile';
 import { opIdOfSite } from '../shared/opId';
-import { estimateBytes } from '../data/internal/core';
 
 /** Operators that hand their input's elements on one for one. */
 const PASS_THROUGH = new Set<OpKind>(['prefetch', 'take', 'skip', 'repeat', 'shuffle', 'cache']);
