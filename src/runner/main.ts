@@ -8,18 +8,18 @@ import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { OVERRIDES_KEY, TRACER_KEY, DATASET_KEY, siteKey } from '../data/tracing';
 import type { KnobOverride } from '../data/tracing';
 import { PROFILE_VERSION } from '../shared/profile';
-import type { Machine, OpProfile, Profile, ProfileError, RunnerMessage } from '../shared/profile';
+import type { OpProfile, Profile, ProfileError, RunnerMessage } from '../shared/profile';
 import { exportedFunction, exportedFunctions, findPipelines, importModule, loadedEsModules, logLoadedModules } from './discover';
 import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShare, threadRunAndWait, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { calibrateWorkerTasks } from './calibrate';
+import { libraryCpuClock, libraryWorkerChunking } from './library';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure } from './measure';
 import { measureMoves } from './moves';
@@ -214,18 +214,6 @@ function workerModuleProblem(req: RunRequest, file: string, tracer: RunnerTracer
   return undefined;
 }
 
-/** The library's per-thread CPU clock (`cpuClockKind()`), when the user's copy of plumber-data exports one. */
-function libraryCpuClock(file: string): Machine['cpuClock'] | undefined {
-  try {
-    const lib = createRequire(file)('plumber-data') as Record<string, unknown>;
-    const source = lib.cpuClockKind ?? lib.cpuClock;
-    const c = typeof source === 'function' ? (source as () => unknown)() : source;
-    return c === 'threadCpuUsage' || c === 'schedstat' || c === 'wall' ? c : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 async function main(): Promise<void> {
   const req = JSON.parse(process.argv[2] ?? '{}') as RunRequest;
   const file = path.resolve(req.file);
@@ -321,7 +309,8 @@ async function main(): Promise<void> {
   // The runner pulls the pipeline itself: its own iterator needs no watching.
   TrainWatch.detach(tracer);
   const bandwidth = probeReadBandwidth(path.dirname(file));
-  machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}) };
+  const chunking = libraryWorkerChunking(file);
+  machine = { ...describeMachine(libraryCpuClock(file) ?? clock.kind), ...(bandwidth ? { diskReadBytesPerSec: bandwidth } : {}), ...(chunking ? { workerChunking: chunking } : {}) };
   const probes = req.probes !== false;
   // The window measures the cores it found free (onWindowEnd): the 0.2 s probe before it is the
   // fallback where the machine's idle time cannot be read, and the first profile's figure.

@@ -55,6 +55,7 @@ export interface Machine {
    * where threads of one session share the cores one by one. Absent off Linux.
    */
   groupScheduled?: boolean;
+  workerChunking?: { overheadShare: number; maxTaskSeconds: number; maxTaskBytes: number; maxGroup: number };
 }
 
 /** Knob overrides applied to a run, keyed by operator id (`OpProfile.id`). */
