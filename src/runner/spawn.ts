@@ -16,6 +16,7 @@ import { failedProfile } from './emptyProfile';
 import { checkOverrides } from './overrides';
 import { DEFAULTS } from './request';
 import type { RunRequest } from './request';
+import { findRunnerBundle } from './bundles';
 import { acquireRunLock } from './runLock';
 import { timerMs } from './timers';
 
@@ -82,16 +83,9 @@ const EXIT_MARKER = '\u0000plumber-runner:exit:';
 /** How much of the child's stderr is kept to explain a crash. */
 const STDERR_TAIL = 16 * 1024;
 
-/** The package root holding `dist/runner/main.js`, searched upward from this file. */
+/** The runner's entry, `dist/runner/main.js` of the package root. */
 export function findRunnerEntry(): string | undefined {
-  let dir = __dirname;
-  for (;;) {
-    const candidate = path.join(dir, 'dist', 'runner', 'main.js');
-    if (fs.existsSync(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
+  return findRunnerBundle('main.js');
 }
 
 function tsxLoaderUrl(runnerEntry: string): string {
