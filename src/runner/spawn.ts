@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { Overrides, Profile, ProfileError, RunnerMessage } from '../shared/profile';
 import { failedProfile } from './emptyProfile';
 import { checkOverrides } from './overrides';
-import { DEFAULTS } from './request';
+import { DEFAULTS, EXIT_MARKER } from './request';
 import type { RunRequest } from './request';
 import { findRunnerBundle } from './bundles';
 import { acquireRunLock } from './runLock';
@@ -78,8 +78,6 @@ export interface RunProfileOptions {
   onWaiting?(holderPid: number): void;
 }
 
-/** Written by the runner to stderr when the pipeline calls process.exit (see main.ts). */
-const EXIT_MARKER = '\u0000plumber-runner:exit:';
 /** How much of the child's stderr is kept to explain a crash. */
 const STDERR_TAIL = 16 * 1024;
 

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { partialOf, slices, type WindowPoint } from '../../../src/runner/measure';
+import { partialOf, slices, type WindowPoint } from '../../../src/runner/slices';
 import { pooledRate } from '../../../src/engine/stats';
 
 /** A batch-of-32 pipeline: one batch every `every` seconds, its images taken evenly in between, read every `tick` seconds. */
