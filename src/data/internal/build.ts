@@ -167,3 +167,8 @@ export function checkOptions(kind: OpKind, env: BuildEnv, options: unknown, know
     }
   }
 }
+
+/** True when an override sets any of `keys` (the operator's `overridden`), else undefined. */
+export function overridden(o: KnobOverride | undefined, keys: (keyof KnobOverride)[]): boolean | undefined {
+  return o !== undefined && keys.some((k) => o[k] !== undefined) ? true : undefined;
+}
