@@ -338,5 +338,5 @@ export const WORKER_CHUNKING: Readonly<WorkerChunking> = Object.freeze({
 // `bytesProduced`, and how an element crossing to a worker thread is rebuilt there.
 export { AUTO_ASYNC_IN_FLIGHT, inFlightParallelism, resolveParallelism } from './internal/parallelism';
 export { Rng, elementSeed } from './internal/rng';
-export { estimateBytes } from './internal/core';
+export { estimateBytes } from './internal/bytes';
 export { restoreAll, type BatchMaker, type Marks } from './internal/crossing';

@@ -6,7 +6,7 @@
  * and rebuilt on the other side around the same memory (no copy). Other class instances cannot be
  * rebuilt and arrive as plain objects (see the README's round-trip rules).
  */
-import { Batch } from './ops/batch';
+import { Batch } from './batch-class';
 
 /** Key path from the element to a value: [] is the element itself. */
 export type Path = (string | number)[];

@@ -3,7 +3,9 @@
  * knob, and for a tracer that needs to know what the library ran.
  */
 import { availableParallelism } from 'node:os';
-import type { Parallelism } from '../options';
+
+/** A number of calls in flight, or `'auto'`: the library picks (see `resolveParallelism`). */
+export type Parallelism = number | 'auto';
 
 /**
  * Calls an `'auto'` map on the main thread keeps in flight: its fn may return promises (an async

@@ -8,7 +8,8 @@ import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import type { PaddedLength, PaddedShapes, PaddingValue, PaddingValues } from '../../options';
 import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session } from '../core';
-import { Batch, kindOf, stack, unstack, type TypedArray } from './batch';
+import { Batch, type TypedArray } from '../batch-class';
+import { kindOf, stack, unstack } from './batch';
 import { Op } from './flow';
 import { refOf } from './select';
 

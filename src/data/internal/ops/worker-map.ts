@@ -21,9 +21,10 @@ import { Piscina } from 'piscina';
 import { type OpCounters, WORKER_CHUNKING } from '../../tracing';
 import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
 import type { WorkerResult, WorkerTask } from '../../worker';
-import { type Chunks, estimateBytes, now, type OpNode, type Session } from '../core';
+import { estimateBytes } from '../bytes';
+import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
-import { Batch } from './batch';
+import { Batch } from '../batch-class';
 import { marksOf, restoreAll } from '../crossing';
 import { Engine, type Launcher } from './engine';
 
