@@ -4,7 +4,8 @@
  */
 import type { PlanChange } from '../shared/analysis';
 import { rootUnit } from '../shared/units';
-import { describeOp, formatNumber, formatRate } from '../shared/opWords';
+import { describeOp } from '../shared/labels';
+import { formatNumber, formatRate } from '../shared/words';
 import type { OpProfile, Profile } from '../shared/profile';
 
 export { describeOp, formatNumber, formatRate };
