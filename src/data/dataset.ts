@@ -27,11 +27,7 @@ import { openCache } from './internal/ops/cache';
 import { openInterleave } from './internal/ops/interleave';
 
 /** What batch() makes of elements of type T. */
-export type Batched<T> = T extends TypedArray
-  ? Batch<T>
-  : T extends Record<string, TypedArray | number>
-    ? { [K in keyof T]: T[K] extends TypedArray ? Batch<T[K]> : Batch<Float64Array> }
-    : T[];
+export type Batched<T> = T extends TypedArray ? Batch<T> : T extends Record<string, TypedArray | number> ? { [K in keyof T]: T[K] extends TypedArray ? Batch<T[K]> : Batch<Float64Array> } : T[];
 
 /** One padded component of a batch: typed arrays stack into a Batch, arrays into padded arrays. */
 type PaddedComponent<C> = C extends TypedArray ? Batch<C> : C extends readonly (infer E)[] ? E[][] : C extends number ? number[] : C[];
@@ -74,10 +70,7 @@ export class Dataset<T> implements AsyncIterable<T> {
   }
 
   /** Maps each element to an array, iterable, async iterable or Dataset, and yields their elements in order. */
-  flatMap<U>(
-    fn: (x: T, ctx: ElementContext) => readonly U[] | Iterable<U> | AsyncIterable<U> | Dataset<U> | PromiseLike<readonly U[] | Iterable<U>>,
-    options?: MapOptions,
-  ): Dataset<U> {
+  flatMap<U>(fn: (x: T, ctx: ElementContext) => readonly U[] | Iterable<U> | AsyncIterable<U> | Dataset<U> | PromiseLike<readonly U[] | Iterable<U>>, options?: MapOptions): Dataset<U> {
     const env = beginOp('flatMap');
     return finish(env, mapNode<U>('flatMap', env, this.node, fn as UserFn, options ?? {}));
   }
@@ -145,10 +138,8 @@ export class Dataset<T> implements AsyncIterable<T> {
     const seed = options?.seed ?? defaultSeed();
     const reshuffle = options?.reshuffleEachIteration ?? true;
     let epoch = 0;
-    const node = makeNode<T>(
-      env,
-      { kind: 'shuffle', inputs: [this.node], placement: 'main', knobs: { bufferSize }, random: true, cardinality: this.node.cardinality },
-      (nd, session) => openShuffle(nd, session, bufferSize, reshuffle ? seed + epoch++ : seed),
+    const node = makeNode<T>(env, { kind: 'shuffle', inputs: [this.node], placement: 'main', knobs: { bufferSize }, random: true, cardinality: this.node.cardinality }, (nd, session) =>
+      openShuffle(nd, session, bufferSize, reshuffle ? seed + epoch++ : seed),
     );
     return finish(env, node);
   }
@@ -189,10 +180,8 @@ export class Dataset<T> implements AsyncIterable<T> {
   take(n: number): Dataset<T> {
     const env = beginOp('take');
     const card = this.node.cardinality;
-    const node = makeNode<T>(
-      env,
-      { kind: 'take', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? (n === 0 ? 0 : undefined) : Math.min(card, n) },
-      (nd, session) => openTake(nd, session, n),
+    const node = makeNode<T>(env, { kind: 'take', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? (n === 0 ? 0 : undefined) : Math.min(card, n) }, (nd, session) =>
+      openTake(nd, session, n),
     );
     return finish(env, node);
   }
@@ -201,10 +190,8 @@ export class Dataset<T> implements AsyncIterable<T> {
   skip(n: number): Dataset<T> {
     const env = beginOp('skip');
     const card = this.node.cardinality;
-    const node = makeNode<T>(
-      env,
-      { kind: 'skip', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? undefined : Math.max(0, card - n) },
-      (nd, session) => openSkip(nd, session, n),
+    const node = makeNode<T>(env, { kind: 'skip', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? undefined : Math.max(0, card - n) }, (nd, session) =>
+      openSkip(nd, session, n),
     );
     return finish(env, node);
   }
@@ -227,7 +214,13 @@ export class Dataset<T> implements AsyncIterable<T> {
     const card = this.node.cardinality;
     const node = makeNode<T>(
       env,
-      { kind: 'shard', inputs: [this.node], placement: 'main', knobs: { numShards, shardIndex: index }, cardinality: card === undefined ? undefined : card === Infinity ? Infinity : Math.max(0, Math.ceil((card - index) / numShards)) },
+      {
+        kind: 'shard',
+        inputs: [this.node],
+        placement: 'main',
+        knobs: { numShards, shardIndex: index },
+        cardinality: card === undefined ? undefined : card === Infinity ? Infinity : Math.max(0, Math.ceil((card - index) / numShards)),
+      },
       (nd, session) => openShard(nd, session, numShards, index),
     );
     return finish(env, node);
@@ -250,7 +243,11 @@ export class Dataset<T> implements AsyncIterable<T> {
     const shift = options?.shift ?? size;
     const stride = options?.stride ?? 1;
     const dropRemainder = options?.dropRemainder ?? false;
-    for (const [name, v] of [['size', size], ['shift', shift], ['stride', stride]] as const) {
+    for (const [name, v] of [
+      ['size', size],
+      ['shift', shift],
+      ['stride', stride],
+    ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`window() needs ${name} to be an integer >= 1, not ${v}.`);
     }
     const card = this.node.cardinality;
@@ -279,7 +276,13 @@ export class Dataset<T> implements AsyncIterable<T> {
     const card = this.node.cardinality;
     const node = makeNode<PaddedBatch<T>>(
       env,
-      { kind: 'paddedBatch', inputs: [this.node], placement: 'main', knobs: { batchSize, dropRemainder }, cardinality: card === undefined ? undefined : dropRemainder ? Math.floor(card / batchSize) : Math.ceil(card / batchSize) },
+      {
+        kind: 'paddedBatch',
+        inputs: [this.node],
+        placement: 'main',
+        knobs: { batchSize, dropRemainder },
+        cardinality: card === undefined ? undefined : dropRemainder ? Math.floor(card / batchSize) : Math.ceil(card / batchSize),
+      },
       (nd, session) => openPaddedBatch(nd, session, batchSize, dropRemainder, spec) as Chunks<PaddedBatch<T>>,
     );
     return finish(env, node);

@@ -138,10 +138,6 @@ export function chooseFromDatasets<T>(datasets: readonly Dataset<T>[], choiceDat
   const ds = datasetsOf('chooseFromDatasets', datasets);
   if (!(choiceDataset instanceof Dataset)) throw new TypeError('chooseFromDatasets() needs a Dataset of choices (integers, one per output element).');
   const stop = options?.stopOnEmptyDataset ?? true;
-  const node = makeNode<T>(
-    env,
-    { kind: 'chooseFromDatasets', inputs: [...ds.map((d) => d.node), choiceDataset.node], placement: 'main', knobs: {}, cardinality: undefined },
-    (n, session) => openChoose(n, session, stop),
-  );
+  const node = makeNode<T>(env, { kind: 'chooseFromDatasets', inputs: [...ds.map((d) => d.node), choiceDataset.node], placement: 'main', knobs: {}, cardinality: undefined }, (n, session) => openChoose(n, session, stop));
   return finish(env, node);
 }

@@ -52,7 +52,12 @@ export const realExit = process.exit.bind(process) as (code?: number) => never;
 /** Reports the stack of a pipeline's process.exit call, then exits as asked. */
 export function trapExit(): void {
   process.exit = ((code?: number | string | null) => {
-    const where = (new Error().stack ?? '').split('\n').slice(2).map((l) => l.trim()).find((l) => !l.includes('(<anonymous>)') && !l.includes('node:')) ?? '';
+    const where =
+      (new Error().stack ?? '')
+        .split('\n')
+        .slice(2)
+        .map((l) => l.trim())
+        .find((l) => !l.includes('(<anonymous>)') && !l.includes('node:')) ?? '';
     try {
       fs.writeSync(2, `${EXIT_MARKER}${JSON.stringify({ code: code ?? 0, where })}\n`);
     } catch {

@@ -307,6 +307,6 @@ function outcomeProblem(r: Run, result: MeasureResult, unmatched: string | undef
 }
 
 main().catch((e: unknown) => {
-  const error: ProfileError = e instanceof RunnerFailure ? e.error : { kind: 'internal', message: `The runner failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}` };
+  const error: ProfileError = e instanceof RunnerFailure ? e.error : { kind: 'internal', message: `The runner failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}` };
   void send({ type: 'profile', profile: failedProfile('', undefined, {}, error) }).then(() => realExit(0));
 });

@@ -54,7 +54,10 @@ export interface MeasureHooks {
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
 
-export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'firstElementSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowSlices' | 'windowCurve' | 'partialElement'> & {
+export type MeasureResult = Pick<
+  RunInfo,
+  'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'firstElementSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowSlices' | 'windowCurve' | 'partialElement'
+> & {
   /** Elements consumed before the failure, when the pipeline threw. */
   thrown?: { error: unknown; consumed: number };
 };

@@ -108,7 +108,11 @@ function killGroup(child: ChildProcess, pidFile: string): void {
   if (child.pid !== undefined) killQuietly(-child.pid);
   let pids: number[] = [];
   try {
-    pids = fs.readFileSync(pidFile, 'utf8').split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 1);
+    pids = fs
+      .readFileSync(pidFile, 'utf8')
+      .split('\n')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 1);
   } catch {
     // No file: the pipeline started no detached process.
   }
@@ -181,7 +185,11 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       let text = chunk.toString('utf8');
       if (stream === 'stderr') {
         stderrTail = (stderrTail + text).slice(-STDERR_TAIL);
-        if (text.includes(EXIT_MARKER)) text = text.split('\n').filter((l) => !l.startsWith(EXIT_MARKER)).join('\n');
+        if (text.includes(EXIT_MARKER))
+          text = text
+            .split('\n')
+            .filter((l) => !l.startsWith(EXIT_MARKER))
+            .join('\n');
       }
       if (text && o.onOutput) o.onOutput(stream, text);
     };
@@ -197,7 +205,11 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       killGroup(child, pidFile);
     };
     const timer = setTimeout(
-      () => stopWith({ kind: 'timeout', message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.` }),
+      () =>
+        stopWith({
+          kind: 'timeout',
+          message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.`,
+        }),
       timerMs(timeoutSeconds),
     );
     const onAbort = (): void => stopWith({ kind: 'cancelled', message: 'The run was cancelled.' });

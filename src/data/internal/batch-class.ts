@@ -1,18 +1,7 @@
 /** The value batch() makes of typed arrays: a leaf, so the crossing rules and the tracing contract can name it. */
 
 /** Any typed array. */
-export type TypedArray =
-  | Int8Array
-  | Uint8Array
-  | Uint8ClampedArray
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | Float32Array
-  | Float64Array
-  | BigInt64Array
-  | BigUint64Array;
+export type TypedArray = Int8Array | Uint8Array | Uint8ClampedArray | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
 
 /**
  * Elements stacked into one contiguous buffer: row i is `data[i*rowSize … (i+1)*rowSize)`, where

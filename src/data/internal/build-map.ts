@@ -89,7 +89,16 @@ export function mapNode<U>(kind: MapKind, env: BuildEnv, input: OpNode, fn: User
           env: fnEnv,
         });
       } else {
-        inner = new MainMap(input.open(session), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic, sample: nd.sample, parent: kind === 'flatMap' && nd.info !== null ? nd.key : undefined, skip: session.skip }, fnAsync);
+        inner = new MainMap(
+          input.open(session),
+          input.counters,
+          nd.counters,
+          fn,
+          fnEnv,
+          op,
+          { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic, sample: nd.sample, parent: kind === 'flatMap' && nd.info !== null ? nd.key : undefined, skip: session.skip },
+          fnAsync,
+        );
       }
       if (kind !== 'flatMap' || placement === 'worker') return inner as Chunks<U>;
       return new Flatten(inner, nd.counters, op, session) as Chunks<U>;

@@ -72,9 +72,14 @@ export function nestedCounters(parent: string, key: string, kind: OpKind): OpCou
   const tracer = (globalThis as Globals)[TRACER_KEY];
   if (tracer === undefined) return null;
   const node = withParent(parent, () =>
-    makeNode({ tracer, site: undefined, override: undefined }, { kind, inputs: [], placement: 'main', knobs: {} }, () => {
-      throw new Error(`${key} is counted, never opened`);
-    }, key),
+    makeNode(
+      { tracer, site: undefined, override: undefined },
+      { kind, inputs: [], placement: 'main', knobs: {} },
+      () => {
+        throw new Error(`${key} is counted, never opened`);
+      },
+      key,
+    ),
   );
   return node.counters;
 }

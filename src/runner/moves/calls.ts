@@ -127,14 +127,22 @@ export function priceClones(originals: unknown[], outputs: unknown[], deadline: 
   }
   for (const x of originals) inSize += estimateBytes(x);
   for (const y of outputs) outSize += estimateBytes(y);
-  const cloneIn = cpuPerElement(n, () => {
-    for (const x of originals) structuredClone(x);
-  }, deadline);
+  const cloneIn = cpuPerElement(
+    n,
+    () => {
+      for (const x of originals) structuredClone(x);
+    },
+    deadline,
+  );
   let cloneOut = 0;
   try {
-    cloneOut = cpuPerElement(n, () => {
-      for (const y of outputs) structuredClone(y);
-    }, deadline);
+    cloneOut = cpuPerElement(
+      n,
+      () => {
+        for (const y of outputs) structuredClone(y);
+      },
+      deadline,
+    );
   } catch {
     // A result that cannot be cloned cannot come back from a worker: no move to price.
     return undefined;

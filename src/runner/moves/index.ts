@@ -28,8 +28,8 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
   const live = targets.filter((t) => t.samples.length > 0);
   if (live.length === 0) return out;
   // Less for the main thread, whose fn is already hot, than for the worker, which must warm up.
-  const share = (budgetSeconds * 1000) * 0.4;
-  const workerShare = (budgetSeconds * 1000) * 0.6;
+  const share = budgetSeconds * 1000 * 0.4;
+  const workerShare = budgetSeconds * 1000 * 0.6;
   const forWorker: WorkerJob[] = [];
   const forHeap: { handed: unknown[]; findings: MoveFindings }[] = [];
   const start = performance.now();

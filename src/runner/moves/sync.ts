@@ -63,9 +63,13 @@ export function measureMain(t: MoveTarget, deadline: number): MainSide | undefin
   const fn = t.fn;
   let mainCpu = 0;
   try {
-    mainCpu = cpuPerElement(n, () => {
-      for (let i = 0; i < n; i++) fn(inputs[i].element, ctxs[i]);
-    }, deadline);
+    mainCpu = cpuPerElement(
+      n,
+      () => {
+        for (let i = 0; i < n; i++) fn(inputs[i].element, ctxs[i]);
+      },
+      deadline,
+    );
   } catch {
     return { findings, inputs: [], handed };
   }

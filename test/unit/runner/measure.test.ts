@@ -119,8 +119,7 @@ describe('measuring a window', () => {
   });
 });
 
-
-describe('judging the warm-up\'s ramp', () => {
+describe("judging the warm-up's ramp", () => {
   /**
    * Whether the detector says "rising" after each stretch of arrivals at these rates (elements/s),
    * fed one arrival at a time; each stretch is one of its slices (a quarter of a second).
