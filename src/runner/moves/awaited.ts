@@ -28,8 +28,8 @@ class LateCall extends Error {}
  * this is where it is measured, as the time the main thread's event loop was active during the
  * call (`performance.eventLoopUtilization`), the same wall-clock kind of time the window's
  * `selfSeconds` are. Process CPU would add the libuv thread that read the file and V8's GC helper
- * threads; the thread's schedstat clock advances only at scheduler ticks and context switches, and
- * read 0 for most 1 ms calls that never slept. A call that has not settled within the time left
+ * threads; the thread's schedstat clock advances only at scheduler ticks and context switches, so
+ * it reads 0 for a short call that never sleeps. A call that has not settled within the time left
  * (at least AWAIT_MIN_MS) ends the op's probe.
  */
 export async function measureAwaited(t: MoveTarget, deadline: number): Promise<MainSide | undefined> {
