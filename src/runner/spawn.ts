@@ -14,8 +14,9 @@ import { pathToFileURL } from 'node:url';
 import type { Overrides, Profile, ProfileError, RunnerMessage } from '../shared/profile';
 import { failedProfile } from './emptyProfile';
 import { checkOverrides } from './overrides';
-import { DEFAULTS } from './request';
+import { DEFAULTS, EXIT_MARKER } from './request';
 import type { RunRequest } from './request';
+import { findRunnerBundle } from './bundles';
 import { acquireRunLock } from './runLock';
 import { timerMs } from './timers';
 
@@ -77,21 +78,12 @@ export interface RunProfileOptions {
   onWaiting?(holderPid: number): void;
 }
 
-/** Written by the runner to stderr when the pipeline calls process.exit (see main.ts). */
-const EXIT_MARKER = '\u0000plumber-runner:exit:';
 /** How much of the child's stderr is kept to explain a crash. */
 const STDERR_TAIL = 16 * 1024;
 
-/** The package root holding `dist/runner/main.js`, searched upward from this file. */
+/** The runner's entry, `dist/runner/main.js` of the package root. */
 export function findRunnerEntry(): string | undefined {
-  let dir = __dirname;
-  for (;;) {
-    const candidate = path.join(dir, 'dist', 'runner', 'main.js');
-    if (fs.existsSync(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
+  return findRunnerBundle('main.js');
 }
 
 function tsxLoaderUrl(runnerEntry: string): string {
@@ -116,7 +108,11 @@ function killGroup(child: ChildProcess, pidFile: string): void {
   if (child.pid !== undefined) killQuietly(-child.pid);
   let pids: number[] = [];
   try {
-    pids = fs.readFileSync(pidFile, 'utf8').split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 1);
+    pids = fs
+      .readFileSync(pidFile, 'utf8')
+      .split('\n')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 1);
   } catch {
     // No file: the pipeline started no detached process.
   }
@@ -189,7 +185,11 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       let text = chunk.toString('utf8');
       if (stream === 'stderr') {
         stderrTail = (stderrTail + text).slice(-STDERR_TAIL);
-        if (text.includes(EXIT_MARKER)) text = text.split('\n').filter((l) => !l.startsWith(EXIT_MARKER)).join('\n');
+        if (text.includes(EXIT_MARKER))
+          text = text
+            .split('\n')
+            .filter((l) => !l.startsWith(EXIT_MARKER))
+            .join('\n');
       }
       if (text && o.onOutput) o.onOutput(stream, text);
     };
@@ -205,7 +205,11 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       killGroup(child, pidFile);
     };
     const timer = setTimeout(
-      () => stopWith({ kind: 'timeout', message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.` }),
+      () =>
+        stopWith({
+          kind: 'timeout',
+          message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.`,
+        }),
       timerMs(timeoutSeconds),
     );
     const onAbort = (): void => stopWith({ kind: 'cancelled', message: 'The run was cancelled.' });
