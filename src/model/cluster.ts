@@ -18,6 +18,7 @@
  */
 import type { Bound, ClusterCapacity } from '../shared/analysis';
 import type { OpProfile } from '../shared/profile';
+import { formatRate } from '../shared/words';
 import type { Config } from './config';
 import { describeOp } from './describe';
 import type { Evaluation } from './evaluation';
@@ -183,10 +184,7 @@ export function clusterWorkersRate(s: ClusterStats, k: number, layout: ClusterLa
   return clusterCallRate(s, clusterLayout(s, k, layout));
 }
 
-function rate(r: number): string {
-  if (!Number.isFinite(r)) return 'unbounded';
-  return `${r >= 100 ? Math.round(r).toLocaleString('en-US') : Number(r.toPrecision(3))} el/s`;
-}
+const rate = (r: number): string => formatRate(r);
 
 function ms(s: number): string {
   return `${Number((s * 1000).toPrecision(3))} ms`;

@@ -20,6 +20,7 @@
  */
 import type { ModelOptions, Plan, PlanChange, TrainerVerdict } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
+import { formatRatio, formatSteps } from '../shared/words';
 import { MODEL_CONSTANTS } from './constants';
 import { coresFor, coresGot } from './cores';
 import { planPipeline as pipelinePlan, predictPipeline as predict } from './pipeline';
@@ -262,7 +263,7 @@ export function cheapest(candidates: TrainerCandidate[]): TrainerCandidate | und
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 /** Steps per second in words: 3 significant figures at most. */
-const steps = (r: number): string => `${r.toLocaleString('en-US', { maximumFractionDigits: r >= 100 ? 0 : r >= 10 ? 1 : 2 })} steps/s`;
+const steps = formatSteps;
 
 /** The verdict on a training profile: how input-bound the loop is, its unstarved rate, and the plan's target and prediction. */
 export function trainerVerdict(profile: Profile, options: ModelOptions = {}): TrainerVerdict | undefined {
@@ -287,7 +288,7 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
   const cores = Number(coresOf(profile, options, 1 + asWritten.workers).toFixed(1));
   if (!change) summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} it gets here` : ''}.`;
   else if (fewer && gain <= 1 + MODEL_CONSTANTS.minGain) summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
-  else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${gain.toFixed(2)}×) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
+  else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${formatRatio(gain)}) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
   return {
     steps: f.steps,
     stepsPerSec: f.measuredRate,
@@ -335,7 +336,7 @@ export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, ov
     workers,
     limit: r.limit,
     changed: true,
-    summary: `${waited}; the plan feeds it ${steps(r.rate)} (${gain.toFixed(2)}×) with ${workers} worker thread${workers === 1 ? '' : 's'}.`,
+    summary: `${waited}; the plan feeds it ${steps(r.rate)} (${formatRatio(gain)}) with ${workers} worker thread${workers === 1 ? '' : 's'}.`,
   };
 }
 
