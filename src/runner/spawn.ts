@@ -18,6 +18,8 @@ import { DEFAULTS, EXIT_MARKER } from './request';
 import type { RunRequest } from './request';
 import { findRunnerBundle } from './bundles';
 import { acquireRunLock } from './runLock';
+import { RUN_MARK_ENV, endRun, escapedWarning, makePidFile, newRunMark, procInfo, removePidFile } from './procs';
+import type { Escaped, RunIdentity } from './procs';
 import { timerMs } from './timers';
 
 /** Options of `runProfile`. Budgets apply after warm-up; all times are seconds. */
@@ -91,62 +93,52 @@ function tsxLoaderUrl(runnerEntry: string): string {
   return pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
 }
 
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // ESRCH: nothing left to kill.
+/**
+ * A runner child from its start until its pid file is removed: what identifies its processes
+ * (procs.ts), and those that left its process group and were ended.
+ */
+class RunnerProcesses {
+  readonly escaped: Escaped[] = [];
+  constructor(
+    readonly child: ChildProcess,
+    readonly id: RunIdentity,
+  ) {}
+
+  /** Kills what is left of the run: the runner's process group and whatever of the run left it. */
+  end(): void {
+    for (const e of endRun(this.id)) if (!this.escaped.some((x) => x.pid === e.pid)) this.escaped.push(e);
   }
 }
 
 /**
- * Kills the child's whole process group, and the processes the pipeline started in groups of
- * their own (`detached: true`), whose pids the runner writes to `pidFile` as it starts them.
- * A group that is already gone is fine.
+ * Runners alive in this process. Whatever way this process ends (a signal the CLI turns into an
+ * exit, process.exit in the server), their processes end with it.
  */
-function killGroup(child: ChildProcess, pidFile: string): void {
-  if (child.pid !== undefined) killQuietly(-child.pid);
-  let pids: number[] = [];
-  try {
-    pids = fs
-      .readFileSync(pidFile, 'utf8')
-      .split('\n')
-      .map(Number)
-      .filter((n) => Number.isInteger(n) && n > 1);
-  } catch {
-    // No file: the pipeline started no detached process.
-  }
-  for (const pid of pids) {
-    // A detached child leads its own group: the group takes what it started in turn.
-    killQuietly(-pid);
-    killQuietly(pid);
-  }
-}
-
-/**
- * Runners alive in this process, with their pid files. Whatever way this process ends (a signal
- * the CLI turns into an exit, process.exit in the server), their groups end with it.
- */
-const live = new Map<ChildProcess, string>();
+const live = new Set<RunnerProcesses>();
 let exitHook = false;
-function track(child: ChildProcess, pidFile: string): void {
-  live.set(child, pidFile);
+function track(run: RunnerProcesses): void {
+  live.add(run);
   if (exitHook) return;
   exitHook = true;
   process.on('exit', () => {
-    for (const [c, f] of live) {
-      killGroup(c, f);
-      fs.rmSync(f, { force: true });
+    for (const r of live) {
+      r.end();
+      if (r.id.pidFile) removePidFile(r.id.pidFile);
     }
   });
 }
 
 /** Ends every runner this process started, and what they started. Synchronous: safe in a signal handler. */
 export function killAllRuns(): void {
-  for (const [c, f] of live) killGroup(c, f);
+  for (const r of live) r.end();
 }
 
-let pidFiles = 0;
+/** The run's own warnings, with one for each process that escaped its process group. */
+function withEscaped(message: RunnerMessage | undefined, escaped: Escaped[]): RunnerMessage | undefined {
+  if (message?.type !== 'profile' || escaped.length === 0) return message;
+  const run = message.profile.run;
+  return { ...message, profile: { ...message.profile, run: { ...run, warnings: [...(run.warnings ?? []), ...escaped.map(escapedWarning)] } } };
+}
 
 interface ChildOutcome {
   message?: RunnerMessage;
@@ -161,20 +153,30 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
   }
   if (o.signal?.aborted) return Promise.resolve({ error: { kind: 'cancelled', message: 'The run was cancelled before it started.' } });
   const memoryMB = o.memoryMB ?? Math.min(4096, Math.floor(os.totalmem() / 2 / 2 ** 20));
-  const pidFile = path.join(os.tmpdir(), `plumber-run-${process.pid}-${++pidFiles}.pids`);
+  let pidFile: string;
+  try {
+    pidFile = makePidFile();
+  } catch (e) {
+    return Promise.resolve({
+      error: { kind: 'internal', message: `Plumber could not make the run's private directory in ${os.tmpdir()}: ${(e as Error).message}. Free space there, or point TMPDIR at a writable directory.` },
+    });
+  }
+  const mark = newRunMark();
   const child = fork(entry, [JSON.stringify({ ...request, childPidFile: pidFile })], {
     execPath: o.nodePath ?? process.execPath,
     execArgv: ['--import', tsxLoaderUrl(entry), '--enable-source-maps', `--max-old-space-size=${memoryMB}`, ...(o.nodeArgs ?? [])],
     cwd: o.cwd ?? path.dirname(request.file),
+    env: { ...process.env, [RUN_MARK_ENV]: mark },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     serialization: 'json',
   });
 
+  const procs = new RunnerProcesses(child, { runnerPid: child.pid ?? -1, runnerStart: (child.pid && procInfo(child.pid)?.start) ?? Number.POSITIVE_INFINITY, mark, pidFile });
   if (child.pid !== undefined) {
-    track(child, pidFile);
+    track(procs);
     o.onStart?.(child.pid);
-  }
+  } else removePidFile(pidFile);
   return new Promise<ChildOutcome>((resolve) => {
     let final: RunnerMessage | undefined;
     let forced: ProfileError | undefined;
@@ -202,7 +204,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
 
     const stopWith = (error: ProfileError): void => {
       forced ??= error;
-      killGroup(child, pidFile);
+      procs.end();
     };
     const timer = setTimeout(
       () =>
@@ -220,12 +222,12 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       settled = true;
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
-      // Whatever the pipeline started in the group goes with the runner.
-      killGroup(child, pidFile);
-      live.delete(child);
-      fs.rmSync(pidFile, { force: true });
+      // Whatever the pipeline started goes with the runner.
+      procs.end();
+      live.delete(procs);
+      removePidFile(pidFile);
       if (forced) return resolve({ error: forced });
-      if (final) return resolve({ message: final });
+      if (final) return resolve({ message: withEscaped(final, procs.escaped) });
       resolve({ error: deathError(code, signal, stderrTail, memoryMB) });
     };
     // 'exit' can come before the last IPC message is read; 'close' waits for the channel and the
@@ -234,7 +236,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
     let exitInfo: [number | null, NodeJS.Signals | null] = [null, null];
     child.on('exit', (code, signal) => {
       exitInfo = [code, signal];
-      killGroup(child, pidFile);
+      procs.end();
       setTimeout(() => done(code, signal), 2000).unref();
     });
     child.on('close', (code, signal) => done(code ?? exitInfo[0], signal ?? exitInfo[1]));
@@ -242,7 +244,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       if (child.pid === undefined) {
         settled = true;
         clearTimeout(timer);
-        live.delete(child);
+        live.delete(procs);
         resolve({ error: { kind: 'internal', message: `Could not start the runner with ${o.nodePath ?? process.execPath}: ${e.message}` } });
       }
     });

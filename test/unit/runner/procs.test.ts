@@ -1,0 +1,65 @@
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runProfile } from '../../../src/runner/spawn';
+
+const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
+
+/** True while the process runs: it exists and has not ended as a zombie waiting for its parent. */
+function running(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until the process no longer runs, giving up after a bound far above what it should take. */
+async function ended(pid: number, boundMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + boundMs;
+  while (running(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return !running(pid);
+}
+
+describe('a run ends its own processes and no others', function () {
+  this.timeout(60_000);
+  const strays: number[] = [];
+  const planted: string[] = [];
+  after(() => {
+    for (const pid of strays) if (running(pid)) process.kill(pid, 'SIGKILL');
+    for (const f of planted) fs.rmSync(f, { force: true });
+  });
+
+  it('leaves alone a process listed in a pid file another account planted under the name runs once used', async () => {
+    const victim = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' });
+    strays.push(victim.pid!);
+    // Runs once numbered their pid files per process from 1: cover the numbers this process could have reached.
+    for (let n = 1; n <= 300; n++) {
+      const f = path.join(os.tmpdir(), `plumber-run-${process.pid}-${n}.pids`);
+      fs.writeFileSync(f, `${victim.pid}\n`);
+      planted.push(f);
+    }
+    const profile = await runProfile({ file: path.join(PIPELINES, 'bad/ok.ts'), seconds: 0.3, warmupSeconds: 0.1, probes: false });
+    assert.equal(profile.error, undefined, profile.error?.message);
+    assert.ok(running(victim.pid!) && victim.exitCode === null && victim.signalCode === null, `Plumber killed pid ${victim.pid}, which was not the run's`);
+  });
+
+  it('ends a grandchild the pipeline started through setsid in a shell, and says so', async () => {
+    const pidFile = path.join(os.tmpdir(), `plumber-test-${process.pid}-setsid.pid`);
+    planted.push(pidFile);
+    process.env.PLUMBER_TEST_PIDFILE = pidFile;
+    try {
+      const profile = await runProfile({ file: path.join(PIPELINES, 'procs-setsid.ts'), seconds: 0.3, warmupSeconds: 0.1, probes: false });
+      const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+      strays.push(pid);
+      assert.equal(profile.error, undefined, profile.error?.message);
+      assert.ok(await ended(pid), `the setsid grandchild ${pid} outlived the run`);
+      assert.deepEqual(profile.run.warnings, [`pid ${pid} (sleep 1000) left the run's process group; Plumber ended it.`]);
+    } finally {
+      delete process.env.PLUMBER_TEST_PIDFILE;
+    }
+  });
+});
