@@ -70,6 +70,11 @@ export interface RunProfileOptions {
   onProgress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
   /** Called with the child's pid once it started (its process group has the same id). */
   onStart?(pid: number): void;
+  /**
+   * Called at the run's end with each sentence its profile's `run.warnings` gains there: a process
+   * the pipeline started that left the run's process group, which Plumber ended.
+   */
+  onWarning?(text: string): void;
   /** The pipeline's own stdout/stderr output (default: dropped). */
   onOutput?(stream: 'stdout' | 'stderr', text: string): void;
   /**
@@ -133,16 +138,17 @@ export function killAllRuns(): void {
   for (const r of live) r.end();
 }
 
-/** The run's own warnings, with one for each process that escaped its process group. */
-function withEscaped(message: RunnerMessage | undefined, escaped: Escaped[]): RunnerMessage | undefined {
-  if (message?.type !== 'profile' || escaped.length === 0) return message;
-  const run = message.profile.run;
-  return { ...message, profile: { ...message.profile, run: { ...run, warnings: [...(run.warnings ?? []), ...escaped.map(escapedWarning)] } } };
+/** The profile with the run's warnings added to its own. */
+function withWarnings(profile: Profile, warnings: string[]): Profile {
+  if (warnings.length === 0) return profile;
+  return { ...profile, run: { ...profile.run, warnings: [...(profile.run.warnings ?? []), ...warnings] } };
 }
 
 interface ChildOutcome {
   message?: RunnerMessage;
   error?: ProfileError;
+  /** What the run's end had to say about it: a process that escaped its process group. */
+  warnings?: string[];
 }
 
 /** Runs the runner child to completion and says what it sent or how it died. Never rejects. */
@@ -226,9 +232,11 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       procs.end();
       live.delete(procs);
       removePidFile(pidFile);
-      if (forced) return resolve({ error: forced });
-      if (final) return resolve({ message: withEscaped(final, procs.escaped) });
-      resolve({ error: deathError(code, signal, stderrTail, memoryMB) });
+      const warnings = procs.escaped.map(escapedWarning);
+      for (const w of warnings) o.onWarning?.(w);
+      if (forced) return resolve({ error: forced, warnings });
+      if (final) return resolve({ message: final, warnings });
+      resolve({ error: deathError(code, signal, stderrTail, memoryMB), warnings });
     };
     // 'exit' can come before the last IPC message is read; 'close' waits for the channel and the
     // pipes. Anything of the pipeline's that holds the pipes open is killed with the group on
@@ -332,8 +340,8 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
   } finally {
     lock?.release();
   }
-  if (outcome.message?.type === 'profile') return outcome.message.profile;
-  return failedProfile(file, opts.exportName, overrides, outcome.error ?? { kind: 'internal', message: 'The runner ended without sending a profile.' });
+  if (outcome.message?.type === 'profile') return withWarnings(outcome.message.profile, outcome.warnings ?? []);
+  return withWarnings(failedProfile(file, opts.exportName, overrides, outcome.error ?? { kind: 'internal', message: 'The runner ended without sending a profile.' }), outcome.warnings ?? []);
 }
 
 /** Thrown by `listPipelines` when the module cannot be loaded; `error` says why. */

@@ -4,6 +4,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
+import { endRun, makePidFile, newRunMark, procInfo, removePidFile } from '../../../src/runner/procs';
+
+const ROOT = path.resolve(__dirname, '../../..');
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
 
@@ -60,6 +63,44 @@ describe('a run ends its own processes and no others', function () {
       assert.deepEqual(profile.run.warnings, [`pid ${pid} (sleep 1000) left the run's process group; Plumber ended it.`]);
     } finally {
       delete process.env.PLUMBER_TEST_PIDFILE;
+    }
+  });
+
+  it('prints on the terminal the process `plumber profile` ended for leaving the run', async () => {
+    const pidFile = path.join(os.tmpdir(), `plumber-test-${process.pid}-setsid-cli.pid`);
+    planted.push(pidFile);
+    const cli = spawn(process.execPath, [path.join(ROOT, 'bin/plumber.js'), 'profile', path.join(PIPELINES, 'procs-setsid.ts'), '--seconds', '0.3', '--warmup', '0.1', '--quiet'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, PLUMBER_TEST_PIDFILE: pidFile },
+    });
+    let stderr = '';
+    cli.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => cli.on('close', resolve));
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    strays.push(pid);
+    assert.equal(code, 0, stderr);
+    assert.ok(await ended(pid), `the setsid grandchild ${pid} outlived the command`);
+    assert.ok(stderr.includes(`plumber: pid ${pid} (sleep 1000) left the run's process group; Plumber ended it.\n`), stderr);
+  });
+
+  it('never signals a recorded pid whose process started at another time than the one recorded: the pid was reused', () => {
+    // A stand-in runner and a process it recorded, each in a group of its own.
+    const runner = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' });
+    const other = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' });
+    strays.push(runner.pid!, other.pid!);
+    const pidFile = makePidFile();
+    try {
+      const run = { runnerPid: runner.pid!, runnerStart: procInfo(runner.pid!)!.start, mark: newRunMark(), pidFile };
+      fs.writeFileSync(pidFile, `${other.pid} ${procInfo(other.pid!)!.start + 1}\n`);
+      assert.deepEqual(endRun(run), []);
+      assert.ok(running(other.pid!), 'a process the run did not start was killed');
+      fs.writeFileSync(pidFile, `${other.pid} ${procInfo(other.pid!)!.start}\n`);
+      assert.deepEqual(
+        endRun(run).map((e) => e.pid),
+        [other.pid],
+      );
+    } finally {
+      removePidFile(pidFile);
     }
   });
 });
