@@ -83,6 +83,26 @@ describe('a run ends its own processes and no others', function () {
     assert.ok(stderr.includes(`plumber: pid ${pid} (sleep 1000) left the run's process group; Plumber ended it.\n`), stderr);
   });
 
+  it("ends a setsid grandchild from the runner's watchdog when the command is killed with SIGKILL while the pipeline blocks its main thread", async () => {
+    const pidFile = path.join(os.tmpdir(), `plumber-test-${process.pid}-setsid-watchdog.pid`);
+    planted.push(pidFile);
+    fs.rmSync(pidFile, { force: true });
+    const cli = spawn(process.execPath, [path.join(ROOT, 'bin/plumber.js'), 'profile', path.join(PIPELINES, 'procs-setsid-spins.ts'), '--seconds', '30', '--warmup', '0', '--quiet'], {
+      stdio: 'ignore',
+      env: { ...process.env, PLUMBER_TEST_PIDFILE: pidFile },
+    });
+    const closed = new Promise((resolve) => cli.on('close', resolve));
+    const deadline = Date.now() + 30_000;
+    while (!(fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').includes(' ')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const [runner, grandchild] = fs.readFileSync(pidFile, 'utf8').split(' ').map(Number);
+    strays.push(runner, grandchild);
+    assert.ok(running(runner) && running(grandchild), 'the pipeline never started its grandchild');
+    cli.kill('SIGKILL');
+    await closed;
+    assert.ok(await ended(runner, 10_000), `the runner ${runner} outlived its parent`);
+    assert.ok(await ended(grandchild, 10_000), `the setsid grandchild ${grandchild} outlived the run`);
+  });
+
   it('never signals a recorded pid whose process started at another time than the one recorded: the pid was reused', () => {
     // A stand-in runner and a process it recorded, each in a group of its own.
     const runner = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' });
