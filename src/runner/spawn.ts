@@ -5,7 +5,6 @@
  * (which travels on the IPC channel).
  */
 import { fork } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { createRequire } from 'node:module';
@@ -104,10 +103,7 @@ function tsxLoaderUrl(runnerEntry: string): string {
  */
 class RunnerProcesses {
   readonly escaped: Escaped[] = [];
-  constructor(
-    readonly child: ChildProcess,
-    readonly id: RunIdentity,
-  ) {}
+  constructor(readonly id: RunIdentity) {}
 
   /** Kills what is left of the run: the runner's process group and whatever of the run left it. */
   end(): void {
@@ -178,7 +174,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
     serialization: 'json',
   });
 
-  const procs = new RunnerProcesses(child, { runnerPid: child.pid ?? -1, runnerStart: (child.pid && procInfo(child.pid)?.start) ?? Number.POSITIVE_INFINITY, mark, pidFile });
+  const procs = new RunnerProcesses({ runnerPid: child.pid ?? -1, runnerStart: (child.pid && procInfo(child.pid)?.start) ?? Number.POSITIVE_INFINITY, mark, pidFile });
   if (child.pid !== undefined) {
     track(procs);
     o.onStart?.(child.pid);
