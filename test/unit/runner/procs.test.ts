@@ -29,16 +29,20 @@ async function ended(pid: number, boundMs = 5000): Promise<boolean> {
 
 describe('a run ends its own processes and no others', function () {
   this.timeout(60_000);
-  const strays: number[] = [];
+  // Processes a test started or expects ended, by pid and start time: the clean-up never kills a pid reused since.
+  const strays = new Map<number, number | undefined>();
+  const stray = (...pids: number[]): void => {
+    for (const pid of pids) strays.set(pid, procInfo(pid)?.start);
+  };
   const planted: string[] = [];
   after(() => {
-    for (const pid of strays) if (running(pid)) process.kill(pid, 'SIGKILL');
+    for (const [pid, start] of strays) if (running(pid) && start !== undefined && procInfo(pid)?.start === start) process.kill(pid, 'SIGKILL');
     for (const f of planted) fs.rmSync(f, { force: true });
   });
 
   it('leaves alone a process listed in a pid file another account planted under the name runs once used', async () => {
     const victim = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' });
-    strays.push(victim.pid!);
+    stray(victim.pid!);
     // Runs once numbered their pid files per process from 1: cover the numbers this process could have reached.
     for (let n = 1; n <= 300; n++) {
       const f = path.join(os.tmpdir(), `plumber-run-${process.pid}-${n}.pids`);
@@ -57,7 +61,7 @@ describe('a run ends its own processes and no others', function () {
     try {
       const profile = await runProfile({ file: path.join(PIPELINES, 'procs-setsid.ts'), seconds: 0.3, warmupSeconds: 0.1, probes: false });
       const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-      strays.push(pid);
+      stray(pid);
       assert.equal(profile.error, undefined, profile.error?.message);
       assert.ok(await ended(pid), `the setsid grandchild ${pid} outlived the run`);
       assert.deepEqual(profile.run.warnings, [`pid ${pid} (sleep 1000) left the run's process group; Plumber ended it.`]);
@@ -77,7 +81,7 @@ describe('a run ends its own processes and no others', function () {
     cli.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((resolve) => cli.on('close', resolve));
     const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-    strays.push(pid);
+    stray(pid);
     assert.equal(code, 0, stderr);
     assert.ok(await ended(pid), `the setsid grandchild ${pid} outlived the command`);
     assert.ok(stderr.includes(`plumber: pid ${pid} (sleep 1000) left the run's process group; Plumber ended it.\n`), stderr);
@@ -95,7 +99,7 @@ describe('a run ends its own processes and no others', function () {
     const deadline = Date.now() + 30_000;
     while (!(fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').includes(' ')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const [runner, grandchild] = fs.readFileSync(pidFile, 'utf8').split(' ').map(Number);
-    strays.push(runner, grandchild);
+    stray(runner, grandchild);
     assert.ok(running(runner) && running(grandchild), 'the pipeline never started its grandchild');
     cli.kill('SIGKILL');
     await closed;
@@ -107,7 +111,7 @@ describe('a run ends its own processes and no others', function () {
     // A stand-in runner and a process it recorded, each in a group of its own.
     const runner = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' });
     const other = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' });
-    strays.push(runner.pid!, other.pid!);
+    stray(runner.pid!, other.pid!);
     const pidFile = makePidFile();
     try {
       const run = { runnerPid: runner.pid!, runnerStart: procInfo(runner.pid!)!.start, mark: newRunMark(), pidFile };
