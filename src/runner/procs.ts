@@ -214,7 +214,8 @@ function runProcesses(run: RunIdentity, procs: ProcInfo[]): ProcInfo[] {
 /**
  * Kills every process of the run, and says which of them had left the runner's process group
  * (a `detached` child, a grandchild started through `setsid`). Synchronous: safe in an exit or
- * signal handler. Called from the runner itself (its watchdog), the group goes last.
+ * signal handler. Called from the runner itself (its watchdog), it leaves the runner's own group,
+ * and so the caller, to the caller.
  */
 export function endRun(run: RunIdentity): Escaped[] {
   const escaped: Escaped[] = [];
@@ -232,7 +233,6 @@ export function endRun(run: RunIdentity): Escaped[] {
     }
     if (out.length === 0) break;
   }
-  if (self) signal(-run.runnerPid);
   return escaped;
 }
 

@@ -3,11 +3,11 @@
  * by child.ts). The runner's 'disconnect' handler cannot run while the pipeline blocks the main
  * thread, so a parent that dies (kill -9, a crash) would leave the runner spinning forever,
  * re-parented to init. This thread notices the parent is gone (the runner's parent pid changes, or
- * the parent no longer exists) and ends the run: what of it left the runner's process group, then
- * the group, the runner with it.
+ * the parent no longer exists) and ends the run: what of it left the runner's process group,
+ * the run's private directory, then the group, the runner with it.
  */
 import { workerData } from 'node:worker_threads';
-import { RUN_MARK_ENV, endRun, procInfo } from './procs';
+import { RUN_MARK_ENV, endRun, procInfo, removePidFile } from './procs';
 
 /** What child.ts hands the watchdog. */
 export interface WatchdogData {
@@ -28,5 +28,12 @@ setInterval(() => {
       gone = (e as NodeJS.ErrnoException).code === 'ESRCH';
     }
   }
-  if (gone) endRun(run);
+  if (!gone) return;
+  try {
+    endRun(run);
+    // Nobody else is left to remove the run's private directory.
+    if (pidFile) removePidFile(pidFile);
+  } finally {
+    process.kill(-process.pid, 'SIGKILL');
+  }
 }, pollMs);

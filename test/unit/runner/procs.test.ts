@@ -20,6 +20,13 @@ function running(pid: number): boolean {
   }
 }
 
+/** The private directory of a live runner's pid file, from the request in its command line. */
+function runDirOf(runner: number): string {
+  const argv = fs.readFileSync(`/proc/${runner}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  const request = JSON.parse(argv[argv.length - 1]) as { childPidFile: string };
+  return path.dirname(request.childPidFile);
+}
+
 /** Waits until the process no longer runs, giving up after a bound far above what it should take. */
 async function ended(pid: number, boundMs = 5000): Promise<boolean> {
   const deadline = Date.now() + boundMs;
@@ -59,12 +66,14 @@ describe('a run ends its own processes and no others', function () {
     planted.push(pidFile);
     process.env.PLUMBER_TEST_PIDFILE = pidFile;
     try {
-      const profile = await runProfile({ file: path.join(PIPELINES, 'procs-setsid.ts'), seconds: 0.3, warmupSeconds: 0.1, probes: false });
+      let dir = '';
+      const profile = await runProfile({ file: path.join(PIPELINES, 'procs-setsid.ts'), seconds: 0.3, warmupSeconds: 0.1, probes: false, onStart: (runner) => (dir = runDirOf(runner)) });
       const pid = Number(fs.readFileSync(pidFile, 'utf8'));
       stray(pid);
       assert.equal(profile.error, undefined, profile.error?.message);
       assert.ok(await ended(pid), `the setsid grandchild ${pid} outlived the run`);
       assert.deepEqual(profile.run.warnings, [`pid ${pid} (sleep 1000) left the run's process group; Plumber ended it.`]);
+      assert.ok(dir !== '' && !fs.existsSync(dir), `the run's private directory ${dir} was left behind`);
     } finally {
       delete process.env.PLUMBER_TEST_PIDFILE;
     }
@@ -101,10 +110,13 @@ describe('a run ends its own processes and no others', function () {
     const [runner, grandchild] = fs.readFileSync(pidFile, 'utf8').split(' ').map(Number);
     stray(runner, grandchild);
     assert.ok(running(runner) && running(grandchild), 'the pipeline never started its grandchild');
+    const dir = runDirOf(runner);
+    assert.equal(fs.statSync(dir).mode & 0o777, 0o700, 'the pid file is not in a directory only its owner can enter');
     cli.kill('SIGKILL');
     await closed;
     assert.ok(await ended(runner, 10_000), `the runner ${runner} outlived its parent`);
     assert.ok(await ended(grandchild, 10_000), `the setsid grandchild ${grandchild} outlived the run`);
+    assert.ok(!fs.existsSync(dir), `the run's private directory ${dir} was left behind`);
   });
 
   it('never signals a recorded pid whose process started at another time than the one recorded: the pid was reused', () => {
