@@ -23,6 +23,7 @@ import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
 import { sourceRandomOps } from '../engine/diagnose';
 import { offeredChanges } from '../engine/offer';
+import { fileProblem } from '../runner/spawn';
 import { UsageError, parseArgs } from './args';
 import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
 import { HELP } from './help';
@@ -75,7 +76,9 @@ async function fix(argv: string[]): Promise<number> {
   if (p.positionals.length !== 1) throw new UsageError(`\`plumber fix\` takes one pipeline file, e.g. \`plumber fix pipeline.ts --diff\`.\n${HELP['fix']}`);
   if (p.flags.has('diff') && p.flags.has('write')) throw new UsageError('Choose one of --diff (print the changes) and --write (apply them).');
   const file = path.resolve(p.positionals[0]!);
-  if (!fs.existsSync(file)) throw new UsageError(`There is no file ${file}.`);
+  // Before ts-morph reads it: a directory would fail there with a bare EISDIR.
+  const problem = fileProblem(file, undefined);
+  if (problem) throw new UsageError(problem.message);
   const profileFile = p.flags.get('from-profile')?.[0];
   const saved = profileFile ? readProfile(path.resolve(profileFile)) : undefined;
   if (saved && path.resolve(saved.pipeline.file) !== file) {
