@@ -44,11 +44,34 @@ function readProfile(file: string): Profile {
   return p as Profile;
 }
 
-/** Write a file via a temporary sibling and a rename, so a crash never leaves it half-written. */
-function writeAtomically(file: string, text: string): void {
+/**
+ * Write a file via a temporary sibling and a rename, so a crash never leaves it half-written. The
+ * sibling is created exclusively (whatever is already at its name is someone else's and is left
+ * alone) and removed when the write fails; the error names the file, which is then unchanged.
+ */
+export function writeAtomically(file: string, text: string): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.plumber-${process.pid}.tmp`);
-  fs.writeFileSync(tmp, text, { mode: fs.statSync(file).mode });
-  fs.renameSync(tmp, file);
+  let opened = false;
+  try {
+    const fd = fs.openSync(tmp, 'wx', fs.statSync(file).mode);
+    opened = true;
+    try {
+      fs.writeFileSync(fd, text);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    if (opened) {
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // A removal that fails too must not hide why the write failed.
+      }
+    }
+    throw new Error(`could not write ${file} (${why}); it is unchanged. Check that this user may write to its directory, or apply the diff \`plumber fix\` prints without --write.`);
+  }
 }
 
 /** Entry point of `plumber fix`; returns the exit code. */

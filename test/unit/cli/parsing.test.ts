@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { numberFlag, parseArgs, UsageError } from '../../../src/cli/args';
 import { RUN_FLAGS } from '../../../src/cli/diagnoseRun';
+import { writeAtomically } from '../../../src/cli/fix';
 import { parseOverrides } from '../../../src/cli/overrides';
 import { checkKnobOverride } from '../../../src/runner/overrides';
 import { KNOB_RANGES } from '../../../src/shared/knobs';
@@ -153,6 +154,24 @@ describe('plumber command-line parsing', function () {
       assert.equal(r.code, 1, r.stderr);
       assert.doesNotMatch(r.stderr, /modules\/cjs\/loader/);
       assert.match(r.stderr, new RegExp(`${file} is not a JavaScript or TypeScript file: it holds binary data\\.`));
+    });
+
+    it('writes a fixed file in place through a temp sibling it then removes', () => {
+      const file = path.join(dir, 'pipeline.ts');
+      fs.writeFileSync(file, 'before');
+      writeAtomically(file, 'after');
+      assert.equal(fs.readFileSync(file, 'utf8'), 'after');
+      assert.deepEqual(fs.readdirSync(dir), ['pipeline.ts']);
+    });
+
+    it("says `plumber fix --write` could not write the file, names it, and leaves alone what holds the temp file's name", () => {
+      const file = path.join(dir, 'pipeline.ts');
+      fs.writeFileSync(file, 'before');
+      const squatter = path.join(dir, `.pipeline.ts.plumber-${process.pid}.tmp`);
+      fs.mkdirSync(squatter);
+      assert.throws(() => writeAtomically(file, 'after'), new RegExp(`^Error: could not write ${file} \\(EEXIST.*\\); it is unchanged\\.`));
+      assert.equal(fs.readFileSync(file, 'utf8'), 'before');
+      assert.ok(fs.statSync(squatter).isDirectory());
     });
 
     it('points a syntax error in a .js pipeline at its line in the file', async () => {
