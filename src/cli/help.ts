@@ -20,7 +20,8 @@ ${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k
                          (recognised without the flag when it iterates a dataset as it loads)
   --json                 print JSON on stdout (errors too, in an "error" field)
   --quiet                no progress on stderr
-  -h, --help             this help`;
+  -h, --help             this help
+Numbers are written in decimal digits (1000, 0.5): 1e3 and 0x10 are refused.`;
 
 const PLAN_OPTIONS = `  --passes N             profile runs before verification: plan, re-run with the plan applied
                          (a cache alone first: what runs after it is planned from that run),

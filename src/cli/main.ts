@@ -158,8 +158,14 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    const topic = command === 'help' && rest[0] && HELP[rest[0]] ? rest[0] : 'main';
-    (command === undefined ? process.stderr : process.stdout).write(`${HELP[topic]}\n`);
+    const asked = command === 'help' ? rest[0] : undefined;
+    // Own properties only: `plumber help constructor` must not print Object's source.
+    if (asked !== undefined && !Object.hasOwn(HELP, asked)) {
+      const topics = Object.keys(HELP).filter((t) => t !== 'main');
+      process.stderr.write(`plumber: there is no help on "${asked}". Topics: ${topics.join(', ')}.\n`);
+      return 2;
+    }
+    (command === undefined ? process.stderr : process.stdout).write(`${HELP[asked ?? 'main']}\n`);
     return command === undefined ? 2 : 0;
   }
   if (command === '--version' || command === '-v' || command === 'version') {
@@ -171,7 +177,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'fix') return (await import('./fix.js')).runFixCommand(rest);
   const json = rest.includes('--json');
   try {
-    const specs = COMMANDS[command];
+    const specs = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${[...Object.keys(COMMANDS), 'fix'].join(', ')}. Run \`plumber --help\` for usage.`);
     const parsed = parseArgs(rest, specs, command);
     if (parsed.flags.has('help')) {

@@ -4,6 +4,8 @@
  * of the wrong type fall back to the default, and the normaliser reports which keys it replaced.
  */
 
+import { KNOB_RANGES } from './knobs';
+
 export interface Settings {
   /** Show code lenses on operators and pipeline heads; `heatBars` draws operator heat on the lines instead of operator lenses. */
   codeLens: { enabled: boolean; operators: boolean; pipelines: boolean; heatBars: boolean };
@@ -73,7 +75,7 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'runner.nodeArgs', type: 'array', scope: 'machine-overridable', restricted: true, markdownDescription: 'Extra Node.js arguments for the runner, e.g. `["--import", "tsx"]`. Only used in trusted workspaces.' },
   { key: 'model.cores', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Cores the model plans for. `0`: the cores of the machine the profile ran on.' },
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
-  { key: 'model.maxInFlight', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'The most calls in flight a plan gives an awaiting operator, and the most inner datasets it has an interleave pull at once, as `plumber plan --max-in-flight`: keep a database or an API from more concurrent requests than it should take. `0`: 256.' },
+  { key: 'model.maxInFlight', type: 'integer', scope: 'resource', minimum: 0, maximum: KNOB_RANGES.parallelism.max, markdownDescription: 'The most calls in flight a plan gives an awaiting operator, and the most inner datasets it has an interleave pull at once, as `plumber plan --max-in-flight`: keep a database or an API from more concurrent requests than it should take. `0`: 256.' },
   { key: 'plan.passes', type: 'integer', scope: 'resource', minimum: 1, maximum: 5, markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.' },
   { key: 'plan.verify', type: 'boolean', scope: 'resource', markdownDescription: 'Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model\'s estimate only, marked *not verified*.' },
   { key: 'plan.budgetSeconds', type: 'number', scope: 'resource', minimum: 0, markdownDescription: 'Seconds a whole diagnosis (profile, plan, verification) aims for, as `plumber plan --budget`. Verification takes what the passes leave: it always measures the plan beside the pipeline as written, a second pair of runs may take up to 10 s when the load drifted during the first or its two runs measured different stretches of the data, and other runs start only when they fit.' },
