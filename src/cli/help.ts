@@ -13,7 +13,9 @@ const COMMON = `Options for every command:
                          run with a knob changed, without editing the file (repeatable).
                          OP is an operator id as \`plumber plan\` prints it: line:column
                          (12:6) or path:line:column for another file (lib/decode.ts:3:10).
-${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k}: ${v}`).join('\n')}
+${Object.entries(OVERRIDE_KNOBS)
+  .map(([k, v]) => `                           ${k}: ${v}`)
+  .join('\n')}
   --timeout S            kill the run after S seconds in all (default: start + warm-up + budget + 30)
   --memory MB            heap limit of the pipeline's process (512, or 2GB)
   --train                the file is a training script: run it as written and watch its loop

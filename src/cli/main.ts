@@ -149,7 +149,9 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
     printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
   } else {
     // A person is shown the changes the editor would offer and `plumber fix` would apply; --json keeps the whole plan.
-    process.stdout.write(`${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`);
+    process.stdout.write(
+      `${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`,
+    );
   }
   return 0;
 }
@@ -201,7 +203,7 @@ if (require.main === module || process.argv[1]?.endsWith(`${path.sep}plumber.js`
       process.exitCode = code;
     },
     (e: unknown) => {
-      process.stderr.write(`plumber: an internal error stopped the command: ${e instanceof Error ? e.stack ?? e.message : String(e)}\nPlease report it with the command you ran.\n`);
+      process.stderr.write(`plumber: an internal error stopped the command: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\nPlease report it with the command you ran.\n`);
       process.exitCode = 1;
     },
   );

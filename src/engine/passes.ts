@@ -159,13 +159,7 @@ export function measuredGain(run: Profile, first: Profile): string | undefined {
  * leave the plan with a note). `profile` runs the pipeline with the complete
  * overrides (the user's plus the plan's); `pass` is 1 for the run as written.
  */
-export async function planInPasses(
-  profile: (overrides: Overrides, pass: number) => Promise<Profile>,
-  passes: number,
-  options: ModelOptions,
-  userOverrides: Overrides,
-  reject?: RejectChange,
-): Promise<PlannedRun> {
+export async function planInPasses(profile: (overrides: Overrides, pass: number) => Promise<Profile>, passes: number, options: ModelOptions, userOverrides: Overrides, reject?: RejectChange): Promise<PlannedRun> {
   const first = await profile(userOverrides, 1);
   const analysis = analyze(first, options);
   let last = first;

@@ -43,7 +43,7 @@ const RUNNER_FILES = [path.join(PLUMBER_ROOT, 'dist') + path.sep, path.join(PLUM
  * package, plumber-data or the runner: where the user's code called what threw.
  */
 function userFrame(e: unknown, file: string): string | undefined {
-  const stack = e instanceof Error ? e.stack ?? '' : '';
+  const stack = e instanceof Error ? (e.stack ?? '') : '';
   const library = libraryDir(file);
   for (const line of stack.split('\n').slice(1)) {
     // The path starts the frame's location: `node:internal/modules/cjs/loader:1464:18` holds a

@@ -45,14 +45,14 @@ describe('runner isolation', function () {
     assert.ok(pid !== undefined && !alive(pid));
   });
 
-  it('points a library error about the user\'s options at the user\'s line, not into plumber-data', async () => {
+  it("points a library error about the user's options at the user's line, not into plumber-data", async () => {
     const { profile } = await run('relative-module.ts');
     assert.equal(profile.error?.kind, 'load');
     assert.match(profile.error!.message, /module '\.\/relative-module\.ts' is a relative path/);
     assert.match(profile.error!.message, /\(at [^()]*relative-module\.ts:9:\d+\)\.$/);
   });
 
-  it('names the operator that refused its input at the user\'s line, and no frame inside plumber-data', async () => {
+  it("names the operator that refused its input at the user's line, and no frame inside plumber-data", async () => {
     const { profile } = await run('unbatch-typed.ts');
     assert.equal(profile.error?.kind, 'throw');
     assert.match(profile.error!.message, /The pipeline threw in unbatch at [^ ]*unbatch-typed\.ts:8:\d+ on element 0 of its input/);
@@ -122,7 +122,7 @@ describe('runner isolation', function () {
   });
 
   it('rejects a malformed override before starting anything', async () => {
-    const { profile, pid } = await run('ok.ts', { overrides: { 'line12': { parallelism: 2 } } });
+    const { profile, pid } = await run('ok.ts', { overrides: { line12: { parallelism: 2 } } });
     assert.equal(profile.error?.kind, 'override');
     assert.match(profile.error!.message, /not an operator id/);
     assert.equal(pid, undefined);

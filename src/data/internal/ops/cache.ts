@@ -64,7 +64,9 @@ const crc32: (data: Uint8Array, value?: number) => number = nativeCrc ?? crc32Js
  * every other value plumber-data crosses with) but turns a Batch into a plain object.
  */
 function batchPaths(x: unknown): Path[] | null {
-  const paths = crossingMarks(x)?.filter(([, kind]) => kind === 1).map(([path]) => path);
+  const paths = crossingMarks(x)
+    ?.filter(([, kind]) => kind === 1)
+    .map(([path]) => path);
   return paths !== undefined && paths.length > 0 ? paths : null;
 }
 
@@ -78,7 +80,10 @@ function decode(kind: number, body: Buffer): unknown {
   const v: unknown = deserialize(body);
   if (kind === 0) return v;
   const [root, paths] = v as [unknown, Path[]];
-  return restoreMarks(root, paths.map((path) => [path, 1]));
+  return restoreMarks(
+    root,
+    paths.map((path) => [path, 1]),
+  );
 }
 
 class MemoryCache<T> implements Chunks<T> {
@@ -538,9 +543,7 @@ class Lazy<T> implements Chunks<T> {
         await removeStaleTemps(this.path);
       }
       if (this.closed) return null;
-      this.inner = exists
-        ? new DiskReader<T>(this.path, this.node.counters, this.op)
-        : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters, this.op);
+      this.inner = exists ? new DiskReader<T>(this.path, this.node.counters, this.op) : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters, this.op);
     }
     return this.inner.next(hint);
   }
