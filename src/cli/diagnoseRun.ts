@@ -10,6 +10,7 @@ import { runProfile, type RunProfileOptions } from '../runner/spawn';
 import { DEFAULT_BUDGET_SECONDS } from '../engine/diagnose';
 import { diagnoseFile, type FileDiagnosis } from '../engine/diagnose';
 import type { GraphSource } from '../engine/locate';
+import { KNOB_RANGES } from '../shared/knobs';
 import { megabytesFlag, numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
@@ -49,7 +50,8 @@ export function modelOptionsOf(p: Parsed): ModelOptions {
   if (cores !== undefined) options.cores = cores;
   const budgetMB = megabytesFlag(p, 'memory-budget', { min: 0 });
   if (budgetMB !== undefined) options.memoryBudgetBytes = budgetMB * 2 ** 20;
-  const maxInFlight = numberFlag(p, 'max-in-flight', { min: 1, integer: true });
+  // A plan gives an operator at most this many calls in flight: no more than an override may set.
+  const maxInFlight = numberFlag(p, 'max-in-flight', { min: 1, max: KNOB_RANGES.parallelism.max, integer: true });
   if (maxInFlight !== undefined) options.maxConcurrency = maxInFlight;
   const targetRate = numberFlag(p, 'target-rate', { min: 0, exclusiveMin: true });
   if (targetRate !== undefined) options.targetRate = targetRate;

@@ -22,9 +22,7 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
     case 'placement':
       return change.to === 'main' ? `run ${label} on the main thread` : `run ${label} in worker threads`;
     case 'prefetch':
-      return change.existing
-        ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})`
-        : `insert prefetch(${change.size}) after ${label}`;
+      return change.existing ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})` : `insert prefetch(${change.size}) after ${label}`;
     case 'cache':
       return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;
   }

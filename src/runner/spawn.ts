@@ -278,7 +278,7 @@ function deathError(code: number | null, signal: NodeJS.Signals | null, stderr: 
 }
 
 /** Why `file` cannot be a pipeline module before anything starts: it is missing or a directory. */
-function fileProblem(file: string, cwd: string | undefined): ProfileError | undefined {
+export function fileProblem(file: string, cwd: string | undefined): ProfileError | undefined {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);

@@ -40,7 +40,10 @@ function splitArgs(inner: string): string[] {
 
 /** One argument as a person recognises it: as written when short, else its shape (`(x) => …`, `{ parallelism: 4, … }`, `[…]`). */
 function shortArg(arg: string): string {
-  const a = arg.replace(/\s+/g, ' ').replace(/\/\*.*?\*\//g, '').trim();
+  const a = arg
+    .replace(/\s+/g, ' ')
+    .replace(/\/\*.*?\*\//g, '')
+    .trim();
   if (a.length <= MAX_ARG) return a;
   const arrow = /^(async\s+)?(\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>/.exec(a);
   if (arrow) return `${arrow[0]} …`;

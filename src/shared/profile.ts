@@ -329,6 +329,4 @@ export interface TrainerInfo {
 
 /** Messages the runner streams on its IPC channel, in order: any number of `progress`, then one `profile`. */
 export type RunnerMessage =
-  | { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number }
-  | { type: 'profile'; profile: Profile }
-  | { type: 'pipelines'; file: string; pipelines: string[] };
+  { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number } | { type: 'profile'; profile: Profile } | { type: 'pipelines'; file: string; pipelines: string[] };

@@ -79,7 +79,9 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   const lockMs = Math.max(500, o.lockMs ?? 5000);
   const log = o.log ?? (() => undefined);
   const exports = await loadModule(o.module);
-  const fns = Object.entries(exports).filter(([, v]) => typeof v === 'function').map(([k]) => k);
+  const fns = Object.entries(exports)
+    .filter(([, v]) => typeof v === 'function')
+    .map(([k]) => k);
   const moduleName = basename(o.module.startsWith('file:') ? new URL(o.module).pathname : o.module);
   const id = `${hostname()}:${process.pid}`;
   const cores = availableParallelism();
@@ -91,7 +93,8 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   conn.on('error', () => undefined);
   // EVALSHA rather than EVAL per result: Redis need not receive and hash the script's text each time.
   conn.defineCommand('plumberPush', { numberOfKeys: 2, lua: PUSH });
-  const push = (run: string, buf: Buffer): Promise<unknown> => (conn as unknown as { plumberPush(k1: string, k2: string, v: Buffer, ttl: string): Promise<unknown> }).plumberPush(resultsKey(o.name, run), runKey(o.name, run), buf, String(60 * 60 * 1000));
+  const push = (run: string, buf: Buffer): Promise<unknown> =>
+    (conn as unknown as { plumberPush(k1: string, k2: string, v: Buffer, ttl: string): Promise<unknown> }).plumberPush(resultsKey(o.name, run), runKey(o.name, run), buf, String(60 * 60 * 1000));
   let served = 0;
   /** Runs whose consumer is gone (most recent last, at most 1000 kept). */
   const goneRuns = new Set<string>();
