@@ -37,6 +37,8 @@ export function bundles({ production = false } = {}) {
     // The worker thread that times a fn as a worker pool would run it (src/runner/moves/workerTimes.ts
     // starts it from beside the runner's bundle).
     { in: 'src/runner/moves/timerWorker.ts', out: 'dist/runner/timer.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
+    // The runner's watchdog thread, which ends the run when its parent dies (src/runner/child.ts starts it from beside the runner's bundle).
+    { in: 'src/runner/watchdog.ts', out: 'dist/runner/watchdog.js', external: [] },
     { in: 'src/cli/main.ts', out: 'dist/cli/main.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
     // The report webview runs in a browser.
     { in: 'media/report/main.ts', out: 'dist/media/report.js', browser: true },

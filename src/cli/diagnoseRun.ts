@@ -71,12 +71,16 @@ export function runBudgetFlags(p: Parsed): { seconds: number; maxElements?: numb
   };
 }
 
-/** How a run reports on a terminal: progress and waits on the reporter, the pipeline's own output on stderr. */
-export function terminalRunHooks(reporter: ProgressReporter, signal: AbortSignal): Pick<RunProfileOptions, 'signal' | 'onProgress' | 'onWaiting' | 'onOutput'> {
+/** How a run reports on a terminal: progress and waits on the reporter, the pipeline's own output and the run's warnings on stderr. */
+export function terminalRunHooks(reporter: ProgressReporter, signal: AbortSignal): Pick<RunProfileOptions, 'signal' | 'onProgress' | 'onWaiting' | 'onOutput' | 'onWarning'> {
   return {
     signal,
     onProgress: (m) => reporter.update(m),
     onWaiting: (pid) => reporter.waiting(pid),
+    onWarning: (text) => {
+      reporter.clear();
+      process.stderr.write(`plumber: ${text}\n`);
+    },
     onOutput: (_stream, text) => {
       // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
       reporter.clear();

@@ -7,7 +7,10 @@ import { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { RunnerMessage } from '../shared/profile';
+import { findRunnerBundle } from './bundles';
+import { recordChild } from './procs';
 import { EXIT_MARKER } from './request';
+import type { WatchdogData } from './watchdog';
 import { timerMs } from './timers';
 
 /** Sends a message to the parent; resolves once it is handed over (at once with no parent). */
@@ -67,42 +70,17 @@ export function trapExit(): void {
   }) as typeof process.exit;
 }
 
-/**
- * Watches the parent from a thread of its own. The runner's 'disconnect' handler cannot run while
- * the pipeline blocks the main thread, so a parent that dies (kill -9, a crash) would leave the
- * runner spinning forever, re-parented to init. This thread notices the parent is gone (the
- * runner's parent pid changes, or the parent no longer exists) and kills the runner's process
- * group and what the pipeline started in groups of its own.
- */
-const WATCHDOG = `
-const { workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const { ppid, pidFile, pollMs } = workerData;
-const kill = (pid) => { try { process.kill(pid, 'SIGKILL'); } catch {} };
-setInterval(() => {
-  let gone = process.ppid !== ppid;
-  if (!gone) {
-    try { process.kill(ppid, 0); } catch (e) { gone = e.code === 'ESRCH'; }
-  }
-  if (!gone) return;
-  if (pidFile) {
-    let text = '';
-    try { text = fs.readFileSync(pidFile, 'utf8'); } catch {}
-    for (const n of text.split('\\n').map(Number)) if (Number.isInteger(n) && n > 1) { kill(-n); kill(n); }
-  }
-  kill(-process.pid);
-  kill(process.pid);
-}, pollMs);
-`;
-
 /** How often the watchdog looks at the parent: a dead parent's runner ends within about this. */
 const WATCHDOG_POLL_MS = 250;
 
+/** Starts the watchdog thread (watchdog.ts), which ends the run when the parent dies. */
 export function startWatchdog(childPidFile: string | undefined): void {
-  if (!process.send) return;
+  const file = findRunnerBundle('watchdog.js');
+  if (!process.send || !file) return;
   try {
-    // No loader hooks in the watchdog: it is plain CommonJS, and starting tsx there costs time.
-    const worker = new Worker(WATCHDOG, { eval: true, execArgv: [], workerData: { ppid: process.ppid, pidFile: childPidFile, pollMs: WATCHDOG_POLL_MS }, resourceLimits: { maxOldGenerationSizeMb: 16 } });
+    const data: WatchdogData = { ppid: process.ppid, pidFile: childPidFile, pollMs: WATCHDOG_POLL_MS };
+    // No loader hooks in the watchdog: it is a plain CommonJS bundle, and starting tsx there costs time.
+    const worker = new Worker(file, { execArgv: [], workerData: data, resourceLimits: { maxOldGenerationSizeMb: 16 } });
     worker.unref();
     worker.on('error', () => undefined);
   } catch {
@@ -112,7 +90,8 @@ export function startWatchdog(childPidFile: string | undefined): void {
 
 /**
  * Records the processes the pipeline starts in a group of their own (`detached: true`), which a
- * kill of the runner's group does not reach: the parent and the watchdog end them from the file.
+ * kill of the runner's group does not reach, with their start times: the parent and the watchdog
+ * end them from the file even when the pipeline gave them an environment without the run's mark.
  * Every asynchronous way to start a process (spawn, fork, exec, execFile) goes through
  * ChildProcess.prototype.spawn, so one wrapper sees them all.
  */
@@ -124,9 +103,9 @@ export function trackDetachedChildren(childPidFile: string | undefined): void {
     const result = original.call(this, options);
     if (options?.detached && this.pid !== undefined) {
       try {
-        fs.appendFileSync(childPidFile, `${this.pid}\n`);
+        recordChild(childPidFile, this.pid);
       } catch {
-        // The temp directory is not writable: the process may outlive the run.
+        // The pid file is gone: the run is ending, and its end looks for the run's processes anyway.
       }
     }
     return result;

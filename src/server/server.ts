@@ -316,7 +316,7 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
             store: session.store,
             views: (uri) => session.views(uri),
             graphs: session.workspace,
-            run: (opts) => runProfile(opts),
+            run: (opts) => runProfile({ ...opts, onWarning: (text) => connection.console.warn(`Plumber: ${text}`) }),
             diagnose,
             progress: (message, percentage) => progress?.report(percentage ?? 0, message),
             signal: abort.signal,

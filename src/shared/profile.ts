@@ -129,6 +129,12 @@ export interface RunInfo {
   processCpuSeconds: number;
   /** Peak resident set size of the runner process, bytes. */
   peakRssBytes: number;
+  /**
+   * What a person should know about how the run went that is not a measurement: a process the
+   * pipeline started that left the run's process group and was ended with the run, one sentence
+   * each. Absent when there is nothing to say.
+   */
+  warnings?: string[];
 }
 
 /** One operator as it ran. Counters cover the measured window only. */
