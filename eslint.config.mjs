@@ -1,6 +1,6 @@
 // ESLint (flat config): the layer rules of ARCHITECTURE.md as import rules, the size bars, and
 // promises that nobody awaits. `npm run lint`; `npm test` runs it before mocha, so CI does too.
-// (Import cycles are found by test/unit/lint/cycles.test.ts, which reads REMAINING.cycles below.)
+// (Import cycles are found by test/unit/lint/cycles.test.ts.)
 //
 // Each folder gets ONE `@typescript-eslint/no-restricted-imports` entry that holds every rule that
 // applies to it: in a flat config a later block replaces a rule's options rather than adding to
@@ -8,24 +8,6 @@
 // Relative imports are matched as written, so each folder's rules are made once per depth below
 // src/ (`../engine` from src/cli/x.ts is `../../engine` from src/cli/sub/x.ts).
 import tseslint from 'typescript-eslint';
-
-/**
- * Known violations that other branches of issue 48 remove: warnings, not errors, until they merge.
- * The lead empties this list after merging; an entry left here is a rule broken on purpose.
- * `files`: a file and the rules it breaks for now; `cycles`: import cycles, each as its files.
- */
-export const REMAINING = {
-  files: [
-    { file: 'src/runner/stall.ts', rules: ['@typescript-eslint/no-restricted-imports'] }, // the model's words
-    { file: 'src/runner/tracer.ts', rules: ['@typescript-eslint/no-restricted-imports'] }, // src/data/internal
-    { file: 'src/runner/moves.ts', rules: ['@typescript-eslint/no-restricted-imports', 'max-lines'] }, // src/data/internal
-    { file: 'src/data/dataset.ts', rules: ['max-lines'] },
-    { file: 'src/runner/main.ts', rules: ['max-lines-per-function'] }, // main
-    { file: 'src/runner/measure.ts', rules: ['max-lines-per-function'] }, // measure
-  ],
-  cycles: [
-  ],
-};
 
 /** Only the client talks to VS Code: everything else must run in a plain Node process. */
 const VSCODE = { name: 'vscode', message: 'Only src/client imports vscode; the other layers run outside VS Code.' };
@@ -120,7 +102,4 @@ export default tseslint.config(
   ...layer('cli', { paths: [VSCODE, TS_MORPH], patterns: (depth) => [into(depth, ['server'], SURFACES)] }),
   // Benchmarks measure the engine as every surface calls it, from outside src/.
   restrict(['bench/**/*.ts'], { patterns: [{ regex: '^(\\.\\./)+src/(cli|server|client)(/|$)', message: BENCH }] }),
-
-  // Remaining (see REMAINING): each known violation a warning until its branch merges.
-  ...REMAINING.files.map(({ file, rules }) => ({ files: [file], rules: Object.fromEntries(rules.map((r) => [r, 'warn'])) })),
 );

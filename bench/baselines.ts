@@ -77,5 +77,9 @@ export function autoOverrides(profile: Profile): Overrides {
  */
 export function configKey(overrides: Overrides): string {
   const sorted = (o: object): object => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
-  return JSON.stringify(Object.entries(overrides).sort(([a], [b]) => a.localeCompare(b)).map(([id, o]) => [id, sorted(o)]));
+  return JSON.stringify(
+    Object.entries(overrides)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([id, o]) => [id, sorted(o)]),
+  );
 }

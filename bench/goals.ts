@@ -120,7 +120,12 @@ function summaryParts(lines: BenchLine[]): { rows: string[][]; notes: string[] }
   const rows = lines.map((l) => [named(l), String(l.load), ...lineGoals(l).map(mark)]);
   const notes: string[] = [];
   const groups = predictionGroups(lines);
-  for (const [name, group] of groups) notes.push(`${name}: ${predictionGoals(group).map((c) => `${c.goal}: ${mark(c)}`).join('; ')}`);
+  for (const [name, group] of groups)
+    notes.push(
+      `${name}: ${predictionGoals(group)
+        .map((c) => `${c.goal}: ${mark(c)}`)
+        .join('; ')}`,
+    );
   const all = allChecks(lines, groups);
   const missed = all.filter((c) => !c.met).length;
   notes.push(missed === 0 ? `every goal met (${all.length} checks)` : `${missed} of ${all.length} checks missed`);

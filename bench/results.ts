@@ -140,7 +140,15 @@ const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}�
 /** The comparison bench:e2e and bench:model make, one row per pipeline and load, with the goals' count. */
 export function benchLinesTable(lines: readonly BenchLine[]): string {
   const head = ['pipeline', 'load', 'as written', 'heuristic', 'nodeHeuristic', 'auto', 'plumber', 'oracle', 'predicted', 'verified', 'plumber ÷ as written', 'plumber ÷ oracle', 'profile s'];
-  const rows = lines.map((l) => [l.pipeline, String(l.load), ...[l.asWritten, l.heuristic, l.nodeHeuristic, l.auto, l.plumber, l.oracle, l.predicted].map(formatNumber), l.verified === null ? '–' : formatNumber(l.verified), ratio(l.plumber, l.asWritten), ratio(l.plumber, l.oracle), l.profileSeconds.toFixed(1)]);
+  const rows = lines.map((l) => [
+    l.pipeline,
+    String(l.load),
+    ...[l.asWritten, l.heuristic, l.nodeHeuristic, l.auto, l.plumber, l.oracle, l.predicted].map(formatNumber),
+    l.verified === null ? '–' : formatNumber(l.verified),
+    ratio(l.plumber, l.asWritten),
+    ratio(l.plumber, l.oracle),
+    l.profileSeconds.toFixed(1),
+  ]);
   const checks = allChecks([...lines]);
   const met = checks.filter((c) => c.met).length;
   const count = met === checks.length ? `Every goal met (${checks.length} checks).` : `${met} of ${checks.length} goal checks met.`;

@@ -34,6 +34,11 @@ export function bundles({ production = false } = {}) {
     // The runner must not bundle plumber-data: the user's pipeline brings its own copy,
     // and the two meet through global symbols (see src/shared/trace.ts).
     { in: 'src/runner/main.ts', out: 'dist/runner/main.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
+    // The worker thread that times a fn as a worker pool would run it (src/runner/moves/workerTimes.ts
+    // starts it from beside the runner's bundle).
+    { in: 'src/runner/moves/timerWorker.ts', out: 'dist/runner/timer.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
+    // The runner's watchdog thread, which ends the run when its parent dies (src/runner/child.ts starts it from beside the runner's bundle).
+    { in: 'src/runner/watchdog.ts', out: 'dist/runner/watchdog.js', external: [] },
     { in: 'src/cli/main.ts', out: 'dist/cli/main.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
     // The report webview runs in a browser.
     { in: 'media/report/main.ts', out: 'dist/media/report.js', browser: true },

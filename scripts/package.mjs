@@ -72,7 +72,10 @@ function esbuildBinary(platform) {
   if (!existsSync(join(dir, 'package.json'))) {
     const tarballs = join(ROOT, '.cache', 'esbuild');
     mkdirSync(dir, { recursive: true });
-    const file = execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', tarballs, '--silent'], { cwd: tarballs, encoding: 'utf8' }).trim().split('\n').pop();
+    const file = execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', tarballs, '--silent'], { cwd: tarballs, encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop();
     execFileSync('tar', ['-xzf', join(tarballs, file), '-C', dir, '--strip-components=1']);
     rmSync(join(tarballs, file));
   }

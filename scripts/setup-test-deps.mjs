@@ -136,7 +136,12 @@ function main(argv) {
   const canInstall = !checkOnly && root && which('apt-get', env.PATH) !== undefined;
   const stop = (list, reason) => {
     console.error(`\nThe tests need system packages that are missing${reason}:\n${describe(list)}\n`);
-    console.error(`Install them, then run the tests again:\n\n  ${installCommand(list.map((r) => r.pkg), { root })}\n`);
+    console.error(
+      `Install them, then run the tests again:\n\n  ${installCommand(
+        list.map((r) => r.pkg),
+        { root },
+      )}\n`,
+    );
     return 1;
   };
   if (!canInstall) {

@@ -120,7 +120,10 @@ async function main(): Promise<void> {
       ...(from2 !== undefined ? { predictedFrom2: Math.round(from2), predictionErrorFrom2: Number((from2 / r.rate - 1).toFixed(3)) } : {}),
     };
     lines.push(line);
-    emit(line, `cluster: ${k} worker(s) × ${CONCURRENCY}: ${r.rate.toFixed(0)} el/s (${line.scaling} × K × rate with 1; goal ≥ 0.85), model from 1 worker predicts ${predicted.toFixed(0)} el/s (${(line.predictionError * 100).toFixed(1)}%)${from2 !== undefined ? `, from 2 ${from2.toFixed(0)} el/s (${((from2 / r.rate - 1) * 100).toFixed(1)}%)` : ''}`);
+    emit(
+      line,
+      `cluster: ${k} worker(s) × ${CONCURRENCY}: ${r.rate.toFixed(0)} el/s (${line.scaling} × K × rate with 1; goal ≥ 0.85), model from 1 worker predicts ${predicted.toFixed(0)} el/s (${(line.predictionError * 100).toFixed(1)}%)${from2 !== undefined ? `, from 2 ${from2.toFixed(0)} el/s (${((from2 / r.rate - 1) * 100).toFixed(1)}%)` : ''}`,
+    );
   }
 
   // Overhead: the same fn at the same parallelism, locally and on 4 workers (16 slots).
@@ -131,9 +134,19 @@ async function main(): Promise<void> {
   await range(n).map(awaitTwenty, { parallelism: p }).toArray();
   const local = (performance.now() - t0) / n;
   const remote = 1000 / (await run(url, 'bench', n, p)).rate;
-  const overhead = { bench: 'cluster-overhead', msPerElement: Number((remote - local).toFixed(3)), addedLatencyMsPerCall: Number(((remote - local) * p).toFixed(2)), localMsPerElement: Number(local.toFixed(3)), clusterMsPerElement: Number(remote.toFixed(3)), parallelism: p };
+  const overhead = {
+    bench: 'cluster-overhead',
+    msPerElement: Number((remote - local).toFixed(3)),
+    addedLatencyMsPerCall: Number(((remote - local) * p).toFixed(2)),
+    localMsPerElement: Number(local.toFixed(3)),
+    clusterMsPerElement: Number(remote.toFixed(3)),
+    parallelism: p,
+  };
   lines.push(overhead);
-  emit(overhead, `cluster-overhead: ${overhead.msPerElement} ms per element (local ${overhead.localMsPerElement}, cluster ${overhead.clusterMsPerElement}; ${overhead.addedLatencyMsPerCall} ms added per call at parallelism ${p}; goal ≤ 1 ms)`);
+  emit(
+    overhead,
+    `cluster-overhead: ${overhead.msPerElement} ms per element (local ${overhead.localMsPerElement}, cluster ${overhead.clusterMsPerElement}; ${overhead.addedLatencyMsPerCall} ms added per call at parallelism ${p}; goal ≤ 1 ms)`,
+  );
 
   // Fault: kill a worker every second (and start another), over 2,000 elements. Two workers, so
   // the run lasts long enough for several kills, and each kill takes half the slots.
@@ -172,7 +185,10 @@ async function main(): Promise<void> {
   for (const w of workers) await stop(w);
   endAll();
   writeResults('bench:cluster', groupedRowsTables(lines));
-  const load = os.loadavg().map((x) => x.toFixed(2)).join(', ');
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ');
   if (!json) console.log(`load average: ${load}`);
   else console.log(JSON.stringify({ bench: 'cluster-load', loadAverage: os.loadavg() }));
 }

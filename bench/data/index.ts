@@ -69,7 +69,19 @@ async function b2(): Promise<void> {
     }
     const best = runs.reduce((a, b) => (a.elementsPerSec >= b.elementsPerSec ? a : b));
     rates.push(best.elementsPerSec);
-    emit({ bench: 'worker-map', parallelism: p, elementsPerSec: best.elementsPerSec, vsMain: best.vsMain, vsMainAll: runs.map((r) => r.vsMain.toFixed(2)).join(' '), totalElementsPerSec: best.totalElementsPerSec, firstResultMs: best.firstResultMs, processCpuCores: best.processCpuCores }, json);
+    emit(
+      {
+        bench: 'worker-map',
+        parallelism: p,
+        elementsPerSec: best.elementsPerSec,
+        vsMain: best.vsMain,
+        vsMainAll: runs.map((r) => r.vsMain.toFixed(2)).join(' '),
+        totalElementsPerSec: best.totalElementsPerSec,
+        firstResultMs: best.firstResultMs,
+        processCpuCores: best.processCpuCores,
+      },
+      json,
+    );
   }
   emit({ bench: 'worker-map', case: 'speedup-2-vs-1', ratio: rates[1] / rates[0] }, json);
   emit({ bench: 'worker-map', case: 'bare-threads-2-vs-1', ratio: await bareThreadsSpeedup() }, json);
@@ -77,7 +89,21 @@ async function b2(): Promise<void> {
   const small = [];
   for (let i = 0; i < (quick ? 1 : 3); i++) small.push(await workerMapSmall(2));
   const s = small.reduce((a, b) => (a.elementsPerSec / a.mainElementsPerSec >= b.elementsPerSec / b.mainElementsPerSec ? a : b));
-  emit({ bench: 'worker-map-small', parallelism: 2, elementsPerSec: s.elementsPerSec, mainElementsPerSec: s.mainElementsPerSec, ratio: s.elementsPerSec / s.mainElementsPerSec, ratios: small.map((r) => (r.elementsPerSec / r.mainElementsPerSec).toFixed(2)).join(' '), elementsPerTask: s.elementsPerTask, firstResultMs: s.firstResultMs, cpuVsMain: s.cpuVsMain, mainThreadShare: s.mainThreadShare }, json);
+  emit(
+    {
+      bench: 'worker-map-small',
+      parallelism: 2,
+      elementsPerSec: s.elementsPerSec,
+      mainElementsPerSec: s.mainElementsPerSec,
+      ratio: s.elementsPerSec / s.mainElementsPerSec,
+      ratios: small.map((r) => (r.elementsPerSec / r.mainElementsPerSec).toFixed(2)).join(' '),
+      elementsPerTask: s.elementsPerTask,
+      firstResultMs: s.firstResultMs,
+      cpuVsMain: s.cpuVsMain,
+      mainThreadShare: s.mainThreadShare,
+    },
+    json,
+  );
 }
 
 async function b3(): Promise<void> {

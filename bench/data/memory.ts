@@ -42,12 +42,7 @@ export type MemoryCase = 'prefetch-16' | 'prefetch-1024' | 'asyncMap-p16' | 'asy
 /** Streams the elements through the case's pipeline, sampling memory every 4096 elements. */
 export async function memoryCase(name: MemoryCase): Promise<MemoryResult> {
   const src = from(kilobytes);
-  const ds =
-    name === 'prefetch-16'
-      ? src.prefetch(16)
-      : name === 'prefetch-1024'
-        ? src.prefetch(1024)
-        : src.map(async (a) => a, { parallelism: name === 'asyncMap-p16' ? 16 : 256 }).prefetch(4);
+  const ds = name === 'prefetch-16' ? src.prefetch(16) : name === 'prefetch-1024' ? src.prefetch(1024) : src.map(async (a) => a, { parallelism: name === 'asyncMap-p16' ? 16 : 256 }).prefetch(4);
   gc();
   const base = used();
   let live = 0;

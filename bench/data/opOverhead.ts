@@ -34,11 +34,28 @@ const CASES: Case[] = [
   { op: 'ignoreErrors', with: () => plain().ignoreErrors(), without: plain },
   { op: 'window', with: () => plain().window(32), without: plain },
   { op: 'rebatch', with: () => plain().batch(64).rebatch(32), without: () => plain().batch(64) },
-  { op: 'groupByWindow', with: () => plain().groupByWindow((x) => x & 3, (_k, w) => w, { windowSize: 32 }), without: plain },
+  {
+    op: 'groupByWindow',
+    with: () =>
+      plain().groupByWindow(
+        (x) => x & 3,
+        (_k, w) => w,
+        { windowSize: 32 },
+      ),
+    without: plain,
+  },
   { op: 'paddedBatch', with: () => plainSeqs().paddedBatch(32), without: plainSeqs },
   { op: 'bucketBySequenceLength', with: () => plainSeqs().bucketBySequenceLength((s) => s.length, [4], [32, 32]), without: plainSeqs },
   { op: 'sampleFromDatasets', with: () => sampleFromDatasets([from(half).map((x) => x + 1), from(half).map((x) => x + 1)], { seed: 1 }), without: plain },
-  { op: 'chooseFromDatasets', with: () => chooseFromDatasets([from(half).map((x) => x + 1), from(half).map((x) => x + 1)], range(N).map((i) => i & 1)), without: plain },
+  {
+    op: 'chooseFromDatasets',
+    with: () =>
+      chooseFromDatasets(
+        [from(half).map((x) => x + 1), from(half).map((x) => x + 1)],
+        range(N).map((i) => i & 1),
+      ),
+    without: plain,
+  },
 ];
 
 /** Milliseconds one pass takes, drained in bulk. */

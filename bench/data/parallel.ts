@@ -146,7 +146,11 @@ export async function workerMapSmall(parallelism: number, n = 20_000): Promise<S
   return {
     cpuVsMain: (cpu.user + cpu.system) / 1e6 / (n - 1) / mainCpuPerElement,
     mainThreadShare: thread / (n - 1) / mainCpuPerElement,
-    mainElementsPerSec, elementsPerSec: ((n - 1) * 1000) / (end - first), firstResultMs: first - t0, elementsPerTask: n / tracer.workerOps.reduce((a, c) => a + c.workerTasks, 0) };
+    mainElementsPerSec,
+    elementsPerSec: ((n - 1) * 1000) / (end - first),
+    firstResultMs: first - t0,
+    elementsPerTask: n / tracer.workerOps.reduce((a, c) => a + c.workerTasks, 0),
+  };
 }
 
 /** B3: elements per second of an async map whose fn awaits 10 ms. */

@@ -199,7 +199,9 @@ async function benchOne(name: string, load: number, args: Args, signal: AbortSig
   const profile = advice.first;
   const failed = problemOf(profile, `${name} as written`) ?? (advice.error && `${name}: Plumber's engine failed: ${advice.error}`);
   if (failed) throw new RunFailed(failed);
-  log(`${name} (load ${load}): kept: ${advice.changes.join('; ') || 'no change'} (predicted ${advice.predicted.toFixed(2)}/s${advice.verified !== undefined ? `, verified ${advice.verified.toFixed(2)}/s` : ''}; ${advice.profileSeconds.toFixed(1)} s, of which reading the source ${advice.sourceSeconds.toFixed(1)} s)${advice.summary ? `: ${advice.summary}` : ''}`);
+  log(
+    `${name} (load ${load}): kept: ${advice.changes.join('; ') || 'no change'} (predicted ${advice.predicted.toFixed(2)}/s${advice.verified !== undefined ? `, verified ${advice.verified.toFixed(2)}/s` : ''}; ${advice.profileSeconds.toFixed(1)} s, of which reading the source ${advice.sourceSeconds.toFixed(1)} s)${advice.summary ? `: ${advice.summary}` : ''}`,
+  );
 
   const moduleOf = await modulesOf(name);
   const filledProfile = args.smoke ? undefined : fillGaps(profile, moduleOf, FILE_COUNTS[name]);
@@ -253,7 +255,11 @@ async function benchOne(name: string, load: number, args: Args, signal: AbortSig
   // slows one run of several configurations instead of every run of one; the best run counts.
   for (let round = 0; round < args.repeat; round++) {
     for (const [k, g] of toRun) {
-      const rate = await measureOnce(g.what.join(' = '), g.overrides, g.keys.some((key) => mustRun.has(key)));
+      const rate = await measureOnce(
+        g.what.join(' = '),
+        g.overrides,
+        g.keys.some((key) => mustRun.has(key)),
+      );
       measured.set(k, Math.max(measured.get(k) ?? 0, rate));
     }
   }
@@ -261,9 +267,7 @@ async function benchOne(name: string, load: number, args: Args, signal: AbortSig
   const rate = (key: string): number => rates.get(key) ?? 0;
   const best: [string, number] = chosen ? [chosen.name, rate('oracle')] : ['as written', rate('asWritten')];
   const gapsFilled: E2eDetail['gapsFilled'] =
-    filledProfile && filledPlan
-      ? { plumber: rate('filled'), predicted: filledPlan.predictedRate, planChanges: filledPlan.changes.map((c) => changeTitle(c, filledProfile)) }
-      : undefined;
+    filledProfile && filledPlan ? { plumber: rate('filled'), predicted: filledPlan.predictedRate, planChanges: filledPlan.changes.map((c) => changeTitle(c, filledProfile)) } : undefined;
   return {
     result: {
       bench: 'e2e',
@@ -333,7 +337,11 @@ async function main(): Promise<void> {
   writeFileSync(join(out, 'results.json'), JSON.stringify({ results, details: Object.fromEntries(details), failures }, null, 2));
   if (results.length) writeFileSync(join(out, 'chart.svg'), svgChart(results));
   log(`\nwrote ${out}/results.md, results.json and chart.svg`);
-  writeBenchLines('bench:e2e', results, loadNotes.map((n) => `${n} (1, 5, 15 min)`));
+  writeBenchLines(
+    'bench:e2e',
+    results,
+    loadNotes.map((n) => `${n} (1, 5, 15 min)`),
+  );
   if (failures.length) process.exitCode = 1;
 }
 

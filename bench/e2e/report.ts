@@ -37,7 +37,22 @@ function ratio(a: number, b: number): string {
   return b > 0 ? `${(a / b).toFixed(2)}×` : '–';
 }
 
-const HEAD = ['pipeline', 'load', 'as written', 'heuristic', 'nodeHeuristic', 'auto', 'plumber', 'oracle', 'predicted', 'verified', 'plumber/oracle', 'plumber/nodeHeuristic', '|pred−plumber|/plumber', 'profile+plan+verify s'];
+const HEAD = [
+  'pipeline',
+  'load',
+  'as written',
+  'heuristic',
+  'nodeHeuristic',
+  'auto',
+  'plumber',
+  'oracle',
+  'predicted',
+  'verified',
+  'plumber/oracle',
+  'plumber/nodeHeuristic',
+  '|pred−plumber|/plumber',
+  'profile+plan+verify s',
+];
 
 function row(r: E2eResult): string[] {
   return [
@@ -76,7 +91,9 @@ export function markdownTable(results: E2eResult[], details: Map<string, E2eDeta
     lines.push(`### ${r.pipeline} at load ${r.load}`, '', `- kept by Plumber: ${d.planChanges.length ? d.planChanges.join('; ') : 'no change'}${d.verification ? ` (${d.verification})` : ''}`);
     if (d.gapsFilled) {
       const g = d.gapsFilled;
-      lines.push(`- plan once fnModule and the file count are known: ${g.planChanges.join('; ') || 'no change'} → measured ${fmt(g.plumber)}, predicted ${fmt(g.predicted)} (${ratio(g.plumber, r.oracle)} of the oracle, ${ratio(g.plumber, r.heuristic)} of the heuristic)`);
+      lines.push(
+        `- plan once fnModule and the file count are known: ${g.planChanges.join('; ') || 'no change'} → measured ${fmt(g.plumber)}, predicted ${fmt(g.predicted)} (${ratio(g.plumber, r.oracle)} of the oracle, ${ratio(g.plumber, r.heuristic)} of the heuristic)`,
+      );
     }
     lines.push(`- oracle's configuration: ${d.oracleConfig}, the fastest of the grid in one run each (then measured in the round-robin like the others):`);
     for (const [name, rate] of Object.entries(d.grid)) lines.push(`  - ${name}: ${fmt(rate)}`);
@@ -137,10 +154,15 @@ export function svgChart(results: E2eResult[]): string {
       // No bar when as written measured nothing: there is no speed-up to draw.
       if (!Number.isFinite(v)) return;
       const yy = y(v);
-      parts.push(`<rect x="${x0 + j * BAR}" y="${yy}" width="${BAR - 4}" height="${bottom - yy}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`);
+      parts.push(
+        `<rect x="${x0 + j * BAR}" y="${yy}" width="${BAR - 4}" height="${bottom - yy}" fill="${s.color}"><title>${escapeXml(`${r.pipeline} ${s.label}: ${fmt(r[s.key] as number)}/s (${v.toFixed(2)}×)`)}</title></rect>`,
+      );
     });
     const yp = y(r.predicted / r.asWritten);
-    if (Number.isFinite(yp)) parts.push(`<line x1="${x0 + plumberAt * BAR - 4}" x2="${x0 + (plumberAt + 1) * BAR}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`);
+    if (Number.isFinite(yp))
+      parts.push(
+        `<line x1="${x0 + plumberAt * BAR - 4}" x2="${x0 + (plumberAt + 1) * BAR}" y1="${yp}" y2="${yp}" stroke="#e63946" stroke-width="3"><title>${escapeXml(`${r.pipeline} predicted: ${fmt(r.predicted)}/s`)}</title></line>`,
+      );
     const label = manyLoads ? `${r.pipeline} (load ${r.load})` : r.pipeline;
     parts.push(`<text x="${x0 + (SERIES.length * BAR) / 2}" y="${bottom + 18}" text-anchor="middle">${escapeXml(label)}</text>`);
   });

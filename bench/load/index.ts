@@ -26,7 +26,9 @@ export function parseLoads(value: string | undefined): number[] {
 
 /** The machine's 1-, 5- and 15-minute load averages, as printed at the start and end of a run. */
 export function loadAverageText(): string {
-  return loadavg().map((x) => x.toFixed(2)).join(' ');
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 }
 
 /** Starts the burner with `threads` threads; resolves once every thread is spinning. */

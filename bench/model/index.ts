@@ -141,7 +141,15 @@ async function benchOne(name: string, load: number, signal: AbortSignal): Promis
       verified: advice.verified === undefined ? null : round(advice.verified),
       profileSeconds: round(advice.profileSeconds),
     },
-    detail: { planChanges: advice.changes, sourceSeconds: advice.sourceSeconds, verification: advice.summary, planOverrides: advice.overrides, oracleOverrides: oracle.overrides, oracleChosenAt: chosen?.rate ?? 0, gridSize: grid.length },
+    detail: {
+      planChanges: advice.changes,
+      sourceSeconds: advice.sourceSeconds,
+      verification: advice.summary,
+      planOverrides: advice.overrides,
+      oracleOverrides: oracle.overrides,
+      oracleChosenAt: chosen?.rate ?? 0,
+      gridSize: grid.length,
+    },
   };
 }
 

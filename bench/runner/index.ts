@@ -126,7 +126,9 @@ async function main(): Promise<void> {
     });
   }
   log(`load average at end ${loadAverageText()}`);
-  process.stdout.write(`\nTraced (the runner) against untraced (a plain for await), root elements/s, best of ${args.repeat}; goal: traced ≥ ${GOAL_RATIO} × untraced, or the runner adds at most ${GOAL_MICROS} µs per element:\n`);
+  process.stdout.write(
+    `\nTraced (the runner) against untraced (a plain for await), root elements/s, best of ${args.repeat}; goal: traced ≥ ${GOAL_RATIO} × untraced, or the runner adds at most ${GOAL_MICROS} µs per element:\n`,
+  );
   process.stdout.write(`pipeline load   untraced     traced   ratio  added per element  untr. MB  traced MB\n${rows.join('\n')}\n`);
 }
 

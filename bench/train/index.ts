@@ -148,7 +148,7 @@ function workersOf(p: Profile, overrides: Overrides): number {
     const o = overrides[op.id];
     const placement = o?.placement ?? op.placement;
     if (placement !== 'worker') continue;
-    n += typeof o?.parallelism === 'number' ? o.parallelism : op.knobs.resolvedParallelism ?? 1;
+    n += typeof o?.parallelism === 'number' ? o.parallelism : (op.knobs.resolvedParallelism ?? 1);
   }
   return n;
 }
@@ -207,11 +207,21 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
-  say(`bench:train ${args.quick ? '(quick) ' : ''}load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`, args);
+  say(
+    `bench:train ${args.quick ? '(quick) ' : ''}load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+    args,
+  );
   let ok = true;
   if (args.only !== 'e2e') ok = (await truth(args)) && ok;
   if (args.only !== 'truth') ok = (await e2e(args)) && ok;
-  say(`load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`, args);
+  say(
+    `load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+    args,
+  );
   writeResults('bench:train', groupedRowsTables(out.map((l) => JSON.parse(l) as Record<string, unknown>)));
   process.exitCode = ok ? 0 : 1;
 }

@@ -73,7 +73,10 @@ function drawGraph(report: ReportResult): SVGElement {
   const columns: GraphNode[][] = [];
   for (const n of nodes) (columns[layer.get(n.id)!] ??= []).push(n);
   // Top to bottom, source first: a report panel beside the editor is narrow and tall.
-  const W = 190, H = 44, GX = 16, GY = 26;
+  const W = 190,
+    H = 44,
+    GX = 16,
+    GY = 26;
   const pos = new Map<string, { x: number; y: number }>();
   columns.forEach((layerOps, li) => layerOps.forEach((n, i) => pos.set(n.id, { x: 10 + i * (W + GX), y: 10 + li * (H + GY) })));
   const width = 20 + Math.max(1, ...columns.map((c) => c.length)) * (W + GX) - GX;
@@ -83,7 +86,8 @@ function drawGraph(report: ReportResult): SVGElement {
   const g = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'Operator graph' });
   for (const n of nodes) {
     for (const input of n.inputs) {
-      const a = pos.get(input), b = pos.get(n.id);
+      const a = pos.get(input),
+        b = pos.get(n.id);
       if (!a || !b) continue;
       const onPath = critical.has(input) && critical.has(n.id);
       g.append(svg('path', { class: `edge${onPath ? ' critical' : ''}`, d: `M${a.x + W / 2},${a.y + H} C${a.x + W / 2},${a.y + H + GY / 2} ${b.x + W / 2},${b.y - GY / 2} ${b.x + W / 2},${b.y}` }));
@@ -133,7 +137,14 @@ function drawBars(report: ReportResult): HTMLElement {
     }
     grid.append(el('span', {}, labels.get(o.opId) ?? o.opId), bar, el('span', { class: 'muted' }, `${rate(rootRate)} / ${Number.isFinite(o.bound) ? rate(o.bound) : '∞'}`));
   }
-  const legend = el('div', { class: 'legend' }, el('span', {}, el('i', { class: 'm' }), `measured (pipeline ${unit}/s)`), el('span', {}, el('i', { class: 'b' }), 'bound (model)'), el('span', {}, el('i', { class: 'p' }), 'predicted with fixes'), el('span', {}, 'log scale'));
+  const legend = el(
+    'div',
+    { class: 'legend' },
+    el('span', {}, el('i', { class: 'm' }), `measured (pipeline ${unit}/s)`),
+    el('span', {}, el('i', { class: 'b' }), 'bound (model)'),
+    el('span', {}, el('i', { class: 'p' }), 'predicted with fixes'),
+    el('span', {}, 'log scale'),
+  );
   return el('div', {}, legend, grid);
 }
 
@@ -214,7 +225,11 @@ function render(report: ReportResult): void {
   parts.push(el('p', {}, profileBtn, ...(offersFixes && !p.stale ? [fixBtn] : [])));
   // Before/after first: after a fix, the question is whether it helped.
   parts.push(el('h2', {}, 'History'), drawHistory(report));
-  parts.push(el('h2', {}, 'Operator graph'), el('p', { class: 'muted' }, 'The critical path is outlined in orange, the bottleneck in red. Click an operator to go to its line.'), el('div', { class: 'graph' }, drawGraph(report) as unknown as Node));
+  parts.push(
+    el('h2', {}, 'Operator graph'),
+    el('p', { class: 'muted' }, 'The critical path is outlined in orange, the bottleneck in red. Click an operator to go to its line.'),
+    el('div', { class: 'graph' }, drawGraph(report) as unknown as Node),
+  );
   if (report.analysis) parts.push(el('h2', {}, 'Rates against the bound'), drawBars(report));
   if (report.plan?.changes.length && offersFixes) {
     const list = el('ul', {});

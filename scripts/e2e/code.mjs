@@ -12,8 +12,10 @@ for (const arg of process.argv.slice(2)) {
   const m = /^--([^=]+)=(.*)$/.exec(arg);
   if (m && m[1] === 'extensionDevelopmentPath') opts.extensionDevelopmentPath = resolve(m[2]);
   else if (m && m[1] === 'extensionTestsPath') opts.extensionTestsPath = resolve(m[2]);
-  else if (arg === '--trust') opts.trust = true; // keep Workspace Trust on: the folder opens untrusted
-  else if (arg.startsWith('--')) continue; // flags real VS Code takes (--disable-extensions, …) do not apply here
+  else if (arg === '--trust')
+    opts.trust = true; // keep Workspace Trust on: the folder opens untrusted
+  else if (arg.startsWith('--'))
+    continue; // flags real VS Code takes (--disable-extensions, …) do not apply here
   else rest.push(arg);
 }
 if (!opts.extensionDevelopmentPath || !opts.extensionTestsPath || rest.length === 0) {

@@ -21,7 +21,7 @@ export async function runSuite({ folder, extensionTestsPath, trust = false, desk
   try {
     await runTests({
       vscodeExecutablePath: desktop ? undefined : CODE_LAUNCHER,
-      version: desktop ? process.env.PLUMBER_E2E_VSCODE_VERSION ?? 'stable' : undefined,
+      version: desktop ? (process.env.PLUMBER_E2E_VSCODE_VERSION ?? 'stable') : undefined,
       extensionDevelopmentPath: ROOT,
       extensionTestsPath,
       // The folder comes last on the command line: code.mjs takes its last plain argument.

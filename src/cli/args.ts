@@ -37,7 +37,8 @@ export function parseArgs(argv: string[], specs: Record<string, FlagSpec>, comma
     const eq = arg.indexOf('=');
     const name = (eq >= 0 ? arg.slice(0, eq) : arg).replace(/^--?/, '');
     const key = name === 'h' ? 'help' : name;
-    const spec = specs[key];
+    // Own properties only: `--constructor` must not find Object.prototype's.
+    const spec = Object.hasOwn(specs, key) ? specs[key] : undefined;
     if (!spec) throw new UsageError(`Unknown option ${arg.slice(0, eq >= 0 ? eq : undefined)} for \`plumber ${command}\`. Run \`plumber ${command} --help\` for its options.`);
     let value = 'true';
     if (spec.value) {
@@ -55,16 +56,26 @@ export function parseArgs(argv: string[], specs: Record<string, FlagSpec>, comma
   return { positionals, flags };
 }
 
+/**
+ * A number as the command line takes it: decimal digits with an optional sign and fraction (`2`,
+ * `0.5`, `.5`). Hexadecimal, binary, octal and exponents (`0x10`, `1e3`), which Number() reads,
+ * are refused: a person who typed them more likely made a mistake than meant 16 or 1000.
+ */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+
 /** A flag's value as a number within limits, or undefined when absent. */
 export function numberFlag(p: Parsed, name: string, o: { min: number; max?: number; integer?: boolean; exclusiveMin?: boolean }): number | undefined {
   const raw = p.flags.get(name)?.[0];
   if (raw === undefined) return undefined;
-  const n = Number(raw);
-  const ok = raw.trim() !== '' && Number.isFinite(n) && (o.exclusiveMin ? n > o.min : n >= o.min) && (o.max === undefined || n <= o.max) && (!o.integer || Number.isInteger(n));
+  // A whole number past 2^53 is no longer the number typed.
+  const max = o.max ?? (o.integer ? Number.MAX_SAFE_INTEGER : undefined);
+  const n = DECIMAL.test(raw) ? Number(raw) : NaN;
+  const ok = Number.isFinite(n) && (o.exclusiveMin ? n > o.min : n >= o.min) && (max === undefined || n <= max) && (!o.integer || Number.isInteger(n));
   if (!ok) {
     const what = o.integer ? 'a whole number' : 'a number';
-    const range = o.max === undefined ? `${o.exclusiveMin ? 'above' : 'of at least'} ${o.min}` : `${o.exclusiveMin ? 'above' : 'from'} ${o.min} ${o.exclusiveMin ? 'and at most' : 'to'} ${o.max}`;
-    throw new UsageError(`--${name} must be ${what} ${range}, got "${raw}".`);
+    const range = max === undefined ? `${o.exclusiveMin ? 'above' : 'of at least'} ${o.min}` : `${o.exclusiveMin ? 'above' : 'from'} ${o.min} ${o.exclusiveMin ? 'and at most' : 'to'} ${max}`;
+    const form = Number.isNaN(n) && raw.trim() !== '' && Number.isFinite(Number(raw)) ? ` (write it in decimal digits, like ${o.integer ? '4' : '2 or 0.5'}: not in hexadecimal, binary, octal or with an exponent)` : '';
+    throw new UsageError(`--${name} must be ${what} ${range}, got "${raw}"${form}.`);
   }
   return n;
 }
@@ -81,7 +92,8 @@ export function megabytesFlag(p: Parsed, name: string, o: { min: number; integer
   const raw = p.flags.get(name)?.[0];
   if (raw === undefined) return undefined;
   const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]*)\s*$/i.exec(raw);
-  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  const unitName = m ? m[2]!.toLowerCase() : '';
+  const unit = m && Object.hasOwn(SIZE_UNITS, unitName) ? SIZE_UNITS[unitName] : undefined;
   const mb = m && unit !== undefined ? Number(m[1]) * unit : NaN;
   const n = o.integer ? Math.ceil(mb) : mb;
   if (!(Number.isFinite(n) && n >= o.min)) {

@@ -10,6 +10,7 @@ import { runProfile, type RunProfileOptions } from '../runner/spawn';
 import { DEFAULT_BUDGET_SECONDS } from '../engine/diagnose';
 import { diagnoseFile, type FileDiagnosis } from '../engine/diagnose';
 import type { GraphSource } from '../engine/locate';
+import { KNOB_RANGES } from '../shared/knobs';
 import { megabytesFlag, numberFlag, timeFlags, type FlagSpec, type Parsed } from './args';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
@@ -49,7 +50,8 @@ export function modelOptionsOf(p: Parsed): ModelOptions {
   if (cores !== undefined) options.cores = cores;
   const budgetMB = megabytesFlag(p, 'memory-budget', { min: 0 });
   if (budgetMB !== undefined) options.memoryBudgetBytes = budgetMB * 2 ** 20;
-  const maxInFlight = numberFlag(p, 'max-in-flight', { min: 1, integer: true });
+  // A plan gives an operator at most this many calls in flight: no more than an override may set.
+  const maxInFlight = numberFlag(p, 'max-in-flight', { min: 1, max: KNOB_RANGES.parallelism.max, integer: true });
   if (maxInFlight !== undefined) options.maxConcurrency = maxInFlight;
   const targetRate = numberFlag(p, 'target-rate', { min: 0, exclusiveMin: true });
   if (targetRate !== undefined) options.targetRate = targetRate;
@@ -69,12 +71,16 @@ export function runBudgetFlags(p: Parsed): { seconds: number; maxElements?: numb
   };
 }
 
-/** How a run reports on a terminal: progress and waits on the reporter, the pipeline's own output on stderr. */
-export function terminalRunHooks(reporter: ProgressReporter, signal: AbortSignal): Pick<RunProfileOptions, 'signal' | 'onProgress' | 'onWaiting' | 'onOutput'> {
+/** How a run reports on a terminal: progress and waits on the reporter, the pipeline's own output and the run's warnings on stderr. */
+export function terminalRunHooks(reporter: ProgressReporter, signal: AbortSignal): Pick<RunProfileOptions, 'signal' | 'onProgress' | 'onWaiting' | 'onOutput' | 'onWarning'> {
   return {
     signal,
     onProgress: (m) => reporter.update(m),
     onWaiting: (pid) => reporter.waiting(pid),
+    onWarning: (text) => {
+      reporter.clear();
+      process.stderr.write(`plumber: ${text}\n`);
+    },
     onOutput: (_stream, text) => {
       // The pipeline's own output goes to stderr so that --json keeps stdout parseable.
       reporter.clear();

@@ -23,6 +23,7 @@ import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
 import { sourceRandomOps } from '../engine/diagnose';
 import { offeredChanges } from '../engine/offer';
+import { fileProblem } from '../runner/spawn';
 import { UsageError, parseArgs } from './args';
 import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
 import { HELP } from './help';
@@ -43,11 +44,34 @@ function readProfile(file: string): Profile {
   return p as Profile;
 }
 
-/** Write a file via a temporary sibling and a rename, so a crash never leaves it half-written. */
-function writeAtomically(file: string, text: string): void {
+/**
+ * Write a file via a temporary sibling and a rename, so a crash never leaves it half-written. The
+ * sibling is created exclusively (whatever is already at its name is someone else's and is left
+ * alone) and removed when the write fails; the error names the file, which is then unchanged.
+ */
+export function writeAtomically(file: string, text: string): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.plumber-${process.pid}.tmp`);
-  fs.writeFileSync(tmp, text, { mode: fs.statSync(file).mode });
-  fs.renameSync(tmp, file);
+  let opened = false;
+  try {
+    const fd = fs.openSync(tmp, 'wx', fs.statSync(file).mode);
+    opened = true;
+    try {
+      fs.writeFileSync(fd, text);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    if (opened) {
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // A removal that fails too must not hide why the write failed.
+      }
+    }
+    throw new Error(`could not write ${file} (${why}); it is unchanged. Check that this user may write to its directory, or apply the diff \`plumber fix\` prints without --write.`);
+  }
 }
 
 /** Entry point of `plumber fix`; returns the exit code. */
@@ -75,7 +99,9 @@ async function fix(argv: string[]): Promise<number> {
   if (p.positionals.length !== 1) throw new UsageError(`\`plumber fix\` takes one pipeline file, e.g. \`plumber fix pipeline.ts --diff\`.\n${HELP['fix']}`);
   if (p.flags.has('diff') && p.flags.has('write')) throw new UsageError('Choose one of --diff (print the changes) and --write (apply them).');
   const file = path.resolve(p.positionals[0]!);
-  if (!fs.existsSync(file)) throw new UsageError(`There is no file ${file}.`);
+  // Before ts-morph reads it: a directory would fail there with a bare EISDIR.
+  const problem = fileProblem(file, undefined);
+  if (problem) throw new UsageError(problem.message);
   const profileFile = p.flags.get('from-profile')?.[0];
   const saved = profileFile ? readProfile(path.resolve(profileFile)) : undefined;
   if (saved && path.resolve(saved.pipeline.file) !== file) {

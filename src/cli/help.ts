@@ -13,14 +13,17 @@ const COMMON = `Options for every command:
                          run with a knob changed, without editing the file (repeatable).
                          OP is an operator id as \`plumber plan\` prints it: line:column
                          (12:6) or path:line:column for another file (lib/decode.ts:3:10).
-${Object.entries(OVERRIDE_KNOBS).map(([k, v]) => `                           ${k}: ${v}`).join('\n')}
+${Object.entries(OVERRIDE_KNOBS)
+  .map(([k, v]) => `                           ${k}: ${v}`)
+  .join('\n')}
   --timeout S            kill the run after S seconds in all (default: start + warm-up + budget + 30)
   --memory MB            heap limit of the pipeline's process (512, or 2GB)
   --train                the file is a training script: run it as written and watch its loop
                          (recognised without the flag when it iterates a dataset as it loads)
   --json                 print JSON on stdout (errors too, in an "error" field)
   --quiet                no progress on stderr
-  -h, --help             this help`;
+  -h, --help             this help
+Numbers are written in decimal digits (1000, 0.5): 1e3 and 0x10 are refused.`;
 
 const PLAN_OPTIONS = `  --passes N             profile runs before verification: plan, re-run with the plan applied
                          (a cache alone first: what runs after it is planned from that run),

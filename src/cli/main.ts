@@ -149,7 +149,9 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
     printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
   } else {
     // A person is shown the changes the editor would offer and `plumber fix` would apply; --json keeps the whole plan.
-    process.stdout.write(`${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`);
+    process.stdout.write(
+      `${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`,
+    );
   }
   return 0;
 }
@@ -158,8 +160,14 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    const topic = command === 'help' && rest[0] && HELP[rest[0]] ? rest[0] : 'main';
-    (command === undefined ? process.stderr : process.stdout).write(`${HELP[topic]}\n`);
+    const asked = command === 'help' ? rest[0] : undefined;
+    // Own properties only: `plumber help constructor` must not print Object's source.
+    if (asked !== undefined && !Object.hasOwn(HELP, asked)) {
+      const topics = Object.keys(HELP).filter((t) => t !== 'main');
+      process.stderr.write(`plumber: there is no help on "${asked}". Topics: ${topics.join(', ')}.\n`);
+      return 2;
+    }
+    (command === undefined ? process.stderr : process.stdout).write(`${HELP[asked ?? 'main']}\n`);
     return command === undefined ? 2 : 0;
   }
   if (command === '--version' || command === '-v' || command === 'version') {
@@ -171,7 +179,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'fix') return (await import('./fix.js')).runFixCommand(rest);
   const json = rest.includes('--json');
   try {
-    const specs = COMMANDS[command];
+    const specs = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${[...Object.keys(COMMANDS), 'fix'].join(', ')}. Run \`plumber --help\` for usage.`);
     const parsed = parseArgs(rest, specs, command);
     if (parsed.flags.has('help')) {
@@ -195,7 +203,7 @@ if (require.main === module || process.argv[1]?.endsWith(`${path.sep}plumber.js`
       process.exitCode = code;
     },
     (e: unknown) => {
-      process.stderr.write(`plumber: an internal error stopped the command: ${e instanceof Error ? e.stack ?? e.message : String(e)}\nPlease report it with the command you ran.\n`);
+      process.stderr.write(`plumber: an internal error stopped the command: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\nPlease report it with the command you ran.\n`);
       process.exitCode = 1;
     },
   );

@@ -6,16 +6,17 @@ import * as path from 'node:path';
 import type { KnobOverride, Overrides, Profile } from '../shared/profile';
 import { parseOpId } from '../shared/opId';
 import { checkKnobOverride } from '../runner/overrides';
+import { inKnobRange, knobRangeWords, type RangedKnob } from '../shared/knobs';
 import { UsageError } from './args';
 
 /** The knobs `--override` accepts, with what their values look like (for help and errors). */
 export const OVERRIDE_KNOBS: Record<string, string> = {
-  parallelism: 'a whole number ≥ 1 (calls or worker threads in flight) or auto',
-  prefetch: 'a whole number ≥ 0 (buffer size of the prefetch after the operator; 0 removes it)',
+  parallelism: `${knobRangeWords('parallelism')} (calls or worker threads in flight) or auto`,
+  prefetch: `${knobRangeWords('prefetch')} (buffer size of the prefetch after the operator; 0 removes it)`,
   cache: '"memory", a file path, or false (insert or remove a cache after the operator)',
   placement: '"main" or "worker" (run the fn in worker threads; it must be an exported function)',
   deterministic: 'true or false (false lets the fastest result go first)',
-  cycleLength: 'a whole number ≥ 1 (interleave: inputs open at once)',
+  cycleLength: `${knobRangeWords('cycleLength')} (interleave: inputs open at once)`,
   module: 'with placement:worker, the file that exports the fn (default: the pipeline file)',
   exportName: "with placement:worker, the fn's export name when it differs from its name",
 };
@@ -24,16 +25,17 @@ function parseValue(knob: string, raw: string, spec: string): KnobOverride {
   const bad = (): never => {
     throw new UsageError(`--override ${spec}: ${knob} must be ${OVERRIDE_KNOBS[knob]}, got "${raw}".`);
   };
+  // Decimal digits only: Number() would also read 0x10, 1e3 and 16.0.
+  const whole = (k: RangedKnob): number => {
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    return inKnobRange(k, n) ? n : bad();
+  };
   switch (knob) {
     case 'parallelism':
-      if (raw === 'auto') return { parallelism: 'auto' };
-      if (!/^\d+$/.test(raw)) bad();
-      return { parallelism: Number(raw) };
+      return { parallelism: raw === 'auto' ? 'auto' : whole('parallelism') };
     case 'prefetch':
-    case 'cycleLength': {
-      if (!/^\d+$/.test(raw)) bad();
-      return { [knob]: Number(raw) };
-    }
+    case 'cycleLength':
+      return { [knob]: whole(knob) };
     case 'deterministic':
       if (raw !== 'true' && raw !== 'false') bad();
       return { deterministic: raw === 'true' };

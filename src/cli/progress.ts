@@ -18,7 +18,12 @@ export class ProgressReporter {
   private lineShown = false;
   private readonly tty: boolean;
 
-  constructor(private readonly label: string, private budgetSeconds: number, private readonly stream: NodeJS.WriteStream = process.stderr, private readonly quiet = false) {
+  constructor(
+    private readonly label: string,
+    private budgetSeconds: number,
+    private readonly stream: NodeJS.WriteStream = process.stderr,
+    private readonly quiet = false,
+  ) {
     this.tty = Boolean(stream.isTTY);
   }
 

@@ -147,10 +147,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   const gain = speedup ? ` (${speedup})` : '';
   const lines = [runLine(profile), '', table, ''];
   if (analysis.coresNote) lines.push(`Cores: ${analysis.coresNote}`);
-  lines.push(
-    `Bottleneck: ${analysis.bottleneck.reason}`,
-    `Measured ${fmtRateIn(analysis.measuredRate, unit)}; the model's bound with the current knobs is ${fmtRateIn(analysis.bound, unit)}.`,
-  );
+  lines.push(`Bottleneck: ${analysis.bottleneck.reason}`, `Measured ${fmtRateIn(analysis.measuredRate, unit)}; the model's bound with the current knobs is ${fmtRateIn(analysis.bound, unit)}.`);
   if (analysis.unexplained) lines.push(`Unexplained: ${analysis.unexplained}`);
   const v = plan.verification;
   if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {

@@ -30,7 +30,7 @@ export interface Refusal {
 }
 
 export const UNTRUSTED_MESSAGE =
-  'Plumber does not run pipelines in an untrusted workspace: profiling executes the workspace\'s code. Trust the workspace to profile; lints and the last results still work in Restricted Mode.';
+  "Plumber does not run pipelines in an untrusted workspace: profiling executes the workspace's code. Trust the workspace to profile; lints and the last results still work in Restricted Mode.";
 
 type Handler = (ctx: CommandContext, ...args: unknown[]) => unknown;
 
@@ -123,28 +123,25 @@ async function profile(ctx: CommandContext, uri: vscode.Uri | undefined, name: s
     pipeline = chosen.name;
   }
   const what = pipeline ?? `every pipeline in ${vscode.workspace.asRelativePath(uri)}`;
-  const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Profiling ${what}`, cancellable: true },
-    async (progress, token) => {
-      const params: ProfileParams = { uri: uri.toString(), pipeline };
-      const workDoneToken = `plumber-profile-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-      params.workDoneToken = workDoneToken;
-      const client = ctx.server.languageClient;
-      // The server reports its phases through LSP work-done progress on our token.
-      const sub = client.onProgress(ctx.server.library.WorkDoneProgress.type, workDoneToken, (value) => {
-        if (value.kind !== 'end' && value.message) progress.report({ message: value.message });
-      });
-      try {
-        return await ctx.server.request((m) => m.ProfileRequest, params, token);
-      } catch (error) {
-        // The person pressed Cancel: that is an answer, not an error to report.
-        if (token.isCancellationRequested) return undefined;
-        throw error;
-      } finally {
-        sub.dispose();
-      }
-    },
-  );
+  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Profiling ${what}`, cancellable: true }, async (progress, token) => {
+    const params: ProfileParams = { uri: uri.toString(), pipeline };
+    const workDoneToken = `plumber-profile-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    params.workDoneToken = workDoneToken;
+    const client = ctx.server.languageClient;
+    // The server reports its phases through LSP work-done progress on our token.
+    const sub = client.onProgress(ctx.server.library.WorkDoneProgress.type, workDoneToken, (value) => {
+      if (value.kind !== 'end' && value.message) progress.report({ message: value.message });
+    });
+    try {
+      return await ctx.server.request((m) => m.ProfileRequest, params, token);
+    } catch (error) {
+      // The person pressed Cancel: that is an answer, not an error to report.
+      if (token.isCancellationRequested) return undefined;
+      throw error;
+    } finally {
+      sub.dispose();
+    }
+  });
   if (!result) return { refused: 'cancelled', message: `Profiling ${what} was cancelled.` };
   await ctx.tree.refresh();
   const pipelines = ctx.tree.current.filter((p) => p.uri === uri.toString());

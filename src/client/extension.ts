@@ -68,7 +68,10 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
 
   let settings = readSettings(log, warned, (m, ...a) => ctx.notify('warning', m, ...a));
   const view = vscode.window.createTreeView('plumber.bottlenecks', { treeDataProvider: tree, showCollapseAll: true });
-  const heat = new HeatBars(() => settings.codeLens.enabled && settings.codeLens.heatBars, () => tree.current);
+  const heat = new HeatBars(
+    () => settings.codeLens.enabled && settings.codeLens.heatBars,
+    () => tree.current,
+  );
   context.subscriptions.push(
     log,
     server,
@@ -86,14 +89,17 @@ export function activate(context: vscode.ExtensionContext): PlumberApi {
       void vscode.commands.executeCommand('setContext', 'plumber.serverReady', state === 'ready');
       if (state === 'ready') void tree.refresh();
     }),
-    server.onNotification((m) => m.ProfileUpdatedNotification, (params: ProfileUpdatedParams) => {
-      void tree.refresh().then(() => {
-        const last = tree.current.find((p) => p.uri === params.uri && params.pipelines.includes(p.name));
-        if (last) status.setLast(last);
-        report.refreshIfShowing();
-        updated.fire(params);
-      });
-    }),
+    server.onNotification(
+      (m) => m.ProfileUpdatedNotification,
+      (params: ProfileUpdatedParams) => {
+        void tree.refresh().then(() => {
+          const last = tree.current.find((p) => p.uri === params.uri && params.pipelines.includes(p.name));
+          if (last) status.setLast(last);
+          report.refreshIfShowing();
+          updated.fire(params);
+        });
+      },
+    ),
     // Granting trust lets the server run pipelines from now on; VS Code reloads on revoking it.
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
       log.info('The workspace is now trusted: profiling is enabled.');

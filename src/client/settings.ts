@@ -3,11 +3,7 @@ import * as vscode from 'vscode';
 import { normalizeSettings, type Settings } from '../shared/settings';
 
 /** The current settings; keys of the wrong type fall back to their defaults with a warning. */
-export function readSettings(
-  log: vscode.LogOutputChannel,
-  warned: Set<string>,
-  warn: (message: string, ...actions: string[]) => Thenable<string | undefined>,
-): Settings {
+export function readSettings(log: vscode.LogOutputChannel, warned: Set<string>, warn: (message: string, ...actions: string[]) => Thenable<string | undefined>): Settings {
   const { settings, invalid } = normalizeSettings(vscode.workspace.getConfiguration().get('plumber'));
   const fresh = invalid.filter((k) => !warned.has(k));
   if (fresh.length > 0) {

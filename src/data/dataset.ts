@@ -3,21 +3,19 @@
  * (registering it with a tracer when one is installed, applying knob overrides keyed by call
  * site); iterating opens one pass (an epoch) over the chain.
  */
-import { availableParallelism } from 'node:os';
-import { isAbsolute } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { KnobOverride } from './tracing';
 import { DATASET_KEY } from './tracing';
-import type { BatchOptions, BucketOptions, GroupByWindowOptions, IgnoreErrorsOptions, InterleaveOptions, MapOptions, PaddedBatchOptions, Parallelism, RebatchOptions, ShuffleOptions, WindowOptions } from './options';
+import type { BatchOptions, BucketOptions, GroupByWindowOptions, IgnoreErrorsOptions, InterleaveOptions, MapOptions, PaddedBatchOptions, RebatchOptions, ShuffleOptions, WindowOptions } from './options';
 import { OPTION_KEYS } from './options';
 import { BULK, type Chunks, isThenable, type OpNode, pull, Sampler, Session } from './internal/core';
 import { DatasetIterator } from './internal/iterator';
-import { type BuildEnv, beginOp, checkOptions, isAsyncFunction, makeNode } from './internal/build';
-import { FnEnv, type ElementContext } from './internal/context';
+import { type BuildEnv, beginOp, checkOptions, makeNode, overridden } from './internal/build';
+import { mapNode } from './internal/build-map';
+import type { ElementContext } from './internal/context';
 import { defaultSeed } from './internal/rng';
-import { MainMap, type UserFn } from './internal/ops/map';
-import { Flatten } from './internal/ops/flatten';
-import { openBatch, openUnbatch, stack, type Batch, type TypedArray } from './internal/ops/batch';
+import { resolveParallelism } from './internal/parallelism';
+import type { UserFn } from './internal/ops/map';
+import type { Batch, TypedArray } from './internal/batch-class';
+import { openBatch, openUnbatch, stack } from './internal/ops/batch';
 import { openConcatenate, openPrefetch, openRepeat, openSkip, openTake, openZip } from './internal/ops/flow';
 import { openShuffle } from './internal/ops/shuffle';
 import { openEnumerate, openIgnoreErrors, openScan, openShard } from './internal/ops/select';
@@ -27,16 +25,9 @@ import { openSource } from './internal/ops/sources';
 import { PipelineError } from './errors';
 import { openCache } from './internal/ops/cache';
 import { openInterleave } from './internal/ops/interleave';
-import { declareWorkerPool, openWorkerMap } from './internal/ops/worker-map';
-import { openClusterMap } from './internal/ops/cluster-map';
-import { checkTimeout, Cluster } from './cluster/placement';
 
 /** What batch() makes of elements of type T. */
-export type Batched<T> = T extends TypedArray
-  ? Batch<T>
-  : T extends Record<string, TypedArray | number>
-    ? { [K in keyof T]: T[K] extends TypedArray ? Batch<T[K]> : Batch<Float64Array> }
-    : T[];
+export type Batched<T> = T extends TypedArray ? Batch<T> : T extends Record<string, TypedArray | number> ? { [K in keyof T]: T[K] extends TypedArray ? Batch<T[K]> : Batch<Float64Array> } : T[];
 
 /** One padded component of a batch: typed arrays stack into a Batch, arrays into padded arrays. */
 type PaddedComponent<C> = C extends TypedArray ? Batch<C> : C extends readonly (infer E)[] ? E[][] : C extends number ? number[] : C[];
@@ -55,21 +46,6 @@ export type PaddedBatch<T> = T extends TypedArray
 /** What unbatch() yields from batches of type T. */
 export type Unbatched<T> = T extends (infer U)[] ? U : T extends Batch<infer A> ? A | number : T extends Record<string, Batch> ? { [K in keyof T]: unknown } : unknown;
 
-type MapKind = 'map' | 'filter' | 'flatMap';
-
-function resolveParallelism(p: Parallelism | undefined, placement: 'main' | 'worker', fnAsync: boolean): number {
-  if (typeof p === 'number') {
-    if (!(p >= 1)) throw new RangeError(`parallelism must be a number >= 1 or 'auto', not ${p}.`);
-    return Math.floor(p);
-  }
-  if (p === 'auto') return placement === 'worker' ? availableParallelism() : fnAsync ? 16 : 1;
-  return 1;
-}
-
-function toPath(moduleOrUrl: string): string {
-  return moduleOrUrl.startsWith('file:') ? fileURLToPath(moduleOrUrl) : moduleOrUrl;
-}
-
 export class Dataset<T> implements AsyncIterable<T> {
   /** The operator that produces this dataset's elements. */
   readonly node: OpNode<T>;
@@ -83,20 +59,20 @@ export class Dataset<T> implements AsyncIterable<T> {
 
   /** Applies fn to every element: on the main thread, with async calls in flight, or in worker threads. */
   map<U>(fn: (x: T, ctx: ElementContext) => U | PromiseLike<U>, options?: MapOptions): Dataset<U> {
-    return this.mapLike<U>('map', beginOp('map'), fn as UserFn, options ?? {});
+    const env = beginOp('map');
+    return finish(env, mapNode<U>('map', env, this.node, fn as UserFn, options ?? {}));
   }
 
   /** Keeps the elements for which fn returns true (or a promise of true). */
   filter(fn: (x: T, ctx: ElementContext) => unknown, options?: MapOptions): Dataset<T> {
-    return this.mapLike<T>('filter', beginOp('filter'), fn as UserFn, options ?? {});
+    const env = beginOp('filter');
+    return finish(env, mapNode<T>('filter', env, this.node, fn as UserFn, options ?? {}));
   }
 
   /** Maps each element to an array, iterable, async iterable or Dataset, and yields their elements in order. */
-  flatMap<U>(
-    fn: (x: T, ctx: ElementContext) => readonly U[] | Iterable<U> | AsyncIterable<U> | Dataset<U> | PromiseLike<readonly U[] | Iterable<U>>,
-    options?: MapOptions,
-  ): Dataset<U> {
-    return this.mapLike<U>('flatMap', beginOp('flatMap'), fn as UserFn, options ?? {});
+  flatMap<U>(fn: (x: T, ctx: ElementContext) => readonly U[] | Iterable<U> | AsyncIterable<U> | Dataset<U> | PromiseLike<readonly U[] | Iterable<U>>, options?: MapOptions): Dataset<U> {
+    const env = beginOp('flatMap');
+    return finish(env, mapNode<U>('flatMap', env, this.node, fn as UserFn, options ?? {}));
   }
 
   /** Opens fn(x) for up to `cycleLength` elements at once and interleaves their elements round-robin. */
@@ -119,7 +95,7 @@ export class Dataset<T> implements AsyncIterable<T> {
         placement: 'main',
         fn,
         knobs: { parallelism: written, resolvedParallelism: parallelism, cycleLength, deterministic },
-        overridden: overrides(o, ['cycleLength', 'parallelism', 'deterministic']),
+        overridden: overridden(o, ['cycleLength', 'parallelism', 'deterministic']),
       },
       (n, session) => openInterleave(n, session, fn as (x: unknown) => unknown, cycleLength, blockLength, parallelism, deterministic) as Chunks<U>,
     );
@@ -162,10 +138,8 @@ export class Dataset<T> implements AsyncIterable<T> {
     const seed = options?.seed ?? defaultSeed();
     const reshuffle = options?.reshuffleEachIteration ?? true;
     let epoch = 0;
-    const node = makeNode<T>(
-      env,
-      { kind: 'shuffle', inputs: [this.node], placement: 'main', knobs: { bufferSize }, random: true, cardinality: this.node.cardinality },
-      (nd, session) => openShuffle(nd, session, bufferSize, reshuffle ? seed + epoch++ : seed),
+    const node = makeNode<T>(env, { kind: 'shuffle', inputs: [this.node], placement: 'main', knobs: { bufferSize }, random: true, cardinality: this.node.cardinality }, (nd, session) =>
+      openShuffle(nd, session, bufferSize, reshuffle ? seed + epoch++ : seed),
     );
     return finish(env, node);
   }
@@ -176,7 +150,7 @@ export class Dataset<T> implements AsyncIterable<T> {
     const size = env.override?.prefetch ?? n;
     const node = makeNode<T>(
       env,
-      { kind: 'prefetch', inputs: [this.node], placement: 'main', knobs: { bufferSize: size }, cardinality: this.node.cardinality, overridden: overrides(env.override, ['prefetch']) },
+      { kind: 'prefetch', inputs: [this.node], placement: 'main', knobs: { bufferSize: size }, cardinality: this.node.cardinality, overridden: overridden(env.override, ['prefetch']) },
       (nd, session) => openPrefetch(nd, session, size),
     );
     return new Dataset(node);
@@ -206,10 +180,8 @@ export class Dataset<T> implements AsyncIterable<T> {
   take(n: number): Dataset<T> {
     const env = beginOp('take');
     const card = this.node.cardinality;
-    const node = makeNode<T>(
-      env,
-      { kind: 'take', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? (n === 0 ? 0 : undefined) : Math.min(card, n) },
-      (nd, session) => openTake(nd, session, n),
+    const node = makeNode<T>(env, { kind: 'take', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? (n === 0 ? 0 : undefined) : Math.min(card, n) }, (nd, session) =>
+      openTake(nd, session, n),
     );
     return finish(env, node);
   }
@@ -218,10 +190,8 @@ export class Dataset<T> implements AsyncIterable<T> {
   skip(n: number): Dataset<T> {
     const env = beginOp('skip');
     const card = this.node.cardinality;
-    const node = makeNode<T>(
-      env,
-      { kind: 'skip', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? undefined : Math.max(0, card - n) },
-      (nd, session) => openSkip(nd, session, n),
+    const node = makeNode<T>(env, { kind: 'skip', inputs: [this.node], placement: 'main', knobs: { count: n }, cardinality: card === undefined ? undefined : Math.max(0, card - n) }, (nd, session) =>
+      openSkip(nd, session, n),
     );
     return finish(env, node);
   }
@@ -244,7 +214,13 @@ export class Dataset<T> implements AsyncIterable<T> {
     const card = this.node.cardinality;
     const node = makeNode<T>(
       env,
-      { kind: 'shard', inputs: [this.node], placement: 'main', knobs: { numShards, shardIndex: index }, cardinality: card === undefined ? undefined : card === Infinity ? Infinity : Math.max(0, Math.ceil((card - index) / numShards)) },
+      {
+        kind: 'shard',
+        inputs: [this.node],
+        placement: 'main',
+        knobs: { numShards, shardIndex: index },
+        cardinality: card === undefined ? undefined : card === Infinity ? Infinity : Math.max(0, Math.ceil((card - index) / numShards)),
+      },
       (nd, session) => openShard(nd, session, numShards, index),
     );
     return finish(env, node);
@@ -267,7 +243,11 @@ export class Dataset<T> implements AsyncIterable<T> {
     const shift = options?.shift ?? size;
     const stride = options?.stride ?? 1;
     const dropRemainder = options?.dropRemainder ?? false;
-    for (const [name, v] of [['size', size], ['shift', shift], ['stride', stride]] as const) {
+    for (const [name, v] of [
+      ['size', size],
+      ['shift', shift],
+      ['stride', stride],
+    ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`window() needs ${name} to be an integer >= 1, not ${v}.`);
     }
     const card = this.node.cardinality;
@@ -296,7 +276,13 @@ export class Dataset<T> implements AsyncIterable<T> {
     const card = this.node.cardinality;
     const node = makeNode<PaddedBatch<T>>(
       env,
-      { kind: 'paddedBatch', inputs: [this.node], placement: 'main', knobs: { batchSize, dropRemainder }, cardinality: card === undefined ? undefined : dropRemainder ? Math.floor(card / batchSize) : Math.ceil(card / batchSize) },
+      {
+        kind: 'paddedBatch',
+        inputs: [this.node],
+        placement: 'main',
+        knobs: { batchSize, dropRemainder },
+        cardinality: card === undefined ? undefined : dropRemainder ? Math.floor(card / batchSize) : Math.ceil(card / batchSize),
+      },
       (nd, session) => openPaddedBatch(nd, session, batchSize, dropRemainder, spec) as Chunks<PaddedBatch<T>>,
     );
     return finish(env, node);
@@ -467,81 +453,6 @@ export class Dataset<T> implements AsyncIterable<T> {
       await session.dispose();
     }
   }
-
-  private mapLike<U>(kind: MapKind, env: BuildEnv, fn: UserFn, options: MapOptions): Dataset<U> {
-    if (typeof fn !== 'function') throw new TypeError(`${kind}() needs a function.`);
-    checkOptions(kind, env, options, OPTION_KEYS.map);
-    const o = env.override;
-    // A cluster placement (issue 12) runs the fn's export on worker processes: see cluster-map.ts.
-    const cluster = o?.placement === undefined && options.placement instanceof Cluster ? options.placement : undefined;
-    const placement = cluster !== undefined ? 'main' : (o?.placement ?? (options.placement as 'main' | 'worker' | undefined) ?? 'main');
-    const written = o?.parallelism ?? options.parallelism ?? (cluster !== undefined ? 'auto' : undefined);
-    const fnAsync = isAsyncFunction(fn);
-    const parallelism = resolveParallelism(written, placement, fnAsync);
-    const runtimeParallelism = written === 'auto' && placement === 'main' ? 16 : parallelism;
-    const deterministic = o?.deterministic ?? options.deterministic ?? true;
-    const seed = options.seed ?? defaultSeed();
-    const moduleOpt = o?.module ?? options.module;
-    const exportName = o?.exportName ?? options.exportName ?? fn.name;
-    if (cluster !== undefined && !exportName) throw new TypeError(`${kind}(fn, { placement: ${cluster.toString()} }) needs \`exportName\`: the function has no name for the workers to find it by.`);
-    const timeoutMs = checkTimeout(kind, options.timeoutMs, options.placement instanceof Cluster);
-    if (placement === 'worker') {
-      if (moduleOpt === undefined) {
-        throw new TypeError(`${kind}(${fn.name || 'fn'}, { placement: 'worker' }) needs \`module\`: the absolute path or file URL (import.meta.url) of the module that exports the function.`);
-      }
-      if (!exportName) throw new TypeError(`${kind}(fn, { placement: 'worker' }) needs \`exportName\`: the function has no name to find it by in ${moduleOpt}.`);
-      // A worker thread would resolve a relative path against plumber-data's own worker file, and
-      // fail with a require stack that names only the library.
-      if (!moduleOpt.startsWith('file:') && !isAbsolute(moduleOpt)) {
-        throw new TypeError(
-          `${kind}(${exportName}, { placement: 'worker' }): module '${moduleOpt}' is a relative path, and worker threads do not know what it is relative to. Pass an absolute one: require.resolve('${moduleOpt}') in CommonJS, new URL('${moduleOpt}', import.meta.url).href in an ES module.`,
-        );
-      }
-    }
-    const modulePath = moduleOpt === undefined ? undefined : toPath(moduleOpt);
-    const card = this.node.cardinality;
-    let epoch = 0;
-    const node = makeNode<U>(
-      env,
-      {
-        kind,
-        inputs: [this.node],
-        placement: cluster !== undefined ? 'remote' : placement,
-        fn,
-        fnModule: modulePath !== undefined && exportName ? { file: modulePath, exportName } : undefined,
-        knobs: cluster !== undefined ? { parallelism: written, resolvedParallelism: parallelism, deterministic, cluster: cluster.name } : { parallelism: written, resolvedParallelism: parallelism, deterministic },
-        random: options.random ?? false,
-        cardinality: kind === 'map' ? card : undefined,
-        overridden: overrides(o, ['parallelism', 'placement', 'module', 'exportName', 'deterministic']),
-      },
-      (nd, session) => {
-        const input = nd.inputs[0];
-        const fnEnv = new FnEnv(seed, epoch++, nd.info);
-        const op = { kind, key: nd.key, site: nd.site };
-        let inner: Chunks<unknown>;
-        if (cluster !== undefined) {
-          return openClusterMap(nd, input.open(session), { mode: kind, cluster, exportName, module: modulePath, parallelism, deterministic, timeoutMs }) as Chunks<U>;
-        } else if (placement === 'worker') {
-          inner = openWorkerMap(nd, session, {
-            mode: kind,
-            module: modulePath as string,
-            exportName,
-            threads: parallelism,
-            deterministic,
-            seed,
-            epoch: fnEnv.epoch,
-            env: fnEnv,
-          });
-        } else {
-          inner = new MainMap(input.open(session), input.counters, nd.counters, fn, fnEnv, op, { filter: kind === 'filter', parallelism: runtimeParallelism, deterministic, sample: nd.sample, parent: kind === 'flatMap' && nd.info !== null ? nd.key : undefined, skip: session.skip }, fnAsync);
-        }
-        if (kind !== 'flatMap' || placement === 'worker') return inner as Chunks<U>;
-        return new Flatten(inner, nd.counters, op, session) as Chunks<U>;
-      },
-    );
-    if (placement === 'worker') declareWorkerPool(node, parallelism, modulePath as string);
-    return finish(env, node);
-  }
 }
 
 /** A dataset over a window's (or group's) elements; untraced, since there is one per window. */
@@ -558,10 +469,6 @@ export function arrayDataset<T>(xs: T[]): Dataset<T> {
     open: (session) => openSource(xs, node, session),
   };
   return new Dataset(node);
-}
-
-function overrides(o: KnobOverride | undefined, keys: (keyof KnobOverride)[]): boolean | undefined {
-  return o !== undefined && keys.some((k) => o[k] !== undefined) ? true : undefined;
 }
 
 function cacheNode<T>(env: BuildEnv, input: OpNode<T>, path: string | undefined, enabled: boolean, key: string | undefined): OpNode<T> {

@@ -16,8 +16,8 @@ export { connect, Cluster, type ClusterOptions } from './cluster/placement';
 export type { Batched, PaddedBatch, Unbatched } from './dataset';
 export { PipelineError } from './errors';
 export type { OpRef } from './errors';
-export { Batch } from './internal/ops/batch';
-export type { TypedArray } from './internal/ops/batch';
+export { Batch } from './internal/batch-class';
+export type { TypedArray } from './internal/batch-class';
 export type { ElementContext } from './internal/context';
 export { Rng, setSeed } from './internal/rng';
 export { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
@@ -25,7 +25,9 @@ export type { CpuClockKind } from './internal/cpuclock';
 export type { FileBytes, FileText } from './internal/ops/files';
 export type { Source } from './internal/ops/sources';
 export type * from './options';
-export * from './tracing';
+// The tracing contract, less the library rules tracing.ts also hands a tracer in the same build.
+export type { CallSite, ConsumerEvent, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer, WorkerChunking } from './tracing';
+export { AUTO_ASYNC_IN_FLIGHT, DATASET_KEY, OVERRIDES_KEY, TRACER_KEY, WORKER_CHUNKING, newCounters, siteKey } from './tracing';
 
 /** The library's version (matches package.json). */
 export const version = '0.1.0';
@@ -136,10 +138,6 @@ export function chooseFromDatasets<T>(datasets: readonly Dataset<T>[], choiceDat
   const ds = datasetsOf('chooseFromDatasets', datasets);
   if (!(choiceDataset instanceof Dataset)) throw new TypeError('chooseFromDatasets() needs a Dataset of choices (integers, one per output element).');
   const stop = options?.stopOnEmptyDataset ?? true;
-  const node = makeNode<T>(
-    env,
-    { kind: 'chooseFromDatasets', inputs: [...ds.map((d) => d.node), choiceDataset.node], placement: 'main', knobs: {}, cardinality: undefined },
-    (n, session) => openChoose(n, session, stop),
-  );
+  const node = makeNode<T>(env, { kind: 'chooseFromDatasets', inputs: [...ds.map((d) => d.node), choiceDataset.node], placement: 'main', knobs: {}, cardinality: undefined }, (n, session) => openChoose(n, session, stop));
   return finish(env, node);
 }

@@ -1,8 +1,8 @@
 /** Option types of the public API. */
 import type { Cluster } from './cluster/placement';
+import type { Parallelism } from './internal/parallelism';
 
-/** A number of calls in flight, or `'auto'`: async fn 16, worker placement the machine's cores, sync main-thread fn 1. */
-export type Parallelism = number | 'auto';
+export type { Parallelism } from './internal/parallelism';
 
 /** Options of `map`, `filter` and `flatMap`. */
 export interface MapOptions {

@@ -305,3 +305,38 @@ export function newCounters(): OpCounters {
 export function siteKey(site: CallSite): string {
   return `${site.file}:${site.line}:${site.column}`;
 }
+
+/**
+ * How many elements one worker-thread task carries (a map with `placement: 'worker'`). A task has
+ * a fixed cost (posting it, waking the thread, replying) besides the fn's work; the library
+ * measures both as the map runs and gives a task the elements that make the fixed cost
+ * `overheadShare` of it, but no more than `maxTaskSeconds` of fn work, `maxTaskBytes` of elements
+ * (in and out) and `maxGroup` elements, and no more than a thread's share of what is left. Now
+ * and then a task carries a single element, to measure the fixed cost as it is now.
+ */
+export interface WorkerChunking {
+  /** The share of a task's time its fixed cost may take. */
+  overheadShare: number;
+  /** Longest a task's fn work should run, in seconds: bounds how late results come and how long order holds others back. */
+  maxTaskSeconds: number;
+  /** Bytes of elements (in and out) one task may carry: bounds the memory a map holds. */
+  maxTaskBytes: number;
+  /** The most elements one task carries, however cheap they are. */
+  maxGroup: number;
+}
+
+/** The chunking this copy of the library dispatches worker tasks by (see `WorkerChunking`). */
+export const WORKER_CHUNKING: Readonly<WorkerChunking> = Object.freeze({
+  overheadShare: 0.05,
+  maxTaskSeconds: 0.025,
+  maxTaskBytes: 1 << 20,
+  maxGroup: 4096,
+});
+
+// What a tracer in the same build needs of the library's rules, so it applies them rather than a
+// copy: how `'auto'` resolves, the generator a fn is handed per element, the size estimate behind
+// `bytesProduced`, and how an element crossing to a worker thread is rebuilt there.
+export { AUTO_ASYNC_IN_FLIGHT, inFlightParallelism, resolveParallelism } from './internal/parallelism';
+export { Rng, elementSeed } from './internal/rng';
+export { estimateBytes } from './internal/bytes';
+export { restoreAll, type BatchMaker, type Marks } from './internal/crossing';

@@ -3,9 +3,9 @@
  * first element and, unless the order is random, reads the same elements in the same order: run
  * A and run B both spend their windows on elements 200…900 of the same corpus. When those
  * elements differ in cost (short emails and long ones, a vocabulary the tokenizer has cached and
- * one it has not), a run's slices differ by what they held, not by chance: the text example as
- * written measured slices from 66 to 430 elements/s in one window. Pooled as if they were
- * repeated measurements of one rate, that spread hides a 2× gain. Timed on the same stretches of
+ * one it has not), a run's slices differ by what they held, not by chance, several times over in
+ * one window. Pooled as if they were repeated measurements of one rate, that spread can hide a
+ * 2× gain. Timed on the same stretches of
  * elements, the differences of content fall on both sides and cancel; what is left is the noise
  * the comparison must clear.
  *
@@ -169,11 +169,10 @@ export function sideOf(profile: Profile, seq: number): MeasuredSide {
  * x against base: on the same elements when their runs covered enough of the same ones (the
  * differences of content between stretches of the data then cancel), else their pooled rates.
  * When both can be had, the more precise one (the narrower interval for its speed-up): pairing
- * pays where stretches of the data differ in cost (text: slices from 66 to 430/s), but a slow
- * pipeline's few batches give few ranges, each timed across an interpolated batch, and a
- * t-quantile of few degrees of freedom (images: 1.9× ± 0.9 paired where the pooled rates,
- * 1.33 ± 0.20 against 0.63 ± 0.11, do not overlap). The choice looks only at the spreads,
- * never at which verdict it gives.
+ * pays where stretches of the data differ in cost, but a slow pipeline's few batches give few
+ * ranges, each timed across an interpolated batch, and a t-quantile of few degrees of freedom, so
+ * its paired interval can be wider than pooled rates that do not even overlap. The choice looks
+ * only at the spreads, never at which verdict it gives.
  */
 export function compareSides(x: MeasuredSide, base: MeasuredSide): { speedup: number; halfWidth: number; paired: boolean } {
   const pooled = speedupOf(pooledRate(x.slices), pooledRate(base.slices));

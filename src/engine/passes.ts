@@ -159,13 +159,7 @@ export function measuredGain(run: Profile, first: Profile): string | undefined {
  * leave the plan with a note). `profile` runs the pipeline with the complete
  * overrides (the user's plus the plan's); `pass` is 1 for the run as written.
  */
-export async function planInPasses(
-  profile: (overrides: Overrides, pass: number) => Promise<Profile>,
-  passes: number,
-  options: ModelOptions,
-  userOverrides: Overrides,
-  reject?: RejectChange,
-): Promise<PlannedRun> {
+export async function planInPasses(profile: (overrides: Overrides, pass: number) => Promise<Profile>, passes: number, options: ModelOptions, userOverrides: Overrides, reject?: RejectChange): Promise<PlannedRun> {
   const first = await profile(userOverrides, 1);
   const analysis = analyze(first, options);
   let last = first;
@@ -214,10 +208,9 @@ export async function planInPasses(
         if (first.ops.find((o) => o.id === asWritten.opId)?.placement === asWritten.to) {
           const earlier = changes.get(changeKey(asWritten));
           // The model prices the way back from the runs' per-call figures, which two runs take on
-          // different stretches of the data (the text example's first emails tokenise in a third
-          // of the time of later ones); what the run with the move measured against the run as
-          // written outweighs that estimate, and verification then compares the two on the same
-          // elements.
+          // different stretches of the data, whose elements may differ in cost several times; what
+          // the run with the move measured against the run as written outweighs that estimate, and
+          // verification then compares the two on the same elements.
           const gain = earlier && ranWith[asWritten.opId] ? measuredGain(run, first) : undefined;
           if (earlier && gain) {
             kept.push(asWritten.opId);
@@ -255,8 +248,8 @@ export async function planInPasses(
   let final: Plan = { ...current, currentRate: analysis.measuredRate, changes: [...changes.values()], ...(notes.length > 0 ? { notes } : {}) };
   if (final.changes.length === 0 && last !== first) {
     // A later pass undid every change: the pipeline stays as written, and so does its rate. The
-    // last pass's prediction is for its own run's knobs put back, priced from another run (the
-    // text example's undone move predicted 407/s for the pipeline as written that measured 250/s).
+    // last pass's prediction is for its own run's knobs put back, priced from another run: what
+    // the run as written measured is the better figure for it.
     final = { ...final, overrides: { ...userOverrides }, predictedRate: analysis.measuredRate, predictedBound: analysis.bound, predictedBottleneck: analysis.bottleneck };
   }
   return { first, analysis, last, history, passes: taken, plan: final };

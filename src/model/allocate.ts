@@ -65,7 +65,7 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
   // cores bind, one more thread for the heaviest worker op wins a larger share.
   if (b.resource === 'cpu' && lim.contention) {
     let heaviest: string | undefined;
-    for (const [opId, e] of ev.eff) if (cfg[opId]?.placement === 'worker' && e.worker > (heaviest ? ev.eff.get(heaviest)?.worker ?? 0 : 0)) heaviest = opId;
+    for (const [opId, e] of ev.eff) if (cfg[opId]?.placement === 'worker' && e.worker > (heaviest ? (ev.eff.get(heaviest)?.worker ?? 0) : 0)) heaviest = opId;
     const c = heaviest ? cfg[heaviest] : undefined;
     if (!c || c.concurrency >= lim.maxWorkers || workersUsed(cfg) >= lim.workerBudget) return false;
     c.concurrency += 1;

@@ -173,9 +173,7 @@ export function opAnalyses(m: Measured, cfg: Config, ev: Evaluation, bottleneck:
 /** The analysis of a run that produced nothing: no rates to reason about, and why. */
 export function emptyAnalysis(m: Measured, cores: number): Analysis {
   const err = m.profile.error;
-  const reason = err
-    ? `The run produced no elements: ${err.message}`
-    : 'The run produced no elements, so there is nothing to analyse; check that the pipeline yields data and profile it again.';
+  const reason = err ? `The run produced no elements: ${err.message}` : 'The run produced no elements, so there is nothing to analyse; check that the pipeline yields data and profile it again.';
   return {
     measuredRate: 0,
     bound: 0,

@@ -161,7 +161,10 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
       } else if (repeat && pass !== undefined && pass > 0 && repeat.counters.pulled > 0) {
         // No operator could count a pass in advance (lines of files), but the run saw one end.
         cardinality = Math.round((pass * om.op.counters.produced) / repeat.counters.pulled);
-        cardinalitySource = repeat.counters.pulled === om.op.counters.produced ? `counted in a pass of ${describeOp(repeat)} the run completed` : `from the ${pass.toLocaleString('en-US')} elements of a pass of ${describeOp(repeat)} the run completed, and the visit ratio`;
+        cardinalitySource =
+          repeat.counters.pulled === om.op.counters.produced
+            ? `counted in a pass of ${describeOp(repeat)} the run completed`
+            : `from the ${pass.toLocaleString('en-US')} elements of a pass of ${describeOp(repeat)} the run completed, and the visit ratio`;
       } else if (byBytes) {
         // No pass ended in the run: the lines still to come, by the bytes each line took so far.
         cardinality = Math.round((byBytes.lines * om.op.counters.produced) / byBytes.om.op.counters.produced);

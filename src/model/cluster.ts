@@ -18,6 +18,7 @@
  */
 import type { Bound, ClusterCapacity } from '../shared/analysis';
 import type { OpProfile } from '../shared/profile';
+import { formatRate } from '../shared/words';
 import type { Config } from './config';
 import { describeOp } from './describe';
 import type { Evaluation } from './evaluation';
@@ -183,10 +184,7 @@ export function clusterWorkersRate(s: ClusterStats, k: number, layout: ClusterLa
   return clusterCallRate(s, clusterLayout(s, k, layout));
 }
 
-function rate(r: number): string {
-  if (!Number.isFinite(r)) return 'unbounded';
-  return `${r >= 100 ? Math.round(r).toLocaleString('en-US') : Number(r.toPrecision(3))} el/s`;
-}
+const rate = (r: number): string => formatRate(r);
 
 function ms(s: number): string {
   return `${Number((s * 1000).toPrecision(3))} ms`;
@@ -210,7 +208,10 @@ function capacityWhy(s: ClusterStats, hosts: readonly HostLoad[], callRate: numb
   const slots = k * s.callsPerWorkerByTime;
   const slotText = `${Number(s.concurrencyPerWorker.toPrecision(3))} slots each held ${ms(s.slotSeconds)} per call (${ms(s.serviceSeconds)} of it in the fn)`;
   if (callRate >= slots * 0.999) return `their slots bind: ${slotText}`;
-  const shared = hosts.some((h) => h.consumer) && s.consumerCpuSeconds + s.redisCpuSeconds > 0 ? `, and on the consumer's host the consumer's ${ms(s.consumerCpuSeconds)}${s.redisCpuSeconds > 0 ? ` and Redis's ${ms(s.redisCpuSeconds)}` : ''} CPU per call` : '';
+  const shared =
+    hosts.some((h) => h.consumer) && s.consumerCpuSeconds + s.redisCpuSeconds > 0
+      ? `, and on the consumer's host the consumer's ${ms(s.consumerCpuSeconds)}${s.redisCpuSeconds > 0 ? ` and Redis's ${ms(s.redisCpuSeconds)}` : ''} CPU per call`
+      : '';
   return `the cores of their ${hostsText(hosts.length)} bind (${coresText(s)} each): ${ms(s.cpuSeconds)} of worker CPU per call${shared}`;
 }
 
@@ -234,7 +235,7 @@ export function clusterBounds(op: OpProfile, callsPerRoot: number, parallelism: 
       resource: 'parallel-op',
       opId: op.id,
       rate: callRate / callsPerRoot,
-      detail: `${name} runs on ${kText} cluster worker${kText === 1 ? '' : 's'} on ${hostsText(hosts.length)}${hosts.some((h) => h.consumer) ? ' (one of them the consumer\'s)' : ''}: together at most ${rate(callRate / callsPerRoot)}; ${capacityWhy(s, hosts, callRate)}.`,
+      detail: `${name} runs on ${kText} cluster worker${kText === 1 ? '' : 's'} on ${hostsText(hosts.length)}${hosts.some((h) => h.consumer) ? " (one of them the consumer's)" : ''}: together at most ${rate(callRate / callsPerRoot)}; ${capacityWhy(s, hosts, callRate)}.`,
     });
   }
   if (perCall > 0) {
@@ -292,7 +293,10 @@ export function clusterCapacity(op: OpProfile, callsPerRoot: number, parallelism
   const measuredHosts = `the ${hostsText(s.hosts)} measured`;
   const perHostText = perHost > 1 ? `${Number(perHost.toPrecision(2))} per host` : 'one per host';
   const hostsNote = newHosts > 0 ? `, ${workersNeeded - s.workers} of them on ${newHosts} new host${newHosts === 1 ? '' : 's'} like ${measuredHosts} (${perHostText})` : '';
-  const shared = s.workersOnConsumerHost > 0 && s.consumerCpuSeconds + s.redisCpuSeconds > 0 ? `, less the consumer's ${ms(s.consumerCpuSeconds)}${s.redisCpuSeconds > 0 ? ` and Redis's ${ms(s.redisCpuSeconds)}` : ''} per call on its host` : '';
+  const shared =
+    s.workersOnConsumerHost > 0 && s.consumerCpuSeconds + s.redisCpuSeconds > 0
+      ? `, less the consumer's ${ms(s.consumerCpuSeconds)}${s.redisCpuSeconds > 0 ? ` and Redis's ${ms(s.redisCpuSeconds)}` : ''} per call on its host`
+      : '';
   const full =
     (goal > sameHostsRate || sameHostsFull) && Number.isFinite(sameHostsRate)
       ? ` More workers on ${measuredHosts} cannot help past ${rate(sameHostsRate)}: that is what their cores (${coresText(s)} each) serve at ${ms(s.cpuSeconds)} of worker CPU per call${shared}.`

@@ -78,15 +78,7 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
       if (om.op.knobs.parallelism === 'auto' && o.parallelism === undefined) c.concurrency = c.cycleLength;
     }
     const parallelism =
-      o.parallelism === 'auto'
-        ? (o.placement ?? c.placement) === 'worker'
-          ? cores
-          : om.op.kind === 'interleave'
-            ? (c.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE)
-            : om.isAsync
-              ? C.autoAsyncInFlight
-              : 1
-        : o.parallelism;
+      o.parallelism === 'auto' ? ((o.placement ?? c.placement) === 'worker' ? cores : om.op.kind === 'interleave' ? (c.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE) : om.isAsync ? C.autoAsyncInFlight : 1) : o.parallelism;
     const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0);
     if (o.placement === 'worker' && c.placement === 'main' && canMove) {
       c.placement = 'worker';

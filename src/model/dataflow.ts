@@ -216,9 +216,7 @@ export function dataflowWords(m: Measured, id: string, rate: number): string {
   }
   const shard = shardAfter(m, id);
   if (shard) {
-    words.push(
-      `${describeOp(shard.shard)} after it keeps ${formatPercent(shard.kept)} of the elements, so ${formatPercent(1 - shard.kept)} of this work is thrown away: shard before it, right after the source.`,
-    );
+    words.push(`${describeOp(shard.shard)} after it keeps ${formatPercent(shard.kept)} of the elements, so ${formatPercent(1 - shard.kept)} of this work is thrown away: shard before it, right after the source.`);
   }
   return words.join(' ');
 }

@@ -218,11 +218,7 @@ function workerBound(m: Measured, id: string, e: Effective, concurrency: number,
   const p = s.shared ? (concurrency * s.cores) / s.threads : Math.min(concurrency, s.cores);
   const rate = workerOpRate(e, concurrency, p);
   const est =
-    om.op.placement === 'main'
-      ? ' (estimated from its main-thread time)'
-      : om.workerUnseenPerRoot > 0
-        ? `, ${formatSeconds(om.workerUnseenPerRoot * e.factor)} of it process CPU that the per-task clock missed`
-        : '';
+    om.op.placement === 'main' ? ' (estimated from its main-thread time)' : om.workerUnseenPerRoot > 0 ? `, ${formatSeconds(om.workerUnseenPerRoot * e.factor)} of it process CPU that the per-task clock missed` : '';
   const threads = `${concurrency} worker thread${concurrency === 1 ? '' : 's'}${s.shared ? ` (sharing ${coresWords(s.cores, s.budget)})` : concurrency > s.cores ? ` on ${s.cores} cores` : ''}`;
   return {
     resource: 'parallel-op',
@@ -306,9 +302,7 @@ function seriesBounds(m: Measured, cfg: Config, eff: Map<string, Effective>): { 
     const nested = Math.min(...members.map(([id]) => eff.get(id)?.nested ?? 1));
     const rate = nested / total;
     const inner = nested > 1 ? ` in each of ${nested} inner datasets pulled at once` : '';
-    const words = [...significant]
-      .sort((a, b) => b[1] - a[1])
-      .map(([id, time, w]) => `${label(m, id)} ${w > 0 ? 'waits' : 'needs'} ${formatSeconds(time)}`);
+    const words = [...significant].sort((a, b) => b[1] - a[1]).map(([id, time, w]) => `${label(m, id)} ${w > 0 ? 'waits' : 'needs'} ${formatSeconds(time)}`);
     bounds.push({
       resource: 'sequential-op',
       opId: domId,

@@ -49,13 +49,7 @@ import { awaitedWork, inputScale, moveOf, withAwaited } from './move';
  * idle part, 1 − u, does not grow with the rate and is not charged. So a cache that removes the op that allocates also removes its GC, and
  * an idle thread's wakeups do not make the main thread look like the bottleneck.
  */
-export function overheadRates(
-  unclaimed: number,
-  producedTotal: number,
-  claimedMain: number,
-  mainCpuSeconds: number,
-  seconds: number,
-): { perElement: number; perClaimedSecond: number } {
+export function overheadRates(unclaimed: number, producedTotal: number, claimedMain: number, mainCpuSeconds: number, seconds: number): { perElement: number; perClaimedSecond: number } {
   if (!(unclaimed > 0) || producedTotal <= 0) return { perElement: 0, perClaimedSecond: 0 };
   const perElement = Math.min(unclaimed / producedTotal, C.plumbingSecondsPerElement);
   const rest = unclaimed - perElement * producedTotal;

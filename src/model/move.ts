@@ -45,11 +45,7 @@ function bytesRatio(window: number | undefined, sample: number | undefined): num
  * it they are scaled down, since the window's own clock is the better witness. `works`: the fn's
  * CPU is at least `awaitedWorkShare` of its awaited calls, and it may move to worker threads.
  */
-export function awaitedWork(
-  ops: OpProfile[],
-  inputBytesOf: (op: OpProfile) => number | undefined,
-  unclaimed: number,
-): Map<string, { perCall: number; wait: number; works: boolean }> {
+export function awaitedWork(ops: OpProfile[], inputBytesOf: (op: OpProfile) => number | undefined, unclaimed: number): Map<string, { perCall: number; wait: number; works: boolean }> {
   const found = new Map<string, { perCall: number; wait: number; works: boolean }>();
   let total = 0;
   for (const op of ops) {

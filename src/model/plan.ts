@@ -85,9 +85,7 @@ function best(m: Measured, candidates: Config[], lim: Limits, minGain: number): 
  * for a cheap fn on large elements that is more than the fn itself.
  */
 function workerPlaced(m: Measured): OpMeasure[] {
-  return m.order
-    .map((id) => m.ops.get(id))
-    .filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && isFnOp(om.op) && om.op.fnAsync !== true && om.callsPerRoot > 0);
+  return m.order.map((id) => m.ops.get(id)).filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && isFnOp(om.op) && om.op.fnAsync !== true && om.callsPerRoot > 0);
 }
 
 /**
@@ -270,7 +268,10 @@ function keptChanges(
 
 /** The plan note for a cache refused at a random op: where the plan caches instead, if anywhere. */
 function randomRefusalNote(m: Measured, refusal: string, kept: PlanChange[]): string {
-  const above = kept.filter((c) => c.kind === 'cache').map((c) => m.ops.get(c.opId)).filter((om) => om !== undefined);
+  const above = kept
+    .filter((c) => c.kind === 'cache')
+    .map((c) => m.ops.get(c.opId))
+    .filter((om) => om !== undefined);
   const where = above.map((om) => `after ${describeOp(om.op)}`);
   const listed = where.length <= 1 ? where.join('') : `${where.slice(0, -1).join(', ')} and ${where[where.length - 1]}`;
   return `${refusal}, so the plan ${above.length > 0 ? `caches ${listed}, above it` : 'proposes no cache'}.`;

@@ -20,6 +20,7 @@
  */
 import type { ModelOptions, Plan, PlanChange, TrainerVerdict } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
+import { formatRatio, formatSteps } from '../shared/words';
 import { MODEL_CONSTANTS } from './constants';
 import { coresFor, coresGot } from './cores';
 import { planPipeline as pipelinePlan, predictPipeline as predict } from './pipeline';
@@ -136,7 +137,7 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
 function coresOf(profile: Profile, options: ModelOptions, threads: number): number {
   const c = coresFor(profile, options);
   if (c.contention) return coresGot(c.contention, threads);
-  const free = options.cores !== undefined && options.cores > 0 ? c.cores : c.available ?? c.cores;
+  const free = options.cores !== undefined && options.cores > 0 ? c.cores : (c.available ?? c.cores);
   return Math.min(free, threads);
 }
 
@@ -147,7 +148,7 @@ function costOf(profile: Profile, overrides: Overrides): { workers: number; buff
   for (const op of profile.ops) {
     const o = overrides[op.id];
     const placement = o?.placement ?? op.placement;
-    const parallelism = typeof o?.parallelism === 'number' ? o.parallelism : op.knobs.resolvedParallelism ?? 1;
+    const parallelism = typeof o?.parallelism === 'number' ? o.parallelism : (op.knobs.resolvedParallelism ?? 1);
     if (placement === 'worker') workers += parallelism;
     if (op.kind === 'prefetch' && !op.overridden) buffered += o?.prefetch ?? op.knobs.bufferSize ?? 0;
     else if (o?.prefetch !== undefined) buffered += o.prefetch;
@@ -165,7 +166,7 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
   for (const op of profile.ops) {
     const o = overrides[op.id];
     const placement = o?.placement ?? op.placement;
-    const now = typeof o?.parallelism === 'number' ? o.parallelism : op.knobs.resolvedParallelism ?? 1;
+    const now = typeof o?.parallelism === 'number' ? o.parallelism : (op.knobs.resolvedParallelism ?? 1);
     if (placement !== 'worker' || now <= 1) continue;
     for (let k = 1; k < now; k++) {
       const fewer: Overrides = { ...overrides, [op.id]: { ...o, parallelism: k } };
@@ -174,7 +175,13 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
         ? changes.map((c) => (c === own && c.kind === 'placement' ? { ...c, parallelism: k, reason: c.reason.replace(/in \d+ worker threads?/, `in ${k} worker thread${k === 1 ? '' : 's'}`) } : c))
         : [
             ...changes.filter((c) => c.opId !== op.id || c.kind !== 'parallelism'),
-            { kind: 'parallelism' as const, opId: op.id, from: op.knobs.parallelism, to: k, reason: `The trainer, not the input, holds the loop back: ${k} worker thread${k === 1 ? '' : 's'} instead of ${now} feed it as fast and leave ${now - k} core${now - k === 1 ? '' : 's'} to the trainer.` },
+            {
+              kind: 'parallelism' as const,
+              opId: op.id,
+              from: op.knobs.parallelism,
+              to: k,
+              reason: `The trainer, not the input, holds the loop back: ${k} worker thread${k === 1 ? '' : 's'} instead of ${now} feed it as fast and leave ${now - k} core${now - k === 1 ? '' : 's'} to the trainer.`,
+            },
           ];
       out.push({ overrides: fewer, changes: next });
     }
@@ -262,7 +269,7 @@ export function cheapest(candidates: TrainerCandidate[]): TrainerCandidate | und
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 /** Steps per second in words: 3 significant figures at most. */
-const steps = (r: number): string => `${r.toLocaleString('en-US', { maximumFractionDigits: r >= 100 ? 0 : r >= 10 ? 1 : 2 })} steps/s`;
+const steps = formatSteps;
 
 /** The verdict on a training profile: how input-bound the loop is, its unstarved rate, and the plan's target and prediction. */
 export function trainerVerdict(profile: Profile, options: ModelOptions = {}): TrainerVerdict | undefined {
@@ -285,9 +292,11 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
   const waited = `the trainer waited ${pct(f.inputBound)} of its time for input (${steps(f.measuredRate)}; never starved it would take ${steps(unstarved)})`;
   let summary: string;
   const cores = Number(coresOf(profile, options, 1 + asWritten.workers).toFixed(1));
-  if (!change) summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} it gets here` : ''}.`;
-  else if (fewer && gain <= 1 + MODEL_CONSTANTS.minGain) summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
-  else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${gain.toFixed(2)}×) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
+  if (!change)
+    summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} it gets here` : ''}.`;
+  else if (fewer && gain <= 1 + MODEL_CONSTANTS.minGain)
+    summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
+  else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${formatRatio(gain)}) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
   return {
     steps: f.steps,
     stepsPerSec: f.measuredRate,
@@ -335,7 +344,7 @@ export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, ov
     workers,
     limit: r.limit,
     changed: true,
-    summary: `${waited}; the plan feeds it ${steps(r.rate)} (${gain.toFixed(2)}×) with ${workers} worker thread${workers === 1 ? '' : 's'}.`,
+    summary: `${waited}; the plan feeds it ${steps(r.rate)} (${formatRatio(gain)}) with ${workers} worker thread${workers === 1 ? '' : 's'}.`,
   };
 }
 

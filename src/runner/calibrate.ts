@@ -29,10 +29,7 @@ type PiscinaCtor = new (options: Record<string, unknown>) => PoolLike;
  * else the runner's own copy; undefined when neither is installed.
  */
 function loadPiscina(pipelineFile: string): PiscinaCtor | undefined {
-  const attempts: (() => unknown)[] = [
-    () => createRequire(createRequire(pipelineFile).resolve('plumber-data'))('piscina'),
-    () => createRequire(__filename)('piscina'),
-  ];
+  const attempts: (() => unknown)[] = [() => createRequire(createRequire(pipelineFile).resolve('plumber-data'))('piscina'), () => createRequire(__filename)('piscina')];
   for (const attempt of attempts) {
     try {
       const mod = attempt() as { Piscina?: PiscinaCtor; default?: PiscinaCtor };

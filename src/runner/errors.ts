@@ -43,10 +43,12 @@ const RUNNER_FILES = [path.join(PLUMBER_ROOT, 'dist') + path.sep, path.join(PLUM
  * package, plumber-data or the runner: where the user's code called what threw.
  */
 function userFrame(e: unknown, file: string): string | undefined {
-  const stack = e instanceof Error ? e.stack ?? '' : '';
+  const stack = e instanceof Error ? (e.stack ?? '') : '';
   const library = libraryDir(file);
   for (const line of stack.split('\n').slice(1)) {
-    const m = /\(?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
+    // The path starts the frame's location: `node:internal/modules/cjs/loader:1464:18` holds a
+    // `/modules/…` that is no file.
+    const m = /(?:\(|\bat )((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?\s*$/.exec(line);
     if (m && !m[1].includes('node_modules') && !m[1].startsWith('node:')) {
       const f = m[1].replace(/^file:\/\//, '');
       if (library !== undefined && f.startsWith(library)) continue;
@@ -54,6 +56,27 @@ function userFrame(e: unknown, file: string): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Node starts a module's SyntaxError stack with `path:line` of the line it could not parse. */
+function syntaxLine(e: SyntaxError): string | undefined {
+  const m = /^(?:file:\/\/)?(\/.*):(\d+)$/.exec((e.stack ?? '').split('\n')[0]!);
+  return m ? `${m[1]}:${m[2]}` : undefined;
+}
+
+/** Whether the file's first 8 KiB hold a NUL byte, which no source text does. */
+function holdsBinary(file: string): boolean {
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const head = Buffer.alloc(8192);
+      return head.subarray(0, fs.readSync(fd, head, 0, head.length, 0)).includes(0);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -67,7 +90,8 @@ export function loadError(e: unknown, file: string): ProfileError {
     return { kind: 'compile', message: `${file} does not compile:\n${transform[1].trim()}\nFix the error above and profile again.` };
   }
   if (e instanceof SyntaxError) {
-    const at = userFrame(e, file) ?? (e.stack ?? '').split('\n')[0];
+    if (holdsBinary(file)) return { kind: 'compile', message: `${file} is not a JavaScript or TypeScript file: it holds binary data. Give the pipeline's source file.` };
+    const at = syntaxLine(e) ?? userFrame(e, file);
     return { kind: 'compile', message: `${file} does not compile: ${msg}${at ? ` (at ${at})` : ''}. Fix the error and profile again.` };
   }
   const code = (e as { code?: string } | null)?.code;

@@ -52,7 +52,13 @@ export function threadCpuClock(): { kind: CpuClock; read(): number } {
   const p = process as unknown as { threadCpuUsage?: () => { user: number; system: number } };
   if (typeof p.threadCpuUsage === 'function') {
     const fn = p.threadCpuUsage.bind(process);
-    return { kind: 'threadCpuUsage', read: () => { const u = fn(); return (u.user + u.system) / 1e6; } };
+    return {
+      kind: 'threadCpuUsage',
+      read: () => {
+        const u = fn();
+        return (u.user + u.system) / 1e6;
+      },
+    };
   }
   try {
     const fd = fs.openSync('/proc/thread-self/schedstat', 'r');
@@ -110,7 +116,10 @@ function candidateFiles(dir: string, limit: number): string[] {
       }
     }
   }
-  return found.sort((a, b) => b.size - a.size).slice(0, limit).map((f) => f.file);
+  return found
+    .sort((a, b) => b.size - a.size)
+    .slice(0, limit)
+    .map((f) => f.file);
 }
 
 /**

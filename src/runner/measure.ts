@@ -2,8 +2,10 @@
  * Consuming a pipeline for a measured window: warm up, reset the counters, then measure until
  * successive rate estimates agree within 2% or the budget runs out.
  */
-import type { RunInfo, RunnerMessage, WindowSlice } from '../shared/profile';
+import type { RunInfo, RunnerMessage } from '../shared/profile';
 import type { DatasetLike } from './discover';
+import { RampDetector } from './ramp';
+import { MAX_CURVE_SLICES, partialOf, slices, type WindowPoint } from './slices';
 import { timerMs } from './timers';
 
 export interface MeasureOptions {
@@ -52,7 +54,10 @@ export interface MeasureHooks {
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
 }
 
-export type MeasureResult = Pick<RunInfo, 'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'firstElementSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowSlices' | 'windowCurve' | 'partialElement'> & {
+export type MeasureResult = Pick<
+  RunInfo,
+  'elements' | 'seconds' | 'warmupElements' | 'warmupSeconds' | 'firstElementSeconds' | 'converged' | 'endReason' | 'rateEstimates' | 'windowSlices' | 'windowCurve' | 'partialElement'
+> & {
   /** Elements consumed before the failure, when the pipeline threw. */
   thrown?: { error: unknown; consumed: number };
 };
@@ -70,19 +75,9 @@ export const FILL_LIMIT_SECONDS = 20;
 const AGREEING = 3;
 /**
  * Fewest slices a converged window holds: verification's spread and its comparisons on the same
- * elements need several (a window that converged in half a second, its points thinned by a busy
- * main thread, held three).
+ * elements need several, and a window that converges fast on a busy main thread may have few.
  */
 const MIN_CONVERGED_SLICES = 4;
-/** Most slices `windowSlices` reports: adjacent estimate intervals merge beyond this. */
-const MAX_SLICES = 12;
-/**
- * Most slices `windowCurve` reports: the window's points as finely as they were taken (a 3 s
- * profile window holds about 40), for comparing two runs element by element (engine/paired.ts).
- * Merged to 12, a profile run of the text example gave its comparison with a plan's run six
- * stretches of the batches they shared, and a 1.9× gain an interval of ± 1.5.
- */
-const MAX_CURVE_SLICES = 48;
 
 const now = (): number => performance.now() / 1000;
 
@@ -93,348 +88,305 @@ const now = (): number => performance.now() / 1000;
  */
 export async function measure(ds: DatasetLike, o: MeasureOptions, hooks: MeasureHooks): Promise<MeasureResult> {
   const it = ds[Symbol.asyncIterator]();
-  const estimateInterval = Math.max(0.1, o.seconds / 20);
-  const minWindow = Math.min(1, o.seconds / 3);
-  const t0 = now();
-  let phase = 'warmup' as 'warmup' | 'measuring';
-  let total = 0;
-  let warmStart = t0;
-  let warmupElements = 0;
-  let warmupSeconds = 0;
-  let filling = false;
-  let extended = false;
-  let ramp = new RampDetector();
-  // Whether the last look at `hooks.steady()` said a cache was still filling.
-  let wasFilling = false;
-  let windowStart = t0;
-  let windowElements = 0;
-  let windowEnd = t0;
-  let nextEstimate = 0;
-  let nextProgress = t0 + o.progressInterval;
-  const estimates: number[] = [];
-  // Points of the run, (time, root elements so far, fine count so far): at the first element, at
-  // the window's start, at each estimate (an element's arrival) and on a timer; consecutive points
-  // bound the window's slices.
-  const points: WindowPoint[] = [];
-  const fine = (): number => hooks.fineCount?.() ?? 0;
-  const fineAtStart = fine();
-  let fineAtLastArrival = fineAtStart;
-  // The fine count when the window started, and when it ended between two root elements.
-  let fineAtWindowStart = fineAtStart;
-  let fineAtBudget: number | undefined;
-  let sampler: NodeJS.Timeout | undefined;
-  let endReason: RunInfo['endReason'] = 'budget';
-  let converged = false;
-  let thrown: MeasureResult['thrown'];
-
-  // One timer ends the current phase if the pipeline stalls; racing each pull against a promise
-  // of its own costs no timer per element. Not one promise for the whole phase: every race leaves
-  // a reaction on the promise it raced against, and each holds the element that won it, so one
-  // long-lived promise kept the whole window's elements alive (800 MB of 800 kB batches, and a
-  // pipeline 13× slower than untraced).
-  let stopTimer: NodeJS.Timeout | undefined;
-  const stalled = Symbol('stalled');
-  let timedOut = false;
-  let wake: (v: typeof stalled) => void = () => undefined;
-  const untilStalled = (): Promise<typeof stalled> =>
-    new Promise((resolve) => {
-      wake = resolve;
-      if (timedOut) resolve(stalled);
-    });
-  const armStop = (seconds: number): void => {
-    if (stopTimer) clearTimeout(stopTimer);
-    timedOut = false;
-    stopTimer = setTimeout(() => {
-      timedOut = true;
-      wake(stalled);
-    }, timerMs(seconds));
-  };
-  // Before the first element the pipeline may be starting worker pools that load TypeScript:
-  // give it `startSeconds` (or the whole budget, if longer) before calling it stuck.
-  armStop(Math.max(o.startSeconds, o.warmupSeconds + o.seconds));
-
-  const startWindow = (t: number): void => {
-    phase = 'measuring';
-    warmupElements = total;
-    warmupSeconds = t - t0;
-    windowStart = t;
-    windowEnd = t;
-    nextEstimate = t + estimateInterval;
-    hooks.onWindowStart();
-    fineAtWindowStart = fineAtLastArrival;
-    points.push({ t, elements: total, fine: fineAtLastArrival });
-    armStop(o.seconds);
-  };
-
-  try {
-    for (;;) {
-      const r = await Promise.race([it.next(), untilStalled()]);
-      const t = now();
-      if (r === stalled) {
-        endReason = 'budget';
-        if (phase === 'measuring') {
-          windowEnd = t;
-          if (hooks.fineCount) fineAtBudget = fine();
-        }
-        break;
-      }
-      if (r.done) {
-        endReason = 'exhausted';
-        break;
-      }
-      total++;
-      if (hooks.fineCount) fineAtLastArrival = fine();
-      if (total === 1) {
-        hooks.onFirstElement();
-        // Warm-up counts from the first element, so a slow start does not eat it.
-        warmStart = t;
-        armStop(o.warmupSeconds + o.seconds);
-        points.push({ t, elements: total, fine: fineAtLastArrival });
-        if (hooks.fineCount) {
-          // From the first element, so a run measured from its start (a finite source a fast plan
-          // drains during warm-up) is sliced too. A pipeline busy on the main thread delays this
-          // timer, never skews it: each point carries the time it was actually read.
-          sampler = setInterval(() => points.push({ t: now(), elements: total, fine: fine() }), timerMs(estimateInterval / 2));
-          sampler.unref();
-        }
-      }
-      if (phase === 'warmup') {
-        // A pipeline that keeps the main thread busy between its elements starves the sampler's
-        // timer: its arrivals are read as points too, so a run measured from its start is sliced.
-        if (t - (points.at(-1)?.t ?? t0) >= estimateInterval / 2) points.push({ t, elements: total, fine: fineAtLastArrival });
-        const warmed = t - warmStart;
-        // A minimum of elements extends the warm-up by at most one window's budget: a pipeline
-        // slower than asked for is measured anyway.
-        const fewElements = total < (o.warmupMinElements ?? 0) && warmed < o.warmupSeconds + o.seconds;
-        const warm = (warmed >= o.warmupSeconds || total >= o.warmupMaxElements) && !fewElements;
-        if (fewElements && warmed >= o.warmupSeconds && !extended) {
-          extended = true;
-          armStop(2 * o.seconds + o.warmupSeconds - warmed);
-        }
-        const filled = !hooks.steady || hooks.steady();
-        // The end of a fill starts a ramp of its own (the replay's code cold, the heap resized
-        // for the cached elements): the audio cache's first quarter second after its fill ran at
-        // 118–520 batches/s before 1,400–3,000. What the detector judged during the fill says
-        // nothing about it, so it judges afresh from the fill's end.
-        if (filled && wasFilling) ramp = new RampDetector();
-        wasFilling = !filled;
-        const rising = ramp.add(t);
-        const steady = (filled && !rising) || t - warmStart >= o.warmupSeconds + FILL_LIMIT_SECONDS;
-        if (warm && steady) startWindow(t);
-        else if (warm && !filling) {
-          // The warm-up's own time is up but a cache is still filling: give the fill its limit,
-          // then the measured window its budget.
-          filling = true;
-          armStop(o.warmupSeconds + FILL_LIMIT_SECONDS - (t - warmStart) + o.seconds);
-        }
-      } else {
-        windowElements++;
-        windowEnd = t;
-        if (t >= nextEstimate) {
-          estimates.push(windowElements / (t - windowStart));
-          points.push({ t, elements: total, fine: fineAtLastArrival });
-          nextEstimate = t + estimateInterval;
-          const enoughSlices = (): boolean => (slices(points.filter((p) => p.t >= windowStart), { t, elements: total, fine: fineAtLastArrival })?.length ?? 0) >= MIN_CONVERGED_SLICES;
-          if (agree(estimates) && windowElements >= MIN_ELEMENTS && t - windowStart >= minWindow && enoughSlices()) {
-            converged = true;
-            endReason = 'converged';
-            break;
-          }
-        }
-        if (windowElements >= o.maxElements) {
-          endReason = 'budget';
-          break;
-        }
-        // The budget is also read at each arrival: a pipeline that is synchronous throughout (a
-        // sync source and sync maps on the main thread) settles every pull in microtasks and
-        // never lets the event loop reach the stop timer, so a 3 s window of 3 batches a second
-        // ran until 30 elements had converged (10 s), or to the run's time limit.
-        if (t - windowStart >= o.seconds) {
-          endReason = 'budget';
-          break;
-        }
-      }
-      if (t >= nextProgress) {
-        nextProgress = t + o.progressInterval;
-        const seconds = phase === 'warmup' ? t - t0 : t - windowStart;
-        const elements = phase === 'warmup' ? total : windowElements;
-        hooks.progress({ type: 'progress', phase, elements, seconds, rate: seconds > 0 ? elements / seconds : undefined });
-      }
-    }
-  } catch (error) {
-    thrown = { error, consumed: total };
-    endReason = 'error';
-  } finally {
-    if (stopTimer) clearTimeout(stopTimer);
-    if (sampler) clearInterval(sampler);
-  }
-
-  // A source that ended during warm-up, or so soon after it that the window holds too few
-  // elements for a rate (none at all when it ended on the warm-up's last element): what the whole
-  // run saw is all there is to measure.
-  const tooFew = phase === 'measuring' && endReason === 'exhausted' && windowElements < MIN_ELEMENTS && total > windowElements;
-  if (tooFew) {
-    phase = 'warmup';
-    // Estimates of the few-element window say nothing about the run's rate.
-    estimates.length = 0;
-  }
-  // Measured from the first element, when there are a few more: the time before it is the
-  // pipeline's start (a pool of 187 requests filling, worker threads loading), not its rate — a
-  // remote pipeline drained in 0.8 s waited 0.25 s for its first batch, and that slice alone
-  // spread the plan's rate ±75%.
-  const fromFirst = total >= 3 && points.length > 0;
-  if (phase === 'warmup') {
-    hooks.onWindowWidened?.(fromFirst);
-    warmupElements = fromFirst ? 1 : 0;
-    warmupSeconds = fromFirst ? warmStart - t0 : 0;
-    windowStart = fromFirst ? warmStart : t0;
-    windowElements = fromFirst ? total - 1 : total;
-    windowEnd = now();
-  }
-  // A window the budget ended between two root elements holds part of the next one: the elements
-  // its root has taken towards it (a batch of 32 with 20 images in it), which every operator's
-  // counters already include. Dropping it biased slow pipelines low by up to one root element in
-  // the window, and unevenly: the timer fires only when the event loop is free, so a run busy on
-  // the main thread through a batch ends on a whole one, and one that awaits (worker threads,
-  // async reads) is cut mid-batch (three images configurations in worker threads measured exactly
-  // 5 batches in 6 s, as written 6); and their per-element demands high by as much.
-  const partialElement = phase === 'measuring' && fineAtBudget !== undefined ? partialOf(windowElements, fineAtWindowStart, fineAtLastArrival, fineAtBudget) : 0;
+  const run = new Measurement(o, hooks);
+  await run.consume(it);
+  const fromFirst = run.widenIfShort();
+  const partialElement = run.partialElement();
   hooks.onWindowEnd();
   await closeIterator(it);
-  const windowPoints = phase === 'measuring' ? points.filter((p) => p.t >= windowStart) : fromFirst ? points : [{ t: t0, elements: 0, fine: fineAtStart }, ...points];
-  const windowEndPoint: WindowPoint =
-    phase === 'measuring' ? { t: windowEnd, elements: total + partialElement, fine: fineAtBudget ?? fineAtLastArrival } : { t: windowEnd, elements: total, fine: fineAtLastArrival };
-  const windowSlices = slices(windowPoints, windowEndPoint);
-  const windowCurve = windowSlices ? slices(windowPoints, windowEndPoint, MAX_CURVE_SLICES) : undefined;
-  return {
-    elements: windowElements + partialElement,
-    ...(partialElement > 0 ? { partialElement } : {}),
-    seconds: Math.max(windowEnd - windowStart, 1e-9),
-    warmupElements,
-    warmupSeconds,
-    ...(total >= 1 ? { firstElementSeconds: warmStart - t0 } : {}),
-    converged,
-    endReason,
-    rateEstimates: estimates,
-    ...(windowSlices ? { windowSlices } : {}),
-    // Only when finer than the slices: otherwise it says nothing they do not.
-    ...(windowSlices && windowCurve && windowCurve.length > windowSlices.length ? { windowCurve } : {}),
-    ...(thrown ? { thrown } : {}),
-  };
+  return run.result(fromFirst, partialElement);
 }
 
-/** A point of the measured window: seconds, root elements so far, fine count so far. */
-export interface WindowPoint {
-  t: number;
-  elements: number;
-  fine: number;
-}
-
-/** Fine events per root element below which the fine count is no finer than the root's own. */
-const FINER = 2;
+const STALLED = Symbol('stalled');
 
 /**
- * The share of one more root element a window holds when it ended between two: the fine events
- * since the last root element over the fine events per root element in the window (0 ≤ x < 1).
- * 0 when the window holds no whole root element or the fine count is no finer than the root's.
+ * One timer that ends the current phase if the pipeline stalls; racing each pull against a
+ * promise of its own costs no timer per element. Not one promise for the whole phase: every race
+ * leaves a reaction on the promise it raced against, and each holds the element that won it, so
+ * one long-lived promise would keep the whole window's elements alive.
  */
-export function partialOf(elements: number, fineAtStart: number, fineAtLast: number, fineAtEnd: number): number {
-  if (elements < 1) return 0;
-  const perElement = (fineAtLast - fineAtStart) / elements;
-  if (!(perElement >= FINER)) return 0;
-  return Math.min(1 - 1e-6, Math.max(0, (fineAtEnd - fineAtLast) / perElement));
-}
+class StallTimer {
+  private timer: NodeJS.Timeout | undefined;
+  private timedOut = false;
+  private wake: (v: typeof STALLED) => void = () => undefined;
 
-/**
- * Consecutive, non-overlapping slices of the window from its points (the first is its start) and
- * its end. When the fine count grew at least FINER times as fast as the root's elements, slices
- * count fine events scaled to root elements (so their sum is still the window's elements);
- * otherwise root elements. Points after the end are dropped; adjacent slices merge so there are at
- * most `max`, evenly in time. Undefined below 2.
- */
-export function slices(points: readonly WindowPoint[], end: WindowPoint, max = MAX_SLICES): WindowSlice[] | undefined {
-  const start = points[0];
-  if (!start || !(end.t > start.t)) return undefined;
-  const inside = [...points.filter((p) => p.t > start.t && p.t < end.t), end].sort((a, b) => a.t - b.t);
-  const fineTotal = end.fine - start.fine;
-  const rootTotal = end.elements - start.elements;
-  const useFine = rootTotal > 0 && fineTotal >= FINER * rootTotal;
-  const count = (p: WindowPoint): number => (useFine ? ((p.fine - start.fine) * rootTotal) / fineTotal : p.elements - start.elements);
-  const seconds = end.t - start.t;
-  const m = Math.min(max, inside.length);
-  const out: WindowSlice[] = [];
-  let prev: WindowPoint = start;
-  let next = 0;
-  for (let k = 1; k <= m; k++) {
-    // The last point at or before the k-th m-th of the window closes slice k (the end closes the last).
-    const until = start.t + (k * seconds) / m;
-    let close: WindowPoint | undefined;
-    while (next < inside.length && (inside[next]!.t <= until + 1e-12 || k === m)) close = inside[next++];
-    // A slice in which nothing arrived is not closed: its time goes to the next (a timer point
-    // a millisecond after the window opened made a slice of 0 elements in 1 ms).
-    if (!close || close.t <= prev.t || (k < m && count(close) === count(prev))) continue;
-    out.push({ elements: count(close) - count(prev), seconds: close.t - prev.t });
-    prev = close;
+  /** Resolves with STALLED when the timer fires (at once when it has). */
+  until(): Promise<typeof STALLED> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      if (this.timedOut) resolve(STALLED);
+    });
   }
-  // Nothing after the last arrival: the tail's time belongs to the slice before it.
-  const tail = out.at(-1);
-  if (out.length >= 2 && tail && tail.elements === 0) {
-    out.pop();
-    out[out.length - 1]!.seconds += tail.seconds;
+
+  arm(seconds: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timedOut = false;
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.wake(STALLED);
+    }, timerMs(seconds));
   }
-  return out.length >= 2 ? out : undefined;
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
 }
 
-/** A warm-up slice holds at least this many elements and this many seconds before its rate is judged. */
-const RAMP_SLICE_ELEMENTS = 8;
-const RAMP_SLICE_SECONDS = 0.25;
-/** A slice this much faster than every one before it says the pipeline is still speeding up. */
-const RAMP_RISE = 1.1;
+/** The state of one run through warm-up and the measured window, element by element. */
+class Measurement {
+  private readonly estimateInterval: number;
+  private readonly minWindow: number;
+  private readonly t0 = now();
+  private phase = 'warmup' as 'warmup' | 'measuring';
+  private total = 0;
+  private warmStart: number;
+  private warmupElements = 0;
+  private warmupSeconds = 0;
+  private filling = false;
+  private extended = false;
+  private ramp = new RampDetector();
+  /** Whether the last look at `hooks.steady()` said a cache was still filling. */
+  private wasFilling = false;
+  private windowStart: number;
+  private windowElements = 0;
+  private windowEnd: number;
+  private nextEstimate = 0;
+  private nextProgress: number;
+  private readonly estimates: number[] = [];
+  /**
+   * Points of the run, (time, root elements so far, fine count so far): at the first element, at
+   * the window's start, at each estimate (an element's arrival) and on a timer; consecutive points
+   * bound the window's slices.
+   */
+  private readonly points: WindowPoint[] = [];
+  private readonly fineAtStart: number;
+  private fineAtLastArrival: number;
+  /** The fine count when the window started, and when it ended between two root elements. */
+  private fineAtWindowStart: number;
+  private fineAtBudget: number | undefined;
+  private sampler: NodeJS.Timeout | undefined;
+  private endReason: RunInfo['endReason'] = 'budget';
+  private converged = false;
+  private thrown: MeasureResult['thrown'];
+  private readonly stop = new StallTimer();
 
-/**
- * Tells whether the rate is still rising during warm-up: worker threads that have just started
- * (loading modules, their JIT still cold), connection pools filling, a cache on its first pass. The
- * warm-up is cut into slices of a few elements; while each slice runs clearly faster than every
- * slice before it, the pipeline has not reached its steady state, and a window taken now would
- * measure the start-up. A start-up sets a new high with each slice; elements that differ in cost
- * do not: after a stretch of dear ones, a slice of cheap ones runs faster than the one before but
- * no faster than the cheap ones before that. (Judged against the slice before alone, the text
- * example's emails held the warm-up of a run with the tokenizer in workers to 895 batches where it
- * asked for 402, past every element the run as written had measured.) A pipeline too slow to fill
- * slices is judged by the clock alone.
- */
-export class RampDetector {
-  private sliceStart = -1;
-  private sliceElements = 0;
-  private highest: number | undefined;
-  private judged = 0;
-  private rising = true;
+  constructor(
+    private readonly o: MeasureOptions,
+    private readonly hooks: MeasureHooks,
+  ) {
+    this.estimateInterval = Math.max(0.1, o.seconds / 20);
+    this.minWindow = Math.min(1, o.seconds / 3);
+    this.warmStart = this.t0;
+    this.windowStart = this.t0;
+    this.windowEnd = this.t0;
+    this.nextProgress = this.t0 + o.progressInterval;
+    this.fineAtStart = this.fine();
+    this.fineAtLastArrival = this.fineAtStart;
+    this.fineAtWindowStart = this.fineAtStart;
+    // Before the first element the pipeline may be starting worker pools that load TypeScript:
+    // give it `startSeconds` (or the whole budget, if longer) before calling it stuck.
+    this.stop.arm(Math.max(o.startSeconds, o.warmupSeconds + o.seconds));
+  }
+
+  private fine(): number {
+    return this.hooks.fineCount?.() ?? 0;
+  }
+
+  /** Pulls elements until the window converges, its budget ends, the source ends or it throws. */
+  async consume(it: AsyncIterator<unknown>): Promise<void> {
+    try {
+      for (;;) {
+        const r = await Promise.race([it.next(), this.stop.until()]);
+        const t = now();
+        if (r === STALLED) {
+          this.endReason = 'budget';
+          if (this.phase === 'measuring') {
+            this.windowEnd = t;
+            if (this.hooks.fineCount) this.fineAtBudget = this.fine();
+          }
+          break;
+        }
+        if (r.done) {
+          this.endReason = 'exhausted';
+          break;
+        }
+        this.total++;
+        if (this.hooks.fineCount) this.fineAtLastArrival = this.fine();
+        if (this.total === 1) this.firstElement(t);
+        if (this.phase === 'warmup') this.warmupStep(t);
+        else if (this.windowStep(t)) break;
+        this.progress(t);
+      }
+    } catch (error) {
+      this.thrown = { error, consumed: this.total };
+      this.endReason = 'error';
+    } finally {
+      this.stop.clear();
+      if (this.sampler) clearInterval(this.sampler);
+    }
+  }
+
+  private firstElement(t: number): void {
+    this.hooks.onFirstElement();
+    // Warm-up counts from the first element, so a slow start does not eat it.
+    this.warmStart = t;
+    this.stop.arm(this.o.warmupSeconds + this.o.seconds);
+    this.points.push({ t, elements: this.total, fine: this.fineAtLastArrival });
+    if (this.hooks.fineCount) {
+      // From the first element, so a run measured from its start (a finite source a fast plan
+      // drains during warm-up) is sliced too. A pipeline busy on the main thread delays this
+      // timer, never skews it: each point carries the time it was actually read.
+      this.sampler = setInterval(() => this.points.push({ t: now(), elements: this.total, fine: this.fine() }), timerMs(this.estimateInterval / 2));
+      this.sampler.unref();
+    }
+  }
+
+  private warmupStep(t: number): void {
+    const o = this.o;
+    // A pipeline that keeps the main thread busy between its elements starves the sampler's
+    // timer: its arrivals are read as points too, so a run measured from its start is sliced.
+    if (t - (this.points.at(-1)?.t ?? this.t0) >= this.estimateInterval / 2) this.points.push({ t, elements: this.total, fine: this.fineAtLastArrival });
+    const warmed = t - this.warmStart;
+    // A minimum of elements extends the warm-up by at most one window's budget: a pipeline
+    // slower than asked for is measured anyway.
+    const fewElements = this.total < (o.warmupMinElements ?? 0) && warmed < o.warmupSeconds + o.seconds;
+    const warm = (warmed >= o.warmupSeconds || this.total >= o.warmupMaxElements) && !fewElements;
+    if (fewElements && warmed >= o.warmupSeconds && !this.extended) {
+      this.extended = true;
+      this.stop.arm(2 * o.seconds + o.warmupSeconds - warmed);
+    }
+    const filled = !this.hooks.steady || this.hooks.steady();
+    // The end of a fill starts a ramp of its own (the replay's code cold, the heap resized for
+    // the cached elements): what the detector judged during the fill says nothing about it, so it
+    // judges afresh from the fill's end.
+    if (filled && this.wasFilling) this.ramp = new RampDetector();
+    this.wasFilling = !filled;
+    const rising = this.ramp.add(t);
+    const steady = (filled && !rising) || t - this.warmStart >= o.warmupSeconds + FILL_LIMIT_SECONDS;
+    if (warm && steady) this.startWindow(t);
+    else if (warm && !this.filling) {
+      // The warm-up's own time is up but a cache is still filling: give the fill its limit,
+      // then the measured window its budget.
+      this.filling = true;
+      this.stop.arm(o.warmupSeconds + FILL_LIMIT_SECONDS - (t - this.warmStart) + o.seconds);
+    }
+  }
+
+  private startWindow(t: number): void {
+    this.phase = 'measuring';
+    this.warmupElements = this.total;
+    this.warmupSeconds = t - this.t0;
+    this.windowStart = t;
+    this.windowEnd = t;
+    this.nextEstimate = t + this.estimateInterval;
+    this.hooks.onWindowStart();
+    this.fineAtWindowStart = this.fineAtLastArrival;
+    this.points.push({ t, elements: this.total, fine: this.fineAtLastArrival });
+    this.stop.arm(this.o.seconds);
+  }
+
+  /** Counts an element of the window; true when the window is over. */
+  private windowStep(t: number): boolean {
+    this.windowElements++;
+    this.windowEnd = t;
+    if (t >= this.nextEstimate) {
+      this.estimates.push(this.windowElements / (t - this.windowStart));
+      this.points.push({ t, elements: this.total, fine: this.fineAtLastArrival });
+      this.nextEstimate = t + this.estimateInterval;
+      const enoughSlices = (): boolean =>
+        (slices(
+          this.points.filter((p) => p.t >= this.windowStart),
+          { t, elements: this.total, fine: this.fineAtLastArrival },
+        )?.length ?? 0) >= MIN_CONVERGED_SLICES;
+      if (agree(this.estimates) && this.windowElements >= MIN_ELEMENTS && t - this.windowStart >= this.minWindow && enoughSlices()) {
+        this.converged = true;
+        this.endReason = 'converged';
+        return true;
+      }
+    }
+    if (this.windowElements >= this.o.maxElements) {
+      this.endReason = 'budget';
+      return true;
+    }
+    // The budget is also read at each arrival: a pipeline that is synchronous throughout (a sync
+    // source and sync maps on the main thread) settles every pull in microtasks and never lets
+    // the event loop reach the stop timer.
+    if (t - this.windowStart >= this.o.seconds) {
+      this.endReason = 'budget';
+      return true;
+    }
+    return false;
+  }
+
+  private progress(t: number): void {
+    if (t < this.nextProgress) return;
+    this.nextProgress = t + this.o.progressInterval;
+    const phase = this.phase;
+    const seconds = phase === 'warmup' ? t - this.t0 : t - this.windowStart;
+    const elements = phase === 'warmup' ? this.total : this.windowElements;
+    this.hooks.progress({ type: 'progress', phase, elements, seconds, rate: seconds > 0 ? elements / seconds : undefined });
+  }
 
   /**
-   * Counts an element that arrived at `t` seconds. True until two full slices were compared, and
-   * then while the last slice ran clearly faster than every one before it; false at once for a
-   * pipeline too slow to fill a slice in a second.
+   * A source that ended during warm-up, or so soon after it that the window holds too few
+   * elements for a rate (none at all when it ended on the warm-up's last element): what the whole
+   * run saw is all there is to measure, from its first element when there are a few more (the
+   * time before it is the pipeline's start, not its rate). Returns whether it is measured from
+   * its first element.
    */
-  add(t: number): boolean {
-    if (this.sliceStart < 0) {
-      this.sliceStart = t;
-      return this.rising;
+  widenIfShort(): boolean {
+    const tooFew = this.phase === 'measuring' && this.endReason === 'exhausted' && this.windowElements < MIN_ELEMENTS && this.total > this.windowElements;
+    if (tooFew) {
+      this.phase = 'warmup';
+      // Estimates of the few-element window say nothing about the run's rate.
+      this.estimates.length = 0;
     }
-    this.sliceElements++;
-    const seconds = t - this.sliceStart;
-    if (this.sliceElements >= RAMP_SLICE_ELEMENTS && seconds >= RAMP_SLICE_SECONDS) {
-      const rate = this.sliceElements / seconds;
-      if (this.highest !== undefined) {
-        this.judged++;
-        this.rising = rate > this.highest * RAMP_RISE;
-      }
-      this.highest = Math.max(this.highest ?? 0, rate);
-      this.sliceStart = t;
-      this.sliceElements = 0;
-    } else if (this.judged === 0 && this.sliceElements < RAMP_SLICE_ELEMENTS && seconds >= 4 * RAMP_SLICE_SECONDS) {
-      this.rising = false;
+    const fromFirst = this.total >= 3 && this.points.length > 0;
+    if (this.phase === 'warmup') {
+      this.hooks.onWindowWidened?.(fromFirst);
+      this.warmupElements = fromFirst ? 1 : 0;
+      this.warmupSeconds = fromFirst ? this.warmStart - this.t0 : 0;
+      this.windowStart = fromFirst ? this.warmStart : this.t0;
+      this.windowElements = fromFirst ? this.total - 1 : this.total;
+      this.windowEnd = now();
     }
-    return this.rising;
+    return fromFirst;
+  }
+
+  /**
+   * The share of one more root element a window the budget ended between two holds: the elements
+   * its root has taken towards it (a batch of 32 with 20 images in it), which every operator's
+   * counters already include. Without it slow pipelines would read low by up to one root element,
+   * and unevenly: the timer fires only when the event loop is free, so a run busy on the main
+   * thread through a batch ends on a whole one, and one that awaits is cut mid-batch.
+   */
+  partialElement(): number {
+    return this.phase === 'measuring' && this.fineAtBudget !== undefined ? partialOf(this.windowElements, this.fineAtWindowStart, this.fineAtLastArrival, this.fineAtBudget) : 0;
+  }
+
+  result(fromFirst: boolean, partialElement: number): MeasureResult {
+    const measuring = this.phase === 'measuring';
+    const windowPoints = measuring ? this.points.filter((p) => p.t >= this.windowStart) : fromFirst ? this.points : [{ t: this.t0, elements: 0, fine: this.fineAtStart }, ...this.points];
+    const windowEndPoint: WindowPoint = measuring
+      ? { t: this.windowEnd, elements: this.total + partialElement, fine: this.fineAtBudget ?? this.fineAtLastArrival }
+      : { t: this.windowEnd, elements: this.total, fine: this.fineAtLastArrival };
+    const windowSlices = slices(windowPoints, windowEndPoint);
+    const windowCurve = windowSlices ? slices(windowPoints, windowEndPoint, MAX_CURVE_SLICES) : undefined;
+    return {
+      elements: this.windowElements + partialElement,
+      ...(partialElement > 0 ? { partialElement } : {}),
+      seconds: Math.max(this.windowEnd - this.windowStart, 1e-9),
+      warmupElements: this.warmupElements,
+      warmupSeconds: this.warmupSeconds,
+      ...(this.total >= 1 ? { firstElementSeconds: this.warmStart - this.t0 } : {}),
+      converged: this.converged,
+      endReason: this.endReason,
+      rateEstimates: this.estimates,
+      ...(windowSlices ? { windowSlices } : {}),
+      // Only when finer than the slices: otherwise it says nothing they do not.
+      ...(windowSlices && windowCurve && windowCurve.length > windowSlices.length ? { windowCurve } : {}),
+      ...(this.thrown ? { thrown: this.thrown } : {}),
+    };
   }
 }
 

@@ -5,6 +5,7 @@
 import * as path from 'node:path';
 import { parseOpId, siteOfOpId } from '../shared/opId';
 import type { KnobOverride, Overrides } from '../shared/profile';
+import { inKnobRange, knobRangeWords } from '../shared/knobs';
 
 /** The knobs an override may set, in the order help texts list them. */
 export const KNOBS = ['parallelism', 'prefetch', 'cache', 'placement', 'deterministic', 'cycleLength', 'module', 'exportName'] as const;
@@ -16,10 +17,6 @@ export function siteKeyOfOpId(id: string, pipelineFile: string): string | undefi
   return site ? `${site.file}:${site.line}:${site.column}` : undefined;
 }
 
-function positiveInt(v: unknown): boolean {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 1;
-}
-
 /**
  * Checks one override's values. Returns a sentence describing the first problem, or undefined
  * when the override is valid.
@@ -29,11 +26,11 @@ export function checkKnobOverride(id: string, o: KnobOverride): string | undefin
   for (const k of Object.keys(o)) {
     if (!known.has(k)) return `Override for ${id}: unknown knob "${k}". Knobs: ${KNOBS.slice(0, 6).join(', ')}.`;
   }
-  if (o.parallelism !== undefined && o.parallelism !== 'auto' && !positiveInt(o.parallelism)) return `Override for ${id}: parallelism must be a whole number ≥ 1 or auto, got ${String(o.parallelism)}.`;
-  if (o.cycleLength !== undefined && !positiveInt(o.cycleLength)) return `Override for ${id}: cycleLength must be a whole number ≥ 1, got ${String(o.cycleLength)}.`;
-  if (o.prefetch !== undefined && !(typeof o.prefetch === 'number' && Number.isInteger(o.prefetch) && o.prefetch >= 0)) {
-    return `Override for ${id}: prefetch must be a whole number ≥ 0 (0 removes a prefetch), got ${String(o.prefetch)}.`;
+  if (o.parallelism !== undefined && o.parallelism !== 'auto' && !inKnobRange('parallelism', o.parallelism)) {
+    return `Override for ${id}: parallelism must be ${knobRangeWords('parallelism')} or auto, got ${String(o.parallelism)}.`;
   }
+  if (o.cycleLength !== undefined && !inKnobRange('cycleLength', o.cycleLength)) return `Override for ${id}: cycleLength must be ${knobRangeWords('cycleLength')}, got ${String(o.cycleLength)}.`;
+  if (o.prefetch !== undefined && !inKnobRange('prefetch', o.prefetch)) return `Override for ${id}: prefetch must be ${knobRangeWords('prefetch')} (0 removes a prefetch), got ${String(o.prefetch)}.`;
   if (o.placement !== undefined && o.placement !== 'main' && o.placement !== 'worker') return `Override for ${id}: placement must be "main" or "worker", got ${String(o.placement)}.`;
   if (o.deterministic !== undefined && typeof o.deterministic !== 'boolean') return `Override for ${id}: deterministic must be true or false, got ${String(o.deterministic)}.`;
   if (o.cache !== undefined && o.cache !== false && (typeof o.cache !== 'string' || o.cache === '')) {

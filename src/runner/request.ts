@@ -37,6 +37,12 @@ export interface RunRequest {
   train?: boolean;
 }
 
+/**
+ * Written by the runner to stderr when the pipeline calls process.exit, with the call's place:
+ * the parent takes the line out of the user's output and says where the pipeline exited.
+ */
+export const EXIT_MARKER = '\u0000plumber-runner:exit:';
+
 /** Defaults shared by the parent and the child. */
 export const DEFAULTS = {
   seconds: 3,

@@ -5,7 +5,6 @@
  * (which travels on the IPC channel).
  */
 import { fork } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { createRequire } from 'node:module';
@@ -14,9 +13,12 @@ import { pathToFileURL } from 'node:url';
 import type { Overrides, Profile, ProfileError, RunnerMessage } from '../shared/profile';
 import { failedProfile } from './emptyProfile';
 import { checkOverrides } from './overrides';
-import { DEFAULTS } from './request';
+import { DEFAULTS, EXIT_MARKER } from './request';
 import type { RunRequest } from './request';
+import { findRunnerBundle } from './bundles';
 import { acquireRunLock } from './runLock';
+import { RUN_MARK_ENV, endRun, escapedWarning, makePidFile, newRunMark, procInfo, removePidFile } from './procs';
+import type { Escaped, RunIdentity } from './procs';
 import { timerMs } from './timers';
 
 /** Options of `runProfile`. Budgets apply after warm-up; all times are seconds. */
@@ -67,6 +69,11 @@ export interface RunProfileOptions {
   onProgress?(m: Extract<RunnerMessage, { type: 'progress' }>): void;
   /** Called with the child's pid once it started (its process group has the same id). */
   onStart?(pid: number): void;
+  /**
+   * Called at the run's end with each sentence its profile's `run.warnings` gains there: a process
+   * the pipeline started that left the run's process group, which Plumber ended.
+   */
+  onWarning?(text: string): void;
   /** The pipeline's own stdout/stderr output (default: dropped). */
   onOutput?(stream: 'stdout' | 'stderr', text: string): void;
   /**
@@ -77,21 +84,12 @@ export interface RunProfileOptions {
   onWaiting?(holderPid: number): void;
 }
 
-/** Written by the runner to stderr when the pipeline calls process.exit (see main.ts). */
-const EXIT_MARKER = '\u0000plumber-runner:exit:';
 /** How much of the child's stderr is kept to explain a crash. */
 const STDERR_TAIL = 16 * 1024;
 
-/** The package root holding `dist/runner/main.js`, searched upward from this file. */
+/** The runner's entry, `dist/runner/main.js` of the package root. */
 export function findRunnerEntry(): string | undefined {
-  let dir = __dirname;
-  for (;;) {
-    const candidate = path.join(dir, 'dist', 'runner', 'main.js');
-    if (fs.existsSync(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
+  return findRunnerBundle('main.js');
 }
 
 function tsxLoaderUrl(runnerEntry: string): string {
@@ -99,62 +97,54 @@ function tsxLoaderUrl(runnerEntry: string): string {
   return pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
 }
 
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // ESRCH: nothing left to kill.
+/**
+ * A runner child from its start until its pid file is removed: what identifies its processes
+ * (procs.ts), and those that left its process group and were ended.
+ */
+class RunnerProcesses {
+  readonly escaped: Escaped[] = [];
+  constructor(readonly id: RunIdentity) {}
+
+  /** Kills what is left of the run: the runner's process group and whatever of the run left it. */
+  end(): void {
+    for (const e of endRun(this.id)) if (!this.escaped.some((x) => x.pid === e.pid)) this.escaped.push(e);
   }
 }
 
 /**
- * Kills the child's whole process group, and the processes the pipeline started in groups of
- * their own (`detached: true`), whose pids the runner writes to `pidFile` as it starts them.
- * A group that is already gone is fine.
+ * Runners alive in this process. Whatever way this process ends (a signal the CLI turns into an
+ * exit, process.exit in the server), their processes end with it.
  */
-function killGroup(child: ChildProcess, pidFile: string): void {
-  if (child.pid !== undefined) killQuietly(-child.pid);
-  let pids: number[] = [];
-  try {
-    pids = fs.readFileSync(pidFile, 'utf8').split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 1);
-  } catch {
-    // No file: the pipeline started no detached process.
-  }
-  for (const pid of pids) {
-    // A detached child leads its own group: the group takes what it started in turn.
-    killQuietly(-pid);
-    killQuietly(pid);
-  }
-}
-
-/**
- * Runners alive in this process, with their pid files. Whatever way this process ends (a signal
- * the CLI turns into an exit, process.exit in the server), their groups end with it.
- */
-const live = new Map<ChildProcess, string>();
+const live = new Set<RunnerProcesses>();
 let exitHook = false;
-function track(child: ChildProcess, pidFile: string): void {
-  live.set(child, pidFile);
+function track(run: RunnerProcesses): void {
+  live.add(run);
   if (exitHook) return;
   exitHook = true;
   process.on('exit', () => {
-    for (const [c, f] of live) {
-      killGroup(c, f);
-      fs.rmSync(f, { force: true });
+    for (const r of live) {
+      r.end();
+      if (r.id.pidFile) removePidFile(r.id.pidFile);
     }
   });
 }
 
 /** Ends every runner this process started, and what they started. Synchronous: safe in a signal handler. */
 export function killAllRuns(): void {
-  for (const [c, f] of live) killGroup(c, f);
+  for (const r of live) r.end();
 }
 
-let pidFiles = 0;
+/** The profile with the run's warnings added to its own. */
+function withWarnings(profile: Profile, warnings: string[]): Profile {
+  if (warnings.length === 0) return profile;
+  return { ...profile, run: { ...profile.run, warnings: [...(profile.run.warnings ?? []), ...warnings] } };
+}
 
 interface ChildOutcome {
   message?: RunnerMessage;
   error?: ProfileError;
+  /** What the run's end had to say about it: a process that escaped its process group. */
+  warnings?: string[];
 }
 
 /** Runs the runner child to completion and says what it sent or how it died. Never rejects. */
@@ -165,20 +155,30 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
   }
   if (o.signal?.aborted) return Promise.resolve({ error: { kind: 'cancelled', message: 'The run was cancelled before it started.' } });
   const memoryMB = o.memoryMB ?? Math.min(4096, Math.floor(os.totalmem() / 2 / 2 ** 20));
-  const pidFile = path.join(os.tmpdir(), `plumber-run-${process.pid}-${++pidFiles}.pids`);
+  let pidFile: string;
+  try {
+    pidFile = makePidFile();
+  } catch (e) {
+    return Promise.resolve({
+      error: { kind: 'internal', message: `Plumber could not make the run's private directory in ${os.tmpdir()}: ${(e as Error).message}. Free space there, or point TMPDIR at a writable directory.` },
+    });
+  }
+  const mark = newRunMark();
   const child = fork(entry, [JSON.stringify({ ...request, childPidFile: pidFile })], {
     execPath: o.nodePath ?? process.execPath,
     execArgv: ['--import', tsxLoaderUrl(entry), '--enable-source-maps', `--max-old-space-size=${memoryMB}`, ...(o.nodeArgs ?? [])],
     cwd: o.cwd ?? path.dirname(request.file),
+    env: { ...process.env, [RUN_MARK_ENV]: mark },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     serialization: 'json',
   });
 
+  const procs = new RunnerProcesses({ runnerPid: child.pid ?? -1, runnerStart: (child.pid && procInfo(child.pid)?.start) ?? Number.POSITIVE_INFINITY, mark, pidFile });
   if (child.pid !== undefined) {
-    track(child, pidFile);
+    track(procs);
     o.onStart?.(child.pid);
-  }
+  } else removePidFile(pidFile);
   return new Promise<ChildOutcome>((resolve) => {
     let final: RunnerMessage | undefined;
     let forced: ProfileError | undefined;
@@ -189,7 +189,11 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       let text = chunk.toString('utf8');
       if (stream === 'stderr') {
         stderrTail = (stderrTail + text).slice(-STDERR_TAIL);
-        if (text.includes(EXIT_MARKER)) text = text.split('\n').filter((l) => !l.startsWith(EXIT_MARKER)).join('\n');
+        if (text.includes(EXIT_MARKER))
+          text = text
+            .split('\n')
+            .filter((l) => !l.startsWith(EXIT_MARKER))
+            .join('\n');
       }
       if (text && o.onOutput) o.onOutput(stream, text);
     };
@@ -202,10 +206,14 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
 
     const stopWith = (error: ProfileError): void => {
       forced ??= error;
-      killGroup(child, pidFile);
+      procs.end();
     };
     const timer = setTimeout(
-      () => stopWith({ kind: 'timeout', message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.` }),
+      () =>
+        stopWith({
+          kind: 'timeout',
+          message: `The pipeline did not finish within the ${timeoutSeconds} s time limit, so Plumber stopped it. It may be stuck in a loop or waiting forever; raise the limit if it is just slow to start.`,
+        }),
       timerMs(timeoutSeconds),
     );
     const onAbort = (): void => stopWith({ kind: 'cancelled', message: 'The run was cancelled.' });
@@ -216,13 +224,15 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       settled = true;
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
-      // Whatever the pipeline started in the group goes with the runner.
-      killGroup(child, pidFile);
-      live.delete(child);
-      fs.rmSync(pidFile, { force: true });
-      if (forced) return resolve({ error: forced });
-      if (final) return resolve({ message: final });
-      resolve({ error: deathError(code, signal, stderrTail, memoryMB) });
+      // Whatever the pipeline started goes with the runner.
+      procs.end();
+      live.delete(procs);
+      removePidFile(pidFile);
+      const warnings = procs.escaped.map(escapedWarning);
+      for (const w of warnings) o.onWarning?.(w);
+      if (forced) return resolve({ error: forced, warnings });
+      if (final) return resolve({ message: final, warnings });
+      resolve({ error: deathError(code, signal, stderrTail, memoryMB), warnings });
     };
     // 'exit' can come before the last IPC message is read; 'close' waits for the channel and the
     // pipes. Anything of the pipeline's that holds the pipes open is killed with the group on
@@ -230,7 +240,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
     let exitInfo: [number | null, NodeJS.Signals | null] = [null, null];
     child.on('exit', (code, signal) => {
       exitInfo = [code, signal];
-      killGroup(child, pidFile);
+      procs.end();
       setTimeout(() => done(code, signal), 2000).unref();
     });
     child.on('close', (code, signal) => done(code ?? exitInfo[0], signal ?? exitInfo[1]));
@@ -238,7 +248,7 @@ function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: num
       if (child.pid === undefined) {
         settled = true;
         clearTimeout(timer);
-        live.delete(child);
+        live.delete(procs);
         resolve({ error: { kind: 'internal', message: `Could not start the runner with ${o.nodePath ?? process.execPath}: ${e.message}` } });
       }
     });
@@ -268,7 +278,7 @@ function deathError(code: number | null, signal: NodeJS.Signals | null, stderr: 
 }
 
 /** Why `file` cannot be a pipeline module before anything starts: it is missing or a directory. */
-function fileProblem(file: string, cwd: string | undefined): ProfileError | undefined {
+export function fileProblem(file: string, cwd: string | undefined): ProfileError | undefined {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
@@ -326,8 +336,8 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
   } finally {
     lock?.release();
   }
-  if (outcome.message?.type === 'profile') return outcome.message.profile;
-  return failedProfile(file, opts.exportName, overrides, outcome.error ?? { kind: 'internal', message: 'The runner ended without sending a profile.' });
+  if (outcome.message?.type === 'profile') return withWarnings(outcome.message.profile, outcome.warnings ?? []);
+  return withWarnings(failedProfile(file, opts.exportName, overrides, outcome.error ?? { kind: 'internal', message: 'The runner ended without sending a profile.' }), outcome.warnings ?? []);
 }
 
 /** Thrown by `listPipelines` when the module cannot be loaded; `error` says why. */

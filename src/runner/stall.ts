@@ -5,7 +5,8 @@
  * the message says how long the wait is and how to profile past it. With no operator working, the
  * pipeline is waiting on something.
  */
-import { describeOp, formatRate } from '../model/describe';
+import { describeOp } from '../shared/labels';
+import { formatRate } from '../shared/words';
 import type { OpProfile } from '../shared/profile';
 
 const count = (n: number): string => Math.round(n).toLocaleString('en-US');

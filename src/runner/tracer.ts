@@ -4,16 +4,31 @@
  * profile's `ops` (with the warm-up subtracted).
  */
 import type { OpCounters, OpInfo, OpKind, Tracer } from '../data/tracing';
-import { newCounters } from '../data/tracing';
+import { estimateBytes, newCounters } from '../data/tracing';
 import type { OpProfile } from '../shared/profile';
 import { opIdOfSite } from '../shared/opId';
-import { estimateBytes } from '../data/internal/core';
 
 /** Operators that hand their input's elements on one for one. */
 const PASS_THROUGH = new Set<OpKind>(['prefetch', 'take', 'skip', 'repeat', 'shuffle', 'cache']);
 
 /** The optional counters of cluster ops (see OpCounters). */
-const REMOTE_COUNTERS = ['remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteServiceSeconds', 'remoteQueueWaitSeconds', 'remoteRoundTripSeconds', 'remoteSlotJobs', 'remoteSlotSeconds', 'bytesShipped', 'remoteHosts', 'remoteWorkersOnConsumerHost', 'remoteConsumerCpuSeconds', 'remoteRedisCpuSeconds', 'remoteHostWallSeconds', 'remoteHostIdleSeconds'] as const;
+const REMOTE_COUNTERS = [
+  'remoteWorkers',
+  'remoteConcurrency',
+  'remoteCores',
+  'remoteServiceSeconds',
+  'remoteQueueWaitSeconds',
+  'remoteRoundTripSeconds',
+  'remoteSlotJobs',
+  'remoteSlotSeconds',
+  'bytesShipped',
+  'remoteHosts',
+  'remoteWorkersOnConsumerHost',
+  'remoteConsumerCpuSeconds',
+  'remoteRedisCpuSeconds',
+  'remoteHostWallSeconds',
+  'remoteHostIdleSeconds',
+] as const;
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
 const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater', 'remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteHosts', 'remoteWorkersOnConsumerHost']);
 
@@ -231,7 +246,7 @@ export class RunnerTracer implements Tracer {
       for (const input of this.entries.get(key)!.info.inputs) visit(input);
     };
     visit(rootKey);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const [key, { info }] of this.entries) {
         if (!keep.has(key) && info.parent !== undefined && keep.has(info.parent)) {

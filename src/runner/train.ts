@@ -26,7 +26,7 @@ import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes
 import type { RunRequest } from './request';
 import type { RunnerTracer } from './tracer';
 import { opIdOfSite } from '../shared/opId';
-import { slices, type WindowPoint } from './measure';
+import { slices, type WindowPoint } from './slices';
 import { timerMs } from './timers';
 
 /** Least time between two recorded points of the window: a fast loop's steps are counted into the last one. */

@@ -24,7 +24,6 @@ export function activity(): void {
   if (Date.now() - lastCollect > 5000) setImmediate(collect);
 }
 
-
 // Requests wait until typing pauses (QUIET_MS without an edit to that document, at most
 // MAX_WAIT_MS), so a burst of edits costs one re-extraction rather than one per keystroke.
 const QUIET_MS = 30;

@@ -66,11 +66,12 @@ import { trustFromInit, trustFromNotification } from './trust';
 // own streams, the library no longer routes console output away from stdout, where it would
 // corrupt the replies: that is done here, into the client's log.
 const overStdio = process.argv.includes('--stdio');
-const connection = overStdio
-  ? createConnection(ProposedFeatures.all, process.stdin.pipe(new FramingGuard((m) => connection.console.error(m))), process.stdout)
-  : createConnection(ProposedFeatures.all);
+const connection = overStdio ? createConnection(ProposedFeatures.all, process.stdin.pipe(new FramingGuard((m) => connection.console.error(m))), process.stdout) : createConnection(ProposedFeatures.all);
 if (overStdio) {
-  const say = (write: (message: string) => void) => (...args: unknown[]): void => write(format(...args));
+  const say =
+    (write: (message: string) => void) =>
+    (...args: unknown[]): void =>
+      write(format(...args));
   console.log = say((m) => connection.console.log(m));
   console.info = say((m) => connection.console.info(m));
   console.debug = say((m) => connection.console.log(m));
@@ -86,7 +87,7 @@ let caps: ClientCapabilities = {};
 let initSettings: unknown;
 
 function describe(error: unknown): string {
-  return error instanceof Error ? error.stack ?? error.message : String(error);
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 /** Run a feature once typing paused; on failure log it and answer `fallback`. */
@@ -158,13 +159,11 @@ connection.onDidChangeWatchedFiles((params) => {
   }
 });
 
-connection.onDidChangeConfiguration(
-  (params: { settings?: { plumber?: unknown } | null }) => {
-    void loadSettings(params.settings?.plumber)
-      .then(refreshAll)
-      .catch((error: unknown) => connection.console.error(`Plumber could not apply new settings: ${describe(error)}`));
-  },
-);
+connection.onDidChangeConfiguration((params: { settings?: { plumber?: unknown } | null }) => {
+  void loadSettings(params.settings?.plumber)
+    .then(refreshAll)
+    .catch((error: unknown) => connection.console.error(`Plumber could not apply new settings: ${describe(error)}`));
+});
 
 connection.onNotification(TrustChangedNotification, (params: TrustChangedParams) => {
   session.trusted = trustFromNotification(params);
@@ -266,9 +265,7 @@ connection.onRequest(ReportRequest, async (p: ReportParams): Promise<ReportResul
 
 connection.onRequest(
   FixAllRequest,
-  guard('fix all', { reason: 'Plumber could not compute the fixes; see the Plumber output channel.' } as FixAllResult, (p: FixAllParams) =>
-    fixAll(session.views(p.uri), p, session.actionDeps(false)),
-  ),
+  guard('fix all', { reason: 'Plumber could not compute the fixes; see the Plumber output channel.' } as FixAllResult, (p: FixAllParams) => fixAll(session.views(p.uri), p, session.actionDeps(false))),
 );
 
 connection.onRequest(
@@ -319,7 +316,7 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
             store: session.store,
             views: (uri) => session.views(uri),
             graphs: session.workspace,
-            run: (opts) => runProfile(opts),
+            run: (opts) => runProfile({ ...opts, onWarning: (text) => connection.console.warn(`Plumber: ${text}`) }),
             diagnose,
             progress: (message, percentage) => progress?.report(percentage ?? 0, message),
             signal: abort.signal,
@@ -338,7 +335,10 @@ connection.onRequest(ProfileRequest, async (p: ProfileParams, token: Cancellatio
     );
     if (!queued.started) throw new ResponseError(LSPErrorCodes.RequestCancelled, `The profile of ${label} was cancelled before it started.`);
     const result = queued.value;
-    profilesChanged(p.uri, result.outcomes.map((o) => o.pipeline).filter((n) => n !== ''));
+    profilesChanged(
+      p.uri,
+      result.outcomes.map((o) => o.pipeline).filter((n) => n !== ''),
+    );
     refreshAll();
     return result;
   } catch (error) {

@@ -27,7 +27,7 @@ export class Session {
 
   constructor(private readonly log: (message: string) => void) {
     this.workspace = new GraphWorkspace({
-      onError: (file, error) => this.log(`Plumber could not read the pipelines of ${file}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`),
+      onError: (file, error) => this.log(`Plumber could not read the pipelines of ${file}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
   }
 

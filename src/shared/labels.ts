@@ -1,8 +1,11 @@
 /**
- * Operator labels from the source text, shared by the editor (from the graph's spans) and the CLI
+ * Operator labels. From the source text, shared by the editor (from the graph's spans) and the CLI
  * (from the profile's call sites): the call as written from its name to its closing parenthesis,
- * comments and line breaks dropped, long arguments shortened to their shape.
+ * comments and line breaks dropped, long arguments shortened to their shape. From a profile's
+ * operator alone (`describeOp`), for the sentences of the model, the engine and the runner.
  */
+import { parseOpId } from './opId';
+import { isPlainInner, type OpProfile } from './profile';
 
 /** Longest argument shown as written; a longer one is shortened to its shape. */
 const MAX_ARG = 24;
@@ -37,7 +40,10 @@ function splitArgs(inner: string): string[] {
 
 /** One argument as a person recognises it: as written when short, else its shape (`(x) => …`, `{ parallelism: 4, … }`, `[…]`). */
 function shortArg(arg: string): string {
-  const a = arg.replace(/\s+/g, ' ').replace(/\/\*.*?\*\//g, '').trim();
+  const a = arg
+    .replace(/\s+/g, ' ')
+    .replace(/\/\*.*?\*\//g, '')
+    .trim();
   if (a.length <= MAX_ARG) return a;
   const arrow = /^(async\s+)?(\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>/.exec(a);
   if (arrow) return `${arrow[0]} …`;
@@ -98,4 +104,54 @@ export function callTextAt(text: string, offset: number): string | undefined {
     else if (ch === ')' && --depth === 0) return text.slice(offset, i + 1);
   }
   return undefined;
+}
+
+/**
+ * A short label for an operator as a user wrote it: `map(decode)`, `batch(32)`, `prefetch(4)`,
+ * `files`. An inline fn has no name, and two `map(fn)` in one sentence would not say which is
+ * which: its label says where it is written (`map(fn) on line 13`, `map(fn) at lib/x.ts:3`).
+ */
+export function describeOp(op: OpProfile): string {
+  const k = op.knobs;
+  switch (op.kind) {
+    case 'map':
+    case 'filter':
+    case 'flatMap':
+      return op.fnName ? `${op.kind}(${op.fnName})` : `${op.kind}(fn)${writtenAt(op.id)}`;
+    case 'interleave':
+      return op.fnName ? `interleave(${op.fnName})` : `interleave${writtenAt(op.id)}`;
+    case 'batch':
+    case 'paddedBatch':
+    case 'rebatch':
+    case 'window':
+      return k.batchSize !== undefined ? `${op.kind}(${k.batchSize})` : op.kind;
+    case 'shard':
+      return k.numShards !== undefined ? `shard(${k.numShards}, ${k.shardIndex ?? 0})` : 'shard';
+    case 'scan':
+    case 'groupByWindow':
+    case 'bucketBySequenceLength':
+      return op.fnName ? `${op.kind}(${op.fnName})` : `${op.kind}${writtenAt(op.id)}`;
+    case 'prefetch':
+    case 'shuffle':
+      return k.bufferSize !== undefined ? `${op.kind}(${k.bufferSize})` : op.kind;
+    case 'repeat':
+      return k.count === undefined || k.count < 0 ? 'repeat()' : `repeat(${k.count})`;
+    case 'take':
+    case 'skip':
+      return k.count !== undefined ? `${op.kind}(${k.count})` : op.kind;
+    case 'cache':
+      return k.cachePath ? `cache(${JSON.stringify(k.cachePath)})` : 'cache()';
+    case 'from':
+      // The plain iterables an interleave's fn returns (plumber-data counts them on a `from` it makes).
+      return isPlainInner(op) ? `inner iterable of interleave${writtenAt(op.parentId!)}` : 'from';
+    default:
+      return op.kind;
+  }
+}
+
+/** " on line 13" (" at lib/x.ts:3" in another file) for an operator's id; empty when the id names no place. */
+function writtenAt(id: string): string {
+  const site = parseOpId(id);
+  if (!site) return '';
+  return site.rel === undefined ? ` on line ${site.line}` : ` at ${site.rel}:${site.line}`;
 }

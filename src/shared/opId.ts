@@ -21,7 +21,10 @@ export interface SitePosition {
 /** The op id of an operator written at `site`, for a pipeline whose module is `pipelineFile`. */
 export function opIdOfSite(site: SitePosition, pipelineFile: string): string {
   if (path.resolve(site.file) === path.resolve(pipelineFile)) return `${site.line}:${site.column}`;
-  const rel = path.relative(path.dirname(path.resolve(pipelineFile)), path.resolve(site.file)).split(path.sep).join('/');
+  const rel = path
+    .relative(path.dirname(path.resolve(pipelineFile)), path.resolve(site.file))
+    .split(path.sep)
+    .join('/');
   return `${rel}:${site.line}:${site.column}`;
 }
 

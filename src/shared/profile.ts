@@ -129,6 +129,12 @@ export interface RunInfo {
   processCpuSeconds: number;
   /** Peak resident set size of the runner process, bytes. */
   peakRssBytes: number;
+  /**
+   * What a person should know about how the run went that is not a measurement: a process the
+   * pipeline started that left the run's process group and was ended with the run, one sentence
+   * each. Absent when there is nothing to say.
+   */
+  warnings?: string[];
 }
 
 /** One operator as it ran. Counters cover the measured window only. */
@@ -323,6 +329,4 @@ export interface TrainerInfo {
 
 /** Messages the runner streams on its IPC channel, in order: any number of `progress`, then one `profile`. */
 export type RunnerMessage =
-  | { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number }
-  | { type: 'profile'; profile: Profile }
-  | { type: 'pipelines'; file: string; pipelines: string[] };
+  { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number } | { type: 'profile'; profile: Profile } | { type: 'pipelines'; file: string; pipelines: string[] };

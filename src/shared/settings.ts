@@ -4,6 +4,8 @@
  * of the wrong type fall back to the default, and the normaliser reports which keys it replaced.
  */
 
+import { KNOB_RANGES } from './knobs';
+
 export interface Settings {
   /** Show code lenses on operators and pipeline heads; `heatBars` draws operator heat on the lines instead of operator lenses. */
   codeLens: { enabled: boolean; operators: boolean; pipelines: boolean; heatBars: boolean };
@@ -61,23 +63,79 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
   { key: 'codeLens.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Show Plumber code lenses (rates, the bottleneck, **Profile** and **Apply all Plumber fixes**) in pipeline files.' },
   { key: 'codeLens.operators', type: 'boolean', scope: 'resource', markdownDescription: 'Show a lens on each operator line with its measured rate and share of CPU.' },
   { key: 'codeLens.pipelines', type: 'boolean', scope: 'resource', markdownDescription: "Show a lens on each pipeline's first line with its rate, the model's bound and the actions." },
-  { key: 'codeLens.heatBars', type: 'boolean', scope: 'resource', markdownDescription: "Show each operator's share of the pipeline's time as a heat bar on its line (a line background and an overview-ruler mark) instead of an operator lens, so the code does not move." },
+  {
+    key: 'codeLens.heatBars',
+    type: 'boolean',
+    scope: 'resource',
+    markdownDescription: "Show each operator's share of the pipeline's time as a heat bar on its line (a line background and an overview-ruler mark) instead of an operator lens, so the code does not move.",
+  },
   { key: 'inlayHints.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Show per-operator rates as inlay hints at the end of operator lines (an alternative to the operator lenses).' },
   { key: 'diagnostics.enabled', type: 'boolean', scope: 'resource', markdownDescription: 'Report static lints and the measured bottleneck as Information/Warning diagnostics.' },
-  { key: 'profile.seconds', type: 'number', scope: 'resource', minimum: 0.1, markdownDescription: 'How long the runner measures a pipeline, in seconds (after warm-up). Measurement stops earlier when the rate has converged.' },
+  {
+    key: 'profile.seconds',
+    type: 'number',
+    scope: 'resource',
+    minimum: 0.1,
+    markdownDescription: 'How long the runner measures a pipeline, in seconds (after warm-up). Measurement stops earlier when the rate has converged.',
+  },
   { key: 'profile.maxElements', type: 'integer', scope: 'resource', minimum: 1, markdownDescription: 'The most root elements the runner pulls from a pipeline in one profile.' },
-  { key: 'profile.startSeconds', type: 'number', scope: 'resource', minimum: 0.1, markdownDescription: 'The longest the runner waits for a pipeline\'s first element, in seconds (`plumber --start`). A large shuffle buffer or a slow source needs more; `plumber.profile.timeoutSeconds` still bounds the whole run.' },
+  {
+    key: 'profile.startSeconds',
+    type: 'number',
+    scope: 'resource',
+    minimum: 0.1,
+    markdownDescription:
+      "The longest the runner waits for a pipeline's first element, in seconds (`plumber --start`). A large shuffle buffer or a slow source needs more; `plumber.profile.timeoutSeconds` still bounds the whole run.",
+  },
   { key: 'profile.timeoutSeconds', type: 'number', scope: 'resource', minimum: 1, maximum: 2147483, markdownDescription: 'Stop a profile that runs longer than this many seconds and report it as timed out.' },
   { key: 'profile.memoryMB', type: 'integer', scope: 'resource', minimum: 64, markdownDescription: "The runner process's heap limit in MB (`--max-old-space-size`)." },
-  { key: 'runner.nodePath', type: 'string', scope: 'machine-overridable', restricted: true, markdownDescription: "The Node.js executable that runs pipelines. Empty: the extension host's own Node. Only used in trusted workspaces." },
+  {
+    key: 'runner.nodePath',
+    type: 'string',
+    scope: 'machine-overridable',
+    restricted: true,
+    markdownDescription: "The Node.js executable that runs pipelines. Empty: the extension host's own Node. Only used in trusted workspaces.",
+  },
   { key: 'runner.nodeArgs', type: 'array', scope: 'machine-overridable', restricted: true, markdownDescription: 'Extra Node.js arguments for the runner, e.g. `["--import", "tsx"]`. Only used in trusted workspaces.' },
   { key: 'model.cores', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Cores the model plans for. `0`: the cores of the machine the profile ran on.' },
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
-  { key: 'model.maxInFlight', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'The most calls in flight a plan gives an awaiting operator, and the most inner datasets it has an interleave pull at once, as `plumber plan --max-in-flight`: keep a database or an API from more concurrent requests than it should take. `0`: 256.' },
-  { key: 'plan.passes', type: 'integer', scope: 'resource', minimum: 1, maximum: 5, markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.' },
-  { key: 'plan.verify', type: 'boolean', scope: 'resource', markdownDescription: 'Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model\'s estimate only, marked *not verified*.' },
-  { key: 'plan.budgetSeconds', type: 'number', scope: 'resource', minimum: 0, markdownDescription: 'Seconds a whole diagnosis (profile, plan, verification) aims for, as `plumber plan --budget`. Verification takes what the passes leave: it always measures the plan beside the pipeline as written, a second pair of runs may take up to 10 s when the load drifted during the first or its two runs measured different stretches of the data, and other runs start only when they fit.' },
-  { key: 'fixes.preview', type: 'boolean', scope: 'resource', markdownDescription: "Open VS Code's refactor preview before applying a fix that changes more than one place (single-knob fixes apply at once). Off: every fix applies at once." },
+  {
+    key: 'model.maxInFlight',
+    type: 'integer',
+    scope: 'resource',
+    minimum: 0,
+    maximum: KNOB_RANGES.parallelism.max,
+    markdownDescription:
+      'The most calls in flight a plan gives an awaiting operator, and the most inner datasets it has an interleave pull at once, as `plumber plan --max-in-flight`: keep a database or an API from more concurrent requests than it should take. `0`: 256.',
+  },
+  {
+    key: 'plan.passes',
+    type: 'integer',
+    scope: 'resource',
+    minimum: 1,
+    maximum: 5,
+    markdownDescription: 'Profile runs before the plan: `1` plans from the pipeline as written; `2` re-profiles with the plan applied and plans again, which is how `plumber plan` works.',
+  },
+  {
+    key: 'plan.verify',
+    type: 'boolean',
+    scope: 'resource',
+    markdownDescription: "Measure the plan against the pipeline as written before offering it, keeping only changes that measured faster. Off: fixes show the model's estimate only, marked *not verified*.",
+  },
+  {
+    key: 'plan.budgetSeconds',
+    type: 'number',
+    scope: 'resource',
+    minimum: 0,
+    markdownDescription:
+      'Seconds a whole diagnosis (profile, plan, verification) aims for, as `plumber plan --budget`. Verification takes what the passes leave: it always measures the plan beside the pipeline as written, a second pair of runs may take up to 10 s when the load drifted during the first or its two runs measured different stretches of the data, and other runs start only when they fit.',
+  },
+  {
+    key: 'fixes.preview',
+    type: 'boolean',
+    scope: 'resource',
+    markdownDescription: "Open VS Code's refactor preview before applying a fix that changes more than one place (single-knob fixes apply at once). Off: every fix applies at once.",
+  },
 ];
 
 /** The LSP trace setting every language client reads (`<section>.trace.server`). */

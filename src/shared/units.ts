@@ -27,4 +27,3 @@ export function rootUnit(profile: Profile): string {
 export function rootRateOf(an: OpAnalysis): number {
   return an.visitRatio > 0 ? an.measuredRate / an.visitRatio : an.measuredRate;
 }
-

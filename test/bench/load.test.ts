@@ -103,7 +103,10 @@ describe('the background load of --load', function () {
     assert.ok(b.lines.includes('work: the work failed'));
   });
 
-  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+  for (const [signal, code] of [
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const) {
     it(`aborts the work and is gone on ${signal}`, async () => {
       const b = bench(1);
       const pid = await b.burnerPid();

@@ -39,12 +39,18 @@ describe('the end-to-end benchmark with smoke budgets', function () {
     // A table left by an earlier run must not pass for this one's.
     rmSync(SMOKE_OUT, { recursive: true, force: true });
     result = await runSmokeBench();
-    lines = result.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+    lines = result.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Line);
   });
 
   it('runs every example without an error', () => {
     assert.equal(result.code, 0, `the benchmark failed:\n${result.stderr.slice(-4000)}`);
-    assert.deepEqual(lines.map((l) => l.pipeline), EXAMPLES);
+    assert.deepEqual(
+      lines.map((l) => l.pipeline),
+      EXAMPLES,
+    );
   });
 
   it('measures a positive rate for every configuration and a prediction for every plan', () => {

@@ -15,7 +15,10 @@ export function runMochaIn(dir: string): Promise<void> {
   Mocha.reporters.Base.consoleLog = (...args: unknown[]) => console.log(format(...args));
   console.log(BEGIN_MARKER);
   const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 120_000, reporter: 'spec' });
-  for (const f of readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()) mocha.addFile(join(dir, f));
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith('.test.js'))
+    .sort())
+    mocha.addFile(join(dir, f));
   return new Promise((resolve, reject) => {
     mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} end-to-end test(s) failed.`)) : resolve()));
   });

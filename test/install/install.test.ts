@@ -106,8 +106,7 @@ describe('installed from the packed tarballs into a fresh project', function () 
     assert.equal(r.code, 0, r.stdout);
     // --explainFiles prints each file, then (indented) every import that brought it in.
     const blocks = r.stdout.split(/\n(?=\S)/);
-    const resolved = (from: string): string | undefined =>
-      blocks.find((b) => b.includes(`Imported via 'plumber-data' from file '${from}'`))?.split('\n')[0];
+    const resolved = (from: string): string | undefined => blocks.find((b) => b.includes(`Imported via 'plumber-data' from file '${from}'`))?.split('\n')[0];
     assert.match(resolved('types.cts') ?? 'nothing', /node_modules\/plumber-data\/dist\/index\.d\.ts$/);
     assert.match(resolved('types.mts') ?? 'nothing', /node_modules\/plumber-data\/esm\/index\.d\.mts$/);
   });

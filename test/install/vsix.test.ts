@@ -44,7 +44,17 @@ describe('the VSIX for this platform', function () {
   });
 
   it('carries the bundles the extension runs, tsx and esbuild for the runner, and the icon', () => {
-    for (const f of ['dist/client/extension.js', 'dist/client/languageClient.js', 'dist/server/server.js', 'dist/runner/main.js', 'dist/media/report.js', 'media/plumber.png', 'media/report/report.css', 'node_modules/tsx/package.json', 'node_modules/esbuild/lib/main.js']) {
+    for (const f of [
+      'dist/client/extension.js',
+      'dist/client/languageClient.js',
+      'dist/server/server.js',
+      'dist/runner/main.js',
+      'dist/media/report.js',
+      'media/plumber.png',
+      'media/report/report.css',
+      'node_modules/tsx/package.json',
+      'node_modules/esbuild/lib/main.js',
+    ]) {
       assert.ok(files.includes(`extension/${f}`), `${f} is not in the VSIX`);
     }
     assert.match(manifest, /<Icon>extension\/media\/plumber\.png<\/Icon>/);

@@ -74,7 +74,10 @@ describe('language server against a careless or hostile client', function () {
         const logged = c.notification<{ message: string }>('window/logMessage', (m) => /malformed LSP message/.test(m.message));
         c.child.stdin!.write(bytes);
         const r = await c.connection.sendRequest(PipelinesRequest, { uri });
-        assert.deepEqual(r.pipelines.map((p) => p.name), ['numbers']);
+        assert.deepEqual(
+          r.pipelines.map((p) => p.name),
+          ['numbers'],
+        );
         assert.match((await logged).message, why);
       });
     }
@@ -84,7 +87,10 @@ describe('language server against a careless or hostile client', function () {
       await open(c);
       c.child.stdin!.write('Content-Length: 5\r\n\r\n{{{{{');
       const r = await c.connection.sendRequest(PipelinesRequest, { uri });
-      assert.deepEqual(r.pipelines.map((p) => p.name), ['numbers']);
+      assert.deepEqual(
+        r.pipelines.map((p) => p.name),
+        ['numbers'],
+      );
     });
   });
 
@@ -97,7 +103,7 @@ describe('language server against a careless or hostile client', function () {
       const events: Event[] = [];
       for (const token of tokens) {
         c.connection.onProgress(WorkDoneProgress.type, token, (v) => {
-          const e = { token, kind: v.kind, message: v.kind === 'end' ? '' : v.message ?? '' };
+          const e = { token, kind: v.kind, message: v.kind === 'end' ? '' : (v.message ?? '') };
           events.push(e);
           listen(e);
         });
@@ -141,7 +147,10 @@ describe('language server against a careless or hostile client', function () {
       const third = c.connection.sendRequest(ProfileRequest, { uri, pipeline: 'numbers', workDoneToken: 'wait-3' });
       await told;
       source.cancel();
-      const outcome = await b.then((r) => (r.outcomes[0]!.ok ? 'ran' : 'cancelled'), () => 'cancelled');
+      const outcome = await b.then(
+        (r) => (r.outcomes[0]!.ok ? 'ran' : 'cancelled'),
+        () => 'cancelled',
+      );
       assert.equal(outcome, 'cancelled');
       const [ra, rc] = await Promise.all([a, third]);
       assert.ok(ra.outcomes[0]!.ok && rc.outcomes[0]!.ok);
@@ -176,7 +185,10 @@ describe('language server against a careless or hostile client', function () {
       assert.ok(lenses.every((l) => l.range.start.line < cutLine));
       // The server is still answering: the next request, about another file, gets its answer.
       const r = await c.connection.sendRequest(PipelinesRequest, { uri });
-      assert.deepEqual(r.pipelines.map((p) => p.name), ['numbers']);
+      assert.deepEqual(
+        r.pipelines.map((p) => p.name),
+        ['numbers'],
+      );
     });
   });
 });

@@ -11,7 +11,10 @@ import { GraphWorkspace } from '../../src/engine/graph/workspace';
 import { ROOT, SERVER } from './client';
 
 /** Neovim on PATH, as `npm test`'s set-up (scripts/setup-test-deps.mjs) looks for it. */
-const NVIM = (process.env['PATH'] ?? '').split(path.delimiter).map((d) => path.join(d, 'nvim')).find(isExecutable);
+const NVIM = (process.env['PATH'] ?? '')
+  .split(path.delimiter)
+  .map((d) => path.join(d, 'nvim'))
+  .find(isExecutable);
 function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
@@ -73,7 +76,10 @@ function applyFixInNeovim(fixture: string, settings: object): NeovimResult & { s
     const result = JSON.parse(readFileSync(out, 'utf8')) as NeovimResult;
     assert.equal(result.error, undefined);
     assert.deepEqual(result.lensesBefore, ['Profile']);
-    assert.ok(result.lensesAfter.some((t) => t.includes('bottleneck')), result.lensesAfter.join('\n'));
+    assert.ok(
+      result.lensesAfter.some((t) => t.includes('bottleneck')),
+      result.lensesAfter.join('\n'),
+    );
     assert.match(result.applied, /^Apply Plumber fix: /);
     const saved = readFileSync(file, 'utf8');
     assert.equal(saved.trimEnd(), result.text.trimEnd());
@@ -95,17 +101,23 @@ describe('Neovim as the client', function () {
   it('shows lenses and applies a verified "Apply Plumber fix" to the buffer', function () {
     const result = applyFixInNeovim('latency', { profile: { seconds: 1 } });
     assert.match(result.applied, /parallelism/);
-    assert.ok(result.actions.some((t) => /verified \d/.test(t)), result.actions.join('\n'));
+    assert.ok(
+      result.actions.some((t) => /verified \d/.test(t)),
+      result.actions.join('\n'),
+    );
     assert.doesNotMatch(result.saved, /parallelism: 1\b/);
   });
 
   // Neovim 0.7 cannot answer workspace/configuration: what it sent at start must hold. With
   // verification off (sent only at start) the fix is the model's own, marked not verified; the
   // latency-bound fixture keeps the model's gain far above any noise of a busy machine.
-  it('keeps the settings it sent at start: the model\'s fix is offered and applied, marked not verified', function () {
+  it("keeps the settings it sent at start: the model's fix is offered and applied, marked not verified", function () {
     const result = applyFixInNeovim('latency', { profile: { seconds: 1 }, plan: { verify: false } });
     assert.match(result.applied, /parallelism/);
-    assert.ok(result.actions.some((t) => t.includes('not verified')), result.actions.join('\n'));
+    assert.ok(
+      result.actions.some((t) => t.includes('not verified')),
+      result.actions.join('\n'),
+    );
     assert.ok(!result.actions.some((t) => /verified \d/.test(t)), result.actions.join('\n'));
     assert.doesNotMatch(result.saved, /parallelism: 1\b/);
   });

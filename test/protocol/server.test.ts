@@ -28,7 +28,11 @@ describe('language server over JSON-RPC', function () {
   // for a 4-core target machine, so it proposes a worker move whatever the cores here are busy with
   // and whatever a fresh worker measured the fn at: planned for two cores, one CI run predicted no
   // gain from what it measured, offered no fix, and left the tests of fixes nothing to apply.
-  const settings: { profile: Partial<Settings['profile']>; plan: Settings['plan']; model: Partial<Settings['model']> } = { profile: { seconds: 1 }, plan: { passes: 1, verify: false, budgetSeconds: 15 }, model: { cores: 4 } };
+  const settings: { profile: Partial<Settings['profile']>; plan: Settings['plan']; model: Partial<Settings['model']> } = {
+    profile: { seconds: 1 },
+    plan: { passes: 1, verify: false, budgetSeconds: 15 },
+    model: { cores: 4 },
+  };
 
   before(async function () {
     if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`node esbuild.mjs\` first (npm test does).`);
@@ -43,7 +47,10 @@ describe('language server over JSON-RPC', function () {
     const published = client.diagnostics(uri);
     await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'typescript', version: 1, text } });
     const diags = await published;
-    assert.ok(diags.diagnostics.some((d) => d.code === 'plumber/no-prefetch-at-end'), JSON.stringify(diags));
+    assert.ok(
+      diags.diagnostics.some((d) => d.code === 'plumber/no-prefetch-at-end'),
+      JSON.stringify(diags),
+    );
   });
   after(async () => {
     await client?.stop();
@@ -64,7 +71,10 @@ describe('language server over JSON-RPC', function () {
 
   it('lists the pipelines of the document and offers "Profile" before any run', async () => {
     const r = await client.connection.sendRequest(PipelinesRequest, { uri });
-    assert.deepEqual(r.pipelines.map((p) => [p.name, p.ops.map((o) => o.label)]), [['numbers', ['range(100_000)', 'map(heavy)', 'batch(16)']]]);
+    assert.deepEqual(
+      r.pipelines.map((p) => [p.name, p.ops.map((o) => o.label)]),
+      [['numbers', ['range(100_000)', 'map(heavy)', 'batch(16)']]],
+    );
     assert.deepEqual(await lenses(), ['Profile']);
   });
 
@@ -81,11 +91,23 @@ describe('language server over JSON-RPC', function () {
     assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
     assert.ok(result.outcomes[0]!.rate! > 0);
     assert.deepEqual((await updated).pipelines, ['numbers']);
-    assert.ok(reports.some((m) => /^numbers: profiling as written \(run 1 of 1\): measuring/.test(m)), reports.join('\n'));
+    assert.ok(
+      reports.some((m) => /^numbers: profiling as written \(run 1 of 1\): measuring/.test(m)),
+      reports.join('\n'),
+    );
     const titles = await lenses();
-    assert.ok(titles.some((t) => /^Pipeline [\d.,]+k? batches\/s · bound /.test(t)), titles.join('\n'));
-    assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.,]+×, not verified\)$/.test(t)), titles.join('\n'));
-    assert.ok(titles.some((t) => /^[\d.,]+k? el\/s = [\d.,]+k? batches\/s · bound [\d.,]+k? · \d+% CPU · bottleneck: /.test(t)), titles.join('\n'));
+    assert.ok(
+      titles.some((t) => /^Pipeline [\d.,]+k? batches\/s · bound /.test(t)),
+      titles.join('\n'),
+    );
+    assert.ok(
+      titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.,]+×, not verified\)$/.test(t)),
+      titles.join('\n'),
+    );
+    assert.ok(
+      titles.some((t) => /^[\d.,]+k? el\/s = [\d.,]+k? batches\/s · bound [\d.,]+k? · \d+% CPU · bottleneck: /.test(t)),
+      titles.join('\n'),
+    );
     const h = await client.connection.sendRequest<Hover>('textDocument/hover', { textDocument: { uri }, position: { line: 11, character: 4 } });
     assert.match((h.contents as { value: string }).value, /\*\*Measured\*\*/);
   });
@@ -157,7 +179,10 @@ describe('language server over JSON-RPC', function () {
     assert.ok(result.outcomes[0]!.ok, result.outcomes[0]!.error);
     // The runs in order: as written, then verification, each named in the progress.
     assert.match(steps[0] ?? '', /^numbers: profiling as written \(run 1 of 4\)/, steps.join('\n'));
-    assert.ok(steps.some((m) => /^numbers: verifying the plan \(run 2 of 4\)/.test(m)), steps.join('\n'));
+    assert.ok(
+      steps.some((m) => /^numbers: verifying the plan \(run 2 of 4\)/.test(m)),
+      steps.join('\n'),
+    );
     const report = await client.connection.sendRequest(ReportRequest, { uri, pipeline: 'numbers' });
     const v = report.plan!.verification!;
     assert.ok(v, 'the plan carries its verification');
@@ -167,10 +192,16 @@ describe('language server over JSON-RPC', function () {
     assert.match(report.advice!.tried[0]!.measured, /^[\d.,k]+ batches\/s ± [\d.]+$/);
     const titles = await lenses();
     if (v.verdict === 'gain') {
-      assert.ok(titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.,]+×, verified [\d.,]+× ± [\d.,]+\)$/.test(t)), titles.join('\n'));
+      assert.ok(
+        titles.some((t) => /^Apply all Plumber fixes \(est\. [\d.,]+×, verified [\d.,]+× ± [\d.,]+\)$/.test(t)),
+        titles.join('\n'),
+      );
     } else {
       // A busy machine can measure no gain: then no fix is offered and the lens says why.
-      assert.ok(titles.some((t) => t === 'no reliable gain on this machine right now' || t.startsWith('no fix offered: ')), titles.join('\n'));
+      assert.ok(
+        titles.some((t) => t === 'no reliable gain on this machine right now' || t.startsWith('no fix offered: ')),
+        titles.join('\n'),
+      );
       assert.ok(!titles.some((t) => t.startsWith('Apply all')), titles.join('\n'));
       assert.ok((await actionsAt(11)).every((a) => !a.title.startsWith('Apply Plumber fix: ')));
     }

@@ -22,12 +22,7 @@ export interface ReportHtmlInputs {
  * the data arrives by postMessage, so nothing from a profile is ever parsed as HTML here.
  */
 export function reportHtml(i: ReportHtmlInputs): string {
-  const csp = [
-    "default-src 'none'",
-    `style-src ${i.cspSource}`,
-    `img-src ${i.cspSource} data:`,
-    `script-src 'nonce-${i.nonce}'`,
-  ].join('; ');
+  const csp = ["default-src 'none'", `style-src ${i.cspSource}`, `img-src ${i.cspSource} data:`, `script-src 'nonce-${i.nonce}'`].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -6,7 +6,6 @@ import type { PlumberServer } from '../server';
 import { makeNonce, reportHtml } from './html';
 import type { FromWebview, ToWebview } from './messages';
 
-
 export class ReportPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private target: { uri: string; pipeline: string } | undefined;

@@ -14,7 +14,23 @@ import { pathToFileURL } from 'node:url';
 import type { Job, Worker as BullWorker } from 'bullmq';
 import type { Redis as IORedis } from 'ioredis';
 import { describeThrown, findUncloneable, atPath } from '../errors';
-import { ALONE_FIELD, hostClock, hostId, jobKey, MAX_ALONE_DEATHS, PREFIX, RESULTS_TTL_MS, RUN_ENDED, type JobData, type ResultRecord, type WorkerStamp, decodeElement, encodeResult, resultsKey, runKey } from './protocol';
+import {
+  ALONE_FIELD,
+  hostClock,
+  hostId,
+  jobKey,
+  MAX_ALONE_DEATHS,
+  PREFIX,
+  RESULTS_TTL_MS,
+  RUN_ENDED,
+  type JobData,
+  type ResultRecord,
+  type WorkerStamp,
+  decodeElement,
+  encodeResult,
+  resultsKey,
+  runKey,
+} from './protocol';
 import { loadBull } from './redis';
 
 export interface ClusterWorkerOptions {
@@ -252,7 +268,9 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
   const lockMs = Math.max(500, o.lockMs ?? 5000);
   const log = o.log ?? (() => undefined);
   const exports = await loadModule(o.module);
-  const fns = Object.entries(exports).filter(([, v]) => typeof v === 'function').map(([k]) => k);
+  const fns = Object.entries(exports)
+    .filter(([, v]) => typeof v === 'function')
+    .map(([k]) => k);
   const moduleName = basename(o.module.startsWith('file:') ? new URL(o.module).pathname : o.module);
   const id = `${hostname()}:${process.pid}`;
   // The worker waits for Redis to come back rather than failing its jobs: maxRetriesPerRequest null, as BullMQ requires.

@@ -72,9 +72,14 @@ export function nestedCounters(parent: string, key: string, kind: OpKind): OpCou
   const tracer = (globalThis as Globals)[TRACER_KEY];
   if (tracer === undefined) return null;
   const node = withParent(parent, () =>
-    makeNode({ tracer, site: undefined, override: undefined }, { kind, inputs: [], placement: 'main', knobs: {} }, () => {
-      throw new Error(`${key} is counted, never opened`);
-    }, key),
+    makeNode(
+      { tracer, site: undefined, override: undefined },
+      { kind, inputs: [], placement: 'main', knobs: {} },
+      () => {
+        throw new Error(`${key} is counted, never opened`);
+      },
+      key,
+    ),
   );
   return node.counters;
 }
@@ -166,4 +171,9 @@ export function checkOptions(kind: OpKind, env: BuildEnv, options: unknown, know
       throw new PipelineError(buildRef(kind, env), undefined, new TypeError(`unknown option '${k}'`), `unknown option '${k}'; known: ${known.join(', ')}`, true);
     }
   }
+}
+
+/** True when an override sets any of `keys` (the operator's `overridden`), else undefined. */
+export function overridden(o: KnobOverride | undefined, keys: (keyof KnobOverride)[]): boolean | undefined {
+  return o !== undefined && keys.some((k) => o[k] !== undefined) ? true : undefined;
 }

@@ -13,6 +13,7 @@
  * the background (prefetch, parallel map) serialise their own upstream pulls.
  */
 import type { CallSite, OpCounters, OpInfo, OpKind } from '../tracing';
+import { estimateBytes } from './bytes';
 
 export interface Chunks<T> {
   /** A non-empty chunk of at most `hint` (>= 1) elements, or null when the input is exhausted. */
@@ -139,10 +140,9 @@ export const SOURCE_CHUNK_MAX = 256;
 const TURN_AFTER_MS = 20;
 let lastTurn = 0;
 /**
- * The clock costs 50 ns a read, a sixth of a trivial element pulled one at a time (a `for await`
- * over a cheap filter ran 20% slower reading it every pull): it is read every `every`-th pull,
- * doubling while the pulls between two reads took under 0.25 ms, up to 32, and back to every pull
- * as soon as they took over 2 ms.
+ * The clock costs 50 ns a read, a sixth of a trivial element pulled one at a time: it is read
+ * every `every`-th pull, doubling while the pulls between two reads took under 0.25 ms, up to 32,
+ * and back to every pull as soon as they took over 2 ms.
  */
 let every = 1;
 let countdown = 1;
@@ -170,32 +170,6 @@ export function turnIfDue(): Promise<void> | undefined {
 /** True for anything with a callable `then`: promises from async fns, and sync fns that return one. */
 export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
-}
-
-/**
- * A cheap estimate of an element's size in bytes, for `bytesProduced`: typed arrays and buffers
- * count their bytes, strings their length, numbers 8, and objects/arrays one level deep. Callers
- * sample one element per chunk rather than walking every element.
- */
-export function estimateBytes(v: unknown, depth = 0): number {
-  if (typeof v === 'number') return 8;
-  if (typeof v === 'string') return v.length;
-  if (typeof v === 'boolean') return 4;
-  if (v === null || typeof v !== 'object') return 0;
-  if (ArrayBuffer.isView(v)) return v.byteLength;
-  if (v instanceof ArrayBuffer) return v.byteLength;
-  if (depth >= 2) return 16;
-  if (Array.isArray(v)) {
-    const n = v.length;
-    if (n === 0) return 0;
-    // Sample the first element: arrays in a batch are homogeneous in practice.
-    return n * estimateBytes(v[0], depth + 1);
-  }
-  const data = (v as { data?: unknown }).data;
-  if (ArrayBuffer.isView(data)) return data.byteLength;
-  let total = 0;
-  for (const k in v) total += estimateBytes((v as Record<string, unknown>)[k], depth + 1);
-  return total;
 }
 
 /** A one-shot wake-up: `wait()` resolves at the next `notify()`. Cheaper than an event emitter. */

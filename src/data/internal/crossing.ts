@@ -6,12 +6,20 @@
  * and rebuilt on the other side around the same memory (no copy). Other class instances cannot be
  * rebuilt and arrive as plain objects (see the README's round-trip rules).
  */
-import { Batch } from './ops/batch';
+import { Batch } from './batch-class';
 
 /** Key path from the element to a value: [] is the element itself. */
 export type Path = (string | number)[];
 /** What to rebuild where: 0 a Buffer, 1 a Batch. */
 export type Marks = [Path, 0 | 1][];
+/**
+ * Makes a Batch around a clone's data and shape. The library rebuilds with its own class; a
+ * tracer's worker thread rebuilds with the class of the copy of plumber-data the user's fn loads,
+ * which is the one its `instanceof` checks see.
+ */
+export type BatchMaker = (data: Batch['data'], shape: number[]) => unknown;
+
+const ownBatch: BatchMaker = (data, shape) => new Batch(data, shape);
 
 function isPlain(x: object): boolean {
   const p = Object.getPrototypeOf(x);
@@ -46,27 +54,27 @@ export function crossingMarks(x: unknown): Marks | null {
   return found;
 }
 
-function rebuild(v: unknown, kind: 0 | 1): unknown {
+function rebuild(v: unknown, kind: 0 | 1, makeBatch: BatchMaker): unknown {
   if (kind === 0) {
     const u = v as Uint8Array;
     return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
   }
   const o = v as { data: Batch['data']; shape: number[] };
-  return new Batch(o.data, o.shape);
+  return makeBatch(o.data, o.shape);
 }
 
 /** The clone `x` with the values `marks` names rebuilt (in place where they are nested). */
-export function restoreMarks(x: unknown, marks: Marks): unknown {
+export function restoreMarks(x: unknown, marks: Marks, makeBatch: BatchMaker = ownBatch): unknown {
   let out = x;
   for (const [path, kind] of marks) {
     if (path.length === 0) {
-      out = rebuild(x, kind);
+      out = rebuild(x, kind, makeBatch);
       continue;
     }
     let parent = x as Record<string | number, unknown>;
     for (let i = 0; i < path.length - 1; i++) parent = parent[path[i]!] as Record<string | number, unknown>;
     const last = path[path.length - 1]!;
-    parent[last] = rebuild(parent[last], kind);
+    parent[last] = rebuild(parent[last], kind, makeBatch);
   }
   return out;
 }
@@ -84,10 +92,10 @@ export function marksOf(xs: readonly unknown[]): (Marks | null)[] | undefined {
 }
 
 /** Rebuilds each element of `xs` in place by its marks. */
-export function restoreAll(xs: unknown[], marks: readonly (Marks | null)[] | undefined): void {
+export function restoreAll(xs: unknown[], marks: readonly (Marks | null)[] | undefined, makeBatch: BatchMaker = ownBatch): void {
   if (marks === undefined) return;
   for (let i = 0; i < xs.length; i++) {
     const m = marks[i];
-    if (m) xs[i] = restoreMarks(xs[i], m);
+    if (m) xs[i] = restoreMarks(xs[i], m, makeBatch);
   }
 }

@@ -48,7 +48,12 @@ export class Rng {
   }
 }
 
-/** The generator handed to the fn for one element: unique to (seed, epoch, element index). */
+/** The seed of the generator handed to the fn for one element: unique to (seed, epoch, element index). */
+export function elementSeed(seed: number, epoch: number, index: number): number {
+  return mix(mix(seed, epoch), index);
+}
+
+/** The generator handed to the fn for one element (see `elementSeed`). */
 export function elementRng(seed: number, epoch: number, index: number): Rng {
-  return new Rng(mix(mix(seed, epoch), index));
+  return new Rng(elementSeed(seed, epoch, index));
 }

@@ -49,7 +49,14 @@ export function shortName(c: PlanChange, profile: Profile): string {
 /** Overrides as a canonical string: the same knobs in any key order compare equal. */
 export function canonical(o: Overrides): string {
   const sorted = (v: unknown): unknown =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sorted(x)])) : v;
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, x]) => [k, sorted(x)]),
+        )
+      : v;
   return JSON.stringify(sorted(o));
 }
 

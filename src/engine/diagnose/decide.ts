@@ -55,8 +55,7 @@ export function lostAlone(m: Measurements): Map<string, string> {
 export function chooseKept(m: Measurements): Config | undefined {
   const { asWritten, planned } = m;
   const lost = lostAlone(m);
-  const eligible = (c: Config): boolean =>
-    c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lost.has(changeKey(x))) && sideFaster(c, asWritten);
+  const eligible = (c: Config): boolean => c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lost.has(changeKey(x))) && sideFaster(c, asWritten);
   let best: Config | undefined;
   for (const c of m.order) {
     if (!eligible(c)) continue;

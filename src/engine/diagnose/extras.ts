@@ -73,7 +73,10 @@ function withSizeMeasured(c: PlanChange, tried: Config, was: Config): PlanChange
   if (from === undefined) return c;
   const measured = (m: Config, to: number): string => `${fmtMeasured(m)} with ${to}`;
   const predicted = was.predictedRate !== undefined ? ` (predicted ${terminalRate(was.predictedRate)})` : '';
-  return { ...c, reason: `${c.reason} The plan sized it at ${from}; verification measured ${measured(tried, c.to)} against ${measured(was, from)}${predicted}: near the next bound waits run longer than their mean, and more in flight lowers the CPU an element costs.` };
+  return {
+    ...c,
+    reason: `${c.reason} The plan sized it at ${from}; verification measured ${measured(tried, c.to)} against ${measured(was, from)}${predicted}: near the next bound waits run longer than their mean, and more in flight lowers the CPU an element costs.`,
+  };
 }
 
 /**

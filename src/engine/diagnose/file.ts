@@ -17,7 +17,7 @@ import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
 import { locateOps, type GraphSource } from '../locate';
 import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS } from './budget';
-import type { DiagnoseInput, DiagnoseStep, Diagnosis, RunBudget, RunPurpose } from './input';
+import type { DiagnoseInput, Diagnosis, RunBudget, RunPurpose } from './input';
 import { diagnose } from './routine';
 
 /** What a surface sets about its runs: the fields of the runner's request that do not vary by purpose, plus the pass window. */
@@ -82,7 +82,13 @@ export async function sourceRandomOps(file: string, graphs?: GraphSource): Promi
   }
 }
 
-export interface DiagnoseFileInput {
+/**
+ * What a surface brings: the pipeline, its run settings, and the routine's own options (user
+ * overrides, model options, passes, verification, budget, cancellation, progress, clock) as
+ * `diagnose` takes them (reading the source counts against `budgetSeconds`); the runs themselves
+ * are the front door's to make.
+ */
+export interface DiagnoseFileInput extends Omit<DiagnoseInput, 'run'> {
   /** The pipeline module, or a training script. */
   file: string;
   /**
@@ -92,24 +98,12 @@ export interface DiagnoseFileInput {
   exportName?: string;
   /** What the surface sets about its runs (see `runRequestFor`). */
   runs: RunSettings;
-  userOverrides?: Overrides;
-  /** Model options from the surface's flags or settings; the static randomness is added here. */
-  options?: ModelOptions;
-  /** Where the source is read for its randomness (see `sourceRandomOps`). */
+  /** Where the source is read for its randomness (see `sourceRandomOps`); model options get the static randomness added here. */
   graphs?: GraphSource;
-  passes?: number;
-  verify?: boolean;
-  /** The whole wait, seconds (default DEFAULT_BUDGET_SECONDS): reading the source counts against it. */
-  budgetSeconds?: number;
-  verifyBudgetSeconds?: number;
-  signal?: AbortSignal;
-  onStep?(step: DiagnoseStep): void;
   /** Starts one run (default `runProfile`; the request carries `signal`): a surface adds its progress hooks here, a test scripts the run. */
   spawn?(request: FrontDoorRunRequest): Promise<Profile>;
   /** The engine's routine (default `diagnose`): a test may script it. */
   diagnose?(input: DiagnoseInput): Promise<Diagnosis>;
-  /** Seconds on a monotonic clock, for the budget (default `performance.now() / 1000`). */
-  clock?(): number;
 }
 
 export interface FileDiagnosis extends Diagnosis {

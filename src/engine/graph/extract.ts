@@ -23,10 +23,7 @@ interface RawOp {
   partial: boolean;
 }
 
-const WRAPPERS = new Set([
-  SyntaxKind.ParenthesizedExpression, SyntaxKind.AsExpression, SyntaxKind.NonNullExpression,
-  SyntaxKind.SatisfiesExpression, SyntaxKind.TypeAssertionExpression,
-]);
+const WRAPPERS = new Set([SyntaxKind.ParenthesizedExpression, SyntaxKind.AsExpression, SyntaxKind.NonNullExpression, SyntaxKind.SatisfiesExpression, SyntaxKind.TypeAssertionExpression]);
 
 function unwrap(node: Node): Node {
   let n = node;
@@ -60,9 +57,7 @@ function returnedExpression(fn: FunctionNode): Node | undefined {
   const body = fn.getBody();
   if (!body) return undefined;
   if (!Node.isBlock(body)) return body;
-  const returns = body.getDescendantsOfKind(SyntaxKind.ReturnStatement).filter(
-    (r) => r.getFirstAncestor((a) => Node.isFunctionLikeDeclaration(a) || Node.isArrowFunction(a) || Node.isFunctionExpression(a)) === fn,
-  );
+  const returns = body.getDescendantsOfKind(SyntaxKind.ReturnStatement).filter((r) => r.getFirstAncestor((a) => Node.isFunctionLikeDeclaration(a) || Node.isArrowFunction(a) || Node.isFunctionExpression(a)) === fn);
   for (let i = returns.length - 1; i >= 0; i--) {
     const e = returns[i]!.getExpression();
     if (e) return e;

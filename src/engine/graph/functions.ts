@@ -84,7 +84,10 @@ function randomnessIn(fn: FunctionLike, depth = 0, seen: Set<Node> = new Set()):
   const ctxParam = depth === 0 ? fn.getParameters()[1] : undefined;
   const ctxName = ctxParam && Node.isIdentifier(ctxParam.getNameNode()) ? ctxParam.getName() : undefined;
   if (ctxParam && Node.isObjectBindingPattern(ctxParam.getNameNode())) {
-    const rng = ctxParam.getNameNode().getDescendantsOfKind(SyntaxKind.BindingElement).find((b) => (b.getPropertyNameNode()?.getText() ?? b.getName()) === 'rng');
+    const rng = ctxParam
+      .getNameNode()
+      .getDescendantsOfKind(SyntaxKind.BindingElement)
+      .find((b) => (b.getPropertyNameNode()?.getText() ?? b.getName()) === 'rng');
     if (rng) return { reason: 'ctx-rng', detail: 'it uses the per-element random generator ctx.rng', span: nodeSpan(rng) };
   }
   for (const access of fn.getDescendantsOfKind(SyntaxKind.PropertyAccessExpression)) {
@@ -170,7 +173,7 @@ export function readFunction(arg: Node | undefined, opFile: string, randomKnob: 
     const file = decl.getSourceFile().getFilePath();
     fn.file = file;
     fn.sameFile = file === opFile;
-    fn.definedAt = nodeSpan(Node.isFunctionDeclaration(decl) ? decl.getNameNode() ?? decl : decl);
+    fn.definedAt = nodeSpan(Node.isFunctionDeclaration(decl) ? (decl.getNameNode() ?? decl) : decl);
     fn.async = isAsyncFunction(fnNode);
     const declared = Node.isFunctionDeclaration(decl) || Node.isVariableDeclaration(decl) ? decl.getName() : undefined;
     if (declared) fn.declaredName = declared;

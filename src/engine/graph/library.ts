@@ -18,9 +18,29 @@ export const MULTI_INPUT_SOURCES = new Set(['zip', 'concatenate', 'sampleFromDat
 
 /** Methods of `Dataset` that are operators. */
 export const METHOD_OPERATORS = new Set([
-  'map', 'filter', 'flatMap', 'interleave', 'batch', 'unbatch', 'shuffle', 'prefetch', 'cache', 'repeat', 'take', 'skip',
-  'zip', 'concatenate', 'shard', 'enumerate', 'window', 'paddedBatch', 'bucketBySequenceLength', 'groupByWindow', 'rebatch',
-  'scan', 'ignoreErrors',
+  'map',
+  'filter',
+  'flatMap',
+  'interleave',
+  'batch',
+  'unbatch',
+  'shuffle',
+  'prefetch',
+  'cache',
+  'repeat',
+  'take',
+  'skip',
+  'zip',
+  'concatenate',
+  'shard',
+  'enumerate',
+  'window',
+  'paddedBatch',
+  'bucketBySequenceLength',
+  'groupByWindow',
+  'rebatch',
+  'scan',
+  'ignoreErrors',
 ]);
 // `reduce` is a method too, but it consumes the dataset and returns a promise of a value: it ends a
 // chain and is not an operator, so it is in neither set.

@@ -73,11 +73,17 @@ const POSITIONAL: Partial<Record<OpKind, Array<{ index: number; key: string }>>>
   repeat: [{ index: 0, key: 'count' }],
   take: [{ index: 0, key: 'count' }],
   skip: [{ index: 0, key: 'count' }],
-  shard: [{ index: 0, key: 'numShards' }, { index: 1, key: 'shardIndex' }],
+  shard: [
+    { index: 0, key: 'numShards' },
+    { index: 1, key: 'shardIndex' },
+  ],
   enumerate: [{ index: 0, key: 'start' }],
   window: [{ index: 0, key: 'batchSize' }],
   paddedBatch: [{ index: 0, key: 'batchSize' }],
-  bucketBySequenceLength: [{ index: 1, key: 'bucketBoundaries' }, { index: 2, key: 'bucketBatchSizes' }],
+  bucketBySequenceLength: [
+    { index: 1, key: 'bucketBoundaries' },
+    { index: 2, key: 'bucketBatchSizes' },
+  ],
   rebatch: [{ index: 0, key: 'batchSize' }],
 };
 

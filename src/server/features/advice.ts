@@ -94,8 +94,7 @@ function measuredOverRest(change: PlanChange, v: Verification | undefined): { sp
   const key = changeKey(change);
   if (!v || v.verdict !== 'gain' || v.kept.changes.length < 2 || !v.kept.changes.includes(key)) return undefined;
   const rest = v.kept.changes.filter((k) => k !== key);
-  const same = (t: VerifiedConfig): boolean =>
-    t.changes.length === rest.length && rest.every((k) => t.changes.includes(k)) && rest.every((k) => t.values?.[k] === v.kept.values?.[k]);
+  const same = (t: VerifiedConfig): boolean => t.changes.length === rest.length && rest.every((k) => t.changes.includes(k)) && rest.every((k) => t.values?.[k] === v.kept.values?.[k]);
   const without = v.tried.find((t) => same(t) && t.measured.windows > 0 && t.measured.rate > 0);
   return without ? speedupOf(v.kept.measured, without.measured) : undefined;
 }
@@ -162,7 +161,11 @@ export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile
           })
           .join(' + ');
   // A configuration is the one kept when it applied the same changes at the same counts.
-  const configKey = (t: VerifiedConfig): string => [...t.changes].sort().map((k) => `${k}=${t.values?.[k] ?? ''}`).join(' ');
+  const configKey = (t: VerifiedConfig): string =>
+    [...t.changes]
+      .sort()
+      .map((k) => `${k}=${t.values?.[k] ?? ''}`)
+      .join(' ');
   const keptKey = configKey(v.kept);
   const unit = rootUnit(profile);
   out.tried = v.tried.map((t): TriedConfig => {

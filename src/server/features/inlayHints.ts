@@ -23,7 +23,14 @@ export function inlayHints(views: PipelineView[], file: string, range: Range, se
       const text = opSummary(v, op.id, false);
       if (!text) continue;
       seen.add(op.name.start);
-      out.push({ position: op.own.range.end, label: text, paddingLeft: true, tooltip: v.stale ? `${labelOf(v, op)}: the file changed since the last Plumber profile; profile again for numbers` : `${labelOf(v, op)}: measured by the last Plumber profile (rates in the pipeline's ${v.unit ?? 'el'}/s)` });
+      out.push({
+        position: op.own.range.end,
+        label: text,
+        paddingLeft: true,
+        tooltip: v.stale
+          ? `${labelOf(v, op)}: the file changed since the last Plumber profile; profile again for numbers`
+          : `${labelOf(v, op)}: measured by the last Plumber profile (rates in the pipeline's ${v.unit ?? 'el'}/s)`,
+      });
     }
   }
   return out;

@@ -35,8 +35,7 @@ export interface ProfileDeps {
   signal?: AbortSignal;
 }
 
-export const UNTRUSTED =
-  'Plumber does not run workspace code while the workspace is untrusted. Trust the workspace (Manage Workspace Trust) to profile pipelines; lenses and lints keep working without it.';
+export const UNTRUSTED = 'Plumber does not run workspace code while the workspace is untrusted. Trust the workspace (Manage Workspace Trust) to profile pipelines; lenses and lints keep working without it.';
 
 /** A short description of the knobs a run used, for the report's history ("map(decode) ×2, prefetch 4"). */
 export function knobLabel(profile: Profile): string {

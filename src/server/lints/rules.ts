@@ -311,13 +311,31 @@ function lintFunctionOp(op: GraphOp, env: LintEnv, out: LintFinding[]): void {
   if (worker) {
     const fn = op.fn;
     if (fn?.form === 'inline') {
-      out.push({ rule: 'plumber/worker-needs-export', severity: 'warning', message: `${op.label} runs in worker threads, but its function is written inline; a worker can only import a named export of a module.`, op, related: [] });
+      out.push({
+        rule: 'plumber/worker-needs-export',
+        severity: 'warning',
+        message: `${op.label} runs in worker threads, but its function is written inline; a worker can only import a named export of a module.`,
+        op,
+        related: [],
+      });
     } else if (fn?.form === 'reference' && fn.file && !fn.exportName && (op.knobs['exportName']?.state ?? 'absent') === 'absent') {
       // With an exportName the worker loads that export of the module, whatever the source shows
       // (a bundle's getters, which `plumber fix` writes this way).
-      out.push({ rule: 'plumber/worker-needs-export', severity: 'warning', message: `${op.label} runs in worker threads, but ${fn.name} is not exported from its module; export it so the worker can import it.`, op, related: [] });
+      out.push({
+        rule: 'plumber/worker-needs-export',
+        severity: 'warning',
+        message: `${op.label} runs in worker threads, but ${fn.name} is not exported from its module; export it so the worker can import it.`,
+        op,
+        related: [],
+      });
     } else if ((op.knobs['module']?.state ?? 'absent') === 'absent') {
-      out.push({ rule: 'plumber/worker-needs-export', severity: 'warning', message: `${op.label} runs in worker threads but names no module: add module (the file that exports ${fn?.name ?? 'the function'}, e.g. __filename or import.meta.url).`, op, related: [] });
+      out.push({
+        rule: 'plumber/worker-needs-export',
+        severity: 'warning',
+        message: `${op.label} runs in worker threads but names no module: add module (the file that exports ${fn?.name ?? 'the function'}, e.g. __filename or import.meta.url).`,
+        op,
+        related: [],
+      });
     } else if (isRelativeModule(op.knobs['module'])) {
       const written = (op.knobs['module'] as { value: string }).value;
       out.push({

@@ -4,7 +4,6 @@ import type { ProfileResult } from '../../../src/shared/protocol';
 import type { BottleneckNode } from '../../../src/client/views/bottlenecks';
 import { fixtureUri, openFixture, plumber, shared, until } from '../helpers';
 
-
 describe('Profiling a pipeline', () => {
   before(async () => {
     await openFixture();
@@ -32,8 +31,14 @@ describe('Profiling a pipeline', () => {
       'a code lens with a rate',
     );
     console.log(`PLUMBER_E2E lenses: ${titles.join(' | ')}`);
-    assert.ok(titles.some((t) => /bottleneck/i.test(t)), `one lens names the bottleneck: ${titles.join(' | ')}`);
-    assert.ok(titles.some((t) => /Apply all Plumber fixes/i.test(t)), `the pipeline lens offers the fixes: ${titles.join(' | ')}`);
+    assert.ok(
+      titles.some((t) => /bottleneck/i.test(t)),
+      `one lens names the bottleneck: ${titles.join(' | ')}`,
+    );
+    assert.ok(
+      titles.some((t) => /Apply all Plumber fixes/i.test(t)),
+      `the pipeline lens offers the fixes: ${titles.join(' | ')}`,
+    );
   });
 
   it('lists the pipeline in the Bottlenecks tree with the bottleneck operator first', async () => {

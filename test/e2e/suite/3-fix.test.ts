@@ -4,10 +4,13 @@ import type { ProfileResult } from '../../../src/shared/protocol';
 import { fixtureUri, openFixture, plumber, shared } from '../helpers';
 
 describe('Applying a Plumber fix', () => {
-  it('offers a quick fix at the bottleneck that raises the map\'s parallelism', async () => {
+  it("offers a quick fix at the bottleneck that raises the map's parallelism", async () => {
     const editor = await openFixture();
     const doc = editor.document;
-    const line = doc.getText().split('\n').findIndex((l) => l.includes('.map(fetchRecord'));
+    const line = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('.map(fetchRecord'));
     assert.ok(line >= 0);
     const range = new vscode.Range(line, 0, line, doc.lineAt(line).text.length);
     const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, range, vscode.CodeActionKind.QuickFix.value)) ?? [];
@@ -43,7 +46,10 @@ describe('Applying a Plumber fix', () => {
       assert.ok(result && typeof result === 'object', `the command returned ${String(result)}`);
       assert.equal(result.refused, 'no-fix');
       assert.equal(after, before, 'nothing changed');
-      assert.ok(api.messages.some((m) => m.message === result.message), 'the person was told why');
+      assert.ok(
+        api.messages.some((m) => m.message === result.message),
+        'the person was told why',
+      );
     }
   });
 });

@@ -12,7 +12,10 @@ describe('Failures a person must see', () => {
     const outcome = result.outcomes.find((o) => o.pipeline === 'broken');
     assert.ok(outcome && !outcome.ok, 'the profile fails');
     assert.match(outcome.error ?? '', /corrupt/, `the error names the cause: ${outcome.error}`);
-    assert.ok(api.messages.some((m) => m.kind === 'error' && m.message.startsWith('Plumber could not profile broken')), 'an error notification was shown');
+    assert.ok(
+      api.messages.some((m) => m.kind === 'error' && m.message.startsWith('Plumber could not profile broken')),
+      'an error notification was shown',
+    );
     const roots = await api.bottlenecks.getChildren();
     const broken = roots.find((n) => n.type === 'pipeline' && n.pipeline.name === 'broken');
     assert.ok(broken);

@@ -18,7 +18,10 @@ describe('Actions in the Bottlenecks tree', () => {
   it('profiles every pipeline of a file with Profile All Pipelines in File', async () => {
     await openFixture('tree.ts');
     const result = await vscode.commands.executeCommand<ProfileResult>('plumber.profileFile', fixtureUri('tree.ts'));
-    assert.deepEqual(result.outcomes.map((o) => [o.pipeline, o.ok]), [['viaTree', true]]);
+    assert.deepEqual(
+      result.outcomes.map((o) => [o.pipeline, o.ok]),
+      [['viaTree', true]],
+    );
   });
 
   it("applies an operator's fix from its inline action, then refuses stale fixes until profiled again", async () => {
@@ -33,7 +36,10 @@ describe('Actions in the Bottlenecks tree', () => {
     console.log(`PLUMBER_E2E tree fix: ${fixable.op.fixTitle}`);
     await stale;
     const after = await viaTreeOps();
-    assert.ok(after.every((n) => api.bottlenecks.getTreeItem(n).contextValue === 'plumber.op'), 'no inline fix while the numbers are stale');
+    assert.ok(
+      after.every((n) => api.bottlenecks.getTreeItem(n).contextValue === 'plumber.op'),
+      'no inline fix while the numbers are stale',
+    );
     const refusal = await vscode.commands.executeCommand<{ refused: string; message: string }>('plumber.applyFix', after[0]);
     assert.equal(refusal.refused, 'stale');
     assert.match(refusal.message, /profile it again/);

@@ -41,14 +41,27 @@ describe('The editor tells the truth at a glance', () => {
   });
 
   it("shows every rate in the pipeline's unit, the op's own count beside it, under labels as written", async () => {
-    const titles = await until(async () => {
-      const t = await lensTitles();
-      return t.some((x) => x.startsWith('Apply all Plumber fixes')) ? t : undefined;
-    }, 20_000, 'the lenses of the profiled pipeline');
+    const titles = await until(
+      async () => {
+        const t = await lensTitles();
+        return t.some((x) => x.startsWith('Apply all Plumber fixes')) ? t : undefined;
+      },
+      20_000,
+      'the lenses of the profiled pipeline',
+    );
     console.log(`PLUMBER_E2E glance lenses: ${titles.join(' | ')}`);
-    assert.ok(titles.some((t) => /^Pipeline [\d.,]+k? batches\/s · bound /.test(t)), titles.join(' | '));
-    assert.ok(titles.some((t) => /^[\d.,]+k? el\/s = [\d.,]+k? batches\/s · bound [\d.,]+k? · \d+% CPU · bottleneck/.test(t)), titles.join(' | '));
-    assert.ok(titles.some((t) => t.startsWith('range(0, 1_000_000): ')), `the source on the head line is labelled as written: ${titles.join(' | ')}`);
+    assert.ok(
+      titles.some((t) => /^Pipeline [\d.,]+k? batches\/s · bound /.test(t)),
+      titles.join(' | '),
+    );
+    assert.ok(
+      titles.some((t) => /^[\d.,]+k? el\/s = [\d.,]+k? batches\/s · bound [\d.,]+k? · \d+% CPU · bottleneck/.test(t)),
+      titles.join(' | '),
+    );
+    assert.ok(
+      titles.some((t) => t.startsWith('range(0, 1_000_000): ')),
+      `the source on the head line is labelled as written: ${titles.join(' | ')}`,
+    );
     assert.ok(!titles.some((t) => /est\. 1\.0×/.test(t)), 'no offer without a predicted gain');
     const api = await plumber();
     await api.bottlenecks.refresh();
@@ -81,7 +94,11 @@ describe('The editor tells the truth at a glance', () => {
     assert.ok(stale.includes('Pipeline: stale — profile again'), stale.join(' | '));
     assert.ok(!stale.some((t) => /el\/s|batches\/s|Apply all/.test(t)), `no old number and no offer: ${stale.join(' | ')}`);
     assert.ok(stale.filter((t) => t.endsWith('stale — profile again')).length >= 3, 'every operator lens says so');
-    assert.deepEqual((await quickFixesAt(doc, mapLine)).filter((t) => t.startsWith('Apply')), [], 'the fix offers are gone');
+    assert.deepEqual(
+      (await quickFixesAt(doc, mapLine)).filter((t) => t.startsWith('Apply')),
+      [],
+      'the fix offers are gone',
+    );
     const tree = api.bottlenecks;
     const pipeline = (await tree.getChildren()).find((n) => n.type === 'pipeline' && n.pipeline.name === 'glance')!;
     assert.equal(tree.getTreeItem(pipeline).description, 'stale — profile again');
@@ -101,17 +118,28 @@ describe('The editor tells the truth at a glance', () => {
   it('draws heat bars instead of operator lenses when asked, hottest on the bottleneck', async () => {
     const api = await plumber();
     await plumberConfig().update('codeLens.heatBars', true, vscode.ConfigurationTarget.Workspace);
-    const bars = await until(() => {
-      const b = api.heatBars(doc.uri.toString());
-      return b.length > 0 ? b : undefined;
-    }, 20_000, 'heat bars in the editor');
+    const bars = await until(
+      () => {
+        const b = api.heatBars(doc.uri.toString());
+        return b.length > 0 ? b : undefined;
+      },
+      20_000,
+      'heat bars in the editor',
+    );
     console.log(`PLUMBER_E2E heat bars: ${bars.map((b) => `line ${b.line + 1}: ${Math.round(b.share * 100)}%`).join(', ')}`);
     const hottest = [...bars].sort((a, b) => b.share - a.share)[0]!;
     assert.equal(hottest.line, mapLine, 'the hottest line is the bottleneck map');
-    const titles = await until(async () => {
-      const t = await lensTitles();
-      return t.some((x) => /· bound /.test(x) && !x.startsWith('Pipeline')) ? undefined : t;
-    }, 20_000, 'the operator lenses to give way to the heat bars');
-    assert.ok(titles.some((t) => t.startsWith('Pipeline ')), 'the pipeline lens stays');
+    const titles = await until(
+      async () => {
+        const t = await lensTitles();
+        return t.some((x) => /· bound /.test(x) && !x.startsWith('Pipeline')) ? undefined : t;
+      },
+      20_000,
+      'the operator lenses to give way to the heat bars',
+    );
+    assert.ok(
+      titles.some((t) => t.startsWith('Pipeline ')),
+      'the pipeline lens stays',
+    );
   });
 });

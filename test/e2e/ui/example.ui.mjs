@@ -39,17 +39,29 @@ try {
   await palette('Plumber: Profile Pipeline');
   const failed = page.locator('.notifications-toasts', { hasText: 'Plumber could not profile' }).first();
   const winner = await Promise.race([
-    page.locator('.codelens-decoration', { hasText: 'el/s' }).first().waitFor({ timeout: 180_000 }).then(() => 'lenses'),
+    page
+      .locator('.codelens-decoration', { hasText: 'el/s' })
+      .first()
+      .waitFor({ timeout: 180_000 })
+      .then(() => 'lenses'),
     failed.waitFor({ timeout: 180_000 }).then(() => 'failed'),
   ]);
   if (winner === 'failed') throw new Error(`the profile failed: ${await failed.innerText()}`);
-  await page.locator('.monaco-list-row', { hasText: /map\(decode/ }).first().waitFor();
+  await page
+    .locator('.monaco-list-row', { hasText: /map\(decode/ })
+    .first()
+    .waitFor();
   await shot('example-1-profiled');
 
   step = 'find the fixes offered';
   // Said here, with what the lenses show, rather than as a status bar that never turns stale.
   const applyAll = page.locator('.codelens-decoration', { hasText: 'Apply all Plumber fixes' }).first();
-  if (!(await applyAll.waitFor({ timeout: 20_000 }).then(() => true, () => false))) {
+  if (
+    !(await applyAll.waitFor({ timeout: 20_000 }).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     throw new Error(`Plumber offered no fix for examples/images; the lenses say: ${(await page.locator('.codelens-decoration').allInnerTexts()).join(' | ')}`);
   }
   // The settings above reached the server: the fixes are the model's, marked as such.
@@ -59,26 +71,45 @@ try {
   step = 'apply all fixes, save, profile again';
   await palette('Plumber: Apply All Plumber Fixes');
   // The server marks the old numbers stale as soon as the edit lands.
-  await page.locator('.statusbar-item', { hasText: /Plumber: images .*stale/ }).first().waitFor({ timeout: 20_000 });
+  await page
+    .locator('.statusbar-item', { hasText: /Plumber: images .*stale/ })
+    .first()
+    .waitFor({ timeout: 20_000 });
   await shot('example-2-fixed');
   await page.keyboard.press('Control+S');
   const before = readFileSync(join(source, 'pipeline.ts'), 'utf8');
-  for (const deadline = Date.now() + 10_000; readFileSync(join(folder, 'pipeline.ts'), 'utf8') === before; ) {
+  for (const deadline = Date.now() + 10_000; readFileSync(join(folder, 'pipeline.ts'), 'utf8') === before;) {
     if (Date.now() > deadline) throw new Error('the fixed example never reached the disk');
     await page.waitForTimeout(100);
   }
   await palette('Plumber: Profile Pipeline');
-  await page.locator('.statusbar-item', { hasText: /Plumber: images .*\/s/ }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 180_000 });
+  await page
+    .locator('.statusbar-item', { hasText: /Plumber: images .*\/s/ })
+    .filter({ hasNotText: 'stale' })
+    .first()
+    .waitFor({ timeout: 180_000 });
 
   // VS Code asks for lenses again after the server's refresh, debounced by how slow lenses were.
-  await page.locator('.codelens-decoration', { hasText: /^Pipeline / }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 20_000 });
+  await page
+    .locator('.codelens-decoration', { hasText: /^Pipeline / })
+    .filter({ hasNotText: 'stale' })
+    .first()
+    .waitFor({ timeout: 20_000 });
 
   step = 'open the report';
   await palette('Plumber: Show Report');
   const deadline = Date.now() + 20_000;
   let report;
   while (!report && Date.now() < deadline) {
-    for (const f of page.frames()) if (await f.locator('table.history tr').nth(2).count().catch(() => 0)) report = f;
+    for (const f of page.frames())
+      if (
+        await f
+          .locator('table.history tr')
+          .nth(2)
+          .count()
+          .catch(() => 0)
+      )
+        report = f;
     if (!report) await page.waitForTimeout(200);
   }
   if (!report) throw new Error('the report did not show two profiles in its history');

@@ -41,21 +41,39 @@ try {
   await palette('Plumber: Profile Pipeline');
   const failed = page.locator('.notifications-toasts', { hasText: 'Plumber could not profile' }).first();
   const winner = await Promise.race([
-    page.locator('.codelens-decoration', { hasText: 'Apply all Plumber fixes' }).first().waitFor({ timeout: 120_000 }).then(() => 'lenses'),
+    page
+      .locator('.codelens-decoration', { hasText: 'Apply all Plumber fixes' })
+      .first()
+      .waitFor({ timeout: 120_000 })
+      .then(() => 'lenses'),
     failed.waitFor({ timeout: 120_000 }).then(() => 'failed'),
   ]);
   if (winner === 'failed') throw new Error(`the profile failed: ${await failed.innerText()}`);
   const before = await lenses();
   console.log(`  lenses before Apply All: ${before.join(' | ')}`);
-  assert.ok(before.some((t) => /el\/s = [\d.,]+k? batches\/s · bound/.test(t)), 'an operator lens gives its own count and the pipeline unit');
-  assert.ok(before.some((t) => t.includes('range(0, 1_000_000)')), 'the source is labelled as written');
+  assert.ok(
+    before.some((t) => /el\/s = [\d.,]+k? batches\/s · bound/.test(t)),
+    'an operator lens gives its own count and the pipeline unit',
+  );
+  assert.ok(
+    before.some((t) => t.includes('range(0, 1_000_000)')),
+    'the source is labelled as written',
+  );
   await shot('glance-1-before-apply-all');
 
   step = "hover the map's parallelism knob";
-  await page.locator('.monaco-editor .view-lines span', { hasText: /^parallelism$/ }).first().hover();
+  await page
+    .locator('.monaco-editor .view-lines span', { hasText: /^parallelism$/ })
+    .first()
+    .hover();
   const hover = page.locator('.monaco-hover', { hasText: 'What if' }).first();
   await hover.waitFor({ timeout: 20_000 });
-  console.log(`  hover: ${(await hover.innerText()).split('\n').filter((l) => /What if|parallelism .*→/.test(l)).join(' / ')}`);
+  console.log(
+    `  hover: ${(await hover.innerText())
+      .split('\n')
+      .filter((l) => /What if|parallelism .*→/.test(l))
+      .join(' / ')}`,
+  );
   await shot('glance-2-hover', true);
   await page.keyboard.press('Escape');
 
@@ -72,8 +90,14 @@ try {
   await preview.locator('.monaco-list-row', { hasText: 'glance.ts' }).first().locator('input.edit-checkbox').first().check();
   await preview.locator('.monaco-list-row input.edit-checkbox:checked').nth(2).waitFor({ timeout: 10_000 });
   await shot('glance-3b-preview-ticked');
-  await page.locator('.monaco-button', { hasText: /^Apply$/ }).first().click();
-  await page.locator('.monaco-editor .view-lines', { hasText: /parallelism:\s(\d{2,}|[2-9])\b/ }).first().waitFor({ timeout: 20_000 });
+  await page
+    .locator('.monaco-button', { hasText: /^Apply$/ })
+    .first()
+    .click();
+  await page
+    .locator('.monaco-editor .view-lines', { hasText: /parallelism:\s(\d{2,}|[2-9])\b/ })
+    .first()
+    .waitFor({ timeout: 20_000 });
   await page.locator('.codelens-decoration', { hasText: 'Pipeline: stale — profile again' }).first().waitFor({ timeout: 20_000 });
   const after = await lenses();
   console.log(`  lenses after Apply All: ${after.join(' | ')}`);
@@ -84,14 +108,21 @@ try {
   await page.locator('.monaco-editor .view-lines').first().click();
   for (let i = 0; i < 5 && !(await lenses()).some((t) => t.startsWith('Apply all')); i++) {
     await page.keyboard.press('Control+Z');
-    await page.locator('.codelens-decoration', { hasText: 'Apply all Plumber fixes' }).first().waitFor({ timeout: 5_000 }).catch(() => {});
+    await page
+      .locator('.codelens-decoration', { hasText: 'Apply all Plumber fixes' })
+      .first()
+      .waitFor({ timeout: 5_000 })
+      .catch(() => {});
   }
   await page.locator('.codelens-decoration', { hasText: 'Apply all Plumber fixes' }).first().waitFor({ timeout: 20_000 });
 
   step = 'heat bars instead of operator lenses';
   mkdirSync(join(folder, '.vscode'), { recursive: true });
   writeFileSync(join(folder, '.vscode', 'settings.json'), JSON.stringify({ 'plumber.codeLens.heatBars': true }));
-  await page.locator('.codelens-decoration', { hasText: /el\/s = / }).first().waitFor({ state: 'detached', timeout: 20_000 });
+  await page
+    .locator('.codelens-decoration', { hasText: /el\/s = / })
+    .first()
+    .waitFor({ state: 'detached', timeout: 20_000 });
   await page.mouse.move(900, 700);
   await shot('glance-5-heat-bars');
   console.log('glance UI test passed');

@@ -29,7 +29,10 @@ try {
 
   step = 'trust the folder in the Workspace Trust editor';
   await palette('Workspaces: Manage Workspace Trust');
-  await page.locator('.workspace-trust-editor a.monaco-button', { hasText: /^Trust$/ }).first().click({ timeout: 20_000 });
+  await page
+    .locator('.workspace-trust-editor a.monaco-button', { hasText: /^Trust$/ })
+    .first()
+    .click({ timeout: 20_000 });
   await page.locator('.workspace-trust-editor', { hasText: 'You trust this folder' }).first().waitFor({ timeout: 10_000 });
   await page.locator('.tabs-container .tab', { hasText: 'pipeline.ts' }).first().click();
   await page.locator('.monaco-editor .view-lines', { hasText: 'fetchRecord' }).first().waitFor();
@@ -38,7 +41,11 @@ try {
   await palette('Plumber: Profile Pipeline');
   const failed = page.locator('.notifications-toasts', { hasText: /Plumber could not profile|untrusted/ }).first();
   const winner = await Promise.race([
-    page.locator('.codelens-decoration', { hasText: 'el/s' }).first().waitFor({ timeout: 120_000 }).then(() => 'lenses'),
+    page
+      .locator('.codelens-decoration', { hasText: 'el/s' })
+      .first()
+      .waitFor({ timeout: 120_000 })
+      .then(() => 'lenses'),
     failed.waitFor({ timeout: 120_000 }).then(() => 'failed'),
   ]);
   if (winner === 'failed') throw new Error(`profiling after trust failed: ${await failed.innerText()}`);

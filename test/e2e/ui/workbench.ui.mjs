@@ -40,13 +40,20 @@ try {
   // Either the rate lenses appear or Plumber says the profile failed: stop at whichever comes first.
   const failed = page.locator('.notifications-toasts', { hasText: 'Plumber could not profile' }).first();
   const winner = await Promise.race([
-    page.locator('.codelens-decoration', { hasText: 'el/s' }).first().waitFor({ timeout: 120_000 }).then(() => 'lenses'),
+    page
+      .locator('.codelens-decoration', { hasText: 'el/s' })
+      .first()
+      .waitFor({ timeout: 120_000 })
+      .then(() => 'lenses'),
     failed.waitFor({ timeout: 120_000 }).then(() => 'failed'),
   ]);
   if (winner === 'failed') throw new Error(`the profile failed: ${await failed.innerText()}`);
   const lensTexts = await page.locator('.codelens-decoration').allInnerTexts();
   console.log(`  lenses: ${lensTexts.join(' | ')}`);
-  assert.ok(lensTexts.some((t) => /bottleneck/i.test(t)), 'a lens names the bottleneck');
+  assert.ok(
+    lensTexts.some((t) => /bottleneck/i.test(t)),
+    'a lens names the bottleneck',
+  );
   await shot('2-pipeline-profiled-lenses');
 
   step = 'open the Bottlenecks view';
@@ -62,7 +69,10 @@ try {
 
   step = 'apply all fixes from the command palette';
   await palette('Plumber: Apply All Plumber Fixes');
-  await page.locator('.monaco-editor .view-lines', { hasText: /parallelism:\s(\d{2,}|[2-9])\b/ }).first().waitFor({ timeout: 20_000 });
+  await page
+    .locator('.monaco-editor .view-lines', { hasText: /parallelism:\s(\d{2,}|[2-9])\b/ })
+    .first()
+    .waitFor({ timeout: 20_000 });
   await shot('4-after-apply-all-fixes');
 
   step = 'save and profile again';
@@ -70,19 +80,27 @@ try {
   await page.locator('.tab.dirty').waitFor({ state: 'detached', timeout: 10_000 });
   // The runner profiles the file on disk: wait until the saved fix is really there.
   const onDisk = join(folder, 'pipeline.ts');
-  for (const deadline = Date.now() + 10_000; !/parallelism:\s*(\d{2,}|[2-9])\b/.test(readFileSync(onDisk, 'utf8')); ) {
+  for (const deadline = Date.now() + 10_000; !/parallelism:\s*(\d{2,}|[2-9])\b/.test(readFileSync(onDisk, 'utf8'));) {
     if (Date.now() > deadline) throw new Error('the saved file on disk does not contain the fix');
     await page.waitForTimeout(100);
   }
   const firstStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
   await palette('Plumber: Profile Pipeline');
   // The status bar shows the new result once the second profile is in (and no longer "stale").
-  await page.locator('.statusbar-item', { hasText: /Plumber: records .*\/s/ }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 120_000 });
+  await page
+    .locator('.statusbar-item', { hasText: /Plumber: records .*\/s/ })
+    .filter({ hasNotText: 'stale' })
+    .first()
+    .waitFor({ timeout: 120_000 });
   const secondStatus = await page.locator('.statusbar-item', { hasText: 'Plumber:' }).first().innerText();
   console.log(`  status bar: "${firstStatus.trim()}" → "${secondStatus.trim()}"`);
 
   // VS Code asks for lenses again after the server's refresh, debounced by how slow lenses were.
-  await page.locator('.codelens-decoration', { hasText: /^Pipeline / }).filter({ hasNotText: 'stale' }).first().waitFor({ timeout: 20_000 });
+  await page
+    .locator('.codelens-decoration', { hasText: /^Pipeline / })
+    .filter({ hasNotText: 'stale' })
+    .first()
+    .waitFor({ timeout: 20_000 });
 
   step = 'open the report';
   await palette('Plumber: Show Report');
@@ -90,7 +108,13 @@ try {
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
       for (const f of page.frames()) {
-        if (await f.locator('#root h1').count().catch(() => 0)) return f;
+        if (
+          await f
+            .locator('#root h1')
+            .count()
+            .catch(() => 0)
+        )
+          return f;
       }
       await page.waitForTimeout(200);
     }

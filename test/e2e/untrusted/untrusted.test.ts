@@ -20,7 +20,10 @@ describe('An untrusted workspace', () => {
     const result = await vscode.commands.executeCommand<{ refused: string; message: string }>('plumber.profilePipeline', fixtureUri(), 'records');
     assert.equal(result.refused, 'untrusted');
     assert.equal(result.message, UNTRUSTED_MESSAGE);
-    assert.ok(api.messages.some((m) => m.kind === 'warning' && m.message === UNTRUSTED_MESSAGE), 'the warning was shown');
+    assert.ok(
+      api.messages.some((m) => m.kind === 'warning' && m.message === UNTRUSTED_MESSAGE),
+      'the warning was shown',
+    );
     const whole = await vscode.commands.executeCommand<{ refused: string }>('plumber.profileFile', fixtureUri());
     assert.equal(whole.refused, 'untrusted');
   });

@@ -53,8 +53,15 @@ describe('plumber (the built CLI)', function () {
     // map(augment) (18:4) flips one element in a million: the runner's second call did not tell.
     assert.notEqual(out.profile.ops.find((o) => o.id === '18:4')?.randomObserved, true);
     // Only the source says so: the cache goes after map(decode) (17:4), never after the augmentation.
-    assert.equal(out.plan.changes.some((c) => c.kind === 'cache' && c.opId !== '17:4'), false, JSON.stringify(out.plan.changes));
-    assert.ok(out.plan.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\)/.test(n)), JSON.stringify(out.plan.notes));
+    assert.equal(
+      out.plan.changes.some((c) => c.kind === 'cache' && c.opId !== '17:4'),
+      false,
+      JSON.stringify(out.plan.changes),
+    );
+    assert.ok(
+      out.plan.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\)/.test(n)),
+      JSON.stringify(out.plan.notes),
+    );
   });
 
   it('plans for the cores asked for and says so', async () => {
@@ -83,7 +90,12 @@ describe('plumber (the built CLI)', function () {
   it('prints the profile, the analysis and the plan as JSON with --json', async () => {
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1');
     assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout) as { profile: { ops: unknown[] }; analysis: { bottleneck: { reason: string } }; plan: { predictedRate: number; verification?: { verdict: string; tried: unknown[] } }; passes: number };
+    const out = JSON.parse(r.stdout) as {
+      profile: { ops: unknown[] };
+      analysis: { bottleneck: { reason: string } };
+      plan: { predictedRate: number; verification?: { verdict: string; tried: unknown[] } };
+      passes: number;
+    };
     assert.equal(out.passes, 1);
     assert.ok(out.plan.verification && out.plan.verification.tried.length >= 2, 'the JSON plan carries what verification measured');
     assert.ok(out.profile.ops.length >= 2);
@@ -102,7 +114,9 @@ describe('plumber (the built CLI)', function () {
   });
 
   it('runs with an override and reports it in the profile', async () => {
-    const plan = JSON.parse((await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1', '--no-verify')).stdout) as { profile: { ops: { id: string; kind: string }[] } };
+    const plan = JSON.parse((await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--quiet', '--passes', '1', '--no-verify')).stdout) as {
+      profile: { ops: { id: string; kind: string }[] };
+    };
     const map = plan.profile.ops.find((o) => o.kind === 'map')!;
     const r = await plumber('profile', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--json', '--override', `${map.id}=parallelism:8`);
     assert.equal(r.code, 0, r.stderr);
@@ -163,7 +177,10 @@ describe('plumber (the built CLI)', function () {
     assert.equal(gate.code, 2);
     assert.match(gate.stderr, /needs --min-rate/);
     // plan and fix share their options: a bad --budget is refused alike, before anything runs.
-    for (const [command, value] of [['plan', '-3'], ['fix', 'soon']]) {
+    for (const [command, value] of [
+      ['plan', '-3'],
+      ['fix', 'soon'],
+    ]) {
       const budget = await plumber(command, path.join(PIPELINES, 'latency-bound.ts'), '--budget', value);
       assert.equal(budget.code, 2, budget.stderr);
       assert.match(budget.stderr, new RegExp(`--budget must be a number of at least 0, got "${value}"`));
@@ -179,7 +196,8 @@ describe('plumber (the built CLI)', function () {
     assert.equal(megabytesFlag(parsed('2gib'), 'memory-budget', { min: 0 }), 2048);
     assert.equal(megabytesFlag(parsed('512k'), 'memory-budget', { min: 0 }), 0.5);
     assert.equal(megabytesFlag(parsed('100.2M'), 'memory-budget', { min: 16, integer: true }), 101);
-    for (const bad of ['4XB', '-3', 'lots', '']) assert.throws(() => megabytesFlag(parsed(bad), 'memory-budget', { min: 0 }), /--memory-budget must be a size of at least 0 MB: megabytes \(512\), or with a unit \(512MB, 1\.5GB, 800KB\); got/);
+    for (const bad of ['4XB', '-3', 'lots', ''])
+      assert.throws(() => megabytesFlag(parsed(bad), 'memory-budget', { min: 0 }), /--memory-budget must be a size of at least 0 MB: megabytes \(512\), or with a unit \(512MB, 1\.5GB, 800KB\); got/);
     // Through the CLI, refused before anything runs.
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), '--memory-budget', '4XB');
     assert.equal(r.code, 2, r.stderr);

@@ -19,11 +19,33 @@ const profile: Profile = {
   version: PROFILE_VERSION,
   pipeline: { file: '/p/pipeline.ts', exportName: 'images', rootId: '3:4' },
   machine: { cores: 2, memoryTotalBytes: 8e9, memoryFreeBytes: 4e9, nodeVersion: 'v20.20.2', platform: 'linux', arch: 'x64', cpuModel: 'test', libuvThreads: 4, cpuClock: 'schedstat' },
-  run: { startedAt: '2026-11-30T18:00:00.000Z', elements: 2.6, seconds: 2, warmupElements: 1, warmupSeconds: 0.5, converged: true, endReason: 'converged', rateEstimates: [1.3], overrides: {}, mainThreadCpuSeconds: 1.9, processCpuSeconds: 2, peakRssBytes: 1e8 },
+  run: {
+    startedAt: '2026-11-30T18:00:00.000Z',
+    elements: 2.6,
+    seconds: 2,
+    warmupElements: 1,
+    warmupSeconds: 0.5,
+    converged: true,
+    endReason: 'converged',
+    rateEstimates: [1.3],
+    overrides: {},
+    mainThreadCpuSeconds: 1.9,
+    processCpuSeconds: 2,
+    peakRssBytes: 1e8,
+  },
   ops: [op('1:1', 'range', [], 83), op('2:4', 'map', ['1:1'], 82), op('3:4', 'batch', ['2:4'], 2.6)],
 };
 const an = (opId: string, visitRatio: number, measuredRate: number, bound: number, isBottleneck = false): OpAnalysis => ({
-  opId, visitRatio, measuredRate, bound, isBottleneck, ratePerCore: 1, cpuPerRootElement: 0.7, cpuShare: isBottleneck ? 0.9 : 0.05, mainThreadPerRootElement: 0.7, placement: 'main',
+  opId,
+  visitRatio,
+  measuredRate,
+  bound,
+  isBottleneck,
+  ratePerCore: 1,
+  cpuPerRootElement: 0.7,
+  cpuShare: isBottleneck ? 0.9 : 0.05,
+  mainThreadPerRootElement: 0.7,
+  placement: 'main',
 });
 const analysis: Analysis = {
   measuredRate: 1.3,
@@ -47,16 +69,19 @@ describe('plumber plan, as printed', () => {
     const text = renderPlan(profile, analysis, plan, 'pipeline.ts', profile, { command: 'npx plumber' });
     const rows = text.split('\n').filter((l) => (/^\w+(\(|\s)/.test(l) && /\d+:\d+/.test(l)) || l.startsWith('operator'));
     assert.match(rows[0]!, /^operator\s+id\s+own rate\s+= batches\/s\s+bound\s+CPU/);
-    assert.deepEqual(rows.slice(1).map((r) => r.split(/\s{2,}/).slice(1, 5)), [
-      ['2:4', '41/s', '1.28 batches/s', '1.4 batches/s'],
-      ['3:4', '1.3/s', '1.3 batches/s', '60 batches/s'],
-      ['1:1', '41.6/s', '1.3 batches/s', '900 batches/s'],
-    ]);
+    assert.deepEqual(
+      rows.slice(1).map((r) => r.split(/\s{2,}/).slice(1, 5)),
+      [
+        ['2:4', '41/s', '1.28 batches/s', '1.4 batches/s'],
+        ['3:4', '1.3/s', '1.3 batches/s', '60 batches/s'],
+        ['1:1', '41.6/s', '1.3 batches/s', '900 batches/s'],
+      ],
+    );
     assert.match(text, /Measured 1\.3 batches\/s; the model's bound with the current knobs is 1\.4 batches\/s\./);
   });
 
   it('says when the model does not explain the measured rate, instead of naming a bound that does not hold', () => {
-    const unexplained = 'The run measured 1.3/s, 9% of the 14/s its operators\' measured work and waits allow: …';
+    const unexplained = "The run measured 1.3/s, 9% of the 14/s its operators' measured work and waits allow: …";
     const none: Plan = { ...plan, changes: [], predictedRate: 1.3 };
     const text = renderPlan(profile, { ...analysis, bound: 14, unexplained }, none, 'pipeline.ts', profile, { command: 'npx plumber' });
     assert.match(text, /the model's bound with the current knobs is 14 batches\/s\.\nUnexplained: The run measured 1\.3\/s, 9% of the 14\/s/);
@@ -71,8 +96,8 @@ describe('plumber plan, as printed', () => {
 });
 
 describe('Operator labels in the CLI', () => {
-  it('are the calls as written at their sites, the model\'s label when the source cannot be read', () => {
-    const source = "export const images = range(0, 1_000_000)\n  .map(decode, { parallelism: 1 }) // slow\n  .batch(32);\n";
+  it("are the calls as written at their sites, the model's label when the source cannot be read", () => {
+    const source = 'export const images = range(0, 1_000_000)\n  .map(decode, { parallelism: 1 }) // slow\n  .batch(32);\n';
     const sited: Profile = {
       ...profile,
       ops: [
@@ -82,7 +107,13 @@ describe('Operator labels in the CLI', () => {
       ],
     };
     const labels = sourceLabels(sited, (f) => (f === '/p/pipeline.ts' ? source : undefined));
-    assert.deepEqual([...labels], [['1:1', 'range(0, 1_000_000)'], ['2:4', 'map(decode, { parallelism: 1 })']]);
+    assert.deepEqual(
+      [...labels],
+      [
+        ['1:1', 'range(0, 1_000_000)'],
+        ['2:4', 'map(decode, { parallelism: 1 })'],
+      ],
+    );
   });
 });
 

@@ -14,7 +14,7 @@ function sourceFiles(dir: string): string[] {
 describe('Command ids', () => {
   const declared = Object.values(Commands);
 
-  it("declares exactly the commands package.json contributes, both ways", () => {
+  it('declares exactly the commands package.json contributes, both ways', () => {
     const contributed = pkg.contributes.commands.map((c) => c.command);
     assert.deepEqual([...declared].sort(), [...contributed].sort());
     assert.equal(new Set(declared).size, declared.length, 'no id declared twice');

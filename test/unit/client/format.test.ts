@@ -36,7 +36,10 @@ describe('Tree and status formatting', () => {
       op('5', { severity: 'unknown' }),
       op('6', { severity: 'unknown' }),
     ]);
-    assert.deepEqual(ranked.map((o) => o.id), ['3', '2', '4', '1', '5', '6']);
+    assert.deepEqual(
+      ranked.map((o) => o.id),
+      ['3', '2', '4', '1', '5', '6'],
+    );
   });
 
   it('describes an operator by rate and CPU share, and says only "stale" once the file changed', () => {
@@ -56,7 +59,13 @@ describe('Tree and status formatting', () => {
   it('draws heat in proportion to how busy each operator is at the pipeline rate, and none for stale numbers', () => {
     const p = pipeline('records', 0, { rate: 100, unit: 'el', ops: [op('1', { bound: 100 }), op('2', { bound: 400 }), op('3', {})] });
     const heat = heatOf(p);
-    assert.deepEqual(heat.map((h) => [h.op.id, h.share]), [['1', 1], ['2', 0.25]]);
+    assert.deepEqual(
+      heat.map((h) => [h.op.id, h.share]),
+      [
+        ['1', 1],
+        ['2', 0.25],
+      ],
+    );
     assert.equal(heat[1]!.words, 'map(2): busy 25% of the time at 100 el/s (allows 400 el/s)');
     assert.deepEqual(heatOf({ ...p, stale: true }), []);
   });

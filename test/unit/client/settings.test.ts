@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KNOB_RANGES } from '../../../src/shared/knobs';
 import { DEFAULT_SETTINGS, RESTRICTED_SETTINGS, SETTING_SPECS, TRACE_SETTING, defaultOf, normalizeSettings } from '../../../src/shared/settings';
 import { PLAN_FLAGS, runBudgetFlags } from '../../../src/cli/diagnoseRun';
 import { parseArgs } from '../../../src/cli/args';
@@ -101,6 +102,13 @@ describe('normalizeSettings', () => {
       'plumber.runner.nodePath',
     ]);
     assert.deepEqual(settings, DEFAULT_SETTINGS);
+  });
+
+  it('refuses a maxInFlight above the parallelism an override may set, as --max-in-flight does', () => {
+    const { settings, invalid } = normalizeSettings({ model: { maxInFlight: KNOB_RANGES.parallelism.max + 1 } });
+    assert.deepEqual(invalid, ['plumber.model.maxInFlight']);
+    assert.equal(settings.model.maxInFlight, DEFAULT_SETTINGS.model.maxInFlight);
+    assert.deepEqual(normalizeSettings({ model: { maxInFlight: KNOB_RANGES.parallelism.max } }).invalid, []);
   });
 
   it('never shares arrays with the defaults or the input', () => {

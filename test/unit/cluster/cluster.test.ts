@@ -52,23 +52,63 @@ describe('a stage placed on a cluster of worker processes (BullMQ on Redis)', fu
 
   it('maps every element, in input order, on the workers', async () => {
     const cluster = connect({ redis: url, name: 'tests' });
-    const out = await range(300).map(async function slowDouble(x: number) { return -x; }, { placement: cluster, module: TRANSFORMS, parallelism: 16 }).toArray();
+    const out = await range(300)
+      .map(
+        async function slowDouble(x: number) {
+          return -x;
+        },
+        { placement: cluster, module: TRANSFORMS, parallelism: 16 },
+      )
+      .toArray();
     // The local body returns -x: only the workers' export (x * 2) could have produced these.
-    assert.deepEqual(out, Array.from({ length: 300 }, (_, i) => i * 2));
+    assert.deepEqual(
+      out,
+      Array.from({ length: 300 }, (_, i) => i * 2),
+    );
   });
 
   it('ships typed arrays in and Maps back, as structured clone does', async () => {
     const cluster = connect({ redis: url, name: 'tests' });
     const input = [0, 1, 2].map((id) => ({ id, values: new Float32Array([id, 1, 2]) }));
-    const out = await from(input).map(function summarize(x: (typeof input)[number]) { return x; }, { placement: cluster, parallelism: 4 }).toArray();
-    assert.deepEqual(out, [0, 1, 2].map((id) => new Map([['id', id], ['sum', id + 3]])));
+    const out = await from(input)
+      .map(
+        function summarize(x: (typeof input)[number]) {
+          return x;
+        },
+        { placement: cluster, parallelism: 4 },
+      )
+      .toArray();
+    assert.deepEqual(
+      out,
+      [0, 1, 2].map(
+        (id) =>
+          new Map([
+            ['id', id],
+            ['sum', id + 3],
+          ]),
+      ),
+    );
   });
 
   it('filters and flat-maps on the workers', async () => {
     const cluster = connect({ redis: url, name: 'tests' });
-    const evens = await range(20).filter(function isEven() { return true; }, { placement: cluster, parallelism: 8 }).toArray();
+    const evens = await range(20)
+      .filter(
+        function isEven() {
+          return true;
+        },
+        { placement: cluster, parallelism: 8 },
+      )
+      .toArray();
     assert.deepEqual(evens, [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
-    const doubled = await range(5).flatMap(function twice(): number[] { return []; }, { placement: cluster, parallelism: 8 }).toArray();
+    const doubled = await range(5)
+      .flatMap(
+        function twice(): number[] {
+          return [];
+        },
+        { placement: cluster, parallelism: 8 },
+      )
+      .toArray();
     assert.deepEqual(doubled, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]);
   });
 
@@ -76,7 +116,12 @@ describe('a stage placed on a cluster of worker processes (BullMQ on Redis)', fu
     const t = trace();
     try {
       const cluster = connect({ redis: url, name: 'tests' });
-      const ds = range(200).map(async function slowDouble(x: number) { return x; }, { placement: cluster, parallelism: 6 });
+      const ds = range(200).map(
+        async function slowDouble(x: number) {
+          return x;
+        },
+        { placement: cluster, parallelism: 6 },
+      );
       const out = await ds.toArray();
       assert.equal(out.length, 200);
       const c = t.counters.get('map') as OpCounters;
@@ -93,16 +138,32 @@ describe('a stage placed on a cluster of worker processes (BullMQ on Redis)', fu
 
   it('delivers every element with deterministic: false, in whatever order they finish', async () => {
     const cluster = connect({ redis: url, name: 'tests' });
-    const out = await range(100).map(async function slowDouble(x: number) { return x; }, { placement: cluster, parallelism: 16, deterministic: false }).toArray();
-    assert.deepEqual([...out].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i * 2));
+    const out = await range(100)
+      .map(
+        async function slowDouble(x: number) {
+          return x;
+        },
+        { placement: cluster, parallelism: 16, deterministic: false },
+      )
+      .toArray();
+    assert.deepEqual(
+      [...out].sort((a, b) => a - b),
+      Array.from({ length: 100 }, (_, i) => i * 2),
+    );
   });
 
-  it('fails with the operator and the index of the element whose fn threw, and the worker\'s error as the cause', async () => {
+  it("fails with the operator and the index of the element whose fn threw, and the worker's error as the cause", async () => {
     const cluster = connect({ redis: url, name: 'tests' });
     const seen: number[] = [];
     const e = await rejection(
       (async () => {
-        for await (const x of range(20).map(function failsOnSeven(x: number) { return x; }, { placement: cluster, parallelism: 4 })) seen.push(x);
+        for await (const x of range(20).map(
+          function failsOnSeven(x: number) {
+            return x;
+          },
+          { placement: cluster, parallelism: 4 },
+        ))
+          seen.push(x);
       })(),
     );
     assert.equal(e.op.kind, 'map');
@@ -115,15 +176,29 @@ describe('a stage placed on a cluster of worker processes (BullMQ on Redis)', fu
 
   it('says which export is missing when the workers do not serve it', async () => {
     const cluster = connect({ redis: url, name: 'tests' });
-    const e = await rejection(range(3).map(function notExported(x: number) { return x; }, { placement: cluster }).toArray());
+    const e = await rejection(
+      range(3)
+        .map(
+          function notExported(x: number) {
+            return x;
+          },
+          { placement: cluster },
+        )
+        .toArray(),
+    );
     assert.equal(e.index, 0);
     assert.match(e.message, /no function export 'notExported'/);
   });
 
-  it('cancels the run\'s queued jobs and removes its keys, but for the ended run\'s mark, when the loop breaks', async () => {
+  it("cancels the run's queued jobs and removes its keys, but for the ended run's mark, when the loop breaks", async () => {
     const cluster = connect({ redis: url, name: 'tests' });
     const got: number[] = [];
-    for await (const x of range(1000).map(function lingering(x: number) { return x; }, { placement: cluster, parallelism: 64 })) {
+    for await (const x of range(1000).map(
+      function lingering(x: number) {
+        return x;
+      },
+      { placement: cluster, parallelism: 64 },
+    )) {
       got.push(x);
       if (got.length === 3) break;
     }
@@ -138,7 +213,10 @@ describe('a stage placed on a cluster of worker processes (BullMQ on Redis)', fu
       assert.equal((await queue.getJobCounts('active')).active, 0);
       // Only the ended runs' keys stay, for a while, so that workers skip jobs they still hold.
       const left = await redis.keys('plumber:tests:r*');
-      assert.ok(left.every((k) => k.startsWith('plumber:tests:run:')), `left behind: ${left.join(', ')}`);
+      assert.ok(
+        left.every((k) => k.startsWith('plumber:tests:run:')),
+        `left behind: ${left.join(', ')}`,
+      );
       for (const k of left) {
         assert.equal(await redis.get(k), 'ended');
         assert.ok((await redis.pttl(k)) > 0);
@@ -155,7 +233,7 @@ describe('a cluster stage when a worker dies mid-run', function () {
   const procs = new Processes();
   after(() => procs.killAll());
 
-  it('re-runs the dead worker\'s jobs on another worker: no element lost, none twice', async () => {
+  it("re-runs the dead worker's jobs on another worker: no element lost, none twice", async () => {
     const port = await freePort();
     await procs.redis(port);
     const doomed = await procs.worker(port, 'faults', 8, 1000);
@@ -163,13 +241,21 @@ describe('a cluster stage when a worker dies mid-run', function () {
     const cluster = connect({ redis: `redis://127.0.0.1:${port}`, name: 'faults' });
     const out: number[] = [];
     let killed = false;
-    for await (const x of range(400).map(async function slowerDouble(x: number) { return x; }, { placement: cluster, parallelism: 32 })) {
+    for await (const x of range(400).map(
+      async function slowerDouble(x: number) {
+        return x;
+      },
+      { placement: cluster, parallelism: 32 },
+    )) {
       out.push(x);
       // Mid-run, with both workers holding jobs: the doomed one dies holding its share.
       if (out.length === 100) killed = await procs.kill(doomed);
     }
     assert.ok(killed && !alive(doomed.pid as number));
-    assert.deepEqual(out, Array.from({ length: 400 }, (_, i) => i * 2));
+    assert.deepEqual(
+      out,
+      Array.from({ length: 400 }, (_, i) => i * 2),
+    );
   });
 });
 
@@ -181,7 +267,16 @@ describe('a cluster stage when Redis is not there', function () {
   it('fails at the start with a clear error when Redis cannot be reached', async () => {
     const port = await freePort();
     const cluster = connect({ redis: `redis://127.0.0.1:${port}`, name: 'nowhere', connectTimeoutMs: 1000 });
-    const e = await rejection(range(10).map(function slowDouble(x: number) { return x; }, { placement: cluster }).toArray());
+    const e = await rejection(
+      range(10)
+        .map(
+          function slowDouble(x: number) {
+            return x;
+          },
+          { placement: cluster },
+        )
+        .toArray(),
+    );
     assert.match(e.message, /cannot reach Redis/);
     assert.match(e.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
   });
@@ -194,7 +289,12 @@ describe('a cluster stage when Redis is not there', function () {
     const seen: number[] = [];
     const e = await rejection(
       (async () => {
-        for await (const x of range(100_000).map(async function slowDouble(x: number) { return x; }, { placement: cluster, parallelism: 8 })) {
+        for await (const x of range(100_000).map(
+          async function slowDouble(x: number) {
+            return x;
+          },
+          { placement: cluster, parallelism: 8 },
+        )) {
           seen.push(x);
           if (seen.length === 20) await procs.kill(redis);
         }
@@ -208,7 +308,16 @@ describe('a cluster stage when Redis is not there', function () {
     const port = await freePort();
     await procs.redis(port);
     const cluster = connect({ redis: `redis://127.0.0.1:${port}`, name: 'empty', noWorkerTimeoutMs: 1000 });
-    const e = await rejection(range(10).map(function slowDouble(x: number) { return x; }, { placement: cluster }).toArray());
+    const e = await rejection(
+      range(10)
+        .map(
+          function slowDouble(x: number) {
+            return x;
+          },
+          { placement: cluster },
+        )
+        .toArray(),
+    );
     assert.match(e.message, /no worker has served cluster 'empty'/);
     assert.match(e.message, /npx plumber-data worker --redis redis:\/\/127\.0\.0\.1/);
   });

@@ -132,7 +132,7 @@ describe('the model of a stage on a cluster', () => {
     assert.doesNotMatch(cap?.summary ?? '', /cannot help/);
   });
 
-  it('says what other work on the host took while measured, and still sizes by the host\'s cores', () => {
+  it("says what other work on the host took while measured, and still sizes by the host's cores", () => {
     // A 2-core host, 10 s of its clock: the op's workers took 5 s of CPU (1,000 calls × 5 ms), and
     // the cores sat idle 5 s more. Other work took the other 10 s: it left one core free.
     const busy = clusterOp({ cpuMsPerCall: 5, hosts: 1 });

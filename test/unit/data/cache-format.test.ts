@@ -15,7 +15,9 @@ const ELEMENTS = [0, 1, 2, 3, 4].map((i) => ({ i, v: new Float64Array([i / 3, -i
 
 async function outcome(path: string): Promise<unknown> {
   try {
-    return await from([] as unknown[]).cache(path).toArray();
+    return await from([] as unknown[])
+      .cache(path)
+      .toArray();
   } catch (e) {
     return e;
   }
@@ -79,19 +81,16 @@ describe('plumber-data cache file format', function () {
     const els: unknown[] = [];
     for (let i = 0; i < 3; i++) els.push(new Float64Array(400_000).fill(i + 0.5), ...Array.from({ length: 10_000 }, (_, k) => ({ i, k })));
     await from(els).cache(big).toArray();
-    const back = await from([] as unknown[]).cache(big).toArray();
+    const back = await from([] as unknown[])
+      .cache(big)
+      .toArray();
     assert.equal(back.length, els.length);
     assert.deepEqual(back, els);
   });
 
   it('turns a corrupted length field into a PipelineError naming the file, never a native abort', () => {
     // 0xfffffff0 written over every 4 bytes after the magic: wherever a length field sits, one case hits it.
-    const r = child(
-      damageEachWay(
-        path,
-        `(b) => { const out = []; for (let at = 4; at + 4 <= b.length; at++) { const c = Buffer.from(b); c.writeUInt32LE(0xfffffff0, at); out.push(c); } return out; }`,
-      ),
-    );
+    const r = child(damageEachWay(path, `(b) => { const out = []; for (let at = 4; at + 4 <= b.length; at++) { const c = Buffer.from(b); c.writeUInt32LE(0xfffffff0, at); out.push(c); } return out; }`));
     assert.equal(r.signal, null, `the reading process died by ${r.signal}: ${r.stderr.slice(0, 400)}`);
     assert.equal(r.status, 0, r.stderr.slice(0, 400));
     const lines = r.stdout.trim().split('\n');
@@ -115,9 +114,7 @@ describe('plumber-data cache file format', function () {
   });
 
   it('detects a bit flipped anywhere in the file: an error naming the file, never a wrong number', () => {
-    const r = child(
-      damageEachWay(path, `(b) => { const out = []; for (let bit = 0; bit < b.length * 8; bit++) { const c = Buffer.from(b); c[bit >> 3] ^= 1 << (bit & 7); out.push(c); } return out; }`),
-    );
+    const r = child(damageEachWay(path, `(b) => { const out = []; for (let bit = 0; bit < b.length * 8; bit++) { const c = Buffer.from(b); c[bit >> 3] ^= 1 << (bit & 7); out.push(c); } return out; }`));
     assert.equal(r.signal, null, `the reading process died by ${r.signal}: ${r.stderr.slice(0, 400)}`);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, readFileSync(path).length * 8);

@@ -39,10 +39,13 @@ describe('plumber-data errors and cancellation', () => {
 
   it('names the call site in the error when traced', async () => {
     const { value } = traced(() =>
-      range(3).map(async (x) => {
-        if (x === 2) throw new Error('async two');
-        return x;
-      }, { parallelism: 2 }),
+      range(3).map(
+        async (x) => {
+          if (x === 2) throw new Error('async two');
+          return x;
+        },
+        { parallelism: 2 },
+      ),
     );
     const e = await rejection(value.toArray());
     assert.equal(e.index, 2);
@@ -84,7 +87,11 @@ describe('plumber-data errors and cancellation', () => {
       yield 1;
       throw new Error('source broke');
     }
-    const e = await rejection(from(failing).map((x) => x).toArray());
+    const e = await rejection(
+      from(failing)
+        .map((x) => x)
+        .toArray(),
+    );
     assert.equal(e.op.kind, 'from');
     assert.equal((e.cause as Error).message, 'source broke');
   });
@@ -120,11 +127,14 @@ describe('plumber-data errors and cancellation', () => {
   it('stops a prefetching pipeline on break, running nothing afterwards', async () => {
     let produced = 0;
     const ds = range(Infinity)
-      .map(async (x) => {
-        produced++;
-        await sleep(1);
-        return x;
-      }, { parallelism: 2 })
+      .map(
+        async (x) => {
+          produced++;
+          await sleep(1);
+          return x;
+        },
+        { parallelism: 2 },
+      )
       .prefetch(16);
     for await (const x of ds) if (x === 5) break;
     await sleep(10);
@@ -153,7 +163,11 @@ describe('plumber-data errors and cancellation', () => {
       // in the worker after the fn returned, and the thread dies with an anonymous error.
       const module = join(dir, 'collate.cjs');
       writeFileSync(module, 'exports.collate = (x) => (x === 5 ? new Intl.Collator() : x);\n');
-      const e = await rejection(range(8).map((x: number) => x, { placement: 'worker', module, exportName: 'collate', parallelism: 1 }).toArray());
+      const e = await rejection(
+        range(8)
+          .map((x: number) => x, { placement: 'worker', module, exportName: 'collate', parallelism: 1 })
+          .toArray(),
+      );
       assert.equal(e.op.kind, 'map');
       assert.doesNotMatch(e.message, /\[object Object\]/);
       const m = /map\(collate\): a worker thread failed on elements? (\d+)(?:–(\d+))?: .*results must be structured-cloneable/.exec(e.message);

@@ -27,7 +27,10 @@ describe('plumber-data lets the event loop turn', function () {
   it('while a shuffle fills its buffer from a sync map: a timer fires before the first element', async () => {
     // 2,000 calls of ≈ 0.2 ms before the first element: one chunk of them, once, ran with no turn.
     const t = ticker();
-    const it = range(1_000_000).map((x) => spin(x & 1023, 200_000)).shuffle(2_000, { seed: 1 })[Symbol.asyncIterator]();
+    const it = range(1_000_000)
+      .map((x) => spin(x & 1023, 200_000))
+      .shuffle(2_000, { seed: 1 })
+      [Symbol.asyncIterator]();
     try {
       const first = await it.next();
       assert.equal(first.done, false);
@@ -39,7 +42,9 @@ describe('plumber-data lets the event loop turn', function () {
   });
 
   it('while a sync pipeline runs and while a cache replays from memory', async () => {
-    const ds = range(500).map((x) => spin(x, 400_000)).cache();
+    const ds = range(500)
+      .map((x) => spin(x, 400_000))
+      .cache();
     for (const pass of ['filling', 'replaying']) {
       const t = ticker();
       let seen = 0;

@@ -41,14 +41,30 @@ describe('plumber-data executor', () => {
       yield x;
       yield x;
     }
-    assert.deepEqual(await range(3).flatMap((x) => twice(x)).toArray(), [0, 0, 1, 1, 2, 2]);
-    assert.deepEqual(await range(3).flatMap((x) => range(x)).toArray(), [0, 0, 1]);
+    assert.deepEqual(
+      await range(3)
+        .flatMap((x) => twice(x))
+        .toArray(),
+      [0, 0, 1, 1, 2, 2],
+    );
+    assert.deepEqual(
+      await range(3)
+        .flatMap((x) => range(x))
+        .toArray(),
+      [0, 0, 1],
+    );
   });
 
   it('keeps the last short batch unless dropRemainder is set', async () => {
     assert.deepEqual(await range(7).batch(3).toArray(), [[0, 1, 2], [3, 4, 5], [6]]);
-    assert.deepEqual(await range(7).batch(3, { dropRemainder: true }).toArray(), [[0, 1, 2], [3, 4, 5]]);
-    assert.deepEqual(await range(6).batch(3, { dropRemainder: true }).toArray(), [[0, 1, 2], [3, 4, 5]]);
+    assert.deepEqual(await range(7).batch(3, { dropRemainder: true }).toArray(), [
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
+    assert.deepEqual(await range(6).batch(3, { dropRemainder: true }).toArray(), [
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
     assert.deepEqual(await range(2).batch(3, { dropRemainder: true }).toArray(), []);
     assert.deepEqual(await range(0).batch(3).toArray(), []);
   });
@@ -84,10 +100,24 @@ describe('plumber-data executor', () => {
     assert.deepEqual(nums, [0, 1, 2, 3, 4]);
     const rows = [new Int16Array([1, -1]), new Int16Array([2, -2]), new Int16Array([3, -3])];
     const back = (await from(rows).batch(2).unbatch().toArray()) as Int16Array[];
-    assert.deepEqual(back.map((r) => [...r]), [[1, -1], [2, -2], [3, -3]]);
+    assert.deepEqual(
+      back.map((r) => [...r]),
+      [
+        [1, -1],
+        [2, -2],
+        [3, -3],
+      ],
+    );
     const objs = [0, 1, 2].map((i) => ({ x: new Float64Array([i]), y: i }));
     const again = (await from(objs).batch(2).unbatch().toArray()) as { x: Float64Array; y: number }[];
-    assert.deepEqual(again.map((o) => [o.x[0], o.y]), [[0, 0], [1, 1], [2, 2]]);
+    assert.deepEqual(
+      again.map((o) => [o.x[0], o.y]),
+      [
+        [0, 0],
+        [1, 1],
+        [2, 2],
+      ],
+    );
   });
 
   it('repeats, takes and skips', async () => {
@@ -149,7 +179,10 @@ describe('plumber-data executor', () => {
   });
 
   it('gives each element a seeded RNG that differs between elements and repeats with the seed', async () => {
-    const draw = () => range(4).map((_x, ctx) => ctx.rng.float(), { seed: 9 }).toArray();
+    const draw = () =>
+      range(4)
+        .map((_x, ctx) => ctx.rng.float(), { seed: 9 })
+        .toArray();
     const a = await draw();
     assert.deepEqual(await draw(), a);
     assert.equal(new Set(a).size, 4);
@@ -157,7 +190,10 @@ describe('plumber-data executor', () => {
   });
 
   it('gives each call one generator: successive draws go on, and repeat in the next run', async () => {
-    const draw = () => range(3).map((_x, ctx) => [ctx.rng.float(), ctx.rng.float(), ctx.rng.int(1000)] as const, { seed: 9 }).toArray();
+    const draw = () =>
+      range(3)
+        .map((_x, ctx) => [ctx.rng.float(), ctx.rng.float(), ctx.rng.int(1000)] as const, { seed: 9 })
+        .toArray();
     const a = await draw();
     // Three draws of one element are three different numbers, not the first one three times.
     for (const [x, y, k] of a) assert.ok(x !== y && k !== Math.floor(x * 1000), JSON.stringify(a));
@@ -237,6 +273,9 @@ describe('plumber-data executor', () => {
     for (const done of finish.values()) done();
     while (got.length < 40) got.push((await it.next()).value as number);
     await it.return?.();
-    assert.deepEqual(got, Array.from({ length: 40 }, (_, i) => i));
+    assert.deepEqual(
+      got,
+      Array.from({ length: 40 }, (_, i) => i),
+    );
   });
 });

@@ -133,8 +133,14 @@ describe('plumber-data files, lines and cache', () => {
     assert.ok(counters.diskBytesRead > 0);
 
     const bpath = join(dir, 'batches.cache');
-    const batches = await range(6).map((i) => new Float32Array([i, -i])).batch(4).cache(bpath).toArray();
-    const again = await from([] as unknown[]).cache(bpath).toArray();
+    const batches = await range(6)
+      .map((i) => new Float32Array([i, -i]))
+      .batch(4)
+      .cache(bpath)
+      .toArray();
+    const again = await from([] as unknown[])
+      .cache(bpath)
+      .toArray();
     assert.ok(again[0] instanceof Batch);
     assert.deepEqual(again, batches);
   });

@@ -50,7 +50,15 @@ describe('issue 11 operators', () => {
         ['window', () => range(2).window(2, bad)],
         ['paddedBatch', () => range(2).paddedBatch(2, bad)],
         ['bucketBySequenceLength', () => range(2).bucketBySequenceLength(() => 1, [2], [1, 1], bad)],
-        ['groupByWindow', () => range(2).groupByWindow(() => 0, (_k, d) => d, { windowSize: 2, typo: true } as never)],
+        [
+          'groupByWindow',
+          () =>
+            range(2).groupByWindow(
+              () => 0,
+              (_k, d) => d,
+              { windowSize: 2, typo: true } as never,
+            ),
+        ],
         ['rebatch', () => range(2).rebatch(2, bad)],
         ['sampleFromDatasets', () => sampleFromDatasets([range(2)], bad)],
         ['chooseFromDatasets', () => chooseFromDatasets([range(2)], range(1), bad)],
@@ -84,9 +92,21 @@ describe('issue 11 operators', () => {
     it('registers each operator with its kind, call site and knobs', () => {
       const { tracer } = traced(() => {
         const a = range(100).shard(4, 1).enumerate().window(3, { shift: 2, stride: 1 });
-        const b = range(10).map((x) => [x]).paddedBatch(2, { dropRemainder: true });
-        const c = range(10).map((x) => [x]).bucketBySequenceLength((x) => x.length, [2, 4], [3, 2, 1]);
-        const d = range(10).groupByWindow((x) => x % 2, (_k, w) => w, { windowSize: 5 }).batch(2).rebatch(3).scan(0, (s, x) => [s, x] as const);
+        const b = range(10)
+          .map((x) => [x])
+          .paddedBatch(2, { dropRemainder: true });
+        const c = range(10)
+          .map((x) => [x])
+          .bucketBySequenceLength((x) => x.length, [2, 4], [3, 2, 1]);
+        const d = range(10)
+          .groupByWindow(
+            (x) => x % 2,
+            (_k, w) => w,
+            { windowSize: 5 },
+          )
+          .batch(2)
+          .rebatch(3)
+          .scan(0, (s, x) => [s, x] as const);
         const e = sampleFromDatasets([range(3), range(3)], { weights: [3, 1], seed: 9 });
         const f = chooseFromDatasets([range(3)], range(1).ignoreErrors());
         return [a, b, c, d, e, f];
@@ -153,12 +173,17 @@ describe('issue 11 operators', () => {
       assert.deepEqual(Array.from(b.label.data), [1, 0]);
     });
     it('pads arrays of strings with the empty string', async () => {
-      assert.deepEqual(await from([['a', 'b'], ['c']]).paddedBatch(2).toArray(), [
+      assert.deepEqual(
+        await from([['a', 'b'], ['c']])
+          .paddedBatch(2)
+          .toArray(),
         [
-          ['a', 'b'],
-          ['c', ''],
+          [
+            ['a', 'b'],
+            ['c', ''],
+          ],
         ],
-      ]);
+      );
     });
     it('leaves the input sequences as they were', async () => {
       const short = [1];
@@ -172,7 +197,11 @@ describe('issue 11 operators', () => {
       assert.deepEqual(long, [2, 2, 2]);
     });
     it('fails naming the element whose fields differ from the first', async () => {
-      const e = await rejection(from<Record<string, number[]>>([{ a: [1] }, { b: [2] }]).paddedBatch(2).toArray());
+      const e = await rejection(
+        from<Record<string, number[]>>([{ a: [1] }, { b: [2] }])
+          .paddedBatch(2)
+          .toArray(),
+      );
       assert.equal(e.op.kind, 'paddedBatch');
       assert.match(e.message, /element 1 of the batch does not have the fields of the first/);
     });
@@ -322,7 +351,15 @@ describe('issue 11 operators', () => {
       ['window', (ds) => ds.window(3, { shift: 1 })],
       ['paddedBatch', (ds) => ds.map((x) => [x]).paddedBatch(2)],
       ['bucketBySequenceLength', (ds) => ds.map((x) => [x]).bucketBySequenceLength((x) => x.length, [2], [2, 2])],
-      ['groupByWindow', (ds) => ds.groupByWindow((x) => x % 2, (_k, w) => w, { windowSize: 2 })],
+      [
+        'groupByWindow',
+        (ds) =>
+          ds.groupByWindow(
+            (x) => x % 2,
+            (_k, w) => w,
+            { windowSize: 2 },
+          ),
+      ],
       ['rebatch', (ds) => ds.batch(3).rebatch(2)],
       ['scan', (ds) => ds.scan(0, (s, x) => [s + x, s] as const)],
       ['ignoreErrors', (ds) => ds.ignoreErrors()],
@@ -350,7 +387,15 @@ describe('issue 11 operators', () => {
       const c = watched(1_000_000);
       const d = watched(1_000_000);
       const choice = watched(1_000_000);
-      assert.notEqual(await firstThenBreak(chooseFromDatasets([c.ds, d.ds], choice.ds.map((i) => i % 2))), undefined);
+      assert.notEqual(
+        await firstThenBreak(
+          chooseFromDatasets(
+            [c.ds, d.ds],
+            choice.ds.map((i) => i % 2),
+          ),
+        ),
+        undefined,
+      );
       assert.ok(choice.stopped() && c.stopped() && stoppedOrUnstarted(d), 'an input of chooseFromDatasets was not stopped');
     });
     it('take() after a window stops the input once the windows are out', async () => {

@@ -80,25 +80,38 @@ describe('tf.data documented examples', () => {
       ]);
     });
     it('windows tuples whole (tf.data would give a tuple of windows)', async () => {
-      assert.deepEqual(await windows(range(4).map((i) => [i, i] as const).window(2)), [
+      assert.deepEqual(
+        await windows(
+          range(4)
+            .map((i) => [i, i] as const)
+            .window(2),
+        ),
         [
-          [0, 0],
-          [1, 1],
+          [
+            [0, 0],
+            [1, 1],
+          ],
+          [
+            [2, 2],
+            [3, 3],
+          ],
         ],
-        [
-          [2, 2],
-          [3, 3],
-        ],
-      ]);
+      );
     });
     it('flattens windows into batches with flatMap, tf.data’s idiom window(n).flat_map(lambda w: w.batch(n))', async () => {
-      assert.deepEqual(await range(7).window(3, { shift: 1, dropRemainder: true }).flatMap((w) => w.batch(3)).toArray(), [
-        [0, 1, 2],
-        [1, 2, 3],
-        [2, 3, 4],
-        [3, 4, 5],
-        [4, 5, 6],
-      ]);
+      assert.deepEqual(
+        await range(7)
+          .window(3, { shift: 1, dropRemainder: true })
+          .flatMap((w) => w.batch(3))
+          .toArray(),
+        [
+          [0, 1, 2],
+          [1, 2, 3],
+          [2, 3, 4],
+          [3, 4, 5],
+          [4, 5, 6],
+        ],
+      );
     });
     it('states its cardinality as tf.data counts windows', () => {
       assert.equal(range(7).window(2).node.cardinality, 4);
@@ -187,7 +200,9 @@ describe('tf.data documented examples', () => {
       ]);
     });
     it('stacks typed arrays into one Batch of shape [n, longest]', async () => {
-      const [b] = await from([Int32Array.of(1), Int32Array.of(2, 2)]).paddedBatch(2).toArray();
+      const [b] = await from([Int32Array.of(1), Int32Array.of(2, 2)])
+        .paddedBatch(2)
+        .toArray();
       assert.ok(b instanceof Batch);
       assert.deepEqual(b.shape, [2, 2]);
       assert.deepEqual(Array.from(b.data), [1, 0, 2, 2]);
@@ -302,10 +317,21 @@ describe('tf.data documented examples', () => {
 
   describe('scan', () => {
     it('range(10).scan(0, running sum) gives the running sums', async () => {
-      assert.deepEqual(await range(10).scan(0, (state, i) => [state + i, state + i] as const).toArray(), [0, 1, 3, 6, 10, 15, 21, 28, 36, 45]);
+      assert.deepEqual(
+        await range(10)
+          .scan(0, (state, i) => [state + i, state + i] as const)
+          .toArray(),
+        [0, 1, 3, 6, 10, 15, 21, 28, 36, 45],
+      );
     });
     it('starts each pass from the initial state', async () => {
-      assert.deepEqual(await range(3).scan(0, (s, i) => [s + i, s + i] as const).repeat(2).toArray(), [0, 1, 3, 0, 1, 3]);
+      assert.deepEqual(
+        await range(3)
+          .scan(0, (s, i) => [s + i, s + i] as const)
+          .repeat(2)
+          .toArray(),
+        [0, 1, 3, 0, 1, 3],
+      );
     });
   });
 

@@ -47,8 +47,15 @@ describe('issue 11 operator properties', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer(), { maxLength: 200 }), fc.integer({ min: 1, max: 9 }), async (xs, n) => {
         const shards = await Promise.all([...Array(n).keys()].map((i) => from(xs).enumerate().shard(n, i).toArray()));
-        for (let i = 0; i < n; i++) assert.deepEqual(shards[i], xs.map((x, p) => [p, x] as [number, number]).filter(([p]) => p % n === i));
-        assert.deepEqual(sorted(shards.flat().map(([p]) => p)), xs.map((_, p) => p));
+        for (let i = 0; i < n; i++)
+          assert.deepEqual(
+            shards[i],
+            xs.map((x, p) => [p, x] as [number, number]).filter(([p]) => p % n === i),
+          );
+        assert.deepEqual(
+          sorted(shards.flat().map(([p]) => p)),
+          xs.map((_, p) => p),
+        );
       }),
       { numRuns: 60 },
     );
@@ -113,28 +120,26 @@ describe('issue 11 operator properties', () => {
 
   it('sampleFromDatasets: the same seed gives the same mixture; every element once, each input in order', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 4 }),
-        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 4, maxLength: 4 }),
-        fc.integer(),
-        async (lens, ws, seed) => {
-          const make = () =>
-            sampleFromDatasets(
-              lens.map((n, k) => range(n).map((j) => k * 1000 + j)),
-              { weights: ws.slice(0, lens.length), seed },
-            );
-          const a = await make().toArray();
-          const b = await make().toArray();
-          assert.deepEqual(a, b);
-          lens.forEach((n, k) =>
-            assert.deepEqual(
-              a.filter((x) => Math.floor(x / 1000) === k),
-              [...Array(n).keys()].map((j) => k * 1000 + j),
-            ),
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 4 }), fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 4, maxLength: 4 }), fc.integer(), async (lens, ws, seed) => {
+        const make = () =>
+          sampleFromDatasets(
+            lens.map((n, k) => range(n).map((j) => k * 1000 + j)),
+            { weights: ws.slice(0, lens.length), seed },
           );
-          assert.equal(a.length, lens.reduce((s, n) => s + n, 0));
-        },
-      ),
+        const a = await make().toArray();
+        const b = await make().toArray();
+        assert.deepEqual(a, b);
+        lens.forEach((n, k) =>
+          assert.deepEqual(
+            a.filter((x) => Math.floor(x / 1000) === k),
+            [...Array(n).keys()].map((j) => k * 1000 + j),
+          ),
+        );
+        assert.equal(
+          a.length,
+          lens.reduce((s, n) => s + n, 0),
+        );
+      }),
       { numRuns: 50 },
     );
   });
@@ -157,7 +162,10 @@ describe('issue 11 operator properties', () => {
             return i * 100 + j;
           });
         const out = await range(lens.length).interleave(inner, { cycleLength: cycle, blockLength: block, parallelism: p }).toArray();
-        assert.equal(out.length, lens.reduce((s, n) => s + n, 0));
+        assert.equal(
+          out.length,
+          lens.reduce((s, n) => s + n, 0),
+        );
         lens.forEach((n, i) =>
           assert.deepEqual(
             out.filter((x) => Math.floor(x / 100) === i),

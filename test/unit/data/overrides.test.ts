@@ -60,7 +60,13 @@ describe('plumber-data overrides', () => {
     assert.equal(tracer.only('batch').info.overridden, undefined);
 
     mapCalls = 0;
-    const expected = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15], [16, 17, 18, 19]];
+    const expected = [
+      [0, 1, 2, 3],
+      [4, 5, 6, 7],
+      [8, 9, 10, 11],
+      [12, 13, 14, 15],
+      [16, 17, 18, 19],
+    ];
     assert.deepEqual(await value.toArray(), expected);
     assert.deepEqual(await value.toArray(), expected);
     assert.equal(mapCalls, 20, 'the inserted cache serves the second epoch');
@@ -75,7 +81,10 @@ describe('plumber-data overrides', () => {
     const { info: map, counters } = tracer.only('map');
     assert.equal(map.placement, 'worker');
     assert.deepEqual(map.fnModule, { file: MODULE, exportName: 'hashElement' });
-    assert.deepEqual(await value.toArray(), [...Array(20).keys()].map((x) => spin(x, 200_000)));
+    assert.deepEqual(
+      await value.toArray(),
+      [...Array(20).keys()].map((x) => spin(x, 200_000)),
+    );
     assert.ok(counters.workerCpuSeconds > 0);
   }).timeout(60_000);
 

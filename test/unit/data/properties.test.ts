@@ -138,7 +138,10 @@ describe('plumber-data properties', () => {
         const a = await range(lens.length).interleave(inner, { cycleLength: cycle, parallelism: p }).toArray();
         const b = await range(lens.length).interleave(inner, { cycleLength: cycle, parallelism: 1 }).toArray();
         assert.deepEqual(a, b);
-        assert.equal(a.length, lens.reduce((s, l) => s + l, 0));
+        assert.equal(
+          a.length,
+          lens.reduce((s, l) => s + l, 0),
+        );
         assert.equal(new Set(a).size, a.length);
       }),
       { numRuns: 30 },
@@ -148,11 +151,7 @@ describe('plumber-data properties', () => {
   // tf.data's order: a finished inner dataset ends its turn; its place is refilled with the next
   // input's dataset, which takes that place's next turn (tf.data's blockLength example shows it).
   it('interleaves round-robin over the cycle, refilling a finished slot in place for its next turn', async () => {
-    const out = await from([
-      ['a1', 'a2', 'a3'],
-      ['b1'],
-      ['c1', 'c2'],
-    ])
+    const out = await from([['a1', 'a2', 'a3'], ['b1'], ['c1', 'c2']])
       .interleave((xs) => from(xs), { cycleLength: 2 })
       .toArray();
     assert.deepEqual(out, ['a1', 'b1', 'a2', 'a3', 'c1', 'c2']);

@@ -60,7 +60,9 @@ describe('plumber-data element sampling for tracers', () => {
   it('stops offering once the tracer says it has enough', async () => {
     const tracer = new SamplingTracer(1, 4);
     await withTracer(tracer, async () => {
-      await range(1000).filter((x) => x % 2 === 0).toArray();
+      await range(1000)
+        .filter((x) => x % 2 === 0)
+        .toArray();
     });
     assert.deepEqual(
       tracer.offered.map((o) => o.element),
@@ -73,10 +75,13 @@ describe('plumber-data element sampling for tracers', () => {
     const seen: number[] = [];
     await withTracer(sampling, async () => {
       const out = await from([1, 2, 3])
-        .map(async (x) => {
-          seen.push(sampling.offered.length);
-          return x + 1;
-        }, { parallelism: 2 })
+        .map(
+          async (x) => {
+            seen.push(sampling.offered.length);
+            return x + 1;
+          },
+          { parallelism: 2 },
+        )
         .toArray();
       assert.deepEqual(out, [2, 3, 4]);
     });
@@ -102,7 +107,12 @@ describe('plumber-data element sampling for tracers', () => {
       Array.from({ length: 300 }, (_, i) => i),
     );
     const plain = await whileTraced(async () => {
-      assert.deepEqual(await range(5).map((x) => x + 1).toArray(), [1, 2, 3, 4, 5]);
+      assert.deepEqual(
+        await range(5)
+          .map((x) => x + 1)
+          .toArray(),
+        [1, 2, 3, 4, 5],
+      );
     });
     assert.equal(plain.only('map').counters.calls, 5);
   });
@@ -110,7 +120,15 @@ describe('plumber-data element sampling for tracers', () => {
   it('counts the skip across the passes of a repeat: a short pass read many times is sampled throughout, not at its first element', async () => {
     const tracer = new SamplingTracer(7, 100);
     await withTracer(tracer, async () => {
-      assert.equal((await range(5).map((x) => x * 10).repeat(8).toArray()).length, 40);
+      assert.equal(
+        (
+          await range(5)
+            .map((x) => x * 10)
+            .repeat(8)
+            .toArray()
+        ).length,
+        40,
+      );
     });
     // Every 7th of the 40 elements the map saw, whichever pass each fell in.
     assert.deepEqual(
@@ -143,7 +161,10 @@ describe('plumber-data nesting for tracers', () => {
   it('records operators built inside an interleave’s fn as nested in that interleave', async () => {
     const tracer = await whileTraced(async () => {
       const ds = range(3).interleave((i) => range(i * 10, i * 10 + 2).map((x) => x + 1), { cycleLength: 2 });
-      assert.deepEqual((await ds.toArray()).sort((a, b) => a - b), [1, 2, 11, 12, 21, 22]);
+      assert.deepEqual(
+        (await ds.toArray()).sort((a, b) => a - b),
+        [1, 2, 11, 12, 21, 22],
+      );
     });
     const interleave = tracer.only('interleave').info;
     const ranges = tracer.infos.filter((i) => i.kind === 'range');

@@ -30,7 +30,9 @@ describe('plumber-data serialisation: what round-trips through cache(path) and w
   async function roundTrip<T>(els: T[]): Promise<unknown[]> {
     const path = join(dir, `${readdirSync(dir).length}.cache`);
     await from(els).cache(path).toArray();
-    return from([] as unknown[]).cache(path).toArray();
+    return from([] as unknown[])
+      .cache(path)
+      .toArray();
   }
 
   it('never mistakes a user object with a $plumberBatch key for a Batch', async () => {
@@ -75,7 +77,11 @@ describe('plumber-data serialisation: what round-trips through cache(path) and w
   });
 
   it('names the element and the symbol when a cache element is one', async () => {
-    const e = await rejection(from([1, Symbol('tag'), 3] as unknown[]).cache(join(dir, 's.cache')).toArray());
+    const e = await rejection(
+      from([1, Symbol('tag'), 3] as unknown[])
+        .cache(join(dir, 's.cache'))
+        .toArray(),
+    );
     assert.equal(e.index, 1);
     assert.match(e.message, /element 1 cannot be stored .*: it holds a symbol \(Symbol\(tag\)\)\./);
   });
@@ -98,8 +104,12 @@ describe('plumber-data serialisation: what round-trips through cache(path) and w
     });
 
     it('brings Buffers back as Buffers, at any depth of plain objects and arrays', async () => {
-      const main = await range(3).map((i: number) => ({ id: i, hash: Buffer.from([i, 255 - i, 7]), parts: [Buffer.from('ab')] })).toArray();
-      const moved = await range(3).map((i: number): unknown => i, { placement: 'worker', module, exportName: 'digest', parallelism: 2 }).toArray();
+      const main = await range(3)
+        .map((i: number) => ({ id: i, hash: Buffer.from([i, 255 - i, 7]), parts: [Buffer.from('ab')] }))
+        .toArray();
+      const moved = await range(3)
+        .map((i: number): unknown => i, { placement: 'worker', module, exportName: 'digest', parallelism: 2 })
+        .toArray();
       assert.ok(moved.every((m) => Buffer.isBuffer((m as { hash: unknown }).hash) && Buffer.isBuffer((m as { parts: unknown[] }).parts[0])));
       // What code after the map computes from them is what it computes from the main thread's.
       const words = (xs: unknown[]): string[] => xs.map((m) => `${(m as { hash: Buffer }).hash.toString('base64')}/${(m as { parts: Buffer[] }).parts[0]!.toString()}`);
@@ -108,15 +118,23 @@ describe('plumber-data serialisation: what round-trips through cache(path) and w
 
     it('hands a worker fn Buffers and Batches as themselves, and brings a Batch it returns back as a Batch', async () => {
       const batch = new Batch(new Float32Array([1, 2, 3, 4]), [2, 2]);
-      const [seen] = await from([{ hash: Buffer.from('hi'), batch }]).map((x: unknown) => x, { placement: 'worker', module, exportName: 'seen', parallelism: 1 }).toArray();
+      const [seen] = await from([{ hash: Buffer.from('hi'), batch }])
+        .map((x: unknown) => x, { placement: 'worker', module, exportName: 'seen', parallelism: 1 })
+        .toArray();
       assert.deepEqual(seen, [Buffer.from('hi').toString('base64'), [3, 4]]);
-      const [scaled] = await from([batch]).map((b: Batch) => b, { placement: 'worker', module, exportName: 'scale', parallelism: 1 }).toArray();
+      const [scaled] = await from([batch])
+        .map((b: Batch) => b, { placement: 'worker', module, exportName: 'scale', parallelism: 1 })
+        .toArray();
       assert.ok(scaled instanceof Batch);
       assert.deepEqual(Array.from(scaled.row(1) as Float32Array), [6, 8]);
     });
 
     it('names the operator, the element and the function when a worker fn returns one', async () => {
-      const e = await rejection(range(20).map((x: number) => x, { placement: 'worker', module, exportName: 'decode', parallelism: 2 }).toArray());
+      const e = await rejection(
+        range(20)
+          .map((x: number) => x, { placement: 'worker', module, exportName: 'decode', parallelism: 2 })
+          .toArray(),
+      );
       assert.equal(e.op.kind, 'map');
       assert.equal(e.index, 12);
       assert.match(e.message, /map\(decode\) in a worker thread returned a function at element 12: results must be structured-cloneable/);

@@ -106,10 +106,13 @@ describe('plumber-data tracing', () => {
       range(100)
         .map((x) => new Float32Array(4).fill(x))
         .filter((a) => a[0] % 2 === 0)
-        .map(async (a) => {
-          await sleep(3);
-          return a;
-        }, { parallelism: 8 })
+        .map(
+          async (a) => {
+            await sleep(3);
+            return a;
+          },
+          { parallelism: 8 },
+        )
         .batch(10)
         .prefetch(2),
     );
@@ -174,10 +177,11 @@ describe('plumber-data tracing', () => {
       add(performance.now() - t0);
       return r;
     };
-    const { tracer, value } = traced(() =>
-      range(60)
-        .map(timed(rounds * 2, (ms) => (upMs += ms))) // upstream: ~2 ms per element
-        .map(timed(rounds, (ms) => (ownMs += ms))), // this one: ~1 ms per element
+    const { tracer, value } = traced(
+      () =>
+        range(60)
+          .map(timed(rounds * 2, (ms) => (upMs += ms))) // upstream: ~2 ms per element
+          .map(timed(rounds, (ms) => (ownMs += ms))), // this one: ~1 ms per element
     );
     await value.toArray();
     const [up, own] = tracer.infos.filter((i) => i.kind === 'map').map((i) => tracer.counters.get(i.key)!);

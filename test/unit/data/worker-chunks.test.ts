@@ -29,7 +29,11 @@ describe('plumber-data worker maps in chunks', function () {
         const out = await ds.toArray();
         const expected = mode === 'map' ? xs.map((x) => x * 2) : xs.filter((x) => x % 3 === 0);
         if (deterministic) assert.deepEqual(out, expected);
-        else assert.deepEqual([...out].sort((a, b) => a - b), expected);
+        else
+          assert.deepEqual(
+            [...out].sort((a, b) => a - b),
+            expected,
+          );
       }),
       { numRuns: 12 },
     );
@@ -76,7 +80,7 @@ describe('plumber-data worker maps in chunks', function () {
     assert.ok(cheap > expensive, `cheap: ${cheap} elements per task, expensive: ${expensive}`);
   });
 
-  it('sizes chunks from the fixed cost of one-element tasks and the fn\'s time per element', () => {
+  it("sizes chunks from the fixed cost of one-element tasks and the fn's time per element", () => {
     // One-element tasks measure 200 µs of messaging, some delayed by load; fns of 1 µs and of 1 ms.
     const feed = (fnPerElement: number): ChunkSizer => {
       const s = new ChunkSizer(2);
@@ -109,7 +113,10 @@ describe('plumber-data worker maps in chunks', function () {
     s.record({ elements: 1, messagingSeconds: 100e-6, fnSeconds: 1e-6, bytesPerElement: 8 });
     const sizes = Array.from({ length: 64 }, () => s.next(undefined));
     assert.equal(sizes.filter((k) => k === 1).length, 2);
-    assert.ok(sizes.filter((k) => k > 1).every((k) => k === 2000), sizes.join(' '));
+    assert.ok(
+      sizes.filter((k) => k > 1).every((k) => k === 2000),
+      sizes.join(' '),
+    );
   });
 
   it('moves the buffers of batches it stacked, and leaves the caller’s own arrays whole', async () => {

@@ -22,7 +22,10 @@ describe('plumber-data worker placement', function () {
     const { tracer, value } = traced(() => range(n).map((x: number) => x, { placement: 'worker', module: MODULE, exportName: 'hashElement', parallelism: 2 }));
     const out = await value.toArray();
     const { spin } = (await import(MODULE)) as typeof import('../../fixtures/data/cpu-work');
-    assert.deepEqual(out, [...Array(n).keys()].map((x) => spin(x, 200_000)));
+    assert.deepEqual(
+      out,
+      [...Array(n).keys()].map((x) => spin(x, 200_000)),
+    );
     const { info, counters } = tracer.only('map');
     assert.equal(info.placement, 'worker');
     assert.deepEqual(info.fnModule, { file: MODULE, exportName: 'hashElement' });
@@ -50,19 +53,29 @@ describe('plumber-data worker placement', function () {
     const here = await range(6).map(twoDraws, { seed: 5 }).toArray();
     const there = await range(6).map(twoDraws, { seed: 5, placement: 'worker', module: MODULE, parallelism: 2 }).toArray();
     assert.deepEqual(there, here);
-    assert.ok(here.every(([a, b]) => a !== b), JSON.stringify(here));
+    assert.ok(
+      here.every(([a, b]) => a !== b),
+      JSON.stringify(here),
+    );
   });
 
   it('accepts a file: URL, filters and flatMaps in workers', async () => {
     const url = pathToFileURL(MODULE).href;
-    const kept = await range(10).filter((x: number) => x, { placement: 'worker', module: url, exportName: 'isMultipleOfThree', parallelism: 1 }).toArray();
+    const kept = await range(10)
+      .filter((x: number) => x, { placement: 'worker', module: url, exportName: 'isMultipleOfThree', parallelism: 1 })
+      .toArray();
     assert.deepEqual(kept, [0, 3, 6, 9]);
-    const doubled = await range(3).flatMap((x: number) => [x], { placement: 'worker', module: url, exportName: 'twice', parallelism: 1 }).toArray();
+    const doubled = await range(3)
+      .flatMap((x: number) => [x], { placement: 'worker', module: url, exportName: 'twice', parallelism: 1 })
+      .toArray();
     assert.deepEqual(doubled, [0, 0, 1, 1, 2, 2]);
   });
 
   it('brings typed-array results back intact and stacks them', async () => {
-    const [b] = await range(4).map((x: number) => new Float32Array([x]), { placement: 'worker', module: MODULE, exportName: 'fill', parallelism: 2 }).batch(4).toArray();
+    const [b] = await range(4)
+      .map((x: number) => new Float32Array([x]), { placement: 'worker', module: MODULE, exportName: 'fill', parallelism: 2 })
+      .batch(4)
+      .toArray();
     assert.deepEqual(b.shape, [4, 1024]);
     assert.equal(b.data[3 * 1024 + 5], 3);
     // A stacked batch is moved to the worker and summed there.
@@ -108,7 +121,10 @@ describe('plumber-data worker placement', function () {
 
   it('ends the pool when take() has what it needs', async () => {
     const before = ports();
-    const out = await range(10_000).map((x: number) => x, { placement: 'worker', module: MODULE, exportName: 'double', parallelism: 2 }).take(3).toArray();
+    const out = await range(10_000)
+      .map((x: number) => x, { placement: 'worker', module: MODULE, exportName: 'double', parallelism: 2 })
+      .take(3)
+      .toArray();
     assert.deepEqual(out, [0, 2, 4]);
     assert.equal(ports(), before);
   });

@@ -22,7 +22,12 @@ function tableAfter(text: string, heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split(' | ').map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(' | ')
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }
@@ -56,7 +61,7 @@ describe('the user documentation', () => {
     for (const id of [...Object.keys(RULES), ...Object.keys(MEASURED_RULES)]) assert.ok(documented.includes(id), `${id} is not in docs/editor.md`);
   });
 
-  it("gives a fresh machine the two commands CI runs: npm ci, then npm start or npm test", () => {
+  it('gives a fresh machine the two commands CI runs: npm ci, then npm start or npm test', () => {
     const readme = read('README.md');
     assert.match(readme, /^npm ci && npm start\b/m);
     assert.match(readme, /^npm ci && npm test\b/m);

@@ -35,4 +35,3 @@ export function simulate(from: number, speed: number, seconds: number, slice: nu
   }
   return out;
 }
-

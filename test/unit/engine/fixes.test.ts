@@ -205,18 +205,24 @@ const CASES: Case[] = [
     },
   },
   {
-    title: 'raises an interleave\'s cycleLength in place, keeping the comment',
+    title: "raises an interleave's cycleLength in place, keeping the comment",
     file: 'shards.ts',
     add: { 'shards.ts': SHARDS },
     pipeline: 'shards',
     changes: (p) => [{ kind: 'cycleLength', opId: p.ops.find((o) => o.kind === 'interleave')!.id, from: 2, to: 16, reason: 'r' }],
     expect: (p, text) => {
-      assert.equal(knob(p.ops.find((o) => o.kind === 'interleave'), 'cycleLength'), 16);
+      assert.equal(
+        knob(
+          p.ops.find((o) => o.kind === 'interleave'),
+          'cycleLength',
+        ),
+        16,
+      );
       assert.match(text, /\{ cycleLength: 16 \}\) \/\/ shards open at once\n/);
     },
   },
   {
-    title: 'sets an interleave\'s cycleLength and parallelism together, adding the options object it lacks',
+    title: "sets an interleave's cycleLength and parallelism together, adding the options object it lacks",
     file: 'shards.ts',
     add: { 'shards.ts': SHARDS },
     pipeline: 'bare',
@@ -279,11 +285,20 @@ describe('server fixes on the fixture project', function () {
       const p = fresh.graphOf(file).pipelines.find((x) => x.name === c.pipeline)!;
       c.expect(p, readFileSync(file, 'utf8'));
       // Everything else in the file is untouched: the other pipelines keep their operators.
-      const others = fresh.graphOf(file).pipelines.filter((x) => x.name !== c.pipeline).map((x) => x.ops.length);
+      const others = fresh
+        .graphOf(file)
+        .pipelines.filter((x) => x.name !== c.pipeline)
+        .map((x) => x.ops.length);
       const original = new GraphWorkspace();
       const origFile = path.join(PROJECT, c.file);
       original.setText(origFile, c.add?.[c.file] ?? readFileSync(origFile, 'utf8'));
-      assert.deepEqual(others, original.graphOf(origFile).pipelines.filter((x) => x.name !== c.pipeline).map((x) => x.ops.length));
+      assert.deepEqual(
+        others,
+        original
+          .graphOf(origFile)
+          .pipelines.filter((x) => x.name !== c.pipeline)
+          .map((x) => x.ops.length),
+      );
     });
   });
 
@@ -300,10 +315,7 @@ describe('server fixes on the fixture project', function () {
   });
 
   it('leaves every fixed copy type-checking against plumber-data', () => {
-    writeFileSync(
-      path.join(root, 'tsconfig.json'),
-      JSON.stringify({ extends: path.join(PROJECT, 'tsconfig.json'), include: ['case-*/**/*.ts'] }),
-    );
+    writeFileSync(path.join(root, 'tsconfig.json'), JSON.stringify({ extends: path.join(PROJECT, 'tsconfig.json'), include: ['case-*/**/*.ts'] }));
     try {
       execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], { encoding: 'utf8' });
     } catch (error) {

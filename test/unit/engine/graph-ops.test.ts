@@ -11,7 +11,11 @@ import { FIXTURES } from '../server/helpers';
 
 /** The graph of `lines` as a virtual file next to the graph fixtures (so `plumber-data` resolves). */
 function graphOf(lines: string[]): { graph: FileGraph; text: string } {
-  const ws = new GraphWorkspace({ onError: (f, e) => { throw new Error(`${f}: ${String(e)}`); } });
+  const ws = new GraphWorkspace({
+    onError: (f, e) => {
+      throw new Error(`${f}: ${String(e)}`);
+    },
+  });
   const file = path.join(FIXTURES, 'graph', 'issue11-virtual.ts');
   const text = lines.join('\n');
   ws.setText(file, text);
@@ -61,7 +65,10 @@ describe('server graph: windows, shards, mixtures, bucketing and padded batches'
       pipeline('text').ops.map((o) => o.kind),
       ['range', 'shard', 'enumerate', 'map', 'ignoreErrors', 'scan', 'window', 'flatMap', 'map', 'bucketBySequenceLength', 'rebatch', 'prefetch'],
     );
-    assert.deepEqual(pipeline('padded').ops.map((o) => o.kind), ['from', 'paddedBatch', 'groupByWindow']);
+    assert.deepEqual(
+      pipeline('padded').ops.map((o) => o.kind),
+      ['from', 'paddedBatch', 'groupByWindow'],
+    );
   });
 
   it('reads shard, enumerate, window and rebatch knobs with the ranges of their literals', () => {
@@ -71,7 +78,10 @@ describe('server graph: windows, shards, mixtures, bucketing and padded batches'
     assert.equal(spanned(text, shard.knobs['shardIndex']), '1');
     assert.equal(value(op('text', 'enumerate'), 'start'), 10);
     const win = op('text', 'window');
-    assert.deepEqual(['batchSize', 'shift', 'stride', 'dropRemainder'].map((k) => value(win, k)), [5, 2, 1, true]);
+    assert.deepEqual(
+      ['batchSize', 'shift', 'stride', 'dropRemainder'].map((k) => value(win, k)),
+      [5, 2, 1, true],
+    );
     assert.equal(spanned(text, win.knobs['shift']), '2');
     assert.equal(win.options?.state, 'object');
     const rebatch = op('text', 'rebatch');
@@ -120,24 +130,34 @@ describe('server graph: windows, shards, mixtures, bucketing and padded batches'
     const p = pipeline('chosen');
     const choose = op('chosen', 'chooseFromDatasets');
     const inputs = choose.inputs.map((id) => p.ops.find((o) => o.id === id)!);
-    assert.deepEqual(inputs.map((o) => [o.kind, o.cardinality]), [['range', 5], ['range', 6], ['map', undefined]]);
+    assert.deepEqual(
+      inputs.map((o) => [o.kind, o.cardinality]),
+      [
+        ['range', 5],
+        ['range', 6],
+        ['map', undefined],
+      ],
+    );
     assert.equal(p.rootId, choose.id);
   });
 
   it('ends a chain at reduce without making reduce an operator', () => {
-    assert.equal(graph.pipelines.some((p) => p.ops.some((o) => (o.kind as string) === 'reduce')), false);
+    assert.equal(
+      graph.pipelines.some((p) => p.ops.some((o) => (o.kind as string) === 'reduce')),
+      false,
+    );
     const chain = graph.pipelines.find((p) => p.ops.length === 2 && p.ops[1]!.kind === 'map' && p.ops[0]!.cardinality === 7);
     assert.ok(chain, 'the chain before reduce is a pipeline of its own');
-    assert.equal(graph.pipelines.some((p) => p.name === 'total'), false);
+    assert.equal(
+      graph.pipelines.some((p) => p.name === 'total'),
+      false,
+    );
   });
 });
 
-describe('fixes on issue 11\'s operators', () => {
+describe("fixes on issue 11's operators", () => {
   it('lists the options each operator accepts, and the fix engine refuses to write one the operator does not take', () => {
-    const { graph } = graphOf([
-      "import { range } from 'plumber-data';",
-      'export const p = range(100).window(4, { shift: 2 }).flatMap((w) => w).paddedBatch(8).prefetch(2);',
-    ]);
+    const { graph } = graphOf(["import { range } from 'plumber-data';", 'export const p = range(100).window(4, { shift: 2 }).flatMap((w) => w).paddedBatch(8).prefetch(2);']);
     const pipeline = graph.pipelines[0]!;
     const win = pipeline.ops.find((o) => o.kind === 'window')!;
     assert.deepEqual(win.optionKeys, ['shift', 'stride', 'dropRemainder']);

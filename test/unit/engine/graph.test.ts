@@ -21,7 +21,10 @@ describe('server graph', () => {
     const { graph } = open(path.join(GRAPH, 'one-chain', 'input.ts'));
     const train = graph.pipelines.find((p) => p.name === 'train')!;
     // `export const train = files(` — files starts at column 22 of line 7; `  .map(` — map at column 4 of line 8.
-    assert.deepEqual(train.ops.slice(0, 2).map((o) => o.id), ['7:22', '8:4']);
+    assert.deepEqual(
+      train.ops.slice(0, 2).map((o) => o.id),
+      ['7:22', '8:4'],
+    );
     assert.equal(train.rootId, '12:4');
   });
 
@@ -36,12 +39,18 @@ describe('server graph', () => {
   it('ids operators of an imported chain by their path relative to the pipeline file', () => {
     const { graph } = open(path.join(GRAPH, 'imported', 'input.ts'));
     const csv = graph.pipelines.find((p) => p.name === 'csv')!;
-    assert.deepEqual(csv.ops.map((o) => o.id), ['lib/base.ts:7:21', 'lib/base.ts:7:41', '4:25', '4:35']);
+    assert.deepEqual(
+      csv.ops.map((o) => o.id),
+      ['lib/base.ts:7:21', 'lib/base.ts:7:41', '4:25', '4:35'],
+    );
   });
 
   it('does not mistake a user function named from for plumber-data', () => {
     const { graph } = open(path.join(GRAPH, 'aliases', 'input.ts'));
-    assert.equal(graph.pipelines.some((p) => p.name === 'notAPipeline'), false);
+    assert.equal(
+      graph.pipelines.some((p) => p.name === 'notAPipeline'),
+      false,
+    );
     assert.deepEqual(graph.pipelines.map((p) => p.name).sort(), ['a', 'b', 'c', 'd']);
   });
 
@@ -65,12 +74,15 @@ describe('server graph', () => {
       const ws = new GraphWorkspace();
       ws.setText(file, text);
       const exported = ws.graphOf(file).pipelines.filter((p) => p.exported);
-      assert.deepEqual(exported.map((p) => [p.name, p.factory, p.ops.map((o) => o.kind).join(' → ')]), [
-        ['local', false, 'range → map'],
-        ['make', true, 'range → batch'],
-        ['inPlace', false, 'range → take'],
-        ['late', false, 'range → skip'],
-      ]);
+      assert.deepEqual(
+        exported.map((p) => [p.name, p.factory, p.ops.map((o) => o.kind).join(' → ')]),
+        [
+          ['local', false, 'range → map'],
+          ['make', true, 'range → batch'],
+          ['inPlace', false, 'range → take'],
+          ['late', false, 'range → skip'],
+        ],
+      );
       const { pipelines } = await findPipelines(await importModule(file));
       assert.deepEqual(pipelines.map((p) => p.name).sort(), exported.map((p) => p.name).sort());
     } finally {
@@ -84,7 +96,7 @@ describe('server graph', () => {
     assert.deepEqual(reasons, ['-', 'math-random', 'ctx-rng', 'ctx-rng', 'crypto', 'random-option', 'shuffle', '-', '-']);
   });
 
-  it('marks a map random when its fn calls the project\'s own function that calls Math.random(), and not when the helper is deterministic', () => {
+  it("marks a map random when its fn calls the project's own function that calls Math.random(), and not when the helper is deterministic", () => {
     const ws = new GraphWorkspace();
     const file = path.join(GRAPH, 'helper-random-virtual.ts');
     ws.setText(
@@ -126,7 +138,10 @@ describe('server graph', () => {
   it('follows circular imports without hanging', () => {
     const { graph } = open(path.join(FIXTURES, 'circular', 'a.ts'));
     const loop = graph.pipelines.find((p) => p.name === 'loop')!;
-    assert.deepEqual(loop.ops.map((o) => o.kind), ['from', 'map', 'take', 'batch']);
+    assert.deepEqual(
+      loop.ops.map((o) => o.kind),
+      ['from', 'map', 'take', 'batch'],
+    );
   });
 
   it('reads a 10,000-line file and a minified one-line file', () => {

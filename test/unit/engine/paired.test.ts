@@ -92,7 +92,7 @@ describe('comparing on the same elements', () => {
     assert.equal(pairRuns([plan], [sameAsBefore, before])[0]![1], before);
   });
 
-  it('reads a run\'s curve from its warm-up and its finest window slices', () => {
+  it("reads a run's curve from its warm-up and its finest window slices", () => {
     const p = new ProfileBuilder({ cores: 2 }).range().map('f', { self: 1e-3 }).build({ rootElements: 100, rate: 100 });
     p.run.warmupElements = 7;
     p.run.windowSlices = [
@@ -113,7 +113,7 @@ describe('comparing on the same elements', () => {
   });
 });
 
-describe('a run that measured a cache\'s fill and replay from start to end', () => {
+describe("a run that measured a cache's fill and replay from start to end", () => {
   // The run of a finite pipeline (repeat(4) after a cache) drained during its warm-up, so its
   // window is its whole life: eleven slices of the fill at ≈ 600/s, then the replay of three
   // epochs in one slice. As written ran at ≈ 600/s throughout and never reached the end.
@@ -122,12 +122,7 @@ describe('a run that measured a cache\'s fill and replay from start to end', () 
     asWritten.run.warmupElements = 400;
     asWritten.run.endReason = 'converged';
     asWritten.run.windowSlices = Array.from({ length: 17 }, (_, k) => ({ elements: 44 + (k % 3), seconds: 0.076 }));
-    const cached = new ProfileBuilder({ cores: 2 })
-      .range(5000)
-      .map('f', { self: 1.6e-3 })
-      .op({ kind: 'cache', overridden: true })
-      .op({ kind: 'repeat', count: 4 })
-      .build({ rootElements: 2499, rate: 2389 });
+    const cached = new ProfileBuilder({ cores: 2 }).range(5000).map('f', { self: 1.6e-3 }).op({ kind: 'cache', overridden: true }).op({ kind: 'repeat', count: 4 }).build({ rootElements: 2499, rate: 2389 });
     cached.run.warmupElements = 1;
     cached.run.endReason = 'exhausted';
     cached.run.windowSlices = [...Array.from({ length: 11 }, (_, k) => ({ elements: 44 + (k % 4), seconds: 0.076 })), { elements: 1949, seconds: 0.135 }];
@@ -136,7 +131,7 @@ describe('a run that measured a cache\'s fill and replay from start to end', () 
     return { asWritten, cached };
   };
 
-  it('counts as one measurement of the whole run\'s rate, so the two regimes are not read as noise', () => {
+  it("counts as one measurement of the whole run's rate, so the two regimes are not read as noise", () => {
     const { asWritten, cached } = profiles();
     assert.equal(wholeLifeWithCache(cached), true);
     assert.equal(wholeLifeWithCache(asWritten), false);
@@ -152,7 +147,10 @@ describe('a run that measured a cache\'s fill and replay from start to end', () 
     cached.run.warmupElements = 625;
     cached.run.warmupSeconds = 1.2;
     cached.run.firstElementSeconds = 0.1;
-    cached.run.windowSlices = [{ elements: 900, seconds: 0.065 }, { elements: 975, seconds: 0.07 }];
+    cached.run.windowSlices = [
+      { elements: 900, seconds: 0.065 },
+      { elements: 975, seconds: 0.07 },
+    ];
     cached.run.elements = 1875;
     cached.run.seconds = 0.135;
     assert.equal(wholeLifeWithCache(cached), true);

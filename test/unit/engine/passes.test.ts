@@ -80,14 +80,28 @@ describe('planning in passes', function () {
     const first = cacheable(400e-6);
     const firstPlan = plan(first);
     assert.deepEqual(firstPlan.changes.map((c) => `${c.kind}:${c.opId}`).sort(), [`cache:${id(1)}`, `placement:${id(3)}`]);
-    assert.deepEqual(stagedChanges(firstPlan, first).map((c) => c.kind), ['cache']);
-    for (const [augment, moved] of [[5e-6, false], [400e-6, true]] as const) {
+    assert.deepEqual(
+      stagedChanges(firstPlan, first).map((c) => c.kind),
+      ['cache'],
+    );
+    for (const [augment, moved] of [
+      [5e-6, false],
+      [400e-6, true],
+    ] as const) {
       const runs: Overrides[] = [];
       const planned = await planInPasses(
         async (o, pass) => {
           runs.push(o);
           // The run with the cache: decode costs nothing any more, the augment what it measured.
-          return pass === 1 ? first : new ProfileBuilder({ cores: 2 }).range(1000).map('decode', { self: 0 }).op({ kind: 'repeat', count: -1 }).map('augment', { self: augment, module: true }).batch(10).build({ rootElements: 1000, rate: 1 / (10 * augment * 1.1), overrides: o });
+          return pass === 1
+            ? first
+            : new ProfileBuilder({ cores: 2 })
+                .range(1000)
+                .map('decode', { self: 0 })
+                .op({ kind: 'repeat', count: -1 })
+                .map('augment', { self: augment, module: true })
+                .batch(10)
+                .build({ rootElements: 1000, rate: 1 / (10 * augment * 1.1), overrides: o });
         },
         2,
         {},
@@ -110,7 +124,10 @@ describe('planning in passes', function () {
       .map('transformRow', { self: 20e-6, module: true, moveCost, bytes: 300 })
       .build({ rootElements: 50000, rate: 45000, availableCores: 1 });
     assert.equal(plan(first).changes.length, 0);
-    for (const [workerSeconds, kept] of [[5e-6, true], [22e-6, false]] as const) {
+    for (const [workerSeconds, kept] of [
+      [5e-6, true],
+      [22e-6, false],
+    ] as const) {
       const runs: Overrides[] = [];
       const planned = await planInPasses(
         async (o, pass) => {
@@ -132,18 +149,17 @@ describe('planning in passes', function () {
       const move = planned.plan.changes.find((c) => c.kind === 'placement' && c.opId === id(1));
       assert.equal(Boolean(move), kept, `worker ${workerSeconds}: ${JSON.stringify(planned.plan.changes)} ${planned.plan.notes?.join(' ')}`);
       if (kept) assert.ok(planned.plan.predictedRate > 2 * 45000, `priced from the run with the move: ${planned.plan.predictedRate}`);
-      else assert.ok(planned.plan.notes?.some((n) => /was tried in the run with the plan applied and left out/.test(n)), planned.plan.notes?.join(' '));
+      else
+        assert.ok(
+          planned.plan.notes?.some((n) => /was tried in the run with the plan applied and left out/.test(n)),
+          planned.plan.notes?.join(' '),
+        );
     }
   });
 
   it('falls back to the whole first plan when the run with the cache alone fails', async () => {
     const first = cacheable(400e-6);
-    const planned = await planInPasses(
-      async (o, pass) => (pass === 1 ? first : { ...cacheable(400e-6, o), error: { kind: 'oom', message: 'the heap ran out' } }),
-      2,
-      {},
-      {},
-    );
+    const planned = await planInPasses(async (o, pass) => (pass === 1 ? first : { ...cacheable(400e-6, o), error: { kind: 'oom', message: 'the heap ran out' } }), 2, {}, {});
     // Verification then measures (and reports on) what the first pass proposed, as without the stage.
     assert.deepEqual(planned.plan.changes.map((c) => `${c.kind}:${c.opId}`).sort(), [`cache:${id(1)}`, `placement:${id(3)}`]);
     assert.equal(planned.plan.overrides[id(3)]?.placement, 'worker');
@@ -170,12 +186,14 @@ describe('planning in passes', function () {
     assert.notEqual(planned.plan.overrides[id(1)]?.placement, 'worker');
     // And the plan says what was measured, not only that it proposes nothing.
     assert.ok(
-      planned.plan.notes?.some((n) => /^The run with the plan applied \(run map\(scale\) in worker threads\) measured 16,000 el\/s, .* no more than the 19,000 el\/s measured as written, so the model proposes no change\.$/.test(n)),
+      planned.plan.notes?.some((n) =>
+        /^The run with the plan applied \(run map\(scale\) in worker threads\) measured 16,000 el\/s, .* no more than the 19,000 el\/s measured as written, so the model proposes no change\.$/.test(n),
+      ),
       JSON.stringify(planned.plan.notes),
     );
   });
 
-  it('prices a worker move back on the main thread at what the run as written measured there, not at the workers\' clock', async () => {
+  it("prices a worker move back on the main thread at what the run as written measured there, not at the workers' clock", async () => {
     // A fn that allocates large arrays: 1.9 ms a call on the main thread as written, 5.4 ms of
     // worker CPU a call in a pool of two (their GC). Back on the main thread it costs what it cost
     // there; priced by the workers' clock it would look worse than the pool.
@@ -210,7 +228,11 @@ describe('planning in passes', function () {
     const second = (o: Overrides, rate: number): Profile =>
       sliced(new ProfileBuilder({ cores: 2 }).range().map('make', { placement: 'worker', worker: 3e-3, dispatch: 0.1e-3, parallelism: 2, module: true }).batch(2).build({ rootElements: 1000, rate, overrides: o }), rate);
     const faster = await planInPasses(async (o, pass) => (pass === 1 ? first : second(o, 300)), 2, {}, {});
-    assert.deepEqual(faster.plan.changes.map((c) => `${c.kind}:${c.opId}`), [`placement:${id(1)}`], JSON.stringify(faster.plan.notes));
+    assert.deepEqual(
+      faster.plan.changes.map((c) => `${c.kind}:${c.opId}`),
+      [`placement:${id(1)}`],
+      JSON.stringify(faster.plan.notes),
+    );
     assert.equal(faster.plan.overrides[id(1)]?.placement, 'worker');
     assert.equal(faster.plan.overrides[id(1)]?.parallelism, 2);
     assert.ok(
@@ -220,12 +242,18 @@ describe('planning in passes', function () {
     // The same runs, the one with the move measured at as written's pace: the model's undo stands.
     const even = await planInPasses(async (o, pass) => (pass === 1 ? first : second(o, 119)), 2, {}, {});
     assert.deepEqual(even.plan.changes, [], JSON.stringify(even.plan.changes));
-    assert.ok(even.plan.notes?.some((n) => n.startsWith('run map(make) in worker threads was tried')), JSON.stringify(even.plan.notes));
+    assert.ok(
+      even.plan.notes?.some((n) => n.startsWith('run map(make) in worker threads was tried')),
+      JSON.stringify(even.plan.notes),
+    );
   });
 
   it('gives a worker move the thread count the next run asks for, as one change', async () => {
     const first = new ProfileBuilder({ cores: 2 }).range().map('parse', { self: 1e-3, module: true }).batch(16).build({ rootElements: 1000, rate: 56 });
-    assert.deepEqual(plan(first).changes.map((c) => c.kind), ['placement']);
+    assert.deepEqual(
+      plan(first).changes.map((c) => c.kind),
+      ['placement'],
+    );
     const planned = await planInPasses(
       async (o, pass) =>
         pass === 1
@@ -243,7 +271,7 @@ describe('planning in passes', function () {
     assert.equal(planned.plan.overrides[id(1)]?.parallelism, 2);
   });
 
-  it('keeps the source\'s value as the start of a knob a later pass refines, and says the reason is the later run\'s', async () => {
+  it("keeps the source's value as the start of a knob a later pass refines, and says the reason is the later run's", async () => {
     // An awaited lookup (10 ms, 1 in flight as written) before a 1 ms map.
     const build = (parallelism: number, latency: number, rate: number, o: Overrides = {}): Profile =>
       new ProfileBuilder({ cores: 2 }).range().map('lookup', { latency, parallelism }).map('parse', { self: 1e-3 }).build({ rootElements: 1000, rate, overrides: o });
@@ -261,7 +289,13 @@ describe('planning in passes', function () {
   it('keeps what a later run measured itself over what the first measured', () => {
     const held = { heapBytes: 10_800, sizeBytes: 540 };
     const first = { machine: { workerDispatchSeconds: 1e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: true, moveCost: { samples: 8 }, held }] } as unknown as Profile;
-    const next = { machine: { workerDispatchSeconds: 2e-4 }, ops: [{ id: 'a', kind: 'map', randomObserved: false }, { id: 'b', kind: 'map' }] } as unknown as Profile;
+    const next = {
+      machine: { workerDispatchSeconds: 2e-4 },
+      ops: [
+        { id: 'a', kind: 'map', randomObserved: false },
+        { id: 'b', kind: 'map' },
+      ],
+    } as unknown as Profile;
     const out = inheritProbes(next, first);
     assert.equal(out.machine.workerDispatchSeconds, 2e-4);
     assert.equal(out.ops[0]!.randomObserved, false);

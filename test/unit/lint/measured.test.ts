@@ -25,7 +25,11 @@ const SOURCE = [
 ];
 
 function pipelines(): PipelineGraph[] {
-  const ws = new GraphWorkspace({ onError: (f, e) => { throw new Error(`${f}: ${String(e)}`); } });
+  const ws = new GraphWorkspace({
+    onError: (f, e) => {
+      throw new Error(`${f}: ${String(e)}`);
+    },
+  });
   const file = path.join(FIXTURES, 'lints', 'measured-virtual.ts');
   ws.setText(file, SOURCE.join('\n'));
   return ws.graphOf(file).pipelines;
@@ -49,7 +53,7 @@ describe('lints from a profile', () => {
   const all = pipelines();
   const named = (n: string) => all.find((p) => p.name === n)!;
 
-  it('says what share of a paddedBatch\'s positions is padding, with the measured lengths and a bucketing hint', () => {
+  it("says what share of a paddedBatch's positions is padding, with the measured lengths and a bucketing hint", () => {
     const v = view(named('padded'), [{ kind: 'files' }, { kind: 'map', fnName: 'tokenize' }, { kind: 'paddedBatch', batchSize: 8, positionsPerElement: 50, paddedShare: 0.38 }, { kind: 'prefetch' }]);
     const [f, ...rest] = measuredLints([v]);
     assert.equal(rest.length, 0);

@@ -83,11 +83,13 @@ describe('model: analyze', () => {
   });
 
   it('says how to make a main-thread fn movable when other cores are idle and no worker can load it', () => {
-    const heavy = (cores: number, module: boolean) =>
-      analyze(new ProfileBuilder({ cores }).range().map('heavy', { self: 10e-3, module }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
+    const heavy = (cores: number, module: boolean) => analyze(new ProfileBuilder({ cores }).range().map('heavy', { self: 10e-3, module }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
     const named = heavy(2, false);
     assert.equal(named.resource, 'main-thread');
-    assert.match(named.reason, /map\(heavy\) runs on the main thread .* Worker threads could run it beside the main thread \(all cores together allow about \d.* batches\/s\), but heavy is not exported, so they cannot load it: export it \(`export function heavy`\)/);
+    assert.match(
+      named.reason,
+      /map\(heavy\) runs on the main thread .* Worker threads could run it beside the main thread \(all cores together allow about \d.* batches\/s\), but heavy is not exported, so they cannot load it: export it \(`export function heavy`\)/,
+    );
     // An inline arrow has no name to export.
     const inline = analyze(new ProfileBuilder({ cores: 2 }).range().map('', { self: 10e-3 }).batch(16).build({ rootElements: 100, rate: 6 })).bottleneck;
     assert.match(inline.reason, /its fn is not an exported function, so they cannot load it: write it as an exported function/);
@@ -97,19 +99,18 @@ describe('model: analyze', () => {
     // A generator source that computes each element: the work must leave the source first.
     const source = analyze(new ProfileBuilder({ cores: 2 }).op({ kind: 'from', ownPerElement: 8e-3 }).map('scale', { self: 1e-4, module: true }).batch(32).build({ rootElements: 100, rate: 3.5 })).bottleneck;
     assert.equal(source.opId, id(0));
-    assert.match(source.reason, /The other cores could share this work \(all cores together allow about \d.* batches\/s\), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from/);
+    assert.match(
+      source.reason,
+      /The other cores could share this work \(all cores together allow about \d.* batches\/s\), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from/,
+    );
   });
 
-  it('counts every operator\'s bookkeeping and unclaimed main-thread time in the main-thread bound', () => {
+  it("counts every operator's bookkeeping and unclaimed main-thread time in the main-thread bound", () => {
     // 10 µs of bookkeeping per element in each of 3 ops, plus 1 s of main-thread CPU no op claimed
     // over 1,000 root elements in 1000 / 150 s. The runtime's idle share (10 ms per second) is not
     // per element. Of the rest, 25 µs goes on each of the 3,000 produced elements; of what is left,
     // the busy fraction u = 6.03 s / 6.67 s goes to the ops in proportion to their own time.
-    const profile = new ProfileBuilder({}, 10e-6)
-      .range()
-      .map('a', { self: 2e-3 })
-      .map('b', { self: 3e-3 })
-      .build({ rootElements: 1000, rate: 150, unclaimedMainSeconds: 1 });
+    const profile = new ProfileBuilder({}, 10e-6).range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).build({ rootElements: 1000, rate: 150, unclaimedMainSeconds: 1 });
     const a = analyze(profile);
     const seconds = 1000 / 150;
     const unclaimed = 1 - MODEL_CONSTANTS.idleMainOverheadPerSecond * seconds;
@@ -127,15 +128,12 @@ describe('model: analyze', () => {
     assert.match(main.detail, /^The main thread is busy [\d.]+ µs per element \([\d.]+ µs of runtime overhead no operator claimed \(promises, timers, GC\)\); one thread gives at most/);
   });
 
-  it('does not let an idle main thread\'s wakeups make it look like the bottleneck', () => {
+  it("does not let an idle main thread's wakeups make it look like the bottleneck", () => {
     // One fetch at a time (30 ms) over 100 root elements in 4 s: the ops claim 2 ms of main thread
     // and 0.2 s more went unclaimed (timers, wakeups, an in-process server). After the 10 ms/s idle
     // share, 0.16 s over 200 produced elements: 25 µs each (5 ms), and of the other 0.155 s only
     // the busy fraction u = 0.202 / 4 goes onto fetch's own 2 ms.
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 30e-3, self: 20e-6, parallelism: 1 })
-      .build({ rootElements: 100, rate: 25, unclaimedMainSeconds: 0.2 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 30e-3, self: 20e-6, parallelism: 1 }).build({ rootElements: 100, rate: 25, unclaimedMainSeconds: 0.2 });
     const a = analyze(profile);
     const main = a.bounds.find((b) => b.resource === 'main-thread');
     assert.ok(main);
@@ -149,7 +147,7 @@ describe('model: analyze', () => {
     assert.equal(par?.kind === 'parallelism' ? par.to : undefined, 253);
   });
 
-  it('charges a busy main thread its unclaimed time, 25 µs per element and the rest by each op\'s own time', () => {
+  it("charges a busy main thread its unclaimed time, 25 µs per element and the rest by each op's own time", () => {
     // 1 s unclaimed over 1,000 root elements in 1.1 s: busy u = 1.04 / 1.1.
     const profile = new ProfileBuilder()
       .range()
@@ -161,28 +159,18 @@ describe('model: analyze', () => {
   });
 
   it('ignores the main-thread total when it comes from a wall clock (it includes idle time)', () => {
-    const profile = new ProfileBuilder({ cpuClock: 'wall' })
-      .range()
-      .map('a', { self: 2e-3 })
-      .map('b', { self: 3e-3 })
-      .build({ rootElements: 1000, rate: 100, unclaimedMainSeconds: 5 });
+    const profile = new ProfileBuilder({ cpuClock: 'wall' }).range().map('a', { self: 2e-3 }).map('b', { self: 3e-3 }).build({ rootElements: 1000, rate: 100, unclaimedMainSeconds: 5 });
     near(analyze(profile).bound, 1 / 5e-3);
   });
 
   it('bounds a worker map by its threads, and by the cores when it has more threads than cores', () => {
-    const one = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('decode', { placement: 'worker', worker: 8e-3, dispatch: 50e-6, parallelism: 1 })
-      .build({ rootElements: 500, rate: 120 });
+    const one = new ProfileBuilder({ cores: 2 }).range().map('decode', { placement: 'worker', worker: 8e-3, dispatch: 50e-6, parallelism: 1 }).build({ rootElements: 500, rate: 120 });
     const a1 = analyze(one);
     assert.equal(a1.bottleneck.resource, 'parallel-op');
     assert.equal(a1.bottleneck.opId, id(1));
     near(a1.bound, 1 / 8e-3);
 
-    const four = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('decode', { placement: 'worker', worker: 8e-3, dispatch: 50e-6, parallelism: 4 })
-      .build({ rootElements: 500, rate: 240 });
+    const four = new ProfileBuilder({ cores: 2 }).range().map('decode', { placement: 'worker', worker: 8e-3, dispatch: 50e-6, parallelism: 4 }).build({ rootElements: 500, rate: 240 });
     const a4 = analyze(four);
     // Worker threads: min(4, 2 cores) / 8 ms = 250; all CPU: 2 cores / (8 ms + 0.05 ms) ≈ 248.4.
     assert.equal(a4.bottleneck.resource, 'cpu');
@@ -216,11 +204,8 @@ describe('model: analyze', () => {
     near(a.bounds.find((b) => b.resource === 'cpu')?.rate ?? 0, 2 / 2.1e-3);
   });
 
-  it('bounds an awaiting map by calls in flight over latency (Little\'s law)', () => {
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, self: 20e-6, parallelism: 4 })
-      .build({ rootElements: 1000, rate: 390 });
+  it("bounds an awaiting map by calls in flight over latency (Little's law)", () => {
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, self: 20e-6, parallelism: 4 }).build({ rootElements: 1000, rate: 390 });
     const a = analyze(profile);
     assert.equal(a.bottleneck.resource, 'latency');
     assert.equal(a.bottleneck.opId, id(1));
@@ -243,9 +228,7 @@ describe('model: analyze', () => {
   it('bounds libuv work by the pool size, using the service time without queueing', () => {
     // 16 reads in flight at 400 el/s with 40 ms latency: 16 in flight on average (Little), 4 pool
     // threads, so each read holds a thread 40 ms × 4/16 = 10 ms; 4 threads / 10 ms = 400 el/s.
-    const profile = new ProfileBuilder({ libuvThreads: 4 })
-      .op({ kind: 'files', latency: 40e-3, parallelism: 16 })
-      .build({ rootElements: 4000, rate: 400 });
+    const profile = new ProfileBuilder({ libuvThreads: 4 }).op({ kind: 'files', latency: 40e-3, parallelism: 16 }).build({ rootElements: 4000, rate: 400 });
     const a = analyze(profile);
     const libuv = a.bounds.find((b) => b.resource === 'libuv');
     near(libuv?.rate ?? 0, 400);
@@ -255,10 +238,7 @@ describe('model: analyze', () => {
   it('adds up waits and work that run in series when nothing decouples them', () => {
     // An async-iterable source keeps its consumer waiting 5 ms per element, then decode works 5 ms
     // on the main thread; nothing pulls ahead, so each element takes 10 ms: 100 el/s.
-    const profile = new ProfileBuilder()
-      .op({ kind: 'from', wait: 5e-3 })
-      .map('decode', { self: 5e-3 })
-      .build({ rootElements: 500, rate: 98 });
+    const profile = new ProfileBuilder().op({ kind: 'from', wait: 5e-3 }).map('decode', { self: 5e-3 }).build({ rootElements: 500, rate: 98 });
     const a = analyze(profile);
     assert.equal(a.bottleneck.resource, 'sequential-op');
     near(a.bound, 100);
@@ -268,11 +248,7 @@ describe('model: analyze', () => {
   it('overlaps an awaiting map with the work after it, even with one call in flight', () => {
     // The engine starts the next fetch while decode works on the previous result: the bound is
     // min(1 / 5 ms, 1 / 2 ms) = 200 el/s, not 1 / 7 ms.
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 5e-3, parallelism: 1 })
-      .map('decode', { self: 2e-3 })
-      .build({ rootElements: 500, rate: 195 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 5e-3, parallelism: 1 }).map('decode', { self: 2e-3 }).build({ rootElements: 500, rate: 195 });
     const a = analyze(profile);
     assert.equal(a.bottleneck.resource, 'latency');
     near(a.bound, 200);

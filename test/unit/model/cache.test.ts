@@ -12,12 +12,7 @@ function cacheOf(changes: PlanChange[]): Extract<PlanChange, { kind: 'cache' }> 
 describe('model: cache', () => {
   it('caches after an expensive deterministic decode that repeat() reads again, with its size', () => {
     // 1,000 decoded images of 100 kB: 100 MB, well inside 90% of 0.5 × 4 GB free.
-    const profile = new ProfileBuilder()
-      .range(1000)
-      .map('decode', { self: 10e-3, bytes: 100e3 })
-      .op({ kind: 'repeat', count: -1 })
-      .batch(10)
-      .build({ rootElements: 100, rate: 9.8 });
+    const profile = new ProfileBuilder().range(1000).map('decode', { self: 10e-3, bytes: 100e3 }).op({ kind: 'repeat', count: -1 }).batch(10).build({ rootElements: 100, rate: 9.8 });
     const p = plan(profile);
     const cache = cacheOf(p.changes);
     assert.ok(cache, 'expected a cache change');
@@ -33,7 +28,7 @@ describe('model: cache', () => {
     assert.ok(p.predictedBound > 100 * 10, `expected a large gain, got ${p.predictedBound}`);
   });
 
-  it('estimates the cardinality below a filter from the source\'s and the visit ratios', () => {
+  it("estimates the cardinality below a filter from the source's and the visit ratios", () => {
     const profile = new ProfileBuilder()
       .range(1000)
       .map('decode', { self: 10e-3, bytes: 1e3 })
@@ -59,21 +54,13 @@ describe('model: cache', () => {
   });
 
   it('never caches after a random map, even when it is the expensive one', () => {
-    const profile = new ProfileBuilder()
-      .range(1000)
-      .map('augment', { self: 10e-3, random: true, bytes: 1e4 })
-      .op({ kind: 'repeat', count: -1 })
-      .build({ rootElements: 1000, rate: 95 });
+    const profile = new ProfileBuilder().range(1000).map('augment', { self: 10e-3, random: true, bytes: 1e4 }).op({ kind: 'repeat', count: -1 }).build({ rootElements: 1000, rate: 95 });
     assert.equal(cacheOf(plan(profile).changes), undefined);
   });
 
   it('refuses a cache that does not fit in 90% of the memory budget, and says why', () => {
     // 1,000 × 10 MB = 10 GB against a 2 GB budget.
-    const profile = new ProfileBuilder({ memoryFreeBytes: 4e9 })
-      .range(1000)
-      .map('decode', { self: 10e-3, bytes: 10e6 })
-      .op({ kind: 'repeat', count: -1 })
-      .build({ rootElements: 1000, rate: 95 });
+    const profile = new ProfileBuilder({ memoryFreeBytes: 4e9 }).range(1000).map('decode', { self: 10e-3, bytes: 10e6 }).op({ kind: 'repeat', count: -1 }).build({ rootElements: 1000, rate: 95 });
     const p = plan(profile);
     assert.equal(cacheOf(p.changes), undefined);
     assert.match((p.notes ?? []).join(' '), /cache after map\(decode\) would hold ≈ 10 GB .* 2 GB memory budget/);
@@ -82,35 +69,18 @@ describe('model: cache', () => {
   });
 
   it('does not cache data the pipeline reads only once', () => {
-    const profile = new ProfileBuilder()
-      .range(1000)
-      .map('decode', { self: 10e-3, bytes: 1e3 })
-      .build({ rootElements: 500, rate: 95 });
+    const profile = new ProfileBuilder().range(1000).map('decode', { self: 10e-3, bytes: 1e3 }).build({ rootElements: 500, rate: 95 });
     assert.equal(cacheOf(plan(profile).changes), undefined);
   });
 
-  it('prices a cache under repeat(n) over the pipeline\'s whole life: the first of n passes still computes', () => {
-    const build = (count: number) =>
-      new ProfileBuilder()
-        .range(1000)
-        .map('decode', { self: 10e-3, bytes: 1e3 })
-        .op({ kind: 'repeat', count })
-        .batch(10)
-        .build({ rootElements: 100, rate: 9.8 });
+  it("prices a cache under repeat(n) over the pipeline's whole life: the first of n passes still computes", () => {
+    const build = (count: number) => new ProfileBuilder().range(1000).map('decode', { self: 10e-3, bytes: 1e3 }).op({ kind: 'repeat', count }).batch(10).build({ rootElements: 100, rate: 9.8 });
     const finite = plan(build(4));
     assert.equal(cacheOf(finite.changes)?.opId, id(1));
     // 4 passes, the first computing: 2.5 ms of decode per element on average, at most 4× as written.
     const speedup = finite.predictedRate / 9.8;
     assert.ok(speedup > 3 && speedup <= 4.1, `expected ≈ 4× over the life of repeat(4), got ${speedup}`);
-    const nested = plan(
-      new ProfileBuilder()
-        .range(1000)
-        .map('decode', { self: 10e-3, bytes: 1e3 })
-        .op({ kind: 'repeat', count: 2 })
-        .batch(10)
-        .op({ kind: 'repeat', count: 3 })
-        .build({ rootElements: 100, rate: 9.8 }),
-    );
+    const nested = plan(new ProfileBuilder().range(1000).map('decode', { self: 10e-3, bytes: 1e3 }).op({ kind: 'repeat', count: 2 }).batch(10).op({ kind: 'repeat', count: 3 }).build({ rootElements: 100, rate: 9.8 }));
     const nestedSpeedup = nested.predictedRate / 9.8;
     assert.ok(nestedSpeedup > 4.5 && nestedSpeedup <= 6.1, `expected ≈ 6× for repeat(2) inside repeat(3), got ${nestedSpeedup}`);
     // Repeated forever, the steady state after the first pass serves everything from memory.
@@ -167,7 +137,9 @@ describe('model: cache', () => {
       .batch(10)
       .op({ kind: 'repeat', count: -1 })
       .build({ rootElements: 100, rate: 90 });
-    const caches = plan(profile).changes.filter((c) => c.kind === 'cache').map((c) => c.opId);
+    const caches = plan(profile)
+      .changes.filter((c) => c.kind === 'cache')
+      .map((c) => c.opId);
     assert.deepEqual(caches, [id(1)]);
   });
 
@@ -258,7 +230,7 @@ describe('model: a cache sized from what the run measured', () => {
     assert.equal(cacheOf(plan(profile(100e3)).changes), undefined);
   });
 
-  it('carries the heap of a few sampled elements to the window\'s by the estimate of each', () => {
+  it("carries the heap of a few sampled elements to the window's by the estimate of each", () => {
     // The eight sampled records were twice the window's mean by the estimate (1,080 B against
     // 540 B): they held 21.6 kB each, so the window's hold about half that.
     const cache = cacheOf(plan(records({ passElements: 32_000, heapBytes: 21_600, heldSizeBytes: 1_080 })).changes);
@@ -286,12 +258,7 @@ describe('model: a cache sized from what the run measured', () => {
 describe('model: cache placement above repeat', () => {
   it('never caches below a repeat, even when the run re-read the source', () => {
     // range(1000) was read 5 times in the window; batch after repeat() never ends a pass.
-    const profile = new ProfileBuilder()
-      .range(1000)
-      .map('decode', { self: 10e-3, bytes: 1e3 })
-      .op({ kind: 'repeat', count: -1 })
-      .batch(10)
-      .build({ rootElements: 500, rate: 9.5 });
+    const profile = new ProfileBuilder().range(1000).map('decode', { self: 10e-3, bytes: 1e3 }).op({ kind: 'repeat', count: -1 }).batch(10).build({ rootElements: 500, rate: 9.5 });
     const cache = cacheOf(plan(profile).changes);
     assert.equal(cache?.opId, id(1));
   });
@@ -322,10 +289,7 @@ describe('model: cache placement above repeat', () => {
 
   it('carries the measured efficiency over when the same operator still binds', () => {
     // fetch binds at 4 / 10 ms = 400/s and the run delivered 300/s; with more calls in flight it still binds.
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, self: 2e-6, parallelism: 4 })
-      .build({ rootElements: 1000, rate: 300 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, self: 2e-6, parallelism: 4 }).build({ rootElements: 1000, rate: 300 });
     const p = plan(profile, { maxConcurrency: 8 });
     assert.equal(p.predictedBound, 800);
     assert.ok(Math.abs(p.predictedRate - 800 * 0.75) < 1e-9);
@@ -355,7 +319,7 @@ describe('model: cache placement above repeat', () => {
     assert.ok(Math.abs(p.predictedBound - expected) < 1e-6 * expected, `bound ${p.predictedBound} vs ${expected}`);
   });
 
-  it('takes the other threads\' CPU (GC helpers) of the work a cache removes away with it', () => {
+  it("takes the other threads' CPU (GC helpers) of the work a cache removes away with it", () => {
     // decode (10 ms) and augment (10 µs) over 100 batches of 10; 5 s of process CPU ran on other
     // threads. It follows the ops' own CPU: augment's share is 5 s × 0.01 / 10.01 over 100 batches.
     const profile = new ProfileBuilder({ cores: 2 })

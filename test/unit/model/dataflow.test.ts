@@ -38,7 +38,10 @@ describe('model: DAGs, shards and the operators that change element counts', () 
     const slowButRare = analyze(mixture(1e-3, 3e-3));
     near(slowButRare.bound, 1 / (4 * 0.8 * 1e-3));
     assert.equal(slowButRare.bottleneck.opId, id(1));
-    assert.match(slowButRare.bottleneck.reason, /feeds input 1 of sampleFromDatasets, which takes 80% of its elements from there \(its weight\): that input keeps up with 1,000 el\/s of its own, so the mixture gets at most 1,250 el\/s/);
+    assert.match(
+      slowButRare.bottleneck.reason,
+      /feeds input 1 of sampleFromDatasets, which takes 80% of its elements from there \(its weight\): that input keeps up with 1,000 el\/s of its own, so the mixture gets at most 1,250 el\/s/,
+    );
     // At 6 ms the rare branch allows 0.8 × 6 ms per batch: 208 batches/s, now the minimum.
     const slower = analyze(mixture(1e-3, 6e-3));
     near(slower.bound, 1 / (4 * 0.2 * 6e-3));
@@ -50,15 +53,21 @@ describe('model: DAGs, shards and the operators that change element counts', () 
     assert.equal(even.bottleneck.opId, id(3));
   });
 
-  it('takes a sampling mixture\'s shares from its weights, else from what each input handed over, else equal', () => {
+  it("takes a sampling mixture's shares from its weights, else from what each input handed over, else equal", () => {
     const p = mixture(1e-3, 3e-3, [0.75, 0.25], [0.7, 0.3]);
     const weighted = mixtures(p).get(id(4))!;
     assert.equal(weighted.basis, 'weights');
-    assert.deepEqual(weighted.branches.map((b) => b.share), [0.7, 0.3]);
+    assert.deepEqual(
+      weighted.branches.map((b) => b.share),
+      [0.7, 0.3],
+    );
     assert.deepEqual(weighted.counted, [0.75, 0.25]);
     const unweighted = mixtures(mixture(1e-3, 3e-3, [0.75, 0.25], null)).get(id(4))!;
     assert.equal(unweighted.basis, 'counts');
-    assert.deepEqual(unweighted.branches.map((b) => b.share), [0.75, 0.25]);
+    assert.deepEqual(
+      unweighted.branches.map((b) => b.share),
+      [0.75, 0.25],
+    );
     const unrun = structuredClone(mixture(1e-3, 3e-3, [0.75, 0.25], null));
     for (const op of unrun.ops) op.counters.produced = 0;
     assert.equal(mixtures(unrun).get(id(4))!.basis, 'equal');
@@ -80,7 +89,7 @@ describe('model: DAGs, shards and the operators that change element counts', () 
     assert.equal(b.bottleneck.opId, id(3));
   });
 
-  it('does not count chooseFromDatasets\' choice dataset as a branch', () => {
+  it("does not count chooseFromDatasets' choice dataset as a branch", () => {
     const p = new ProfileBuilder()
       .range()
       .op({ kind: 'range', inputs: [] })
@@ -88,15 +97,27 @@ describe('model: DAGs, shards and the operators that change element counts', () 
       .op({ kind: 'chooseFromDatasets', inputs: [0, 1, 2], shares: [0.25, 0.75] })
       .build({ rootElements: 400, rate: 100 });
     const m = mixtures(p).get(id(3))!;
-    assert.deepEqual(m.branches.map((b) => [b.inputId, b.share]), [[id(0), 0.25], [id(1), 0.75]]);
-    assert.deepEqual(analyze(p).ops.map((o) => o.visitRatio), [0.25, 0.75, 1, 1]);
+    assert.deepEqual(
+      m.branches.map((b) => [b.inputId, b.share]),
+      [
+        [id(0), 0.25],
+        [id(1), 0.75],
+      ],
+    );
+    assert.deepEqual(
+      analyze(p).ops.map((o) => o.visitRatio),
+      [0.25, 0.75, 1, 1],
+    );
   });
 
   it('charges work before a shard for every element it pulls and says how much the shard throws away', () => {
     // shard(4) after map(decode): map runs 4 × 2 times per batch of 2 at 1 ms: 8 ms, 125 batches/s.
     const late = new ProfileBuilder().range().map('decode', { self: 1e-3 }).op({ kind: 'shard', numShards: 4 }).batch(2).build({ rootElements: 100, rate: 100 });
     const a = analyze(late);
-    assert.deepEqual(a.ops.map((o) => o.visitRatio), [8, 8, 2, 1]);
+    assert.deepEqual(
+      a.ops.map((o) => o.visitRatio),
+      [8, 8, 2, 1],
+    );
     near(a.bound, 1 / 8e-3);
     assert.equal(a.bottleneck.opId, id(1));
     assert.match(a.bottleneck.reason, /shard\(4, 0\) after it keeps 25% of the elements, so 75% of this work is thrown away/);
@@ -119,12 +140,15 @@ describe('model: DAGs, shards and the operators that change element counts', () 
       .op({ kind: 'rebatch', batchSize: 64, pullsPerOutput: 2 })
       .build({ rootElements: 10, rate: 5 });
     const a = analyze(p);
-    assert.deepEqual(a.ops.map((o) => o.visitRatio), [0.8, 0.8, 0.4, 2, 1]);
+    assert.deepEqual(
+      a.ops.map((o) => o.visitRatio),
+      [0.8, 0.8, 0.4, 2, 1],
+    );
     near(a.ops[1]!.mainThreadPerRootElement, 0.8 * 1e-4);
     assert.equal(describeOp(p.ops[4]!), 'rebatch(64)');
   });
 
-  it('charges a bucketing\'s input for each element of its uneven batches, as counted', () => {
+  it("charges a bucketing's input for each element of its uneven batches, as counted", () => {
     // Buckets of 32, 16 and 8 averaged 21.5 elements per batch in the run.
     const p = new ProfileBuilder()
       .range()
@@ -136,11 +160,14 @@ describe('model: DAGs, shards and the operators that change element counts', () 
     near(a.bound, 1 / (21.5 * 1e-4));
   });
 
-  it('lets ignoreErrors pass elements through, its skips lowering its visit ratio below its input\'s', () => {
+  it("lets ignoreErrors pass elements through, its skips lowering its visit ratio below its input's", () => {
     const p = new ProfileBuilder().range().map('parse', { self: 1e-3 }).op({ kind: 'ignoreErrors', keep: 0.8 }).batch(10).build({ rootElements: 100, rate: 50 });
     assert.equal(p.ops[2]!.counters.errorsSkipped, 250);
     const a = analyze(p);
-    assert.deepEqual(a.ops.map((o) => o.visitRatio), [12.5, 12.5, 10, 1]);
+    assert.deepEqual(
+      a.ops.map((o) => o.visitRatio),
+      [12.5, 12.5, 10, 1],
+    );
     // Every parse is paid for, including the ones that threw.
     near(a.bound, 1 / 12.5e-3);
   });
@@ -164,7 +191,11 @@ describe('model: DAGs, shards and the operators that change element counts', () 
   });
 
   it('never crashes on an operator kind it does not know', () => {
-    const p = new ProfileBuilder().range().op({ kind: 'someFutureOp' as OpKind, self: 1e-3 }).map('f', { self: 1e-3 }).build({ rootElements: 100, rate: 10 });
+    const p = new ProfileBuilder()
+      .range()
+      .op({ kind: 'someFutureOp' as OpKind, self: 1e-3 })
+      .map('f', { self: 1e-3 })
+      .build({ rootElements: 100, rate: 10 });
     const a = analyze(p);
     assert.equal(a.ops.length, 3);
     assert.ok(Number.isFinite(a.bound));
@@ -182,6 +213,9 @@ describe('model: DAGs, shards and the operators that change element counts', () 
       .op({ kind: 'repeat', count: -1 })
       .build({ rootElements: 1000, rate: 100 });
     const cache = plan(p).changes.filter((c) => c.kind === 'cache');
-    assert.equal(cache.some((c) => c.opId === id(4)), false);
+    assert.equal(
+      cache.some((c) => c.opId === id(4)),
+      false,
+    );
   });
 });

@@ -16,16 +16,16 @@ describe('model: words', () => {
     .build({ rootElements: 10, rate: 1 });
 
   it('labels operators the way the user wrote them', () => {
-    assert.deepEqual(
-      profile.ops.map(describeOp),
-      ['files', 'map(decode)', 'shuffle(1024)', 'batch(32)', 'repeat()', 'take(5)', 'prefetch(4)'],
-    );
+    assert.deepEqual(profile.ops.map(describeOp), ['files', 'map(decode)', 'shuffle(1024)', 'batch(32)', 'repeat()', 'take(5)', 'prefetch(4)']);
   });
 
   it('says where an inline fn is written, so two of them in one sentence are told apart', () => {
     const p = new ProfileBuilder().range().op({ kind: 'map' }).op({ kind: 'map' }).op({ kind: 'filter' }).op({ kind: 'interleave' }).build({ rootElements: 10, rate: 1 });
     const [, fetch, parse, keep, inner] = p.ops;
-    assert.deepEqual([fetch, parse, keep, inner].map((o) => describeOp(o!)), ['map(fn) on line 11', 'map(fn) on line 12', 'filter(fn) on line 13', 'interleave on line 14']);
+    assert.deepEqual(
+      [fetch, parse, keep, inner].map((o) => describeOp(o!)),
+      ['map(fn) on line 11', 'map(fn) on line 12', 'filter(fn) on line 13', 'interleave on line 14'],
+    );
     assert.equal(changeTitle({ kind: 'parallelism', opId: fetch!.id, from: 1, to: 65, reason: '' }, p), 'set parallelism of map(fn) on line 11 to 65');
     // In another file than the pipeline's: the file too.
     fetch!.id = 'lib/fetch.ts:3:10';
@@ -39,10 +39,7 @@ describe('model: words', () => {
     assert.equal(changeTitle({ kind: 'parallelism', opId: id(1), from: 1, to: 2, reason: '' }, profile), 'set parallelism of map(decode) to 2');
     assert.equal(changeTitle({ kind: 'placement', opId: id(1), to: 'worker', parallelism: 2, reason: '' }, profile), 'run map(decode) in worker threads');
     assert.equal(changeTitle({ kind: 'prefetch', opId: id(3), existing: false, size: 4, reason: '' }, profile), 'insert prefetch(4) after batch(32)');
-    assert.equal(
-      changeTitle({ kind: 'prefetch', opId: id(6), existing: true, from: 4, size: 8, reason: '' }, profile),
-      'change prefetch(4) after take(5) to prefetch(8)',
-    );
+    assert.equal(changeTitle({ kind: 'prefetch', opId: id(6), existing: true, from: 4, size: 8, reason: '' }, profile), 'change prefetch(4) after take(5) to prefetch(8)');
     assert.equal(changeTitle({ kind: 'cache', opId: id(1), estimatedBytes: 410e6, reason: '' }, profile), 'cache after map(decode) (≈ 410 MB)');
   });
 

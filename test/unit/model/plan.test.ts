@@ -15,11 +15,7 @@ function change<K extends PlanChange['kind']>(changes: PlanChange[], kind: K, op
 
 describe('model: plan', () => {
   it('moves a CPU-heavy importable sync map to worker threads, paying dispatch on the main thread', () => {
-    const profile = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('decodeJpeg', { self: 12e-3, module: true })
-      .batch(32)
-      .build({ rootElements: 20, rate: 2.5 });
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('decodeJpeg', { self: 12e-3, module: true }).batch(32).build({ rootElements: 20, rate: 2.5 });
     const p = plan(profile);
     const move = change(p.changes, 'placement', id(1));
     assert.ok(move, 'expected a placement change');
@@ -38,10 +34,7 @@ describe('model: plan', () => {
     // 0.5 ms per call: plumber-data gives a task the elements that make its fixed cost (60 µs
     // dispatch + 40 µs overhead) 5% of it, ⌈100 µs ÷ (5% × 498 µs)⌉ = 5. Per element the main
     // thread keeps 2 µs + 60 µs / 5; the workers do 0.5 ms − 2 µs + 40 µs / 5.
-    const profile = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('tokenize', { self: 0.5e-3, module: true })
-      .build({ rootElements: 4000, rate: 1900 });
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('tokenize', { self: 0.5e-3, module: true }).build({ rootElements: 4000, rate: 1900 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
     near(p.predictedBound, 2 / (2e-6 + 12e-6 + 0.5e-3 - 2e-6 + 8e-6));
@@ -63,10 +56,7 @@ describe('model: plan', () => {
   });
 
   it('raises the concurrency of a latency-bound async map up to maxConcurrency', () => {
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, self: 20e-6, parallelism: 4 })
-      .build({ rootElements: 1000, rate: 390 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, self: 20e-6, parallelism: 4 }).build({ rootElements: 1000, rate: 390 });
     const p = plan(profile);
     const par = change(p.changes, 'parallelism', id(1));
     assert.ok(par);
@@ -80,35 +70,24 @@ describe('model: plan', () => {
   it('gives a latency-bound map just enough calls in flight to pass the next bound, plus headroom', () => {
     // fetch: 4 / 10 ms = 400 el/s; the main thread allows 1 / 2 ms = 500 el/s. Reaching 500 takes
     // 5 calls; the 25% hedge asks for 500 × 1.25 × 10 ms = 6.25, so 7.
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, parallelism: 4 })
-      .map('decode', { self: 2e-3 })
-      .build({ rootElements: 1000, rate: 380 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: 4 }).map('decode', { self: 2e-3 }).build({ rootElements: 1000, rate: 380 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'parallelism', id(1))?.to, 7);
     near(p.predictedBound, 500);
     assert.equal(p.predictedBottleneck.resource, 'main-thread');
   });
 
-  it('raises a one-at-a-time awaiting map past the main thread\'s bound, with headroom', () => {
+  it("raises a one-at-a-time awaiting map past the main thread's bound, with headroom", () => {
     // fetch: 1 / 5 ms = 200 el/s; decode on the main thread: 500 el/s. 3 calls reach 500; the hedge
     // asks for 500 × 1.25 × 5 ms = 3.125, so 4.
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 5e-3, parallelism: 1 })
-      .map('decode', { self: 2e-3 })
-      .build({ rootElements: 500, rate: 195 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 5e-3, parallelism: 1 }).map('decode', { self: 2e-3 }).build({ rootElements: 500, rate: 195 });
     const p = plan(profile);
     assert.equal(change(p.changes, 'parallelism', id(1))?.to, 4);
     near(p.predictedBound, 500);
   });
 
   it('inserts a prefetch after an awaiting source whose concurrency is not a knob', () => {
-    const profile = new ProfileBuilder()
-      .op({ kind: 'from', wait: 5e-3 })
-      .map('decode', { self: 5e-3 })
-      .build({ rootElements: 500, rate: 98 });
+    const profile = new ProfileBuilder().op({ kind: 'from', wait: 5e-3 }).map('decode', { self: 5e-3 }).build({ rootElements: 500, rate: 98 });
     const p = plan(profile);
     const pf = change(p.changes, 'prefetch', id(0));
     assert.ok(pf && !pf.existing);
@@ -136,10 +115,7 @@ describe('model: plan', () => {
   it('proposes no prefetch at the end: it does not change what the model predicts, so it is noise', () => {
     // fetch gets 8 calls in flight (the cap): 800 el/s. A prefetch after it would only overlap a
     // consumer the model does not see.
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, parallelism: 2 })
-      .build({ rootElements: 1000, rate: 190 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: 2 }).build({ rootElements: 1000, rate: 190 });
     const p = plan(profile, { maxConcurrency: 8 });
     assert.deepEqual(
       p.changes.map((c) => changeTitle(c, profile)),
@@ -155,33 +131,20 @@ describe('model: plan', () => {
   });
 
   it('leaves an existing prefetch at the end alone', () => {
-    const build = (size: number) =>
-      new ProfileBuilder()
-        .range()
-        .map('fetch', { latency: 10e-3, parallelism: 8 })
-        .prefetch(size)
-        .build({ rootElements: 1000, rate: 780 });
+    const build = (size: number) => new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: 8 }).prefetch(size).build({ rootElements: 1000, rate: 780 });
     assert.deepEqual(plan(build(1), { maxConcurrency: 8 }).changes, []);
     assert.deepEqual(plan(build(8), { maxConcurrency: 8 }).changes, []);
   });
 });
 
 describe('model: plan on a planned run', () => {
-  it('proposes nothing more after its own latency plan ran, and keeps the first pass\'s overrides', () => {
-    const first = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, parallelism: 4 })
-      .map('decode', { self: 2e-3 })
-      .build({ rootElements: 1000, rate: 380 });
+  it("proposes nothing more after its own latency plan ran, and keeps the first pass's overrides", () => {
+    const first = new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: 4 }).map('decode', { self: 2e-3 }).build({ rootElements: 1000, rate: 380 });
     const p1 = plan(first);
     const k = change(p1.changes, 'parallelism', id(1))?.to ?? 0;
     assert.ok(k > 4);
     // The re-trace: the same ops with the plan's knobs.
-    const second = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, parallelism: k })
-      .map('decode', { self: 2e-3 })
-      .build({ rootElements: 1000, rate: 480, overrides: p1.overrides });
+    const second = new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: k }).map('decode', { self: 2e-3 }).build({ rootElements: 1000, rate: 480, overrides: p1.overrides });
     const p2 = plan(second);
     assert.deepEqual(p2.changes, []);
     assert.deepEqual(p2.overrides, p1.overrides);
@@ -206,20 +169,12 @@ describe('model: plan on a planned run', () => {
   });
 
   it('keeps a worker pool whose fn costs far more than its dispatch', () => {
-    const profile = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('augment', { placement: 'worker', worker: 400e-6, dispatch: 45e-6, parallelism: 2, module: true })
-      .batch(32)
-      .build({ rootElements: 500, rate: 140 });
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('augment', { placement: 'worker', worker: 400e-6, dispatch: 45e-6, parallelism: 2, module: true }).batch(32).build({ rootElements: 500, rate: 140 });
     assert.equal(change(plan(profile).changes, 'placement', id(1)), undefined);
   });
 
   it('proposes nothing more after its own worker plan ran', () => {
-    const first = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('decodeJpeg', { self: 12e-3, module: true })
-      .batch(32)
-      .build({ rootElements: 20, rate: 2.5 });
+    const first = new ProfileBuilder({ cores: 2 }).range().map('decodeJpeg', { self: 12e-3, module: true }).batch(32).build({ rootElements: 20, rate: 2.5 });
     const p1 = plan(first);
     const second = new ProfileBuilder({ cores: 2 })
       .range()
@@ -233,14 +188,11 @@ describe('model: plan on a planned run', () => {
 });
 
 describe('model: predict', () => {
-  it('moves the runtime overhead that follows a fn\'s own time (its GC) to the workers with it', () => {
+  it("moves the runtime overhead that follows a fn's own time (its GC) to the workers with it", () => {
     // decode: 2 ms per element on a saturated main thread with 0.5 s unclaimed over 1,000 elements
     // in 2.5 s. After the 25 ms idle share: 25 µs on each of 2,000 produced elements, and the other
     // 0.425 s (busy fraction 1) onto decode's own 2 s: 425 µs per element.
-    const profile = new ProfileBuilder({ cores: 8 })
-      .range()
-      .map('decode', { self: 2e-3, module: true })
-      .build({ rootElements: 1000, rate: 400, unclaimedMainSeconds: 0.5 });
+    const profile = new ProfileBuilder({ cores: 8 }).range().map('decode', { self: 2e-3, module: true }).build({ rootElements: 1000, rate: 400, unclaimedMainSeconds: 0.5 });
     const r = predict(profile, { [id(1)]: { placement: 'worker', parallelism: 8 } });
     // Workers: 2 ms − 2 µs bookkeeping + 40 µs task overhead + 425 µs = 2.463 ms; the main thread
     // keeps 2 µs + 60 µs dispatch + 2 × 25 µs = 112 µs. All CPU: 8 cores / 2.575 ms.
@@ -248,12 +200,8 @@ describe('model: predict', () => {
     assert.equal(r.bottleneck.resource, 'cpu');
   });
 
-  it('is deterministic and agrees with the plan about the plan\'s own overrides', () => {
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, parallelism: 4 })
-      .map('decode', { self: 2e-3 })
-      .build({ rootElements: 1000, rate: 380 });
+  it("is deterministic and agrees with the plan about the plan's own overrides", () => {
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: 4 }).map('decode', { self: 2e-3 }).build({ rootElements: 1000, rate: 380 });
     const p = plan(profile);
     const a = predict(profile, p.overrides);
     const b = predict(profile, p.overrides);
@@ -264,10 +212,7 @@ describe('model: predict', () => {
   });
 
   it('predicts any configuration, including a worse one', () => {
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, parallelism: 4 })
-      .build({ rootElements: 1000, rate: 400 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: 4 }).build({ rootElements: 1000, rate: 400 });
     near(predict(profile, { [id(1)]: { parallelism: 2 } }).bound, 200);
     near(predict(profile, { [id(1)]: { parallelism: 16 } }).bound, 1600);
     near(predict(profile, {}).bound, 400);
@@ -275,12 +220,8 @@ describe('model: predict', () => {
   });
 });
 
-describe('model: overrides that turn a later run\'s knobs back', () => {
-  const first = new ProfileBuilder({ cores: 2 })
-    .range()
-    .map('fetch', { latency: 10e-3, parallelism: 1 })
-    .map('decode', { self: 2e-3, module: true })
-    .build({ rootElements: 500, rate: 90 });
+describe("model: overrides that turn a later run's knobs back", () => {
+  const first = new ProfileBuilder({ cores: 2 }).range().map('fetch', { latency: 10e-3, parallelism: 1 }).map('decode', { self: 2e-3, module: true }).build({ rootElements: 500, rate: 90 });
 
   it('applies the kept changes and turns back the knobs of the ones left out, so the later run prices the part', () => {
     const p = plan(first);
@@ -327,11 +268,7 @@ describe('model: history of earlier runs', () => {
   // A throttled read: 13 ms one at a time; at 43 in flight the device's byte rate (128 records/s)
   // makes each read wait 43 / 128 s ≈ 336 ms. Batches of 8.
   const build = (k: number, latency: number, rate: number, overrides = {}) =>
-    new ProfileBuilder()
-      .range()
-      .map('readRecord', { latency, parallelism: k, self: 20e-6 })
-      .batch(8)
-      .build({ rootElements: 40, rate, overrides });
+    new ProfileBuilder().range().map('readRecord', { latency, parallelism: k, self: 20e-6 }).batch(8).build({ rootElements: 40, rate, overrides });
   const first = build(1, 13e-3, 9.6);
   const second = build(43, 43 / 128, 16, { [id(1)]: { parallelism: 43 } });
 

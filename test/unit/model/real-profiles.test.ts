@@ -82,7 +82,7 @@ describe('model on recorded profiles', () => {
     });
   });
 
-  it('worker-bound: one worker thread binds; planned for the machine\'s cores, it gets one per core', () => {
+  it("worker-bound: one worker thread binds; planned for the machine's cores, it gets one per core", () => {
     const profile = load('worker-bound');
     const decode = opId(profile, 'decode');
     assert.equal(analyze(profile).bottleneck.opId, decode);

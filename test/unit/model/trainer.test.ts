@@ -30,7 +30,10 @@ describe('the trainer in the loop (model)', () => {
     assert.match(v.summary, /waited 75% of its time for input/);
     const pl = plan(p);
     assert.equal(pl.trainer?.changed, true);
-    assert.ok(pl.changes.some((c) => c.kind === 'placement' && c.opId === '3:20'), JSON.stringify(pl.changes));
+    assert.ok(
+      pl.changes.some((c) => c.kind === 'placement' && c.opId === '3:20'),
+      JSON.stringify(pl.changes),
+    );
     assert.equal(pl.overrides['3:20']?.placement, 'worker');
   });
 

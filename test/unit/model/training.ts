@@ -23,7 +23,18 @@ export function trainingProfile(o: { pipe: number; step: number; workers?: numbe
   return {
     version: 1,
     pipeline: { file: FILE, exportName: '', rootId: '3:40' },
-    machine: { cores: o.cores ?? 2, availableCores: o.cores ?? 2, memoryTotalBytes: 8e9, memoryFreeBytes: 4e9, nodeVersion: 'v20', platform: 'linux', arch: 'x64', cpuModel: 'test', libuvThreads: 4, cpuClock: 'schedstat' },
+    machine: {
+      cores: o.cores ?? 2,
+      availableCores: o.cores ?? 2,
+      memoryTotalBytes: 8e9,
+      memoryFreeBytes: 4e9,
+      nodeVersion: 'v20',
+      platform: 'linux',
+      arch: 'x64',
+      cpuModel: 'test',
+      libuvThreads: 4,
+      cpuClock: 'schedstat',
+    },
     run: {
       startedAt: '2026-11-30T00:00:00Z',
       elements: n,
@@ -72,4 +83,3 @@ export function trainingProfile(o: { pipe: number; step: number; workers?: numbe
     },
   };
 }
-

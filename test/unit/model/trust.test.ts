@@ -28,7 +28,7 @@ function decodeBound(machine: { cores: number; availableCores?: number }, runCor
 }
 
 describe('model: the cores the pipeline can get', () => {
-  it('counts a core when at least 90% of it is free, at least 1 and at most the machine\'s', () => {
+  it("counts a core when at least 90% of it is free, at least 1 and at most the machine's", () => {
     assert.equal(wholeCores(1.1, 2), 1);
     assert.equal(wholeCores(1.95, 2), 2);
     assert.equal(wholeCores(1.85, 2), 1);
@@ -36,7 +36,7 @@ describe('model: the cores the pipeline can get', () => {
     assert.equal(wholeCores(3.9, 2), 2);
   });
 
-  it('with 1.1 of 2 cores free by the probe alone (no measure of other work\'s threads), plans for 1 and proposes no worker pool that would fight for them', () => {
+  it("with 1.1 of 2 cores free by the probe alone (no measure of other work's threads), plans for 1 and proposes no worker pool that would fight for them", () => {
     const profile = decodeBound({ cores: 2, availableCores: 1.1 });
     const a = analyze(profile);
     assert.equal(a.cores, 1);
@@ -55,13 +55,10 @@ describe('model: the cores the pipeline can get', () => {
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
   });
 
-  it('predicts a target machine from a run that had fewer cores free: the run\'s efficiency on its own cores, the bound on the target\'s', () => {
+  it("predicts a target machine from a run that had fewer cores free: the run's efficiency on its own cores, the bound on the target's", () => {
     // The decode already in two worker threads, measured with one of two cores free: ≈ 80/s where
     // two free cores give ≈ 160/s.
-    const profile = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('decode', { worker: 12e-3, placement: 'worker', parallelism: 2, module: true })
-      .build({ rootElements: 200, rate: 80 });
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('decode', { worker: 12e-3, placement: 'worker', parallelism: 2, module: true }).build({ rootElements: 200, rate: 80 });
     profile.machine.availableCores = 1;
     const here = plan(profile);
     assert.equal(here.cores, 1);
@@ -74,7 +71,7 @@ describe('model: the cores the pipeline can get', () => {
     near(predict(profile, {}, { cores: 2 }).rate, there.predictedRate);
   });
 
-  it('sizes worker pools to the cores free, not the machine\'s: 2.2 of 4 free gives a pool of 2', () => {
+  it("sizes worker pools to the cores free, not the machine's: 2.2 of 4 free gives a pool of 2", () => {
     const p = plan(decodeBound({ cores: 4, availableCores: 2.2 }));
     assert.equal(p.coresNote, '2.2 of 4 cores free: planning for 2');
     assert.equal(change(p.changes, 'placement', id(1))?.parallelism, 2);
@@ -121,10 +118,7 @@ describe('model: a fair share of a contended machine', () => {
     // The decode in one worker thread; the main thread only dispatches, so the run measured no
     // share for it. 1.85 of 2 cores free: as whole cores, one, and a second thread could not help.
     const workerBound = (free: number) =>
-      new ProfileBuilder({ cores: 2 })
-        .range()
-        .map('decode', { worker: 12e-3, placement: 'worker', parallelism: 1, module: true })
-        .build({ rootElements: 200, rate: 80, availableCores: free });
+      new ProfileBuilder({ cores: 2 }).range().map('decode', { worker: 12e-3, placement: 'worker', parallelism: 1, module: true }).build({ rootElements: 200, rate: 80, availableCores: free });
     const p = plan(workerBound(1.85));
     assert.match(p.coresNote ?? '', /^1\.9 of 2 cores free, shared with ≈ 0\.1 busy threads of other work: planning for a fair share/);
     assert.equal(change(p.changes, 'parallelism', id(1))?.to, 2, JSON.stringify(p.changes));
@@ -138,13 +132,13 @@ describe('model: a fair share of a contended machine', () => {
   it('counts the CPU of libuv and V8 threads as busy threads, so light contention does not price a worker move at one core', () => {
     // 1.9 of 2 cores free (≈ 0.1 busy threads elsewhere); besides the 12 ms decode the process's
     // other threads (file reads, GC) burned 2 ms per element. 0.5 s of them over 200 elements at 80/s.
-    const light = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('decode', { self: 12e-3, module: true })
-      .build({ rootElements: 200, rate: 80, availableCores: 1.9, mainThreadShare: 1, otherCpuSeconds: 0.4 });
+    const light = new ProfileBuilder({ cores: 2 }).range().map('decode', { self: 12e-3, module: true }).build({ rootElements: 200, rate: 80, availableCores: 1.9, mainThreadShare: 1, otherCpuSeconds: 0.4 });
     const moved = predict(light, { [id(1)]: { placement: 'worker', parallelism: 2, module: '/work/transforms.ts' } });
     // The same move on 2 whole cores, for scale: a tenth of a busy thread elsewhere costs a few percent, not half.
-    const whole = predict({ ...light, run: { ...light.run, availableCores: undefined, mainThreadShare: undefined }, machine: { ...light.machine, availableCores: undefined } }, { [id(1)]: { placement: 'worker', parallelism: 2, module: '/work/transforms.ts' } });
+    const whole = predict(
+      { ...light, run: { ...light.run, availableCores: undefined, mainThreadShare: undefined }, machine: { ...light.machine, availableCores: undefined } },
+      { [id(1)]: { placement: 'worker', parallelism: 2, module: '/work/transforms.ts' } },
+    );
     assert.ok(moved.bound > 0.9 * whole.bound, `contended ${moved.bound} against ${whole.bound} on whole cores: ${moved.bottleneck.reason}`);
     assert.doesNotMatch(moved.bottleneck.reason, /\b1 core\b/);
     assert.ok(change(plan(light).changes, 'placement', id(1)), 'the move is planned');
@@ -171,7 +165,7 @@ describe('model: a machine the kernel shares program by program', () => {
       .map('decode', { self: 12e-3, module: true })
       .build({ rootElements: 200, rate, availableCores: free, ...(share !== undefined ? { mainThreadShare: share } : {}) });
 
-  it('gives the pipeline\'s threads the cores other programs leave, however many threads it runs', () => {
+  it("gives the pipeline's threads the cores other programs leave, however many threads it runs", () => {
     assert.equal(coresGot({ machine: 2, group: 1 }, 1), 1);
     assert.equal(coresGot({ machine: 2, group: 1 }, 3), 1);
     assert.equal(coresGot({ machine: 2, group: 1.3 }, 1), 1);
@@ -234,10 +228,7 @@ describe('model: worker moves priced from measurement', () => {
   // that make its fixed cost (dispatch, overhead and one row's clones) 5% of it: without clones
   // ⌈100 µs ÷ (5% × 18 µs)⌉ = 112 rows.
   const rows = (moveCost?: MoveCost, machine: { workerDispatchSeconds?: number; workerTaskOverheadSeconds?: number } = {}) =>
-    new ProfileBuilder({ cores: 2, availableCores: 2, ...machine })
-      .range()
-      .map('transformRow', { self: 20e-6, module: true, moveCost, bytes: 300 })
-      .build({ rootElements: 50000, rate: 50000 });
+    new ProfileBuilder({ cores: 2, availableCores: 2, ...machine }).range().map('transformRow', { self: 20e-6, module: true, moveCost, bytes: 300 }).build({ rootElements: 50000, rate: 50000 });
   const toWorkers = () => ({ [id(1)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts' } });
   const measured = (cloneEachWay: number): MoveCost => ({
     samples: 64,
@@ -285,7 +276,10 @@ describe('model: worker moves priced from measurement', () => {
     op.moveBlocked = { side: 'result', change: 'class', what: 'Image objects' };
     const p = plan(profile);
     assert.equal(change(p.changes, 'placement'), undefined);
-    assert.match(analyze(profile).bottleneck.reason, /Worker threads could run it beside the main thread \(all cores together allow about .*\), but its results are Image objects, and a copy between threads keeps their data but not their class .*: return plain data/);
+    assert.match(
+      analyze(profile).bottleneck.reason,
+      /Worker threads could run it beside the main thread \(all cores together allow about .*\), but its results are Image objects, and a copy between threads keeps their data but not their class .*: return plain data/,
+    );
     op.moveBlocked = { side: 'input', change: 'buffer', what: 'Buffers' };
     assert.equal(change(plan(profile).changes, 'placement'), undefined);
     assert.match(analyze(profile).bottleneck.reason, /the elements it takes hold Buffers, which a copy between threads turns into plain Uint8Arrays/);
@@ -310,7 +304,7 @@ describe('model: worker moves priced from measurement', () => {
     assert.deepEqual(plan(scorer(cheapMove(3e-6), 3e-6)).changes, []);
   });
 
-  it('carries the clones from sampled elements to the window\'s by their bytes (a few long emails among short ones)', () => {
+  it("carries the clones from sampled elements to the window's by their bytes (a few long emails among short ones)", () => {
     // The text example: tokenize 1 ms a call on emails of 3.8 kB, 9 kB of token ids back. The six
     // sampled emails averaged 53 kB: 42 µs to clone in, 900 µs to clone the ids back. Priced at
     // the sample's clones the main thread would keep 2 µs, a share of a task's dispatch and 471 µs
@@ -362,10 +356,7 @@ describe('model: worker moves priced from measurement', () => {
 
   it('groups elements into tasks by the chunking the profiled copy of plumber-data reports', () => {
     const chunked = (workerChunking: { overheadShare: number; maxTaskSeconds: number; maxTaskBytes: number; maxGroup: number }) =>
-      new ProfileBuilder({ cores: 2, availableCores: 2, workerChunking })
-        .range()
-        .map('transformRow', { self: 20e-6, module: true, bytes: 300 })
-        .build({ rootElements: 50000, rate: 50000 });
+      new ProfileBuilder({ cores: 2, availableCores: 2, workerChunking }).range().map('transformRow', { self: 20e-6, module: true, bytes: 300 }).build({ rootElements: 50000, rate: 50000 });
     // At most 10 rows a task: main 2 µs + 60 µs / 10; workers 18 µs + 40 µs / 10.
     near(predict(chunked({ overheadShare: 0.05, maxTaskSeconds: 0.025, maxTaskBytes: 1 << 20, maxGroup: 10 }), toWorkers()).bound, 2 / ((2 + 6 + 18 + 4) * 1e-6));
     // A fixed cost of 20% of a task: ⌈100 µs ÷ (20% × 18 µs)⌉ = 28 rows.
@@ -461,7 +452,10 @@ describe('model: an async fn that works after its awaits', () => {
     assert.match(main?.detail ?? '', /map\(loadImage\) 7\.7 ms/);
     const move = change(plan(p).changes, 'placement', id(1));
     assert.ok(move, JSON.stringify(plan(p).changes));
-    assert.match(move.reason, /is an async function whose work keeps the main thread busy 7\.7 ms per element, 7\.6 ms of each call after its awaits, as awaiting calls one at a time measured, where each also waits 300 µs/);
+    assert.match(
+      move.reason,
+      /is an async function whose work keeps the main thread busy 7\.7 ms per element, 7\.6 ms of each call after its awaits, as awaiting calls one at a time measured, where each also waits 300 µs/,
+    );
     assert.ok(predict(p, toPool).bound > 1.5 / 8e-3, String(predict(p, toPool).bound));
   });
 
@@ -472,7 +466,7 @@ describe('model: an async fn that works after its awaits', () => {
     assert.ok(predict(photos({ awaitedSeconds: 8e-3 }), toPool).bound > predict(p, toPool).bound);
   });
 
-  it('holds a worker thread for an async fn\'s waits too, and moves only one that mostly works', () => {
+  it("holds a worker thread for an async fn's waits too, and moves only one that mostly works", () => {
     // 6 ms of decode after a 4 ms read: in two worker threads each call holds its thread 10 ms.
     const half = photos({ awaitedSeconds: 10e-3 }, { cpu: 6e-3, wall: 10e-3, unclaimed: 6e-3 });
     const pooled = predict(half, toPool).bound;
@@ -496,12 +490,7 @@ describe('model: a per-call cost carried between runs that covered different str
   // call on documents 1.75× as long, 1.4× the main thread's per byte. Per call as written the main
   // thread looks cheaper than the pool; per byte it is not.
   const docs = (bytes: number, tokenize: Parameters<ProfileBuilder['map']>[1], rate: number, overrides = {}) =>
-    new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('parse', { self: 30e-6, module: true, bytes })
-      .map('tokenize', tokenize)
-      .batch(4)
-      .build({ rootElements: 500, rate, overrides });
+    new ProfileBuilder({ cores: 2 }).range().map('parse', { self: 30e-6, module: true, bytes }).map('tokenize', tokenize).batch(4).build({ rootElements: 500, rate, overrides });
   const inWorkers = { [id(2)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts' } };
   const first = docs(2000, { self: 0.5e-3, module: true }, 400);
   const second = (bytes: number) => docs(bytes, { placement: 'worker', worker: 1.2e-3, dispatch: 0.15e-3, parallelism: 2, module: true }, 340, inWorkers);
@@ -554,14 +543,20 @@ describe('model: randomness from every source', () => {
   it('never caches at or after an op only the static graph knows is random (randomOps)', () => {
     const p = plan(build({}), { randomOps: [id(2)] });
     assert.equal(cacheAt(p.changes), id(1));
-    assert.ok(p.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\).*so the plan caches after map\(decode\), above it\.$/.test(n)), JSON.stringify(p.notes));
+    assert.ok(
+      p.notes?.some((n) => /map\(augment\) is random \(its source draws random numbers\).*so the plan caches after map\(decode\), above it\.$/.test(n)),
+      JSON.stringify(p.notes),
+    );
     assert.ok(!p.changes.some((c) => c.kind === 'cache' && [id(2), id(3), id(4)].includes(c.opId)));
   });
 
   it('never caches at or after an op the runner saw give two results for one element (randomObserved)', () => {
     const p = plan(build({ randomObserved: true }));
     assert.equal(cacheAt(p.changes), id(1));
-    assert.ok(p.notes?.some((n) => /map\(augment\) is random \(it gave two different results for the same element\)/.test(n)), JSON.stringify(p.notes));
+    assert.ok(
+      p.notes?.some((n) => /map\(augment\) is random \(it gave two different results for the same element\)/.test(n)),
+      JSON.stringify(p.notes),
+    );
   });
 
   it('never caches after an interleave whose inner datasets draw randomness', () => {
@@ -576,7 +571,10 @@ describe('model: randomness from every source', () => {
     const refused = plan(profile, { randomOps: [id(2)] });
     assert.equal(cacheAt(refused.changes), undefined);
     // The note says what the plan did: no cache, not "caches above it".
-    assert.ok(refused.notes?.some((n) => /map\(jitter\) is random .*so the plan proposes no cache\.$/.test(n)), JSON.stringify(refused.notes));
+    assert.ok(
+      refused.notes?.some((n) => /map\(jitter\) is random .*so the plan proposes no cache\.$/.test(n)),
+      JSON.stringify(refused.notes),
+    );
   });
 });
 
@@ -604,7 +602,7 @@ describe('model: interleave and nesting', () => {
     near(predict(profile, { [id(3)]: { cycleLength: 4 } }).bound, before.bound);
   });
 
-  it('raises the interleave\'s cycleLength and parallelism where a prefetch would give nothing (≈ 10×)', () => {
+  it("raises the interleave's cycleLength and parallelism where a prefetch would give nothing (≈ 10×)", () => {
     const profile = shards();
     const p = plan(profile);
     const cycle = change(p.changes, 'cycleLength', id(3));
@@ -620,7 +618,7 @@ describe('model: interleave and nesting', () => {
     assert.match(cycle.reason, /pulls 1 of its inner datasets at once/);
   });
 
-  it('leaves the shards\' waits headroom over the rate the plan predicts, as for calls in flight', () => {
+  it("leaves the shards' waits headroom over the rate the plan predicts, as for calls in flight", () => {
     const profile = shards();
     const p = plan(profile);
     const after = predict(profile, p.overrides);
@@ -631,7 +629,7 @@ describe('model: interleave and nesting', () => {
     assert.ok(inner >= MODEL_CONSTANTS.hedgeFactor * after.bound * (1 - 1e-9), `inner ${inner} vs pipeline ${after.bound}`);
   });
 
-  it('widens the free levers of a plan to twice their planned value, within the interleave\'s inputs, and nothing else', () => {
+  it("widens the free levers of a plan to twice their planned value, within the interleave's inputs, and nothing else", () => {
     // 64 shards: the plan's interleave levers double; a worker pool beside them costs cores and stays.
     const profile = new ProfileBuilder()
       .range(64)
@@ -657,11 +655,7 @@ describe('model: interleave and nesting', () => {
   });
 
   it('widens calls in flight of an awaiting op, but not worker threads nor calls whose latency grows with them', () => {
-    const profile = new ProfileBuilder({ cores: 4 })
-      .range()
-      .map('fetch', { latency: 20e-3, parallelism: 1 })
-      .map('decode', { self: 5e-3, module: true })
-      .build({ rootElements: 100, rate: 40 });
+    const profile = new ProfileBuilder({ cores: 4 }).range().map('fetch', { latency: 20e-3, parallelism: 1 }).map('decode', { self: 5e-3, module: true }).build({ rootElements: 100, rate: 40 });
     const changes = plan(profile).changes;
     const fetch = change(changes, 'parallelism', id(1))!;
     assert.ok(fetch && change(changes, 'placement', id(2)), `got ${changes.map((c) => changeTitle(c, profile)).join('; ')}`);
@@ -691,11 +685,7 @@ describe('model: interleave and nesting', () => {
 describe('model: each change with its own predicted effect, and never a predicted loss', () => {
   it('gives each change the rate predicted with only that change applied', () => {
     // lookup (10 ms, 1 in flight) binds at 100 el/s; decode (4 ms, sync) would bind next at 250.
-    const profile = new ProfileBuilder({ cores: 2 })
-      .range()
-      .map('lookup', { latency: 10e-3, parallelism: 1 })
-      .map('decode', { self: 4e-3, module: true })
-      .build({ rootElements: 1000, rate: 95 });
+    const profile = new ProfileBuilder({ cores: 2 }).range().map('lookup', { latency: 10e-3, parallelism: 1 }).map('decode', { self: 4e-3, module: true }).build({ rootElements: 1000, rate: 95 });
     const p = plan(profile);
     assert.ok(p.changes.length >= 2);
     for (const c of p.changes) {
@@ -726,15 +716,14 @@ describe('model: each change with its own predicted effect, and never a predicte
     // The run measured 130 el/s where the bound with fetch's 1 call in flight is 100. More calls
     // in flight raise the bound to the main thread's 111 el/s (decode, 9 ms), 11% up; but that is
     // below what the run already measured.
-    const profile = new ProfileBuilder()
-      .range()
-      .map('fetch', { latency: 10e-3, parallelism: 1 })
-      .map('decode', { self: 9e-3 })
-      .build({ rootElements: 1000, rate: 130 });
+    const profile = new ProfileBuilder().range().map('fetch', { latency: 10e-3, parallelism: 1 }).map('decode', { self: 9e-3 }).build({ rootElements: 1000, rate: 130 });
     const p = plan(profile);
     assert.deepEqual(p.changes, []);
     assert.equal(p.predictedRate, 130);
-    assert.ok(p.notes?.some((n) => /not 5% above the measured/.test(n)), JSON.stringify(p.notes));
+    assert.ok(
+      p.notes?.some((n) => /not 5% above the measured/.test(n)),
+      JSON.stringify(p.notes),
+    );
   });
 });
 
@@ -802,7 +791,10 @@ describe('model: a fn on the event loop that serves the waits that bind', () => 
     assert.equal(move.opId, id(2));
     assert.equal(move.to, 'worker');
     assert.equal(move.parallelism, 2);
-    assert.match(move.reason, /^map\(parseRecord\) keeps the main thread busy 4\.8 ms per batch, 100% of its work, on the event loop that also serves what binds: from waits 4 ms a call, measured until its callback ran, while the thread was busy 58% of the time\. /);
+    assert.match(
+      move.reason,
+      /^map\(parseRecord\) keeps the main thread busy 4\.8 ms per batch, 100% of its work, on the event loop that also serves what binds: from waits 4 ms a call, measured until its callback ran, while the thread was busy 58% of the time\. /,
+    );
     // The run it would extend: the move applied to what it ran.
     assert.equal(overridesFor(profile, [move])[id(2)]?.placement, 'worker');
   });

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { Batch } from '../../../src/data/internal/ops/batch';
+import { Batch } from '../../../src/data/internal/batch-class';
 import { copyChange, crossCopy } from '../../../src/runner/fidelity';
 
 class Point {

@@ -55,11 +55,17 @@ describe('runner hardening', function () {
     const second = await run('harden-two.ts', { exportName: 'second' });
     assert.equal(second.error, undefined, second.error?.message);
     assert.deepEqual(second.ops.map((o) => o.kind).sort(), ['filter', 'map', 'range']);
-    assert.ok(second.ops.every((o) => o.id.startsWith('10:')), `other pipelines' operators: ${second.ops.map((o) => o.id).join(', ')}`);
+    assert.ok(
+      second.ops.every((o) => o.id.startsWith('10:')),
+      `other pipelines' operators: ${second.ops.map((o) => o.id).join(', ')}`,
+    );
 
     const first = await run('harden-two.ts', { exportName: 'first' });
     assert.equal(first.error, undefined, first.error?.message);
-    assert.ok(first.ops.every((o) => !o.id.startsWith('10:')), `other pipelines' operators: ${first.ops.map((o) => o.id).join(', ')}`);
+    assert.ok(
+      first.ops.every((o) => !o.id.startsWith('10:')),
+      `other pipelines' operators: ${first.ops.map((o) => o.id).join(', ')}`,
+    );
     const nested = first.ops.filter((o) => o.parentId !== undefined);
     assert.ok(nested.length >= 2, 'the operators built inside the flatMap are kept');
     assert.ok(nested.every((o) => first.ops.some((p) => p.id === o.parentId && p.kind === 'flatMap')));
@@ -91,17 +97,14 @@ describe('runner hardening', function () {
     const profile = await run('split/pipeline.ts', { overrides: { '6:41': { placement: 'worker', parallelism: 2 } } });
     assert.equal(profile.error?.kind, 'override', profile.error?.message);
     const transforms = path.join(PIPELINES, 'split', 'transforms.ts');
-    assert.equal(
-      profile.error!.message,
-      `Override for 6:41: placement:worker runs heavy from the module that exports it, and pipeline.ts does not: ${transforms} does. Add --override 6:41=module:${transforms}.`,
-    );
+    assert.equal(profile.error!.message, `Override for 6:41: placement:worker runs heavy from the module that exports it, and pipeline.ts does not: ${transforms} does. Add --override 6:41=module:${transforms}.`);
     // Named, it runs in worker threads.
     const named = await run('split/pipeline.ts', { overrides: { '6:41': { placement: 'worker', parallelism: 2, module: transforms } } });
     assert.equal(named.error, undefined, named.error?.message);
     assert.equal(named.ops.find((o) => o.id === '6:41')?.placement, 'worker');
   });
 
-  it('names the export a fn an override moves to worker threads has in the pipeline, when it is not the fn\'s own name', async () => {
+  it("names the export a fn an override moves to worker threads has in the pipeline, when it is not the fn's own name", async () => {
     const profile = await run('harden-renamed.ts', { overrides: { '7:41': { placement: 'worker' } } });
     assert.equal(profile.error?.kind, 'override', profile.error?.message);
     assert.equal(profile.error!.message, 'Override for 7:41: placement:worker runs triple from the module that exports it, and harden-renamed.ts exports it as times3. Add --override 7:41=exportName:times3.');

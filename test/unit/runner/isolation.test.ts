@@ -9,12 +9,14 @@ import { alive } from '../../helpers/processes';
 
 const BAD = path.resolve(__dirname, '../../fixtures/pipelines/bad');
 
-/** Runs a fixture with a short budget, recording the child's pid and the wall time taken. */
-async function run(name: string, extra: Partial<RunProfileOptions> = {}): Promise<{ profile: Profile; pid?: number; seconds: number }> {
+/**
+ * Runs a fixture with a short budget, recording the child's pid. Which limit ended a run is read
+ * from its error (each names its own limit), never from the wall time it took on a shared machine.
+ */
+async function run(name: string, extra: Partial<RunProfileOptions> = {}): Promise<{ profile: Profile; pid?: number }> {
   let pid: number | undefined;
-  const t0 = Date.now();
   const profile = await runProfile({ file: path.join(BAD, name), seconds: 0.5, warmupSeconds: 0.2, timeoutSeconds: 8, onStart: (p) => (pid = p), ...extra });
-  return { profile, pid, seconds: (Date.now() - t0) / 1000 };
+  return { profile, pid };
 }
 
 describe('runner isolation', function () {
@@ -30,10 +32,10 @@ describe('runner isolation', function () {
   });
 
   it('says the file does not exist', async () => {
-    const { profile, seconds } = await run('missing.ts');
+    const { profile, pid } = await run('missing.ts');
     assert.equal(profile.error?.kind, 'not-found');
     assert.match(profile.error!.message, /missing\.ts does not exist/);
-    assert.ok(seconds < 2);
+    assert.equal(pid, undefined, 'no runner is started for a file that is not there');
   });
 
   it('shows the compiler message with file:line for a file that does not compile', async () => {
@@ -43,14 +45,14 @@ describe('runner isolation', function () {
     assert.ok(pid !== undefined && !alive(pid));
   });
 
-  it('points a library error about the user\'s options at the user\'s line, not into plumber-data', async () => {
+  it("points a library error about the user's options at the user's line, not into plumber-data", async () => {
     const { profile } = await run('relative-module.ts');
     assert.equal(profile.error?.kind, 'load');
     assert.match(profile.error!.message, /module '\.\/relative-module\.ts' is a relative path/);
     assert.match(profile.error!.message, /\(at [^()]*relative-module\.ts:9:\d+\)\.$/);
   });
 
-  it('names the operator that refused its input at the user\'s line, and no frame inside plumber-data', async () => {
+  it("names the operator that refused its input at the user's line, and no frame inside plumber-data", async () => {
     const { profile } = await run('unbatch-typed.ts');
     assert.equal(profile.error?.kind, 'throw');
     assert.match(profile.error!.message, /The pipeline threw in unbatch at [^ ]*unbatch-typed\.ts:8:\d+ on element 0 of its input/);
@@ -87,18 +89,16 @@ describe('runner isolation', function () {
   });
 
   it('ends a pipeline that never yields within its budget', async () => {
-    const { profile, pid, seconds } = await run('hangs.ts', { startSeconds: 1 });
+    const { profile, pid } = await run('hangs.ts', { startSeconds: 1 });
     assert.equal(profile.error?.kind, 'timeout');
     assert.match(profile.error!.message, /produced no element in 1\.0 s/);
-    assert.ok(seconds < 8, `took ${seconds} s`);
     assert.ok(pid !== undefined && !alive(pid));
   });
 
   it('kills a pipeline that blocks the main thread when the time limit passes', async () => {
-    const { profile, pid, seconds } = await run('spins.ts', { timeoutSeconds: 3 });
+    const { profile, pid } = await run('spins.ts', { timeoutSeconds: 3 });
     assert.equal(profile.error?.kind, 'timeout');
     assert.match(profile.error!.message, /3 s time limit/);
-    assert.ok(seconds < 6, `took ${seconds} s`);
     assert.ok(pid !== undefined && !alive(pid));
   });
 
@@ -122,7 +122,7 @@ describe('runner isolation', function () {
   });
 
   it('rejects a malformed override before starting anything', async () => {
-    const { profile, pid } = await run('ok.ts', { overrides: { 'line12': { parallelism: 2 } } });
+    const { profile, pid } = await run('ok.ts', { overrides: { line12: { parallelism: 2 } } });
     assert.equal(profile.error?.kind, 'override');
     assert.match(profile.error!.message, /not an operator id/);
     assert.equal(pid, undefined);

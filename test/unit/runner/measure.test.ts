@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import { measure, RampDetector, type MeasureOptions, type MeasureResult } from '../../../src/runner/measure';
+import { measure, type MeasureOptions, type MeasureResult } from '../../../src/runner/measure';
+import { RampDetector } from '../../../src/runner/ramp';
 import type { DatasetLike } from '../../../src/runner/discover';
 import { DATASET_KEY } from '../../../src/data/tracing';
 
@@ -118,8 +119,7 @@ describe('measuring a window', () => {
   });
 });
 
-
-describe('judging the warm-up\'s ramp', () => {
+describe("judging the warm-up's ramp", () => {
   /**
    * Whether the detector says "rising" after each stretch of arrivals at these rates (elements/s),
    * fed one arrival at a time; each stretch is one of its slices (a quarter of a second).

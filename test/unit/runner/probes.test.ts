@@ -7,8 +7,8 @@ import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
 import { threadCpuClock } from '../../../src/runner/machine';
 import { measureMoves, type MoveFindings } from '../../../src/runner/moves';
 import { copiesFor } from '../../../src/runner/heap';
-import { estimateBytes } from '../../../src/data/internal/core';
-import { Batch } from '../../../src/data/internal/ops/batch';
+import { estimateBytes } from '../../../src/data/tracing';
+import { Batch } from '../../../src/data/internal/batch-class';
 import { isPlainInner, type OpProfile, type Profile } from '../../../src/shared/profile';
 import { analyze, describeOp, plan } from '../../../src/model';
 import * as probe from '../../fixtures/pipelines/probe-moves';
@@ -63,7 +63,10 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(slices !== undefined && slices.length >= 4, `window slices: ${JSON.stringify(slices)}`);
     assert.ok(slices.every((s) => s.elements > 0 && s.seconds > 0 && Number.isFinite(s.seconds)));
     // The slices cover the window: their elements and seconds are the window's.
-    assert.equal(slices.reduce((a, s) => a + s.elements, 0), profile.run.elements);
+    assert.equal(
+      slices.reduce((a, s) => a + s.elements, 0),
+      profile.run.elements,
+    );
     assert.ok(Math.abs(slices.reduce((a, s) => a + s.seconds, 0) - profile.run.seconds) < 1e-6);
   });
 
@@ -124,7 +127,7 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(cost.cloneInSeconds > (2 * cost.inBytes) / 1.2e9, `clone ${cost.cloneInSeconds} s for ${cost.inBytes} bytes`);
   });
 
-  it('sizes the sampled elements as the byte counters size the window\'s, so the model can carry clones from one to the other', () => {
+  it("sizes the sampled elements as the byte counters size the window's, so the model can carry clones from one to the other", () => {
     // Rows of one shape: the sample's sizes are the window's, by the same estimate.
     const op = byExport(profile, 'normalise');
     const input = profile.ops.find((o) => o.id === op.inputs[0]);
@@ -220,7 +223,10 @@ describe('the runner measures what honest plan pricing needs', function () {
     // The model reads those waits as the generators' latency: the lever is the interleave's.
     assert.equal(analyze(p).bottleneck.opId, inner[0]!.id);
     const changes = plan(p).changes;
-    assert.ok(changes.some((c) => c.opId === interleave.id && c.kind === 'cycleLength' && c.to > 1), JSON.stringify(changes));
+    assert.ok(
+      changes.some((c) => c.opId === interleave.id && c.kind === 'cycleLength' && c.to > 1),
+      JSON.stringify(changes),
+    );
   });
 
   it('records operators built inside a flatMap’s fn with the flatMap as parent', async () => {
@@ -242,7 +248,10 @@ describe('the runner and the model never move a fn whose elements a copy between
     assert.equal(objects.error, undefined, objects.error?.message);
     const digest = byExport(objects, 'digest');
     assert.deepEqual(digest.moveBlocked, { side: 'result', change: 'class', what: 'Digest objects' });
-    assert.equal(plan(objects).changes.find((c) => c.kind === 'placement'), undefined);
+    assert.equal(
+      plan(objects).changes.find((c) => c.kind === 'placement'),
+      undefined,
+    );
     const bottleneck = analyze(objects).bottleneck;
     assert.equal(bottleneck.opId, digest.id);
     // Said when other cores have room for it (not beside other programs that take them).
@@ -471,7 +480,10 @@ describe('worker calibration and move pricing in this process', function () {
     const last = await measureMoves([...settled, target('warming', 'warming')], budget);
     // Sent first, it has not settled in its share, and is sent again with what the others left.
     const first = await measureMoves([target('warming', 'warming'), ...settled], budget);
-    for (const [when, findings] of [['last', last], ['first', first]] as const) {
+    for (const [when, findings] of [
+      ['last', last],
+      ['first', first],
+    ] as const) {
       const w = findings.get('warming')?.moveCost?.workerCpuSeconds;
       const s = findings.get('a')?.moveCost?.workerCpuSeconds;
       assert.ok(w !== undefined && s !== undefined, `sent ${when}: the worker timed warming (${w}) and settled (${s})`);

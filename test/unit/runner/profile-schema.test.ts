@@ -53,7 +53,10 @@ function compare(checker: ts.TypeChecker, type: ts.Type, raw: Node, where: strin
         const names = props.map((p) => p.name).sort();
         const schemaNames = Object.keys(node.properties as Node).sort();
         if (JSON.stringify(names) !== JSON.stringify(schemaNames)) problems.push(`${where}: properties ${schemaNames.join(',')} vs type ${names.join(',')}`);
-        const required = props.filter((p) => !(p.flags & ts.SymbolFlags.Optional)).map((p) => p.name).sort();
+        const required = props
+          .filter((p) => !(p.flags & ts.SymbolFlags.Optional))
+          .map((p) => p.name)
+          .sort();
         if (JSON.stringify(required) !== JSON.stringify([...(node.required as string[])].sort())) problems.push(`${where}: required ${JSON.stringify(node.required)} vs type ${required.join(',')}`);
         for (const p of props) {
           const sub = (node.properties as Record<string, Node>)[p.name];

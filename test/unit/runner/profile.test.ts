@@ -80,7 +80,10 @@ describe('runner profiles of plumber-data pipelines', function () {
     // pipeline: nothing like require.cache lists ES modules, so before the runner logged them
     // these fns had no module and the plan said "heavy is not exported".
     const dir = path.join(PIPELINES, 'split-esm');
-    for (const [name, fn, module] of [['pipeline.ts', 'heavy', 'transforms.ts'], ['native.mjs', 'spin', 'spin.mjs']] as const) {
+    for (const [name, fn, module] of [
+      ['pipeline.ts', 'heavy', 'transforms.ts'],
+      ['native.mjs', 'spin', 'spin.mjs'],
+    ] as const) {
       const file = path.join(dir, name);
       const profile = await runProfile({ file, seconds: 0.4, warmupSeconds: 0.1 });
       assert.equal(profile.error, undefined, profile.error?.message);

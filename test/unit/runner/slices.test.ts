@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { partialOf, slices, type WindowPoint } from '../../../src/runner/measure';
+import { partialOf, slices, type WindowPoint } from '../../../src/runner/slices';
 import { pooledRate } from '../../../src/engine/stats';
 
 /** A batch-of-32 pipeline: one batch every `every` seconds, its images taken evenly in between, read every `tick` seconds. */
@@ -27,19 +27,34 @@ describe('window slices', () => {
   it('counts root elements when the fine count is no finer than them (a pipeline that does not batch)', () => {
     const points: WindowPoint[] = [0, 1, 2, 3, 4].map((t) => ({ t, elements: 10 * t, fine: 10 * t }));
     const s = slices(points, { t: 5, elements: 53, fine: 50 })!;
-    assert.deepEqual(s.map((x) => x.elements), [10, 10, 10, 10, 13]);
+    assert.deepEqual(
+      s.map((x) => x.elements),
+      [10, 10, 10, 10, 13],
+    );
   });
 
   it('gives the time of a slice in which nothing arrived to the next one, and a tail with nothing to the one before', () => {
     // A timer point a millisecond after the window opened, then arrivals, then none at the end.
-    const points: WindowPoint[] = [{ t: 0, elements: 0, fine: 0 }, { t: 0.001, elements: 0, fine: 0 }, { t: 1, elements: 10, fine: 10 }, { t: 2, elements: 20, fine: 20 }];
+    const points: WindowPoint[] = [
+      { t: 0, elements: 0, fine: 0 },
+      { t: 0.001, elements: 0, fine: 0 },
+      { t: 1, elements: 10, fine: 10 },
+      { t: 2, elements: 20, fine: 20 },
+    ];
     const s = slices(points, { t: 3, elements: 20, fine: 20 })!;
-    assert.deepEqual(s.map((x) => x.elements), [10, 10]);
+    assert.deepEqual(
+      s.map((x) => x.elements),
+      [10, 10],
+    );
     assert.ok(Math.abs(s[0]!.seconds - 1) < 1e-12 && Math.abs(s[1]!.seconds - 2) < 1e-12, JSON.stringify(s));
   });
 
   it('drops points read after the window ended', () => {
-    const points: WindowPoint[] = [{ t: 0, elements: 0, fine: 0 }, { t: 1, elements: 1, fine: 32 }, { t: 2.5, elements: 2, fine: 90 }];
+    const points: WindowPoint[] = [
+      { t: 0, elements: 0, fine: 0 },
+      { t: 1, elements: 1, fine: 32 },
+      { t: 2.5, elements: 2, fine: 90 },
+    ];
     const s = slices(points, { t: 2, elements: 2, fine: 64 })!;
     assert.equal(s.length, 2);
     assert.ok(Math.abs(s[1]!.seconds - 1) < 1e-12);
@@ -90,4 +105,3 @@ describe('window slices', () => {
     assert.ok(partialOf(2, 0, 64, 200) < 1);
   });
 });
-

@@ -33,7 +33,13 @@ describe('runner: a run that sees no element', function () {
       const p = await runProfile({ file: path.join(PIPELINES, 'slow-fill.ts'), exportName: name, seconds: 0.5, startSeconds: 1.5, warmupSeconds: 0.2, probes: false, timeoutSeconds: 25 });
       assert.equal(p.error?.kind, 'timeout', JSON.stringify(p.error));
       // The runner's own verdict, not the time limit's kill: it stopped at its start limit.
-      assert.match(p.error.message, new RegExp(`^The pipeline "${name}" produced no element in 1\\.5 s\\. It is not stuck: map\\((fetchOne|heavy)\\) handed [\\d,]+ elements on to shuffle\\((400|20000)\\) \\([\\d.,]+ el/s\\), and a shuffle hands on nothing until its buffer holds [\\d,]+: at that rate it fills in ≈ \\d+ s\\. Profile it with time for the fill \\(\`--start \\d+\``), p.error.message);
+      assert.match(
+        p.error.message,
+        new RegExp(
+          `^The pipeline "${name}" produced no element in 1\\.5 s\\. It is not stuck: map\\((fetchOne|heavy)\\) handed [\\d,]+ elements on to shuffle\\((400|20000)\\) \\([\\d.,]+ el/s\\), and a shuffle hands on nothing until its buffer holds [\\d,]+: at that rate it fills in ≈ \\d+ s\\. Profile it with time for the fill \\(\`--start \\d+\``,
+        ),
+        p.error.message,
+      );
     });
   }
 });

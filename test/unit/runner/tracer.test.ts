@@ -4,7 +4,7 @@ import { RunnerTracer, SAMPLES_PER_OP } from '../../../src/runner/tracer';
 /** Offers elements 0..n-1 of one operator the way the library does: only at the indices the tracer asks for. */
 function stream(tracer: RunnerTracer, key: string, n: number, element: (i: number) => unknown = (i) => i): number {
   let offers = 0;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     offers++;
     const skip = tracer.sample(key, element(i), i);
     if (skip <= 0) break;

@@ -39,7 +39,10 @@ describe('runner: a training script profiled as written', () => {
     const slices = p.run.windowSlices;
     assert.ok(slices !== undefined && slices.length >= 4, `window slices: ${JSON.stringify(slices)}`);
     assert.ok(slices.every((s) => s.elements > 0 && s.seconds > 0));
-    assert.equal(slices.reduce((a, s) => a + s.elements, 0), t.steps);
+    assert.equal(
+      slices.reduce((a, s) => a + s.elements, 0),
+      t.steps,
+    );
     assert.ok(Math.abs(slices.reduce((a, s) => a + s.seconds, 0) - t.seconds) < 1e-6);
     // The loop's input is the pipeline it iterates: its last operator is the profile's root.
     const root = p.ops.find((o) => o.id === p.pipeline.rootId);

@@ -41,6 +41,14 @@ describe('bundles', () => {
     assert.ok(bundles().every((o) => o.minify === false));
   });
 
+  it("builds the runner's timer worker as a bundle of its own beside the runner's, with the user's plumber-data left to the user's copy", async () => {
+    const { bundles } = (await import(SCRIPT)) as BundlesModule;
+    const timer = bundles().find((o) => o.outfile === 'dist/runner/timer.js');
+    assert.ok(timer, 'no bundle writes dist/runner/timer.js');
+    assert.deepEqual(timer.entryPoints, ['src/runner/moves/timerWorker.ts']);
+    assert.ok((timer.external as string[]).includes('plumber-data'));
+  });
+
   it("prints a short, readable error when the production library rejects a user's call", async function () {
     this.timeout(60_000);
     const { bundles } = (await import(SCRIPT)) as BundlesModule;

@@ -63,12 +63,24 @@ describe('the set-up npm test does first', function () {
   it('finds a tool only when it is an executable on PATH', async () => {
     const { missing } = (await import(SCRIPT)) as SetupModule;
     const machine = { PATH: dir, includeDirs: [dir], codeServerInstalled: true };
-    assert.deepEqual(missing(machine).map((r) => r.pkg), ['chromium', 'ripgrep', 'neovim', 'redis-server']);
+    assert.deepEqual(
+      missing(machine).map((r) => r.pkg),
+      ['chromium', 'ripgrep', 'neovim', 'redis-server'],
+    );
     writeFileSync(path.join(dir, 'nvim'), '');
-    assert.ok(missing(machine).some((r) => r.pkg === 'neovim'), 'a file that is not executable is not the tool');
+    assert.ok(
+      missing(machine).some((r) => r.pkg === 'neovim'),
+      'a file that is not executable is not the tool',
+    );
     chmodSync(path.join(dir, 'nvim'), 0o755);
-    assert.deepEqual(missing(machine).map((r) => r.pkg), ['chromium', 'ripgrep', 'redis-server']);
-    assert.deepEqual(missing(machine, { e2eOnly: true }).map((r) => r.pkg), ['chromium', 'ripgrep']);
+    assert.deepEqual(
+      missing(machine).map((r) => r.pkg),
+      ['chromium', 'ripgrep', 'redis-server'],
+    );
+    assert.deepEqual(
+      missing(machine, { e2eOnly: true }).map((r) => r.pkg),
+      ['chromium', 'ripgrep'],
+    );
   });
 
   it('asks for the Kerberos headers only while code-server still has to be built', async () => {

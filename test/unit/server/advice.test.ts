@@ -47,7 +47,12 @@ function session(shape: Scenario['plan']): Session {
     { kind: 'prefetch', opId: id('batch(8)'), existing: false, size: 4, reason: 'the consumer waits', predictedRate: 341 },
   ]);
   const [parallelism, prefetch] = hand.plan.changes as [PlanChange, PlanChange];
-  s.store.setProfile(URI, 'images', { profile: hand.profile, analysis: { ...hand.analysis, coresNote: '1.1 of 2 cores free: planning for 1' }, plan: shape(hand.plan, parallelism, prefetch), text: TEXT, at: '2026-11-29T18:00:00.000Z' }, 'defaults');
+  s.store.setProfile(
+    URI,
+    'images',
+    { profile: hand.profile, analysis: { ...hand.analysis, coresNote: '1.1 of 2 cores free: planning for 1' }, plan: shape(hand.plan, parallelism, prefetch), text: TEXT, at: '2026-11-29T18:00:00.000Z' },
+    'defaults',
+  );
   return s;
 }
 
@@ -110,24 +115,23 @@ function actionTitles(s: Session, line: number): string[] {
 }
 
 describe('Advice the editor shows', () => {
-  it('says why a plan proposes no change without claiming the machine is the limit when an operator\'s waits bind', () => {
+  it("says why a plan proposes no change without claiming the machine is the limit when an operator's waits bind", () => {
     const s = new Session(() => undefined);
     s.update(URI, 1, TEXT);
     const hand = handMade(s.views(URI).find((v) => v.graph.name === 'images')!.graph, 'map(decode)', () => []);
     const none: Plan = { ...hand.plan, changes: [], verification: undefined };
-    const headline = (resource: 'latency' | 'main-thread' | 'cpu'): string =>
-      reportAdvice(none, { ...hand.analysis, bottleneck: { ...hand.analysis.bottleneck, resource } }, hand.profile).headline;
+    const headline = (resource: 'latency' | 'main-thread' | 'cpu'): string => reportAdvice(none, { ...hand.analysis, bottleneck: { ...hand.analysis.bottleneck, resource } }, hand.profile).headline;
     assert.equal(headline('latency'), 'the plan proposes no change: no knob Plumber can turn relieves what binds (the bottleneck says what would)');
     // The main thread is one of the machine's threads: other cores may be idle.
     assert.equal(headline('main-thread'), 'the plan proposes no change: the main thread binds, and none of its work can move off it at a gain (the bottleneck says what binds)');
     assert.equal(headline('cpu'), 'the plan proposes no change: the pipeline already runs at what this machine allows');
   });
 
-  it('shows the plan\'s notes, as plan prints them, with or without verification', () => {
+  it("shows the plan's notes, as plan prints them, with or without verification", () => {
     const s = new Session(() => undefined);
     s.update(URI, 1, TEXT);
     const hand = handMade(s.views(URI).find((v) => v.graph.name === 'images')!.graph, 'map(decode)', () => []);
-    const notes = ['cache() at 12:4 comes after map(augment), which is random: it stores the first epoch\'s draws and replays them every epoch. Move cache() above map(augment).'];
+    const notes = ["cache() at 12:4 comes after map(augment), which is random: it stores the first epoch's draws and replays them every epoch. Move cache() above map(augment)."];
     const none: Plan = { ...hand.plan, changes: [], verification: undefined, notes };
     assert.deepEqual(reportAdvice(none, hand.analysis, hand.profile).notes, notes);
     assert.deepEqual(reportAdvice({ ...none, notes: undefined }, hand.analysis, hand.profile).notes, []);
@@ -141,10 +145,7 @@ describe('Advice the editor shows', () => {
     });
 
     it("titles each quick fix with its own effect: the model's estimate alone and what it measured alone", () => {
-      assert.deepEqual(actionTitles(s, DECODE), [
-        'Apply Plumber fix: set parallelism of map(decode) to 2 (est. 1.6×, measured 1.7× ± 0.1 alone)',
-        'Apply all Plumber fixes (est. 1.8×, verified 1.7× ± 0.1)',
-      ]);
+      assert.deepEqual(actionTitles(s, DECODE), ['Apply Plumber fix: set parallelism of map(decode) to 2 (est. 1.6×, measured 1.7× ± 0.1 alone)', 'Apply all Plumber fixes (est. 1.8×, verified 1.7× ± 0.1)']);
     });
 
     it('titles a kept change the model does not price with what it measured over the other changes', () => {
@@ -166,20 +167,27 @@ describe('Advice the editor shows', () => {
         };
         return { ...base, changes: [parallelism, unpriced], predictedRate: 558, verification: v };
       });
-      assert.deepEqual(actionTitles(over, BATCH), [
-        'Apply Plumber fix: insert prefetch(4) after batch(8) (measured 1.2× ± 0.1 over the other changes)',
-        'Apply all Plumber fixes (est. 1.8×, verified 2.1× ± 0.1)',
-      ]);
+      assert.deepEqual(actionTitles(over, BATCH), ['Apply Plumber fix: insert prefetch(4) after batch(8) (measured 1.2× ± 0.1 over the other changes)', 'Apply all Plumber fixes (est. 1.8×, verified 2.1× ± 0.1)']);
       // Without the run of the other changes alone there is nothing to say.
       const bare = session((base, parallelism, prefetch) => {
         const keptWith = { changes: [changeKey(parallelism), changeKey(prefetch)], measured: { rate: 640, halfWidth: 25, windows: 4 } };
-        const v: Verification = { verdict: 'gain', asWritten, kept: keptWith, tried: [{ changes: [], measured: asWritten }, keptWith], speedup: 2.06, speedupHalfWidth: 0.1, dropped: [], summary: 'verified 2.1× ± 0.1', seconds: 9 };
+        const v: Verification = {
+          verdict: 'gain',
+          asWritten,
+          kept: keptWith,
+          tried: [{ changes: [], measured: asWritten }, keptWith],
+          speedup: 2.06,
+          speedupHalfWidth: 0.1,
+          dropped: [],
+          summary: 'verified 2.1× ± 0.1',
+          seconds: 9,
+        };
         return { ...base, changes: [parallelism, { ...prefetch, predictedRate: undefined }], predictedRate: 558, verification: v };
       });
       assert.equal(actionTitles(bare, BATCH)[0], 'Apply Plumber fix: insert prefetch(4) after batch(8)');
     });
 
-    it('writes a cache\'s large figures alike in the estimate and the verified figure', () => {
+    it("writes a cache's large figures alike in the estimate and the verified figure", () => {
       // A cache that serves epochs from memory: 310 → 4,356,780 el/s predicted, 14,054× verified.
       const cached = session((base, parallelism, prefetch) => {
         const plan = verifiedGain(base, parallelism, prefetch);
@@ -268,7 +276,7 @@ describe('Advice the editor shows', () => {
       );
     });
 
-    it('titles the quick fix with what the count it sets measured alone, not the plan\'s count', () => {
+    it("titles the quick fix with what the count it sets measured alone, not the plan's count", () => {
       assert.equal(actionTitles(s, DECODE)[0], 'Apply Plumber fix: set parallelism of map(decode) to 4 (est. 1.6×, measured 2.0× ± 0.1 alone)');
     });
   });
@@ -316,7 +324,7 @@ describe('Advice the editor shows', () => {
   });
 });
 
-describe('the bottleneck of an interleave\'s plain iterables, in the editor', () => {
+describe("the bottleneck of an interleave's plain iterables, in the editor", () => {
   // The iterables an interleave's fn returns have no place in the source (the profile's `from#0`,
   // nested in the interleave): their bottleneck is shown on the interleave that opens them.
   const SHARDS_FILE = path.join(FIXTURES, 'project', 'shards.ts');
@@ -354,7 +362,10 @@ describe('the bottleneck of an interleave\'s plain iterables, in the editor', ()
     const s = shardsSession();
     const tree = pipelines(s.views(SHARDS_URI), SHARDS_FILE, []).find((p) => p.name === 'stream')!;
     const marked = tree.ops.filter((o) => o.severity === 'bottleneck');
-    assert.deepEqual(marked.map((o) => o.kind), ['interleave']);
+    assert.deepEqual(
+      marked.map((o) => o.kind),
+      ['interleave'],
+    );
     assert.match(marked[0]!.reason ?? '', /inner iterable of interleave on line 8 waits/);
     const warning = diagnostics(SHARDS_URI, SHARDS_FILE, s.views(SHARDS_URI), [], DEFAULT_SETTINGS.diagnostics).find((d) => d.code === 'plumber/bottleneck');
     assert.ok(warning, 'the bottleneck has a place to be shown');
@@ -366,6 +377,9 @@ describe('the bottleneck of an interleave\'s plain iterables, in the editor', ()
       .map((l) => resolveCodeLens(l, views))
       .filter((l) => l.range.start.line === INTERLEAVE_LINE && (l.data as LensData).target === 'op')
       .map((l) => l.command!.title);
-    assert.ok(lens.some((t) => /bottleneck: /.test(t)), JSON.stringify(lens));
+    assert.ok(
+      lens.some((t) => /bottleneck: /.test(t)),
+      JSON.stringify(lens),
+    );
   });
 });

@@ -38,7 +38,7 @@ function profiled(): Session {
 
 function applyEdit(text: string, edit: WorkspaceEdit): string {
   const change = edit.documentChanges![0] as TextDocumentEdit;
-  return TextDocument.applyEdits(TextDocument.create(URI, "typescript", 1, text), change.edits as TextEdit[]);
+  return TextDocument.applyEdits(TextDocument.create(URI, 'typescript', 1, text), change.edits as TextEdit[]);
 }
 
 const titles = (actions: CodeAction[]): string[] => actions.map((a) => a.title);
@@ -57,7 +57,9 @@ describe('server features', () => {
   it('shows rate, CPU share and the bottleneck reason on the operator line', () => {
     const s = profiled();
     const views = s.views(URI);
-    const op = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens).map((l) => resolveCodeLens(l, views)).find((l) => l.range.start.line === 12)!;
+    const op = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens)
+      .map((l) => resolveCodeLens(l, views))
+      .find((l) => l.range.start.line === 12)!;
     assert.equal(op.command!.title, '1.2k batches/s · bound 2.1k · 61% CPU · bottleneck: main thread');
   });
 
@@ -76,7 +78,10 @@ describe('server features', () => {
     const s = profiled();
     const views = s.views(URI).filter((v) => v.graph.name === 'numbers');
     const lenses = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens).map((l) => resolveCodeLens(l, views));
-    assert.deepEqual(lenses.map((l) => l.command!.title), ['Profile']);
+    assert.deepEqual(
+      lenses.map((l) => l.command!.title),
+      ['Profile'],
+    );
     assert.deepEqual(codeLenses(s.views(URI), FILE, { ...DEFAULT_SETTINGS.codeLens, enabled: false }), []);
   });
 
@@ -111,14 +116,19 @@ describe('server features', () => {
     const views = s.views(URI);
     const lenses = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens).map((l) => resolveCodeLens(l, views));
     assert.ok(lenses.some((l) => l.command!.title === 'Pipeline: stale — profile again'));
-    assert.equal(lenses.some((l) => l.command!.command === 'plumber.applyAllFixes'), false);
+    assert.equal(
+      lenses.some((l) => l.command!.command === 'plumber.applyAllFixes'),
+      false,
+    );
   });
 
   it('keeps the old numbers on the right operators after lines move (in the hover, marked stale), by kind and position in the chain', () => {
     const s = profiled();
     s.update(URI, 2, `// a new first line\n${TEXT}`);
     const views = s.views(URI);
-    const op = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens).map((l) => resolveCodeLens(l, views)).find((l) => l.range.start.line === 13)!;
+    const op = codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens)
+      .map((l) => resolveCodeLens(l, views))
+      .find((l) => l.range.start.line === 13)!;
     assert.equal(op.command!.title, 'stale — profile again');
     const text = (hover(views, FILE, { line: 13, character: 4 })!.contents as { value: string }).value;
     assert.match(text, /\*\*Stale — profile again\*\*: measured before your last edit/);
@@ -139,7 +149,12 @@ describe('server features', () => {
   it('offers a disabled fix that asks for a profile first', () => {
     const s = new Session(() => undefined);
     s.update(URI, 1, TEXT);
-    const [only] = codeActions(s.views(URI).filter((v) => v.graph.name === 'numbers'), FILE, ALL_LINES, s.actionDeps(true));
+    const [only] = codeActions(
+      s.views(URI).filter((v) => v.graph.name === 'numbers'),
+      FILE,
+      ALL_LINES,
+      s.actionDeps(true),
+    );
     assert.match(only!.disabled!.reason, /No profile yet/);
   });
 
@@ -161,7 +176,10 @@ describe('server features', () => {
     const b = list.find((d) => d.code === 'plumber/bottleneck')!;
     assert.equal(b.range.start.line, 12);
     assert.equal(b.severity, 2);
-    assert.deepEqual(b.relatedInformation!.map((r) => r.location.range.start.line), [12, 13]);
+    assert.deepEqual(
+      b.relatedInformation!.map((r) => r.location.range.start.line),
+      [12, 13],
+    );
     assert.ok(list.some((d) => d.code === 'plumber/no-prefetch-at-end'));
     assert.deepEqual(diagnostics(URI, FILE, s.views(URI), s.lints(URI), { enabled: false }), []);
   });
@@ -187,7 +205,10 @@ describe('server features', () => {
     const s = profiled();
     const view = s.views(URI).find((v) => v.graph.name === 'images')!;
     const r = report(view, FILE, s.lints(URI), []);
-    assert.deepEqual(r.criticalPath, view.graph.ops.map((o) => o.id));
+    assert.deepEqual(
+      r.criticalPath,
+      view.graph.ops.map((o) => o.id),
+    );
   });
 
   it('builds one edit for "Apply all Plumber fixes" with its title', () => {
@@ -201,10 +222,17 @@ describe('server features', () => {
   it('refuses to profile in an untrusted workspace', async () => {
     const s = profiled();
     await assert.rejects(
-      profilePipelines({ uri: URI }, {
-        trusted: false, settings: DEFAULT_SETTINGS, store: s.store, views: (u) => s.views(u),
-        run: () => Promise.reject(new Error('must not run')), diagnose: () => Promise.reject(new Error('must not diagnose')),
-      }),
+      profilePipelines(
+        { uri: URI },
+        {
+          trusted: false,
+          settings: DEFAULT_SETTINGS,
+          store: s.store,
+          views: (u) => s.views(u),
+          run: () => Promise.reject(new Error('must not run')),
+          diagnose: () => Promise.reject(new Error('must not diagnose')),
+        },
+      ),
       (e: Error) => e.message === UNTRUSTED,
     );
   });

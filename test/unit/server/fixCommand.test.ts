@@ -119,7 +119,10 @@ describe('plumber fix', function () {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /run 1: profiling as written/);
     assert.match(r.stderr, /run 2: re-profiling with the plan applied \(pass 2 of 2\)/);
-    assert.match(r.stderr, /([\d,.]+ → [\d,.]+ batches\/s predicted; est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)×, verified (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)× ± (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)\.|Nothing to fix: no reliable gain on this machine right now: )/);
+    assert.match(
+      r.stderr,
+      /([\d,.]+ → [\d,.]+ batches\/s predicted; est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)×, verified (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)× ± (?:\d+\.\d+|\d{1,3}(?:,\d{3})*)\.|Nothing to fix: no reliable gain on this machine right now: )/,
+    );
   });
 
   it('finds a pipeline built in a class method behind an exported factory, as the runner does', () => {
@@ -154,7 +157,11 @@ describe('plumber fix', function () {
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { plan: { changes: Array<{ kind: string; opId: string }> }; files: Array<{ diff: string }> };
     assert.ok(out.plan.changes.length > 0, 'the plan has something to write');
-    assert.equal(out.plan.changes.some((c) => c.kind === 'cache' && c.opId !== '16:4'), false, JSON.stringify(out.plan.changes));
+    assert.equal(
+      out.plan.changes.some((c) => c.kind === 'cache' && c.opId !== '16:4'),
+      false,
+      JSON.stringify(out.plan.changes),
+    );
     // The fixed text around the edit: context and added lines of the diff.
     const after = out.files
       .flatMap((f) => f.diff.split('\n'))

@@ -34,8 +34,36 @@ function rng(seed: number): () => number {
 }
 
 const SNIPPETS = [
-  '.map(', ')', '(', '{', '}', ',', ';', '\n', '.prefetch(4)', '.cache()', '.batch(', 'parallelism: ', "placement: 'worker'", '32', '=>', 'x',
-  '.shuffle(8)', '.repeat()', 'from([1])', 'export const q = ', '//', '/*', '"', '`', 'await ', 'async ', '.take(2)', '...opts', 'Infinity', '-1',
+  '.map(',
+  ')',
+  '(',
+  '{',
+  '}',
+  ',',
+  ';',
+  '\n',
+  '.prefetch(4)',
+  '.cache()',
+  '.batch(',
+  'parallelism: ',
+  "placement: 'worker'",
+  '32',
+  '=>',
+  'x',
+  '.shuffle(8)',
+  '.repeat()',
+  'from([1])',
+  'export const q = ',
+  '//',
+  '/*',
+  '"',
+  '`',
+  'await ',
+  'async ',
+  '.take(2)',
+  '...opts',
+  'Infinity',
+  '-1',
 ];
 
 function corpus(): Array<{ file: string; text: string }> {

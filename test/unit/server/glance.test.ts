@@ -65,12 +65,7 @@ describe('The editor at a glance (issue 14)', () => {
     it('says "stale — profile again" on every lens and inlay hint, with no numbers and no Apply all', () => {
       const s = profiled();
       s.update(URI, 2, EDITED);
-      assert.deepEqual(titles(s), [
-        '11: Pipeline: stale — profile again',
-        "11: files('data/*.bin'): stale — profile again",
-        '12: stale — profile again',
-        '13: stale — profile again',
-      ]);
+      assert.deepEqual(titles(s), ['11: Pipeline: stale — profile again', "11: files('data/*.bin'): stale — profile again", '12: stale — profile again', '13: stale — profile again']);
       const hints = inlayHints(s.views(URI), FILE, ALL_LINES, { enabled: true }).filter((h) => h.position.line <= 13);
       assert.ok(hints.length === 3 && hints.every((h) => h.label === 'stale — profile again'));
     });
@@ -147,7 +142,7 @@ describe('The editor at a glance (issue 14)', () => {
 
     it('keeps the arguments as written', () => {
       assert.equal(at('range(0, 1_000_000).map(f)', 'range(0, 1_000_000)'), 'range(0, 1_000_000)');
-      assert.equal(at("x.map(fetchRecord, {\n  parallelism: 1, // one\n})", "map(fetchRecord, {\n  parallelism: 1, // one\n})"), 'map(fetchRecord, { parallelism: 1, })');
+      assert.equal(at('x.map(fetchRecord, {\n  parallelism: 1, // one\n})', 'map(fetchRecord, {\n  parallelism: 1, // one\n})'), 'map(fetchRecord, { parallelism: 1, })');
     });
 
     it('shortens long arguments to their shape', () => {
@@ -164,7 +159,10 @@ describe('The editor at a glance (issue 14)', () => {
   describe('offers only what is predicted to gain', () => {
     it('offers no lens, quick fix or Apply all for a plan the model predicts at 1.0×', () => {
       const s = profiled((p) => ({ ...p, predictedRate: p.currentRate * 1.02 }));
-      assert.ok(titles(s).every((t) => !t.includes('Apply all') && !t.includes('1.0×')), titles(s).join(' | '));
+      assert.ok(
+        titles(s).every((t) => !t.includes('Apply all') && !t.includes('1.0×')),
+        titles(s).join(' | '),
+      );
       assert.deepEqual(codeActions(s.views(URI), FILE, IMAGES, s.actionDeps(true)), []);
       assert.match(fixAll(s.views(URI), { uri: URI, pipeline: 'images' }, s.actionDeps(true)).reason!, /no changes/);
     });
@@ -172,7 +170,10 @@ describe('The editor at a glance (issue 14)', () => {
     it('offers a change predicted at 1.0× alone only inside Apply all, where it gains with the others', () => {
       const s = profiled((p) => ({ ...p, changes: p.changes.map((c) => ({ ...c, predictedRate: c.kind === 'prefetch' ? p.currentRate : 1800 })) }));
       const actions = codeActions(s.views(URI), FILE, IMAGES, s.actionDeps(true)).map((a) => a.title);
-      assert.ok(actions.some((t) => t.startsWith('Apply Plumber fix: set parallelism')), actions.join(' | '));
+      assert.ok(
+        actions.some((t) => t.startsWith('Apply Plumber fix: set parallelism')),
+        actions.join(' | '),
+      );
       assert.ok(!actions.some((t) => t.startsWith('Apply Plumber fix: insert prefetch')), actions.join(' | '));
       assert.ok(actions.some((t) => t.startsWith('Apply all Plumber fixes (est. 6.8×')));
     });
@@ -182,7 +183,10 @@ describe('The editor at a glance (issue 14)', () => {
     it('asks for confirmation on an edit that changes more than one place, and applies one knob at once', () => {
       const s = profiled();
       const all = fixAll(s.views(URI), { uri: URI, pipeline: 'images' }, s.actionDeps(true));
-      assert.deepEqual(Object.values(all.edit!.changeAnnotations!).map((a) => a.needsConfirmation), [true]);
+      assert.deepEqual(
+        Object.values(all.edit!.changeAnnotations!).map((a) => a.needsConfirmation),
+        [true],
+      );
       const one = codeActions(s.views(URI), FILE, { start: { line: DECODE_LINE, character: 0 }, end: { line: DECODE_LINE, character: 0 } }, s.actionDeps(true))[0]!;
       assert.match(one.title, /^Apply Plumber fix: set parallelism/);
       assert.equal(one.edit!.changeAnnotations, undefined);
@@ -192,7 +196,10 @@ describe('The editor at a glance (issue 14)', () => {
       const s = profiled();
       s.settings = { ...s.settings, fixes: { preview: false } };
       const all = fixAll(s.views(URI), { uri: URI, pipeline: 'images' }, s.actionDeps(true));
-      assert.deepEqual(Object.values(all.edit!.changeAnnotations!).map((a) => a.needsConfirmation), [false]);
+      assert.deepEqual(
+        Object.values(all.edit!.changeAnnotations!).map((a) => a.needsConfirmation),
+        [false],
+      );
     });
   });
 
@@ -205,7 +212,16 @@ describe('The editor at a glance (issue 14)', () => {
 
     it("writes each value's predicted pipeline rate with the current value marked", () => {
       assert.equal(
-        whatIfWords('parallelism', 2, [{ value: 1, rate: 0.4 }, { value: 2, rate: 1.2 }, { value: 4, rate: 1.3, limit: 'cores busy' }], 'batches'),
+        whatIfWords(
+          'parallelism',
+          2,
+          [
+            { value: 1, rate: 0.4 },
+            { value: 2, rate: 1.2 },
+            { value: 4, rate: 1.3, limit: 'cores busy' },
+          ],
+          'batches',
+        ),
         'parallelism 1 → 0.4 batches/s · **2** (now) → 1.2 batches/s · 4 → 1.3 batches/s (cores busy)',
       );
     });
@@ -215,7 +231,10 @@ describe('The editor at a glance (issue 14)', () => {
       const view = s.views(URI).find((v) => v.graph.name === 'images')!;
       const decode = view.graph.ops.find((o) => o.kind === 'map')!;
       const rows = whatIf(view.record!.profile, decode.id, 'parallelism', 1)!;
-      assert.deepEqual(rows.map((r) => r.value), [1, 2, 4, 8]);
+      assert.deepEqual(
+        rows.map((r) => r.value),
+        [1, 2, 4, 8],
+      );
       assert.ok(rows.every((r) => Number.isFinite(r.rate) && r.rate >= 0));
       const text = (hover(s.views(URI), FILE, { line: DECODE_LINE, character: 4 })!.contents as { value: string }).value;
       assert.match(text, /\*\*What if\*\* \(predicted by the model from this profile, not measured\):\n- parallelism \*\*1\*\* \(now\) → [\d.k]+ batches\/s · 2 → /);

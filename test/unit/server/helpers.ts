@@ -11,7 +11,14 @@ export const FIXTURES = path.resolve(__dirname, '../../fixtures/server');
 export const UPDATE = process.env['UPDATE_FIXTURES'] === '1';
 
 /** A workspace with `file` opened from disk. */
-export function open(file: string, ws = new GraphWorkspace({ onError: (f, e) => { throw new Error(`${f}: ${String(e)}`); } })): { ws: GraphWorkspace; graph: FileGraph } {
+export function open(
+  file: string,
+  ws = new GraphWorkspace({
+    onError: (f, e) => {
+      throw new Error(`${f}: ${String(e)}`);
+    },
+  }),
+): { ws: GraphWorkspace; graph: FileGraph } {
   ws.setText(file, readFileSync(file, 'utf8'));
   return { ws, graph: ws.graphOf(file) };
 }

@@ -25,7 +25,10 @@ describe('server lints', () => {
 
   it('fires every rule it documents at least once on the fixture', () => {
     const fired = new Set(lintsOf('input.ts').map((f) => f.rule));
-    assert.deepEqual([...Object.keys(RULES)].filter((r) => !fired.has(r)), []);
+    assert.deepEqual(
+      [...Object.keys(RULES)].filter((r) => !fired.has(r)),
+      [],
+    );
   });
 
   it('finds nothing wrong in a well-built pipeline', () => {
@@ -34,18 +37,30 @@ describe('server lints', () => {
 
   it('does not flag parallelism on an async function', () => {
     const findings = lintsOf('input.ts').filter((f) => f.rule === 'plumber/parallelism-on-main-thread');
-    assert.deepEqual(findings.map((f) => f.op.label), ['map(decode)']);
+    assert.deepEqual(
+      findings.map((f) => f.op.label),
+      ['map(decode)'],
+    );
     assert.equal(findings[0]!.op.fn?.name, 'decode');
   });
 
   it('counts worker threads against the machine it is told about', () => {
-    assert.equal(lintsOf('input.ts', 128).some((f) => f.rule === 'plumber/workers-above-cores'), false);
-    assert.equal(lintsOf('input.ts', 2).some((f) => f.rule === 'plumber/workers-above-cores'), true);
+    assert.equal(
+      lintsOf('input.ts', 128).some((f) => f.rule === 'plumber/workers-above-cores'),
+      false,
+    );
+    assert.equal(
+      lintsOf('input.ts', 2).some((f) => f.rule === 'plumber/workers-above-cores'),
+      true,
+    );
   });
 
   it('points cache-after-random at the random operator', () => {
     const f = lintsOf('input.ts').filter((x) => x.rule === 'plumber/cache-after-random');
-    assert.deepEqual(f.map((x) => x.related.map((r) => r.op.kind)), [['shuffle'], ['map'], ['map', 'shuffle']]);
+    assert.deepEqual(
+      f.map((x) => x.related.map((r) => r.op.kind)),
+      [['shuffle'], ['map'], ['map', 'shuffle']],
+    );
     // After a shuffle and a random map, above the shuffle: between the two it still replays the first epoch's order.
     assert.match(f[2]!.message, /^cache\(\) after shuffle\(100\) and map\(.*\) stores .* Move cache\(\) above shuffle\(100\)\.$/);
   });

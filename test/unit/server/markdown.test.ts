@@ -20,12 +20,7 @@ describe('Untrusted text in hovers', () => {
   it('shows a markdown link in a string literal as text, not as a live link', () => {
     const file = path.join(FIXTURES, 'project', 'untrusted.ts');
     const uri = pathToFileURL(file).href;
-    const text = [
-      "import { files } from 'plumber-data';",
-      "export const evil = files('[x](https://e.co)');",
-      "export const html = files('<img src=x>www.e.co');",
-      '',
-    ].join('\n');
+    const text = ["import { files } from 'plumber-data';", "export const evil = files('[x](https://e.co)');", "export const html = files('<img src=x>www.e.co');", ''].join('\n');
     const s = new Session(() => undefined);
     s.update(uri, 1, text);
     for (const line of [1, 2]) {

@@ -104,11 +104,7 @@ describe('Profiling from the editor', () => {
         [undefined, 100_000, 10, 60, 4096, undefined],
       ],
     );
-    assert.deepEqual(progress, [
-      'images: profiling as written (run 1 of 4)…',
-      'images: re-profiling with the plan applied (run 2 of 4)…',
-      'images: verifying the plan (run 3 of 4)…',
-    ]);
+    assert.deepEqual(progress, ['images: profiling as written (run 1 of 4)…', 'images: re-profiling with the plan applied (run 2 of 4)…', 'images: verifying the plan (run 3 of 4)…']);
     const kept = s.store.get(URI)!.profiles.get('images')!;
     assert.equal(kept.plan?.verification?.summary, 'verified 1.7× ± 0.1');
     assert.equal(kept.profile, hand.profile, 'the record keeps the run as written, whose numbers the lenses show');

@@ -22,7 +22,6 @@ const FILE = path.join(FIXTURES, 'project', 'pipelines.ts');
 const URI = pathToFileURL(FILE).href;
 const TEXT = readFileSync(FILE, 'utf8');
 
-
 /** A loop the trainer holds back: it waited 2%, and the plan changes nothing. */
 const BOUND: TrainerVerdict = {
   ...FED,
@@ -46,7 +45,21 @@ function trained(verdict: TrainerVerdict | undefined, planVerdict?: TrainerVerdi
   const images = s.views(URI).find((v) => v.graph.name === 'images')!.graph;
   const hand = handMade(images, 'map(decode)', () => []);
   const profile = asTraining
-    ? { ...hand.profile, trainer: { steps: 141, seconds: 10, waitSeconds: 3.9, stepSeconds: 6.1, waitMainCpuSeconds: 3, stepMainCpuSeconds: 6, maxWaitSeconds: 0.1, pipelineStepSeconds: 0.2, warmupSteps: 10, endReason: 'budget' as const } }
+    ? {
+        ...hand.profile,
+        trainer: {
+          steps: 141,
+          seconds: 10,
+          waitSeconds: 3.9,
+          stepSeconds: 6.1,
+          waitMainCpuSeconds: 3,
+          stepMainCpuSeconds: 6,
+          maxWaitSeconds: 0.1,
+          pipelineStepSeconds: 0.2,
+          warmupSteps: 10,
+          endReason: 'budget' as const,
+        },
+      }
     : hand.profile;
   const analysis = verdict ? { ...hand.analysis, trainer: verdict } : hand.analysis;
   const plan = planVerdict ? { ...hand.plan, trainer: planVerdict } : hand.plan;
@@ -60,10 +73,12 @@ function summaryOf(s: Session): ReturnType<typeof pipelines>[number] {
 
 function lensTitles(s: Session): string[] {
   const views = s.views(URI);
-  return codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens)
-    // A client resolves only the lenses that come without a command (the trainer's comes resolved).
-    .map((l) => (l.command ?? resolveCodeLens(l, views).command)!.title)
-    .filter((t) => t.startsWith('trainer'));
+  return (
+    codeLenses(views, FILE, DEFAULT_SETTINGS.codeLens)
+      // A client resolves only the lenses that come without a command (the trainer's comes resolved).
+      .map((l) => (l.command ?? resolveCodeLens(l, views).command)!.title)
+      .filter((t) => t.startsWith('trainer'))
+  );
 }
 
 describe('the trainer verdict at the top of the tree and in the report', () => {

@@ -51,7 +51,10 @@ describe('Profiling a training script from the editor', () => {
           progress: (m) => progress.push(m),
         },
       );
-      assert.deepEqual(result.outcomes.map((o) => [o.pipeline, o.ok, o.error]), [[pulled.name, true, undefined]]);
+      assert.deepEqual(
+        result.outcomes.map((o) => [o.pipeline, o.ok, o.error]),
+        [[pulled.name, true, undefined]],
+      );
       assert.equal(runs.length, 1);
       assert.equal(runs[0]!.exportName, undefined, 'the runner is given no export: it watches the script’s loop');
       assert.deepEqual(progress, ['the training loop of train.ts: profiling as written (run 1 of 1)…']);

@@ -1,6 +1,22 @@
 import * as assert from 'node:assert/strict';
 import * as model from '../../../src/model/describe';
-import { compact, formatBytes, formatCount, formatElapsed, formatNumber, formatPercent, formatRate, formatRatio, formatSeconds, formatShare, formatSpeedup, formatSteps, rateWords, speedupOver, terminalRate } from '../../../src/shared/words';
+import {
+  compact,
+  formatBytes,
+  formatCount,
+  formatElapsed,
+  formatNumber,
+  formatPercent,
+  formatRate,
+  formatRatio,
+  formatSeconds,
+  formatShare,
+  formatSpeedup,
+  formatSteps,
+  rateWords,
+  speedupOver,
+  terminalRate,
+} from '../../../src/shared/words';
 import { formatSpeedup as statsFormatSpeedup } from '../../../src/engine/stats';
 
 describe('The words every surface writes numbers in', () => {

@@ -2,44 +2,9 @@
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, now, type OpNode, type Session, pull, Sampler } from '../core';
-
-/** Any typed array. */
-export type TypedArray =
-  | Int8Array
-  | Uint8Array
-  | Uint8ClampedArray
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | Float32Array
-  | Float64Array
-  | BigInt64Array
-  | BigUint64Array;
+import { Batch, type TypedArray } from '../batch-class';
 
 type TypedArrayCtor = new (n: number) => TypedArray;
-
-/**
- * Elements stacked into one contiguous buffer: row i is `data[i*rowSize … (i+1)*rowSize)`, where
- * rowSize is the product of `shape` after its first entry. `length` is the number of rows.
- */
-export class Batch<A extends TypedArray = TypedArray> {
-  readonly length: number;
-  constructor(
-    readonly data: A,
-    readonly shape: number[],
-  ) {
-    this.length = shape[0];
-  }
-  /** Row i: a number for 1-D batches, a typed-array view for 2-D, a Batch view beyond. Views share `data`. */
-  row(i: number): number | bigint | TypedArray | Batch {
-    const rest = this.shape.slice(1);
-    if (rest.length === 0) return this.data[i];
-    const size = rest.reduce((a, b) => a * b, 1);
-    const view = this.data.subarray(i * size, (i + 1) * size);
-    return rest.length === 1 ? view : new Batch(view, rest);
-  }
-}
 
 function shapeOf(x: unknown): { ctor: TypedArrayCtor; shape: number[] } | null {
   if (x instanceof Batch) return { ctor: x.data.constructor as TypedArrayCtor, shape: x.shape };

@@ -13,7 +13,7 @@
  * returned; elements before a damaged record are delivered first, as with any pipeline error.
  */
 import { mkdirSync } from 'node:fs';
-import { open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -21,6 +21,7 @@ import { deserialize, serialize } from 'node:v8';
 import * as zlib from 'node:zlib';
 import type { OpCounters } from '../../tracing';
 import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
+import { damaged, foreign, ioFailed, notAFile } from './cache-errors';
 import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session, SOURCE_CHUNK_MAX, turnIfDue } from '../core';
 import { crossingMarks, restoreMarks, type Path } from '../crossing';
 
@@ -63,7 +64,9 @@ const crc32: (data: Uint8Array, value?: number) => number = nativeCrc ?? crc32Js
  * every other value plumber-data crosses with) but turns a Batch into a plain object.
  */
 function batchPaths(x: unknown): Path[] | null {
-  const paths = crossingMarks(x)?.filter(([, kind]) => kind === 1).map(([path]) => path);
+  const paths = crossingMarks(x)
+    ?.filter(([, kind]) => kind === 1)
+    .map(([path]) => path);
   return paths !== undefined && paths.length > 0 ? paths : null;
 }
 
@@ -77,7 +80,10 @@ function decode(kind: number, body: Buffer): unknown {
   const v: unknown = deserialize(body);
   if (kind === 0) return v;
   const [root, paths] = v as [unknown, Path[]];
-  return restoreMarks(root, paths.map((path) => [path, 1]));
+  return restoreMarks(
+    root,
+    paths.map((path) => [path, 1]),
+  );
 }
 
 class MemoryCache<T> implements Chunks<T> {
@@ -127,18 +133,6 @@ class MemoryCache<T> implements Chunks<T> {
   }
 }
 
-/** Why a cache file written by plumber-data cannot be read, and what to do: delete it. */
-function damaged(op: OpRef, path: string, what: string): PipelineError {
-  const msg = `the cache file ${path} ${what}. plumber-data wrote it: delete it, and the next complete pass rebuilds it.`;
-  return new PipelineError(op, undefined, new Error(msg), msg);
-}
-
-/** A file at the cache's path that plumber-data did not write: never advise deleting it. */
-function foreign(op: OpRef, path: string, what: string): PipelineError {
-  const msg = `${path} is not a plumber-data cache file (${what}), so cache(path) will neither read nor overwrite it. Give cache() a path of its own.`;
-  return new PipelineError(op, undefined, new Error(msg), msg);
-}
-
 /** Reads a cache file written by DiskWriter, checking its header and every record's checksum. */
 class DiskReader<T> implements Chunks<T> {
   private fh: FileHandle | null = null;
@@ -181,8 +175,10 @@ class DiskReader<T> implements Chunks<T> {
       }
       return out;
     } catch (e) {
-      await this.return();
-      throw e;
+      // The first error is the one to report: a failed close after it would only hide it.
+      await this.return().catch(() => undefined);
+      // Everything this reader throws itself is a PipelineError already: the rest came from fs.
+      throw e instanceof PipelineError ? e : ioFailed(this.op, this.path, 'read', e);
     }
   }
 
@@ -190,7 +186,8 @@ class DiskReader<T> implements Chunks<T> {
   private async begin(): Promise<void> {
     this.fh = await open(this.path, 'r');
     const st = await this.fh.stat();
-    if (st.isDirectory()) throw foreign(this.op, this.path, 'it is a directory');
+    const other = notAFile(st);
+    if (other !== null) throw foreign(this.op, this.path, other);
     const actual = st.size;
     this.size = actual;
     await this.fill(Math.min(actual, HEADER_BYTES));
@@ -275,7 +272,11 @@ class DiskReader<T> implements Chunks<T> {
     this.closed = true;
     const fh = this.fh;
     this.fh = null;
-    await fh?.close();
+    try {
+      await fh?.close();
+    } catch (e) {
+      throw ioFailed(this.op, this.path, 'close', e);
+    }
   }
 }
 
@@ -358,29 +359,56 @@ class DiskWriter<T> implements Chunks<T> {
   }
   async next(hint: number): Promise<T[] | null> {
     if (this.closed) return null;
-    if (this.fh === null) {
-      try {
-        mkdirSync(dirname(this.path), { recursive: true });
-        this.fh = await open(this.tmp, 'w');
-      } catch (e) {
-        await this.return();
-        throw new PipelineError(this.op, undefined, e, `cannot write the cache file ${this.path}: ${describeThrown(e)}. Give cache() a path in a directory this process can write.`);
-      }
+    try {
+      return await this.step(hint);
+    } catch (e) {
+      // Whatever failed (the pipeline upstream, an element, the disk), the temp file goes.
+      await this.return().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Opens the temp file with a placeholder header; a failure names the cache file. */
+  private async begin(): Promise<FileHandle> {
+    let fh: FileHandle | null = null;
+    try {
+      mkdirSync(dirname(this.path), { recursive: true });
+      fh = await open(this.tmp, 'w');
       // A placeholder with our format line (so a stale one is recognised as ours) and no checksum:
       // until the real header is written last, the file reads as damaged.
       const placeholder = Buffer.alloc(HEADER_BYTES);
       FORMAT_LINE.copy(placeholder, 0);
-      await this.fh.write(placeholder, 0, HEADER_BYTES, 0);
+      await fh.write(placeholder, 0, HEADER_BYTES, 0);
+      return fh;
+    } catch (e) {
+      this.fh = fh;
+      throw ioFailed(this.op, this.path, 'write', e);
     }
+  }
+
+  /** Writes the real header, closes the temp file and renames it over the cache's path. */
+  private async finish(fh: FileHandle): Promise<void> {
+    let doing: 'write' | 'close' | 'rename into place' = 'write';
+    try {
+      await fh.write(this.header(), 0, HEADER_BYTES, 0);
+      doing = 'close';
+      // Once close is called the handle is done with, whether it succeeds or not.
+      this.fh = null;
+      await fh.close();
+      doing = 'rename into place';
+      await rename(this.tmp, this.path);
+    } catch (e) {
+      throw ioFailed(this.op, this.path, doing, e);
+    }
+  }
+
+  private async step(hint: number): Promise<T[] | null> {
+    if (this.fh === null) this.fh = await this.begin();
     const chunk = await pull(this.up, hint, this.upC, this.s);
     if (this.closed) return null;
     if (chunk === null) {
-      const fh = this.fh;
-      this.fh = null;
+      await this.finish(this.fh);
       this.closed = true;
-      await fh.write(this.header(), 0, HEADER_BYTES, 0);
-      await fh.close();
-      await rename(this.tmp, this.path);
       return null;
     }
     const t0 = this.c === null ? 0 : now();
@@ -391,9 +419,7 @@ class DiskWriter<T> implements Chunks<T> {
       try {
         rec = encode(chunk[i]);
       } catch (e) {
-        const err = this.unserialisable(chunk[i], this.count + i, e);
-        await this.return();
-        throw err;
+        throw this.unserialisable(chunk[i], this.count + i, e);
       }
       const head = Buffer.allocUnsafe(RECORD_HEAD);
       head.writeUInt32LE(rec.body.length, 4);
@@ -411,7 +437,11 @@ class DiskWriter<T> implements Chunks<T> {
     // Every write says where it goes: the header is written at 0 last, and a positional write
     // does not move the file's offset.
     const data = Buffer.concat(parts);
-    await this.fh.write(data, 0, data.length, at);
+    try {
+      await this.fh.write(data, 0, data.length, at);
+    } catch (e) {
+      throw ioFailed(this.op, this.path, 'write', e);
+    }
     return chunk;
   }
 
@@ -435,14 +465,20 @@ class DiskWriter<T> implements Chunks<T> {
     );
   }
 
+  /**
+   * Ends an incomplete pass: the temp file is closed and removed whatever happens upstream, and
+   * a failure to close or remove it is not reported (the pass keeps nothing either way, and a
+   * temp file left behind is removed by the next run once this process is gone).
+   */
   async return(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const fh = this.fh;
     this.fh = null;
-    await this.up.return();
-    if (fh !== null) {
-      await fh.close();
+    try {
+      await this.up.return();
+    } finally {
+      await fh?.close().catch(() => undefined);
       await unlink(this.tmp).catch(() => undefined);
     }
   }
@@ -490,10 +526,15 @@ class Lazy<T> implements Chunks<T> {
   async next(hint: number): Promise<T[] | null> {
     if (this.closed) return null;
     if (this.inner === null) {
+      // Only ENOENT means "no cache yet": a file this process cannot read is someone's cache,
+      // never recomputed and renamed over. stat, not open: opening a FIFO would wait forever.
       let exists = true;
       try {
-        await (await open(this.path, 'r')).close();
-      } catch {
+        const other = notAFile(await stat(this.path));
+        if (other !== null) throw foreign(this.op, this.path, other);
+      } catch (e) {
+        if (e instanceof PipelineError) throw e;
+        if ((e as { code?: unknown } | null)?.code !== 'ENOENT') throw ioFailed(this.op, this.path, 'read', e);
         exists = false;
       }
       // Stale temp files are looked for once per process, and before every write.
@@ -502,9 +543,7 @@ class Lazy<T> implements Chunks<T> {
         await removeStaleTemps(this.path);
       }
       if (this.closed) return null;
-      this.inner = exists
-        ? new DiskReader<T>(this.path, this.node.counters, this.op)
-        : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters, this.op);
+      this.inner = exists ? new DiskReader<T>(this.path, this.node.counters, this.op) : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters, this.op);
     }
     return this.inner.next(hint);
   }

@@ -428,9 +428,7 @@ class ClusterMap implements Chunks<unknown> {
     } catch (e) {
       const u = findUncloneable(x);
       const what = u === null ? describeThrown(e) : `it holds ${u.what}${atPath(u)}`;
-      return Promise.reject(
-        new PipelineError(this.op, index, e, `${this.opName} cannot send element ${index} to ${this.where}: ${what}. Elements travel v8-serialised: plain data, typed arrays, Maps, Sets, Dates.`),
-      );
+      return Promise.reject(new PipelineError(this.op, index, e, `${this.opName} cannot send element ${index} to ${this.where}: ${what}. Elements travel v8-serialised: plain data, typed arrays, Maps, Sets, Dates.`));
     }
     return new Promise<unknown[]>((resolve, reject) => {
       const t0 = now();

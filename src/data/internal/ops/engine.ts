@@ -149,7 +149,7 @@ export class Engine<I, O> {
 
   private collectAny(hint: number): O[] {
     const out: O[] = [];
-    for (let i = 0; i < this.slots.length && out.length < hint; ) {
+    for (let i = 0; i < this.slots.length && out.length < hint;) {
       const s = this.slots[i];
       if (s.state === 0) {
         i++;

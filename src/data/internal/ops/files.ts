@@ -54,7 +54,14 @@ export async function matchFiles(patterns: string | readonly string[], cwd: stri
   const { paths, globs } = splitPatterns(patterns, cwd);
   const [globbed, isFile] = await Promise.all([
     globs.length > 0 ? glob(globs, { cwd, ...GLOB_OPTIONS }) : [],
-    Promise.all(paths.map((p) => stat(p).then((s) => s.isFile(), () => false))),
+    Promise.all(
+      paths.map((p) =>
+        stat(p).then(
+          (s) => s.isFile(),
+          () => false,
+        ),
+      ),
+    ),
   ]);
   return sortedUnion(globbed, paths, isFile);
 }
@@ -66,7 +73,11 @@ export async function matchFiles(patterns: string | readonly string[], cwd: stri
 export function countFiles(patterns: string | readonly string[], cwd: string): number {
   const { paths, globs } = splitPatterns(patterns, cwd);
   const globbed = globs.length > 0 ? globSync(globs, { cwd, ...GLOB_OPTIONS }) : [];
-  return sortedUnion(globbed, paths, paths.map((p) => statSync(p, { throwIfNoEntry: false })?.isFile() ?? false)).length;
+  return sortedUnion(
+    globbed,
+    paths,
+    paths.map((p) => statSync(p, { throwIfNoEntry: false })?.isFile() ?? false),
+  ).length;
 }
 
 /** Counts the call sites that read files. */
@@ -195,7 +206,14 @@ class Lines implements Chunks<string> {
       // How much there is to read: with the bytes read per line so far, tools estimate how many
       // lines a pass holds before one ends.
       if (this.c !== null) {
-        const sizes = await Promise.all(this.paths.map((p) => stat(p).then((s) => s.size, () => 0)));
+        const sizes = await Promise.all(
+          this.paths.map((p) =>
+            stat(p).then(
+              (s) => s.size,
+              () => 0,
+            ),
+          ),
+        );
         this.c.sourceBytes = sizes.reduce((a, b) => a + b, 0);
       }
     }

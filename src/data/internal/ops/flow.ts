@@ -141,9 +141,7 @@ class Zip extends Op<unknown[]> {
   async next(hint: number): Promise<unknown[][] | null> {
     if (this.ended || this.closing !== null) return null;
     const its = (this.its ??= this.nodes.map((n) => n.open(this.session)));
-    const chunks = await Promise.all(
-      its.map((it, i) => (this.bufs[i].length >= hint ? null : pull(it, hint - this.bufs[i].length, this.nodes[i].counters, this.samplers[i]))),
-    );
+    const chunks = await Promise.all(its.map((it, i) => (this.bufs[i].length >= hint ? null : pull(it, hint - this.bufs[i].length, this.nodes[i].counters, this.samplers[i]))));
     let n = hint;
     for (let i = 0; i < its.length; i++) {
       const ch = chunks[i];

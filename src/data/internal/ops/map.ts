@@ -221,12 +221,7 @@ export class MainMap implements Chunks<unknown> {
         let r: unknown;
         try {
           // Untraced (no parent to record), no closure is made per call.
-          r =
-            parent !== undefined
-              ? withParent(parent, () => (this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x)))
-              : this.useCtx
-                ? this.fn(x, this.env.ctx(base))
-                : this.fn(x);
+          r = parent !== undefined ? withParent(parent, () => (this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x))) : this.useCtx ? this.fn(x, this.env.ctx(base)) : this.fn(x);
         } catch (e) {
           if (!this.o.skip) throw e;
           this.o.skip(new PipelineError(this.op, base, e));

@@ -8,7 +8,8 @@ import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import type { PaddedLength, PaddedShapes, PaddingValue, PaddingValues } from '../../options';
 import { type Chunks, countProduced, now, type OpNode, pull, Sampler, type Session } from '../core';
-import { Batch, kindOf, stack, unstack, type TypedArray } from './batch';
+import { Batch, type TypedArray } from '../batch-class';
+import { kindOf, stack, unstack } from './batch';
 import { Op } from './flow';
 import { refOf } from './select';
 
@@ -55,9 +56,7 @@ export function padStack(xs: readonly unknown[], spec: PadSpec, c: OpCounters | 
     const out = new Array<unknown>(n);
     for (let k = 0; k < n; k++) {
       const col = xs.map((x, i) => component(x, k, i, n, op));
-      out[k] = isSeq(col[0])
-        ? padComponent(col, lengthOf(perComponent(shapes, k) as PaddedLength) ?? spec.defaultLength ?? null, perComponent(values, k) as PaddingValue | undefined, c, op, `[${k}]`)
-        : col;
+      out[k] = isSeq(col[0]) ? padComponent(col, lengthOf(perComponent(shapes, k) as PaddedLength) ?? spec.defaultLength ?? null, perComponent(values, k) as PaddingValue | undefined, c, op, `[${k}]`) : col;
     }
     return out;
   }
@@ -106,7 +105,11 @@ function padComponent(col: readonly unknown[], target: number | null, padValue: 
   }
   const len = target ?? longest;
   if (longest > len) {
-    throw new PipelineError(op, undefined, new RangeError(`an element${where ? ` component ${where}` : ''} of length ${longest} does not fit the padded length ${len}: raise paddedShapes or leave it unset to pad to the longest in the batch.`));
+    throw new PipelineError(
+      op,
+      undefined,
+      new RangeError(`an element${where ? ` component ${where}` : ''} of length ${longest} does not fit the padded length ${len}: raise paddedShapes or leave it unset to pad to the longest in the batch.`),
+    );
   }
   if (c !== null) {
     c.totalPositions += n * len;

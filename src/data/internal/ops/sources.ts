@@ -4,11 +4,7 @@ import { PipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, now, type OpNode, type Session, SOURCE_CHUNK_MAX, turnIfDue } from '../core';
 
 /** What `from()` accepts. */
-export type Source<T> =
-  | readonly T[]
-  | Iterable<T>
-  | AsyncIterable<T>
-  | (() => readonly T[] | Iterable<T> | AsyncIterable<T>);
+export type Source<T> = readonly T[] | Iterable<T> | AsyncIterable<T> | (() => readonly T[] | Iterable<T> | AsyncIterable<T>);
 
 class ArrayChunks<T> implements Chunks<T> {
   private pos = 0;
@@ -182,7 +178,7 @@ class RangeChunks implements Chunks<number> {
 /** How many numbers range(start, end, step) yields. */
 export function rangeCount(start: number, end: number, step: number): number {
   if (step === 0) throw new RangeError('range() needs a non-zero step.');
-  if (end === Infinity || end === -Infinity) return (end > start) === (step > 0) ? Infinity : 0;
+  if (end === Infinity || end === -Infinity) return end > start === step > 0 ? Infinity : 0;
   return Math.max(0, Math.ceil((end - start) / step));
 }
 

@@ -18,12 +18,13 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { Piscina } from 'piscina';
-import type { OpCounters } from '../../tracing';
+import { type OpCounters, WORKER_CHUNKING } from '../../tracing';
 import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
 import type { WorkerResult, WorkerTask } from '../../worker';
-import { type Chunks, estimateBytes, now, type OpNode, type Session } from '../core';
+import { estimateBytes } from '../bytes';
+import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
-import { Batch } from './batch';
+import { Batch } from '../batch-class';
 import { marksOf, restoreAll } from '../crossing';
 import { Engine, type Launcher } from './engine';
 
@@ -39,13 +40,11 @@ export interface WorkerMapConfig {
   env: FnEnv;
 }
 
-/** The share of a task's time its fixed cost may take: chunks grow until the overhead is this small. */
-const OVERHEAD_SHARE = 0.05;
-/** Longest a task's work should run: bounds how late its results come and how long order holds others back. */
-const MAX_TASK_SECONDS = 0.025;
-/** Bytes of elements (in and out) one task may carry: bounds the memory a map holds, tasks held (running or waiting for the consumer, see Engine) × this. */
-const MAX_TASK_BYTES = 1 << 20;
-const MAX_GROUP = 4096;
+// The chunking contract (tracing.ts, WORKER_CHUNKING): a task's fixed cost at most OVERHEAD_SHARE of
+// it, its work at most MAX_TASK_SECONDS, its elements (in and out) at most MAX_TASK_BYTES — the
+// memory a map holds is the tasks held (running or waiting for the consumer, see Engine) × this —
+// and at most MAX_GROUP of them.
+const { overheadShare: OVERHEAD_SHARE, maxTaskSeconds: MAX_TASK_SECONDS, maxTaskBytes: MAX_TASK_BYTES, maxGroup: MAX_GROUP } = WORKER_CHUNKING;
 /** Tasks whose cost per element the sizer keeps (the latest). */
 const WINDOW = 32;
 /** One task in this many carries a single element: a probe of the fixed cost of a task as it is now. */

@@ -15,7 +15,11 @@ describe('diagnose: verification within the time budget', () => {
     // As written measured about 2 elements a second in its slices: a 1 s run would hold one or two.
     first.run.windowSlices = [2, 2.1, 1.9].map((r) => ({ elements: r, seconds: 1 }));
     const planned = modelPlan(first).changes;
-    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 20 : 1));
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === planned.length ? 20 : 1),
+    );
     const budgets: Array<{ applied: number; seconds: number | undefined }> = [];
     const run = async (o: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile> => {
       const p = await s.run(o, purpose);
@@ -54,7 +58,7 @@ describe('diagnose: verification within the time budget', () => {
     for (const a of asked.filter((x) => !x.moved)) assert.equal(a.warmupElements, undefined, JSON.stringify(asked));
   });
 
-  it('warms a later pass\'s threads beyond the run as written\'s warm-up only as far as the budget leaves time for', async () => {
+  it("warms a later pass's threads beyond the run as written's warm-up only as far as the budget leaves time for", async () => {
     /** The warm-up the pass with the move asks for, when the run as written (37 warm-up elements) took `firstSeconds` of a 15 s budget. */
     const replanWarmup = async (firstSeconds: number) => {
       const { placement, s } = moveOnTopOfParallelism(0.5);
@@ -90,7 +94,7 @@ describe('diagnose: verification within the time budget', () => {
     assert.equal(between.warmup, 37 + Math.floor((15 - 2 * ((15 - spare) / 2)) * between.rate));
   });
 
-  it('measures a run as written beside the plan\'s long enough to cover the plan\'s elements, as far as the budget allows', async () => {
+  it("measures a run as written beside the plan's long enough to cover the plan's elements, as far as the budget allows", async () => {
     // The plan runs 1.5× as fast: in its 1 s window it covers half as many elements again as as
     // written covers in 1 s. The run as written after it (the second pair, as the first found
     // different cores free) measures for as long as covering them takes, when the budget has room,
@@ -127,8 +131,12 @@ describe('diagnose: verification within the time budget', () => {
       return diagnose({ run, passes: 1, verifyBudgetSeconds, clock: () => now }).then((d) => ({ d, asked, runs, first }));
     };
     const ample = await planWindow(60);
-    assert.deepEqual(ample.asked.slice(0, 4).map((a) => a.changes), [0, 2, 2, 0], 'the scenario needs a second pair');
-    assert.equal(ample.asked[2]!.seconds, 1, 'the plan\'s runs measure their usual window');
+    assert.deepEqual(
+      ample.asked.slice(0, 4).map((a) => a.changes),
+      [0, 2, 2, 0],
+      'the scenario needs a second pair',
+    );
+    assert.equal(ample.asked[2]!.seconds, 1, "the plan's runs measure their usual window");
     // Covering the plan's last window at as written's rate (measured by its first run).
     const wanted = ample.runs[2]!.run.elements / (ample.first.run.elements / ample.first.run.seconds);
     assert.ok(wanted > 1.2 && wanted < 3, `the scenario needs a plan that covers more elements than as written's usual window: ${wanted}`);
@@ -137,7 +145,10 @@ describe('diagnose: verification within the time budget', () => {
 
     // 6.35 s: the second pair fits (two runs of 2 s after the first 2 s) with a third of a second to spare.
     const tight = await planWindow(6.35);
-    assert.deepEqual(tight.asked.slice(0, 4).map((a) => a.changes), [0, 2, 2, 0]);
+    assert.deepEqual(
+      tight.asked.slice(0, 4).map((a) => a.changes),
+      [0, 2, 2, 0],
+    );
     const seconds = tight.asked[3]!.seconds!;
     assert.ok(seconds > 1 && seconds < wanted - 0.1, `${seconds} s: more than the usual window, less than covering the plan's elements takes`);
     assert.ok(tight.d.plan.verification!.seconds <= 6.35 + 1e-9, `verification took ${tight.d.plan.verification!.seconds} s of 6.35`);
@@ -147,7 +158,10 @@ describe('diagnose: verification within the time budget', () => {
     // the plan's elements, so its window gets no more than its usual second. (Sized by the last
     // run's start-up, the plan's 1 s, it would take 1.28 s and end past the budget.)
     const slowStart = await planWindow(6.9, 2);
-    assert.deepEqual(slowStart.asked.slice(0, 4).map((a) => a.changes), [0, 2, 2, 0]);
+    assert.deepEqual(
+      slowStart.asked.slice(0, 4).map((a) => a.changes),
+      [0, 2, 2, 0],
+    );
     assert.equal(slowStart.asked[3]!.seconds, 1);
   });
 
@@ -188,7 +202,11 @@ describe('diagnose: verification within the time budget', () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
     const t = steppingClock(3);
-    const s = scripted(first, () => planned, () => 1);
+    const s = scripted(
+      first,
+      () => planned,
+      () => 1,
+    );
     const run = async (o: Overrides, p: RunPurpose): Promise<Profile> => {
       t.tick();
       return s.run(o, p);
@@ -208,7 +226,11 @@ describe('diagnose: verification within the time budget', () => {
     /** Each run costs `fixed` seconds of start-up and teardown besides its window (3 s for a pass, what verification asks for otherwise). */
     const diagnoseWith = async (budgetSeconds: number, fixed = 2) => {
       let now = 0;
-      const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
+      const s = scripted(
+        first,
+        () => planned,
+        (applied) => (applied.length === planned.length ? gain : 1),
+      );
       const run = async (o: Overrides, p: RunPurpose, b?: RunBudget): Promise<Profile> => {
         const out = await s.run(o, p);
         now += fixed + (b?.seconds ?? 3);
@@ -238,7 +260,12 @@ describe('diagnose: verification within the time budget', () => {
     const diagnoseWith = async (cores: number) => {
       let now = 0;
       // 10% faster, with a spread too wide for one pair to say so.
-      const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? 1.1 : 1), 0.3);
+      const s = scripted(
+        first,
+        () => planned,
+        (applied) => (applied.length === planned.length ? 1.1 : 1),
+        0.3,
+      );
       const run = async (o: Overrides, p: RunPurpose, b?: RunBudget): Promise<Profile> => {
         const out = await s.run(o, p);
         now += 2 + (b?.seconds ?? 3);

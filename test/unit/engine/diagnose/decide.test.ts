@@ -58,7 +58,7 @@ describe('diagnose: the decision on what was measured', () => {
 
   it('keeps a part of the plan over the plan only when it measured reliably faster than the plan', () => {
     const close = measurements(at([], 100), at([fetch, decode], 200), [at([fetch], 205)]);
-    assert.equal(chooseKept(close), close.planned, 'the plan is the model\'s best guess: a part within the spread of it does not replace it');
+    assert.equal(chooseKept(close), close.planned, "the plan is the model's best guess: a part within the spread of it does not replace it");
     const faster = at([fetch], 300);
     assert.equal(chooseKept(measurements(at([], 100), at([fetch, decode], 200), [faster])), faster);
   });
@@ -88,7 +88,18 @@ describe('diagnose: the decision on what was measured', () => {
   it('counts nothing as lost alone in a plan of one change: alone is the plan', () => {
     const asWritten = at([], 100);
     const planned = at([fetch], 80);
-    const m: Measurements = { all: [fetch], asWritten, planned, configs: new Map([[asWritten.key, asWritten], [planned.key, planned]]), order: [asWritten, planned], measuredParts: new Set(), name: () => 'the plan' };
+    const m: Measurements = {
+      all: [fetch],
+      asWritten,
+      planned,
+      configs: new Map([
+        [asWritten.key, asWritten],
+        [planned.key, planned],
+      ]),
+      order: [asWritten, planned],
+      measuredParts: new Set(),
+      name: () => 'the plan',
+    };
     assert.equal(lostAlone(m).size, 0);
     assert.equal(lostAlone(measurements(at([], 100), at([fetch, decode], 80), [at([fetch], 80)])).get('parallelism:fetch'), 'measured 0.8× alone');
   });
@@ -124,10 +135,7 @@ describe('diagnose: the decision on what was measured', () => {
     assert.equal(verification.verdict, 'no-gain');
     assert.deepEqual(keep, []);
     assert.equal(verification.speedup, 1);
-    assert.equal(
-      verification.summary,
-      'no reliable gain on this machine right now: the plan measured 101/s ± 1.98 against 100/s ± 1.96 as written (1.01× ± 0.03); fetch: 1.0×, decode: failed',
-    );
+    assert.equal(verification.summary, 'no reliable gain on this machine right now: the plan measured 101/s ± 1.98 against 100/s ± 1.96 as written (1.01× ± 0.03); fetch: 1.0×, decode: failed');
     assert.deepEqual(
       verification.dropped.map((d) => d.why),
       ['measured 1.0× alone', 'its run failed alone: boom'],
@@ -140,6 +148,9 @@ describe('diagnose: the decision on what was measured', () => {
     assert.equal(verification.verdict, 'error');
     assert.deepEqual(keep, []);
     assert.equal(verification.summary, "verification failed: the plan's run failed: the library refused the override");
-    assert.deepEqual(verification.dropped.map((d) => d.why), ["the plan's run failed: the library refused the override", "the plan's run failed: the library refused the override"]);
+    assert.deepEqual(
+      verification.dropped.map((d) => d.why),
+      ["the plan's run failed: the library refused the override", "the plan's run failed: the library refused the override"],
+    );
   });
 });

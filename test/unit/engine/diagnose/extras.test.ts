@@ -63,7 +63,10 @@ describe('diagnose: verification of what the model does not price, on top of wha
     // The report tells the two runs of the same change apart by the count each ran.
     const key = changeKey(planned!);
     assert.deepEqual(d.plan.verification!.kept.values, { [key]: 2 * p });
-    assert.deepEqual(d.plan.verification!.tried.filter((t) => t.changes.length === 1).map((t) => t.values), [{ [key]: p }, { [key]: 2 * p }]);
+    assert.deepEqual(
+      d.plan.verification!.tried.filter((t) => t.changes.length === 1).map((t) => t.values),
+      [{ [key]: p }, { [key]: 2 * p }],
+    );
     assert.ok(Math.abs(d.plan.verification!.speedup / (0.95 * gain) - 1) < 0.02, `verified ${d.plan.verification!.speedup}`);
     assert.match(kept.reason, new RegExp(`The plan sized it at ${p}; verification measured .* with ${2 * p} against .* with ${p}`));
 
@@ -79,7 +82,10 @@ describe('diagnose: verification of what the model does not price, on top of wha
     const queued = await diagnose({ run: throttled.run, passes: 2, verifyBudgetSeconds: 60 });
     const last = queued.plan.changes.find((c) => c.opId === fetch) as Extract<PlanChange, { kind: 'parallelism' }> | undefined;
     assert.ok(last, 'the plan still raises the calls in flight');
-    assert.ok(throttled.calls.every((k) => k <= Math.max(p, last.to)), `calls in flight run: ${throttled.calls.join(', ')} (planned ${p}, then ${last.to})`);
+    assert.ok(
+      throttled.calls.every((k) => k <= Math.max(p, last.to)),
+      `calls in flight run: ${throttled.calls.join(', ')} (planned ${p}, then ${last.to})`,
+    );
 
     // Without room in the budget there is no such run.
     const tight = byCalls((k) => (k === 1 ? 1 : 0.6 * gain));
@@ -93,7 +99,13 @@ describe('diagnose: verification of what the model does not price, on top of wha
     const gain = asPredicted(first);
     const rootId = first.pipeline.rootId;
     const withPrefetch = async (prefetchFactor: number) => {
-      const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1), 0.02, prefetchFactor);
+      const s = scripted(
+        first,
+        () => planned,
+        (applied) => (applied.length === planned.length ? gain : 1),
+        0.02,
+        prefetchFactor,
+      );
       return { s, d: await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 }) };
     };
     // 1.5× with it, within ±1%: kept, after the plan itself was verified.
@@ -134,11 +146,18 @@ describe('diagnose: verification of what the model does not price, on top of wha
     const move = eventLoopMove(first)!;
     assert.ok(move, 'the scenario needs a move to try');
     const outcome = async (factor: number) => {
-      const s = scripted(first, () => [move], (applied) => (applied.length === 1 ? factor : 1));
+      const s = scripted(
+        first,
+        () => [move],
+        (applied) => (applied.length === 1 ? factor : 1),
+      );
       return { s, d: await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 }) };
     };
     const faster = await outcome(1.3);
-    assert.deepEqual(faster.s.calls.slice(0, 2).map((c) => `${c.purpose}:${c.applied.join(',') || 'as written'}`), ['profile:as written', `verify:${changeKey(move)}`]);
+    assert.deepEqual(
+      faster.s.calls.slice(0, 2).map((c) => `${c.purpose}:${c.applied.join(',') || 'as written'}`),
+      ['profile:as written', `verify:${changeKey(move)}`],
+    );
     assert.equal(faster.d.plan.verification?.verdict, 'gain');
     assert.deepEqual(faster.d.plan.changes.map(changeKey), [changeKey(move)]);
     assert.equal(faster.d.plan.overrides[move.opId]?.placement, 'worker');
@@ -213,7 +232,7 @@ describe('diagnose: verification of what the model does not price, on top of wha
     assert.ok(move && move.kind === 'placement' && planned.some((c) => c.kind === 'cycleLength'), 'the scenario needs a plan that opens the shards and moves the parse');
     const wide = shards(16, 40, 12e-3);
     const loop = eventLoopMove(wide);
-    assert.ok(loop && loop.opId === move.opId && loop.parallelism === move.parallelism, 'the scenario needs the event-loop move to be the plan\'s');
+    assert.ok(loop && loop.opId === move.opId && loop.parallelism === move.parallelism, "the scenario needs the event-loop move to be the plan's");
     const steps: string[] = [];
     let runs = 0;
     const run = async (o: Overrides): Promise<Profile> => {
@@ -228,11 +247,14 @@ describe('diagnose: verification of what the model does not price, on top of wha
     const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 60, onStep: (st) => steps.push(st.message) });
     assert.equal(d.plan.verification?.verdict, 'gain');
     assert.ok(!d.plan.changes.some((c) => c.kind === 'placement'), 'the move measured no faster than the plan without it');
-    assert.ok(steps.some((m) => /the plan without run map\(parseRecord\) in worker threads/.test(m)), steps.join('\n'));
+    assert.ok(
+      steps.some((m) => /the plan without run map\(parseRecord\) in worker threads/.test(m)),
+      steps.join('\n'),
+    );
     assert.ok(!steps.some((m) => /, with run map\(parseRecord\) in worker threads$/.test(m)), steps.join('\n'));
   });
 
-  it('adds no prefetch at the end of a pipeline that ends in one, or that the user\'s overrides give one', async () => {
+  it("adds no prefetch at the end of a pipeline that ends in one, or that the user's overrides give one", async () => {
     const endsInOne = new ProfileBuilder({ cores: 2 })
       .range()
       .map('fetch', { latency: 20e-3, parallelism: 1 })
@@ -240,7 +262,13 @@ describe('diagnose: verification of what the model does not price, on top of wha
       .build({ rootElements: 100, rate: 1 / 21e-3 });
     const planned = modelPlan(endsInOne).changes;
     assert.ok(planned.length > 0, 'the scenario needs a plan');
-    const s = scripted(endsInOne, () => planned, (applied) => (applied.length === planned.length ? asPredicted(endsInOne) : 1), 0.02, 2);
+    const s = scripted(
+      endsInOne,
+      () => planned,
+      (applied) => (applied.length === planned.length ? asPredicted(endsInOne) : 1),
+      0.02,
+      2,
+    );
     const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
     assert.equal(d.plan.verification?.verdict, 'gain');
     assert.equal(s.prefetched.length, 0);
@@ -251,10 +279,19 @@ describe('diagnose: verification of what the model does not price, on top of wha
     const user: Overrides = { [rootId]: { prefetch: 8 } };
     const plannedFor = modelPlan(first).changes;
     const calls: Overrides[] = [];
-    const t = scripted(first, () => plannedFor, (applied) => (applied.length === plannedFor.length ? asPredicted(first) : 1), 0.02, 2);
+    const t = scripted(
+      first,
+      () => plannedFor,
+      (applied) => (applied.length === plannedFor.length ? asPredicted(first) : 1),
+      0.02,
+      2,
+    );
     const d2 = await diagnose({ run: async (o, purpose) => (calls.push(o), t.run(o, purpose)), passes: 1, verifyBudgetSeconds: 60, userOverrides: user });
     assert.equal(d2.plan.verification?.verdict, 'gain');
-    assert.ok(calls.every((o) => o[rootId]?.prefetch === undefined || o[rootId]?.prefetch === 8), 'no run sized the user\'s prefetch otherwise');
+    assert.ok(
+      calls.every((o) => o[rootId]?.prefetch === undefined || o[rootId]?.prefetch === 8),
+      "no run sized the user's prefetch otherwise",
+    );
     assert.ok(!d2.plan.changes.some((c) => c.kind === 'prefetch'));
   });
 });

@@ -7,7 +7,18 @@
  */
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { diagnoseFile, runRequestFor, sourceRandomOps, VERIFY_RUN_SECONDS, type DiagnoseInput, type Diagnosis, type FrontDoorRunRequest, type RunBudget, type RunPurpose, type RunSettings } from '../../../../src/engine/diagnose';
+import {
+  diagnoseFile,
+  runRequestFor,
+  sourceRandomOps,
+  VERIFY_RUN_SECONDS,
+  type DiagnoseInput,
+  type Diagnosis,
+  type FrontDoorRunRequest,
+  type RunBudget,
+  type RunPurpose,
+  type RunSettings,
+} from '../../../../src/engine/diagnose';
 import { GraphWorkspace } from '../../../../src/engine/graph/workspace';
 import type { Overrides, Profile } from '../../../../src/shared/profile';
 

@@ -13,7 +13,11 @@ describe('diagnose: the routine', () => {
     const first = threeChangeProfile();
     const planned = modelPlan(first).changes;
     const gain = asPredicted(first);
-    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === planned.length ? gain : 1),
+    );
     const steps: string[] = [];
     await diagnose({ run: s.run, passes: 1, onStep: (st) => steps.push(`${st.run} ${st.phase}: ${st.message}`) });
     assert.deepEqual(steps.slice(0, 4), ['1 profile: profiling as written', '2 verify: verifying: the plan (1)', '3 verify: verifying: the plan (2)', '4 verify: verifying: as written (2)']);
@@ -22,11 +26,15 @@ describe('diagnose: the routine', () => {
     assert.equal(steps.length, 6);
   });
 
-  it('returns the first run\'s error with an empty plan and runs nothing else', async () => {
+  it("returns the first run's error with an empty plan and runs nothing else", async () => {
     const first = threeChangeProfile();
     first.error = { kind: 'throw', message: 'decode threw' };
     first.run.elements = 0;
-    const s = scripted(first, () => [], () => 1);
+    const s = scripted(
+      first,
+      () => [],
+      () => 1,
+    );
     const d = await diagnose({ run: s.run });
     assert.equal(d.error?.message, 'decode threw');
     assert.deepEqual(d.plan.changes, []);
@@ -35,7 +43,11 @@ describe('diagnose: the routine', () => {
 
   it('plans without verifying when asked, keeping every change', async () => {
     const first = threeChangeProfile();
-    const s = scripted(first, () => [], () => 1);
+    const s = scripted(
+      first,
+      () => [],
+      () => 1,
+    );
     const d = await diagnose({ run: s.run, passes: 1, verify: false });
     assert.equal(s.calls.length, 1);
     assert.equal(d.plan.verification, undefined);
@@ -54,7 +66,10 @@ describe('diagnose: a plan the run with it measured slower', () => {
   it('offers no change unverified, and says what the run measured', async () => {
     const d = await diagnose({ run, passes: 2, verify: false });
     assert.deepEqual(d.plan.changes, []);
-    assert.ok(d.plan.notes?.some((n) => n.includes('no more than the 19,000 el/s measured as written')), JSON.stringify(d.plan.notes));
+    assert.ok(
+      d.plan.notes?.some((n) => n.includes('no more than the 19,000 el/s measured as written')),
+      JSON.stringify(d.plan.notes),
+    );
   });
 
   it('leaves the decision to verification when it runs', async () => {
@@ -66,17 +81,24 @@ describe('diagnose: a plan the run with it measured slower', () => {
 
 describe('diagnose: randomness', () => {
   it('never caches after an operator the source shows is random, though the runner did not mark it', async () => {
-    const first = new ProfileBuilder()
-      .range(1000)
-      .map('augment', { self: 10e-3, bytes: 100e3 })
-      .op({ kind: 'repeat', count: -1 })
-      .batch(10)
-      .build({ rootElements: 100, rate: 9.8 });
-    assert.ok(modelPlan(first).changes.some((c) => c.kind === 'cache' && c.opId === id(1)), 'without the static randomness the model caches after augment');
+    const first = new ProfileBuilder().range(1000).map('augment', { self: 10e-3, bytes: 100e3 }).op({ kind: 'repeat', count: -1 }).batch(10).build({ rootElements: 100, rate: 9.8 });
+    assert.ok(
+      modelPlan(first).changes.some((c) => c.kind === 'cache' && c.opId === id(1)),
+      'without the static randomness the model caches after augment',
+    );
     const d = await diagnose({ run: async () => first, passes: 1, verify: false, options: { randomOps: [id(1)] } as never });
-    assert.equal(d.plan.changes.some((c) => c.kind === 'cache'), false);
-    assert.equal(Object.values(d.plan.overrides).some((o) => o.cache !== undefined), false);
-    assert.ok(d.plan.notes?.some((n) => /map\(augment\) is random/.test(n)), JSON.stringify(d.plan.notes));
+    assert.equal(
+      d.plan.changes.some((c) => c.kind === 'cache'),
+      false,
+    );
+    assert.equal(
+      Object.values(d.plan.overrides).some((o) => o.cache !== undefined),
+      false,
+    );
+    assert.ok(
+      d.plan.notes?.some((n) => /map\(augment\) is random/.test(n)),
+      JSON.stringify(d.plan.notes),
+    );
   });
 
   it('notes a cache the source already has after a random operator, from the source or from the run', async () => {
@@ -95,7 +117,10 @@ describe('diagnose: randomness', () => {
     assert.ok((await notes({ static: true })).includes(frozen), JSON.stringify(await notes({ static: true })));
     assert.ok((await notes({ observed: true })).includes(frozen));
     // A cache after deterministic work is what a cache is for: nothing to say.
-    assert.equal((await notes({})).some((n) => n.startsWith('cache() at')), false);
+    assert.equal(
+      (await notes({})).some((n) => n.startsWith('cache() at')),
+      false,
+    );
   });
 
   it('tells a cache after a shuffle and a random map to go above the shuffle, the first of them', async () => {

@@ -36,8 +36,15 @@ describe('diagnose with the real runner', function () {
     // The runs alternated: as written (the profile), the plan, then, unless that pair settled it
     // (no gain on runs that found the same cores free), the plan and as written again.
     const runs = log.map((r) => [r.purpose, Object.keys(r.overrides).length > 0]);
-    assert.deepEqual(runs.slice(0, 2), [['profile', false], ['verify', true]]);
-    if (runs.length > 2) assert.deepEqual(runs.slice(2, 4), [['verify', true], ['verify', false]]);
+    assert.deepEqual(runs.slice(0, 2), [
+      ['profile', false],
+      ['verify', true],
+    ]);
+    if (runs.length > 2)
+      assert.deepEqual(runs.slice(2, 4), [
+        ['verify', true],
+        ['verify', false],
+      ]);
     const asWritten = v.asWritten;
     const planned = v.tried.find((t) => t.changes.length > 0)!;
     assert.ok(planned.measured.windows >= 2, 'the plan was measured with a spread');
@@ -76,9 +83,15 @@ describe('diagnose with the real runner', function () {
       op.random = false;
       delete op.randomObserved;
     }
-    assert.ok(modelPlan(blind, { cores: 2 }).changes.some((c) => c.kind === 'cache' && c.opId === '17:4'), 'the scenario needs the blind model to cache after augment');
+    assert.ok(
+      modelPlan(blind, { cores: 2 }).changes.some((c) => c.kind === 'cache' && c.opId === '17:4'),
+      'the scenario needs the blind model to cache after augment',
+    );
     const caches = d.plan.changes.filter((c) => c.kind === 'cache');
-    assert.ok(caches.every((c) => c.opId !== '17:4' && c.opId !== '18:4' && c.opId !== '19:4'), JSON.stringify(caches));
+    assert.ok(
+      caches.every((c) => c.opId !== '17:4' && c.opId !== '18:4' && c.opId !== '19:4'),
+      JSON.stringify(caches),
+    );
     assert.ok(Object.entries(d.plan.overrides).every(([id, o]) => o.cache === undefined || id === '16:4'));
   });
 

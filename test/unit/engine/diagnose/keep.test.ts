@@ -20,7 +20,11 @@ describe('diagnose: the plan verification kept', () => {
     const fetch = changeKey(planned.find((c) => c.kind === 'parallelism')!);
     const throttled = 100;
     const base = first.run.elements / first.run.seconds;
-    const s = scripted(first, () => planned, (applied) => (applied.length === 0 ? 1 : applied.length === 1 && applied[0] === fetch ? throttled / base : (0.8 * throttled) / base));
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === 0 ? 1 : applied.length === 1 && applied[0] === fetch ? throttled / base : (0.8 * throttled) / base),
+    );
     const raise = planned.find((c) => c.kind === 'parallelism')!;
     const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
       // The throttle holds the fetch at 100/s with any number of calls in flight above one, so a
@@ -53,7 +57,10 @@ describe('diagnose: the plan verification kept', () => {
     const fromFirst = modelPredict(first, overridesFor(first, d.plan.changes)).rate;
     assert.ok(fromFirst > 1.35 * throttled, `the scenario needs the run as written to mislead: ${fromFirst}`);
     assert.ok(Math.abs(d.plan.predictedRate - throttled) / throttled < 0.25, `predicted ${d.plan.predictedRate}/s for the fetch alone, measured ${throttled}/s`);
-    assert.equal(Object.values(d.plan.overrides).some((o) => o.placement === 'worker'), false);
+    assert.equal(
+      Object.values(d.plan.overrides).some((o) => o.placement === 'worker'),
+      false,
+    );
   });
 
   it('keeping the pipeline as written, predicts what every run as written measured, not the first run alone', async () => {
@@ -61,7 +68,12 @@ describe('diagnose: the plan verification kept', () => {
     // measures 0.7× its rate.
     const first = steadyRun(twoChangeProfile(), 2);
     const planned = modelPlan(first).changes;
-    const s = scripted(first, () => planned, () => 0.7, 0.04);
+    const s = scripted(
+      first,
+      () => planned,
+      () => 0.7,
+      0.04,
+    );
     const d = await diagnose({ run: s.run, passes: 1 });
     const v = d.plan.verification!;
     assert.notEqual(v.verdict, 'gain', v.summary);
@@ -79,7 +91,12 @@ describe('diagnose: a training loop', () => {
     const first = trainingProfile({ pipe: 3e-3, step: 1e-3 });
     const model = modelPlan(first);
     assert.ok(model.trainer?.changed, 'the scenario needs a plan for the trainer');
-    const s = scripted(first, () => model.changes, () => 1.0, 0.06);
+    const s = scripted(
+      first,
+      () => model.changes,
+      () => 1.0,
+      0.06,
+    );
     const d = await diagnose({ run: s.run, passes: 1, userOverrides: {} });
     assert.equal(d.plan.verification?.verdict, 'no-gain');
     assert.deepEqual(d.plan.changes, []);
@@ -87,13 +104,20 @@ describe('diagnose: a training loop', () => {
     assert.equal(d.plan.trainer?.predictedStepsPerSec, d.plan.trainer?.asWrittenPredictedStepsPerSec);
     assert.match(d.plan.trainer!.summary, /^the trainer waited 75% of its time for input .*; no reliable gain on this machine right now: .*, so no change\.$/);
     // The notes carry the verdict once, as verification left it.
-    assert.deepEqual(d.plan.notes?.filter((n) => /trainer waited/.test(n)), [d.plan.trainer!.summary]);
+    assert.deepEqual(
+      d.plan.notes?.filter((n) => /trainer waited/.test(n)),
+      [d.plan.trainer!.summary],
+    );
   });
 
   it('prices the kept plan for the loop as written when verification kept it', async () => {
     const first = trainingProfile({ pipe: 3e-3, step: 1e-3 });
     const model = modelPlan(first);
-    const s = scripted(first, () => model.changes, (applied) => (applied.length > 0 ? 1.6 : 1));
+    const s = scripted(
+      first,
+      () => model.changes,
+      (applied) => (applied.length > 0 ? 1.6 : 1),
+    );
     const d = await diagnose({ run: s.run, passes: 1, userOverrides: {} });
     assert.equal(d.plan.verification?.verdict, 'gain');
     assert.equal(d.plan.trainer?.changed, true);

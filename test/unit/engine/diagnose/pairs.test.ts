@@ -18,13 +18,23 @@ describe('diagnose: verification, pair by pair', () => {
     const planned = modelPlan(first).changes;
     const all = planned.map(changeKey).sort();
     const gain = asPredicted(first);
-    const s = scripted(first, () => planned, (applied) => (applied.length === all.length ? gain : 1));
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === all.length ? gain : 1),
+    );
     const d = await diagnose({ run: s.run, passes: 1 });
     // A B B A: as written (the profile's run), the plan, then the other way round, so a drifting
     // load weighs on both. (Without any one of its changes the model puts this plan at a quarter
     // of its rate or less: no part of it is measured on its own.)
-    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'verify', 'verify', 'verify']);
-    assert.deepEqual(s.calls.map((c) => c.applied.length), [0, all.length, all.length, 0]);
+    assert.deepEqual(
+      s.calls.map((c) => c.purpose),
+      ['profile', 'verify', 'verify', 'verify'],
+    );
+    assert.deepEqual(
+      s.calls.map((c) => c.applied.length),
+      [0, all.length, all.length, 0],
+    );
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
     assert.deepEqual(d.plan.changes.map(changeKey).sort(), all);
@@ -48,17 +58,27 @@ describe('diagnose: verification, pair by pair', () => {
     const first = steadyRun(threeChangeProfile(), 3.8);
     const planned = modelPlan(first).changes;
     const gain = asPredicted(first);
-    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === planned.length ? gain : 1),
+    );
     const same = await diagnose({ run: findingFree(first, s.run, 3.7), passes: 2 });
     // profile (A), re-plan with the plan (B): the pair settled it, so no B A follows.
-    assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', `replan:${planned.length}`]);
+    assert.deepEqual(
+      s.calls.map((c) => `${c.purpose}:${c.applied.length}`),
+      ['profile:0', `replan:${planned.length}`],
+    );
     assert.equal(same.plan.verification?.verdict, 'gain');
 
     // The same gain on a run that found a core fewer free: the load moved against the plan, and
     // the pair still decides.
     s.calls.length = 0;
     const against = await diagnose({ run: findingFree(first, s.run, 2.8), passes: 2 });
-    assert.deepEqual(s.calls.map((c) => c.purpose), ['profile', 'replan']);
+    assert.deepEqual(
+      s.calls.map((c) => c.purpose),
+      ['profile', 'replan'],
+    );
     assert.equal(against.plan.verification?.verdict, 'gain');
 
     // As written on 2.6 free cores, the plan on 3.8: a gain of 1.3× is within what the extra
@@ -69,7 +89,11 @@ describe('diagnose: verification, pair by pair', () => {
     const easedGain = asPredicted(eased);
     assert.ok(easedGain > 1.03 * (3.8 / 2.6), 'the scenario needs a gain beyond the drift');
     const pairsAt = async (factor: number): Promise<string[]> => {
-      const e = scripted(eased, () => easedPlan, (applied) => (applied.length === easedPlan.length ? factor : 1));
+      const e = scripted(
+        eased,
+        () => easedPlan,
+        (applied) => (applied.length === easedPlan.length ? factor : 1),
+      );
       await diagnose({ run: findingFree(eased, e.run, 3.8), passes: 2, verifyBudgetSeconds: 60 });
       return e.calls.map((c) => `${c.purpose}:${c.applied.length}`);
     };
@@ -83,10 +107,18 @@ describe('diagnose: verification, pair by pair', () => {
     const planned = modelPlan(first).changes;
     // The plan loses 40% (more calls in flight overload what they call), or gains 1%: no gain either way.
     for (const factor of [0.6, 1.01]) {
-      const s = scripted(first, () => planned, (applied) => (applied.length > 0 ? factor : 1));
+      const s = scripted(
+        first,
+        () => planned,
+        (applied) => (applied.length > 0 ? factor : 1),
+      );
       const steady = await diagnose({ run: findingFree(first, s.run, 1.85), passes: 2 });
       // profile (A), re-plan with the plan (B): on a steady machine the pair decides, no B A follows.
-      assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:1'], `× ${factor}`);
+      assert.deepEqual(
+        s.calls.map((c) => `${c.purpose}:${c.applied.length}`),
+        ['profile:0', 'replan:1'],
+        `× ${factor}`,
+      );
       assert.equal(steady.plan.verification?.verdict, 'no-gain');
       assert.deepEqual(steady.plan.changes, []);
 
@@ -96,7 +128,11 @@ describe('diagnose: verification, pair by pair', () => {
       s.calls.length = 0;
       const drifted = await diagnose({ run: findingFree(first, s.run, 1.4), passes: 2 });
       const pair = ['profile:0', 'replan:1'];
-      assert.deepEqual(s.calls.map((c) => `${c.purpose}:${c.applied.length}`), factor < 1 ? pair : [...pair, 'verify:1', 'verify:0'], `× ${factor}`);
+      assert.deepEqual(
+        s.calls.map((c) => `${c.purpose}:${c.applied.length}`),
+        factor < 1 ? pair : [...pair, 'verify:1', 'verify:0'],
+        `× ${factor}`,
+      );
       assert.equal(drifted.plan.verification?.verdict, 'no-gain');
     }
   });
@@ -105,16 +141,26 @@ describe('diagnose: verification, pair by pair', () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
     const gain = asPredicted(first);
-    const s = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === planned.length ? gain : 1),
+    );
     const d = await diagnose({ run: s.run, passes: 2 });
     // profile (A), re-plan with the plan (B), then one more pair the other way round (B A).
     // (The second pass re-predicts the plan from its faster run, and this scripted runner measures
     // it below that: verification then also measures the plan without each change, after these.)
-    assert.deepEqual(s.calls.slice(0, 4).map((c) => `${c.purpose}:${c.applied.length}`), ['profile:0', 'replan:2', 'verify:2', 'verify:0']);
+    assert.deepEqual(
+      s.calls.slice(0, 4).map((c) => `${c.purpose}:${c.applied.length}`),
+      ['profile:0', 'replan:2', 'verify:2', 'verify:0'],
+    );
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
     // The first profile is the builder's single rate; the others five windows each.
-    assert.deepEqual(v.tried.slice(0, 2).map((t) => t.measured.windows), [1 + 5, 5 + 5]);
+    assert.deepEqual(
+      v.tried.slice(0, 2).map((t) => t.measured.windows),
+      [1 + 5, 5 + 5],
+    );
   });
 
   it('compares configurations on the elements their runs shared, so stretches of dear and cheap data do not hide a gain', async () => {
@@ -127,7 +173,10 @@ describe('diagnose: verification, pair by pair', () => {
     first.run.windowSlices = slicesOf(1);
     const calls: string[][] = [];
     const run = async (overrides: Overrides): Promise<Profile> => {
-      const applied = planned.filter((c) => overrides[c.opId] !== undefined && appliedKnob(c, overrides)).map(changeKey).sort();
+      const applied = planned
+        .filter((c) => overrides[c.opId] !== undefined && appliedKnob(c, overrides))
+        .map(changeKey)
+        .sort();
       calls.push(applied);
       if (calls.length === 1) return first;
       const p = structuredClone(first);
@@ -139,7 +188,10 @@ describe('diagnose: verification, pair by pair', () => {
     // One pair of runs (the first pair always runs): the profile's as written and the plan's.
     const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 0 });
     const v = d.plan.verification!;
-    assert.deepEqual(calls.map((c) => c.length), [0, all.length]);
+    assert.deepEqual(
+      calls.map((c) => c.length),
+      [0, all.length],
+    );
     // Pooled, the content's spread swallows the gain.
     const plan = v.tried.find((t) => t.changes.length === all.length)!;
     assert.equal(reliablyFaster(plan.measured, v.asWritten), false, JSON.stringify(v.tried));
@@ -148,7 +200,7 @@ describe('diagnose: verification, pair by pair', () => {
     assert.ok(Math.abs(v.speedup - 1.5) < 0.15 && v.speedup - v.speedupHalfWidth > 1, v.summary);
   });
 
-  it('does not take a gain from a first pair that measured different stretches of the data; the next run as written starts where the plan\'s did', async () => {
+  it("does not take a gain from a first pair that measured different stretches of the data; the next run as written starts where the plan's did", async () => {
     // The first 300 elements are four times as dear as the rest. As written warmed up on 100
     // elements; the plan's runs warm up on 200 (as p worker threads do) and measure twice as
     // long, running into the cheap stretch. The plan gains nothing on any element.
@@ -187,14 +239,17 @@ describe('diagnose: verification, pair by pair', () => {
     // A second pair ran, the whole plan (two changes) then as written, and as written warmed up to
     // where the plan's window started.
     assert.equal(planned.length, 2);
-    assert.deepEqual(asked.slice(0, 4).map((a) => `${a.changes}:${a.warmupElements ?? '-'}`), ['0:-', '2:-', '2:-', '0:200']);
+    assert.deepEqual(
+      asked.slice(0, 4).map((a) => `${a.changes}:${a.warmupElements ?? '-'}`),
+      ['0:-', '2:-', '2:-', '0:200'],
+    );
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'no-gain', v.summary);
     assert.deepEqual(d.plan.changes, []);
     assert.match(v.summary, /on the elements both ran/);
   });
 
-  it('with room for one run but not a second pair, measures as written once more on the plan\'s elements (A B A) and judges the plan against it', async () => {
+  it("with room for one run but not a second pair, measures as written once more on the plan's elements (A B A) and judges the plan against it", async () => {
     // As written's first run measured elements 100 onwards; the plan's, warmed up on 200, measured
     // further and faster (1.5× on every element). Their windows share a short stretch of elements
     // whose cost differs four times from stretch to stretch, and their times jitter: the first pair
@@ -268,10 +323,13 @@ describe('diagnose: verification, pair by pair', () => {
     };
     const d = await diagnose({ run, passes: 1, verifyBudgetSeconds: 60 });
     assert.equal(d.plan.verification!.verdict, 'gain', d.plan.verification!.summary);
-    assert.deepEqual(asked.slice(0, 4).map((a) => `${a.changes}:${a.warmupElements ?? '-'}`), ['0:-', '2:-', '2:-', '0:-']);
+    assert.deepEqual(
+      asked.slice(0, 4).map((a) => `${a.changes}:${a.warmupElements ?? '-'}`),
+      ['0:-', '2:-', '2:-', '0:-'],
+    );
   });
 
-  it('judges by pooled rates when pairing the runs gives the wider interval, as a slow pipeline\'s few batches do', async () => {
+  it("judges by pooled rates when pairing the runs gives the wider interval, as a slow pipeline's few batches do", async () => {
     const first = oneFetchProfile();
     // Element by element (a batch each): as written steady at ≈ 0.65/s; the plan ≈ 2× overall, but
     // uneven over the few elements both windows share, so the ranges paired there disagree.

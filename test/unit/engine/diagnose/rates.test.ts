@@ -31,7 +31,10 @@ describe('diagnose: rates with a spread', () => {
 
   it('weighs a long slice more than a short one', () => {
     // 10 elements in 10 s and 1 element in 0.1 s: 11 in 10.1 s, not the mean of 1/s and 10/s.
-    const r = pooledRate([{ elements: 10, seconds: 10 }, { elements: 1, seconds: 0.1 }]);
+    const r = pooledRate([
+      { elements: 10, seconds: 10 },
+      { elements: 1, seconds: 0.1 },
+    ]);
     assert.ok(Math.abs(r.rate - 11 / 10.1) < 1e-12);
   });
 

@@ -25,11 +25,7 @@ export function threeChangeProfile(): Profile {
 
 /** Two awaiting maps with one call in flight each: the model raises both parallelisms. */
 export function twoChangeProfile(): Profile {
-  const p = new ProfileBuilder({ cores: 2 })
-    .range()
-    .map('fetch', { latency: 20e-3, parallelism: 1 })
-    .map('lookup', { latency: 10e-3, parallelism: 1 })
-    .build({ rootElements: 100, rate: 33 });
+  const p = new ProfileBuilder({ cores: 2 }).range().map('fetch', { latency: 20e-3, parallelism: 1 }).map('lookup', { latency: 10e-3, parallelism: 1 }).build({ rootElements: 100, rate: 33 });
   assert.equal(modelPlan(p).changes.length, 2, 'the scenario needs a plan of two changes');
   return p;
 }
@@ -41,7 +37,13 @@ export function fetchDecodeProfile(): Profile {
     .map('fetch', { latency: 20e-3, parallelism: 1 })
     .map('decode', { self: 1e-3, module: true })
     .build({ rootElements: 100, rate: 1 / 21e-3 });
-  assert.deepEqual(modelPlan(p).changes.map((c) => c.kind).sort(), ['parallelism', 'placement'], 'the scenario needs a parallelism change and a worker move');
+  assert.deepEqual(
+    modelPlan(p)
+      .changes.map((c) => c.kind)
+      .sort(),
+    ['parallelism', 'placement'],
+    'the scenario needs a parallelism change and a worker move',
+  );
   return p;
 }
 

@@ -30,7 +30,10 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
     // After A B B A, the plan without the move was measured — and not the plan without the
     // parallelism, which the model puts at the pipeline's rate as written.
     const after = s.calls.slice(4);
-    assert.deepEqual(after.map((c) => c.applied), [[parallelism]]);
+    assert.deepEqual(
+      after.map((c) => c.applied),
+      [[parallelism]],
+    );
     assert.equal(steps.length, 7);
     assert.match(steps[4]!, /^verifying: set parallelism of map\(fetch\) to \d+$/);
     assert.match(steps[6]!, /, with .*prefetch\(2\)/);
@@ -44,14 +47,20 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
       const { placement, parallelism, s } = moveOnTopOfParallelism(without);
       const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
       // The plan without the move was measured after A B B A in both cases.
-      assert.deepEqual(s.calls.slice(4).map((c) => c.applied), [[parallelism]]);
+      assert.deepEqual(
+        s.calls.slice(4).map((c) => c.applied),
+        [[parallelism]],
+      );
       return { plan: d.plan, placement, parallelism };
     };
     // The same rate without the move: the move was not measured to help, and goes.
     const same = await keptWith(1);
     assert.equal(same.plan.verification!.verdict, 'gain');
     assert.deepEqual(same.plan.changes.map(changeKey), [same.parallelism]);
-    assert.deepEqual(same.plan.verification!.dropped.map((x) => changeKey(x.change)), [same.placement]);
+    assert.deepEqual(
+      same.plan.verification!.dropped.map((x) => changeKey(x.change)),
+      [same.placement],
+    );
     assert.match(same.plan.verification!.dropped[0]!.why, /^not measured to help: the plan measured [\d.]+× with it and [\d.]+× without$/);
     // A fifth slower without it: the move helped beyond the spread, and the whole plan stays.
     const slower = await keptWith(0.8);
@@ -73,10 +82,18 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
         .build({ rootElements: 100, rate: overrides ? 1 / (decode + 1e-4) : 1 / 21e-3, ...(overrides ? { overrides } : {}) });
     const first = profile(10e-6);
     const firstPlan = modelPlan(first).changes;
-    assert.deepEqual(firstPlan.map((c) => c.kind), ['parallelism'], 'the first pass must raise the fetch alone');
+    assert.deepEqual(
+      firstPlan.map((c) => c.kind),
+      ['parallelism'],
+      'the first pass must raise the fetch alone',
+    );
     const fetch = changeKey(firstPlan[0]!);
     const planned: PlanChange[] = [...firstPlan];
-    const s = scripted(first, () => planned, (applied) => (applied.length === 1 && applied[0] === fetch ? 5 : applied.length === 2 ? whole : 1));
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === 1 && applied[0] === fetch ? 5 : applied.length === 2 ? whole : 1),
+    );
     const run = async (o: Overrides, purpose: RunPurpose): Promise<Profile> => {
       const p = await s.run(o, purpose);
       if (purpose !== 'replan') return p;
@@ -100,7 +117,10 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
     assert.equal(v.verdict, 'gain');
     assert.deepEqual(d.plan.changes.map(changeKey), [fetch]);
     // The fetch alone was not run again: its measurement is the pass's (five windows).
-    assert.deepEqual(s.calls.filter((c) => c.purpose === 'verify' && c.applied.join() === fetch), []);
+    assert.deepEqual(
+      s.calls.filter((c) => c.purpose === 'verify' && c.applied.join() === fetch),
+      [],
+    );
     assert.deepEqual(v.kept.changes, [fetch]);
     assert.equal(v.kept.measured.windows, 5);
     assert.match(v.summary, /^verified 5\.\d+× ± /);
@@ -112,9 +132,15 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
     assert.equal(same.d.plan.verification!.verdict, 'gain');
     assert.deepEqual(same.d.plan.changes.map(changeKey), [same.fetch]);
     const move = same.planned.find((c) => changeKey(c) !== same.fetch)!;
-    assert.deepEqual(same.d.plan.verification!.dropped.map((x) => changeKey(x.change)), [changeKey(move)]);
+    assert.deepEqual(
+      same.d.plan.verification!.dropped.map((x) => changeKey(x.change)),
+      [changeKey(move)],
+    );
     // Its part was the pass's run, not run again by verification.
-    assert.deepEqual(same.s.calls.filter((c) => c.purpose === 'verify' && c.applied.join() === same.fetch), []);
+    assert.deepEqual(
+      same.s.calls.filter((c) => c.purpose === 'verify' && c.applied.join() === same.fetch),
+      [],
+    );
     // Measured beyond the spread faster with the move (6× against 5×), the whole plan stays.
     const faster = await partRunByPass(6);
     assert.deepEqual(faster.d.plan.changes.map(changeKey).sort(), faster.planned.map(changeKey).sort());
@@ -150,8 +176,21 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
 
     // Runs without slices cannot be paired: the speed-up is their pooled rates', and says nothing more.
     const bare = twoChangeProfile();
-    const s = scripted(bare, () => planned, () => 1.01, 0.06);
-    const d2 = await diagnose({ run: async (o, p) => { const out = await s.run(o, p); out.run.windowSlices = undefined; return out; }, passes: 1, verifyBudgetSeconds: 0 });
+    const s = scripted(
+      bare,
+      () => planned,
+      () => 1.01,
+      0.06,
+    );
+    const d2 = await diagnose({
+      run: async (o, p) => {
+        const out = await s.run(o, p);
+        out.run.windowSlices = undefined;
+        return out;
+      },
+      passes: 1,
+      verifyBudgetSeconds: 0,
+    });
     assert.match(d2.plan.verification!.summary, /as written \(1\.0\d?× ± [\d.]+\)$/);
   });
 
@@ -159,7 +198,12 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
     assert.equal(planned.length, 2);
-    const s = scripted(first, () => planned, () => 1.01, 0.06);
+    const s = scripted(
+      first,
+      () => planned,
+      () => 1.01,
+      0.06,
+    );
     const d = await diagnose({ run: s.run, passes: 1, userOverrides: {} });
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'no-gain');
@@ -184,13 +228,22 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
     const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
-    assert.deepEqual(d.plan.changes.map(changeKey).sort(), planned.map(changeKey).filter((k) => k !== placement).sort());
+    assert.deepEqual(
+      d.plan.changes.map(changeKey).sort(),
+      planned
+        .map(changeKey)
+        .filter((k) => k !== placement)
+        .sort(),
+    );
     assert.equal(v.dropped.length, 1);
     assert.equal(changeKey(v.dropped[0]!.change), placement);
     assert.equal(v.dropped[0]!.why, 'measured 0.6× alone');
     assert.match(v.summary, /^verified 1\.5\d× ± /);
     // The kept plan's overrides carry no worker placement.
-    assert.equal(Object.values(d.plan.overrides).some((o) => o.placement === 'worker'), false);
+    assert.equal(
+      Object.values(d.plan.overrides).some((o) => o.placement === 'worker'),
+      false,
+    );
     // Every configuration measured had a run as written (the profile's, or a verification run) right before or after it.
     const runs = s.calls;
     for (let i = 1; i < runs.length; i++) {
@@ -210,13 +263,23 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
     const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
     const v = d.plan.verification!;
     assert.equal(v.verdict, 'gain');
-    assert.deepEqual(d.plan.changes.map(changeKey).sort(), planned.map(changeKey).filter((k) => k !== placement).sort());
+    assert.deepEqual(
+      d.plan.changes.map(changeKey).sort(),
+      planned
+        .map(changeKey)
+        .filter((k) => k !== placement)
+        .sort(),
+    );
     assert.equal(changeKey(v.dropped[0]!.change), placement);
     assert.match(v.dropped[0]!.why, /^the plan measured .* with it and .* without$/);
 
     // A plan that measures what was predicted, no part of which the model puts near it, is kept
     // whole with no runs beyond A B B A.
-    const exact = scripted(first, () => planned, (applied) => (applied.length === planned.length ? gain : 1));
+    const exact = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === planned.length ? gain : 1),
+    );
     const kept = await diagnose({ run: exact.run, passes: 1, verifyBudgetSeconds: 60 });
     assert.equal(kept.plan.changes.length, planned.length);
     assert.equal(exact.calls.length, 4);
@@ -232,7 +295,12 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
       for (const b of effects) {
         for (const c of [0.7, 1.3]) {
           const factors: Record<string, number> = { [keys[0]!]: a, [keys[1]!]: b, [keys[2]!]: c };
-          const s = scripted(first, () => planned, (applied) => applied.reduce((f, k) => f * factors[k]!, 1), 0.04);
+          const s = scripted(
+            first,
+            () => planned,
+            (applied) => applied.reduce((f, k) => f * factors[k]!, 1),
+            0.04,
+          );
           const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
           const v = d.plan.verification!;
           const kept = new Set(d.plan.changes.map(changeKey));
@@ -248,7 +316,8 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
             assert.ok([...kept].reduce((f, k) => f * factors[k]!, 1) >= 1.03, `${JSON.stringify(factors)}: ${v.summary}`);
             assert.deepEqual([...v.kept.changes].sort(), [...kept].sort());
             // It is the fastest configuration tried that holds no change that lost alone.
-            for (const t of v.tried) if (t.changes.length > 0 && t.measured.rate > v.kept.measured.rate + 1e-9) assert.ok(t.changes.some((k) => v.dropped.some((x) => changeKey(x.change) === k)) || !reliablyFaster(t.measured, asWritten));
+            for (const t of v.tried)
+              if (t.changes.length > 0 && t.measured.rate > v.kept.measured.rate + 1e-9) assert.ok(t.changes.some((k) => v.dropped.some((x) => changeKey(x.change) === k)) || !reliablyFaster(t.measured, asWritten));
           } else {
             assert.equal(kept.size, 0);
             assert.match(v.summary, /^no reliable gain on this machine right now: /);
@@ -284,7 +353,11 @@ describe('diagnose: verification, finding what hurts and keeping the best', () =
   it('keeps nothing and says why when the plan itself fails to run and no part of it gains', async () => {
     const first = twoChangeProfile();
     const planned = modelPlan(first).changes;
-    const s = scripted(first, () => planned, () => 1);
+    const s = scripted(
+      first,
+      () => planned,
+      () => 1,
+    );
     const run = async (o: Overrides, p: RunPurpose): Promise<Profile> => {
       const profile = await s.run(o, p);
       if (s.calls[s.calls.length - 1]!.applied.length === planned.length) profile.error = { kind: 'override', message: 'the worker could not load fetch' };

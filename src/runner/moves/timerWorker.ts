@@ -1,0 +1,126 @@
+/**
+ * The worker thread that times fns loaded from their modules (a bundle of its own,
+ * dist/runner/timer.js; see workerTimes.ts). It inherits the runner's flags, tsx's loader among
+ * them, so it loads TypeScript as plumber-data's own workers do. Messages: a `TimerRequest` in, a
+ * `TimerReply` out.
+ *
+ * The fn gets what a worker of the library would give it: its inputs rebuilt after the copy (the
+ * library's crossing rules, with the Batch class of the copy of plumber-data the fn's module
+ * loads), and a context whose generator is that copy's `Rng` on the library's per-element seed.
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { parentPort } from 'node:worker_threads';
+import { type BatchMaker, restoreAll } from '../../data/tracing';
+import { cpuPerElementWhile, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
+import { processCpuSeconds as cpu } from '../machine';
+
+type Fn = (x: unknown, ctx: unknown) => unknown;
+type RngClass = new (seed: number) => unknown;
+
+/** The library's generator, from the copy of plumber-data the fn's module would load. */
+function rngClass(file: string): RngClass {
+  try {
+    return (createRequire(file)('plumber-data') as { Rng: RngClass }).Rng;
+  } catch {
+    return class {
+      constructor() {
+        throw new Error('plumber-data is not installed next to ' + file);
+      }
+    };
+  }
+}
+
+/** Makes Batches of the class the copy of plumber-data next to `file` exports, loaded on first use. */
+function batchMaker(file: string): BatchMaker {
+  let Batch: (new (data: unknown, shape: number[]) => unknown) | undefined;
+  return (data, shape) => {
+    Batch ??= (createRequire(file)('plumber-data') as { Batch: new (data: unknown, shape: number[]) => unknown }).Batch;
+    return new Batch(data, shape);
+  };
+}
+
+async function load(file: string): Promise<Record<string, unknown>> {
+  try {
+    return require(file) as Record<string, unknown>;
+  } catch (e) {
+    const code = (e as { code?: unknown } | null)?.code;
+    if (code === 'ERR_REQUIRE_ESM' || code === 'ERR_REQUIRE_ASYNC_MODULE' || code === 'ERR_UNKNOWN_FILE_EXTENSION') return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    throw e;
+  }
+}
+
+async function exportedFn(m: TimerRequest): Promise<Fn> {
+  const mod = await load(m.file);
+  const fn = mod[m.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[m.exportName];
+  if (typeof fn !== 'function') throw new Error('no exported function ' + m.exportName);
+  return fn as Fn;
+}
+
+/**
+ * Times the fn on the request's inputs. The time given is CPU the thread gets, not wall time:
+ * beside other work on the cores a thread gets a share of one, and a wall-clock limit would give
+ * a fn the less CPU to settle in the busier the machine. Wall time counts too, at a WALL_PER_CPU-th
+ * of its length, for calls that wait.
+ */
+function time(m: TimerRequest, fn: Fn, ctxs: unknown[]): TimerReply {
+  const n = m.inputs.length;
+  const c00 = cpu();
+  const w00 = performance.now();
+  const used = (): number => Math.max(cpu() - c00, (performance.now() - w00) / 1000 / WALL_PER_CPU);
+  const round = (): void => {
+    for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]);
+  };
+  // Warm-up: the main thread's fn ran all window long, hot; a fresh copy here is slower until V8
+  // optimises it (and the module's caches fill). Steady state is what a worker pool runs at, so
+  // warm up until rounds of calls stop getting cheaper (3 rounds without a 3% gain), or until
+  // most of the time is gone. A round lasts a fifteenth of the time given, within
+  // WARM_ROUND_MIN_MS and WARM_ROUND_MAX_MS: rounds too short for the noise of a fn's fall in cost
+  // end the warm-up early and price a cold fn. A fn sent again (it had not settled) goes on from
+  // where its last warm-up stopped: this thread keeps what V8 compiled and what the module cached.
+  const warmFor = m.seconds * 0.7;
+  const roundMs = Math.min(WARM_ROUND_MAX_MS, Math.max(WARM_ROUND_MIN_MS, (m.seconds * 1000) / 15));
+  let best = Infinity;
+  let stale = 0;
+  while (stale < 3 && used() < warmFor) {
+    const c0 = cpu();
+    const t0 = performance.now();
+    let calls = 0;
+    do {
+      round();
+      calls += n;
+    } while (performance.now() - t0 < roundMs);
+    const per = (cpu() - c0) / calls;
+    if (per < best * 0.97) {
+      best = per;
+      stale = 0;
+    } else stale++;
+  }
+  // A warm-up that ran out of time before the calls stopped getting cheaper measured a cold fn
+  // (and the compiler threads optimising it): no figure is better than a biased one.
+  if (stale < 3) return { unsettled: true, seconds: used() };
+  // Timed as on the main thread (`cpuPerElementWhile`), within the time given.
+  const cpuPerCall = cpuPerElementWhile(n, round, () => used() < m.seconds);
+  return { cpuPerCall, seconds: used() };
+}
+
+parentPort?.on('message', async (m: TimerRequest) => {
+  try {
+    const fn = await exportedFn(m);
+    const Rng = rngClass(m.file);
+    restoreAll(m.inputs, m.marks, batchMaker(m.file));
+    const ctxs = m.inputs.map((_, i) => {
+      let r: unknown;
+      return {
+        index: m.indices[i],
+        get rng() {
+          return (r ??= new Rng(m.seeds[i]!));
+        },
+        signal: new AbortController().signal,
+      };
+    });
+    parentPort!.postMessage(time(m, fn, ctxs) satisfies TimerReply);
+  } catch (e) {
+    parentPort!.postMessage({ error: String((e as Error | undefined)?.message || e) } satisfies TimerReply);
+  }
+});

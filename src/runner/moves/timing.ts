@@ -1,0 +1,77 @@
+/**
+ * How a fn's CPU per call is timed, alike on the main thread (sync.ts) and in the worker thread
+ * that times it as a worker pool would run it (timerWorker.ts), and the messages between that
+ * worker and the runner (workerTimes.ts).
+ *
+ * CPU is read with `process.cpuUsage()` (precise, where the per-thread schedstat clock advances
+ * only at scheduler ticks), while no other thread of ours works: the pipeline is closed, and the
+ * main thread waits while the worker thread measures.
+ */
+import { processCpuSeconds } from '../machine';
+
+/** CPU seconds a timing loop aims for, so a clock step of a few µs stays a small error. */
+export const TARGET_CPU_SECONDS = 0.01;
+/** Timing windows per measurement: their median ignores a window that a GC pause or a preemption's cache misses hit. */
+export const WINDOWS = 5;
+/** Milliseconds of calls in each warm-up round of the timer worker: a fifteenth of its time, within these. */
+export const WARM_ROUND_MIN_MS = 2;
+export const WARM_ROUND_MAX_MS = 10;
+/**
+ * In the timer worker, wall time counts as a WALL_PER_CPU-th as much CPU: a call that waits (a
+ * sync read of a slow disk) burns no CPU, and must still use up the time it is given.
+ */
+export const WALL_PER_CPU = 3;
+
+/**
+ * CPU seconds per element of `round()` (which handles `n` elements): the median over WINDOWS
+ * windows of at least TARGET_CPU_SECONDS ÷ WINDOWS each, fewer once `more()` says stop (at least
+ * one).
+ */
+export function cpuPerElementWhile(n: number, round: () => void, more: () => boolean): number {
+  const perElement: number[] = [];
+  do {
+    let rounds = 0;
+    const c0 = processCpuSeconds();
+    let c = c0;
+    do {
+      round();
+      rounds++;
+      c = processCpuSeconds();
+    } while (c - c0 < TARGET_CPU_SECONDS / WINDOWS && more());
+    perElement.push(Math.max(0, c - c0) / (rounds * n));
+  } while (perElement.length < WINDOWS && more());
+  return median(perElement);
+}
+
+/** `cpuPerElementWhile` until `deadline` (performance.now() ms) passes. */
+export function cpuPerElement(n: number, round: () => void, deadline: number): number {
+  return cpuPerElementWhile(n, round, () => performance.now() < deadline);
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** What the runner asks the timer worker: time `exportName` of `file` on these inputs for about `seconds` of CPU. */
+export interface TimerRequest {
+  file: string;
+  exportName: string;
+  /** Structured clones of the sampled inputs, as a worker of the library gets them. */
+  inputs: unknown[];
+  /** Where each input holds a Buffer (0) or a Batch (1) a clone made plain, or null (see fidelity.ts `rebuiltPaths`). */
+  marks: ([(string | number)[], 0 | 1][] | null)[];
+  /** Each input's index in its op's input: its context's `index`. */
+  indices: number[];
+  /** Each input's generator seed: its context's `rng`. */
+  seeds: number[];
+  seconds: number;
+}
+
+/**
+ * The timer worker's answer, with the CPU seconds it used (`seconds`): the fn's CPU per call;
+ * `unsettled` when its warm-up ran out of time before the calls stopped getting cheaper; or the
+ * error that stopped it.
+ */
+export type TimerReply = { cpuPerCall: number; seconds: number } | { unsettled: true; seconds: number } | { error: string };
