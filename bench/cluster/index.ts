@@ -1,5 +1,5 @@
 /**
- * The cluster benchmark: `npm run bench:cluster -- [--json] [--quick]`.
+ * The cluster benchmark: `npm run bench:cluster -- [--json] [--quick] [--faults]`.
  *
  * Starts its own redis-server on a free loopback port and worker processes through the real
  * `plumber-data worker` bin (the built package, as users run it), and ends all of them.
@@ -11,9 +11,9 @@
  *   with as many worker slots; msPerElement is the wall time per element the cluster adds.
  * - cluster-fault: a worker killed (SIGKILL) every second and replaced, over 2,000 elements:
  *   every element arrives once, in order.
+ * `--faults` runs the fault scenarios instead (see faults.ts) and prints their table.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { connect, range } from '../../src/data/index';
@@ -21,10 +21,10 @@ import { newCounters, TRACER_KEY, type OpCounters, type Tracer } from '../../src
 import { clusterBounds } from '../../src/model/cluster';
 import type { OpProfile } from '../../src/shared/profile';
 import { groupedRowsTables, writeResults } from '../results';
+import { runFaults } from './faults';
+import { endAll, freePort, startRedis, startWorker as startProcWorker, stop } from './procs';
 import { awaitTwenty } from './stage';
 
-const ROOT = path.resolve(__dirname, '../..');
-const BIN = path.join(ROOT, 'src/data/cluster/bin.js');
 const STAGE = path.join(__dirname, 'stage.ts');
 const argv = process.argv.slice(2);
 const json = argv.includes('--json');
@@ -33,69 +33,8 @@ const CONCURRENCY = 4;
 const SCALE = quick ? [1, 2, 4] : [1, 2, 4, 8];
 const LOCK_MS = 1000;
 
-const children = new Set<ChildProcess>();
-function endAll(): void {
-  for (const c of children) c.kill('SIGKILL');
-}
-process.on('exit', endAll);
-process.on('SIGINT', () => process.exit(130));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function started(p: ChildProcess, re: RegExp, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const on = (b: Buffer): void => {
-      out += b.toString();
-      if (re.test(out)) {
-        p.stdout?.off('data', on);
-        p.stdout?.resume();
-        resolve();
-      }
-    };
-    p.stdout?.on('data', on);
-    p.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-    p.once('exit', (code, sig) => reject(new Error(`${what} exited (${code ?? sig}):\n${out}`)));
-  });
-}
-
-function track(p: ChildProcess): ChildProcess {
-  children.add(p);
-  p.once('exit', () => children.delete(p));
-  return p;
-}
-
-async function stop(p: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (p.exitCode !== null || p.signalCode !== null) return;
-  const done = new Promise((r) => p.once('exit', r));
-  p.kill(signal);
-  await done;
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const p = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  await started(p, /Ready to accept connections/, 'redis-server');
-  return p;
-}
-
-async function startWorker(url: string, name: string): Promise<ChildProcess> {
-  const p = track(
-    spawn(process.execPath, [BIN, 'worker', '--redis', url, '--name', name, '--module', STAGE, '--concurrency', String(CONCURRENCY), '--lock-ms', String(LOCK_MS)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  await started(p, /serving cluster/, 'plumber-data worker');
-  return p;
+function startWorker(url: string, name: string): Promise<ChildProcess> {
+  return startProcWorker(url, name, { module: STAGE, concurrency: CONCURRENCY, lockMs: LOCK_MS });
 }
 
 /** Runs `n` elements through the cluster map with a tracer on; returns the rate, the output and the counters. */
@@ -133,6 +72,10 @@ function emit(line: Record<string, unknown>, text: string): void {
 }
 
 async function main(): Promise<void> {
+  if (argv.includes('--faults')) {
+    await runFaults(json);
+    return;
+  }
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
   await startRedis(port);
@@ -251,7 +194,8 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
+  // Without a code: the exit code a mode set (--faults: 1 when a scenario went wrong), else 0.
+  () => process.exit(),
   (e: unknown) => {
     console.error(e);
     process.exit(1);

@@ -20,6 +20,8 @@ export interface MapOptions {
   random?: boolean;
   /** Seed of `ctx.rng` (default: the global seed, `setSeed`). */
   seed?: number;
+  /** With a cluster placement: a worker gives up on an element whose fn has not settled after this many milliseconds, and the pass fails naming it. */
+  timeoutMs?: number;
 }
 
 export interface InterleaveOptions {
@@ -145,7 +147,7 @@ const keys =
   <const K extends readonly (keyof O)[]>(k: AllKeys<O, K>): readonly string[] =>
     k as readonly string[];
 export const OPTION_KEYS = {
-  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed']),
+  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'timeoutMs']),
   interleave: keys<InterleaveOptions>()(['cycleLength', 'blockLength', 'parallelism', 'deterministic']),
   batch: keys<BatchOptions>()(['dropRemainder']),
   shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration']),

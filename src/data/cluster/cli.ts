@@ -5,7 +5,7 @@
  */
 import { startWorker } from './worker';
 
-const USAGE = `usage: plumber-data worker --redis redis://host:6379 --name <cluster> --module <file> [--concurrency 4] [--lock-ms 5000] [--report-ms 5000]`;
+const USAGE = `usage: plumber-data worker --redis redis://host:6379 --name <cluster> --module <file> [--concurrency 4] [--lock-ms 5000] [--report-ms 5000] [--timeout-ms N]`;
 
 interface Args {
   redis: string;
@@ -14,6 +14,7 @@ interface Args {
   concurrency: number;
   lockMs: number;
   reportMs: number;
+  timeoutMs?: number;
 }
 
 function parse(argv: string[]): Args {
@@ -30,7 +31,7 @@ function parse(argv: string[]): Args {
       got.set(a.slice(2), v);
     }
   }
-  const known = new Set(['redis', 'name', 'module', 'concurrency', 'lock-ms', 'report-ms']);
+  const known = new Set(['redis', 'name', 'module', 'concurrency', 'lock-ms', 'report-ms', 'timeout-ms']);
   for (const k of got.keys()) if (!known.has(k)) throw new Error(`unknown option --${k}.\n${USAGE}`);
   const need = (k: string): string => {
     const v = got.get(k);
@@ -44,7 +45,8 @@ function parse(argv: string[]): Args {
     if (!Number.isFinite(n) || n < 1) throw new Error(`--${k} needs a number >= 1, not '${v}'.`);
     return Math.floor(n);
   };
-  return { redis: need('redis'), name: need('name'), module: need('module'), concurrency: num('concurrency', 4), lockMs: num('lock-ms', 5000), reportMs: num('report-ms', 5000) };
+  const timeoutMs = got.has('timeout-ms') ? num('timeout-ms', 0) : undefined;
+  return { redis: need('redis'), name: need('name'), module: need('module'), concurrency: num('concurrency', 4), lockMs: num('lock-ms', 5000), reportMs: num('report-ms', 5000), timeoutMs };
 }
 
 async function main(): Promise<void> {

@@ -17,6 +17,11 @@ export interface ClusterOptions {
   noWorkerTimeoutMs?: number;
   /** How long to try to reach Redis before a pass fails (default 3 s). */
   connectTimeoutMs?: number;
+  /**
+   * How long a pass waits while workers serve the cluster, elements are outstanding and no result
+   * arrives, before it fails naming them (default 5 min; a map's `timeoutMs` replaces it by that plus 15 s).
+   */
+  noProgressTimeoutMs?: number;
 }
 
 /** A cluster placement: pass it as `map(fn, { placement: cluster, module })`. */
@@ -25,6 +30,7 @@ export class Cluster {
   readonly name: string;
   readonly noWorkerTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  readonly noProgressTimeoutMs: number;
 
   constructor(o: ClusterOptions) {
     if (o === null || typeof o !== 'object') throw new TypeError("connect() needs options: connect({ redis: 'redis://host:6379', name: 'images' }).");
@@ -38,11 +44,20 @@ export class Cluster {
     this.name = o.name;
     this.noWorkerTimeoutMs = o.noWorkerTimeoutMs ?? 30_000;
     this.connectTimeoutMs = o.connectTimeoutMs ?? 3_000;
+    this.noProgressTimeoutMs = o.noProgressTimeoutMs ?? 300_000;
   }
 
   toString(): string {
     return `cluster '${this.name}' at ${redactUrl(this.redis)}`;
   }
+}
+
+/** A map's `timeoutMs`: a positive number of milliseconds, with a cluster placement only (a local fn cannot be given up on). */
+export function checkTimeout(kind: string, t: unknown, onCluster: boolean): number | undefined {
+  if (t === undefined) return undefined;
+  if (!onCluster) throw new TypeError(`${kind}(fn, { timeoutMs }) applies to a map placed on a cluster (placement: connect(...)), where a worker can give up on an element; a local fn cannot be stopped.`);
+  if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) throw new TypeError(`${kind}(fn, { timeoutMs }) needs a number of milliseconds above 0, not ${JSON.stringify(t)}.`);
+  return t;
 }
 
 /** A Redis URL without its password, for messages. */

@@ -42,13 +42,44 @@ export function resultsKey(name: string, run: string): string {
   return `${PREFIX}:${name}:results:${run}`;
 }
 
-/** Exists while the run's consumer is alive (it refreshes the expiry); workers skip the jobs of a run that is gone. */
+/**
+ * The run's state: `RUN_ALIVE` while its consumer runs (it refreshes the expiry), `RUN_ENDED` once
+ * it stopped (kept `RUN_ENDED_TTL_MS`, for the jobs still held by workers). Workers skip the jobs
+ * of an ended run. A missing key says nothing: it lapsed while the consumer was paused, or Redis
+ * restarted without persistence; workers still push results then, and the consumer restores the key.
+ */
 export function runKey(name: string, run: string): string {
   return `${PREFIX}:${name}:run:${run}`;
 }
 
+export const RUN_ALIVE = '1';
+export const RUN_ENDED = 'ended';
+
 /** The run key's expiry, refreshed every third of it: a consumer that died leaves nothing behind for long. */
 export const RUN_TTL_MS = 30_000;
+
+/** How long an ended run's key stays: longer than a job a worker held at the end takes to finish or stall. */
+export const RUN_ENDED_TTL_MS = 10 * 60_000;
+
+/** How long a run's result list outlives its last push: results of a consumer that died do not stay for ever. */
+export const RESULTS_TTL_MS = 10 * 60_000;
+
+/** BullMQ's hash of one job (its id is `<run>-<index>`). */
+export function jobKey(name: string, jobId: string): string {
+  return `${PREFIX}:${name}:${jobId}`;
+}
+
+/**
+ * A job whose worker died (or stopped renewing its lock) is a suspect: it runs again, alone on
+ * its worker, so that a death then is its own doing and not a neighbour's. A suspect whose
+ * worker died this many times while running it alone is not run again: its element is reported
+ * as the cause, so one element that kills its worker cannot take the whole fleet down. Two, not
+ * one: a worker may be killed for other reasons.
+ */
+export const MAX_ALONE_DEATHS = 2;
+
+/** The field of a job's hash that counts its runs alone (see MAX_ALONE_DEATHS). */
+export const ALONE_FIELD = 'plumberAlone';
 
 export type Mode = 'map' | 'filter' | 'flatMap';
 
@@ -62,6 +93,15 @@ export interface JobData {
   module?: string;
   /** v8.serialize(element), base64. */
   x: string;
+  /** The op's `timeoutMs`: the worker gives up on the fn after this long (the worker's own `--timeout-ms` may be lower). */
+  timeoutMs?: number;
+}
+
+/** A job as the consumer adds it: BullMQ's name, data and options. */
+export interface Job {
+  name: string;
+  data: JobData;
+  opts: { jobId: string; removeOnComplete: boolean; removeOnFail: boolean; attempts: number; backoff: { type: 'fixed'; delay: number } };
 }
 
 /**

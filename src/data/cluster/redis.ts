@@ -17,6 +17,16 @@ export function loadBull(): { Queue: typeof Queue; Worker: typeof Worker; Redis:
   return { Queue: bull.Queue, Worker: bull.Worker, Redis: (io.Redis ?? io.default) as RedisCtor };
 }
 
+/** Redis at a loopback address runs on this host. */
+export function isLoopback(url: string): boolean {
+  try {
+    const h = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return h === 'localhost' || h === '::1' || h.startsWith('127.');
+  } catch {
+    return false;
+  }
+}
+
 /** Connection options that fail fast: a command never waits in an offline queue for a server that is gone. */
 export function failFastOptions(cluster: Cluster): RedisOptions {
   const attempts = Math.max(1, Math.ceil(cluster.connectTimeoutMs / 500));

@@ -7,7 +7,7 @@ import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MapOptions } from '../options';
 import { OPTION_KEYS } from '../options';
-import { Cluster } from '../cluster/placement';
+import { checkTimeout, Cluster } from '../cluster/placement';
 import { type BuildEnv, checkOptions, isAsyncFunction, makeNode, overridden } from './build';
 import { FnEnv } from './context';
 import type { Chunks, OpNode } from './core';
@@ -41,6 +41,7 @@ export function mapNode<U>(kind: MapKind, env: BuildEnv, input: OpNode, fn: User
   const moduleOpt = o?.module ?? options.module;
   const exportName = o?.exportName ?? options.exportName ?? fn.name;
   if (cluster !== undefined && !exportName) throw new TypeError(`${kind}(fn, { placement: ${cluster.toString()} }) needs \`exportName\`: the function has no name for the workers to find it by.`);
+  const timeoutMs = checkTimeout(kind, options.timeoutMs, options.placement instanceof Cluster);
   if (placement === 'worker') {
     if (moduleOpt === undefined) {
       throw new TypeError(`${kind}(${fn.name || 'fn'}, { placement: 'worker' }) needs \`module\`: the absolute path or file URL (import.meta.url) of the module that exports the function.`);
@@ -76,7 +77,7 @@ export function mapNode<U>(kind: MapKind, env: BuildEnv, input: OpNode, fn: User
       const op = { kind, key: nd.key, site: nd.site };
       let inner: Chunks<unknown>;
       if (cluster !== undefined) {
-        return openClusterMap(nd, input.open(session), { mode: kind, cluster, exportName, module: modulePath, parallelism, deterministic }) as Chunks<U>;
+        return openClusterMap(nd, input.open(session), { mode: kind, cluster, exportName, module: modulePath, parallelism, deterministic, timeoutMs }) as Chunks<U>;
       } else if (placement === 'worker') {
         inner = openWorkerMap(nd, session, {
           mode: kind,

@@ -54,8 +54,8 @@ export class Processes {
     return p;
   }
 
-  async worker(port: number, name: string, concurrency: number, lockMs = 1000): Promise<ChildProcess> {
-    const args = ['--import', 'tsx', CLI, 'worker', '--redis', `redis://127.0.0.1:${port}`, '--name', name, '--module', TRANSFORMS, '--concurrency', String(concurrency), '--lock-ms', String(lockMs)];
+  async worker(port: number, name: string, concurrency: number, lockMs = 1000, more: string[] = []): Promise<ChildProcess> {
+    const args = ['--import', 'tsx', CLI, 'worker', '--redis', `redis://127.0.0.1:${port}`, '--name', name, '--module', TRANSFORMS, '--concurrency', String(concurrency), '--lock-ms', String(lockMs), ...more];
     const p = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     this.all.push(p);
     await waitFor(p, /serving cluster/, 'the worker');

@@ -19,8 +19,8 @@ import { describeThrown, findUncloneable, atPath, PipelineError, type OpRef } fr
 import { type Chunks, now, type OpNode } from '../core';
 import { Engine, type Launcher } from './engine';
 import { type Cluster, redactUrl } from '../../cluster/placement';
-import { failFastOptions, loadBull } from '../../cluster/redis';
-import { decodeResult, encodeElement, hostId, type JobData, type Mode, PREFIX, type ResultRecord, resultsKey, RUN_TTL_MS, runKey } from '../../cluster/protocol';
+import { failFastOptions, isLoopback, loadBull } from '../../cluster/redis';
+import { decodeResult, encodeElement, hostId, type Job, type JobData, jobKey, type Mode, PREFIX, type ResultRecord, resultsKey, RUN_ALIVE, RUN_ENDED, RUN_ENDED_TTL_MS, RUN_TTL_MS, runKey } from '../../cluster/protocol';
 
 export interface ClusterMapConfig {
   mode: Mode;
@@ -30,6 +30,8 @@ export interface ClusterMapConfig {
   module?: string;
   parallelism: number;
   deterministic: boolean;
+  /** The map's `timeoutMs` (see MapOptions). */
+  timeoutMs?: number;
 }
 
 interface Pending {
@@ -37,7 +39,18 @@ interface Pending {
   reject(e: unknown): void;
   x: unknown;
   t0: number;
+  /** As queued: added again, under the same id, when Redis lost it. */
+  job: Job;
 }
+
+/** A gap this long between two ticks of the 1 s timer means the process did not run: a debugger, a suspended machine, a long synchronous step. */
+const PAUSE_MS = 5000;
+
+/** With a `timeoutMs`, the no-progress watchdog waits that long plus this: a stalled job's lock to expire and the job to run again. */
+const PROGRESS_SLACK_MS = 15_000;
+
+/** At most this many indexes are named in a message. */
+const NAMED = 20;
 
 interface SeenWorker {
   cpuSeconds: number;
@@ -53,7 +66,13 @@ class ClusterMap implements Chunks<unknown> {
   private readonly run = randomUUID().replace(/-/g, '').slice(0, 16);
   private readonly pending = new Map<number, Pending>();
   /** Jobs launched and not yet sent to Redis (see flush). */
-  private toAdd: { name: string; data: JobData; opts: { jobId: string; removeOnComplete: boolean; removeOnFail: boolean; attempts: number; backoff: { type: 'fixed'; delay: number } } }[] = [];
+  private toAdd: Job[] = [];
+  /** Indexes still outstanding when the pass failed: their jobs are removed when it stops. */
+  private abandoned: number[] = [];
+  private resyncing: Promise<void> | null = null;
+  /** When the 1 s timer last ran, and the last pause it saw (its length and end, Date.now() ms). */
+  private lastTick = Date.now();
+  private pause = { ms: 0, endedAt: 0 };
   private started: Promise<void> | null = null;
   private conn: IORedis | null = null;
   private reader: IORedis | null = null;
@@ -144,7 +163,7 @@ class ClusterMap implements Chunks<unknown> {
     });
     try {
       await reader.connect();
-      await conn.set(runKey(cluster.name, this.run), '1', 'PX', RUN_TTL_MS);
+      await conn.set(runKey(cluster.name, this.run), RUN_ALIVE, 'PX', RUN_TTL_MS);
     } catch (e) {
       throw this.redisFailure(e, 'cannot reach Redis');
     }
@@ -162,17 +181,86 @@ class ClusterMap implements Chunks<unknown> {
       if (this.redisCpuAt !== null && this.c !== null) this.c.remoteRedisCpuSeconds ??= 0;
     }
     void this.readLoop(reader);
+    // A reconnect may reach a Redis that restarted empty: the run's key and jobs are gone.
+    conn.on('ready', () => this.resync());
     let refreshed = Date.now();
+    this.lastTick = Date.now();
     this.timer = setInterval(() => {
+      const t = Date.now();
+      const gap = t - this.lastTick;
+      this.lastTick = t;
       if (this.failure !== null || this.closing !== null) return;
-      if (Date.now() - refreshed > RUN_TTL_MS / 3) {
-        refreshed = Date.now();
-        conn.pexpire(runKey(cluster.name, this.run), RUN_TTL_MS).catch(() => undefined);
+      if (gap >= PAUSE_MS) {
+        // The process was paused: nothing could arrive meanwhile, and the run key may have lapsed.
+        this.pause = { ms: gap, endedAt: t };
+        this.lastProgress += gap;
+        if (this.noWorkerSince !== 0) this.noWorkerSince += gap;
+        this.resync();
+      }
+      if (t - refreshed > RUN_TTL_MS / 3) {
+        refreshed = t;
+        conn
+          .pexpire(runKey(cluster.name, this.run), RUN_TTL_MS)
+          .then((n) => {
+            if (n === 0) this.resync();
+          })
+          .catch(() => undefined);
       }
       void this.watchWorkers();
       void this.countRedisCpu();
     }, 1000);
     this.timer.unref();
+  }
+
+  /**
+   * Restores what Redis may have lost (after a reconnect, a pause, a lapsed or missing run key):
+   * the run key, and the job of every element still waited for. A job that exists is left alone;
+   * one that is missing is added again under its id, so it runs once more at worst and the
+   * consumer keeps one result per index. Fails the pass when Redis cannot be reached for it.
+   */
+  private resync(): void {
+    if (this.resyncing !== null || this.closing !== null || this.failure !== null || this.conn === null || this.queue === null) return;
+    const conn = this.conn;
+    const queue = this.queue;
+    const name = this.cfg.cluster.name;
+    this.resyncing = (async () => {
+      await conn.set(runKey(name, this.run), RUN_ALIVE, 'PX', RUN_TTL_MS);
+      const unsent = new Set(this.toAdd.map((j) => j.data.index));
+      const waited = [...this.pending.entries()].filter(([i]) => !unsent.has(i));
+      if (waited.length === 0) return;
+      const pipe = conn.pipeline();
+      for (const [, p] of waited) pipe.exists(jobKey(name, p.job.opts.jobId));
+      const found = (await pipe.exec()) ?? [];
+      const missing = waited.filter((_, k) => found[k]?.[1] !== 1).map(([, p]) => p.job);
+      if (missing.length > 0 && this.closing === null && this.failure === null) await queue.addBulk(missing);
+    })()
+      .catch((e: unknown) => this.fail(this.redisFailure(e, 'lost the connection to Redis while restoring the run')))
+      .finally(() => {
+        this.resyncing = null;
+      });
+  }
+
+  /**
+   * After a command failed: true when Redis answers again within the connect timeout (the
+   * failure was a pause of this process, or a reconnect), and the run has been restored.
+   */
+  private async recovered(): Promise<boolean> {
+    const conn = this.conn;
+    if (conn === null) return false;
+    // ioredis gives up by itself after its retries (failFastOptions: status 'end'); the deadline only bounds a ping that goes unanswered.
+    const deadline = Date.now() + this.cfg.cluster.connectTimeoutMs + 2000;
+    while (this.closing === null && this.failure === null && Date.now() < deadline) {
+      if (conn.status === 'end') return false;
+      try {
+        await conn.ping();
+        this.resync();
+        await this.resyncing;
+        return this.failure === null;
+      } catch {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    return false;
   }
 
   /** Adds the consumer process's CPU since the last count (at most every 10 ms: a read costs a system call). */
@@ -209,7 +297,11 @@ class ClusterMap implements Chunks<unknown> {
     this.redisCpuAt = cpu;
   }
 
-  /** Fails the pass when jobs wait, nothing arrives, and no worker has served the cluster for `noWorkerTimeoutMs`. */
+  /**
+   * Fails the pass when elements are outstanding and nothing arrives: for `noWorkerTimeoutMs`
+   * while no worker serves the cluster, or past the no-progress bound while workers do (a fn that
+   * hangs on some element). Either way the message names the outstanding elements.
+   */
   private async watchWorkers(): Promise<void> {
     if (this.pending.size === 0 || Date.now() - this.lastProgress < 2000 || this.queue === null) {
       this.noWorkerSince = 0;
@@ -221,48 +313,100 @@ class ClusterMap implements Chunks<unknown> {
     } catch {
       return; // A lost connection is reported by the reader.
     }
+    const silent = Date.now() - this.lastProgress;
+    const cluster = this.cfg.cluster;
     if (count > 0) {
       this.noWorkerSince = 0;
+      const bound = this.cfg.timeoutMs !== undefined ? this.cfg.timeoutMs + PROGRESS_SLACK_MS : cluster.noProgressTimeoutMs;
+      if (silent < bound) return;
+      const limit =
+        this.cfg.timeoutMs !== undefined
+          ? `its timeoutMs (${this.cfg.timeoutMs} ms) did not end them: a fn that blocks its worker's event loop cannot be given up on`
+          : 'give the map a `timeoutMs` to have workers give up on such an element';
+      this.fail(
+        new PipelineError(
+          this.op,
+          undefined,
+          new Error(`no progress on ${this.where}`),
+          `${this.opName}: no result has arrived from ${this.where} for ${Math.round(silent / 1000)} s while ${count} ${count === 1 ? 'worker serves' : 'workers serve'} it, with ${this.outstanding()} outstanding: the fn hangs on ${this.pending.size === 1 ? 'it' : 'them'} (an endless loop, or a promise that never settles), or is slower than the pass waits (noProgressTimeoutMs on connect()); ${limit}.`,
+        ),
+      );
       return;
     }
     if (this.noWorkerSince === 0) this.noWorkerSince = Date.now();
-    else if (Date.now() - this.noWorkerSince >= this.cfg.cluster.noWorkerTimeoutMs) {
-      const cluster = this.cfg.cluster;
+    else if (Date.now() - this.noWorkerSince >= cluster.noWorkerTimeoutMs) {
+      const killers = await this.workerKillers();
+      const cause =
+        killers === ''
+          ? `Start one: npx plumber-data worker --redis ${redactUrl(cluster.redis)} --name ${cluster.name} --module <the module exporting ${this.cfg.exportName}>.`
+          : `The workers died running ${killers}: the fn likely kills its worker there (it exits, runs out of memory, or blocks); fix it for those elements, then start workers again.`;
       this.fail(
         new PipelineError(
           this.op,
           undefined,
           new Error(`no worker serves ${this.where}`),
-          `${this.opName}: no worker has served ${this.where} for ${Math.round((Date.now() - this.lastProgress) / 1000)} s, with ${this.pending.size} elements waiting. Start one: npx plumber-data worker --redis ${redactUrl(cluster.redis)} --name ${cluster.name} --module <the module exporting ${this.cfg.exportName}>.`,
+          `${this.opName}: no worker has served ${this.where} for ${Math.round(silent / 1000)} s, with ${this.outstanding()} waiting. ${cause}`,
         ),
       );
     }
   }
 
+  /** The outstanding elements, for a message: "element 5", "elements 4, 7", "elements 0, 1, …, 19 (20 of 64)". */
+  private outstanding(): string {
+    const ids = [...this.pending.keys()].sort((a, b) => a - b);
+    if (ids.length === 1) return `element ${ids[0]}`;
+    return ids.length > NAMED ? `elements ${ids.slice(0, NAMED).join(', ')}, … (${NAMED} of ${ids.length})` : `elements ${ids.join(', ')}`;
+  }
+
+  /** The outstanding elements whose jobs stalled (their worker died running them), as "element 50 (2 deaths)"; '' when none did or Redis does not say. */
+  private async workerKillers(): Promise<string> {
+    if (this.conn === null) return '';
+    const ids = [...this.pending.keys()].sort((a, b) => a - b);
+    try {
+      const pipe = this.conn.pipeline();
+      for (const i of ids) pipe.hget(jobKey(this.cfg.cluster.name, `${this.run}-${i}`), 'stc');
+      const got = (await pipe.exec()) ?? [];
+      const hit = ids.map((i, k) => [i, Number(got[k]?.[1] ?? 0)] as const).filter(([, n]) => n > 0);
+      return hit
+        .slice(0, NAMED)
+        .map(([i, n]) => `element ${i} (${n} ${n === 1 ? 'death' : 'deaths'})`)
+        .join(', ');
+    } catch {
+      return '';
+    }
+  }
+
   private async readLoop(reader: IORedis): Promise<void> {
     const key = resultsKey(this.cfg.cluster.name, this.run);
-    try {
-      while (this.closing === null && this.failure === null) {
+    while (this.closing === null && this.failure === null) {
+      try {
         const got = await reader.blpopBuffer(key, 1);
         if (got === null) continue;
         this.receive(got[1]);
         // Whatever else has arrived, in one round trip.
         const more = await reader.lpopBuffer(key, 512);
         if (more !== null) for (const b of more as unknown as Buffer[]) this.receive(b);
+      } catch (e) {
+        // A command that timed out during a pause may have popped results that are now lost: recovered() adds their jobs again.
+        if (this.closing !== null || this.failure !== null) return;
+        if (reader.status === 'end' || !(await this.recovered())) {
+          if (this.closing === null) this.fail(this.redisFailure(e, 'lost the connection to Redis'));
+          return;
+        }
       }
-    } catch (e) {
-      if (this.closing === null) this.fail(this.redisFailure(e, 'lost the connection to Redis'));
     }
   }
 
   private redisFailure(e: unknown, what: string): PipelineError {
     const detail = describeThrown(e);
     const last = this.lastRedisError !== '' && !detail.includes(this.lastRedisError) ? ` (${this.lastRedisError})` : '';
+    const paused = Math.max(Date.now() - this.lastTick, Date.now() - this.pause.endedAt < 10_000 ? this.pause.ms : 0);
+    const pause = paused >= PAUSE_MS ? ` This process did not run for ${Math.round(paused / 1000)} s before (a debugger, a suspended machine, a long synchronous step), and Redis did not answer after it.` : '';
     return new PipelineError(
       this.op,
       undefined,
       e,
-      `${this.opName} on ${this.where}: ${what}: ${detail}${last}. Check that redis-server runs there and this host can reach it; ${this.pending.size} elements in flight were not delivered.`,
+      `${this.opName} on ${this.where}: ${what}: ${detail}${last}.${pause} Check that redis-server runs there and this host can reach it; ${this.pending.size} elements in flight were not delivered.`,
     );
   }
 
@@ -270,6 +414,7 @@ class ClusterMap implements Chunks<unknown> {
   private fail(e: PipelineError): void {
     if (this.failure !== null) return;
     this.failure = e;
+    this.abandoned = [...this.pending.keys()];
     const all = [...this.pending.values()];
     this.pending.clear();
     for (const p of all) p.reject(e);
@@ -287,14 +432,15 @@ class ClusterMap implements Chunks<unknown> {
     }
     return new Promise<unknown[]>((resolve, reject) => {
       const t0 = now();
-      this.pending.set(index, { resolve, reject, x, t0 });
       if (this.c !== null) {
         this.c.calls++;
         this.c.bytesShipped = (this.c.bytesShipped ?? 0) + bytes.length;
       }
       // Attempts cover the worker's own failures (Redis under it): a fn's error is a result, never retried.
-      const data: JobData = { run: this.run, index, mode: this.cfg.mode, exportName: this.cfg.exportName, module: this.moduleName, x: bytes.toString('base64') };
-      this.toAdd.push({ name: this.cfg.mode, data, opts: { jobId: `${this.run}-${index}`, removeOnComplete: true, removeOnFail: true, attempts: 3, backoff: { type: 'fixed', delay: 200 } } });
+      const data: JobData = { run: this.run, index, mode: this.cfg.mode, exportName: this.cfg.exportName, module: this.moduleName, x: bytes.toString('base64'), timeoutMs: this.cfg.timeoutMs };
+      const job: Job = { name: this.cfg.mode, data, opts: { jobId: `${this.run}-${index}`, removeOnComplete: true, removeOnFail: true, attempts: 3, backoff: { type: 'fixed', delay: 200 } } };
+      this.pending.set(index, { resolve, reject, x, t0, job });
+      this.toAdd.push(job);
       if (this.toAdd.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -313,7 +459,11 @@ class ClusterMap implements Chunks<unknown> {
         if (this.closing !== null || this.failure !== null) return;
         return (this.queue as BullQueue).addBulk(jobs);
       })
-      .catch((e: unknown) => this.fail(e instanceof PipelineError ? e : this.redisFailure(e, this.connected ? 'lost the connection to Redis' : 'cannot reach Redis')));
+      .catch(async (e: unknown) => {
+        // Once connected, a failed add may be a pause or a reconnect: recovered() adds what is missing.
+        if (!(e instanceof PipelineError) && this.connected && (await this.recovered())) return;
+        this.fail(e instanceof PipelineError ? e : this.redisFailure(e, this.connected ? 'lost the connection to Redis' : 'cannot reach Redis'));
+      });
   }
 
   private receive(b: Buffer): void {
@@ -400,24 +550,28 @@ class ClusterMap implements Chunks<unknown> {
   }
 
   /**
-   * Ends the pass: stops the engine, removes the run's jobs still queued (a job a worker holds
-   * finishes, and its result is dropped with the run's keys), and closes the connections.
+   * Ends the pass, however it ends (completion, a break, an error): stops the engine, marks the
+   * run ended, removes its jobs still queued, and closes the connections. A job a worker holds
+   * finishes, or is given up on once the worker sees the run ended, and its result is refused;
+   * one whose worker died is skipped by the worker that takes it next.
    */
   private async stop(): Promise<void> {
     await this.engine.close();
     if (this.timer !== null) clearInterval(this.timer);
-    const ids = [...this.pending.keys()];
+    const ids = [...new Set([...this.pending.keys(), ...this.abandoned])];
     this.pending.clear();
     const conn = this.conn;
     const queue = this.queue;
     if (this.started !== null) await this.started.catch(() => undefined);
+    await this.resyncing;
     this.countCpu(true);
     if (this.failure === null) await Promise.race([this.countRedisCpu(), new Promise((r) => setTimeout(r, 200).unref())]);
-    if (conn !== null && this.failure === null && conn.status === 'ready') {
+    if (conn !== null && conn.status === 'ready') {
       const name = this.cfg.cluster.name;
       const cleanup = (async () => {
-        // Deleting the run key first: a worker that takes one of these jobs now skips it.
-        await conn.del(runKey(name, this.run));
+        // The run ends first: a worker that takes one of these jobs now skips it. With nothing outstanding no worker holds a job of it.
+        if (ids.length > 0) await conn.set(runKey(name, this.run), RUN_ENDED, 'PX', RUN_ENDED_TTL_MS);
+        else await conn.del(runKey(name, this.run));
         if (queue !== null) await Promise.all(ids.map((i) => queue.remove(`${this.run}-${i}`).catch(() => 0)));
         await conn.del(resultsKey(name, this.run));
       })();
@@ -426,16 +580,6 @@ class ClusterMap implements Chunks<unknown> {
     if (queue !== null) await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     this.reader?.disconnect();
     conn?.disconnect();
-  }
-}
-
-/** Redis at a loopback address runs on this host. */
-function isLoopback(url: string): boolean {
-  try {
-    const h = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    return h === 'localhost' || h === '::1' || h.startsWith('127.');
-  } catch {
-    return false;
   }
 }
 
