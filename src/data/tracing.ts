@@ -339,4 +339,5 @@ export const WORKER_CHUNKING: Readonly<WorkerChunking> = Object.freeze({
 export { AUTO_ASYNC_IN_FLIGHT, inFlightParallelism, resolveParallelism } from './internal/parallelism';
 export { Rng, elementSeed } from './internal/rng';
 export { estimateBytes } from './internal/bytes';
+export { exportedMember } from './internal/exports';
 export { restoreAll, type BatchMaker, type Marks } from './internal/crossing';

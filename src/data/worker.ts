@@ -21,6 +21,7 @@ import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 import { findUncloneable, type Uncloneable } from './errors';
 import { type Marks, marksOf, restoreAll } from './internal/crossing';
+import { exportedMember } from './internal/exports';
 
 /** One task: a group of consecutive elements of the map's input. */
 export interface WorkerTask {
@@ -161,7 +162,7 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     thread: threadId,
   });
   if (mod === undefined) return finish({ loadError, random: false });
-  const fn = mod[task.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[task.exportName];
+  const fn = exportedMember(mod, task.exportName);
   if (typeof fn !== 'function') {
     const m = mod;
     const names = Object.keys(m).filter((k) => typeof m[k] === 'function');

@@ -32,6 +32,7 @@ import {
   runKey,
 } from './protocol';
 import { loadBull } from './redis';
+import { exportedMember } from '../internal/exports';
 
 export interface ClusterWorkerOptions {
   redis: string;
@@ -297,7 +298,7 @@ export async function startWorker(o: ClusterWorkerOptions): Promise<ClusterWorke
     const op = `${d.mode}(${d.exportName})`;
     const call = async (): Promise<unknown> => {
       // Own properties only: `constructor` or `toString` are members of every object, not exports.
-      const fn = Object.hasOwn(exports, d.exportName) ? exports[d.exportName] : undefined;
+      const fn = exportedMember(exports, d.exportName);
       if (typeof fn !== 'function') {
         const named = d.module !== undefined && d.module !== moduleName ? ` (the map names ${d.module})` : '';
         throw new Error(`the worker ${id} serves ${o.module}${named}, which has no function export '${d.exportName}' (it exports ${fns.join(', ') || 'no functions'}). Start the workers with the module that exports it.`);

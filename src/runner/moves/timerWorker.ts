@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
-import { type BatchMaker, restoreAll } from '../../data/tracing';
+import { type BatchMaker, exportedMember, restoreAll } from '../../data/tracing';
 import { cpuPerElementWhile, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
 import { processCpuSeconds as cpu } from '../machine';
 
@@ -52,7 +52,7 @@ async function load(file: string): Promise<Record<string, unknown>> {
 
 async function exportedFn(m: TimerRequest): Promise<Fn> {
   const mod = await load(m.file);
-  const fn = mod[m.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[m.exportName];
+  const fn = exportedMember(mod, m.exportName);
   if (typeof fn !== 'function') throw new Error('no exported function ' + m.exportName);
   return fn as Fn;
 }

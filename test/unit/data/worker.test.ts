@@ -98,6 +98,12 @@ describe('plumber-data worker placement', function () {
     await assert.rejects(missing.toArray(), /no exported function named 'noSuchExport'/);
   });
 
+  it('runs only what the module exports, never a member every object inherits', async () => {
+    // Looked up as a plain property, 'constructor' is Object: it would hand every element back unchanged.
+    const inherited = range(3).map((x: number) => x + 1, { placement: 'worker', module: MODULE, exportName: 'constructor', parallelism: 1 });
+    await assert.rejects(inherited.toArray(), /no exported function named 'constructor'/);
+  });
+
   it('leaves no live worker after the consumer breaks out of the loop', async () => {
     const before = ports();
     let n = 0;
