@@ -4,8 +4,8 @@
  * benchmark (they are SIGKILLed when it exits, however it exits).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import * as path from 'node:path';
+import { freePort, readyOn } from '../../test/helpers/processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 const BIN = path.join(ROOT, 'src/data/cluster/bin.js');
@@ -17,33 +17,7 @@ export function endAll(): void {
 process.on('exit', endAll);
 process.on('SIGINT', () => process.exit(130));
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function started(p: ChildProcess, re: RegExp, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const on = (b: Buffer): void => {
-      out += b.toString();
-      if (re.test(out)) {
-        p.stdout?.off('data', on);
-        p.stdout?.resume();
-        resolve();
-      }
-    };
-    p.stdout?.on('data', on);
-    p.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-    p.once('exit', (code, sig) => reject(new Error(`${what} exited (${code ?? sig}):\n${out}`)));
-  });
-}
+export { freePort };
 
 /** Tracks a process so that it is killed when the benchmark exits. */
 export function track(p: ChildProcess): ChildProcess {
@@ -64,7 +38,8 @@ export async function stop(p: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'):
 export async function startRedis(port: number, aofDir?: string): Promise<ChildProcess> {
   const persistence = aofDir === undefined ? ['--save', '', '--appendonly', 'no'] : ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', aofDir];
   const p = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  await started(p, /Ready to accept connections/, 'redis-server');
+  await readyOn(p, /Ready to accept connections/, 'redis-server');
+  p.stdout?.resume();
   return p;
 }
 
@@ -79,6 +54,7 @@ export interface WorkerOptions {
 export async function startWorker(url: string, name: string, o: WorkerOptions): Promise<ChildProcess> {
   const args = [...(o.nodeArgs ?? []), BIN, 'worker', '--redis', url, '--name', name, '--module', o.module, '--concurrency', String(o.concurrency), '--lock-ms', String(o.lockMs)];
   const p = track(spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
-  await started(p, /serving cluster/, 'plumber-data worker');
+  await readyOn(p, /serving cluster/, 'plumber-data worker');
+  p.stdout?.resume();
   return p;
 }

@@ -1,25 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { ROOT, plumber } from './bin';
 import { megabytesFlag, parseArgs, type Parsed } from '../../../src/cli/args';
 import type { Plan } from '../../../src/shared/analysis';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const BIN = path.join(ROOT, 'bin/plumber.js');
 const PIPELINES = path.join(ROOT, 'test/fixtures/pipelines');
-
-/** Runs the built `plumber` bin and collects its exit code and output. */
-function plumber(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const SHORT = ['--seconds', '1', '--warmup', '0.3'];
 

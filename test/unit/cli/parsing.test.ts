@@ -1,30 +1,14 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { plumber } from './bin';
 import { numberFlag, parseArgs, UsageError } from '../../../src/cli/args';
 import { RUN_FLAGS } from '../../../src/cli/diagnoseRun';
 import { writeAtomically } from '../../../src/cli/fix';
 import { parseOverrides } from '../../../src/cli/overrides';
 import { checkKnobOverride } from '../../../src/runner/overrides';
 import { KNOB_RANGES } from '../../../src/shared/knobs';
-
-const ROOT = path.resolve(__dirname, '../../..');
-const BIN = path.join(ROOT, 'bin/plumber.js');
-
-/** Runs the built `plumber` bin and collects its exit code and output. */
-function plumber(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The usage error `f` throws, or a failed assertion when it throws none. */
 function usageError(f: () => unknown): string {

@@ -4,44 +4,14 @@
  * suite kills and waits for in its after hooks.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { gone } from '../../helpers/processes';
+import { freePort, gone, readyOn } from '../../helpers/processes';
+
+export { freePort };
 
 const ROOT = join(__dirname, '..', '..', '..');
 export const TRANSFORMS = join(__dirname, 'fixtures', 'transforms.ts');
 export const CLI = join(ROOT, 'src', 'data', 'cluster', 'cli.ts');
-
-/** A port nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Resolves when `p` prints a line matching `re` on stdout; rejects if it exits first. */
-function waitFor(p: ChildProcess, re: RegExp, what: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const onData = (b: Buffer): void => {
-      out += b.toString();
-      const m = re.exec(out);
-      if (m !== null) {
-        p.stdout?.off('data', onData);
-        resolve(m[0]);
-      }
-    };
-    p.stdout?.on('data', onData);
-    p.stderr?.on('data', (b: Buffer) => (err += b.toString()));
-    p.once('exit', (code, signal) => reject(new Error(`${what} exited (${code ?? signal}) before it was ready:\n${out}${err}`)));
-  });
-}
 
 /** Every process a suite started, so its after hook can end them all. */
 export class Processes {
@@ -50,7 +20,7 @@ export class Processes {
   async redis(port: number): Promise<ChildProcess> {
     const p = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.all.push(p);
-    await waitFor(p, /Ready to accept connections/, 'redis-server');
+    await readyOn(p, /Ready to accept connections/, 'redis-server');
     return p;
   }
 
@@ -58,7 +28,7 @@ export class Processes {
     const args = ['--import', 'tsx', CLI, 'worker', '--redis', `redis://127.0.0.1:${port}`, '--name', name, '--module', TRANSFORMS, '--concurrency', String(concurrency), '--lock-ms', String(lockMs), ...more];
     const p = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     this.all.push(p);
-    await waitFor(p, /serving cluster/, 'the worker');
+    await readyOn(p, /serving cluster/, 'the worker');
     // Keep draining its output, or a chatty worker would block on a full pipe.
     p.stdout?.resume();
     return p;
