@@ -42,6 +42,22 @@ export type OpKind =
 /** Where an operator's own work runs. `libuv` is Node's thread pool (fs, zlib, sharp); `remote` is worker processes reached through a cluster (BullMQ on Redis). */
 export type Placement = 'main' | 'worker' | 'libuv' | 'remote';
 
+/**
+ * The way a pipeline is written: plumber-data, or a library Plumber reads as it is (tfjs-data,
+ * Node's stream operators and `pipeline`/`compose`, chains of async generator functions). The
+ * runner's adapters report foreign stages as operators of the same kinds.
+ */
+export type Dialect = 'plumber-data' | 'tfjs-data' | 'node-streams' | 'async-generator';
+
+/**
+ * A change the operator's own library can make without rewriting the pipeline:
+ * - `parallelism`: calls in flight (async fns) or worker threads (with `placement`);
+ * - `placement`: run the fn in worker threads;
+ * - `prefetch`: a buffer after the operator (tfjs-data's `.prefetch(n)`, a Node stream's `highWaterMark`);
+ * - `cache`, `deterministic`, `cycleLength`: as plumber-data's.
+ */
+export type Lever = 'parallelism' | 'placement' | 'prefetch' | 'cache' | 'deterministic' | 'cycleLength';
+
 /** A position in the user's source: absolute file path, 1-based line and column of the operator's method name. */
 export interface CallSite {
   file: string;
@@ -116,6 +132,10 @@ export interface OpInfo {
   cardinality?: number;
   /** Set when the operator was added or changed by an override rather than written in the source. */
   overridden?: boolean;
+  /** The library the operator belongs to; absent: plumber-data. */
+  dialect?: Dialect;
+  /** The changes its library can make to it (see `Lever`); absent: every lever plumber-data has. */
+  levers?: Lever[];
   /**
    * The key of the operator whose fn built this one while it ran (an interleave's or flatMap's
    * inner datasets), when the library saw it happen.

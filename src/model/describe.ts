@@ -25,6 +25,8 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
       return change.existing ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})` : `insert prefetch(${change.size}) after ${label}`;
     case 'cache':
       return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;
+    case 'convert':
+      return `convert the pipeline to plumber-data (${change.then.map((c) => changeTitle(c, profile)).join('; ') || 'same knobs'})`;
   }
 }
 

@@ -226,6 +226,8 @@ export class RunnerTracer implements Tracer {
       // JSON has no Infinity: an endless operator's cardinality is left out (its knobs say `count: -1`).
       if (info.cardinality !== undefined && Number.isFinite(info.cardinality)) op.cardinality = info.cardinality;
       if (info.overridden) op.overridden = true;
+      if (info.dialect !== undefined && info.dialect !== 'plumber-data') op.dialect = info.dialect;
+      if (info.levers !== undefined) op.levers = [...info.levers];
       if (info.parent !== undefined) op.parentId = ids.get(info.parent) ?? info.parent;
       out.push(op);
     }

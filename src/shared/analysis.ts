@@ -3,7 +3,7 @@
  * (knob changes with their predicted effect). Produced by `src/model`, shown by the server, the
  * extension and the CLI. Rates are root elements per second.
  */
-import type { Overrides, Profile } from './profile';
+import type { Dialect, Overrides, Profile } from './profile';
 
 /** A resource that can cap the pipeline's rate. */
 export type Resource =
@@ -156,6 +156,22 @@ export type PlanChange = ChangeEffect &
         existing: boolean;
         from?: number;
         size: number;
+        reason: string;
+      }
+    | {
+        /**
+         * Rewrite the chain from its dialect (tfjs-data, Node streams, async generators) into
+         * plumber-data, keeping the export and what consumers receive, then apply `then` (plumber-data
+         * changes keyed by the original operators' ids). Offered only when the converted pipeline
+         * was measured faster and the rewrite is faithful.
+         */
+        kind: 'convert';
+        /** The operator the chain ends with (the pipeline's root). */
+        opId: string;
+        from: Dialect;
+        /** The operators the rewrite replaces, in chain order. */
+        opIds: string[];
+        then: PlanChange[];
         reason: string;
       }
     | {

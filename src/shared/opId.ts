@@ -18,6 +18,17 @@ export interface SitePosition {
   column: number;
 }
 
+/**
+ * The op ids of the arguments of one `pipeline(…)` / `compose(…)` call (Node streams), which the
+ * runner cannot read from a stack: the engine reads them from the source and hands them to the
+ * runner. `site` is the call's callee name (`pipeline` in `stream.pipeline(`); `args[i]` is the id
+ * of argument i, or null when that argument is not a stage of its own.
+ */
+export interface ArgSites {
+  site: SitePosition;
+  args: Array<string | null>;
+}
+
 /** The op id of an operator written at `site`, for a pipeline whose module is `pipelineFile`. */
 export function opIdOfSite(site: SitePosition, pipelineFile: string): string {
   if (path.resolve(site.file) === path.resolve(pipelineFile)) return `${site.line}:${site.column}`;

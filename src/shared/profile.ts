@@ -5,9 +5,9 @@
  *
  * Rates are root elements per second unless a name says otherwise. Times are seconds.
  */
-import type { CallSite, KnobOverride, OpCounters, OpKind, OpKnobs, Placement } from '../data/tracing';
+import type { CallSite, Dialect, KnobOverride, Lever, OpCounters, OpKind, OpKnobs, Placement } from '../data/tracing';
 
-export type { CallSite, KnobOverride, OpCounters, OpKind, OpKnobs, Placement };
+export type { CallSite, Dialect, KnobOverride, Lever, OpCounters, OpKind, OpKnobs, Placement };
 
 export const PROFILE_VERSION = 1 as const;
 
@@ -181,6 +181,10 @@ export interface OpProfile {
   held?: HeldBytes;
   cardinality?: number;
   overridden?: boolean;
+  /** The library the operator belongs to (tfjs-data, Node streams, an async generator); absent: plumber-data. */
+  dialect?: Dialect;
+  /** The changes its own library can make (see `Lever`); absent: all of plumber-data's. The model plans only these in the dialect; more is a conversion. */
+  levers?: Lever[];
   counters: OpCounters;
 }
 

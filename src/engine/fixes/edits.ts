@@ -211,6 +211,8 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
     case 'cache':
       inserts.push(insertAfter(op, '.cache()', ctx.pipeline, text, 1));
       return undefined;
+    case 'convert':
+      return `Converting ${op.label} to plumber-data is not an edit of its knobs.`;
   }
 }
 

@@ -4,10 +4,11 @@
  * nodes) so features, lints and the fix engine can be tested on hand-made values and the graph can
  * be written to JSON fixtures.
  */
-import type { OpKind } from '../../shared/profile';
+import type { Dialect, Lever, OpKind } from '../../shared/profile';
+import type { ArgSites } from '../../shared/opId';
 import type { Range } from '../../shared/protocol';
 
-export type { OpKind, Range };
+export type { ArgSites, Dialect, Lever, OpKind, Range };
 
 /** A source span: LSP range plus the offsets the fix engine edits with. */
 export interface Span {
@@ -124,6 +125,16 @@ export interface GraphOp {
   inputs: string[];
   /** Position in the chain from the source (0 = source). */
   index: number;
+  /** The library the operator belongs to; absent: plumber-data. */
+  dialect?: Dialect;
+  /** The changes its own library can make (see `Lever`); absent: all of plumber-data's. */
+  levers?: Lever[];
+  /**
+   * How a knob is spelt in this operator's options object when it is not plumber-data's name
+   * (a Node stream's `{ parallelism: 'concurrency', prefetch: 'highWaterMark' }`): the fix engine
+   * writes these names, and `knobs` holds what is written under them, keyed by plumber-data's name.
+   */
+  optionNames?: Partial<Record<string, string>>;
 }
 
 /** One pipeline: an exported (or at least named) chain of operators. */
@@ -143,6 +154,20 @@ export interface PipelineGraph {
   rootId: string;
   /** True when the chain contains an upstream the server could not follow (a parameter, an untyped call). */
   partial: boolean;
+  /** The library the chain is written with; absent: plumber-data. */
+  dialect?: Dialect;
+  /** Node streams: the op ids of the arguments of each `pipeline(…)`/`compose(…)` call in the chain, for the runner. */
+  argSites?: ArgSites[];
+}
+
+/**
+ * Where the server saw something that looks like a pipeline but could not follow it (built
+ * dynamically, a library it does not know, a stage it cannot time): said to the user, never silent.
+ */
+export interface GraphStop {
+  range: Range;
+  /** One sentence: what was seen and why Plumber stops there. */
+  message: string;
 }
 
 /** Everything the server knows about one file. */
@@ -153,4 +178,6 @@ export interface FileGraph {
   pipelines: PipelineGraph[];
   /** True when plumber-data types were found (aliases and re-exports resolved by the checker). */
   typed: boolean;
+  /** Chains seen but not followed, with why. */
+  stops?: GraphStop[];
 }
