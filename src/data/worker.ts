@@ -7,7 +7,11 @@
  * seconds and the timings the main thread sizes its tasks from.
  *
  * Node Buffers and Batches cross as themselves both ways: a clone makes plain values of them, and
- * crossing.ts records where they were so the other side rebuilds them.
+ * crossing.ts records where they were so the other side rebuilds them. TensorFlow.js tensors cross
+ * as their dtype, shape and values and arrays of doubles as Float64Arrays, rebuilt on arrival
+ * (here with the tfjs the fn's module resolves). Tensors this thread made for the fn's inputs, and
+ * the tensors of its results once sent, are disposed: a worker fn must return tensors it no longer
+ * uses, as it must buffers.
  *
  * Typed arrays and ArrayBuffers in results are transferred (moved) back, not copied: whole,
  * unshared buffers only. A worker fn must therefore return buffers it no longer uses — fresh
@@ -20,7 +24,8 @@ import { Piscina } from 'piscina';
 import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 import { findUncloneable, type Uncloneable } from './errors';
-import { type Marks, marksOf, restoreAll } from './internal/crossing';
+import { encodeAll, type Encoded, type Marks, restoreAll } from './internal/crossing';
+import { disposeAll, tensorMakerFor, type TensorMaker } from './internal/tensors';
 import { exportedMember } from './internal/exports';
 
 /** One task: a group of consecutive elements of the map's input. */
@@ -33,7 +38,7 @@ export interface WorkerTask {
   base: number;
   seed: number;
   epoch: number;
-  /** Buffers and Batches in the items, rebuilt here before the fn sees them (see crossing.ts). */
+  /** Buffers, Batches, tensors and number arrays in the items, rebuilt here before the fn sees them (see crossing.ts). */
   marks?: (Marks | null)[];
 }
 
@@ -43,7 +48,7 @@ export interface WorkerResult {
   /** Offset (in items) of the element whose call threw, and the error. */
   failed?: { offset: number; name: string; message: string; stack?: string };
   loadError?: string;
-  /** Buffers and Batches in `out`, for the main thread to rebuild (see crossing.ts). */
+  /** Buffers, Batches, tensors and number arrays in `out`, for the main thread to rebuild (see crossing.ts). */
   marks?: (Marks | null)[];
   /** Offset (in items) of the first result that cannot travel back to the main thread, and what in it. */
   uncloneable?: Uncloneable & { offset: number };
@@ -122,6 +127,15 @@ function collect(x: unknown, into: Set<ArrayBuffer>, depth: number): void {
   }
 }
 
+function throwsOnEncode(x: unknown): boolean {
+  try {
+    encodeAll([x]);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * The thread's CPU clock when its previous task ended. schedstat (and threadCpuUsage) are updated
  * at scheduler events, so a task's tail is usually booked when the thread goes to sleep after it,
@@ -172,8 +186,20 @@ export default async function run(task: WorkerTask): Promise<unknown> {
   const useCtx = (fn as Function).length !== 1;
   let random = false;
   const items = task.items;
-  // The items are this thread's copies: Buffers and Batches become themselves again in place.
-  restoreAll(items, task.marks);
+  // The items are this thread's copies: Buffers and Batches become themselves again in place,
+  // tensors and number arrays are rebuilt. The tensors made here are this thread's to dispose.
+  const made: unknown[] = [];
+  const makeTensor: TensorMaker = (data, shape, dtype) => {
+    const t = tensorMakerFor(task.module)(data, shape, dtype);
+    made.push(t);
+    return t;
+  };
+  try {
+    restoreAll(items, task.marks, undefined, makeTensor);
+  } catch (e) {
+    disposeAll(made);
+    return finish({ loadError: e instanceof Error ? e.message : String(e), random: false });
+  }
   const out = new Array<unknown>(items.length);
   const f0 = performance.now();
   for (let i = 0; i < items.length; i++) {
@@ -197,24 +223,41 @@ export default async function run(task: WorkerTask): Promise<unknown> {
       out[i] = task.mode === 'filter' ? Boolean(r) : task.mode === 'flatMap' && !Array.isArray(r) ? Array.from(r as Iterable<unknown>) : r;
     } catch (e) {
       fnMs = performance.now() - f0;
+      disposeAll(made);
       const err = e instanceof Error ? e : new Error(String(e));
       return finish({ failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, random });
     }
   }
   fnMs = performance.now() - f0;
+  if (task.mode === 'filter') {
+    disposeAll(made);
+    return finish({ out, random });
+  }
+  // Results as they cross (crossing.ts); the tensors among them go as their values, and are disposed here.
+  let sent: Encoded;
+  try {
+    sent = encodeAll(out);
+  } catch (e) {
+    // A tensor that cannot be read (disposed by the fn): name the element it came from.
+    let offset = 0;
+    while (offset < out.length - 1 && !throwsOnEncode(out[offset])) offset++;
+    const err = e instanceof Error ? e : new Error(String(e));
+    return finish({ failed: { offset, name: err.name, message: `its result could not be read for the main thread: ${err.message}`, stack: err.stack }, random });
+  } finally {
+    disposeAll(made);
+  }
+  disposeAll(sent.tensors);
+  const sending = sent.items;
   // A result that cannot be cloned would make piscina's postMessage throw after this function has
   // returned, killing the thread with an anonymous error: find it here, while its element is known.
   // Results are walked, not copied; typed arrays and numbers cost a type check each.
-  if (task.mode !== 'filter') {
-    for (let i = 0; i < out.length; i++) {
-      const u = findUncloneable(out[i]);
-      if (u !== null) return finish({ uncloneable: { ...u, offset: i }, random });
-    }
+  for (let i = 0; i < sending.length; i++) {
+    const u = findUncloneable(sending[i]);
+    if (u !== null) return finish({ uncloneable: { ...u, offset: i }, random });
   }
-  const buffers = new Set<ArrayBuffer>();
-  if (task.mode !== 'filter') collect(out, buffers, 0);
-  const marks = task.mode === 'filter' ? undefined : marksOf(out);
-  const result = finish(marks === undefined ? { out, random } : { out, marks, random });
+  const buffers = new Set<ArrayBuffer>(sent.transfer);
+  collect(sending, buffers, 0);
+  const result = finish(sent.marks === undefined ? { out: sending, random } : { out: sending, marks: sent.marks, random });
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
   return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);

@@ -25,7 +25,8 @@ import { estimateBytes } from '../bytes';
 import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
 import { Batch } from '../batch-class';
-import { marksOf, restoreAll } from '../crossing';
+import { encodeAll, restoreAll, type Encoded } from '../crossing';
+import { tensorMakerFor } from '../tensors';
 import { Engine, type Launcher } from './engine';
 
 export interface WorkerMapConfig {
@@ -302,22 +303,30 @@ class WorkerMap implements Chunks<unknown> {
     if (this.closing !== null) return Promise.resolve([]);
     const entry = this.entry;
     if (entry.error !== null) throw entry.error;
+    const c = this.c;
+    const postedAt = performance.timeOrigin + performance.now();
+    // Tensors and arrays of doubles go as typed arrays made here (crossing.ts), in copies of
+    // the elements: `items` stay as they were, for a filter to hand on.
+    let sent: Encoded;
+    try {
+      sent = encodeAll(items);
+    } catch (e) {
+      throw this.sendFailure(e, items, base);
+    }
     const task: WorkerTask = {
       module: this.cfg.module,
       exportName: this.cfg.exportName,
       mode: this.cfg.mode,
-      items,
+      items: sent.items,
       base,
       seed: this.cfg.seed,
       epoch: this.cfg.epoch,
     };
-    const marks = marksOf(items);
-    if (marks !== undefined) task.marks = marks;
-    const c = this.c;
-    const postedAt = performance.timeOrigin + performance.now();
+    if (sent.marks !== undefined) task.marks = sent.marks;
     // Inputs move only when the library made them for this map (see InputOwner); a filter hands
-    // its inputs on, so they must stay here.
+    // its inputs on, so they must stay here. What the encoding made is this map's own.
     const transferList = this.inputOwner !== null && this.cfg.mode !== 'filter' ? ownBuffers(items, this.inputOwner) : [];
+    for (const b of sent.transfer) transferList.push(b);
     let p: Promise<WorkerResult>;
     try {
       p = entry.pool.run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
@@ -400,7 +409,8 @@ class WorkerMap implements Chunks<unknown> {
       throw new PipelineError(this.op, base + r.failed.offset, cause);
     }
     const out = r.out as unknown[];
-    restoreAll(out, r.marks);
+    // Tensors in results are rebuilt with the tfjs the fn's module resolves (the process shares one tfjs engine).
+    restoreAll(out, r.marks, undefined, tensorMakerFor(this.cfg.module));
     let result: unknown[];
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
