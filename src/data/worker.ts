@@ -40,6 +40,8 @@ export interface WorkerTask {
   epoch: number;
   /** Buffers, Batches, tensors and number arrays in the items, rebuilt here before the fn sees them (see crossing.ts). */
   marks?: (Marks | null)[];
+  /** The values of the number arrays in the items (see crossing.ts `Encoded`). */
+  numbers?: Float64Array;
 }
 
 /** What a task returns. Exactly one of `out`, `failed`, `loadError`, `uncloneable` is set. */
@@ -50,6 +52,8 @@ export interface WorkerResult {
   loadError?: string;
   /** Buffers, Batches, tensors and number arrays in `out`, for the main thread to rebuild (see crossing.ts). */
   marks?: (Marks | null)[];
+  /** The values of the number arrays in `out`. */
+  numbers?: Float64Array;
   /** Offset (in items) of the first result that cannot travel back to the main thread, and what in it. */
   uncloneable?: Uncloneable & { offset: number };
   cpuSeconds: number;
@@ -195,7 +199,7 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     return t;
   };
   try {
-    restoreAll(items, task.marks, undefined, makeTensor);
+    restoreAll(items, task.marks, undefined, { tensor: makeTensor, numbers: task.numbers });
   } catch (e) {
     disposeAll(made);
     return finish({ loadError: e instanceof Error ? e.message : String(e), random: false });
@@ -257,7 +261,7 @@ export default async function run(task: WorkerTask): Promise<unknown> {
   }
   const buffers = new Set<ArrayBuffer>(sent.transfer);
   collect(sending, buffers, 0);
-  const result = finish(sent.marks === undefined ? { out: sending, random } : { out: sending, marks: sent.marks, random });
+  const result = finish(sent.marks === undefined ? { out: sending, random } : { out: sending, marks: sent.marks, numbers: sent.numbers, random });
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
   return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);

@@ -10,9 +10,11 @@
  * lead to them (the sender's element is never changed):
  * - a TensorFlow.js tensor, whose values a clone would not carry, crosses as `{ dtype, shape,
  *   data }` (its values copied once and transferred) and is rebuilt as a tensor (tensors.ts);
- * - a plain array of numbers with some non-integer among them (V8 keeps it as unboxed doubles) crosses as a
- *   Float64Array, transferred, and is rebuilt as an array of unboxed doubles: a clone would give
- *   the fn an array of boxed numbers, which makes every read of it slower. Exact: -0 and NaN
+ * - a plain array of numbers with some non-integer among them (V8 keeps it as unboxed doubles)
+ *   crosses inside one Float64Array shared by all such arrays of the elements sent together
+ *   (a typed array and a transfer each cost about a µs, more than a short row's clone), and is
+ *   rebuilt as an array of unboxed doubles: a clone would give the fn an array of boxed numbers,
+ *   which makes every read of it slower. Exact: -0 and NaN
  *   survive. Only dense arrays with no other own properties qualify; holes, extra properties and
  *   mixed types are left to the clone, as are arrays of small integers (their clone keeps them
  *   unboxed).
@@ -22,8 +24,11 @@ import { isTensor, tensorData, type TensorData, type TensorLike, type TensorMake
 
 /** Key path from the element to a value: [] is the element itself. */
 export type Path = (string | number)[];
-/** What to rebuild where: 0 a Buffer, 1 a Batch, 2 a tensor, 3 an array of numbers. */
-export type Marks = [Path, MarkKind][];
+/**
+ * What to rebuild where: 0 a Buffer, 1 a Batch, 2 a tensor, 3 an array of numbers (its length
+ * third; the value at the path is its offset in the crossing's one Float64Array, see `Encoded`).
+ */
+export type Marks = ([Path, 0 | 1 | 2] | [Path, 3, number])[];
 export type MarkKind = 0 | 1 | 2 | 3;
 /**
  * Makes a Batch around a clone's data and shape. The library rebuilds with its own class; a
@@ -93,6 +98,8 @@ export interface Encoded {
   items: unknown[];
   /** Per element, what to rebuild where (see `restoreAll`); undefined when nothing is. */
   marks?: (Marks | null)[];
+  /** The values of the number arrays, one after another (marks of kind 3 say where). */
+  numbers?: Float64Array;
   /** Buffers made here (tensor values, number arrays): the sender moves them. */
   transfer: ArrayBuffer[];
   /** The tensors encoded, for a sender that owns them to dispose once they are sent. */
@@ -105,7 +112,13 @@ const CYCLE = Symbol('cycle');
  * `x` ready to cross (see the file's comment), or its marks alone when it holds a cycle (the clone
  * keeps cycles; replacing inside one would break it).
  */
-function encodeOne(x: unknown, transfer: ArrayBuffer[], tensors: TensorLike[]): { value: unknown; marks: Marks | null } {
+/** Number arrays found so far in one `encodeAll`, and the total of their lengths. */
+interface Packing {
+  arrays: number[][];
+  length: number;
+}
+
+function encodeOne(x: unknown, transfer: ArrayBuffer[], tensors: TensorLike[], pack: Packing): { value: unknown; marks: Marks | null } {
   if (x === null || typeof x !== 'object') return { value: x, marks: null };
   let marks: Marks | null = null;
   // Allocated only for elements with nested containers or replacements: most elements are flat records.
@@ -113,6 +126,8 @@ function encodeOne(x: unknown, transfer: ArrayBuffer[], tensors: TensorLike[]): 
   let active: Set<object> | null = null;
   const transferAt = transfer.length;
   const tensorsAt = tensors.length;
+  const packedAt = pack.arrays.length;
+  const packedLength = pack.length;
   const enc = (v: object, path: Path): unknown => {
     if (Buffer.isBuffer(v)) {
       (marks ??= []).push([path, 0]);
@@ -136,14 +151,15 @@ function encodeOne(x: unknown, transfer: ArrayBuffer[], tensors: TensorLike[]): 
       return d;
     }
     if (isArray && isDoubleArray(v)) {
-      let f = done?.get(v);
-      if (f === undefined) {
-        f = Float64Array.from(v as number[]);
-        transfer.push((f as Float64Array).buffer as ArrayBuffer);
-        (done ??= new Map()).set(v, f);
+      let offset = done?.get(v);
+      if (offset === undefined) {
+        offset = pack.length;
+        pack.arrays.push(v as number[]);
+        pack.length += (v as number[]).length;
+        (done ??= new Map()).set(v, offset);
       }
-      (marks ??= []).push([path, 3]);
-      return f;
+      (marks ??= []).push([path, 3, (v as number[]).length]);
+      return offset;
     }
     if (done?.has(v)) return done.get(v);
     if (path.length > 0) {
@@ -186,6 +202,8 @@ function encodeOne(x: unknown, transfer: ArrayBuffer[], tensors: TensorLike[]): 
     if (e !== CYCLE) throw e;
     transfer.length = transferAt;
     tensors.length = tensorsAt;
+    pack.arrays.length = packedAt;
+    pack.length = packedLength;
     return { value: x, marks: crossingMarks(x) };
   }
 }
@@ -194,17 +212,25 @@ function encodeOne(x: unknown, transfer: ArrayBuffer[], tensors: TensorLike[]): 
 export function encodeAll(xs: readonly unknown[]): Encoded {
   const transfer: ArrayBuffer[] = [];
   const tensors: TensorLike[] = [];
+  const pack: Packing = { arrays: [], length: 0 };
   let items: unknown[] | undefined;
   let marks: (Marks | null)[] | undefined;
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i];
     if (x === null || typeof x !== 'object') continue;
-    const e = encodeOne(x, transfer, tensors);
+    const e = encodeOne(x, transfer, tensors, pack);
     if (e.value !== x) (items ??= xs.slice())[i] = e.value;
     if (e.marks !== null) (marks ??= new Array<Marks | null>(xs.length).fill(null))[i] = e.marks;
   }
   const out: Encoded = { items: items ?? (xs as unknown[]), transfer, tensors };
   if (marks !== undefined) out.marks = marks;
+  if (pack.arrays.length > 0) {
+    const numbers = new Float64Array(pack.length);
+    let o = 0;
+    for (const a of pack.arrays) for (let i = 0; i < a.length; i++) numbers[o++] = a[i]!;
+    out.numbers = numbers;
+    transfer.push(numbers.buffer);
+  }
   return out;
 }
 
@@ -212,30 +238,34 @@ export function encodeAll(xs: readonly unknown[]): Encoded {
 export interface Rebuilders {
   batch: BatchMaker;
   tensor?: TensorMaker;
+  /** The crossing's `Encoded.numbers`, needed when a number array crossed. */
+  numbers?: Float64Array;
 }
 
 /** Past this length an array rebuilt from `new Array(n)` would start in dictionary mode: grow it by push instead. */
 const PREALLOCATE_MAX = 50_000;
 
-/** A plain array of the Float64Array's values, stored by V8 as unboxed doubles. */
-function numberArray(f: Float64Array): number[] {
-  const n = f.length;
+/** A plain array of `n` values of `f` from `at`, stored by V8 as unboxed doubles. */
+function numberArray(f: Float64Array, at: number, n: number): number[] {
   if (n > PREALLOCATE_MAX) {
     const out: number[] = [];
-    for (let i = 0; i < n; i++) out.push(f[i]!);
+    for (let i = 0; i < n; i++) out.push(f[at + i]!);
     return out;
   }
   const out = new Array<number>(n);
-  for (let i = 0; i < n; i++) out[i] = f[i]!;
+  for (let i = 0; i < n; i++) out[i] = f[at + i]!;
   return out;
 }
 
-function rebuild(v: unknown, kind: MarkKind, r: Rebuilders): unknown {
+function rebuild(v: unknown, kind: MarkKind, length: number, r: Rebuilders): unknown {
   if (kind === 0) {
     const u = v as Uint8Array;
     return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
   }
-  if (kind === 3) return numberArray(v as Float64Array);
+  if (kind === 3) {
+    if (r.numbers === undefined) throw new Error('an array of numbers crossed without its values');
+    return numberArray(r.numbers, v as number, length);
+  }
   if (kind === 2) {
     const t = v as TensorData;
     if (r.tensor === undefined) throw new Error('a tensor crossed, but no TensorFlow.js is known on this side to rebuild it');
@@ -249,24 +279,27 @@ function rebuild(v: unknown, kind: MarkKind, r: Rebuilders): unknown {
  * The clone `x` with the values `marks` names rebuilt (in place where they are nested). A value
  * the clone shares between two paths is rebuilt once, and shared as it was.
  */
-export function restoreMarks(x: unknown, marks: Marks, makeBatch: BatchMaker = ownBatch, makeTensor?: TensorMaker): unknown {
-  const r: Rebuilders = { batch: makeBatch, tensor: makeTensor };
+export function restoreMarks(x: unknown, marks: Marks, r: Rebuilders = { batch: ownBatch }): unknown {
+  // Keyed by the clone's value: a shared object, or a number array's offset.
   const done = marks.length > 1 ? new Map<unknown, unknown>() : undefined;
-  const once = (v: unknown, kind: MarkKind): unknown => {
-    if (done === undefined) return rebuild(v, kind, r);
-    if (!done.has(v)) done.set(v, rebuild(v, kind, r));
-    return done.get(v);
+  const once = (v: unknown, kind: MarkKind, length: number): unknown => {
+    if (done === undefined) return rebuild(v, kind, length, r);
+    const key = kind === 3 ? `n${v as number}` : v;
+    if (!done.has(key)) done.set(key, rebuild(v, kind, length, r));
+    return done.get(key);
   };
   let out = x;
-  for (const [path, kind] of marks) {
+  for (const m of marks) {
+    const [path, kind] = m;
+    const length = m[1] === 3 ? m[2] : 0;
     if (path.length === 0) {
-      out = once(x, kind);
+      out = once(x, kind, length);
       continue;
     }
     let parent = x as Record<string | number, unknown>;
     for (let i = 0; i < path.length - 1; i++) parent = parent[path[i]!] as Record<string | number, unknown>;
     const last = path[path.length - 1]!;
-    parent[last] = once(parent[last], kind);
+    parent[last] = once(parent[last], kind, length);
   }
   return out;
 }
@@ -283,11 +316,15 @@ export function marksOf(xs: readonly unknown[]): (Marks | null)[] | undefined {
   return out;
 }
 
-/** Rebuilds each element of `xs` in place by its marks. */
-export function restoreAll(xs: unknown[], marks: readonly (Marks | null)[] | undefined, makeBatch: BatchMaker = ownBatch, makeTensor?: TensorMaker): void {
+/**
+ * Rebuilds each element of `xs` in place by its marks: Batches with `makeBatch`, tensors with
+ * `more.tensor`, number arrays from `more.numbers` (the sender's `Encoded.numbers`).
+ */
+export function restoreAll(xs: unknown[], marks: readonly (Marks | null)[] | undefined, makeBatch: BatchMaker = ownBatch, more: Omit<Rebuilders, 'batch'> = {}): void {
   if (marks === undefined) return;
+  const r: Rebuilders = { batch: makeBatch, ...more };
   for (let i = 0; i < xs.length; i++) {
     const m = marks[i];
-    if (m) xs[i] = restoreMarks(xs[i], m, makeBatch, makeTensor);
+    if (m) xs[i] = restoreMarks(xs[i], m, r);
   }
 }

@@ -80,7 +80,7 @@ describe('plumber-data tensors crossing worker threads', function () {
     const b = tf.tensor1d([true, false, true], 'bool');
     const sent = encodeAll([{ b }]);
     const copy = structuredClone(sent.items);
-    restoreAll(copy, sent.marks, undefined, tensorMakerFor(MODULE));
+    restoreAll(copy, sent.marks, undefined, { tensor: tensorMakerFor(MODULE) });
     const back = (copy[0] as { b: tf.Tensor }).b;
     assert.equal(back.dtype, 'bool');
     assert.deepEqual(Array.from(back.dataSync()), [1, 0, 1]);
@@ -106,9 +106,9 @@ describe('plumber-data tensors crossing worker threads', function () {
     const before = tf.memory().numTensors;
     const r = (await run({ module: MODULE, exportName: 'scale', mode: 'map', items, marks: sent.marks, base: 0, seed: 1, epoch: 0 })) as Record<symbol, unknown>;
     assert.equal(tf.memory().numTensors, before);
-    const result = (r[VALUE] ?? r) as { out: unknown[]; marks: Parameters<typeof restoreAll>[1] };
+    const result = (r[VALUE] ?? r) as { out: unknown[]; marks: Parameters<typeof restoreAll>[1]; numbers?: Float64Array };
     // The results went as plain data, rebuilt here into tensors with the right values.
-    restoreAll(result.out, result.marks, undefined, tensorMakerFor(MODULE));
+    restoreAll(result.out, result.marks, undefined, { tensor: tensorMakerFor(MODULE), numbers: result.numbers });
     const first = result.out[2] as { x: tf.Tensor; mask: tf.Tensor };
     assert.deepEqual(
       Array.from(first.x.dataSync()),

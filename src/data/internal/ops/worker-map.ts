@@ -323,6 +323,7 @@ class WorkerMap implements Chunks<unknown> {
       epoch: this.cfg.epoch,
     };
     if (sent.marks !== undefined) task.marks = sent.marks;
+    if (sent.numbers !== undefined) task.numbers = sent.numbers;
     // Inputs move only when the library made them for this map (see InputOwner); a filter hands
     // its inputs on, so they must stay here. What the encoding made is this map's own.
     const transferList = this.inputOwner !== null && this.cfg.mode !== 'filter' ? ownBuffers(items, this.inputOwner) : [];
@@ -410,7 +411,7 @@ class WorkerMap implements Chunks<unknown> {
     }
     const out = r.out as unknown[];
     // Tensors in results are rebuilt with the tfjs the fn's module resolves (the process shares one tfjs engine).
-    restoreAll(out, r.marks, undefined, tensorMakerFor(this.cfg.module));
+    restoreAll(out, r.marks, undefined, { tensor: tensorMakerFor(this.cfg.module), numbers: r.numbers });
     let result: unknown[];
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
