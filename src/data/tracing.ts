@@ -360,4 +360,5 @@ export { AUTO_ASYNC_IN_FLIGHT, inFlightParallelism, resolveParallelism } from '.
 export { Rng, elementSeed } from './internal/rng';
 export { estimateBytes } from './internal/bytes';
 export { exportedMember } from './internal/exports';
-export { restoreAll, type BatchMaker, type Marks } from './internal/crossing';
+export { encodeAll, movableBuffers, restoreAll, withoutMoved, type BatchMaker, type Encoded, type Marks } from './internal/crossing';
+export { tensorMakerFor } from './internal/tensors';

@@ -24,7 +24,7 @@ import { Piscina } from 'piscina';
 import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 import { findUncloneable, type Uncloneable } from './errors';
-import { encodeAll, type Encoded, type Marks, restoreAll } from './internal/crossing';
+import { encodeAll, type Encoded, type Marks, movableBuffers, restoreAll } from './internal/crossing';
 import { disposeAll, tensorMakerFor, type TensorMaker } from './internal/tensors';
 import { exportedMember } from './internal/exports';
 
@@ -109,27 +109,6 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 // thread reports ready). A failure is reported by the first task, which awaits the same promise.
 const preload = (workerData as { module?: unknown } | null)?.module;
 if (typeof preload === 'string') load(preload).catch(() => undefined);
-
-/** Buffers that can move to the main thread: whole, unshared ArrayBuffers, each once. */
-function collect(x: unknown, into: Set<ArrayBuffer>, depth: number): void {
-  if (x === null || typeof x !== 'object') return;
-  if (ArrayBuffer.isView(x)) {
-    const b = x.buffer;
-    if (b instanceof ArrayBuffer && x.byteOffset === 0 && x.byteLength === b.byteLength) into.add(b);
-    return;
-  }
-  if (x instanceof ArrayBuffer) {
-    into.add(x);
-    return;
-  }
-  if (depth >= 3) return;
-  if (Array.isArray(x)) for (const v of x) collect(v, into, depth + 1);
-  else if (Object.getPrototypeOf(x) === Object.prototype) for (const k in x) collect((x as Record<string, unknown>)[k], into, depth + 1);
-  else {
-    const data = (x as { data?: unknown }).data;
-    if (data !== undefined) collect(data, into, depth + 1);
-  }
-}
 
 function throwsOnEncode(x: unknown): boolean {
   try {
@@ -260,7 +239,7 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     if (u !== null) return finish({ uncloneable: { ...u, offset: i }, random });
   }
   const buffers = new Set<ArrayBuffer>(sent.transfer);
-  collect(sending, buffers, 0);
+  movableBuffers(sending, buffers);
   const result = finish(sent.marks === undefined ? { out: sending, random } : { out: sending, marks: sent.marks, numbers: sent.numbers, random });
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.

@@ -328,3 +328,59 @@ export function restoreAll(xs: unknown[], marks: readonly (Marks | null)[] | und
     if (m) xs[i] = restoreMarks(xs[i], m, r);
   }
 }
+
+/**
+ * The buffers a worker's results move to the main thread instead of copying (worker.ts): whole,
+ * unshared ArrayBuffers, each once, where plain objects and arrays (three levels below the
+ * results' array) or the `data` of another object (a Batch) lead to them. A view over part of a
+ * buffer is copied by the clone, with the whole buffer behind it.
+ */
+export function movableBuffers(x: unknown, into: Set<ArrayBuffer>, depth = 0): void {
+  if (x === null || typeof x !== 'object') return;
+  if (ArrayBuffer.isView(x)) {
+    const b = x.buffer;
+    if (b instanceof ArrayBuffer && x.byteOffset === 0 && x.byteLength === b.byteLength) into.add(b);
+    return;
+  }
+  if (x instanceof ArrayBuffer) {
+    into.add(x);
+    return;
+  }
+  if (depth >= 3) return;
+  if (Array.isArray(x)) for (const v of x) movableBuffers(v, into, depth + 1);
+  else if (Object.getPrototypeOf(x) === Object.prototype) for (const k in x) movableBuffers((x as Record<string, unknown>)[k], into, depth + 1);
+  else {
+    const data = (x as { data?: unknown }).data;
+    if (data !== undefined) movableBuffers(data, into, depth + 1);
+  }
+}
+
+type ViewClass = new (length: number) => ArrayBufferView;
+
+/**
+ * What a structured clone copies of `x` once the `moved` buffers are transferred: `x` with every
+ * typed array, DataView or ArrayBuffer over a moved buffer made empty (a transfer copies none of
+ * its bytes), in copies of the containers leading to them; other objects are spread into plain
+ * ones, as a clone makes them. For pricing a crossing by what it copies (the runner's move probe).
+ */
+export function withoutMoved(x: unknown, moved: ReadonlySet<ArrayBuffer>, seen = new Map<object, unknown>()): unknown {
+  if (moved.size === 0 || x === null || typeof x !== 'object') return x;
+  if (x instanceof ArrayBuffer) return moved.has(x) ? new ArrayBuffer(0) : x;
+  if (ArrayBuffer.isView(x)) {
+    if (!(x.buffer instanceof ArrayBuffer) || !moved.has(x.buffer)) return x;
+    return x instanceof DataView ? new DataView(new ArrayBuffer(0)) : new (x.constructor as ViewClass)(0);
+  }
+  if (x instanceof Map || x instanceof Set || x instanceof Date || x instanceof RegExp) return x;
+  // A value reached twice (or a cycle) is one object in the clone: keep it one here.
+  if (seen.has(x)) return seen.get(x);
+  if (Array.isArray(x)) {
+    const a: unknown[] = [];
+    seen.set(x, a);
+    for (const v of x) a.push(withoutMoved(v, moved, seen));
+    return a;
+  }
+  const out: Record<string, unknown> = {};
+  seen.set(x, out);
+  for (const k in x) if (Object.prototype.hasOwnProperty.call(x, k)) out[k] = withoutMoved((x as Record<string, unknown>)[k], moved, seen);
+  return out;
+}
