@@ -10,6 +10,8 @@ import { Dataset, finish } from './dataset';
 import { Batch, type TypedArray } from './internal/batch-class';
 import { beginOp, makeNode } from './internal/build';
 import { openSource } from './internal/ops/sources';
+import { type OpNode, Session } from './internal/core';
+import { DatasetIterator } from './internal/iterator';
 
 /** What plumber-data reads of a tfjs `Dataset`: its `iterator()` (tfjs-data's LazyIterator) and its `size`. */
 export interface TfDatasetLike<T> {
@@ -56,7 +58,7 @@ function tfElements<T>(tfDataset: TfDatasetLike<T>): AsyncIterator<T> {
 /**
  * A tfjs `Dataset` over `dataset`'s elements, built with the caller's `tf.data.generator`, so
  * `model.fitDataset(toTfDataset(ds, tf), …)` trains from a plumber-data pipeline. Each tfjs
- * iterator is one pass of `dataset`. Elements go to tfjs as they are, except what tfjs cannot
+ * iterator is one pass of `dataset`; the passes share worker pools (see SharedPasses). Elements go to tfjs as they are, except what tfjs cannot
  * read: a `Batch` (from `batch()`) becomes a tensor of its shape, and a typed array a 1-D tensor,
  * made with `tf.tensor` wherever plain objects and arrays lead to them (`{ xs: Batch, ys: Batch }`
  * becomes `{ xs: Tensor, ys: Tensor }`; tfjs has no float64: 64-bit floats become float32). Tensors are handed on, as tfjs datasets do: the consumer
@@ -67,8 +69,9 @@ export function toTfDataset<T, Tf extends TfLike>(dataset: Dataset<T>, tf: Tf): 
   if (tf === null || typeof tf !== 'object' || typeof tf.data?.generator !== 'function' || typeof tf.tensor !== 'function') {
     throw new TypeError('toTfDataset() needs your tf namespace as its second argument (an object with data.generator and tensor, e.g. `import * as tf from "@tensorflow/tfjs"`).');
   }
+  const passes = new SharedPasses();
   const make = (): AsyncIterator<never> => {
-    const it = dataset.iterator();
+    const it = passes.open(dataset.node);
     return {
       async next(): Promise<IteratorResult<never>> {
         const r = await it.next();
@@ -81,6 +84,57 @@ export function toTfDataset<T, Tf extends TfLike>(dataset: Dataset<T>, tf: Tf): 
     };
   };
   return tf.data.generator(make) as ReturnType<Tf['data']['generator']>;
+}
+
+/** How long the worker pools of a `toTfDataset` stay up with no pass running: longer than a training loop spends between epochs. */
+const IDLE_MS = 10_000;
+
+/**
+ * The passes of one `toTfDataset` share a session, so its worker pools stay warm from one epoch
+ * (one tfjs iterator: fitDataset asks for a new one each epoch) to the next, as a `repeat()`'s do,
+ * instead of starting threads and loading the fn's module again every epoch. The session ends
+ * once no pass has run for IDLE_MS (its timer does not keep the process alive).
+ */
+class SharedPasses {
+  private session: Session | null = null;
+  private running = 0;
+  private idle: ReturnType<typeof setTimeout> | null = null;
+
+  open<T>(node: OpNode<T>): AsyncIterator<T> {
+    if (this.idle !== null) clearTimeout(this.idle);
+    this.idle = null;
+    this.running++;
+    const it = new DatasetIterator(node, (this.session ??= new Session()));
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      if (--this.running > 0) return;
+      this.idle = setTimeout(() => {
+        const s = this.session;
+        this.session = null;
+        this.idle = null;
+        void s?.dispose();
+      }, IDLE_MS);
+      this.idle.unref();
+    };
+    return {
+      async next(): Promise<IteratorResult<T>> {
+        try {
+          const r = await it.next();
+          if (r.done) end();
+          return r;
+        } catch (e) {
+          end();
+          throw e;
+        }
+      },
+      async return(): Promise<IteratorResult<T>> {
+        end();
+        return it.return();
+      },
+    };
+  }
 }
 
 function isPlain(x: object): boolean {

@@ -4,12 +4,16 @@
  * trained with fitDataset from a plumber-data pipeline.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import * as tfc from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import * as tfd from '@tensorflow/tfjs-data';
 import * as tfl from '@tensorflow/tfjs-layers';
 import { from, fromTfDataset, PipelineError, range, toTfDataset } from 'plumber-data';
 import { traced } from './helpers';
+
+const TENSOR_MODULE = join(__dirname, '../../fixtures/data/tensor-work.ts');
+const CPU_MODULE = join(__dirname, '../../fixtures/data/cpu-work.ts');
 
 /** The user's tf namespace, as `import * as tf from '@tensorflow/tfjs'` would give it. */
 const tf = { data: tfd, tensor: tfc.tensor };
@@ -123,6 +127,30 @@ describe('plumber-data tfjs adapter', function () {
     // fitDataset disposed every batch the adapter made.
     assert.equal(tfc.memory().numTensors, before);
     model.dispose();
+  });
+
+  it('a converted tfjs chain trains: tfjs source, worker-thread map making tensors, back to tfjs for batch and fitDataset', async () => {
+    const rows = tfd.array([...Array(64).keys()].map((i) => ({ a: ((i * 7) % 16) / 16, b: ((i * 3) % 8) / 8 })));
+    const ds = fromTfDataset(rows).map((r: { a: number; b: number }) => r, { placement: 'worker', module: TENSOR_MODULE, exportName: 'features', parallelism: 2 });
+    const model = tfl.sequential({ layers: [tfl.layers.dense({ units: 1, inputShape: [2] })] });
+    model.compile({ optimizer: tfc.train.sgd(0.3), loss: 'meanSquaredError' });
+    const h = await model.fitDataset(toTfDataset(ds, tf).batch(16), { epochs: 6, verbose: 0 });
+    const loss = h.history.loss as number[];
+    assert.equal(loss.length, 6);
+    assert.ok(loss[5]! < loss[0]! / 2, `loss ${loss.join(', ')}`);
+    model.dispose();
+  });
+
+  it('toTfDataset keeps the worker threads of one epoch for the next (fitDataset asks for an iterator per epoch)', async () => {
+    const tds = toTfDataset(
+      range(40).map((x: number) => x, { placement: 'worker', module: CPU_MODULE, exportName: 'threadOf', parallelism: 2 }),
+      tf,
+    );
+    const first = new Set((await tds.toArray()) as number[]);
+    const second = new Set((await tds.toArray()) as number[]);
+    assert.ok(first.size >= 1 && second.size >= 1);
+    // New pools would start new threads, with new ids.
+    for (const id of second) assert.ok(first.has(id), `thread ${id} of the second epoch is not one of the first's (${[...first].join(', ')})`);
   });
 
   it('refuses what is not a tfjs dataset or a tf namespace, saying what it needs', () => {
