@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { Batch as LibraryBatch } from 'plumber-data';
 import { restoreAll } from '../../../src/data/tracing';
+import { rebuiltPaths } from '../../../src/runner/fidelity';
 import { priceClones } from '../../../src/runner/moves/calls';
 import { sentToWorker } from '../../../src/runner/moves/workerTimes';
 
@@ -52,6 +53,13 @@ describe('runner move probe: pricing a crossing by what happens', function () {
   it('a Batch result (stacked rows) moves its data like the library does', () => {
     const batches = price([...Array(N).keys()].map(() => new LibraryBatch(new Float32Array(FLOATS), [1024, 1024])));
     assert.ok(batches.outBytes < 1000, `outBytes ${batches.outBytes}`);
+  });
+
+  it("the built library's Batch is known by its name to the probe, which cannot use instanceof across copies", () => {
+    const b = new LibraryBatch(new Float32Array(8), [2, 2, 2]);
+    assert.equal(b.constructor.name, 'Batch');
+    assert.equal(b.row(1).constructor.name, 'Batch');
+    assert.deepEqual(rebuiltPaths({ b }), [[['b'], 1]]);
   });
 
   it('the timer worker is sent inputs as the library sends them: arrays of doubles packed, Batches marked', () => {
