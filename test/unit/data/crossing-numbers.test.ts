@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
 import { join } from 'node:path';
 import { from } from 'plumber-data';
 import { encodeAll, restoreAll } from '../../../src/data/internal/crossing';
@@ -64,6 +66,29 @@ describe('plumber-data number arrays crossing worker threads', function () {
     assert.equal(back[2].note, 'kept');
     assert.deepEqual(back[3], mixed);
     assert.deepEqual(back[4], ints);
+  });
+
+  it('any element arrives as a structured clone of it would, number arrays included (property)', () => {
+    const doubles = fc.array(fc.double(), { minLength: 8, maxLength: 40 });
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        doubles,
+        fc.anything({ maxDepth: 2, withTypedArray: true, withMap: true, withSet: true, withSparseArray: true }),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(fc.string(), tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(fc.array(value, { maxLength: 6 }), (xs) => {
+        const before = structuredClone(xs);
+        const back = crossed(xs);
+        assert.ok(isDeepStrictEqual(back, structuredClone(xs)), 'crossed differently from a clone');
+        // The sender's elements are never changed (compared clone to clone: a clone is not always deep-equal to its original).
+        assert.ok(isDeepStrictEqual(structuredClone(xs), before));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('through a worker map, elements and results keep their values, in order', async () => {
