@@ -12,6 +12,7 @@ import { beginOp, makeNode } from './internal/build';
 import { openSource } from './internal/ops/sources';
 import { type OpNode, Session } from './internal/core';
 import { DatasetIterator } from './internal/iterator';
+import { adoptTensors } from './internal/tensors';
 
 /** What plumber-data reads of a tfjs `Dataset`: its `iterator()` (tfjs-data's LazyIterator) and its `size`. */
 export interface TfDatasetLike<T> {
@@ -29,7 +30,8 @@ export interface TfLike {
  * A source over the elements of a tfjs `Dataset`, in its order: each pass (epoch) asks the tfjs
  * dataset for a new iterator, and an error of the tfjs iterator is the pipeline's error. Elements
  * are handed on as tfjs made them (tensors stay tensors; whoever consumes them disposes them, as
- * with tfjs itself). A finite, known `size` is the source's cardinality.
+ * with tfjs itself; a worker-thread map disposes them once its fn has run on their copies, as a
+ * tfjs map disposes its inputs). A finite, known `size` is the source's cardinality.
  */
 export function fromTfDataset<T>(tfDataset: TfDatasetLike<T>): Dataset<T> {
   if (tfDataset === null || typeof tfDataset !== 'object' || typeof tfDataset.iterator !== 'function') {
@@ -50,7 +52,9 @@ function tfElements<T>(tfDataset: TfDatasetLike<T>): AsyncIterator<T> {
     async next(): Promise<IteratorResult<T>> {
       it ??= tfDataset.iterator();
       const r = await (await it).next();
-      return r.done ? { done: true, value: undefined } : { done: false, value: r.value };
+      if (r.done) return { done: true, value: undefined };
+      adoptTensors(r.value);
+      return { done: false, value: r.value };
     },
   };
 }

@@ -101,3 +101,29 @@ export function disposeAll(tensors: Iterable<unknown>): void {
     if (x !== null && typeof x === 'object' && typeof x.dispose === 'function' && x.isDisposed !== true) x.dispose();
   }
 }
+
+/**
+ * Tensors the pipeline owns: made for it by a tfjs dataset's iterator (`fromTfDataset`), each pass
+ * afresh, so no one else holds them. Only these are disposed when a worker map has consumed them.
+ */
+const adopted = new WeakSet<object>();
+
+/** How deep `adoptTensors` looks for tensors: elements of tfjs datasets are tensors, or records and arrays of them. */
+const ADOPT_DEPTH = 4;
+
+/** Records the tensors in `x` (at any depth of plain objects and arrays, to ADOPT_DEPTH) as the pipeline's own. */
+export function adoptTensors(x: unknown, depth = 0): void {
+  if (x === null || typeof x !== 'object' || ArrayBuffer.isView(x)) return;
+  if (isTensor(x)) {
+    adopted.add(x);
+    return;
+  }
+  if (depth >= ADOPT_DEPTH) return;
+  if (Array.isArray(x)) for (const v of x) adoptTensors(v, depth + 1);
+  else if (Object.getPrototypeOf(x) === Object.prototype) for (const k in x) adoptTensors((x as Record<string, unknown>)[k], depth + 1);
+}
+
+/** Disposes those of `tensors` the pipeline owns (see `adoptTensors`); others stay with their owner. */
+export function disposeAdopted(tensors: readonly TensorLike[]): void {
+  for (const t of tensors) if (adopted.has(t) && t.isDisposed !== true) t.dispose();
+}

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { from, PipelineError } from 'plumber-data';
+import * as tfd from '@tensorflow/tfjs-data';
+import { from, fromTfDataset, PipelineError } from 'plumber-data';
 import run from '../../../src/data/worker';
 import { encodeAll, restoreAll } from '../../../src/data/internal/crossing';
 import { tensorMakerFor } from '../../../src/data/internal/tensors';
@@ -117,6 +118,44 @@ describe('plumber-data tensors crossing worker threads', function () {
     assert.equal(tf.memory().numTensors, before + 6);
     tf.dispose(result.out.flatMap((o) => [(o as Example).x, (o as Example).mask]));
     tf.dispose(inputs.flatMap((e) => [e.x, e.mask]));
+  });
+
+  it("a worker map disposes a tfjs dataset's tensors once their copies were used, as a tfjs map does; a filter and a cached input keep them", async () => {
+    const source = (): tfd.Dataset<tf.TensorContainer> => tfd.array([...Array(12).keys()]).map((i) => example(i as number) as unknown as tf.TensorContainer);
+    const before = tf.memory().numTensors;
+    const out = (await fromTfDataset(source())
+      .map((e: unknown) => e, { placement: 'worker', module: MODULE, exportName: 'scale' })
+      .toArray()) as unknown as Example[];
+    assert.deepEqual(
+      out.map((o) => o.label),
+      [...Array(12).keys()],
+    );
+    // Only the results are left: the source's tensors went with the map.
+    assert.equal(tf.memory().numTensors, before + 2 * 12);
+    tf.dispose(out.flatMap((o) => [o.x, o.mask]));
+    assert.equal(tf.memory().numTensors, before);
+
+    // A filter hands its inputs on: they stay alive, and are the consumer's.
+    const kept = (await fromTfDataset(tfd.array([1, 2]).map((k) => ({ t: tf.tensor1d([k as number, k as number]) })))
+      .filter((e: { t: tf.Tensor }) => e, { placement: 'worker', module: MODULE, exportName: 'evenSum' })
+      .toArray()) as { t: tf.Tensor }[];
+    assert.deepEqual(
+      kept.map((e) => Array.from(e.t.dataSync())),
+      [
+        [1, 1],
+        [2, 2],
+      ],
+    );
+    tf.dispose(kept.map((e) => e.t));
+
+    // An in-memory cache replays the same elements next pass: nothing is disposed under it.
+    const cached = fromTfDataset(source())
+      .cache()
+      .map((e: unknown) => e, { placement: 'worker', module: MODULE, exportName: 'scale' });
+    const first = (await cached.toArray()) as unknown as Example[];
+    const second = (await cached.toArray()) as unknown as Example[];
+    assert.deepEqual(Array.from(second[5]!.x.dataSync()), Array.from(first[5]!.x.dataSync()));
+    tf.dispose([...first, ...second].flatMap((o) => [o.x, o.mask]));
   });
 
   it('a disposed tensor in an element is an error naming the element', async () => {

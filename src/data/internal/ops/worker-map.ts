@@ -26,7 +26,7 @@ import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
 import { Batch } from '../batch-class';
 import { encodeAll, restoreAll, type Encoded } from '../crossing';
-import { tensorMakerFor } from '../tensors';
+import { disposeAdopted, tensorMakerFor } from '../tensors';
 import { Engine, type Launcher } from './engine';
 
 export interface WorkerMapConfig {
@@ -250,6 +250,8 @@ class WorkerMap implements Chunks<unknown> {
     private readonly node: OpNode,
     /** Elements the input holds in one pass, when known. */
     private readonly inputCardinality: number | undefined,
+    /** Dispose the pipeline's own input tensors once their task is back (see `openWorkerMap`). */
+    private readonly consumesTensors: boolean,
   ) {
     this.sizer = new ChunkSizer(cfg.threads);
     const launcher: Launcher<unknown, unknown> = {
@@ -311,7 +313,10 @@ class WorkerMap implements Chunks<unknown> {
     try {
       sent = encodeAll(items);
     } catch (e) {
-      throw this.sendFailure(e, items, base);
+      // A tensor that cannot be read (disposed): name its element.
+      let i = 0;
+      while (i < items.length - 1 && !throwsOnEncode(items[i])) i++;
+      throw new PipelineError(this.op, base + i, e, `${this.opName} cannot send element ${base + i} to a worker thread: ${describeThrown(e)}`);
     }
     const task: WorkerTask = {
       module: this.cfg.module,
@@ -340,7 +345,12 @@ class WorkerMap implements Chunks<unknown> {
       c.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
     }
     return p.then(
-      (r) => this.receive(r, items, base, postedAt),
+      (r) => {
+        const out = this.receive(r, items, base, postedAt);
+        // The fn ran on copies, and the results are new tensors: the originals are done with.
+        if (this.consumesTensors && sent.tensors.length > 0) disposeAdopted(sent.tensors);
+        return out;
+      },
       (e: unknown) => {
         throw this.sendFailure(e, items, base);
       },
@@ -456,5 +466,32 @@ export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConf
   let maker: OpNode = input;
   while (['take', 'skip', 'prefetch', 'shuffle'].includes(maker.kind) && maker.inputs.length === 1) maker = maker.inputs[0];
   const owner: InputOwner = maker.kind === 'batch' ? 'batch' : maker.kind === 'files' ? 'files' : null;
-  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, owner, session, node, input.cardinality);
+  // A map or flatMap consumes its input elements (a filter hands them on): the tensors a tfjs
+  // dataset made for them are disposed once the worker is done, unless an in-memory cache
+  // upstream keeps the elements for the next pass.
+  const consumesTensors = cfg.mode !== 'filter' && !upstream(input, (n) => n.kind === 'cache');
+  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, owner, session, node, input.cardinality, consumesTensors);
+}
+
+function throwsOnEncode(x: unknown): boolean {
+  try {
+    encodeAll([x]);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether `node` or an operator it reads from passes `test`. */
+function upstream(node: OpNode, test: (n: OpNode) => boolean): boolean {
+  const seen = new Set<OpNode>();
+  const stack = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    if (test(n)) return true;
+    stack.push(...n.inputs);
+  }
+  return false;
 }
