@@ -4,6 +4,7 @@
  */
 import type { Overrides, Placement } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
+import { can } from './knobs';
 import type { Measured } from './measured';
 
 /** The knobs of one operator in a configuration. */
@@ -72,14 +73,14 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     // A sync main-thread fn can move when the profile found its module or the override names one.
     // 'auto' resolves as plumber-data resolves it: the machine's cores in workers,
     // `autoAsyncInFlight` calls in flight for an async fn, an interleave's cycle length, else 1.
-    if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave') {
+    if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave' && can(om.op, 'cycleLength')) {
       c.cycleLength = Math.floor(o.cycleLength);
       // A written parallelism of 'auto' follows the cycle length.
       if (om.op.knobs.parallelism === 'auto' && o.parallelism === undefined) c.concurrency = c.cycleLength;
     }
     const parallelism =
       o.parallelism === 'auto' ? ((o.placement ?? c.placement) === 'worker' ? cores : om.op.kind === 'interleave' ? (c.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE) : om.isAsync ? C.autoAsyncInFlight : 1) : o.parallelism;
-    const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0);
+    const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0 && can(om.op, 'placement'));
     if (o.placement === 'worker' && c.placement === 'main' && canMove) {
       c.placement = 'worker';
       c.concurrency = parallelism ?? cores;
@@ -90,7 +91,7 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     if (parallelism !== undefined && parallelism > 0 && (om.tunable || c.placement === 'worker')) {
       c.concurrency = parallelism;
     }
-    if (o.prefetch !== undefined) {
+    if (o.prefetch !== undefined && can(om.op, 'prefetch')) {
       if (om.op.kind === 'prefetch') {
         c.bufferSize = o.prefetch;
       } else {
@@ -99,7 +100,7 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
         else c.prefetchAfter = o.prefetch > 0 ? o.prefetch : undefined;
       }
     }
-    if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache')) {
+    if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache') && can(om.op, 'cache')) {
       c.cacheAfter = true;
     }
   }

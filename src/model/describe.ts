@@ -6,9 +6,23 @@ import type { PlanChange } from '../shared/analysis';
 import { rootUnit } from '../shared/units';
 import { describeOp } from '../shared/labels';
 import { formatNumber, formatRate } from '../shared/words';
-import type { OpProfile, Profile } from '../shared/profile';
+import type { Dialect, OpProfile, Profile } from '../shared/profile';
 
 export { describeOp, formatNumber, formatRate };
+
+/**
+ * How a dialect spells a knob in an operator's options where plumber-data's name is not its own
+ * (a Node stream operator's `concurrency` and `highWaterMark`), so a title says what the fix writes.
+ * The graph says the same per operator (`GraphOp.optionNames`), which is what the fix engine writes.
+ */
+const KNOB_SPELLING: Partial<Record<Dialect, Partial<Record<'parallelism' | 'prefetch', string>>>> = {
+  'node-streams': { parallelism: 'concurrency', prefetch: 'highWaterMark' },
+};
+
+/** The name `knob` has in `op`'s own options: its dialect's spelling, else plumber-data's. */
+export function knobName(op: Pick<OpProfile, 'dialect'> | undefined, knob: 'parallelism' | 'prefetch'): string {
+  return (op?.dialect !== undefined ? KNOB_SPELLING[op.dialect]?.[knob] : undefined) ?? knob;
+}
 
 /** The title of one plan change, e.g. "set parallelism of map(decode) to 2". The server prefixes "Apply Plumber fix: ". */
 export function changeTitle(change: PlanChange, profile: Profile): string {
@@ -16,12 +30,14 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
   const label = op ? describeOp(op) : change.opId;
   switch (change.kind) {
     case 'parallelism':
-      return `set parallelism of ${label} to ${change.to}`;
+      return `set ${knobName(op, 'parallelism')} of ${label} to ${change.to}`;
     case 'cycleLength':
       return `set cycleLength of ${label} to ${change.to}`;
     case 'placement':
       return change.to === 'main' ? `run ${label} on the main thread` : `run ${label} in worker threads`;
     case 'prefetch':
+      // A buffer that is an option of the operator itself (a Node stream's highWaterMark), not an operator after it.
+      if (knobName(op, 'prefetch') !== 'prefetch') return `set ${knobName(op, 'prefetch')} of ${label} to ${change.size}`;
       return change.existing ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})` : `insert prefetch(${change.size}) after ${label}`;
     case 'cache':
       return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;

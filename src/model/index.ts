@@ -25,6 +25,7 @@ export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWo
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { widenFreeLevers } from './headroom';
+export { can, leverOf } from './knobs';
 export { keptTrainerVerdict } from './trainer';
 
 /**
