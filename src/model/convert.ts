@@ -14,7 +14,7 @@
 import type { Plan, PlanChange } from '../shared/analysis';
 import type { Dialect, OpProfile, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
-import { changeTitle, formatRootRate, type RootUnit } from './describe';
+import { changeTitle } from './describe';
 import { can, leverOf } from './knobs';
 
 /** The dialect a profile's operators are written in, when it is not plumber-data. */
@@ -50,13 +50,12 @@ function listed(items: string[]): string {
 
 /**
  * `inDialect` (the plan with the operators' own levers) with a `convert` change appended when
- * `asPlumber` (the plan of `liftLevers(profile)`) needs what the dialect cannot do and predicts
- * `minGain` more. The plan's prediction is then the conversion's; its runner overrides stay the
+ * `asPlumber` (the plan of `liftLevers(profile)`, in the same unit: root elements, or a training
+ * loop's steps per second) needs what the dialect cannot do and predicts `minGain` more; `unitRate`
+ * writes a rate in that unit. The plan's prediction is then the conversion's; its runner overrides stay the
  * dialect's (the runner cannot run a conversion by overrides: the engine rewrites the chain).
  */
-export function withConversion(m: { profile: Profile; unit: RootUnit }, inDialect: Plan, asPlumber: Plan): Plan {
-  const { profile } = m;
-  const unitRate = (rate: number) => formatRootRate(m, rate);
+export function withConversion(profile: Profile, inDialect: Plan, asPlumber: Plan, unitRate: (rate: number) => string): Plan {
   const from = dialectOf(profile);
   if (from === undefined || asPlumber.changes.length === 0) return inDialect;
   const byId = new Map(profile.ops.map((op) => [op.id, op]));
@@ -77,11 +76,15 @@ export function withConversion(m: { profile: Profile; unit: RootUnit }, inDialec
     reason,
     predictedRate: asPlumber.predictedRate,
   };
+  // A training loop's verdict is the one the prediction belongs to: the converted pipeline's.
+  const notes = [...(inDialect.notes ?? []).filter((n) => n !== inDialect.trainer?.summary), ...(asPlumber.trainer ? [asPlumber.trainer.summary] : [])];
   return {
     ...inDialect,
     changes: [...inDialect.changes, convert],
     predictedRate: asPlumber.predictedRate,
     predictedBound: asPlumber.predictedBound,
     predictedBottleneck: asPlumber.predictedBottleneck,
+    notes: notes.length > 0 ? notes : undefined,
+    ...(asPlumber.trainer ? { trainer: asPlumber.trainer } : {}),
   };
 }

@@ -9,7 +9,6 @@ import { bottleneckOf, emptyAnalysis } from './analyze';
 import { clusterCapacities } from './cluster';
 import { applyOverrides, configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
-import { dialectOf, liftLevers, withConversion } from './convert';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
@@ -66,9 +65,7 @@ export function planPipeline(profile: Profile, options?: ModelOptions): Plan {
       coresNote: r.coresNote,
     };
   }
-  // A dialect's pipeline is also planned as plumber-data: the conversion, when only that helps (./convert.ts).
-  const inDialect = planMeasured(m, r);
-  const planned = dialectOf(profile) !== undefined ? withConversion(m, inDialect, planMeasured(measure(liftLevers(profile), options?.history), r)) : inDialect;
+  const planned = planMeasured(m, r);
   // Stages on a cluster: how many workers like those measured the target (or the rest of the pipeline) needs.
   const measuredCfg = configFromProfile(m);
   const capacity = clusterCapacities(m, measuredCfg, evaluate(m, measuredCfg, coreBudget(r)), r.targetRate);

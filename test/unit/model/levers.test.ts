@@ -9,6 +9,7 @@ import { analyze, can, changeTitle, leverOf, plan, predict } from '../../../src/
 import type { PlanChange } from '../../../src/shared/analysis';
 import type { Dialect, Lever, Profile } from '../../../src/shared/profile';
 import { ProfileBuilder } from './builder';
+import { trainingProfile } from './training';
 
 const id = ProfileBuilder.id;
 
@@ -174,6 +175,26 @@ describe('model: levers of a dialect', () => {
     assert.ok(convert.predictedRate! > (p.changes[0].predictedRate ?? 0) * 1.05);
     assert.equal(p.predictedRate, convert.predictedRate);
     assert.match(convert.reason, /against [\d.,]+ el\/s with node-streams' own knobs \(set highWaterMark of from to 2\)/);
+  });
+
+  it('proposes a conversion for a tfjs-data pipeline a training loop waits on, in the loop’s steps per second, with the converted pipeline’s verdict', () => {
+    const written = trainingProfile({ pipe: 3e-3, step: 1e-3 });
+    const profile = inDialect(written, 'tfjs-data', ['prefetch']);
+    const p = plan(profile);
+    assertWithinLevers(profile, p.changes);
+    assert.deepEqual(
+      p.changes.map((c) => c.kind),
+      ['convert'],
+    );
+    const convert = change(p.changes, 'convert')!;
+    assert.equal(change(convert.then, 'placement', '3:20')?.to, 'worker');
+    // The same loop written with plumber-data: its plan's steps per second are the conversion's.
+    const asPlumber = plan(written);
+    assert.equal(p.predictedRate, asPlumber.predictedRate);
+    assert.ok(p.predictedRate > 1.3 * p.currentRate);
+    assert.match(convert.reason, /the model predicts [\d.,]+ steps\/s, against [\d.,]+ steps\/s as written/);
+    assert.equal(p.trainer?.changed, true);
+    assert.deepEqual(p.notes, asPlumber.notes);
   });
 
   it('plans nothing for a dialect chain that nothing helps', () => {
