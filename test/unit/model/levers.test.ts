@@ -118,11 +118,22 @@ describe('model: levers of a dialect', () => {
     const p = plan(profile);
     assertWithinLevers(profile, p.changes);
     assert.equal(change(p.changes, 'parallelism'), undefined);
+    // Its own knob overlaps the calls with the parse after them; only plumber-data keeps several in flight.
+    assert.deepEqual(
+      p.changes.map((c) => c.kind),
+      ['prefetch', 'convert'],
+    );
+    assert.equal(changeTitle(p.changes[0], profile), 'insert prefetch(2) after map(lookup)');
     const convert = change(p.changes, 'convert');
     assert.ok(convert, 'expected a convert change');
     assert.ok((change(convert.then, 'parallelism', id(1))?.to ?? 0) > 1);
     assert.match(convert.reason, /^tfjs-data cannot set parallelism of map\(lookup\) to \d+/);
+    // tfjs-data starts a call when the next element is pulled: its wait and the parse run in series
+    // (1 / (10 ms + 1 ms)), where plumber-data's engine overlaps them even with one call in flight.
     const a = analyze(profile);
+    assert.equal(a.bottleneck.resource, 'sequential-op');
+    assert.ok(Math.abs(a.bound - 1 / (10e-3 + 20e-6 + 1e-3)) < 1e-6 * a.bound, String(a.bound));
+    assert.ok(Math.abs(analyze(oneAtATime()).bound - 100) < 1e-6, String(analyze(oneAtATime()).bound));
     assert.equal(a.bottleneck.opId, id(1));
     assert.match(a.bottleneck.reason, /tfjs-data awaits its calls one at a time and has no knob for more; converted to plumber-data, the plan can keep more in flight\./);
     // A plumber-data map is the plan's to tune: no such words.
