@@ -2,7 +2,7 @@
  * A knob configuration the model can evaluate: the profile's knobs as they ran, changed by runner
  * overrides or by the planner.
  */
-import type { Overrides, Placement } from '../shared/profile';
+import type { OpProfile, Overrides, Placement } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 import { can } from './knobs';
 import type { Measured } from './measured';
@@ -16,7 +16,7 @@ export interface OpConfig {
   cycleLength?: number;
   /** A prefetch op's buffer size (0 when an override removed it). */
   bufferSize?: number;
-  /** Buffer of a prefetch inserted right after this op, when the configuration adds one. */
+  /** Buffer of a prefetch inserted right after this op, when the configuration adds one, or of its own output (`buffersOutput`). */
   prefetchAfter?: number;
   /** A memory cache inserted right after this op. */
   cacheAfter?: boolean;
@@ -33,12 +33,23 @@ export function outerOf(cfg: Config, interleaveId: string): { cycle: number; par
   return { cycle: c?.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE, parallelism: c?.concurrency ?? 1 };
 }
 
+/**
+ * A dialect's operator that buffers its own output (a Node stream's `highWaterMark`, which the
+ * runner reports as `knobs.bufferSize`): it reads ahead into that buffer while the operators after
+ * it work, as a prefetch after it would. (A shuffle's buffer is its window, not read-ahead; a
+ * plumber-data operator buffers only through a prefetch operator.)
+ */
+function buffersOutput(op: OpProfile): boolean {
+  return op.levers !== undefined && op.kind !== 'shuffle' && (op.knobs.bufferSize ?? 0) > 0;
+}
+
 /** The configuration the profile ran with. */
 export function configFromProfile(m: Measured): Config {
   const cfg: Config = {};
   for (const [id, om] of m.ops) {
     cfg[id] = { placement: om.op.placement, concurrency: om.concurrency };
     if (om.op.kind === 'prefetch') cfg[id].bufferSize = om.op.knobs.bufferSize ?? 1;
+    else if (buffersOutput(om.op)) cfg[id].prefetchAfter = om.op.knobs.bufferSize;
     if (om.op.kind === 'interleave') cfg[id].cycleLength = om.op.knobs.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE;
   }
   return cfg;

@@ -161,6 +161,19 @@ describe('model: levers of a dialect', () => {
     assert.equal(change(convert.then, 'prefetch', id(0))?.size, 2);
   });
 
+  it('counts a Node stream’s own highWaterMark as a buffer after it: nothing to insert, and its waits overlap the work after it', () => {
+    const base = new ProfileBuilder().op({ kind: 'from', wait: 5e-3 }).map('decode', { self: 5e-3 }).build({ rootElements: 500, rate: 190 });
+    const buffered = inDialect(base, 'node-streams', ['prefetch']);
+    buffered.ops[0] = { ...buffered.ops[0], knobs: { ...buffered.ops[0].knobs, bufferSize: 16 } };
+    assert.equal(change(plan(buffered).changes, 'prefetch'), undefined);
+    // In series the two would allow 1 / 10 ms; overlapped, each allows 200 el/s.
+    assert.ok(Math.abs(analyze(buffered).bound - 200) < 1e-6, String(analyze(buffered).bound));
+    assert.ok(Math.abs(analyze(inDialect(base, 'node-streams', ['prefetch'])).bound - 100) < 1e-6);
+    // A plumber-data shuffle's buffer is its window, and a plumber-data operator has no buffer of its own.
+    const plain = { ...base, ops: base.ops.map((op, i) => (i === 0 ? { ...op, knobs: { ...op.knobs, bufferSize: 16 } } : op)) };
+    assert.ok(Math.abs(analyze(plain).bound - 100) < 1e-6);
+  });
+
   it('proposes no cache in a dialect that has none, but converts to get one', () => {
     const base = new ProfileBuilder().range(1000).map('decode', { self: 10e-3, bytes: 100e3 }).op({ kind: 'repeat', count: -1 }).batch(10).build({ rootElements: 100, rate: 9.8 });
     assert.ok(change(plan(base).changes, 'cache', id(1)));
