@@ -76,7 +76,7 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
   const cpu = ev.bounds.find((x) => x.resource === 'cpu');
   if (!cpu || !(cpu.rate > ev.binding.rate * (1 + C.minGain))) return '';
   const all = `all cores together allow about ${formatRootRate(m, cpu.rate)}`;
-  if (!can(om.op, 'placement')) return inDialectWords(om, all);
+  if (!can(om.op, 'placement')) return inDialectWords(om, all, om.selfPerRoot > 0.5 * ev.mainPerRoot);
   const blocked = om.op.moveBlocked;
   if (blocked !== undefined && om.op.fnModule !== undefined) return `Worker threads could run it beside the main thread (${all}), but ${crossingWords(blocked)}.`;
   if (isFnOp(om.op) && om.op.fnModule === undefined && om.op.counters.calls > 0) {
@@ -95,14 +95,14 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
  * `immovableWords` for an operator whose library runs it on the main thread only (tfjs-data's map,
  * a Node stream's): no export lets the plan move it there, a conversion to plumber-data does.
  */
-function inDialectWords(om: OpMeasure, all: string): string {
+function inDialectWords(om: OpMeasure, all: string, mostOfMain: boolean): string {
   const library = om.op.dialect ?? 'its library';
   if (isFnOp(om.op) && om.op.counters.calls > 0) {
     const named = om.op.fnName && /^[A-Za-z_$][\w$]*$/.test(om.op.fnName) ? om.op.fnName : undefined;
     const exported = om.op.fnModule !== undefined ? '' : named ? ` with ${named} exported (\`export function ${named}\`)` : ' with its fn written as an exported function';
     return `Worker threads could run it beside the main thread (${all}), but ${library} runs it on the main thread only: converted to plumber-data${exported}, the plan can move it.`;
   }
-  if (om.op.kind === 'from' && om.op.inputs.length === 0) {
+  if (om.op.kind === 'from' && om.op.inputs.length === 0 && mostOfMain) {
     return `The other cores could share this work (${all}), but it runs inside the source, on the main thread: have the source yield what each element is made from and do the work in an exported function you map over it, in a pipeline converted to plumber-data (${library} runs maps on the main thread too), and the plan can move that map.`;
   }
   return '';

@@ -92,6 +92,13 @@ describe('model: levers of a dialect', () => {
     assert.match(a.bottleneck.reason, /tfjs-data runs it on the main thread only: converted to plumber-data, the plan can move it\./);
   });
 
+  it('tells a tfjs-data generator that computes its elements to hand the work to a map in a converted pipeline', () => {
+    const base = new ProfileBuilder({ cores: 2 }).op({ kind: 'from', ownPerElement: 5e-3 }).batch(8).build({ rootElements: 50, rate: 24 });
+    const reason = analyze(inDialect(base, 'tfjs-data', ['prefetch'])).bottleneck.reason;
+    assert.match(reason, /in a pipeline converted to plumber-data \(tfjs-data runs maps on the main thread too\), and the plan can move that map\.$/);
+    assert.doesNotMatch(analyze(base).bottleneck.reason, /converted/);
+  });
+
   it('does not price an override the library cannot apply: a tfjs-data map stays on the main thread', () => {
     const profile = inDialect(heavyMap(true), 'tfjs-data', ['prefetch']);
     const moved = { [id(1)]: { placement: 'worker' as const, parallelism: 2, module: '/work/transforms.ts', exportName: 'augment' } };
