@@ -17,9 +17,18 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { changeTitle } from './describe';
 import { can, leverOf } from './knobs';
 
-/** The dialect a profile's operators are written in, when it is not plumber-data. */
+/** An operator written in a dialect, not in plumber-data. */
+function foreign(op: OpProfile): boolean {
+  return op.dialect !== undefined && op.dialect !== 'plumber-data';
+}
+
+/**
+ * The dialect a profile's pipeline is written in, when it is not plumber-data: its root's (a Node
+ * stream read from an async generator is a Node-streams pipeline), else the first foreign operator's.
+ */
 export function dialectOf(profile: Profile): Dialect | undefined {
-  return profile.ops.find((op) => op.dialect !== undefined && op.dialect !== 'plumber-data')?.dialect;
+  const root = profile.ops.find((op) => op.id === profile.pipeline.rootId);
+  return (root && foreign(root) ? root : profile.ops.find(foreign))?.dialect;
 }
 
 /** The profile as if its operators were plumber-data's: every lever lifted, all else as measured. */
@@ -71,7 +80,8 @@ export function withConversion(profile: Profile, inDialect: Plan, asPlumber: Pla
     kind: 'convert',
     opId: profile.pipeline.rootId,
     from,
-    opIds: profile.ops.filter((op) => op.dialect === from).map((op) => op.id),
+    // Every foreign operator, whatever its dialect: the async generator a Node stream reads goes with it.
+    opIds: profile.ops.filter(foreign).map((op) => op.id),
     then: asPlumber.changes,
     reason,
     predictedRate: asPlumber.predictedRate,

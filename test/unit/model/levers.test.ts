@@ -228,6 +228,18 @@ describe('model: levers of a dialect', () => {
     assert.deepEqual(p.notes, asPlumber.notes);
   });
 
+  it('converts a Node stream read from an async generator as a Node-streams pipeline, the generator with it', () => {
+    const base = new ProfileBuilder({ cores: 2 }).op({ kind: 'from' }).op({ kind: 'from' }).map('augment', { self: 5e-3, module: true }).build({ rootElements: 200, rate: 190 });
+    const profile: Profile = {
+      ...base,
+      ops: base.ops.map((op, i) => (i === 0 ? { ...op, dialect: 'async-generator' as const, levers: [] } : { ...op, dialect: 'node-streams' as const, levers: ['prefetch' as const] })),
+    };
+    const convert = change(plan(profile).changes, 'convert');
+    assert.ok(convert);
+    assert.equal(convert.from, 'node-streams');
+    assert.deepEqual(convert.opIds, [id(0), id(1), id(2)]);
+  });
+
   it('plans nothing for a dialect chain that nothing helps', () => {
     // One core, a fn no worker can import: neither the library nor plumber-data can do more.
     const profile = inDialect(new ProfileBuilder({ cores: 1 }).op({ kind: 'from' }).map('augment', { self: 2e-3 }).batch(8).build({ rootElements: 100, rate: 60 }), 'tfjs-data', ['prefetch']);
