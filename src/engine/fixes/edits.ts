@@ -46,9 +46,13 @@ export interface FixContext {
  */
 type OptionPatch = Array<[key: string, valueText: string, overwrite: boolean]>;
 
-/** How `op`'s options spell plumber-data's knob `key` (a Node stream's `concurrency` for `parallelism`). */
+/**
+ * How `op`'s options spell plumber-data's knob `key` (a Node stream's `concurrency` for
+ * `parallelism`). `optionNames` is keyed by the plan's knob, which for a buffer is `prefetch`
+ * while the knob it sets is `bufferSize` (a Node stream's `highWaterMark`).
+ */
 function writtenName(op: GraphOp, key: string): string {
-  return op.optionNames?.[key] ?? key;
+  return op.optionNames?.[key] ?? (key === 'bufferSize' ? op.optionNames?.['prefetch'] : undefined) ?? key;
 }
 
 function lineEndAfter(text: string, pos: number): number | undefined {
@@ -212,7 +216,7 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       // A buffer its library sets as an option of the operator (a Node stream's highWaterMark).
       if (op.optionNames?.['prefetch'] !== undefined) {
         if (!op.options) return `${op.label} has no ${writtenName(op, 'prefetch')} to set.`;
-        patchOf(op).push(['prefetch', String(change.size), true]);
+        patchOf(op).push(['bufferSize', String(change.size), true]);
         return undefined;
       }
       if (change.existing || op.kind === 'prefetch') {

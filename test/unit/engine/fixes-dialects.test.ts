@@ -168,6 +168,23 @@ describe('fixes in a dialect’s own knobs', () => {
       assert.equal(out, `export const lookups = () => Readable.from(ids).map(lookup, { concurrency: 16, highWaterMark: 32 });\n`);
     });
 
+    it('replaces a highWaterMark already written (the graph keys it as plumber-data’s bufferSize), never adding a second one', () => {
+      const text = `export const rows = () => Readable.from(lines(), { highWaterMark: 1 }).map(parse);\n`;
+      const source: OpSpec = {
+        ...SOURCE,
+        label: 'from(lines())',
+        callEnd: '})',
+        levers: ['prefetch'],
+        optionNames: { prefetch: 'highWaterMark' },
+        optionKeys: ['highWaterMark', 'objectMode'],
+        knobs: (own) => ({ bufferSize: literal(text, own, '1') }),
+        options: (own) => objectSite(text, own, '{ highWaterMark: 1 }', 'highWaterMark: 1'),
+      };
+      const p = pipelineOf(text, 'Readable.from', [source, nodeMap('map(parse)', { levers: ['prefetch'] })]);
+      const out = fixed(text, p, [{ kind: 'prefetch', opId: opId(p, 'from(lines())'), existing: false, size: 4, reason: 'r' }]);
+      assert.equal(out, `export const rows = () => Readable.from(lines(), { highWaterMark: 4 }).map(parse);\n`);
+    });
+
     it('refuses to overwrite a concurrency written as an expression, naming it as written', () => {
       const text = `export const lookups = () => Readable.from(ids).map(lookup, { concurrency: n });\n`;
       const p = pipelineOf(text, 'Readable.from', [
