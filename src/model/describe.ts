@@ -6,22 +6,14 @@ import type { PlanChange } from '../shared/analysis';
 import { rootUnit } from '../shared/units';
 import { describeOp } from '../shared/labels';
 import { formatNumber, formatRate } from '../shared/words';
-import type { Dialect, OpProfile, Profile } from '../shared/profile';
+import { optionName, type OptionKnob } from '../shared/dialects';
+import type { OpProfile, Profile } from '../shared/profile';
 
 export { describeOp, formatNumber, formatRate };
 
-/**
- * How a dialect spells a knob in an operator's options where plumber-data's name is not its own
- * (a Node stream operator's `concurrency` and `highWaterMark`), so a title says what the fix writes.
- * The graph says the same per operator (`GraphOp.optionNames`), which is what the fix engine writes.
- */
-const KNOB_SPELLING: Partial<Record<Dialect, Partial<Record<'parallelism' | 'prefetch', string>>>> = {
-  'node-streams': { parallelism: 'concurrency', prefetch: 'highWaterMark' },
-};
-
 /** The name `knob` has in `op`'s own options: its dialect's spelling, else plumber-data's. */
-export function knobName(op: Pick<OpProfile, 'dialect'> | undefined, knob: 'parallelism' | 'prefetch'): string {
-  return (op?.dialect !== undefined ? KNOB_SPELLING[op.dialect]?.[knob] : undefined) ?? knob;
+export function knobName(op: Pick<OpProfile, 'dialect'> | undefined, knob: OptionKnob): string {
+  return optionName(op?.dialect, knob);
 }
 
 /** The title of one plan change, e.g. "set parallelism of map(decode) to 2". The server prefixes "Apply Plumber fix: ". */

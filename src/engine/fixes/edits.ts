@@ -8,6 +8,7 @@
 import * as path from 'node:path';
 import { can, leverOf } from '../../model';
 import type { PlanChange } from '../../shared/analysis';
+import { optionName } from '../../shared/dialects';
 import type { FileGraph, FnInfo, GraphOp, PipelineGraph } from '../graph/types';
 
 /** One text replacement in one file, by offsets into the text the graph was extracted from. */
@@ -52,7 +53,14 @@ type OptionPatch = Array<[key: string, valueText: string, overwrite: boolean]>;
  * while the knob it sets is `bufferSize` (a Node stream's `highWaterMark`).
  */
 function writtenName(op: GraphOp, key: string): string {
-  return op.optionNames?.[key] ?? (key === 'bufferSize' ? op.optionNames?.['prefetch'] : undefined) ?? key;
+  const knob = key === 'bufferSize' ? 'prefetch' : key;
+  const spelt = op.optionNames?.[knob] ?? (knob === 'parallelism' || knob === 'prefetch' ? optionName(op.dialect, knob) : knob);
+  return spelt === knob ? key : spelt;
+}
+
+/** The operator sets its buffer with an option of its own (a Node stream's highWaterMark), not with a `.prefetch(n)` after it. */
+function buffersByOption(op: GraphOp): boolean {
+  return op.optionNames?.['prefetch'] !== undefined || optionName(op.dialect, 'prefetch') !== 'prefetch';
 }
 
 function lineEndAfter(text: string, pos: number): number | undefined {
@@ -214,7 +222,7 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
     }
     case 'prefetch':
       // A buffer its library sets as an option of the operator (a Node stream's highWaterMark).
-      if (op.optionNames?.['prefetch'] !== undefined) {
+      if (buffersByOption(op)) {
         if (!op.options) return `${op.label} has no ${writtenName(op, 'prefetch')} to set.`;
         patchOf(op).push(['bufferSize', String(change.size), true]);
         return undefined;

@@ -185,6 +185,17 @@ describe('fixes in a dialect’s own knobs', () => {
       assert.equal(out, `export const rows = () => Readable.from(lines(), { highWaterMark: 4 }).map(parse);\n`);
     });
 
+    it('spells the knobs as Node does when the graph gave no optionNames', () => {
+      const text = `export const lookups = () => Readable.from(ids).map(lookup);\n`;
+      const p = pipelineOf(text, 'Readable.from', [SOURCE, nodeMap('map(lookup)', { optionNames: undefined, options: (own) => ({ state: 'absent', insertAt: own.end - 1, needsComma: true }) })]);
+      const id = opId(p, 'map(lookup)');
+      const out = fixed(text, p, [
+        { kind: 'parallelism', opId: id, from: 1, to: 4, reason: 'r' },
+        { kind: 'prefetch', opId: id, existing: false, size: 8, reason: 'r' },
+      ]);
+      assert.equal(out, `export const lookups = () => Readable.from(ids).map(lookup, { concurrency: 4, highWaterMark: 8 });\n`);
+    });
+
     it('refuses to overwrite a concurrency written as an expression, naming it as written', () => {
       const text = `export const lookups = () => Readable.from(ids).map(lookup, { concurrency: n });\n`;
       const p = pipelineOf(text, 'Readable.from', [
