@@ -157,6 +157,8 @@ describe('model: levers of a dialect', () => {
     const hwm = change(plan(node).changes, 'prefetch', id(0));
     assert.ok(hwm);
     assert.equal(changeTitle(hwm, node), 'set highWaterMark of from to 2');
+    assert.match(hwm.reason, /a buffer of its own \(highWaterMark\) lets them run at the same time\.$/);
+    assert.match(pf!.reason, /a prefetch buffer after it lets them run at the same time\.$/);
     // Async-generator stages have no knob at all: only a conversion adds the buffer.
     const gen = inDialect(base, 'async-generator', []);
     const p = plan(gen);
