@@ -14,7 +14,7 @@
 import type { Plan, PlanChange } from '../shared/analysis';
 import type { Dialect, OpProfile, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
-import { changeTitle } from './describe';
+import { changeTitle, inPlumberData } from './describe';
 import { can, leverOf } from './knobs';
 
 /** An operator written in a dialect, not in plumber-data. */
@@ -70,11 +70,12 @@ export function withConversion(profile: Profile, inDialect: Plan, asPlumber: Pla
   const byId = new Map(profile.ops.map((op) => [op.id, op]));
   const beyond = beyondLevers(asPlumber.changes, byId);
   if (beyond.length === 0 || !(asPlumber.predictedRate > inDialect.predictedRate * (1 + C.minGain))) return inDialect;
+  const converted = inPlumberData(profile);
   const whose = from.endsWith('s') ? `${from}'` : `${from}'s`;
   const own = inDialect.changes.length > 0 ? `with ${whose} own knobs (${inDialect.changes.map((c) => changeTitle(c, profile)).join('; ')})` : `as written (${whose} own knobs gain nothing)`;
   const reason =
-    `${from} cannot ${listed(beyond.map((c) => changeTitle(c, profile)))}. ` +
-    `Converted to plumber-data (${asPlumber.changes.map((c) => changeTitle(c, profile)).join('; ')}), the model predicts ${unitRate(asPlumber.predictedRate)}, against ${unitRate(inDialect.predictedRate)} ${own}: the plan predicts the conversion's rate. ` +
+    `${from} cannot ${listed(beyond.map((c) => changeTitle(c, converted)))}. ` +
+    `Converted to plumber-data (${asPlumber.changes.map((c) => changeTitle(c, converted)).join('; ')}), the model predicts ${unitRate(asPlumber.predictedRate)}, against ${unitRate(inDialect.predictedRate)} ${own}: the plan predicts the conversion's rate. ` +
     `Both are priced at the stages' costs as measured in ${from}, its own per-element cost included; plumber-data's lower per-element cost is not priced.`;
   const convert: PlanChange = {
     kind: 'convert',

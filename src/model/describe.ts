@@ -16,6 +16,11 @@ export function knobName(op: Pick<OpProfile, 'dialect'> | undefined, knob: Optio
   return optionName(op?.dialect, knob);
 }
 
+/** The profile's operators as plumber-data's: a converted chain's changes are titled with plumber-data's knob names. */
+export function inPlumberData(profile: Profile): Profile {
+  return profile.ops.some((op) => op.dialect !== undefined) ? { ...profile, ops: profile.ops.map(({ dialect: _dialect, ...op }) => op) } : profile;
+}
+
 /** The title of one plan change, e.g. "set parallelism of map(decode) to 2". The server prefixes "Apply Plumber fix: ". */
 export function changeTitle(change: PlanChange, profile: Profile): string {
   const op = profile.ops.find((o) => o.id === change.opId);
@@ -34,7 +39,7 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
     case 'cache':
       return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;
     case 'convert':
-      return `convert the pipeline to plumber-data (${change.then.map((c) => changeTitle(c, profile)).join('; ') || 'same knobs'})`;
+      return `convert the pipeline to plumber-data (${change.then.map((c) => changeTitle(c, inPlumberData(profile))).join('; ') || 'same knobs'})`;
   }
 }
 

@@ -242,6 +242,15 @@ describe('model: levers of a dialect', () => {
     assert.deepEqual(convert.opIds, [id(0), id(1), id(2)]);
   });
 
+  it('titles a conversion’s changes with plumber-data’s knob names, which the converted chain is written with', () => {
+    // A Node stream stage with no concurrency of its own to give (a Transform): only plumber-data keeps calls in flight.
+    const profile = inDialect(oneAtATime(), 'node-streams', ['prefetch']);
+    const convert = change(plan(profile).changes, 'convert');
+    assert.ok(convert);
+    assert.match(changeTitle(convert, profile), /^convert the pipeline to plumber-data \(set parallelism of map\(lookup\) to \d+\)$/);
+    assert.match(convert.reason, /^node-streams cannot set parallelism of map\(lookup\) to \d+\./);
+  });
+
   it('plans nothing for a dialect chain that nothing helps', () => {
     // One core, a fn no worker can import: neither the library nor plumber-data can do more.
     const profile = inDialect(new ProfileBuilder({ cores: 1 }).op({ kind: 'from' }).map('augment', { self: 2e-3 }).batch(8).build({ rootElements: 100, rate: 60 }), 'tfjs-data', ['prefetch']);
