@@ -21,7 +21,12 @@ interface RawOp {
   inputs: RawOp[];
   /** An upstream could not be followed (a parameter of type Dataset, an untyped value). */
   partial: boolean;
+  /** Chains built inside this operator's fn (an interleave's or flatMap's per-element datasets). */
+  nested?: RawOp[];
 }
+
+/** Operators whose fn returns a dataset the library pulls from, nested in the operator. */
+const NESTING = new Set<string>(['interleave', 'flatMap']);
 
 const WRAPPERS = new Set([SyntaxKind.ParenthesizedExpression, SyntaxKind.AsExpression, SyntaxKind.NonNullExpression, SyntaxKind.SatisfiesExpression, SyntaxKind.TypeAssertionExpression]);
 
@@ -111,9 +116,14 @@ class ChainWalker {
       if (!METHOD_OPERATORS.has(name)) return undefined;
       const receiver = callee.getExpression();
       const up = this.resolve(receiver, depth + 1);
-      if (up) return { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: [up, ...sideInputs(name)], partial: false };
-      if (hasDatasetType(receiver)) return { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: sideInputs(name), partial: true };
-      return undefined;
+      let raw: RawOp | undefined;
+      if (up) raw = { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: [up, ...sideInputs(name)], partial: false };
+      else if (hasDatasetType(receiver)) raw = { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: sideInputs(name), partial: true };
+      if (raw && NESTING.has(name)) {
+        const nested = this.nestedChain(call.getArguments()[0], depth);
+        if (nested) raw.nested = [nested];
+      }
+      return raw;
     }
     if (Node.isIdentifier(callee)) {
       const src = sourceFunctionName(callee);
@@ -149,6 +159,24 @@ class ChainWalker {
       e = value ? unwrap(value) : undefined;
     }
     return e && Node.isArrayLiteralExpression(e) ? e.getElements().filter((el) => !Node.isSpreadElement(el)) : [];
+  }
+
+  /**
+   * The chain an operator's fn builds per element (`(s) => lines(s).map(parse)`, or a named
+   * function that returns one): its operators run nested in the operator, at their own call sites.
+   * The fn's parameters are unknown here, so they stay unbound.
+   */
+  private nestedChain(arg: Node | undefined, depth: number): RawOp | undefined {
+    if (!arg) return undefined;
+    const a = unwrap(arg);
+    const fn = Node.isIdentifier(a) ? functionOf(unalias(symbolOf(a))?.getDeclarations()[0]) : functionOf(a);
+    if (!fn || this.active.has(fn)) return undefined;
+    this.active.add(fn);
+    try {
+      return this.resolve(returnedExpression(fn), depth + 1);
+    } finally {
+      this.active.delete(fn);
+    }
   }
 
   /** A call of a user helper that returns a dataset: follow it to its return statement. */
@@ -246,16 +274,21 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
   const ops: GraphOp[] = [];
   const ids = new Map<RawOp, string>();
   let partial = false;
-  const visit = (raw: RawOp, guard: Set<RawOp>): void => {
+  const idOf = (raw: RawOp): string => {
+    const lc = lineColumn(raw.call.getSourceFile(), raw.nameNode.getStart());
+    return opId(pipelineFile, raw.call.getSourceFile().getFilePath(), lc.line, lc.column);
+  };
+  const visit = (raw: RawOp, guard: Set<RawOp>, parent?: string): void => {
     if (ids.has(raw) || guard.has(raw)) return;
     guard.add(raw);
-    for (const input of raw.inputs) visit(input, guard);
-    partial ||= raw.partial;
+    for (const input of raw.inputs) visit(input, guard, parent);
+    const id = idOf(raw);
+    // A nested chain's upstream is part of the nested chain: its operators share the parent.
+    for (const inner of raw.nested ?? []) visit(inner, guard, id);
+    if (parent === undefined) partial ||= raw.partial;
     const sf = raw.call.getSourceFile();
     const file = sf.getFilePath();
     const nameStart = raw.nameNode.getStart();
-    const lc = lineColumn(sf, nameStart);
-    const id = opId(pipelineFile, file, lc.line, lc.column);
     ids.set(raw, id);
     const detail = readOperator(raw.call, raw.kind);
     const fnArg = FN_ARG[raw.kind];
@@ -277,6 +310,7 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
     };
     const indent = dot >= 0 ? chainLineIndent(sf, dot) : undefined;
     if (indent !== undefined) op.lineIndent = indent;
+    if (parent !== undefined) op.parent = parent;
     if (detail.options) op.options = detail.options;
     if (detail.cardinality !== undefined) op.cardinality = detail.cardinality;
     if (detail.optionKeys) op.optionKeys = detail.optionKeys;
