@@ -5,8 +5,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { CallExpression, Node, SourceFile, Symbol as MorphSymbol, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
+import { CallExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
 import { readFunction } from './functions';
+import { Values, functionOf, returnedExpression, symbolOf, unwrap } from './ast';
+import { exportedRoots, type Root } from './roots';
 import { LIBRARY, METHOD_OPERATORS, MULTI_INPUT_SOURCES, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
 import { FN_ARG, chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
 import type { FileGraph, GraphOp, PipelineGraph } from './types';
@@ -28,53 +30,11 @@ interface RawOp {
 /** Operators whose fn returns a dataset the library pulls from, nested in the operator. */
 const NESTING = new Set<string>(['interleave', 'flatMap']);
 
-const WRAPPERS = new Set([SyntaxKind.ParenthesizedExpression, SyntaxKind.AsExpression, SyntaxKind.NonNullExpression, SyntaxKind.SatisfiesExpression, SyntaxKind.TypeAssertionExpression]);
-
-function unwrap(node: Node): Node {
-  let n = node;
-  while (WRAPPERS.has(n.getKind())) n = (n as Node & { getExpression(): Node }).getExpression();
-  return n;
-}
-
-function symbolOf(node: Node): MorphSymbol | undefined {
-  try {
-    return node.getSymbol();
-  } catch {
-    return undefined;
-  }
-}
-
-type FunctionNode = Node & { getBody(): Node | undefined; getParameters(): Node[] };
-
-function functionOf(decl: Node | undefined): FunctionNode | undefined {
-  if (!decl) return undefined;
-  if (Node.isFunctionDeclaration(decl) || Node.isArrowFunction(decl) || Node.isFunctionExpression(decl)) return decl;
-  if (Node.isVariableDeclaration(decl)) {
-    const init = decl.getInitializer();
-    const inner = init ? unwrap(init) : undefined;
-    if (inner && (Node.isArrowFunction(inner) || Node.isFunctionExpression(inner))) return inner;
-  }
-  return undefined;
-}
-
-/** The expression a function returns (an expression body, or its last `return`). */
-function returnedExpression(fn: FunctionNode): Node | undefined {
-  const body = fn.getBody();
-  if (!body) return undefined;
-  if (!Node.isBlock(body)) return body;
-  const returns = body.getDescendantsOfKind(SyntaxKind.ReturnStatement).filter((r) => r.getFirstAncestor((a) => Node.isFunctionLikeDeclaration(a) || Node.isArrowFunction(a) || Node.isFunctionExpression(a)) === fn);
-  for (let i = returns.length - 1; i >= 0; i--) {
-    const e = returns[i]!.getExpression();
-    if (e) return e;
-  }
-  return undefined;
-}
-
 /** Walks chains. One instance per extraction, so memo tables never outlive a version of the source. */
 class ChainWalker {
   private readonly memo = new Map<Node, RawOp | null>();
   private readonly active = new Set<Node>();
-  private readonly assignments = new Map<VariableDeclaration, Node[]>();
+  readonly values = new Values();
   /** Parameters of the helpers being followed, bound to the call's arguments. */
   private readonly bindings = new Map<Node, Node>();
 
@@ -155,7 +115,7 @@ class ChainWalker {
     for (let guard = 0; e && Node.isIdentifier(e) && guard < 5; guard++) {
       const decl = unalias(symbolOf(e))?.getDeclarations()[0] ?? this.syntacticDeclaration(e);
       if (!decl || !Node.isVariableDeclaration(decl)) return [];
-      const value = this.valueAt(decl, decl.getSourceFile() === e.getSourceFile() ? e.getStart() : Number.MAX_SAFE_INTEGER);
+      const value = this.values.valueAt(decl, decl.getSourceFile() === e.getSourceFile() ? e.getStart() : Number.MAX_SAFE_INTEGER);
       e = value ? unwrap(value) : undefined;
     }
     return e && Node.isArrayLiteralExpression(e) ? e.getElements().filter((el) => !Node.isSpreadElement(el)) : [];
@@ -209,7 +169,7 @@ class ChainWalker {
     if (!decl) return undefined;
     if (Node.isVariableDeclaration(decl)) {
       const sameFile = decl.getSourceFile() === id.getSourceFile();
-      const value = this.valueAt(decl, sameFile ? id.getStart() : Number.MAX_SAFE_INTEGER);
+      const value = this.values.valueAt(decl, sameFile ? id.getStart() : Number.MAX_SAFE_INTEGER);
       return value ? this.resolve(value, depth + 1) : undefined;
     }
     if (Node.isExportAssignment(decl)) return this.resolve(decl.getExpression(), depth + 1);
@@ -230,37 +190,6 @@ class ChainWalker {
   /** Without a symbol (a broken file), look for a top-level declaration of the same name. */
   private syntacticDeclaration(id: Node): Node | undefined {
     return id.getSourceFile().getVariableDeclaration(id.getText());
-  }
-
-  /** The value a variable holds at `pos`: its initializer, or the last `x = …` before `pos` for `let`/`var`. */
-  valueAt(decl: VariableDeclaration, pos: number): Node | undefined {
-    const init = decl.getInitializer();
-    const kind = decl.getVariableStatement()?.getDeclarationKind();
-    if (kind === VariableDeclarationKind.Const || kind === undefined) return init;
-    let assigned = this.assignments.get(decl);
-    if (!assigned) {
-      assigned = [];
-      const name = decl.getName();
-      const scope = decl.getFirstAncestor((a) => Node.isBlock(a) || Node.isSourceFile(a)) ?? decl.getSourceFile();
-      for (const bin of scope.getDescendantsOfKind(SyntaxKind.BinaryExpression)) {
-        if (bin.getOperatorToken().getKind() !== SyntaxKind.EqualsToken) continue;
-        const left = bin.getLeft();
-        if (!Node.isIdentifier(left) || left.getText() !== name) continue;
-        const target = unalias(symbolOf(left))?.getDeclarations()[0];
-        if (target !== undefined && target !== decl) continue;
-        assigned.push(bin);
-      }
-      this.assignments.set(decl, assigned);
-    }
-    let best: Node | undefined = init;
-    let bestPos = decl.getStart();
-    for (const bin of assigned) {
-      if (bin.getEnd() <= pos && bin.getStart() > bestPos && Node.isBinaryExpression(bin)) {
-        best = bin.getRight();
-        bestPos = bin.getStart();
-      }
-    }
-    return best;
   }
 }
 
@@ -353,105 +282,6 @@ export function moduleKindOf(file: string, text: string): 'esm' | 'cjs' {
   return 'cjs';
 }
 
-interface Root {
-  name: string;
-  exported: boolean;
-  factory: boolean;
-  head: Node;
-  expr: Node | undefined;
-}
-
-function exportedRoots(sf: SourceFile, walker: ChainWalker): Root[] {
-  const roots: Root[] = [];
-  let exported: ReadonlyMap<string, Node[]>;
-  try {
-    exported = sf.getExportedDeclarations();
-  } catch {
-    return roots;
-  }
-  for (const [name, decls] of exported) {
-    const decl = decls[0];
-    if (!decl) continue;
-    if (Node.isVariableDeclaration(decl)) {
-      const value = walker.valueAt(decl, Number.MAX_SAFE_INTEGER);
-      const fn = value ? functionOf(unwrap(value)) : undefined;
-      if (fn) {
-        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getNameNode(), expr: returnedExpression(fn) });
-      } else {
-        roots.push({ name, exported: true, factory: false, head: decl.getNameNode(), expr: value });
-      }
-    } else if (Node.isFunctionDeclaration(decl)) {
-      if (decl.getParameters().length === 0 && decl.hasBody()) roots.push({ name, exported: true, factory: true, head: decl.getNameNode() ?? decl, expr: returnedExpression(decl) });
-    } else if (Node.isExportAssignment(decl)) {
-      roots.push({ name, exported: true, factory: false, head: decl, expr: decl.getExpression() });
-    } else if (Node.isExpression(decl)) {
-      const fn = functionOf(decl);
-      if (fn) {
-        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getParent() ?? decl, expr: returnedExpression(fn) });
-      } else {
-        roots.push({ name, exported: true, factory: false, head: decl.getParent() ?? decl, expr: decl });
-      }
-    }
-  }
-  const named = new Set(roots.map((r) => r.name));
-  for (const r of commonJsRoots(sf)) if (!named.has(r.name)) roots.push(r);
-  return roots;
-}
-
-/**
- * A root for `name = value` as an export: a zero-parameter function is a factory, anything else the
- * pipeline itself. A name (`module.exports = { train }`) stands for the top-level function or
- * variable it names in the file.
- */
-function rootOf(name: string, head: Node, value: Node, sf: SourceFile): Root | undefined {
-  const v = unwrap(value);
-  const local = Node.isIdentifier(v) ? (sf.getFunction(v.getText()) ?? sf.getVariableDeclaration(v.getText())) : undefined;
-  const fn = functionOf(local ?? v);
-  if (!fn) return { name, exported: true, factory: false, head, expr: local && Node.isVariableDeclaration(local) ? local.getInitializer() : value };
-  return fn.getParameters().length === 0 ? { name, exported: true, factory: true, head, expr: returnedExpression(fn) } : undefined;
-}
-
-/**
- * CommonJS exports at the top level of a file, which ts-morph does not report as exported
- * declarations: `module.exports.name = …`, `exports.name = …` and `module.exports = { name, other: … }`
- * (the runner finds them by name as it finds ES exports).
- */
-function commonJsRoots(sf: SourceFile): Root[] {
-  const roots: Root[] = [];
-  let reassigned = false;
-  for (const stmt of sf.getStatements()) {
-    if (!Node.isExpressionStatement(stmt)) continue;
-    const bin = stmt.getExpression();
-    if (!Node.isBinaryExpression(bin) || bin.getOperatorToken().getKind() !== SyntaxKind.EqualsToken) continue;
-    const left = bin.getLeft().getText().replace(/\s+/g, '');
-    const right = bin.getRight();
-    const member = /^(module\.)?exports\.([A-Za-z_$][\w$]*)$/.exec(left);
-    // After `module.exports = …` the `exports` variable is the object that no longer exports.
-    if (member && (member[1] || !reassigned)) {
-      const root = rootOf(member[2]!, bin.getLeft(), right, sf);
-      if (root) roots.push(root);
-      continue;
-    }
-    if (left !== 'module.exports') continue;
-    // A new exports object: what was assigned to the old one is not exported.
-    roots.length = 0;
-    reassigned = true;
-    const object = unwrap(right);
-    if (!Node.isObjectLiteralExpression(object)) continue;
-    for (const prop of object.getProperties()) {
-      let root: Root | undefined;
-      if (Node.isPropertyAssignment(prop)) {
-        const value = prop.getInitializer();
-        if (value) root = rootOf(prop.getName(), prop.getNameNode(), value, sf);
-      } else if (Node.isShorthandPropertyAssignment(prop)) {
-        root = rootOf(prop.getName(), prop.getNameNode(), prop.getNameNode(), sf);
-      }
-      if (root) roots.push(root);
-    }
-  }
-  return roots;
-}
-
 /** True when `call` is an operator call whose result is not itself the receiver of another operator. */
 function isChainTop(call: CallExpression): boolean {
   const parent = call.getParent();
@@ -481,7 +311,7 @@ export function extractFile(sf: SourceFile): FileGraph {
     const pipeline: PipelineGraph = { name: root.name, exported: root.exported, factory: root.factory, file, head: nodeSpan(root.head), ops, rootId: last.id, partial };
     pipelines.push(pipeline);
   };
-  for (const root of exportedRoots(sf, walker)) {
+  for (const root of exportedRoots(sf, walker.values)) {
     const top = walker.resolve(root.expr);
     if (top) build(root, top);
   }
