@@ -9,6 +9,7 @@ import { CallExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
 import { readFunction } from './functions';
 import { Values, functionOf, returnedExpression, symbolOf, unwrap } from './ast';
 import { exportedRoots, type Root } from './roots';
+import { extractDialects } from './dialects';
 import { LIBRARY, METHOD_OPERATORS, MULTI_INPUT_SOURCES, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
 import { FN_ARG, chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
 import type { FileGraph, GraphOp, PipelineGraph } from './types';
@@ -311,9 +312,11 @@ export function extractFile(sf: SourceFile): FileGraph {
     const pipeline: PipelineGraph = { name: root.name, exported: root.exported, factory: root.factory, file, head: nodeSpan(root.head), ops, rootId: last.id, partial };
     pipelines.push(pipeline);
   };
+  const others: Root[] = [];
   for (const root of exportedRoots(sf, walker.values)) {
     const top = walker.resolve(root.expr);
     if (top) build(root, top);
+    else others.push(root);
   }
   // Unexported chains (a local pipeline consumed in the same file, a helper with parameters).
   const candidates = sf.getDescendantsOfKind(SyntaxKind.CallExpression).filter((c) => {
@@ -329,6 +332,12 @@ export function extractFile(sf: SourceFile): FileGraph {
     const name = `local:${holder ? holder.getName() : 'chain'}@${line}`;
     build({ name, exported: false, factory: false, head: holder ? holder.getNameNode() : call, expr: call }, top);
   }
+  // A node inside a plumber-data chain (an async generator handed to `from()`) is that chain's.
+  const taken = (node: Node): boolean => covered.has(`${node.getStart()}`) || node.getAncestors().some((a) => Node.isCallExpression(a) && covered.has(`${a.getStart()}`));
+  const dialects = extractDialects(sf, walker.values, others, taken);
+  pipelines.push(...dialects.pipelines);
   const typed = sf.getImportDeclarations().some((d) => specifierOf(d) === LIBRARY && specifierFile(d) !== undefined);
-  return { file, moduleKind: moduleKindOf(file, sf.getFullText()), pipelines, typed };
+  const graph: FileGraph = { file, moduleKind: moduleKindOf(file, sf.getFullText()), pipelines, typed };
+  if (dialects.stops.length > 0) graph.stops = dialects.stops;
+  return graph;
 }
