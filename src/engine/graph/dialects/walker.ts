@@ -86,11 +86,10 @@ export class DialectWalker {
         if (r && !r.consumers.has(name)) this.stops.add(callee.getNameNode(), `\`.${name}()\` is not a ${up.dialect} operator Plumber knows: the stages before it are shown, it and what follows it are not.`);
         return undefined;
       }
+      // The checker is asked only about receivers of a method the dialect has (it types one node at a time).
       for (const r of this.recognisers) {
-        if (r.typed?.(receiver)) {
-          const op = r.method(node, name, undefined, this);
-          if (op) return { ...op, partial: true };
-        }
+        const op = r.typed ? r.method(node, name, undefined, this) : undefined;
+        if (op && r.typed!(receiver)) return { ...op, partial: true };
       }
       return undefined;
     }
