@@ -91,7 +91,7 @@ describe('the editor where Plumber stops following a chain', () => {
       [11, 15, 18, 21],
     );
     assert.ok(stops.every((d) => d.severity === DiagnosticSeverity.Information));
-    assert.match(stops.find((d) => d.range.start.line + 1 === 11)!.message, /gets more stages in a loop/);
+    assert.match(String(stops.find((d) => d.range.start.line + 1 === 11)!.message), /gets more stages in a loop/);
   });
 
   it('says nothing when diagnostics are off', () => {
