@@ -71,9 +71,9 @@ function summary(graph: FileGraph): unknown {
 }
 
 describe('dialect graphs', () => {
-  for (const name of readdirSync(DIR).filter((f) => f.endsWith('.ts'))) {
-    it(`extracts ${name} as expected/${name.replace(/\.ts$/, '.json')} says`, () => {
-      matchesFixture(summary(graphOf(name)), path.join(EXPECTED, name.replace(/\.ts$/, '.json')));
+  for (const name of readdirSync(DIR).filter((f) => /\.[jt]s$/.test(f))) {
+    it(`extracts ${name} as expected/${name.replace(/\.[jt]s$/, '.json')} says`, () => {
+      matchesFixture(summary(graphOf(name)), path.join(EXPECTED, name.replace(/\.[jt]s$/, '.json')));
     });
   }
 
@@ -170,6 +170,26 @@ describe('dialect graphs', () => {
       assert.deepEqual(main.argSites, [{ site: { file: path.join(DIR, 'streams-pipeline.ts'), line: 22, column: 9 }, args: ['23:8', '24:5', '25:5', '26:5', '27:5', null] }]);
       assert.equal(knobWords(op(main, '23:8').knobs['bufferSize']), '1 << 16@23:49');
       assert.equal(knobWords(op(main, '25:5').knobs['bufferSize']), '16@10:18');
+    });
+
+    it('follows .pipe() through zlib and a Transform subclass, the subclass at its `new` as V8 places a construction', () => {
+      const upper = pipeline(graphOf('streams-pipe.ts'), 'upper');
+      assert.deepEqual(
+        upper.ops.map((o) => `${o.id} ${o.kind} ${o.inputs.join(',')}`),
+        ['13:10 from ', '13:50 map 13:10', '13:71 flatMap 13:50'],
+      );
+      // No constructor of its own: `new Upper({ highWaterMark })` reaches the stream, so the buffer lever is there.
+      assert.deepEqual(op(upper, '13:71').levers, ['prefetch']);
+      assert.equal(op(upper, '13:71').options?.state, 'absent');
+    });
+
+    it("reads CommonJS require('node:stream') and stages held by variables, the callback not a stage", () => {
+      const run = graphOf('streams-require.js').pipelines[0]!;
+      assert.deepEqual(run.argSites?.[0]?.args, ['14:29', '14:56', '14:64', null]);
+      assert.deepEqual(
+        run.ops.map((o) => o.label),
+        ["createReadStream('in.gz')", 'pipeline: gunzip', 'pipeline: count'],
+      );
     });
 
     it('reads compose() arguments written on one line as separate stages', () => {
@@ -295,7 +315,7 @@ describe('dialect graphs', () => {
 
 describe('dialect graphs of half-typed files', () => {
   it('reads every prefix of each dialect fixture without throwing (the file as it is being typed)', () => {
-    for (const name of readdirSync(DIR).filter((f) => f.endsWith('.ts'))) {
+    for (const name of readdirSync(DIR).filter((f) => /\.[jt]s$/.test(f))) {
       const file = path.join(DIR, name);
       const text = readFileSync(file, 'utf8');
       const ws = new GraphWorkspace({

@@ -7,7 +7,7 @@
 import { CallExpression, NewExpression, Node } from 'ts-morph';
 import { readFunction } from '../functions';
 import { chainLineIndent, lineColumn, nodeSpan, readKnob, readOptions, shortArg, spanOf } from '../operators';
-import type { Dialect, GraphOp, GraphStop, Knob, Lever, OpKind, OptionsSite } from '../types';
+import type { Dialect, GraphOp, GraphStop, Knob, Lever, OpKind, OptionsSite, Span } from '../types';
 import { opIdOfSite, type ArgSites } from '../../../shared/opId';
 
 /** What a stage's call says, read when the stage is recognised. */
@@ -141,7 +141,7 @@ function graphOp(raw: DialectRaw, id: string, index: number, inputs: string[], p
     id,
     kind: raw.kind,
     file,
-    name: Node.isIdentifier(raw.idNode) ? nodeSpan(raw.idNode) : spanOf(sf, nameStart, nameStart + firstWordLength(raw.idNode.getText())),
+    name: nameSpan(raw.idNode),
     call: nodeSpan(raw.node),
     own: spanOf(sf, nameStart, raw.node.getEnd()),
     label: d.label,
@@ -167,6 +167,15 @@ function graphOp(raw: DialectRaw, id: string, index: number, inputs: string[], p
   }
   if (d.random) op.random = { reason: 'shuffle', detail: `${d.label} reorders elements randomly`, span: op.name };
   return op;
+}
+
+/** What a lens and a diagnostic mark: the name itself, `new Upper` of a construction, or an argument's first word. */
+function nameSpan(idNode: Node): Span {
+  const sf = idNode.getSourceFile();
+  const start = idNode.getStart();
+  if (Node.isIdentifier(idNode)) return nodeSpan(idNode);
+  if (Node.isNewExpression(idNode)) return spanOf(sf, start, idNode.getExpression().getEnd());
+  return spanOf(sf, start, start + firstWordLength(idNode.getText()));
 }
 
 /** Length of the leading identifier of a text (the name span of an argument expression such as `zlib.createGunzip()`). */

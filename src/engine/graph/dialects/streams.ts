@@ -70,28 +70,35 @@ function callStage(call: CallExpression, w: DialectWalker): DialectRaw | undefin
   return undefined;
 }
 
-/** A `Transform` (or `Duplex`/`PassThrough`) made with `new`, directly or from a class that extends one. */
+/**
+ * A `Transform` (or `Duplex`/`PassThrough`) made with `new`, directly or from a class that extends
+ * one. Its id is the `new` (where V8 places a construction in a stack). Options can be written
+ * where they reach the stream: the object of `new Transform({ … })`, or the argument of a subclass
+ * without a constructor of its own (the default constructor hands its arguments to `super`).
+ */
 function transformStage(node: NewExpression): DialectRaw | undefined {
   const ctor = node.getExpression();
-  let isTransform = TRANSFORMS.has(nodeMember(ctor) ?? '');
-  if (!isTransform && Node.isIdentifier(ctor)) {
+  let direct = TRANSFORMS.has(nodeMember(ctor) ?? '');
+  let optionsReachStream = direct;
+  if (!direct && Node.isIdentifier(ctor)) {
     const decl = unalias(symbolOf(ctor))?.getDeclarations()[0];
     const base = decl && Node.isClassDeclaration(decl) ? decl.getExtends()?.getExpression() : undefined;
-    isTransform = base !== undefined && TRANSFORMS.has(nodeMember(base) ?? '');
+    direct = base !== undefined && TRANSFORMS.has(nodeMember(base) ?? '');
+    optionsReachStream = direct && Node.isClassDeclaration(decl) && decl.getConstructors().length === 0;
   }
-  if (!isTransform) return undefined;
+  if (!direct) return undefined;
   const knobs: Record<string, Knob> = {};
   const first = node.getArguments()[0];
   const detail: StageDetail = { label: `new ${nameNodeOf(ctor).getText()}(…)`, knobs, levers: [] };
-  if (!first || Node.isObjectLiteralExpression(first)) {
+  if (optionsReachStream && (!first || Node.isObjectLiteralExpression(first))) {
     detail.options = mappedOptions(node, 0, HIGH_WATER, knobs);
-    detail.optionKeys = ['highWaterMark', 'objectMode', 'transform', 'flush'];
+    detail.optionKeys = ['highWaterMark', 'objectMode', 'readableObjectMode', 'writableObjectMode', 'transform', 'flush'];
     detail.levers = ['prefetch'];
     detail.optionNames = NAMES_BUFFER;
     const transform = first?.getProperty('transform');
     if (transform && Node.isPropertyAssignment(transform)) detail.fnArg = transform.getInitializer();
   }
-  return raw('flatMap', nameNodeOf(ctor), node, [], detail);
+  return raw('flatMap', node, node, [], detail);
 }
 
 function method(call: CallExpression, name: string, up: DialectRaw | undefined, w: DialectWalker): DialectRaw | undefined {
