@@ -248,6 +248,18 @@ describe('dialect graphs', () => {
     });
   });
 
+  describe('where no extractor can follow', () => {
+    it('says so for a chain built by reduce and for a pipeline library Plumber does not read, and not for array methods', () => {
+      const graph = graphOf('stops-unknown.ts');
+      assert.deepEqual(
+        (graph.stops ?? []).map((s) => `${s.range.start.line + 1}:${s.range.start.character + 1}`),
+        ['7:36', '11:4'],
+      );
+      assert.match(graph.stops![1]!.message, /'highland', a library Plumber does not read/);
+      assert.deepEqual(graph.pipelines, [], 'the reduce seed is not shown as a pipeline of its own');
+    });
+  });
+
   describe('ids equal the V8 stack of the call', () => {
     // The runner ids a stage by the caller's frame when the library method runs; wrap the real
     // methods, build the fixtures' chains, and compare with the graph's ids.

@@ -13,6 +13,7 @@ import { materialiseDialect, type DialectRaw } from './common';
 import { generators } from './generators';
 import { streams } from './streams';
 import { tfjs } from './tfjs';
+import { findUnfollowed } from './unfollowed';
 import { DialectWalker } from './walker';
 
 /** Text a file must hold for any dialect to be in it: files without it are not walked at all. */
@@ -58,6 +59,7 @@ export function extractDialects(sf: SourceFile, values: Values, roots: Root[], t
     pipelines.push(p);
     for (const r of reachable(top)) covered.add(r.node);
   }
+  findUnfollowed(sf, walker);
   // Unexported chains: every call that is a stage, kept where no other stage pulls from it.
   const found: Array<{ node: Node; raw: DialectRaw }> = [];
   for (const node of [...sf.getDescendantsOfKind(SyntaxKind.CallExpression), ...sf.getDescendantsOfKind(SyntaxKind.NewExpression)]) {
