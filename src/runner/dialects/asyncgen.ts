@@ -1,10 +1,9 @@
 /**
- * The async-generator adapter: a stage is a call of an `async function*` declared at the top level
- * of one of the user's own modules (not node_modules). As each such module is compiled, one
- * statement is added at the start of its first line (after a `"use strict"` directive) that
- * replaces each of those functions with a wrapper — function declarations are hoisted, so the
- * wrapper is in place before any of the module's code runs. No line is added, so every position
- * below line 1 (and source maps' lines) stays as it was.
+ * The async-generator adapter: a stage is a call of an `async function*` declared in one of the
+ * user's own modules (not node_modules). As each such module is compiled (by tsx, or plain
+ * JavaScript), a statement is inserted before each declaration that replaces the function with a
+ * wrapper; its inline source map is shifted to match, so stack positions still name the user's
+ * lines and columns.
  *
  * Each call of a wrapped function from the user's code registers a stage at the call (the callee's
  * name in `decode(src)`): `flatMap` when an argument is another stage's output or an async
@@ -19,19 +18,89 @@ import { type DialectHost, Stage, callerSite, stageOf, tag } from './stage';
 export const WRAP_KEY = 'plumber-runner.asyncStage';
 
 /**
- * The module's code with the wrapping statement added, or the code unchanged when it declares no
- * top-level async generator function. Self-contained (no outer names): the ES-module load hook runs
- * its source text in the hooks thread.
+ * The module's code with a wrapping statement inserted just before each `async function*`
+ * declaration (in statement position: after `;`, `{`, `}` or at a line's start; `export` forms
+ * included), and its inline source map shifted to match, so every position still maps to the
+ * same place in the user's source. The statement runs when control reaches the declaration's
+ * place, which holds the hoisted function already; calls from code that runs before it are not
+ * staged. Self-contained (no outer names): the ES-module load hook runs its source text in the
+ * hooks thread.
  */
 export function wrapAsyncGenerators(code: string): string {
-  const declared = /^(?:export\s+(?:default\s+)?)?async\s+function\s*\*\s*([A-Za-z_$][\w$]*)\s*\(/gm;
-  const names = new Set<string>();
-  for (let m = declared.exec(code); m !== null; m = declared.exec(code)) names.add(m[1]!);
-  if (names.size === 0 || code.includes('plumber-runner.asyncStage')) return code;
-  const stmt = [...names].map((n) => `${n}=globalThis[Symbol.for("plumber-runner.asyncStage")]?.(${n},${JSON.stringify(n)})??${n};`).join('');
-  // After a shebang's line would add a line's worth of shift; a directive prologue must stay first.
-  const prologue = /^(?:#![^\n]*\n)?(?:\s*(['"])use strict\1;?)?/.exec(code)![0];
-  return code.slice(0, prologue.length) + stmt + code.slice(prologue.length);
+  const MARK = 'plumber-runner.asyncStage';
+  const declared = /(^|[;{}])([ \t]*)((?:export\s+(?:default\s+)?)?async\s*function\s*\*\s*([A-Za-z_$][\w$]*)\s*\()/gm;
+  const inserts: Array<{ at: number; text: string }> = [];
+  for (let m = declared.exec(code); m !== null; m = declared.exec(code)) {
+    const name = m[4]!;
+    inserts.push({ at: m.index + m[1]!.length + m[2]!.length, text: `${name}=globalThis[Symbol.for("${MARK}")]?.(${name},${JSON.stringify(name)})??${name};` });
+  }
+  if (inserts.length === 0 || code.includes(MARK)) return code;
+  let out = '';
+  let from = 0;
+  for (const i of inserts) {
+    out += code.slice(from, i.at) + i.text;
+    from = i.at;
+  }
+  out += code.slice(from);
+  const url = /\/\/# sourceMappingURL=data:application\/json(?:;charset=[\w-]+)?;base64,([A-Za-z0-9+/=]+)\s*$/.exec(out);
+  if (url === null) return out;
+  // Generated line and column of each insertion, in the original code.
+  const shifts = new Map<number, Array<{ col: number; by: number }>>();
+  for (const i of inserts) {
+    const before = code.slice(0, i.at);
+    const line = before.split('\n').length - 1;
+    const col = i.at - (before.lastIndexOf('\n') + 1);
+    shifts.set(line, [...(shifts.get(line) ?? []), { col, by: i.text.length }]);
+  }
+  const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const decode = (seg: string): number[] => {
+    const values: number[] = [];
+    let value = 0;
+    let shift = 0;
+    for (const ch of seg) {
+      const digit = B64.indexOf(ch);
+      value += (digit & 31) << shift;
+      if (digit & 32) shift += 5;
+      else {
+        values.push(value & 1 ? -(value >>> 1) : value >>> 1);
+        value = 0;
+        shift = 0;
+      }
+    }
+    return values;
+  };
+  const encode = (values: number[]): string => {
+    let text = '';
+    for (const v of values) {
+      let vlq = v < 0 ? (-v << 1) | 1 : v << 1;
+      do {
+        let digit = vlq & 31;
+        vlq >>>= 5;
+        if (vlq > 0) digit |= 32;
+        text += B64[digit];
+      } while (vlq > 0);
+    }
+    return text;
+  };
+  const map = JSON.parse(Buffer.from(url[1]!, 'base64').toString('utf8')) as { mappings: string };
+  const lines = map.mappings.split(';');
+  for (const [line, moves] of shifts) {
+    if (lines[line] === undefined || lines[line] === '') continue;
+    let col = 0;
+    let prev = 0;
+    lines[line] = lines[line]!.split(',')
+      .map((seg) => {
+        const values = decode(seg);
+        col += values[0]!;
+        const moved = col + moves.filter((m) => m.col <= col).reduce((a, m) => a + m.by, 0);
+        values[0] = moved - prev;
+        prev = moved;
+        return encode(values);
+      })
+      .join(',');
+  }
+  map.mappings = lines.join(';');
+  return out.slice(0, url.index) + '//# sourceMappingURL=data:application/json;base64,' + Buffer.from(JSON.stringify(map)).toString('base64');
 }
 
 /** A module file whose code is the user's own (not a package, not Plumber's runner). */
@@ -64,7 +133,7 @@ function stageFunction(host: DialectHost, fn: (...args: unknown[]) => AsyncGener
 const HOOKS = `const wrap = ${wrapAsyncGenerators.toString()};
 export async function load(url, context, next) {
   const result = await next(url, context);
-  if (result.format === 'module' && url.startsWith('file:') && !/[\\\\/]node_modules[\\\\/]/.test(url) && result.source != null) {
+  if ((result.format === 'module' || result.format === 'commonjs') && url.startsWith('file:') && !/[\\\\/]node_modules[\\\\/]/.test(url) && result.source != null) {
     return { ...result, source: wrap(typeof result.source === 'string' ? result.source : Buffer.from(result.source).toString('utf8')) };
   }
   return result;

@@ -187,16 +187,15 @@ export class Stage {
    */
   timePull<T>(next: () => Promise<IteratorResult<T>>, count: boolean): () => Promise<IteratorResult<T>> {
     const waiting = new Busy();
+    const waited = (dt: number): void => {
+      this.c.waitSeconds += dt;
+      if (this.consumer !== undefined) this.consumer.inputSeconds += dt;
+    };
     return () => {
-      waiting.enter();
+      waited(waiting.enter());
       const done = (r: IteratorResult<T> | undefined): void => {
-        const dt = waiting.leave();
-        this.c.waitSeconds += dt;
-        const consumer = this.consumer;
-        if (consumer !== undefined) {
-          consumer.inputSeconds += dt;
-          if (r !== undefined && !r.done) consumer.c.pulled++;
-        }
+        waited(waiting.leave());
+        if (this.consumer !== undefined && r !== undefined && !r.done) this.consumer.c.pulled++;
         if (count && r !== undefined && !r.done) this.produced(r.value);
       };
       return next().then(
@@ -218,13 +217,18 @@ export class Stage {
    */
   timeWork<T>(step: () => Promise<T>): () => Promise<T> {
     const working = new Busy();
-    let input0 = 0;
+    let input0 = this.inputSeconds;
+    // Busy time and input time are credited at different events: their difference is kept signed
+    // and the counter follows its running maximum (counters only grow).
+    let net = this.c.selfSeconds;
+    const worked = (dt: number): void => {
+      net += dt - (this.inputSeconds - input0);
+      input0 = this.inputSeconds;
+      if (net > this.c.selfSeconds) this.c.selfSeconds = net;
+    };
     return () => {
-      if (working.enter()) input0 = this.inputSeconds;
-      const done = (): void => {
-        const dt = working.leave();
-        if (dt > 0) this.c.selfSeconds += Math.max(0, dt - (this.inputSeconds - input0));
-      };
+      worked(working.enter());
+      const done = (): void => worked(working.leave());
       return step().then(
         (r) => {
           done();
@@ -239,19 +243,26 @@ export class Stage {
   }
 }
 
-/** Union of overlapping intervals: the seconds from the first `enter` to the `leave` that ends the last one. */
+/**
+ * Union of overlapping intervals, credited as it grows: each `enter` and `leave` returns the
+ * seconds some interval was open since the previous one, so a stage that is never idle (a
+ * prefetch keeping pulls in flight) is credited as it goes, not at an end that never comes.
+ */
 class Busy {
   private open = 0;
-  private t0 = 0;
-  /** True when this starts an interval. */
-  enter(): boolean {
-    if (this.open++ > 0) return false;
-    this.t0 = performance.now();
-    return true;
+  private last = 0;
+  enter(): number {
+    return this.step(1);
   }
-  /** Seconds the interval lasted when this ends it, else 0. */
   leave(): number {
-    return --this.open === 0 ? (performance.now() - this.t0) / 1000 : 0;
+    return this.step(-1);
+  }
+  private step(change: number): number {
+    const t = performance.now();
+    const d = this.open > 0 ? (t - this.last) / 1000 : 0;
+    this.open += change;
+    this.last = t;
+    return d;
   }
 }
 
