@@ -78,7 +78,9 @@ export function dialectRoot(value: unknown, name: string): DialectRoot | undefin
     [DATASET_KEY]: stage.key,
     [Symbol.asyncIterator](): AsyncIterator<unknown> {
       if (singleUse && passes++ > 0) {
-        throw new Error(`The exported ${name} is a ${stream ? 'stream' : 'generator'}: it can be read once, and this run needs another pass. Export a function with no parameters that builds it (\`export const ${name} = () => …\`), so each pass gets a fresh one.`);
+        throw new Error(
+          `The exported ${name} is a ${stream ? 'stream' : 'generator'}: it can be read once, and this run needs another pass. Export a function with no parameters that builds it (\`export const ${name} = () => …\`), so each pass gets a fresh one.`,
+        );
       }
       const it = value[Symbol.asyncIterator]();
       // A generator stage's pulls are timed already; a stream's (counted as it pushes) and a foreign iterable's are timed here.

@@ -159,7 +159,6 @@ export class Stage {
       if (isThenable(r)) stage.track(r, t0);
       return r;
     };
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the wrapper's own `this` is the caller's.
     const stage = this;
     Object.defineProperty(wrapped, 'name', { value: fn.name });
     Object.defineProperty(wrapped, 'length', { value: fn.length });

@@ -119,7 +119,16 @@ function patchMethods(host: DialectHost, proto: Record<string, AnyFn>): void {
       if (fn !== undefined) call[0] = stage.wrapFn(fn);
       let ds = instrument(original.apply(this, call) as TfDataset, stage, fn === undefined);
       if (o?.prefetch !== undefined && o.prefetch > 0 && method !== 'prefetch') {
-        const inserted = new Stage(host, { kind: 'prefetch', dialect: 'tfjs-data', levers: ['prefetch'], site: undefined, key: `${stage.key}+prefetch`, inputs: [stage], knobs: { bufferSize: o.prefetch }, overridden: true });
+        const inserted = new Stage(host, {
+          kind: 'prefetch',
+          dialect: 'tfjs-data',
+          levers: ['prefetch'],
+          site: undefined,
+          key: `${stage.key}+prefetch`,
+          inputs: [stage],
+          knobs: { bufferSize: o.prefetch },
+          overridden: true,
+        });
         ds = instrument(prefetch.call(ds, o.prefetch) as TfDataset, inserted, true);
       }
       return ds;
