@@ -121,7 +121,7 @@ function stageFunction(host: DialectHost, fn: (...args: unknown[]) => AsyncGener
     const upstream = args.filter((a) => stageOf(a) !== undefined || isAsyncIterable(a));
     const stage = new Stage(host, { kind: upstream.length > 0 ? 'flatMap' : 'from', dialect: 'async-generator', levers: [], site, inputs: upstream.map(stageOf), fn });
     const gen = Reflect.apply(fn, this, args);
-    gen.next = stage.timePull(stage.timeWork(gen.next.bind(gen)), true);
+    gen.next = stage.watchConsumer(stage.timePull(stage.timeWork(gen.next.bind(gen)), true));
     return tag(gen, stage);
   };
   Object.defineProperty(wrapper, 'name', { value: fn.name });

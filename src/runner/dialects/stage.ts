@@ -106,8 +106,10 @@ export class Stage {
   /** The stage that pulls from this one, when one does (its `pulled` and `inputSeconds` grow as this one hands elements on). */
   consumer: Stage | undefined;
   private bytesEach = 0;
+  private readonly tracer: Tracer;
 
   constructor(host: DialectHost, spec: StageSpec) {
+    this.tracer = host.tracer;
     this.key = spec.key ?? (spec.site !== undefined ? `${spec.kind}@${siteKey(spec.site)}` : `${spec.kind}#dialect${++anonymous}`);
     const info: OpInfo = {
       key: this.key,
@@ -208,6 +210,31 @@ export class Stage {
         },
       );
     };
+  }
+
+  /**
+   * `next` as the pipeline's own consumer (a training loop, `model.fitDataset`) calls it: each
+   * pull tells the tracer's `consumer` (see `Tracer.consumer`) and waits for the promise it
+   * returns, so the runner can watch a training script as written. A pull from another stage
+   * (`consumer` set) tells nothing.
+   */
+  watchConsumer<T>(next: () => Promise<IteratorResult<T>>): () => Promise<IteratorResult<T>> {
+    const tracer = this.tracer;
+    const key = this.key;
+    const watched = async (): Promise<IteratorResult<T>> => {
+      const hold = tracer.consumer?.({ key, type: 'next' });
+      if (hold !== undefined) await hold;
+      let r: IteratorResult<T>;
+      try {
+        r = await next();
+      } catch (e) {
+        tracer.consumer?.({ key, type: 'end' });
+        throw e;
+      }
+      tracer.consumer?.({ key, type: r.done ? 'end' : 'element' });
+      return r;
+    };
+    return () => (this.consumer === undefined && tracer.consumer !== undefined ? watched() : next());
   }
 
   /**

@@ -50,6 +50,20 @@ function countPushes(stream: Readable, stage: Stage, disk: boolean): void {
   };
 }
 
+/** Makes a stage's stream, iterated by the pipeline's own consumer (a training loop), tell the tracer (see `Stage.watchConsumer`). */
+function watchIteration(stream: Readable, stage: Stage): void {
+  const iterate = stream[Symbol.asyncIterator];
+  Object.defineProperty(stream, Symbol.asyncIterator, {
+    configurable: true,
+    writable: true,
+    value: function (this: Readable): AsyncIterator<unknown> {
+      const it = iterate.call(this);
+      it.next = stage.watchConsumer(it.next.bind(it) as () => Promise<IteratorResult<unknown>>);
+      return it;
+    },
+  });
+}
+
 /**
  * Makes the pulls a consumer stage takes from `upstream` (through its async iterator, as Node's
  * operators do) count for both: the consumer's `pulled`, the upstream's `waitSeconds`.
@@ -121,6 +135,7 @@ function patchOperator(host: DialectHost, method: string, kind: OpKind, takesFn:
     if (options === undefined && args.length < 2) call.length = 1;
     const out = original.apply(this, call) as Readable;
     countPushes(out, stage, false);
+    watchIteration(out, stage);
     return tag(out, stage);
   };
 }
@@ -134,6 +149,7 @@ function patchFrom(host: DialectHost): void {
     const stage = new Stage(host, { kind: 'from', dialect: 'node-streams', levers: ['prefetch'], site, inputs: [stageOf(src)], knobs: knobsOf('from', opts, undefined), overridden });
     const out = original.call(this, src as Iterable<unknown>, opts);
     countPushes(out, stage, false);
+    watchIteration(out, stage);
     return tag(out, stage);
   } as typeof Readable.from;
 }

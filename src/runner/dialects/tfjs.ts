@@ -80,7 +80,7 @@ function instrument(ds: TfDataset, stage: Stage, ownSteps: boolean): TfDataset {
     const next = it.next.bind(it);
     // Steps run one at a time through `serialNext` where tfjs has it: time those, not the queued `next()` calls.
     if (ownSteps && typeof it.serialNext === 'function') it.serialNext = stage.timeWork(it.serialNext.bind(it));
-    it.next = stage.timePull(ownSteps && typeof it.serialNext !== 'function' ? stage.timeWork(next) : next, true);
+    it.next = stage.watchConsumer(stage.timePull(ownSteps && typeof it.serialNext !== 'function' ? stage.timeWork(next) : next, true));
     return it;
   };
   return tag(ds, stage);

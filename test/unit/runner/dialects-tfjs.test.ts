@@ -70,4 +70,19 @@ describe('runner profiles of tfjs-data pipelines', function () {
     assert.equal(tracedFail.error, 'bad element 7');
     assert.deepEqual(tracedFail, { ...plainFail, ops: tracedFail.ops });
   });
+
+  it('watches a script that trains with model.fitDataset as a training script: waits and steps, and the pipeline it pulls', async () => {
+    const p = await profile('tfjs-train.ts', '', { exportName: undefined, seconds: 0.8 });
+    const t = p.trainer;
+    assert.ok(t, 'the profile has no trainer section');
+    assert.ok(t.steps > 0 && t.warmupSteps >= 3, JSON.stringify(t));
+    assert.equal(p.run.elements, t.steps);
+    const batch = idOf('tfjs-train.ts', '.batch(16)', 'batch');
+    const map = idOf('tfjs-train.ts', '.map((i) =>', 'map');
+    assert.equal(p.pipeline.rootId, batch);
+    assert.deepEqual(op(p, batch).inputs, [map]);
+    // The map's per-element work dwarfs a 4→1 dense layer's step: the loop mostly waits for input.
+    assert.ok(t.waitSeconds > t.stepSeconds, JSON.stringify(t));
+    assert.ok(Math.abs(op(p, batch).counters.produced - t.steps) <= 1, `${op(p, batch).counters.produced} batches for ${t.steps} steps`);
+  });
 });
