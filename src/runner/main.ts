@@ -109,7 +109,7 @@ function installTracer(req: RunRequest, file: string): { tracer: RunnerTracer; s
   g[TRACER_KEY] = tracer;
   g[OVERRIDES_KEY] = overrides;
   // tfjs-data, Node streams and async generators report their stages to the same tracer.
-  installDialects(tracer, overrides);
+  installDialects(tracer, overrides, req.argSites, file);
   // An error thrown outside the consumer's await (a stray timer or promise in the user's code).
   let stray: unknown;
   const onStray = (e: unknown): void => {

@@ -4,22 +4,42 @@
  * tracer as operators of plumber-data's kinds, so one `Profile` describes a pipeline in any dialect.
  * And the root: an exported pipeline of any dialect seen as the `DatasetLike` the runner pulls.
  */
-import type { KnobOverride, Tracer } from '../../data/tracing';
-import { DATASET_KEY } from '../../data/tracing';
+import * as path from 'node:path';
+import type { CallSite, KnobOverride, Tracer } from '../../data/tracing';
+import { DATASET_KEY, siteKey } from '../../data/tracing';
+import { siteOfOpId, type ArgSites } from '../../shared/opId';
 import { installAsyncGenerators } from './asyncgen';
-import { type DialectHost, Stage, stageOf } from './stage';
+import { installPipelines, type ArgSiteMap } from './pipelines';
+import { type DialectHost, PULLS_UNTIMED, Stage, stageOf } from './stage';
 import { installStreams } from './streams';
 import { installTfjs } from './tfjs';
 
 let host: DialectHost | undefined;
 
-/** Instruments every dialect for this run (once per process): call before the user's module loads. */
-export function installDialects(tracer: Tracer, overrides: ReadonlyMap<string, KnobOverride>): void {
+/**
+ * Instruments every dialect for this run (once per process): call before the user's module loads.
+ * `argSites`: where the engine saw the arguments of the pipeline's `pipeline(…)`/`compose(…)` calls
+ * (op ids relative to `pipelineFile`).
+ */
+export function installDialects(tracer: Tracer, overrides: ReadonlyMap<string, KnobOverride>, argSites: readonly ArgSites[] = [], pipelineFile = ''): void {
   if (host !== undefined) return;
   host = { tracer, overrides };
+  installPipelines(host, argSiteMap(argSites, pipelineFile));
   installStreams(host);
   installTfjs(host);
   installAsyncGenerators(host);
+}
+
+/** The engine's `ArgSites` by the site key of their call, each argument's op id made a call site. */
+function argSiteMap(list: readonly ArgSites[], pipelineFile: string): ArgSiteMap {
+  const map = new Map<string, Array<CallSite | undefined>>();
+  for (const { site, args } of list) {
+    map.set(
+      siteKey({ ...site, file: path.resolve(site.file) }),
+      args.map((id) => (id === null ? undefined : siteOfOpId(id, pipelineFile))),
+    );
+  }
+  return map;
 }
 
 /** A pipeline as the runner pulls it: async iterable, tagged with its root operator's key. */
@@ -84,7 +104,7 @@ export function dialectRoot(value: unknown, name: string): DialectRoot | undefin
       }
       const it = value[Symbol.asyncIterator]();
       // A generator stage's pulls are timed already; a stream's (counted as it pushes) and a foreign iterable's are timed here.
-      if (known === undefined || stream) it.next = stage.timePull(it.next.bind(it) as () => Promise<IteratorResult<unknown>>, known === undefined);
+      if (known === undefined || PULLS_UNTIMED.has(value)) it.next = stage.timePull(it.next.bind(it) as () => Promise<IteratorResult<unknown>>, known === undefined);
       return it;
     },
   };

@@ -308,6 +308,12 @@ export function overrideAt(host: DialectHost, site: CallSite | undefined): KnobO
   return site === undefined ? undefined : host.overrides.get(siteKey(site));
 }
 
+/**
+ * Streams whose stage counts what they push but does not time the pulls from them: a root that is
+ * one of these times its consumer's waits itself (see `dialectRoot`).
+ */
+export const PULLS_UNTIMED = new WeakSet<object>();
+
 /** A property holding the stage a dialect object (a Readable, a tfjs Dataset, a generator) came from. */
 export const STAGE = Symbol('plumber-runner.stage');
 

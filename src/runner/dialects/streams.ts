@@ -17,7 +17,7 @@ import type * as FS from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { Readable } from 'node:stream';
 import type { KnobOverride, Lever, OpKind, OpKnobs } from '../../data/tracing';
-import { type DialectHost, Stage, callerSite, isAsyncFn, overrideAt, stageOf, tag } from './stage';
+import { type DialectHost, PULLS_UNTIMED, Stage, callerSite, isAsyncFn, overrideAt, stageOf, tag } from './stage';
 
 type AnyFn = (...args: unknown[]) => unknown;
 
@@ -40,6 +40,7 @@ const ZLIB_FACTORIES = ['createGzip', 'createGunzip', 'createDeflate', 'createIn
 
 /** Counts what a stream pushes as the stage's produced elements (bytes too, for byte streams). */
 function countPushes(stream: Readable, stage: Stage, disk: boolean): void {
+  PULLS_UNTIMED.add(stream);
   const push = stream.push;
   stream.push = function (this: Readable, chunk: unknown, encoding?: BufferEncoding): boolean {
     if (chunk !== null && chunk !== undefined) {
@@ -68,7 +69,7 @@ function watchIteration(stream: Readable, stage: Stage): void {
  * Makes the pulls a consumer stage takes from `upstream` (through its async iterator, as Node's
  * operators do) count for both: the consumer's `pulled`, the upstream's `waitSeconds`.
  */
-function pullThrough(upstream: Readable, consumer: Stage): void {
+export function pullThrough(upstream: Readable, consumer: Stage): void {
   const up = stageOf(upstream);
   const iterate = upstream[Symbol.asyncIterator];
   Object.defineProperty(upstream, Symbol.asyncIterator, {

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { assertFiguresAddUp, drain, idOf, op, profile } from './dialects-helpers';
+import * as path from 'node:path';
+import { FIXTURES, assertFiguresAddUp, drain, idOf, op, profile } from './dialects-helpers';
 
 const F = 'streams.ts';
 
@@ -65,5 +66,28 @@ describe('runner profiles of Node-streams pipelines', function () {
     assert.equal(tracedFail.error, plainFail.error);
     // Node streams may drop what is buffered when a stage fails: what does arrive is in order.
     assert.deepEqual(tracedFail.out, [0, 1, 2, 3, 4, 5, 6].slice(0, tracedFail.out.length));
+  });
+
+  it('makes the arguments of compose() stages where the engine located them: a Transform object and a generator function', async () => {
+    const C = 'streams-compose.ts';
+    const call = idOf(C, 'compose(Readable.from', 'compose');
+    const [line, column] = call.split(':').map(Number) as [number, number];
+    const from = idOf(C, 'compose(Readable.from', 'from');
+    const heavy = idOf(C, 'new Heavy()', 'new');
+    const addOne = idOf(C, 'addOne) as', 'addOne');
+    const args = [idOf(C, 'compose(Readable.from', 'Readable'), heavy, addOne];
+    const p = await profile(C, 'composed', { argSites: [{ site: { file: path.join(FIXTURES, C), line, column }, args }] });
+    assert.deepEqual(
+      p.ops.map((o) => [o.id, o.kind, o.inputs]),
+      [
+        [from, 'from', []],
+        [heavy, 'flatMap', [from]],
+        [addOne, 'flatMap', [heavy]],
+      ],
+    );
+    assert.equal(p.pipeline.rootId, addOne);
+    assert.ok(op(p, heavy).counters.selfSeconds > 10 * op(p, addOne).counters.selfSeconds, `Transform ${op(p, heavy).counters.selfSeconds} s, generator ${op(p, addOne).counters.selfSeconds} s`);
+    assert.ok(Math.abs(op(p, addOne).counters.produced - p.run.elements) <= 1, `${op(p, addOne).counters.produced} produced, ${p.run.elements} consumed`);
+    assertFiguresAddUp(p);
   });
 });
