@@ -23,7 +23,7 @@ describe('the arguments of pipeline() and compose(), located by the engine', () 
     await diagnoseFile({
       file: FILE,
       runs: { seconds: 1 },
-      graphs: { graphOf: () => graph },
+      graphs: { graphOf: () => graph, importedFiles: () => [] },
       spawn: (request) => {
         requests.push(request);
         return Promise.resolve({ pipeline: { file: FILE, exportName: 'composed', rootId: '' }, ops: [], run: { seconds: 1, elements: 10 } } as unknown as Profile);
