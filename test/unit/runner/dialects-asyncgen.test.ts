@@ -33,6 +33,19 @@ describe('runner profiles of async-generator chains', function () {
     assertFiguresAddUp(p);
   });
 
+  it('finds the stages of an ES module as of a CommonJS one, at the same positions', async () => {
+    const p = await profile('asyncgen-esm.mts', 'chain');
+    assert.deepEqual(
+      p.ops.map((o) => [o.id, o.kind]),
+      [
+        [idOf('asyncgen-esm.mts', 'decode(numbers(1e9))', 'numbers'), 'from'],
+        [idOf('asyncgen-esm.mts', 'decode(numbers(1e9))', 'decode'), 'flatMap'],
+        [idOf('asyncgen-esm.mts', 'batches(increment(decoded), 8)', 'increment'), 'flatMap'],
+        [idOf('asyncgen-esm.mts', 'batches(increment(decoded), 8)', 'batches'), 'flatMap'],
+      ],
+    );
+  });
+
   it('gives the same elements the same stage times from run to run', async () => {
     const a = await profile(F, 'chain', { maxElements: 40, seconds: 30 });
     const b = await profile(F, 'chain', { maxElements: 40, seconds: 30 });
