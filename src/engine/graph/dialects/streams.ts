@@ -8,7 +8,8 @@
 import { CallExpression, NewExpression, Node } from 'ts-morph';
 import { nodeMember } from './bindings';
 import { argLabel, mappedOptions, positional, type DialectRaw, type StageDetail } from './common';
-import { asyncGeneratorOf, consumedParameter } from './generators';
+import { asyncGeneratorOf, consumedParameter, nestedStages } from './generators';
+import { nestedIn } from './nested';
 import type { DialectWalker, Recogniser } from './walker';
 import { symbolOf, unwrap } from '../ast';
 import { unalias } from '../library';
@@ -119,7 +120,10 @@ function method(call: CallExpression, name: string, up: DialectRaw | undefined, 
     // Concurrency only helps a fn that awaits: a sync fn still runs one call at a time on the main thread.
     const levers: Lever[] = fn?.fn.async ? ['parallelism', 'prefetch'] : ['prefetch'];
     const label = `${name}(${fn?.fn.name ?? argLabel(call.getArguments()[0])})`;
-    return raw(name, idNode, call, [up], { label, knobs, options, optionKeys: ['concurrency', 'highWaterMark', 'signal'], fnArg: call.getArguments()[0], levers, optionNames: NAMES_BOTH }, true);
+    const stage = raw(name, idNode, call, [up], { label, knobs, options, optionKeys: ['concurrency', 'highWaterMark', 'signal'], fnArg: call.getArguments()[0], levers, optionNames: NAMES_BOTH }, true);
+    const nested = name === 'flatMap' ? nestedIn(call.getArguments()[0], w) : [];
+    if (nested.length > 0) stage.nested = nested;
+    return stage;
   }
   if (name === 'take' || name === 'drop') {
     return raw(name === 'take' ? 'take' : 'skip', idNode, call, [up], { label: `${name}(${argLabel(call.getArguments()[0])})`, knobs: positional(call, [[0, 'count']]), levers: [] }, true);
@@ -140,7 +144,10 @@ function argumentStage(arg: Node, index: number, last: boolean, prev: DialectRaw
     const name = Node.isIdentifier(a) ? a.getText() : (gen.getName() ?? 'async function*');
     const consumes = consumedParameter(gen) >= 0;
     if (index === 0 || !consumes) return raw('from', arg, arg, [], { label: label(name), knobs: {}, levers: [], fnArg: arg });
-    return raw('flatMap', arg, arg, prev ? [prev] : [], { label: label(name), knobs: {}, levers: [], fnArg: arg });
+    const stage = raw('flatMap', arg, arg, prev ? [prev] : [], { label: label(name), knobs: {}, levers: [], fnArg: arg });
+    const nested = nestedStages(gen, w);
+    if (nested.length > 0) stage.nested = nested;
+    return stage;
   }
   if ((Node.isArrowFunction(a) || Node.isFunctionExpression(a)) && last) return null;
   const resolved = w.resolve(a);
