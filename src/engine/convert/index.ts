@@ -1,0 +1,46 @@
+/**
+ * "Convert to plumber-data": rewrites a dialect chain (tfjs-data, Node stream operators) into
+ * plumber-data with the plan's knobs, keeping the export and what consumers receive. Only the
+ * faithful part of a chain is converted (see each dialect's rules in ./tfjs.ts and ./streams.ts);
+ * where nothing can be, the answer is one sentence why. The result is a set of edits to the
+ * pipeline's file (the chain, one import, an `export ` a worker needs) and the file's new text;
+ * everything else in the file stays byte for byte.
+ */
+import type { Dialect } from '../../shared/profile';
+import { applyEdits, type PlannedEdit } from '../fixes/edits';
+import { importEdit, nameClash } from './imports';
+import { additionsOf, chainText } from './render';
+import { readStreams } from './streams';
+import { readTfjs } from './tfjs';
+import type { ConvertInput, ConvertOutcome, Reading } from './types';
+
+export type { ConvertChange, ConvertInput, ConvertOutcome } from './types';
+
+const READERS: Partial<Record<Dialect, (input: ConvertInput) => Reading>> = {
+  'tfjs-data': (i) => readTfjs(i.pipeline, i.text),
+  'node-streams': (i) => readStreams(i.pipeline, i.text),
+};
+
+/** The converted file, or why the chain is not converted. */
+export function convertPipeline(input: ConvertInput): ConvertOutcome {
+  const { pipeline, change, text } = input;
+  const dialect = pipeline.dialect ?? change.from;
+  const read = READERS[dialect];
+  if (!read) return { ok: false, reason: `Converting ${dialect} pipelines to plumber-data is not supported yet.` };
+  const reading = read(input);
+  if (!reading.ok) return reading;
+  const r = reading.reading;
+  const clash = nameClash(text, r.imports);
+  if (clash) return { ok: false, reason: clash };
+  const notes = [...r.notes];
+  if (r.stoppedAt) notes.push(`Converted up to ${r.stoppedAt.op.label}: ${r.stoppedAt.why}.`);
+  const exports: PlannedEdit[] = [];
+  const additions = additionsOf(r, input, exports, notes);
+  if (typeof additions === 'string') return { ok: false, reason: additions };
+  const last = r.stages[r.stages.length - 1]?.op ?? r.sourceOp;
+  const chain: PlannedEdit = { file: pipeline.file, start: r.sourceOp.call.start, end: last.call.end, newText: r.wrap(chainText(r, additions)) };
+  const edits = [importEdit(pipeline.file, text, r.imports, input.moduleKind), chain, ...exports];
+  for (const e of exports) if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
+  const own = edits.filter((e) => e.file === pipeline.file);
+  return { ok: true, edits, text: applyEdits(text, own), converted: [r.sourceOp.id, ...r.stages.map((s) => s.op.id)], notes };
+}
