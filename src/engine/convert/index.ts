@@ -12,7 +12,8 @@ import { importEdit, nameClash } from './imports';
 import { additionsOf, chainText } from './render';
 import { readStreams } from './streams';
 import { readTfjs } from './tfjs';
-import type { ConvertInput, ConvertOutcome, Reading } from './types';
+import type { FileGraph } from '../graph/types';
+import type { ConvertChange, ConvertInput, ConvertOutcome, Reading } from './types';
 
 export type { ConvertChange, ConvertInput, ConvertOutcome } from './types';
 
@@ -43,4 +44,11 @@ export function convertPipeline(input: ConvertInput): ConvertOutcome {
   for (const e of exports) if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
   const own = edits.filter((e) => e.file === pipeline.file);
   return { ok: true, edits, text: applyEdits(text, own), converted: [r.sourceOp.id, ...r.stages.map((s) => s.op.id)], notes };
+}
+
+/** The conversion of the chain `change` names (by its root) in a file's graph, or why not. */
+export function convertInGraph(graph: FileGraph, text: string, change: ConvertChange, runtimeModuleOf?: ConvertInput['runtimeModuleOf']): ConvertOutcome {
+  const pipeline = graph.pipelines.find((p) => p.rootId === change.opId) ?? graph.pipelines.find((p) => p.ops.some((o) => o.id === change.opId));
+  if (!pipeline) return { ok: false, reason: `The chain ending at ${change.opId} is no longer in the source; profile again.` };
+  return convertPipeline({ pipeline, change, text, moduleKind: graph.moduleKind, ...(runtimeModuleOf ? { runtimeModuleOf } : {}) });
 }
