@@ -15,14 +15,14 @@ import { changeTitle, plan as planOf } from '../model';
 import type { Plan } from '../shared/analysis';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
-import { applyEdits, editsForChanges, type PlannedEdit } from '../engine/fixes/edits';
+import { applyEdits, type PlannedEdit } from '../engine/fixes/edits';
+import { editsWithConversion, offerable } from '../engine/convert/fix';
 import type { GraphOp } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
 import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
 import { sourceRandomOps } from '../engine/diagnose';
-import { offeredChanges } from '../engine/offer';
 import { fileProblem } from '../runner/spawn';
 import { UsageError, parseArgs } from './args';
 import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
@@ -149,16 +149,18 @@ async function fix(argv: string[]): Promise<number> {
   };
   // What the editor would offer, and nothing else: a change verification dropped, or a plan whose
   // prediction reads as no gain, is not applied.
-  const offered = offeredChanges(thePlan);
+  const offered = offerable(thePlan);
   if (offered.length === 0) {
     if (json) printJson();
     const n = thePlan.changes.length;
     const why =
-      thePlan.verification && thePlan.verification.verdict !== 'gain'
-        ? verdictLine(thePlan)
-        : n === 0
-          ? `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} ${rootUnit(profile)}/s)`
-          : `the plan predicts no gain over the rate measured as written (${verdictLine(thePlan, unverified)}), so ${n === 1 ? 'its change is not' : `none of its ${n} changes is`} offered`;
+      thePlan.changes.some((c) => c.kind === 'convert') && !thePlan.verification
+        ? 'converting the pipeline to plumber-data is applied only once verification measured it faster; run `plumber fix` without --no-verify or --from-profile'
+        : thePlan.verification && thePlan.verification.verdict !== 'gain'
+          ? verdictLine(thePlan)
+          : n === 0
+            ? `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} ${rootUnit(profile)}/s)`
+            : `the plan predicts no gain over the rate measured as written (${verdictLine(thePlan, unverified)}), so ${n === 1 ? 'its change is not' : `none of its ${n} changes is`} offered`;
     process.stderr.write(`Nothing to fix: ${why.replace(/^No reliable/, 'no reliable')}\n`);
     return 0;
   }
@@ -168,8 +170,10 @@ async function fix(argv: string[]): Promise<number> {
   const byId = new Map(located.ops.map((o) => [o.id, o]));
   const named = ws.graphOf(file).pipelines.find((x) => x.name === exportName);
   const joined = named ? joinOps(named, profile).byProfileId : new Map<string, GraphOp>();
-  const outcome = editsForChanges(offered, {
-    pipeline: located,
+  // A conversion rewrites the named chain; knob fixes edit operators wherever they are written.
+  const converting = offered.some((c) => c.kind === 'convert');
+  const outcome = editsWithConversion(offered, {
+    pipeline: converting && named ? named : located,
     graphOf: (f) => ws.graphOf(f),
     textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
     opFor: (id) => byId.get(id) ?? joined.get(id),
