@@ -52,7 +52,9 @@ export function editsWithConversion(changes: PlanChange[], ctx: FixContext): Fix
   if (!convert) return editsForChanges(changes, ctx);
   const converted = conversionEdits(convert, ctx);
   if (!converted.ok) return converted;
-  const rest = changes.filter((c) => c !== convert);
+  // The dialect's own changes on the converted operators are superseded by the conversion's `then`.
+  const replaced = new Set([convert.opId, ...convert.opIds]);
+  const rest = changes.filter((c) => c !== convert && !replaced.has(c.opId));
   if (rest.length === 0) return converted;
   const others = editsForChanges(rest, ctx);
   if (!others.ok) return others;

@@ -1,7 +1,8 @@
 /**
  * The import the converted chain needs, written the way the file already imports: an ES `import`
- * after its last import, or a `require` after its last top-level `require`, so that the rest of
- * the file stays byte for byte as it was.
+ * after its last import, or a `require` after its last top-level `require` (a file with neither
+ * gets an `import` when it is written with ES syntax), so that the rest of the file stays byte for
+ * byte as it was.
  */
 import type { PlannedEdit } from '../fixes/edits';
 
@@ -29,7 +30,8 @@ export function nameClash(text: string, names: string[]): string | undefined {
 export function importEdit(file: string, text: string, names: string[], moduleKind: 'esm' | 'cjs'): PlannedEdit {
   const esmEnd = lastEnd(ESM_IMPORT, text);
   const cjsEnd = lastEnd(CJS_REQUIRE, text);
-  const esm = esmEnd !== undefined || (cjsEnd === undefined && moduleKind === 'esm');
+  // ES syntax (`import`, or `export` with no `require`) takes an import whatever the file compiles to.
+  const esm = esmEnd !== undefined || (cjsEnd === undefined && (moduleKind === 'esm' || /^export\s/m.test(text)));
   const line = esm ? `import { ${names.join(', ')} } from 'plumber-data';` : `const { ${names.join(', ')} } = require('plumber-data');`;
   const after = esm ? esmEnd : cjsEnd;
   if (after !== undefined) return { file, start: after, end: after, newText: `\n${line}` };

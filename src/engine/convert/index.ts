@@ -10,6 +10,7 @@ import type { Dialect } from '../../shared/profile';
 import { applyEdits, type PlannedEdit } from '../fixes/edits';
 import { importEdit, nameClash } from './imports';
 import { additionsOf, chainText } from './render';
+import { readGenerators } from './generators';
 import { readStreams } from './streams';
 import { readTfjs } from './tfjs';
 import type { FileGraph } from '../graph/types';
@@ -20,6 +21,7 @@ export type { ConvertChange, ConvertInput, ConvertOutcome } from './types';
 const READERS: Partial<Record<Dialect, (input: ConvertInput) => Reading>> = {
   'tfjs-data': (i) => readTfjs(i.pipeline, i.text),
   'node-streams': (i) => readStreams(i.pipeline, i.text),
+  'async-generator': (i) => readGenerators(i.pipeline, i.text),
 };
 
 /** The converted file, or why the chain is not converted. */
@@ -39,7 +41,10 @@ export function convertPipeline(input: ConvertInput): ConvertOutcome {
   const additions = additionsOf(r, input, exports, notes);
   if (typeof additions === 'string') return { ok: false, reason: additions };
   const last = r.stages[r.stages.length - 1]?.op ?? r.sourceOp;
-  const chain: PlannedEdit = { file: pipeline.file, start: r.sourceOp.call.start, end: last.call.end, newText: r.wrap(chainText(r, additions)) };
+  // A method chain's last call holds its source; nested calls (generator stages) hold it innermost.
+  const start = Math.min(r.sourceOp.call.start, last.call.start);
+  const end = Math.max(r.sourceOp.call.end, last.call.end);
+  const chain: PlannedEdit = { file: pipeline.file, start, end, newText: r.wrap(chainText(r, additions)) };
   const edits = [importEdit(pipeline.file, text, r.imports, input.moduleKind), chain, ...exports];
   for (const e of exports) if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
   const own = edits.filter((e) => e.file === pipeline.file);

@@ -66,7 +66,7 @@ export function additionsOf(reading: DialectReading, input: ConvertInput, export
       case 'placement': {
         if (change.to === 'main') break;
         if (!fnStage) return `${change.opId} has no fn to move to worker threads.`;
-        const w = workerOptions(stage.op, change, input, stage.args[0], exports);
+        const w = workerOptions(stage.fn ? { ...stage.op, fn: stage.fn } : stage.op, change, input, stage.fn ? undefined : stage.args[0], exports);
         if (typeof w === 'string') return w;
         for (const [k, v] of w) setOption(a.options, k, v);
         break;

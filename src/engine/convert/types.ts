@@ -7,7 +7,7 @@
  */
 import type { PlanChange } from '../../shared/analysis';
 import type { PlannedEdit } from '../fixes/edits';
-import type { GraphOp, PipelineGraph } from '../graph/types';
+import type { FnInfo, GraphOp, PipelineGraph } from '../graph/types';
 
 export type ConvertChange = Extract<PlanChange, { kind: 'convert' }>;
 
@@ -21,6 +21,8 @@ export interface Stage {
   args: string[];
   /** Options the dialect's own call carried, already in plumber-data's names (`parallelism` for Node's `concurrency`). */
   options: Array<[key: string, valueText: string]>;
+  /** The fn the plumber-data call is given, when it is not the operator's own (a generator stage's `f` in `yield f(x)`). */
+  fn?: FnInfo;
 }
 
 /** A dialect's reading of a chain. */

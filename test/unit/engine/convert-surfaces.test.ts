@@ -79,6 +79,15 @@ describe('convert to plumber-data: the editor and Apply all', () => {
     assert.equal(Object.values(all.edit.changeAnnotations!)[0]!.needsConfirmation, true);
   });
 
+  it('leaves out the dialect’s own changes on the operators the conversion rewrites', () => {
+    const v = view(true);
+    const plan = v.record!.plan!;
+    const prefetch = { kind: 'prefetch' as const, opId: opOf(v.graph, 'prefetch'), existing: true, from: 2, size: 8, reason: 'r' };
+    const out = editsWithConversion([prefetch, ...plan.changes], deps.fixContext(v));
+    assert.ok(out.ok, out.ok ? '' : out.reason);
+    assert.match(applyEdits(TFJS, out.edits), /\.prefetch\(2\), tf\)/);
+  });
+
   it('never offers a conversion verification did not measure', () => {
     const v = view(false);
     const line = lineOf('.filter(');

@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import type { PlanChange } from '../../../src/shared/analysis';
 import { convertPipeline, type ConvertOutcome } from '../../../src/engine/convert';
 import type { Dialect, PipelineGraph } from '../../../src/engine/graph/types';
-import { convertOf, opOf, readChain, STREAMS, TFJS } from './convertGraph';
+import { convertOf, GENERATORS, opOf, readChain, STREAMS, TFJS } from './convertGraph';
 
 const FILE = '/project/src/pipeline.ts';
 
@@ -148,8 +148,29 @@ describe('convert to plumber-data', () => {
     });
   });
 
-  it('says which dialects it does not convert yet', () => {
-    const text = `import * as tf from '@tensorflow/tfjs';\nexport const ds = tf.data.array(xs).map(parse);\n`;
-    assert.match(reasonOf(convert(text, 'ds', 'async-generator')), /Converting async-generator pipelines/);
+  describe('async generators', () => {
+    it('turns map and filter stages into plumber-data operators, moves the map to worker threads, and hands the next generator an async iterator', () => {
+      const out = convert(GENERATORS, 'rows', 'async-generator', (p) => [{ kind: 'placement', opId: opOf(p, 'scored'), to: 'worker', parallelism: 2, reason: 'r' }]);
+      assert.ok(out.ok, out.ok ? '' : out.reason);
+      assert.equal(
+        out.text,
+        `import { from } from 'plumber-data';\n${GENERATORS.replace(
+          'export const rows = pairs(evens(scored(readRows(40))));',
+          "export const rows = pairs(from(readRows(40)).map(score, { parallelism: 2, placement: 'worker', module: __filename }).filter((x) => x % 2 === 0).iterator());",
+        )}`,
+      );
+      assert.ok(out.notes.some((n) => /pairs is not one loop over its input that yields each element once/.test(n)));
+    });
+
+    it('refuses a chain whose first stage keeps state across elements', () => {
+      const text = GENERATORS.replace('export const rows = pairs(evens(scored(readRows(40))));', 'export const rows = pairs(readRows(40));');
+      assert.match(reasonOf(convert(text, 'rows', 'async-generator')), /Nothing after the source can be converted: pairs is not one loop over its input/);
+    });
+
+    it('refuses to move a stage fn to worker threads when it uses module state a worker would not share', () => {
+      const text = GENERATORS.replace('export function score(x: number): number {\n  let h = x;', 'let calls = 0;\nexport function score(x: number): number {\n  calls++;\n  let h = x;');
+      const reason = reasonOf(convert(text, 'rows', 'async-generator', (p) => [{ kind: 'placement', opId: opOf(p, 'scored'), to: 'worker', parallelism: 2, reason: 'r' }]));
+      assert.match(reason, /uses the module's mutable `calls`/);
+    });
   });
 });

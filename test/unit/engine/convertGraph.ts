@@ -46,25 +46,27 @@ export function readChain(file: string, text: string, name: string, dialect: Dia
   while (node && Node.isCallExpression(node)) {
     calls.unshift(node);
     const callee: Node = node.getExpression();
-    node = Node.isPropertyAccessExpression(callee) ? callee.getExpression() : undefined;
+    // Generator stages nest (`b(a(src()))`): the upstream is the first argument.
+    if (dialect === 'async-generator') node = node.getArguments()[0];
+    else node = Node.isPropertyAccessExpression(callee) ? callee.getExpression() : undefined;
     // The source is the innermost call whose receiver is not a call (`tf.data.array(…)`, `Readable.from(…)`).
     if (node && !Node.isCallExpression(node)) break;
   }
   const ops: GraphOp[] = calls.map((call, index) => {
-    const access = call.getExpression().asKindOrThrow(SyntaxKind.PropertyAccessExpression);
-    const nameNode = access.getNameNode();
+    const callee = call.getExpression();
+    const nameNode = Node.isIdentifier(callee) ? callee : callee.asKindOrThrow(SyntaxKind.PropertyAccessExpression).getNameNode();
     const method = nameNode.getText();
     const pos = sf.getLineAndColumnAtPos(nameNode.getStart());
-    const lineStart = text.lastIndexOf('\n', access.getNameNode().getStart() - 1) + 1;
+    const lineStart = text.lastIndexOf('\n', nameNode.getStart() - 1) + 1;
     const before = text.slice(lineStart, nameNode.getStart() - 1);
     return {
       id: `${pos.line}:${pos.column}`,
-      kind: KIND[method] ?? (method as OpKind),
+      kind: dialect === 'async-generator' ? (index === 0 ? 'from' : 'flatMap') : (KIND[method] ?? (method as OpKind)),
       file,
       name: span(sf, nameNode.getStart(), nameNode.getEnd()),
       call: span(sf, call.getStart(), call.getEnd()),
       own: span(sf, nameNode.getStart(), call.getEnd()),
-      ...(index > 0 && /^\s*$/.test(before) ? { lineIndent: before } : {}),
+      ...(index > 0 && dialect !== 'async-generator' && /^\s*$/.test(before) ? { lineIndent: before } : {}),
       label: `${method}(${call.getArguments()[0]?.getText().slice(0, 12) ?? ''})`,
       ...(index > 0 && fnInfo(sf, file, call) ? { fn: fnInfo(sf, file, call)! } : {}),
       knobs: {},
@@ -78,7 +80,8 @@ export function readChain(file: string, text: string, name: string, dialect: Dia
   return { name, exported: true, factory: false, file, head: span(sf, head.getStart(), head.getEnd()), ops, rootId: ops[ops.length - 1]!.id, partial: false, dialect };
 }
 
-export const TFJS = `import * as tfc from '@tensorflow/tfjs-core';
+export const TFJS = `import '@tensorflow/tfjs-backend-cpu';
+import * as tfc from '@tensorflow/tfjs-core';
 import * as tfd from '@tensorflow/tfjs-data';
 
 const tf = { ...tfc, data: tfd };
@@ -119,3 +122,35 @@ export function opOf(p: PipelineGraph, label: string): string {
   assert.ok(op, `no op ${label} in ${p.ops.map((o) => o.label).join(', ')}`);
   return op.id;
 }
+
+export const GENERATORS = `export async function* readRows(n: number): AsyncGenerator<number> {
+  for (let i = 0; i < n; i++) yield i;
+}
+
+// A row's score: a fixed amount of integer work per element.
+export function score(x: number): number {
+  let h = x;
+  for (let i = 0; i < 2000; i++) h = (h * 31 + i) % 1000003;
+  return h;
+}
+
+async function* scored(src: AsyncIterable<number>): AsyncGenerator<number> {
+  for await (const x of src) yield score(x);
+}
+
+async function* evens(src: AsyncIterable<number>): AsyncGenerator<number> {
+  for await (const x of src) {
+    if (x % 2 === 0) yield x;
+  }
+}
+
+async function* pairs(src: AsyncIterable<number>): AsyncGenerator<[number, number]> {
+  let prev: number | undefined;
+  for await (const x of src) {
+    if (prev !== undefined) yield [prev, x];
+    prev = x;
+  }
+}
+
+export const rows = pairs(evens(scored(readRows(40))));
+`;
