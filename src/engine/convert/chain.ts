@@ -15,5 +15,7 @@ export function linearChain(pipeline: PipelineGraph): GraphOp[] | { reason: stri
     if (!op) return { reason: `The chain's upstream ${input} could not be followed.` };
   }
   if (pipeline.partial) return { reason: 'Part of the chain could not be followed in the source.' };
+  const elsewhere = chain.find((o) => o.file !== pipeline.file);
+  if (elsewhere) return { reason: `${elsewhere.label} is written in another file; only a chain written in one file is converted.` };
   return chain;
 }

@@ -49,6 +49,9 @@ function stage(op: GraphOp, text: string): Stage | string {
   }
   const countMethod = COUNT_OPS[name];
   if (countMethod && args.length === 1) return { op, method: countMethod, args, options: [] };
+  if ((name === 'pipe' || name === 'compose') && args.some((a) => /\bflush\s*[(:]/.test(a))) {
+    return `${op.label} is a Transform whose flush can emit after its input ends, which no plumber-data operator does, so it and what follows stay Node streams`;
+  }
   return `plumber-data has no faithful counterpart of the stream's ${name}, so it and what follows stay Node operators`;
 }
 

@@ -138,6 +138,22 @@ describe('convert to plumber-data', () => {
       assert.ok(out.notes.some((n) => /reads a second argument \(Node's `\{ signal \}`\)/.test(n)));
     });
 
+    it('stops before a Transform whose flush emits, saying why', () => {
+      const text = `import { Readable, Transform } from 'node:stream';\nexport const s = Readable.from(rows).map(parse).pipe(new Transform({ objectMode: true, transform(x, _e, cb) { cb(null, x); }, flush(cb) { cb(null, 'end'); } }));\n`;
+      const out = convert(text, 's', 'node-streams');
+      assert.ok(out.ok, out.ok ? '' : out.reason);
+      assert.match(out.text, /export const s = Readable\.from\(from\(rows\)\.map\(parse\)\)\.pipe\(new Transform/);
+      assert.ok(out.notes.some((n) => /is a Transform whose flush can emit after its input ends/.test(n)));
+    });
+
+    it('refuses a chain written across files', () => {
+      const text = `import { Readable } from 'node:stream';\nexport const s = Readable.from(rows).map(parse);\n`;
+      const pipeline = readChain(FILE, text, 's', 'node-streams');
+      pipeline.ops[1]!.file = '/project/src/other.ts';
+      const out = convertPipeline({ pipeline, change: convertOf(pipeline, 'node-streams', []), text, moduleKind: 'cjs' });
+      assert.match(reasonOf(out), /is written in another file; only a chain written in one file is converted/);
+    });
+
     it('refuses a map cancelled by a signal, a string source and a stream that is not Readable.from', () => {
       const signal = `import { Readable } from 'node:stream';\nexport const s = Readable.from(rows).map(parse, { signal: ac.signal });\n`;
       assert.match(reasonOf(convert(signal, 's', 'node-streams')), /has the option `signal`, which plumber-data does not take/);
