@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { FileGraph } from '../graph/types';
 import { convertInGraph } from './index';
-import type { ConvertChange } from './types';
+import type { ConvertChange, ConvertOutcome } from './types';
 
 /** Where a file's source and graph are read. */
 export interface ConvertSource {
@@ -29,18 +29,45 @@ async function diskSource(): Promise<ConvertSource> {
 }
 
 /**
- * Runs `body` with the converted pipeline written beside `file`, and removes it after; the reason
- * instead when the chain is not converted.
+ * The conversions of one pipeline file, each made once (reading the source and its graph is the
+ * slow part, and verification runs a conversion several times), run through `run`.
  */
-export async function withConvertedSibling<T>(file: string, change: ConvertChange, body: (converted: string) => Promise<T>, source?: ConvertSource): Promise<T | { reason: string }> {
-  const from = source ?? (await diskSource());
-  const out = convertInGraph(from.graphOf(file), from.textOf(file), change);
-  if (!out.ok) return { reason: out.reason };
-  const sibling = siblingOf(file);
-  try {
-    writeFileSync(sibling, out.text);
-    return await body(sibling);
-  } finally {
-    rmSync(sibling, { force: true });
+export class ConvertedFiles {
+  private source?: Promise<ConvertSource>;
+  private readonly made = new Map<string, ConvertOutcome>();
+
+  constructor(
+    readonly file: string,
+    source?: ConvertSource,
+  ) {
+    if (source) this.source = Promise.resolve(source);
+  }
+
+  /** The conversion `change` makes of the file, made on first use. */
+  async outcome(change: ConvertChange): Promise<ConvertOutcome> {
+    const key = JSON.stringify(change);
+    let out = this.made.get(key);
+    if (!out) {
+      const from = await (this.source ??= diskSource());
+      out = convertInGraph(from.graphOf(this.file), from.textOf(this.file), change);
+      this.made.set(key, out);
+    }
+    return out;
+  }
+
+  /**
+   * Runs `body` with the converted pipeline written beside the file, and removes it after,
+   * whatever `body` does; the reason instead when the chain is not converted.
+   */
+  async run<T>(change: ConvertChange, body: (converted: string) => Promise<T>): Promise<T | { reason: string }> {
+    const out = await this.outcome(change);
+    if (!out.ok) return { reason: out.reason };
+    const sibling = siblingOf(this.file);
+    try {
+      writeFileSync(sibling, out.text);
+      return await body(sibling);
+    } finally {
+      rmSync(sibling, { force: true });
+    }
   }
 }

@@ -14,7 +14,7 @@ import type { ModelOptions } from '../../shared/analysis';
 import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
-import { withConvertedSibling, type ConvertSource } from '../convert/sibling';
+import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
 import { locateOps, type GraphSource } from '../locate';
@@ -142,8 +142,9 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     return profile;
   };
   // A conversion runs its converted file, written beside the pipeline's for the run (../convert/sibling.ts).
+  const conversions = new ConvertedFiles(input.file, input.convertSource);
   const spawnConverted = async (request: FrontDoorRunRequest, change: NonNullable<RunBudget['convert']>): Promise<Profile> => {
-    const out = await withConvertedSibling(input.file, change, (converted) => spawn({ ...request, file: converted }), input.convertSource);
+    const out = await conversions.run(change, (converted) => spawn({ ...request, file: converted }));
     if (!('reason' in out)) return out;
     return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be converted to plumber-data: ${out.reason}` });
   };

@@ -101,8 +101,8 @@ describe('convert to plumber-data: the converted run', () => {
 
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** Diagnoses `file` with one scripted verification run of the conversion, through `spawn`. */
-  async function runConverted(spawn: (r: FrontDoorRunRequest) => Promise<Profile>): Promise<Profile> {
+  /** Diagnoses `file` with `runs` scripted verification runs of the conversion, through `spawn`; the last run's profile. */
+  async function runConverted(spawn: (r: FrontDoorRunRequest) => Promise<Profile>, runs = 1): Promise<Profile> {
     let profile: Profile | undefined;
     await diagnoseFile({
       file,
@@ -111,7 +111,7 @@ describe('convert to plumber-data: the converted run', () => {
       graphs: { graphOf: (f) => ({ file: f, moduleKind: 'cjs', pipelines: [], typed: false }), importedFiles: () => [] },
       spawn,
       diagnose: async (input) => {
-        profile = await input.run({}, 'verify', { seconds: 1, convert: change });
+        for (let i = 0; i < runs; i++) profile = await input.run({}, 'verify', { seconds: 1, convert: change });
         return { first: profile, profiles: [profile], last: profile } as never;
       },
     });
@@ -129,6 +129,20 @@ describe('convert to plumber-data: the converted run', () => {
     assert.match(seen!.text, /Readable\.from\(from\(\[1, 2, 3, 4, 5, 6, 7, 8, 9, 10\]\)\.map\(lookup, \{ parallelism: 4 \}\)/);
     assert.equal(existsSync(siblingOf(file)), false);
     assert.equal(readFileSync(file, 'utf8'), STREAMS);
+  });
+
+  it('reads the source once for every run of the same conversion', async () => {
+    let reads = 0;
+    const graphOf = source.graphOf;
+    source = { ...source, graphOf: (f) => (reads++, graphOf(f)) };
+    const files: string[] = [];
+    await runConverted(async (r) => {
+      files.push(readFileSync(r.file, 'utf8'));
+      return failedProfile(r.file, 'items', {}, { kind: 'empty', message: 'scripted' });
+    }, 3);
+    assert.equal(reads, 1);
+    assert.equal(files.length, 3);
+    assert.equal(new Set(files).size, 1);
   });
 
   it('removes the converted file when the run throws', async () => {
