@@ -1,8 +1,9 @@
 /**
- * "Convert to plumber-data": rewrites a dialect chain (tfjs-data, Node stream operators) into
- * plumber-data with the plan's knobs, keeping the export and what consumers receive. Only the
- * faithful part of a chain is converted (see each dialect's rules in ./tfjs.ts and ./streams.ts);
- * where nothing can be, the answer is one sentence why. The result is a set of edits to the
+ * "Convert to plumber-data": rewrites a dialect chain (tfjs-data, Node stream operators,
+ * async-generator stages) into plumber-data with the plan's knobs, keeping the export and what
+ * consumers receive. Only the faithful part of a chain is converted (each dialect's rules are in
+ * ./tfjs.ts, ./streams.ts and ./generators.ts), from its source up to the first operator without a
+ * faithful counterpart; where nothing can be, the answer is one sentence why. The result is a set of edits to the
  * pipeline's file (the chain, one import, an `export ` a worker needs) and the file's new text;
  * everything else in the file stays byte for byte.
  */
