@@ -186,6 +186,7 @@ async function fix(argv: string[]): Promise<number> {
   const byFile = new Map<string, PlannedEdit[]>();
   for (const e of outcome.edits) byFile.set(e.file, [...(byFile.get(e.file) ?? []), e]);
   for (const change of offered) process.stderr.write(`Plumber fix: ${changeTitle(change, last.ops.some((o) => o.id === change.opId) ? last : profile)}\n`);
+  for (const note of outcome.notes ?? []) process.stderr.write(`Note: ${note}\n`);
   for (const [f, edits] of byFile) {
     const before = ws.sourceFile(f)?.getFullText() ?? fs.readFileSync(f, 'utf8');
     const after = applyEdits(before, edits);

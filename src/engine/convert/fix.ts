@@ -30,8 +30,11 @@ function rekeyed(change: ConvertChange, ctx: FixContext): { change: ConvertChang
   return { change: { ...change, opId: root, opIds, then }, profileIdOf };
 }
 
+/** Edits, and what a conversion among them left as written or changes unseen (one sentence each). */
+export type ConversionOutcome = (Extract<FixOutcome, { ok: true }> & { notes?: string[] }) | Extract<FixOutcome, { ok: false }>;
+
 /** The edits of a conversion on its own. */
-export function conversionEdits(change: ConvertChange, ctx: FixContext): FixOutcome {
+export function conversionEdits(change: ConvertChange, ctx: FixContext): ConversionOutcome {
   const r = rekeyed(change, ctx);
   if (typeof r === 'string') return { ok: false, reason: r };
   const file = ctx.pipeline.file;
@@ -43,11 +46,11 @@ export function conversionEdits(change: ConvertChange, ctx: FixContext): FixOutc
     moduleKind: ctx.graphOf(file).moduleKind,
     ...(runtime ? { runtimeModuleOf: (id: string) => runtime(r.profileIdOf.get(id) ?? id) } : {}),
   });
-  return out.ok ? { ok: true, edits: out.edits } : out;
+  return out.ok ? { ok: true, edits: out.edits, notes: out.notes } : out;
 }
 
 /** The edits for `changes` (one of which may be a conversion), or why they cannot be made together. */
-export function editsWithConversion(changes: PlanChange[], ctx: FixContext): FixOutcome {
+export function editsWithConversion(changes: PlanChange[], ctx: FixContext): ConversionOutcome {
   const convert = changes.find((c): c is ConvertChange => c.kind === 'convert');
   if (!convert) return editsForChanges(changes, ctx);
   const converted = conversionEdits(convert, ctx);
@@ -60,7 +63,7 @@ export function editsWithConversion(changes: PlanChange[], ctx: FixContext): Fix
   if (!others.ok) return others;
   const overlaps = (a: PlannedEdit, b: PlannedEdit): boolean => a.file === b.file && a.start < b.end && b.start < a.end;
   if (others.edits.some((e) => converted.edits.some((c) => overlaps(e, c)))) return { ok: false, reason: 'Two of the fixes edit the same code; apply them one at a time.' };
-  return { ok: true, edits: [...converted.edits, ...others.edits] };
+  return { ok: true, edits: [...converted.edits, ...others.edits], ...(converted.notes ? { notes: converted.notes } : {}) };
 }
 
 /**

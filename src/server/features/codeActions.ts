@@ -40,7 +40,8 @@ export function fixEdit(view: PipelineView, changes: PlanChange[], title: string
   if (outcome.edits.length === 0) return { reason: 'The source already has these settings.' };
   // A conversion rewrites the chain: it is always previewed before it applies.
   const preview = deps.preview || changes.some((c) => c.kind === 'convert');
-  return { edit: confirmIfMany(toWorkspaceEdit(outcome.edits, deps.fileInfo, { label: title, description: changes.map((c) => c.reason).join(' ') }), { preview }) };
+  const description = [...changes.map((c) => c.reason), ...(outcome.notes ?? [])].join(' ');
+  return { edit: confirmIfMany(toWorkspaceEdit(outcome.edits, deps.fileInfo, { label: title, description }), { preview }) };
 }
 
 /** The quick-fix title of a conversion, with the plan's figure ("est. 3.1×, verified 2.8× ± 0.2"). */

@@ -62,6 +62,8 @@ describe('convert to plumber-data: the editor and Apply all', () => {
       assert.equal(convert.disabled, undefined);
       const edit = convert.edit!;
       assert.equal(Object.values(edit.changeAnnotations!)[0]!.needsConfirmation, true);
+      // The preview says what stays tfjs, and why.
+      assert.match(Object.values(edit.changeAnnotations!)[0]!.description ?? '', /Converted up to batch\(2\): tfjs's batch stacks elements into tensors/);
       const docEdit = edit.documentChanges![0] as TextDocumentEdit;
       assert.deepEqual(docEdit.textDocument, { uri: URI, version: 3 });
       assert.equal(docEdit.edits.length, 2);
