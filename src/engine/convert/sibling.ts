@@ -6,6 +6,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { parseOpId } from '../../shared/opId';
 import type { FileGraph } from '../graph/types';
 import { convertInGraph } from './index';
 import type { ConvertChange, ConvertOutcome } from './types';
@@ -47,12 +48,23 @@ export class ConvertedFiles {
   async outcome(change: ConvertChange): Promise<ConvertOutcome> {
     const key = JSON.stringify(change);
     let out = this.made.get(key);
+    if (!out) out = this.elsewhere(change);
     if (!out) {
       const from = await (this.source ??= diskSource());
       out = convertInGraph(from.graphOf(this.file), from.textOf(this.file), change);
       this.made.set(key, out);
     }
     return out;
+  }
+
+  /**
+   * Why a chain written in another module than the one that runs (a training script's pipeline)
+   * is not converted for the run: the running module would still import the original.
+   */
+  private elsewhere(change: ConvertChange): ConvertOutcome | undefined {
+    const rel = parseOpId(change.opId)?.rel;
+    if (rel === undefined) return undefined;
+    return { ok: false, reason: `The chain is written in ${rel}, which ${path.basename(this.file)} imports; a conversion is run only from the pipeline's own module.` };
   }
 
   /**

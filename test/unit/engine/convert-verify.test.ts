@@ -156,6 +156,12 @@ describe('convert to plumber-data: the converted run', () => {
     assert.equal(existsSync(siblingOf(file)), false);
   });
 
+  it('does not convert a chain written in a module the running file imports, and says so', async () => {
+    change = { ...change, opId: 'lib/items.ts:9:24' };
+    const p = await runConverted(async () => assert.fail('nothing to run'));
+    assert.match(p.error?.message ?? '', /The chain is written in lib\/items\.ts, which items\.ts imports; a conversion is run only from the pipeline's own module/);
+  });
+
   it('fails the run with the reason when the chain cannot be converted', async () => {
     change = { ...change, opId: '99:1' };
     source = { ...source, graphOf: (f) => ({ file: f, moduleKind: 'cjs', pipelines: [], typed: false }) };
