@@ -6,13 +6,14 @@
  *   `async function* s(src) { for await (const x of src) if (p(x)) yield x; }` → `.filter(p)`
  * (any other expression in place of `f(x)` or `p(x)` becomes an inline fn of `x`). Any other body
  * (several yields, state kept across elements, work before or after the loop) is not one of them:
- * the conversion stops there and that stage and those around it stay generators, consuming the
- * converted part through `dataset.iterator()` (an async iterable iterator, as a generator is).
+ * the conversion stops there and that stage and those around it stay generators. The converted
+ * part is handed on as an async generator that starts the dataset on its first `next()`
+ * (`lazily`): what the first stage returned, and nothing runs when a worker imports the module.
  */
 import type { FnInfo, GraphOp, PipelineGraph, Span } from '../graph/types';
 import { linearChain } from './chain';
 import { closingOf, calledName, opArgs } from './text';
-import type { Reading, Stage } from './types';
+import { lazily, type Reading, type Stage } from './types';
 
 const ID = '[A-Za-z_$][\\w$]*';
 
@@ -123,5 +124,5 @@ export function readGenerators(pipeline: PipelineGraph, text: string): Reading {
   }
   if (stages.length === 0) return { ok: false, reason: stoppedAt ? `Nothing after the source can be converted: ${stoppedAt.why}.` : 'The chain has no stage to convert.' };
   const source = text.slice(sourceOp.call.start, sourceOp.call.end);
-  return { ok: true, reading: { source: `from(${source})`, sourceOp, stages, wrap: (c) => `${c}.iterator()`, imports: ['from'], ...(stoppedAt ? { stoppedAt } : {}), notes: [] } };
+  return { ok: true, reading: { source: `from(${source})`, sourceOp, stages, wrap: (c) => lazily(c), imports: ['from'], ...(stoppedAt ? { stoppedAt } : {}), notes: [] } };
 }

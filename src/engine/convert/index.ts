@@ -45,7 +45,8 @@ export function convertPipeline(input: ConvertInput): ConvertOutcome {
   // A method chain's last call holds its source; nested calls (generator stages) hold it innermost.
   const start = Math.min(r.sourceOp.call.start, last.call.start);
   const end = Math.max(r.sourceOp.call.end, last.call.end);
-  const chain: PlannedEdit = { file: pipeline.file, start, end, newText: r.wrap(chainText(r, additions)) };
+  const selfImported = [...additions.values()].some((a) => a.options.some(([k, v]) => k === 'module' && (v === '__filename' || v === 'import.meta.url')));
+  const chain: PlannedEdit = { file: pipeline.file, start, end, newText: r.wrap(chainText(r, additions), selfImported) };
   const edits = [importEdit(pipeline.file, text, r.imports, input.moduleKind), chain, ...exports];
   for (const e of exports) if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
   const own = edits.filter((e) => e.file === pipeline.file);

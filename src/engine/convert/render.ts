@@ -10,7 +10,7 @@ import { workerRefusal } from './fns';
 import type { ConvertInput, DialectReading, Stage } from './types';
 
 /** Options, calls after and edits elsewhere that the `then` changes add to one converted operator. */
-interface Additions {
+export interface Additions {
   options: Array<[string, string]>;
   after: string[];
 }

@@ -10,13 +10,15 @@
  *   stops the conversion, as does a fn that reads Node's second argument (`{ signal }`);
  * - `take(n)` is `take(n)`, `drop(n)` is `skip(n)`;
  * - any other operator stops the conversion there: it and what follows stay Node operators on
- *   the converted `Readable`.
+ *   the converted `Readable`;
+ * - when worker threads import the pipeline's own module, the dataset goes to `Readable.from`
+ *   inside a lazy async generator (see `lazily`).
  */
 import type { GraphOp, PipelineGraph } from '../graph/types';
 import { linearChain } from './chain';
 import { secondArgRefusal } from './fns';
 import { argsAt, calledName, opArgs } from './text';
-import type { Reading, Stage } from './types';
+import { lazily, type Reading, type Stage } from './types';
 
 const FN_OPS: Record<string, string> = { map: 'map', filter: 'filter', flatMap: 'flatMap' };
 const COUNT_OPS: Record<string, string> = { take: 'take', drop: 'skip' };
@@ -81,6 +83,6 @@ export function readStreams(pipeline: PipelineGraph, text: string): Reading {
   const readable = callee.replace(/\s*\.\s*from$/, '');
   return {
     ok: true,
-    reading: { source: `from(${args[0]!.text})`, sourceOp, stages, wrap: (c) => `${readable}.from(${c})`, imports: ['from'], ...(stoppedAt ? { stoppedAt } : {}), notes: [] },
+    reading: { source: `from(${args[0]!.text})`, sourceOp, stages, wrap: (c, selfImported) => `${readable}.from(${selfImported ? lazily(c) : c})`, imports: ['from'], ...(stoppedAt ? { stoppedAt } : {}), notes: [] },
   };
 }

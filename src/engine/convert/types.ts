@@ -32,8 +32,12 @@ export interface DialectReading {
   /** The source operator. */
   sourceOp: GraphOp;
   stages: Stage[];
-  /** Wraps the converted chain's text into what consumers received (`toTfDataset(…, tf)`, `Readable.from(…)`). */
-  wrap(chain: string): string;
+  /**
+   * Wraps the converted chain's text into what consumers received (`toTfDataset(…, tf)`,
+   * `Readable.from(…)`). `selfImported`: worker threads import the pipeline's own module, so the
+   * module must not start the chain when it is imported (see `lazily`).
+   */
+  wrap(chain: string, selfImported: boolean): string;
   /** Names the file must import from plumber-data. */
   imports: string[];
   /** Where the faithful part ends, when before the root: the operators after it stay as written, and why. */
@@ -68,3 +72,12 @@ export type ConvertOutcome =
       notes: string[];
     }
   | { ok: false; reason: string };
+
+/**
+ * `chain` as an async generator that builds and iterates it on the first `next()`: what a module
+ * worker threads import must hand out, since `Readable.from` starts iterating at once and each
+ * worker importing the module would otherwise start the whole pipeline (and its own workers).
+ */
+export function lazily(chain: string): string {
+  return `(async function* () { yield* ${chain}; })()`;
+}

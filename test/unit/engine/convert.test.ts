@@ -123,6 +123,13 @@ describe('convert to plumber-data', () => {
       );
     });
 
+    it('starts the dataset lazily when worker threads import the pipeline’s own module, which Readable.from would otherwise start in each of them', () => {
+      const text = `import { Readable } from 'node:stream';\nexport function heavy(x: number): number {\n  return x * 2;\n}\nexport const s = Readable.from(rows).map(heavy);\n`;
+      const out = convert(text, 's', 'node-streams', (p) => [{ kind: 'placement', opId: opOf(p, 'map(heavy'), to: 'worker', parallelism: 2, reason: 'r' }]);
+      assert.ok(out.ok, out.ok ? '' : out.reason);
+      assert.match(out.text, /export const s = Readable\.from\(\(async function\* \(\) \{ yield\* from\(rows\)\.map\(heavy, \{ parallelism: 2, placement: 'worker', module: __filename \}\); \}\)\(\)\);/);
+    });
+
     it('maps drop to skip and keeps a concurrency written as a variable', () => {
       const text = `import * as stream from 'node:stream';\nexport const s = stream.Readable.from(rows()).drop(1).map(parse, { concurrency: n, highWaterMark: 8 });\n`;
       const out = convert(text, 's', 'node-streams');
@@ -165,14 +172,14 @@ describe('convert to plumber-data', () => {
   });
 
   describe('async generators', () => {
-    it('turns map and filter stages into plumber-data operators, moves the map to worker threads, and hands the next generator an async iterator', () => {
+    it('turns map and filter stages into plumber-data operators, moves the map to worker threads, and hands the next generator an async generator that starts it lazily', () => {
       const out = convert(GENERATORS, 'rows', 'async-generator', (p) => [{ kind: 'placement', opId: opOf(p, 'scored'), to: 'worker', parallelism: 2, reason: 'r' }]);
       assert.ok(out.ok, out.ok ? '' : out.reason);
       assert.equal(
         out.text,
         `import { from } from 'plumber-data';\n${GENERATORS.replace(
           'export const rows = pairs(evens(scored(readRows(40))));',
-          "export const rows = pairs(from(readRows(40)).map(score, { parallelism: 2, placement: 'worker', module: __filename }).filter((x) => x % 2 === 0).iterator());",
+          "export const rows = pairs((async function* () { yield* from(readRows(40)).map(score, { parallelism: 2, placement: 'worker', module: __filename }).filter((x) => x % 2 === 0); })());",
         )}`,
       );
       assert.ok(out.notes.some((n) => /pairs is not one loop over its input that yields each element once/.test(n)));

@@ -71,7 +71,7 @@ export function describeConvertedRuns(title: string, cases: RunCase[]): void {
     });
 
     for (const c of cases) {
-      it(`yields the same elements in the same order as the original (${c.dialect})`, async () => {
+      it(`yields the same elements in the same order as the original (${c.dialect}, ${c.name})`, async () => {
         const original = (await import(path.join(root, `${c.name}.ts`))) as Record<string, AsyncIterable<unknown> | TfDataset>;
         const converted = (await import(path.join(root, `${c.name}-converted.ts`))) as Record<string, AsyncIterable<unknown> | TfDataset>;
         const want = await drain(original[c.exportName]!);
