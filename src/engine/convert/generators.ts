@@ -45,7 +45,8 @@ function patternOf(param: string, body: string): [string, string] | undefined {
   if (!loop) return undefined;
   const x = loop[1]!;
   const inner = statement(body.slice(loop[0].length));
-  if (inner.includes('\n') && /;\s*\S/.test(inner)) return undefined;
+  // One statement only (a `;` left inside is a second one, or a string this reading does not need to trust).
+  if (inner.includes(';')) return undefined;
   const ret = new RegExp(`^yield\\s+(?:await\\s+)?([\\s\\S]+)$`).exec(inner);
   if (ret && !/\byield\b/.test(ret[1]!)) return ['map', fnOf(x, ret[1]!.trim())];
   const cond = /^if\s*\(/.exec(inner);

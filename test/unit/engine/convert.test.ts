@@ -185,6 +185,11 @@ describe('convert to plumber-data', () => {
       assert.ok(out.notes.some((n) => /pairs is not one loop over its input that yields each element once/.test(n)));
     });
 
+    it('refuses a stage that does more than yield once per element', () => {
+      const text = GENERATORS.replace('for await (const x of src) yield score(x);', 'for await (const x of src) {\n    yield score(x); console.log(x);\n  }');
+      assert.match(reasonOf(convert(text, 'rows', 'async-generator')), /Nothing after the source can be converted: scored is not one loop over its input/);
+    });
+
     it('refuses a chain whose first stage keeps state across elements', () => {
       const text = GENERATORS.replace('export const rows = pairs(evens(scored(readRows(40))));', 'export const rows = pairs(readRows(40));');
       assert.match(reasonOf(convert(text, 'rows', 'async-generator')), /Nothing after the source can be converted: pairs is not one loop over its input/);
