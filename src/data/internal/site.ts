@@ -6,7 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CallSite } from '../tracing';
+/** A call site, as `tracing.ts`'s `CallSite` (spelt here so this file does not import the module that re-exports it). */
+interface CallSite {
+  file: string;
+  line: number;
+  column: number;
+}
 
 /**
  * The library's own directory (src/data, or the installed package root). Frames inside it are the
@@ -77,7 +82,7 @@ function sourceLines(file: string): string[] | null {
  * method name, look for `method` as a whole word at or after it (a few lines at most), so the site
  * matches what an editor sees in the file.
  */
-function refine(site: CallSite, method: string): CallSite {
+export function refine(site: CallSite, method: string): CallSite {
   const lines = sourceLines(site.file);
   if (lines === null) return site;
   const isWord = (c: string | undefined): boolean => c !== undefined && /[\w$]/.test(c);
