@@ -170,7 +170,9 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   // A conversion runs its converted file, written beside the pipeline's for the run (../convert/sibling.ts).
   const conversions = new ConvertedFiles(input.file, input.convertSource);
   const spawnConverted = async (request: FrontDoorRunRequest, change: NonNullable<RunBudget['convert']>): Promise<Profile> => {
-    const out = await conversions.run(change, (converted) => spawn({ ...request, file: converted }));
+    // The argument sites name the original file's positions: the converted file has its own.
+    const { argSites: _sites, ...rest } = request;
+    const out = await conversions.run(change, (converted) => spawn({ ...rest, file: converted }));
     if (!('reason' in out)) return out;
     return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be converted to plumber-data: ${out.reason}` });
   };
