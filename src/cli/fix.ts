@@ -16,7 +16,8 @@ import type { Plan } from '../shared/analysis';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
 import { applyEdits, type PlannedEdit } from '../engine/fixes/edits';
-import { editsWithConversion, offerable } from '../engine/convert/fix';
+import { editsWithConversion } from '../engine/convert/fix';
+import { offeredChanges } from '../engine/offer';
 import type { GraphOp } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
@@ -149,7 +150,7 @@ async function fix(argv: string[]): Promise<number> {
   };
   // What the editor would offer, and nothing else: a change verification dropped, or a plan whose
   // prediction reads as no gain, is not applied.
-  const offered = offerable(thePlan);
+  const offered = offeredChanges(thePlan);
   if (offered.length === 0) {
     if (json) printJson();
     const n = thePlan.changes.length;

@@ -4,8 +4,7 @@
  * outside the converted chain. The plan names operators by profile id; the rewrite reads the
  * source's graph, so the change is re-keyed through the fix context first.
  */
-import type { Plan, PlanChange } from '../../shared/analysis';
-import { offeredChanges } from '../offer';
+import type { PlanChange } from '../../shared/analysis';
 import { editsForChanges, type FixContext, type FixOutcome, type PlannedEdit } from '../fixes/edits';
 import { convertPipeline } from './index';
 import type { ConvertChange } from './types';
@@ -64,13 +63,4 @@ export function editsWithConversion(changes: PlanChange[], ctx: FixContext): Con
   const overlaps = (a: PlannedEdit, b: PlannedEdit): boolean => a.file === b.file && a.start < b.end && b.start < a.end;
   if (others.edits.some((e) => converted.edits.some((c) => overlaps(e, c)))) return { ok: false, reason: 'Two of the fixes edit the same code; apply them one at a time.' };
   return { ok: true, edits: [...converted.edits, ...others.edits], ...(converted.notes ? { notes: converted.notes } : {}) };
-}
-
-/**
- * The changes a surface offers: what verification kept (or, unverified, what the model proposed;
- * see ../offer.ts), less a conversion that was not verified — rewriting a pipeline in another
- * library is offered only once it measured faster.
- */
-export function offerable(plan: Plan): PlanChange[] {
-  return offeredChanges(plan).filter((c) => c.kind !== 'convert' || plan.verification !== undefined);
 }

@@ -7,12 +7,12 @@
 import { CodeActionKind, type CodeAction, type Range, type WorkspaceEdit } from 'vscode-languageserver';
 import type { Plan, PlanChange } from '../../shared/analysis';
 import type { FixContext } from '../../engine/fixes/edits';
-import { editsWithConversion, offerable } from '../../engine/convert/fix';
+import { editsWithConversion } from '../../engine/convert/fix';
 import { toWorkspaceEdit, type FileVersion } from '../workspaceEdit';
 import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
 import { FIX_PREFIX } from '../../shared/words';
-import { applyAllTitle, offerTitle, planFigure, predictsGain } from './advice';
+import { applyAllTitle, offerTitle, offeredChanges, planFigure, predictsGain } from './advice';
 
 export interface CodeActionDeps {
   /** The engine's view of a pipeline (text, graphs, id lookup). */
@@ -85,7 +85,7 @@ export function codeActions(views: PipelineView[], file: string, range: Range, d
     const plan = rec.plan;
     // Only what verification kept (or, unverified, what the model proposed): a change measured to
     // lose is never offered, not even disabled.
-    const offered = offerable(plan);
+    const offered = offeredChanges(plan);
     const ids = new Set(ops.map((o) => o.id));
     for (const change of offered) {
       if (change.kind === 'convert') {

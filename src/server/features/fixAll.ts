@@ -4,11 +4,11 @@
  */
 import type { FixAllParams, FixAllResult } from '../../shared/protocol';
 import type { PlannedEdit } from '../../engine/fixes/edits';
-import { editsWithConversion, offerable } from '../../engine/convert/fix';
+import { editsWithConversion } from '../../engine/convert/fix';
 import { toWorkspaceEdit } from '../workspaceEdit';
 import type { PipelineView } from '../views';
 import { confirmIfMany, type CodeActionDeps } from './codeActions';
-import { applyAllTitle, verdictOf } from './advice';
+import { applyAllTitle, offeredChanges, verdictOf } from './advice';
 import type { Plan } from '../../shared/analysis';
 
 export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeActionDeps): FixAllResult {
@@ -29,7 +29,7 @@ export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeAc
       reasons.push(`${v.graph.name} changed since it was profiled: profile it again.`);
       continue;
     }
-    const offered = offerable(plan);
+    const offered = offeredChanges(plan);
     const verdict = verdictOf(plan);
     if (verdict === 'no-gain' || verdict === 'error') {
       reasons.push(`Plumber offers no fix for ${v.graph.name}: ${plan.verification!.summary}.`);
