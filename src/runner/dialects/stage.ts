@@ -12,6 +12,7 @@
  *   element at a time (an iterator's `next()`), the time its `next()` took minus the time its inputs'
  *   `next()` took meanwhile (a pull chain runs one stage at a time).
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallSite, Dialect, KnobOverride, Lever, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer } from '../../data/tracing';
@@ -50,9 +51,25 @@ function frameLocation(line: string): { file: string; line: number; column: numb
   return { file, line: Number(m[2]), column: Number(m[3]) };
 }
 
-/** True for a frame of a library rather than the user's code: Node's internals or a package. */
+/** True for a frame of a library rather than the user's code: Node's internals, a package, or plumber-data wherever it lives. */
 function isLibraryFile(file: string): boolean {
-  return file.startsWith('node:') || file.startsWith('internal/') || !file.includes(path.sep) || /[\\/]node_modules[\\/]/.test(file);
+  return file.startsWith('node:') || file.startsWith('internal/') || !file.includes(path.sep) || /[\\/]node_modules[\\/]/.test(file) || packageOf(path.dirname(file)) === 'plumber-data';
+}
+
+/** The name of the package a directory belongs to (its nearest package.json's), by directory. */
+const packages = new Map<string, string | undefined>();
+
+function packageOf(dir: string): string | undefined {
+  if (packages.has(dir)) return packages.get(dir);
+  let name: string | undefined;
+  try {
+    name = (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name ?? '';
+  } catch {
+    const up = path.dirname(dir);
+    name = up === dir ? undefined : packageOf(up);
+  }
+  packages.set(dir, name);
+  return name;
 }
 
 /**

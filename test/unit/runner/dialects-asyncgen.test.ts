@@ -46,6 +46,22 @@ describe('runner profiles of async-generator chains', function () {
     );
   });
 
+  it('leaves an async generator function that plumber-data calls (from(gen)) to plumber-data: no stage of its own', async () => {
+    const p = await profile('asyncgen-in-plumber.ts', 'pipeline');
+    assert.deepEqual(
+      p.ops.map((o) => [o.kind, o.dialect]),
+      [
+        ['from', undefined],
+        ['map', undefined],
+        ['batch', undefined],
+      ],
+    );
+    // Not even registered off the chain: plumber-data times its source itself.
+    const traced = await drain('asyncgen-in-plumber.ts', 'finite', 'traced');
+    assert.deepEqual(traced.out, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(traced.ops, []);
+  });
+
   it('gives the same elements the same stage times from run to run', async () => {
     const a = await profile(F, 'chain', { maxElements: 40, seconds: 30 });
     const b = await profile(F, 'chain', { maxElements: 40, seconds: 30 });
