@@ -362,4 +362,4 @@ export { Rng, elementSeed } from './internal/rng';
 export { estimateBytes } from './internal/bytes';
 export { exportedMember } from './internal/exports';
 export { restoreAll, type BatchMaker, type Marks } from './internal/crossing';
-export { refine as siteOfName } from './internal/site';
+export { refine as siteOfName } from './internal/siteName';
