@@ -3,10 +3,15 @@
  * method name (the `m` of `.map(`, the `f` of `from(`) in the user's own source. Only done when a
  * tracer or overrides are installed, because `new Error().stack` costs microseconds.
  */
+import { readFileSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CallSite } from '../tracing';
-import { refine } from './siteName';
+/** A call site, as `tracing.ts`'s `CallSite` (spelt here so this file does not import the module that re-exports it). */
+interface CallSite {
+  file: string;
+  line: number;
+  column: number;
+}
 
 /**
  * The library's own directory (src/data, or the installed package root). Frames inside it are the
@@ -54,4 +59,47 @@ export function captureSite(method: string): CallSite | undefined {
     return refine({ file, line, column }, method);
   }
   return undefined;
+}
+
+const sources = new Map<string, string[] | null>();
+
+function sourceLines(file: string): string[] | null {
+  let lines = sources.get(file);
+  if (lines === undefined) {
+    try {
+      lines = readFileSync(file, 'utf8').split('\n');
+    } catch {
+      lines = null;
+    }
+    sources.set(file, lines);
+  }
+  return lines;
+}
+
+/**
+ * Source maps (tsx, bundlers) and V8 do not always point at the method name itself: a mapping may
+ * land on the receiver or the start of the statement. When the reported position does not hold the
+ * method name, look for `method` as a whole word at or after it (a few lines at most), so the site
+ * matches what an editor sees in the file.
+ */
+export function refine(site: CallSite, method: string): CallSite {
+  const lines = sourceLines(site.file);
+  if (lines === null) return site;
+  const isWord = (c: string | undefined): boolean => c !== undefined && /[\w$]/.test(c);
+  const at = (l: number, c: number): boolean => {
+    const text = lines[l];
+    return text !== undefined && text.startsWith(method, c) && !isWord(text[c - 1]) && !isWord(text[c + method.length]);
+  };
+  if (at(site.line - 1, site.column - 1)) return site;
+  for (let l = site.line - 1; l < Math.min(lines.length, site.line + 4); l++) {
+    const text = lines[l];
+    let c = l === site.line - 1 ? site.column - 1 : 0;
+    for (;;) {
+      c = text.indexOf(method, c);
+      if (c < 0) break;
+      if (at(l, c)) return { file: site.file, line: l + 1, column: c + 1 };
+      c += method.length;
+    }
+  }
+  return site;
 }
