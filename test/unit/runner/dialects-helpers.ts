@@ -54,6 +54,9 @@ export interface Drained {
   out: unknown[];
   error?: string;
   ops: Array<{ kind: string; produced: number }>;
+  /** The drain's milliseconds, wall and CPU (loading excluded). */
+  ms: number;
+  cpuMs: number;
 }
 
 /** Drains a fixture's export in a child process, as Node runs it or under the adapters. */
