@@ -20,6 +20,7 @@ import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, rootRate } from './render';
 import { fmtRate, fmtRateIn } from './table';
 import { trainerText } from './trainText';
+import { renderStops, sourceGraphs, stopsOf } from './stops';
 
 /** `plumber check`: the run measured too few elements for a rate to mean anything. */
 const EXIT_SAMPLE_TOO_SMALL = 3;
@@ -142,15 +143,18 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
 
 /** `plumber plan`: the engine's diagnosis (profile, plan in passes, verify), shown as a table and the verified figure. */
 async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> {
-  const d = await diagnoseFromFlags(file, p);
+  // One reading of the source: the engine's (randomness, pipeline() arguments) and the stops.
+  const graphs = await sourceGraphs();
+  const d = await diagnoseFromFlags(file, p, graphs ? { graphs } : {});
   const profile = d.first;
+  const stops = stopsOf(file, graphs);
   if (d.error) return reportFailure(d.error, json, { profile });
   if (json) {
-    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
+    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last, ...(stops.length > 0 ? { stops } : {}) });
   } else {
     // A person is shown the changes the editor would offer and `plumber fix` would apply; --json keeps the whole plan.
     process.stdout.write(
-      `${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`,
+      `${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}${renderStops(file, stops)}`,
     );
   }
   return 0;

@@ -167,7 +167,7 @@ describe('dialect pipelines over JSON-RPC', function () {
     assert.ok(stop, JSON.stringify(diags));
     assert.equal(stop.severity, DiagnosticSeverity.Information);
     assert.equal(stop.range.start.line, lineOf(text, 'for (const f of steps)'));
-    assert.match(stop.message, /in a loop/);
+    assert.match(String(stop.message), /in a loop/);
     // No numbers for what it cannot follow: no pipeline and no lens.
     assert.deepEqual((await client.connection.sendRequest(PipelinesRequest, { uri })).pipelines, []);
     assert.deepEqual(await lenses(uri), []);

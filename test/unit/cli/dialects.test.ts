@@ -4,7 +4,7 @@
  * @tensorflow/tfjs-data, an async-generator chain.
  */
 import { strict as assert } from 'node:assert';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Dialect } from '../../../src/data/tracing';
@@ -70,24 +70,48 @@ describe('plumber on dialect pipelines (the built CLI)', function () {
     });
   }
 
-  it('fixes the Node-streams map in its own knob, concurrency, and leaves the rest of the file byte-identical', async () => {
-    const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-cli-dialects-'));
-    try {
-      symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
-      const file = path.join(root, 'streams.ts');
-      cpSync(path.join(FIXTURES, 'streams.ts'), file);
-      const before = readFileSync(file, 'utf8');
-      // Verified as `plumber fix` does by default: 2 ms lookups gain with more in flight on any machine.
-      const r = await plumber('fix', file, ...SHORT, '--write');
-      assert.equal(r.code, 0, r.stderr);
-      const after = readFileSync(file, 'utf8');
-      const n = /\.map\(lookup, \{ concurrency: (\d+) \}\)/.exec(after);
-      assert.ok(n, after);
-      assert.ok(Number(n[1]) > 1, n[0]);
-      assert.doesNotMatch(after, /parallelism/);
-      assert.equal(after.replace(n[0], '.map(lookup, { concurrency: 1 })'), before);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+  it('says which chain it does not follow and why: a stage added in a loop, at its line, as text and in --json', async () => {
+    const loop = idOf('loop.ts', 'for (const f of steps)', 's = s.map(f)');
+    const text = await plumber('plan', path.join(FIXTURES, 'loop.ts'), ...SHORT, '--no-verify');
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, new RegExp(`^Not followed in the source \\(the editor shows no numbers for these\\):\\n {2}• loop\\.ts:${loop}: .*in a loop`, 'm'));
+    const json = await plumber('plan', path.join(FIXTURES, 'loop.ts'), ...SHORT, '--no-verify', '--json', '--quiet');
+    assert.equal(json.code, 0, json.stderr);
+    const stops = (JSON.parse(json.stdout) as { stops?: Array<{ line: number; column: number; message: string }> }).stops ?? [];
+    assert.deepEqual(
+      stops.map((s) => `${s.line}:${s.column}`),
+      [loop],
+    );
+    assert.match(stops[0]!.message, /in a loop/);
   });
+
+  // As written with `{ concurrency: 1 }` the fix overwrites the value; as most people write it, with
+  // no options (Node's default is one call in flight), it adds the option: both in Node's spelling.
+  for (const [label, written] of [
+    ['its concurrency: 1', '.map(lookup, { concurrency: 1 })'],
+    ['no options', '.map(lookup)'],
+  ] as const) {
+    it(`fixes a Node-streams map with ${label} in its own knob, concurrency, and leaves the rest of the file byte-identical`, async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-cli-dialects-'));
+      try {
+        symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+        const file = path.join(root, 'streams.ts');
+        const original = readFileSync(path.join(FIXTURES, 'streams.ts'), 'utf8');
+        assert.ok(original.includes('.map(lookup, { concurrency: 1 })'));
+        const before = original.replace('.map(lookup, { concurrency: 1 })', written);
+        writeFileSync(file, before);
+        // Verified as `plumber fix` does by default: 2 ms lookups gain with more in flight on any machine.
+        const r = await plumber('fix', file, ...SHORT, '--write');
+        assert.equal(r.code, 0, r.stderr);
+        const after = readFileSync(file, 'utf8');
+        const n = /\.map\(lookup, \{ concurrency: (\d+) \}\)/.exec(after);
+        assert.ok(n, after);
+        assert.ok(Number(n[1]) > 1, n[0]);
+        assert.doesNotMatch(after, /parallelism/);
+        assert.equal(after.replace(n[0], written), before);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
 });
