@@ -17,10 +17,9 @@ import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags, runBudgetFlags, terminalRunHo
 import { HELP, commandName, thisInvocation } from './help';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
-import { renderPlan, renderProfile, rootRate } from './render';
+import { renderPlan, renderProfile, renderStops, rootRate } from './render';
 import { fmtRate, fmtRateIn } from './table';
 import { trainerText } from './trainText';
-import { renderStops, sourceGraphs, stopsOf } from './stops';
 
 /** `plumber check`: the run measured too few elements for a rate to mean anything. */
 const EXIT_SAMPLE_TOO_SMALL = 3;
@@ -143,18 +142,18 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
 
 /** `plumber plan`: the engine's diagnosis (profile, plan in passes, verify), shown as a table and the verified figure. */
 async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> {
-  // One reading of the source: the engine's (randomness, pipeline() arguments) and the stops.
-  const graphs = await sourceGraphs();
-  const d = await diagnoseFromFlags(file, p, graphs ? { graphs } : {});
+  const d = await diagnoseFromFlags(file, p);
   const profile = d.first;
-  const stops = stopsOf(file, graphs);
-  if (d.error) return reportFailure(d.error, json, { profile });
+  // What the source holds that Plumber could not follow is said first, whatever the run found.
+  if (!json && d.stops.length > 0) process.stderr.write(renderStops(file, d.stops));
+  const stops = d.stops.length > 0 ? { stops: d.stops } : {};
+  if (d.error) return reportFailure(d.error, json, { profile, ...stops });
   if (json) {
-    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last, ...(stops.length > 0 ? { stops } : {}) });
+    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last, ...stops });
   } else {
     // A person is shown the changes the editor would offer and `plumber fix` would apply; --json keeps the whole plan.
     process.stdout.write(
-      `${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}${renderStops(file, stops)}`,
+      `${renderPlan(profile, d.analysis, offeredPlan(d.plan), file, d.last, { unverified: p.flags.has('no-verify') ? 'no-verify' : undefined })}\n${trainerText(profile, d.plan.verification ? d.plan.trainer : undefined)}`,
     );
   }
   return 0;

@@ -13,10 +13,13 @@ import * as path from 'node:path';
 import type { ModelOptions } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
 import type { Overrides, Profile } from '../../shared/profile';
+import { failedProfile } from '../../runner/emptyProfile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
+import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
 import { locateOps, type GraphSource } from '../locate';
+import type { GraphStop } from '../graph/types';
 import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS } from './budget';
 import type { DiagnoseInput, Diagnosis, RunBudget, RunPurpose } from './input';
 import { diagnose } from './routine';
@@ -105,6 +108,15 @@ export function sourceArgSites(file: string, graphs: GraphSource | undefined): A
   }
 }
 
+/** Where the engine saw a chain in `file` it could not follow, and why (the graph's stops); none when the source cannot be read. */
+export function sourceStops(file: string, graphs: GraphSource | undefined): GraphStop[] {
+  try {
+    return graphs === undefined ? [] : (graphs.graphOf(path.resolve(file)).stops ?? []);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * What a surface brings: the pipeline, its run settings, and the routine's own options (user
  * overrides, model options, passes, verification, budget, cancellation, progress, clock) as
@@ -125,6 +137,8 @@ export interface DiagnoseFileInput extends Omit<DiagnoseInput, 'run'> {
   graphs?: GraphSource;
   /** Starts one run (default `runProfile`; the request carries `signal`): a surface adds its progress hooks here, a test scripts the run. */
   spawn?(request: FrontDoorRunRequest): Promise<Profile>;
+  /** Where a conversion reads the pipeline's source and graph (default: the disk, as the runner reads it); a test brings its own. */
+  convertSource?: ConvertSource;
   /** The engine's routine (default `diagnose`): a test may script it. */
   diagnose?(input: DiagnoseInput): Promise<Diagnosis>;
 }
@@ -134,6 +148,8 @@ export interface FileDiagnosis extends Diagnosis {
   passes: number;
   /** Of the wait, the seconds spent reading the source for its randomness, before any run. */
   sourceSeconds: number;
+  /** Chains of the file the engine saw but could not follow, with why: a surface says them, so nothing is skipped in silence. */
+  stops: GraphStop[];
 }
 
 /** Diagnoses the pipeline `input` names: its static randomness, then `diagnose` with runs the run policy asks for. */
@@ -143,6 +159,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   const graphs = input.graphs ?? (await diskGraphs());
   const randomOps = await sourceRandomOps(input.file, graphs);
   const argSites = sourceArgSites(input.file, graphs);
+  const stops = sourceStops(input.file, graphs);
   const sourceSeconds = clock() - began;
   const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
   const spawn = input.spawn ?? runProfile;
@@ -158,10 +175,19 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
       ...runRequestFor(input.runs, purpose, budget),
       ...(input.signal ? { signal: input.signal } : {}),
     };
-    const profile = await spawn(request);
+    const profile = budget?.convert ? await spawnConverted(request, budget.convert) : await spawn(request);
     // A training script's profile names no export: its runs go on running the script.
     if (!profile.error && profile.pipeline.exportName) exportName ??= profile.pipeline.exportName;
     return profile;
+  };
+  // A conversion runs its converted file, written beside the pipeline's for the run (../convert/sibling.ts).
+  const conversions = new ConvertedFiles(input.file, input.convertSource);
+  const spawnConverted = async (request: FrontDoorRunRequest, change: NonNullable<RunBudget['convert']>): Promise<Profile> => {
+    // The argument sites name the original file's positions: the converted file has its own.
+    const { argSites: _sites, ...rest } = request;
+    const out = await conversions.run(change, (converted) => spawn({ ...rest, file: converted }));
+    if (!('reason' in out)) return out;
+    return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be converted to plumber-data: ${out.reason}` });
   };
   const d = await (input.diagnose ?? diagnose)({
     run,
@@ -175,5 +201,5 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     ...(input.onStep ? { onStep: input.onStep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
   });
-  return { ...d, passes, sourceSeconds };
+  return { ...d, passes, sourceSeconds, stops };
 }

@@ -70,21 +70,6 @@ describe('plumber on dialect pipelines (the built CLI)', function () {
     });
   }
 
-  it('says which chain it does not follow and why: a stage added in a loop, at its line, as text and in --json', async () => {
-    const loop = idOf('loop.ts', 'for (const f of steps)', 's = s.map(f)');
-    const text = await plumber('plan', path.join(FIXTURES, 'loop.ts'), ...SHORT, '--no-verify');
-    assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, new RegExp(`^Not followed in the source \\(the editor shows no numbers for these\\):\\n {2}• loop\\.ts:${loop}: .*in a loop`, 'm'));
-    const json = await plumber('plan', path.join(FIXTURES, 'loop.ts'), ...SHORT, '--no-verify', '--json', '--quiet');
-    assert.equal(json.code, 0, json.stderr);
-    const stops = (JSON.parse(json.stdout) as { stops?: Array<{ line: number; column: number; message: string }> }).stops ?? [];
-    assert.deepEqual(
-      stops.map((s) => `${s.line}:${s.column}`),
-      [loop],
-    );
-    assert.match(stops[0]!.message, /in a loop/);
-  });
-
   // As written with `{ concurrency: 1 }` the fix overwrites the value; as most people write it, with
   // no options (Node's default is one call in flight), it adds the option: both in Node's spelling.
   for (const [label, written] of [
