@@ -16,6 +16,7 @@ import { chooseKept, verdictOf } from './decide';
 import { tryExtras } from './extras';
 import { planKeeping } from './keep';
 import { firstPairAlignable, settledAfterOnePair, steadyFirstPair } from './settle';
+import { tryPoolNeighbours } from './trainer';
 import { Trials, type VerifyContext } from './trials';
 
 /**
@@ -32,7 +33,9 @@ export async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const trials = new Trials(ctx);
   const stopped = (await measurePairs(trials)) ?? (await findWhatHurts(trials)) ?? (await leaveEachOut(trials));
   if (stopped) return stopped;
-  const kept = await tryExtras(trials, chooseKept(trials));
+  const pooled = await tryPoolNeighbours(trials, chooseKept(trials));
+  if (pooled === 'cancelled') return errorOut(trials, CANCELLED);
+  const kept = await tryExtras(trials, pooled);
   if (kept === 'cancelled') return errorOut(trials, CANCELLED);
   const { verification, keep } = verdictOf(trials, kept);
   return finish(trials, verification, keep);
