@@ -127,7 +127,9 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
     [Math.min(Infinity, ...otherBounds), 'pipeline'],
     // The worker work a step's blocked main thread leaves undone is done while the loop waits,
     // by the pool's threads (as many cores as they get), after the step and the main thread's work.
-    ...(exposed > 0 ? [[1 / Math.max(ownOffCpu + (f.ownMainCpu + pipelineMain) / share + exposed / Math.max(share, Math.min(costOf(profile, overrides).workers, cores)), 1e-9), 'pipeline'] as [number, TrainerCandidate['limit']]] : []),
+    ...(exposed > 0
+      ? [[1 / Math.max(ownOffCpu + (f.ownMainCpu + pipelineMain) / share + exposed / Math.max(share, Math.min(costOf(profile, overrides).workers, cores)), 1e-9), 'pipeline'] as [number, TrainerCandidate['limit']]]
+      : []),
     [cores / Math.max(f.ownMainCpu + f.ownOtherCpu + pipelineCpu, 1e-9), 'cpu'],
   ];
   let best = limits[0];

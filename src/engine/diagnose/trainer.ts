@@ -105,7 +105,10 @@ export async function tryPoolNeighbours(trials: Trials, kept: Config | undefined
 
 /** The configuration of `changes`, a neighbour of `was`: made once, its prediction the model's. */
 function neighbour(trials: Trials, was: Config, changes: PlanChange[]): Config {
-  const key = `${changes.map((c) => `${changeKey(c)}${c.kind === 'placement' ? `@${c.parallelism}` : c.kind === 'parallelism' ? `@${String(c.to)}` : ''}`).sort().join(' ')} pool`;
+  const key = `${changes
+    .map((c) => `${changeKey(c)}${c.kind === 'placement' ? `@${c.parallelism}` : c.kind === 'parallelism' ? `@${String(c.to)}` : ''}`)
+    .sort()
+    .join(' ')} pool`;
   const existing = trials.configs.get(key);
   if (existing) return existing;
   const { first, options } = trials.ctx;
@@ -119,6 +122,8 @@ function neighbour(trials: Trials, was: Config, changes: PlanChange[]): Config {
 function measuredReasons(c: Config, was: Config, index: number, before: number, k: number): PlanChange[] {
   const j = compareSides(c, was);
   return c.changes.map((x, i) =>
-    i === index ? { ...x, reason: `${x.reason} Verification measured ${fmtMeasured(c)} with ${k} worker thread${k === 1 ? '' : 's'} against ${fmtMeasured(was)} with ${before} (${formatSpeedup(j.speedup, j.halfWidth)}).` } : x,
+    i === index
+      ? { ...x, reason: `${x.reason} Verification measured ${fmtMeasured(c)} with ${k} worker thread${k === 1 ? '' : 's'} against ${fmtMeasured(was)} with ${before} (${formatSpeedup(j.speedup, j.halfWidth)}).` }
+      : x,
   );
 }
