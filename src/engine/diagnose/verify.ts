@@ -6,7 +6,8 @@
  * plan is not a reliable gain, the change that hurts is looked for (leave-one-out, each change
  * alone, the union of the changes that did not lose alone) within the time budget; when it is,
  * each of its changes is left out in turn while the budget lasts. Then ./decide.ts keeps the best
- * measured configuration, and ./extras.ts tries what the model does not price on top of it.
+ * measured configuration, a training loop's worker pool is sized by measuring its neighbours
+ * (./trainer.ts), and ./extras.ts tries what the model does not price on top of it.
  */
 import type { Plan, PlanChange, Verification } from '../../shared/analysis';
 import { sideFaster, sideSlower } from '../paired';
