@@ -21,7 +21,7 @@
  *   {"bench":"train","example":…,"config":"asWritten|nodeHeuristic|plumber","stepsPerSec":median,"min":N,"max":N,"rounds":N,"inputBound":F,"predictedStepsPerSec":N,"workers":N}
  *   {"bench":"train-ratio","example":…,"ratio":"plumberOverAsWritten|nodeHeuristicOverAsWritten|plumberOverNodeHeuristic","median":N,"min":N,"max":N,"rounds":N}
  *
- *   npm run bench:train -- [--json] [--quick] [--only truth|e2e] [--seconds S] [--repeat R] [--verify-budget S]
+ *   npm run bench:train -- [--json] [--quick] [--only truth|e2e] [--seconds S] [--repeat R] [--verify-budget S] [--example NAME]
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -49,6 +49,8 @@ interface Args {
   repeat: number;
   /** Wall seconds verification may take for the kept plan (what `plan.budgetSeconds` gives a user). */
   verifyBudget: number;
+  /** Only this end-to-end example. */
+  example?: string;
 }
 
 function parse(argv: string[]): Args {
@@ -61,7 +63,8 @@ function parse(argv: string[]): Args {
     else if (f === '--seconds') a.seconds = Number(argv[++i]);
     else if (f === '--repeat') a.repeat = Number(argv[++i]);
     else if (f === '--verify-budget') a.verifyBudget = Number(argv[++i]);
-    else throw new Error(`bench:train: unknown flag ${f}. Flags: --json --quick --only truth|e2e --seconds S --repeat R --verify-budget S`);
+    else if (f === '--example') a.example = argv[++i];
+    else throw new Error(`bench:train: unknown flag ${f}. Flags: --json --quick --only truth|e2e --seconds S --repeat R --verify-budget S --example NAME`);
   }
   if (a.seconds <= 0) a.seconds = a.quick ? 3 : 5;
   // Three rounds at least: a ratio is judged by its median over rounds, with their spread.
@@ -213,6 +216,7 @@ type ConfigName = (typeof CONFIGS)[number];
 async function e2e(args: Args): Promise<boolean> {
   let ok = true;
   for (const [example, file] of Object.entries(EXAMPLES)) {
+    if (args.example !== undefined && args.example !== example) continue;
     const run = (overrides: Overrides): Promise<Profile> => runProfile({ file, seconds: args.seconds, warmupSeconds: 1, overrides, probes: false, timeoutSeconds: 120 });
     const advice = await plumberAdvice({ file, runs: { seconds: args.seconds, warmupSeconds: 1, timeoutSeconds: 120 }, verifyBudgetSeconds: args.verifyBudget });
     const first = advice.first;
