@@ -104,7 +104,7 @@ interface Mix {
   file?: string;
   env: Record<string, number>;
   /** The true fraction, from the lengths the script's awaits really took (its report) or its spins' rounds. */
-  truth(took: { pipeMs: number; stepMs: number } | undefined): number;
+  truth(took: { pipeMs: number; stepMs?: number; cycleMs?: number } | undefined): number;
 }
 
 /**
@@ -125,14 +125,14 @@ const MIXES: Mix[] = [
   { name: 'tfjs-fitDataset-trainer-bound', file: FIT_DATASET, env: { FIT_PIPE_AWAIT_MS: 1, FIT_STEP_AWAIT_MS: 30, FIT_BATCH: 8 }, truth: serialTruth },
 ];
 
-/** One after the other (no prefetch between): the input's share of each step's whole time. */
-function serialTruth(took: { pipeMs: number; stepMs: number } | undefined): number {
-  if (!took) return Number.NaN;
-  return took.pipeMs / (took.pipeMs + took.stepMs);
+/** One after the other (no prefetch between): the input's share of the loop's whole time per step. */
+function serialTruth(took: { pipeMs: number; cycleMs?: number } | undefined): number {
+  if (!took || !(took.cycleMs !== undefined && took.cycleMs > 0)) return Number.NaN;
+  return took.pipeMs / took.cycleMs;
 }
 
-function awaitTruth(took: { pipeMs: number; stepMs: number } | undefined): number {
-  if (!took) return Number.NaN;
+function awaitTruth(took: { pipeMs: number; stepMs?: number } | undefined): number {
+  if (!took || took.stepMs === undefined) return Number.NaN;
   return Math.max(0, took.pipeMs - took.stepMs) / Math.max(took.pipeMs, took.stepMs);
 }
 
@@ -152,7 +152,7 @@ async function truth(args: Args): Promise<boolean> {
     const report = join(tmpdir(), `plumber-bench-train-${process.pid}.json`);
     rmSync(report, { force: true });
     const p = await withEnv({ ...mix.env, TRAIN_REPORT: report }, () => runProfile({ file: mix.file ?? SYNTHETIC, seconds: args.seconds, warmupSeconds: 0.3, probes: false }));
-    const took = existsSync(report) ? (JSON.parse(readFileSync(report, 'utf8')) as { pipeMs: number; stepMs: number }) : undefined;
+    const took = existsSync(report) ? (JSON.parse(readFileSync(report, 'utf8')) as { pipeMs: number; stepMs?: number; cycleMs?: number }) : undefined;
     rmSync(report, { force: true });
     const expected = mix.truth(took);
     // A script the runner does not profile yet (a tfjs-data fitDataset loop before the runner's
