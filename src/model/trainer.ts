@@ -23,6 +23,7 @@ import type { Overrides, Profile } from '../shared/profile';
 import { formatRatio, formatSteps } from '../shared/words';
 import { MODEL_CONSTANTS } from './constants';
 import { coresFor, coresGot } from './cores';
+import { can } from './knobs';
 import { measure } from './measure';
 import { taskGroup } from './tasks';
 import { planPipeline as pipelinePlan, predictPipeline as predict } from './pipeline';
@@ -208,7 +209,7 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
     const o = overrides[op.id];
     const placement = o?.placement ?? op.placement;
     const now = typeof o?.parallelism === 'number' ? o.parallelism : (op.knobs.resolvedParallelism ?? 1);
-    if (placement !== 'worker' || now <= 1) continue;
+    if (placement !== 'worker' || now <= 1 || !can(op, 'parallelism')) continue;
     for (let k = 1; k < now; k++) {
       const fewer: Overrides = { ...overrides, [op.id]: { ...o, parallelism: k } };
       const own = changes.find((c) => c.opId === op.id && c.kind === 'placement' && c.to === 'worker');
@@ -239,6 +240,9 @@ function offMainThread(profile: Profile, threads: number): { overrides: Override
   const changes: PlanChange[] = [];
   const seconds = profile.trainer?.seconds ?? profile.run.seconds;
   for (const op of profile.ops) {
+    // Only where the op's own library runs fns in worker threads (a dialect's ops do not: that is
+    // the conversion's to propose, ./convert.ts).
+    if (!can(op, 'placement')) continue;
     if ((op.kind !== 'map' && op.kind !== 'filter') || op.placement !== 'main' || op.fnAsync || op.counters.asyncCalls > 0 || !op.fnModule || op.moveBlocked) continue;
     // A fn too cheap for a worker task (the planner's own threshold) stays where it is.
     if (op.counters.calls === 0 || op.counters.selfSeconds / op.counters.calls < MODEL_CONSTANTS.minWorkerTaskSeconds) continue;
