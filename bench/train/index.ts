@@ -9,8 +9,8 @@
  *   {"bench":"train-truth","case":…,"true":F,"measured":F}
  *
  * A tfjs-data training script (./fit-dataset.ts: `tf.data.generator(…).batch(…)` trained with
- * `model.fitDataset`) with known awaits on both sides, the same way; reported as skipped while the
- * runner does not profile such a script (it needs the runner's tfjs-data tracing, issue 49).
+ * `model.fitDataset`) with known awaits on both sides, the same way; reported as skipped where the
+ * runner cannot profile such a script (it needs the runner's tfjs-data tracing, issue 49).
  *   {"bench":"train-truth","case":"tfjs-fitDataset-…","skipped":"…"}
  *
  * End to end: the tfjs example (examples/train-digits) trained as written, with the Node
