@@ -13,7 +13,7 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 const entryOf = (name: string): string | undefined => ['pipeline.ts', 'train.ts'].map((f) => join(ROOT, 'examples', name, f)).find((f) => existsSync(f));
 /** Every folder of examples/ with a pipeline or a training script, so a new example is covered without a list to update. */
 const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
-  .filter((d) => d.isDirectory() && entryOf(d.name) !== undefined)
+  .filter((d) => d.isDirectory() && !d.name.startsWith('.') && entryOf(d.name) !== undefined)
   .map((d) => d.name);
 
 describe('the examples', function () {
