@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { ID_COUNT, lookup, type Profile } from '../../../examples/streams-lookup/lookup';
-import { toRow } from '../../../examples/streams-lookup/pipeline';
+import { toRow } from '../../../examples/streams-lookup/features';
 
 export function userRows(): Readable {
   const ids = Array.from({ length: ID_COUNT }, (_, i) => i);
