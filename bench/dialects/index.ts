@@ -92,14 +92,15 @@ async function benchOne(e: DialectExample, args: Args): Promise<DialectLine> {
   const { d, seconds, problem } = await diagnosed(e, args);
   const notes: string[] = problem ? [problem] : [];
   const offered = d ? offeredChanges(d.plan) : [];
-  let kept: Kept = keptKind(offered);
+  // What the plan kept, even when it cannot be written into the source (then the note says so and
+  // "plumber" is what a user is left with: the pipeline as written).
+  const kept: Kept = keptKind(offered);
   let applied: AppliedPlan | undefined;
   if (d && kept !== 'none') {
     try {
       applied = applyKeptPlan(e.file, d);
     } catch (error) {
-      notes.push(`${error instanceof Error ? error.message : String(error)}; "plumber" is the pipeline as written`);
-      kept = 'none';
+      notes.push(`${error instanceof Error ? error.message : String(error)}; "plumber" is the pipeline as written.`);
     }
   }
   log(`${e.name}: kept ${kept}${d ? ` (${d.plan.verification?.summary ?? 'not verified'})` : ''}; measuring ${args.rounds} round(s)…`);

@@ -11,7 +11,7 @@ export interface DialectLine {
   bench: 'dialects';
   pipeline: string;
   asWritten: number;
-  /** With the kept plan applied; the same runs as `asWritten` when nothing was kept. */
+  /** With the kept plan applied; the same runs as `asWritten` when nothing was kept or the plan could not be written into the source (see `note`). */
   plumber: number;
   hand: number;
   /** The line of the op the analysis names as the bottleneck (in `bottleneckFile`); null when it names none. */
