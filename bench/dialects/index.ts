@@ -114,6 +114,7 @@ async function benchOne(e: DialectExample, args: Args): Promise<DialectLine> {
     // Nothing kept: what a user runs is the pipeline as written, so the same runs stand for both.
     const plumber = rates.plumber ?? rates.asWritten;
     const named = namedBottleneck(e, d);
+    if (d && !named) notes.push(`The analysis named no operator's line: ${d.analysis.bottleneck.reason}`);
     const vsWritten = ratios(plumber, rates.asWritten);
     const vsHand = ratios(plumber, rates.hand);
     return {
