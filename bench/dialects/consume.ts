@@ -51,7 +51,14 @@ export async function* endless(pipeline: unknown): AsyncGenerator<unknown> {
   }
 }
 
-/** Disposes the tensors an element holds (none for plain elements). */
+/**
+ * Disposes the tensors an element holds, in it or in its arrays and plain objects. Not
+ * `tf.dispose(element)`: that walks every index of every typed array it meets (0.4 ms for an
+ * element holding 1,800 numbers), which would charge the untraced loop for work the pipeline does
+ * not do.
+ */
 export function release(element: unknown): void {
-  tf.dispose(element as tf.TensorContainer);
+  if (element instanceof tf.Tensor) element.dispose();
+  else if (Array.isArray(element)) for (const x of element) release(x);
+  else if (typeof element === 'object' && element !== null && !ArrayBuffer.isView(element) && Object.getPrototypeOf(element) === Object.prototype) for (const x of Object.values(element)) release(x);
 }
