@@ -355,9 +355,11 @@ export const WORKER_CHUNKING: Readonly<WorkerChunking> = Object.freeze({
 
 // What a tracer in the same build needs of the library's rules, so it applies them rather than a
 // copy: how `'auto'` resolves, the generator a fn is handed per element, the size estimate behind
-// `bytesProduced`, and how an element crossing to a worker thread is rebuilt there.
+// `bytesProduced`, how an element crossing to a worker thread is rebuilt there, and where a name
+// sits near a stack frame's position (the runner's dialect adapters find their call sites so).
 export { AUTO_ASYNC_IN_FLIGHT, inFlightParallelism, resolveParallelism } from './internal/parallelism';
 export { Rng, elementSeed } from './internal/rng';
 export { estimateBytes } from './internal/bytes';
 export { exportedMember } from './internal/exports';
 export { restoreAll, type BatchMaker, type Marks } from './internal/crossing';
+export { refine as siteOfName } from './internal/site';

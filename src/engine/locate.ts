@@ -50,7 +50,9 @@ export function locateOps(pipelineFile: string, source: GraphSource, name = 'def
         const id = rekey(op.id, graph.file, pipelineFile);
         if (byId.has(id)) continue;
         byId.add(id);
-        ops.push({ ...op, id, inputs: op.inputs.map((x) => rekey(x, graph.file, pipelineFile)), index: ops.length });
+        const located: GraphOp = { ...op, id, inputs: op.inputs.map((x) => rekey(x, graph.file, pipelineFile)), index: ops.length };
+        if (op.parent !== undefined) located.parent = rekey(op.parent, graph.file, pipelineFile);
+        ops.push(located);
       }
     }
   }

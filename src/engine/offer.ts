@@ -20,10 +20,17 @@ export function predictsGain(predicted: number | undefined, current: number): bo
  * them, only the kept ones of a verified plan, none after no-gain or error. A measured gain is
  * offered whatever the model predicted: verification keeps changes the model does not price (a
  * prefetch at the end, a fn moved off a busy event loop), whose estimate stays as written's.
+ * A conversion to plumber-data rewrites the whole chain on a prediction that does not price the
+ * library's own per-element cost, so it is offered only when verification measured it: an
+ * unverified plan offers its knob changes alone, on what they predict (each one's own
+ * `predictedRate`: the plan's is the conversion's).
  */
 export function offeredChanges(plan: Plan): PlanChange[] {
   const v = plan.verification;
-  if (!v) return plan.changes.length > 0 && !predictsGain(plan.predictedRate, plan.currentRate) ? [] : plan.changes;
+  if (!v) {
+    const { knobs, predicted } = withoutConversion(plan);
+    return knobs.length > 0 && !predictsGain(predicted, plan.currentRate) ? [] : knobs;
+  }
   if (v.verdict !== 'gain') return [];
   // `plan.changes` already holds only what verification kept (Plan.verification's contract);
   // checking against `kept` and `dropped` too means a plan that broke it still offers no loser.
@@ -32,8 +39,20 @@ export function offeredChanges(plan: Plan): PlanChange[] {
   return plan.changes.filter((c) => kept.has(changeKey(c)) && !dropped.has(changeKey(c)));
 }
 
-/** The plan as a person is offered it: its changes narrowed to `offeredChanges` (the rest of the plan as it came). */
+/** An unverified plan's changes but a conversion, and the rate they predict. */
+function withoutConversion(plan: Plan): { knobs: PlanChange[]; predicted: number } {
+  const knobs = plan.changes.filter((c) => c.kind !== 'convert');
+  if (knobs.length === plan.changes.length) return { knobs, predicted: plan.predictedRate };
+  return { knobs, predicted: Math.max(plan.currentRate, ...knobs.map((c) => c.predictedRate ?? 0)) };
+}
+
+/**
+ * The plan as a person is offered it: its changes narrowed to `offeredChanges` (the rest of the
+ * plan as it came, but for an unverified conversion left out: the prediction is then its knobs').
+ */
 export function offeredPlan(plan: Plan): Plan {
   const changes = offeredChanges(plan);
-  return changes.length === plan.changes.length ? plan : { ...plan, changes };
+  if (changes.length === plan.changes.length) return plan;
+  if (!plan.verification && plan.changes.some((c) => c.kind === 'convert')) return { ...plan, changes, predictedRate: withoutConversion(plan).predicted };
+  return { ...plan, changes };
 }

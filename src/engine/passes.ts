@@ -134,6 +134,8 @@ function remeasured(reason: string): string {
  * of that run's knobs: "pulls 11 of its inner datasets" where the source has 2).
  */
 function refined(earlier: PlanChange, later: PlanChange): PlanChange {
+  // The runs never had the conversion: its reason is the model's, not a measurement.
+  if (later.kind === 'convert') return later;
   const reason = remeasured(later.reason);
   if (later.kind === 'parallelism' && earlier.kind === 'parallelism') return { ...later, from: earlier.from, reason };
   if (later.kind === 'cycleLength' && earlier.kind === 'cycleLength') return { ...later, from: earlier.from, reason };
@@ -177,7 +179,8 @@ export async function planInPasses(profile: (overrides: Overrides, pass: number)
   const runs: Profile[] = [first];
   /** Notes on earlier passes' changes a later pass undid. */
   const undone: string[] = [];
-  while (taken < passes && !first.error && current.changes.length > 0) {
+  // A conversion alone sets no knob the runner can apply: another pass would run the pipeline as it was.
+  while (taken < passes && !first.error && current.changes.some((c) => c.kind !== 'convert')) {
     const run = await profile({ ...userOverrides, ...runOverrides }, taken + 1);
     taken++;
     if (run.error) {

@@ -10,6 +10,7 @@ import { workerOpRate } from './demands';
 import { evaluate } from './evaluate';
 import type { Evaluation } from './evaluation';
 import { enclosingInterleave } from './graph';
+import { can } from './knobs';
 import type { Measured } from './measured';
 
 /** Limits the planner works within. */
@@ -44,7 +45,8 @@ function workersUsed(cfg: Config): number {
  */
 function raiseOuter(m: Measured, cfg: Config, id: string, ratio: number, lim: Limits): boolean {
   const outerId = enclosingInterleave(m, id);
-  if (outerId === undefined || !cfg[outerId]) return false;
+  const outer = outerId !== undefined ? m.ops.get(outerId) : undefined;
+  if (outerId === undefined || !cfg[outerId] || !outer || !can(outer.op, 'cycleLength') || !can(outer.op, 'parallelism')) return false;
   const o = outerOf(cfg, outerId);
   const now = Math.max(1, Math.min(o.cycle, o.parallelism));
   const input = m.ops.get(m.ops.get(outerId)?.op.inputs[0] ?? '');
@@ -124,7 +126,7 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
       return true;
     }
     // Not tunable (an async source, a line reader): a prefetch after it lets the rest overlap its waits.
-    if (!wc.prefetchAfter && waiter !== m.rootId && !insertedAfter(m, waiter, 'prefetch')) {
+    if (!wc.prefetchAfter && waiter !== m.rootId && !insertedAfter(m, waiter, 'prefetch') && can(wm.op, 'prefetch')) {
       wc.prefetchAfter = C.minPrefetch;
       return true;
     }

@@ -8,8 +8,8 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { dataflowWords } from './dataflow';
 import { describeOp, formatRootRate, formatSeconds, perCallPhrase } from './describe';
 import type { Evaluation } from './evaluation';
-import { isFnOp } from './knobs';
-import type { Measured } from './measured';
+import { can, isFnOp } from './knobs';
+import type { Measured, OpMeasure } from './measured';
 
 /** The op that uses the most of a per-element quantity, with its share of the total. */
 function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; value: number; share: number } {
@@ -33,7 +33,7 @@ function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; 
  */
 export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
   const b = bindingBottleneck(m, ev);
-  const more = b.opId !== undefined ? [dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId), immovableWords(m, ev, b)].filter(Boolean).join(' ') : '';
+  const more = b.opId !== undefined ? [dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId), immovableWords(m, ev, b), oneAtATimeWords(m, b)].filter(Boolean).join(' ') : '';
   return more ? { ...b, reason: `${b.reason} ${more}` } : b;
 }
 
@@ -45,8 +45,8 @@ export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
  */
 function flatMapWords(m: Measured, ev: Evaluation, id: string): string {
   const om = m.ops.get(id);
-  // An op that takes more calls in flight itself is the plan's to tune.
-  if (!om || !om.isAsync || om.tunable) return '';
+  // An op that takes more calls in flight itself is the plan's to tune; an interleave is plumber-data's.
+  if (!om || !om.isAsync || om.tunable || om.op.levers !== undefined) return '';
   let cur = om.op.parentId;
   for (let guard = 0; cur !== undefined && guard <= m.order.length; guard++) {
     const parent = m.ops.get(cur);
@@ -76,6 +76,7 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
   const cpu = ev.bounds.find((x) => x.resource === 'cpu');
   if (!cpu || !(cpu.rate > ev.binding.rate * (1 + C.minGain))) return '';
   const all = `all cores together allow about ${formatRootRate(m, cpu.rate)}`;
+  if (!can(om.op, 'placement')) return inDialectWords(om, all, om.selfPerRoot > 0.5 * ev.mainPerRoot);
   const blocked = om.op.moveBlocked;
   if (blocked !== undefined && om.op.fnModule !== undefined) return `Worker threads could run it beside the main thread (${all}), but ${crossingWords(blocked)}.`;
   if (isFnOp(om.op) && om.op.fnModule === undefined && om.op.counters.calls > 0) {
@@ -88,6 +89,33 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
     return `The other cores could share this work (${all}), but it runs inside the source, which only the main thread runs: have the source yield what each element is made from (an index, a path) and do the work in an exported function you map over it, and the plan can move that map.`;
   }
   return '';
+}
+
+/**
+ * `immovableWords` for an operator whose library runs it on the main thread only (tfjs-data's map,
+ * a Node stream's): no export lets the plan move it there, a conversion to plumber-data does.
+ */
+function inDialectWords(om: OpMeasure, all: string, mostOfMain: boolean): string {
+  const library = om.op.dialect ?? 'its library';
+  if (isFnOp(om.op) && om.op.counters.calls > 0) {
+    const named = om.op.fnName && /^[A-Za-z_$][\w$]*$/.test(om.op.fnName) ? om.op.fnName : undefined;
+    const exported = om.op.fnModule !== undefined ? '' : named ? ` with ${named} exported (\`export function ${named}\`)` : ' with its fn written as an exported function';
+    return `Worker threads could run it beside the main thread (${all}), but ${library} runs it on the main thread only: converted to plumber-data${exported}, the plan can move it.`;
+  }
+  if (om.op.kind === 'from' && om.op.inputs.length === 0 && mostOfMain) {
+    return `The other cores could share this work (${all}), but it runs inside the source, on the main thread: have the source yield what each element is made from and do the work in an exported function you map over it, in a pipeline converted to plumber-data (${library} runs maps on the main thread too), and the plan can move that map.`;
+  }
+  return '';
+}
+
+/**
+ * An awaiting fn its library calls one at a time (tfjs-data's mapAsync) that binds: no knob of the
+ * library keeps more calls in flight, a conversion to plumber-data does. Empty otherwise.
+ */
+function oneAtATimeWords(m: Measured, b: Bottleneck): string {
+  const om = b.opId !== undefined ? m.ops.get(b.opId) : undefined;
+  if (!om || !om.isAsync || !isFnOp(om.op) || can(om.op, 'parallelism') || (b.resource !== 'latency' && b.resource !== 'sequential-op')) return '';
+  return `${om.op.dialect ?? 'Its library'} awaits its calls ${om.concurrency === 1 ? 'one at a time' : `${om.concurrency} at a time`} and has no knob for more; converted to plumber-data, the plan can keep more in flight.`;
 }
 
 /** Why an op's fn cannot cross to worker threads as it is, and what would let it. */

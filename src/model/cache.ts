@@ -5,6 +5,7 @@
 import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes } from './describe';
 import { downstream, upstreamClosure } from './graph';
+import { can } from './knobs';
 import type { Measured, OpMeasure } from './measured';
 
 export interface CacheCandidate {
@@ -127,7 +128,7 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
   let refused: { opId: string; randomId: string; saved: number } | undefined;
   for (const id of m.order) {
     const om = m.ops.get(id);
-    if (!om || notCacheable.has(om.op.kind) || om.op.counters.produced <= 0) continue;
+    if (!om || notCacheable.has(om.op.kind) || om.op.counters.produced <= 0 || !can(om.op, 'cache')) continue;
     if ((m.consumers.get(id) ?? []).some((c) => m.ops.get(c)?.op.kind === 'cache')) continue;
     const closureIds = upstreamClosure(m, id);
     const closure = [...closureIds].map((u) => m.ops.get(u)).filter((u) => u !== undefined);

@@ -6,7 +6,7 @@ import type { Bound, PlanChange } from '../shared/analysis';
 import type { CacheCandidate } from './cache';
 import { outerOf, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
-import { describeOp, formatBytes, formatRootRate, formatSeconds, perCallWords } from './describe';
+import { describeOp, formatBytes, formatRootRate, formatSeconds, knobName, perCallWords } from './describe';
 import type { Evaluation } from './evaluation';
 import { enclosingInterleave } from './graph';
 import type { Measured, OpMeasure } from './measured';
@@ -157,7 +157,7 @@ export function changesBetween(b: Between, caches: CacheCandidate[], memoryBudge
         opId: id,
         existing: false,
         size: to.prefetchAfter,
-        reason: `${describeOp(om.op)} waits for its elements and nothing overlaps that wait with the work after it; a prefetch buffer after it lets them run at the same time.`,
+        reason: `${describeOp(om.op)} waits for its elements and nothing overlaps that wait with the work after it; ${knobName(om.op, 'prefetch') === 'prefetch' ? 'a prefetch buffer after it' : `a buffer of its own (${knobName(om.op, 'prefetch')})`} lets them run at the same time.`,
       });
     }
     const cache = caches.find((c) => c.opId === id);

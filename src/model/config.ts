@@ -2,8 +2,9 @@
  * A knob configuration the model can evaluate: the profile's knobs as they ran, changed by runner
  * overrides or by the planner.
  */
-import type { Overrides, Placement } from '../shared/profile';
+import type { OpProfile, Overrides, Placement } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
+import { can } from './knobs';
 import type { Measured } from './measured';
 
 /** The knobs of one operator in a configuration. */
@@ -15,7 +16,7 @@ export interface OpConfig {
   cycleLength?: number;
   /** A prefetch op's buffer size (0 when an override removed it). */
   bufferSize?: number;
-  /** Buffer of a prefetch inserted right after this op, when the configuration adds one. */
+  /** Buffer of a prefetch inserted right after this op, when the configuration adds one, or of its own output (`buffersOutput`). */
   prefetchAfter?: number;
   /** A memory cache inserted right after this op. */
   cacheAfter?: boolean;
@@ -32,12 +33,23 @@ export function outerOf(cfg: Config, interleaveId: string): { cycle: number; par
   return { cycle: c?.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE, parallelism: c?.concurrency ?? 1 };
 }
 
+/**
+ * A dialect's operator that buffers its own output (a Node stream's `highWaterMark`, which the
+ * runner reports as `knobs.bufferSize`): it reads ahead into that buffer while the operators after
+ * it work, as a prefetch after it would. (A shuffle's buffer is its window, not read-ahead; a
+ * plumber-data operator buffers only through a prefetch operator.)
+ */
+function buffersOutput(op: OpProfile): boolean {
+  return op.levers !== undefined && op.kind !== 'shuffle' && (op.knobs.bufferSize ?? 0) > 0;
+}
+
 /** The configuration the profile ran with. */
 export function configFromProfile(m: Measured): Config {
   const cfg: Config = {};
   for (const [id, om] of m.ops) {
     cfg[id] = { placement: om.op.placement, concurrency: om.concurrency };
     if (om.op.kind === 'prefetch') cfg[id].bufferSize = om.op.knobs.bufferSize ?? 1;
+    else if (buffersOutput(om.op)) cfg[id].prefetchAfter = om.op.knobs.bufferSize;
     if (om.op.kind === 'interleave') cfg[id].cycleLength = om.op.knobs.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE;
   }
   return cfg;
@@ -72,14 +84,14 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     // A sync main-thread fn can move when the profile found its module or the override names one.
     // 'auto' resolves as plumber-data resolves it: the machine's cores in workers,
     // `autoAsyncInFlight` calls in flight for an async fn, an interleave's cycle length, else 1.
-    if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave') {
+    if (o.cycleLength !== undefined && o.cycleLength >= 1 && om.op.kind === 'interleave' && can(om.op, 'cycleLength')) {
       c.cycleLength = Math.floor(o.cycleLength);
       // A written parallelism of 'auto' follows the cycle length.
       if (om.op.knobs.parallelism === 'auto' && o.parallelism === undefined) c.concurrency = c.cycleLength;
     }
     const parallelism =
       o.parallelism === 'auto' ? ((o.placement ?? c.placement) === 'worker' ? cores : om.op.kind === 'interleave' ? (c.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE) : om.isAsync ? C.autoAsyncInFlight : 1) : o.parallelism;
-    const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0);
+    const canMove = om.movable || (o.module !== undefined && om.op.placement === 'main' && !om.isAsync && om.op.counters.calls > 0 && can(om.op, 'placement'));
     if (o.placement === 'worker' && c.placement === 'main' && canMove) {
       c.placement = 'worker';
       c.concurrency = parallelism ?? cores;
@@ -90,7 +102,7 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     if (parallelism !== undefined && parallelism > 0 && (om.tunable || c.placement === 'worker')) {
       c.concurrency = parallelism;
     }
-    if (o.prefetch !== undefined) {
+    if (o.prefetch !== undefined && can(om.op, 'prefetch')) {
       if (om.op.kind === 'prefetch') {
         c.bufferSize = o.prefetch;
       } else {
@@ -99,7 +111,7 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
         else c.prefetchAfter = o.prefetch > 0 ? o.prefetch : undefined;
       }
     }
-    if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache')) {
+    if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache') && can(om.op, 'cache')) {
       c.cacheAfter = true;
     }
   }

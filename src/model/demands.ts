@@ -13,7 +13,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { outerOf, type Config } from './config';
 import type { Effective } from './evaluation';
 import { nesting, passesOver, upstreamClosure } from './graph';
-import { isFnOp } from './knobs';
+import { can, isFnOp } from './knobs';
 import { latencyAt } from './latency';
 import type { Measured, OpMeasure } from './measured';
 import { movedCall, taskCosts, taskGroup } from './tasks';
@@ -102,8 +102,10 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     // plumber-data runs async maps, worker maps and file reads on its parallel engine, which starts
     // the next call as soon as a result is handed downstream: even with one call in flight they
     // overlap the work after them. Sources that await without the engine (`from` an async
-    // iterable, `lines`) and sync fns do not.
-    const onEngine = c.placement === 'worker' || (om.isAsync && (isFnOp(om.op) || om.op.kind === 'files'));
+    // iterable, `lines`) and sync fns do not, nor does an awaiting fn whose library has no calls
+    // in flight to give it (tfjs-data's mapAsync, an async generator stage: each call starts
+    // when the next element is pulled).
+    const onEngine = c.placement === 'worker' || (om.isAsync && (isFnOp(om.op) || om.op.kind === 'files') && can(om.op, 'parallelism'));
     const decoupler = onEngine || (om.op.kind === 'interleave' && c.concurrency >= 2);
     let wait = 0;
     if (!decoupler) {

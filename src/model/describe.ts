@@ -6,9 +6,20 @@ import type { PlanChange } from '../shared/analysis';
 import { rootUnit } from '../shared/units';
 import { describeOp } from '../shared/labels';
 import { formatNumber, formatRate } from '../shared/words';
+import { optionName, type OptionKnob } from '../shared/dialects';
 import type { OpProfile, Profile } from '../shared/profile';
 
 export { describeOp, formatNumber, formatRate };
+
+/** The name `knob` has in `op`'s own options: its dialect's spelling, else plumber-data's. */
+export function knobName(op: Pick<OpProfile, 'dialect'> | undefined, knob: OptionKnob): string {
+  return optionName(op?.dialect, knob);
+}
+
+/** The profile's operators as plumber-data's: a converted chain's changes are titled with plumber-data's knob names. */
+export function inPlumberData(profile: Profile): Profile {
+  return profile.ops.some((op) => op.dialect !== undefined) ? { ...profile, ops: profile.ops.map(({ dialect: _dialect, ...op }) => op) } : profile;
+}
 
 /** The title of one plan change, e.g. "set parallelism of map(decode) to 2". The server prefixes "Apply Plumber fix: ". */
 export function changeTitle(change: PlanChange, profile: Profile): string {
@@ -16,17 +27,19 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
   const label = op ? describeOp(op) : change.opId;
   switch (change.kind) {
     case 'parallelism':
-      return `set parallelism of ${label} to ${change.to}`;
+      return `set ${knobName(op, 'parallelism')} of ${label} to ${change.to}`;
     case 'cycleLength':
       return `set cycleLength of ${label} to ${change.to}`;
     case 'placement':
       return change.to === 'main' ? `run ${label} on the main thread` : `run ${label} in worker threads`;
     case 'prefetch':
+      // A buffer that is an option of the operator itself (a Node stream's highWaterMark), not an operator after it.
+      if (knobName(op, 'prefetch') !== 'prefetch') return `set ${knobName(op, 'prefetch')} of ${label} to ${change.size}`;
       return change.existing ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})` : `insert prefetch(${change.size}) after ${label}`;
     case 'cache':
       return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;
     case 'convert':
-      return `convert the pipeline to plumber-data (${change.then.map((c) => changeTitle(c, profile)).join('; ') || 'same knobs'})`;
+      return `convert the pipeline to plumber-data (${change.then.map((c) => changeTitle(c, inPlumberData(profile))).join('; ') || 'same knobs'})`;
   }
 }
 

@@ -7,12 +7,14 @@
  */
 import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
+import { formatSteps } from '../shared/words';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { clusterCapacities } from './cluster';
 import { configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
 import { coreBudget } from './cores';
-import { describeOp, formatRootRate, formatSeconds } from './describe';
+import { dialectOf, liftLevers, withConversion } from './convert';
+import { describeOp, formatRootRate, formatSeconds, rootUnitOf } from './describe';
 import { evaluate } from './evaluate';
 import { downstream } from './graph';
 import { measure } from './measure';
@@ -25,6 +27,7 @@ export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWo
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { widenFreeLevers } from './headroom';
+export { can, leverOf } from './knobs';
 export { keptTrainerVerdict } from './trainer';
 
 /**
@@ -77,6 +80,16 @@ function unexplainedWords(m: Measured, bound: number): string | undefined {
  * training profile's plan targets the trainer's rate (trainer.ts).
  */
 export function plan(profile: Profile, options?: ModelOptions): Plan {
+  const own = planOwn(profile, options);
+  if (dialectOf(profile) === undefined) return own;
+  // A dialect's pipeline is also planned as plumber-data, in the same unit (a training loop's steps
+  // per second, else root elements): the conversion, when only that helps (./convert.ts).
+  const unitRate = profile.trainer ? formatSteps : (rate: number) => formatRootRate({ unit: rootUnitOf(profile) }, rate);
+  return withConversion(profile, own, planOwn(liftLevers(profile), options), unitRate);
+}
+
+/** The plan with each operator's own levers: the trainer's for a training profile, else the pipeline's. */
+function planOwn(profile: Profile, options?: ModelOptions): Plan {
   return (profile.trainer ? trainerPlan(profile, options) : undefined) ?? planPipeline(profile, options);
 }
 

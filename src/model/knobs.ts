@@ -1,7 +1,8 @@
 /**
  * What an operator's profile says about how it runs, read the same way everywhere in the model.
  */
-import type { OpProfile } from '../shared/profile';
+import type { PlanChange } from '../shared/analysis';
+import type { Lever, OpProfile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 
 /** A map, filter or flatMap: an operator that calls a user fn on each element, which a worker pool can run. */
@@ -18,4 +19,29 @@ export function currentConcurrency(op: OpProfile, isAsync: boolean): number {
   if (k.resolvedParallelism !== undefined && k.resolvedParallelism > 0) return k.resolvedParallelism;
   if (typeof k.parallelism === 'number' && k.parallelism > 0) return k.parallelism;
   return 1;
+}
+
+/**
+ * Whether the operator's own library can make a change of this kind (`OpProfile.levers`; absent:
+ * plumber-data, which has every lever). Every candidate the planner makes asks this first, so a
+ * tfjs-data or Node-streams operator is only given what its library can do; what more plumber-data
+ * would do is the conversion's to propose (./convert.ts).
+ */
+export function can(op: { levers?: Lever[] }, lever: Lever): boolean {
+  return op.levers === undefined || op.levers.includes(lever);
+}
+
+/** The lever a plan change needs on its operator (a conversion needs none: it replaces the library). */
+export function leverOf(change: PlanChange): Lever | undefined {
+  switch (change.kind) {
+    case 'placement':
+      return 'placement';
+    case 'parallelism':
+    case 'prefetch':
+    case 'cache':
+    case 'cycleLength':
+      return change.kind;
+    case 'convert':
+      return undefined;
+  }
 }

@@ -31,7 +31,7 @@ import type { OpProfile, Placement, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 import { reweightBranches } from './dataflow';
 import { rootUnitOf } from './describe';
-import { currentConcurrency, isFnOp } from './knobs';
+import { can, currentConcurrency, isFnOp } from './knobs';
 import { fitLatency } from './latency';
 import type { Measured, OpMeasure } from './measured';
 import { awaitedWork, inputScale, moveOf, withAwaited } from './move';
@@ -199,7 +199,9 @@ function opMeasure(op: OpProfile, w: Window, cpu: CpuShares, inputBytes: number 
   const awaited = cpu.afterAwait.get(op.id);
   const placement: Placement = op.placement;
   const { isAsync, asyncCalls, latency } = waitsOf(op);
-  const tunable = (isFnOp(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files';
+  // An operator whose library has no parallelism lever (tfjs-data's mapAsync awaits one call at a
+  // time) is not tunable, however it awaits: see `can`.
+  const tunable = ((isFnOp(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files') && can(op, 'parallelism');
   // Root elements this operator's counters cover (see `Window`).
   const per = w.atRoot.has(op.id) ? (w.root?.counters.produced ?? w.n) : w.n;
   const fit = isAsync && c.asyncCalls > 0 && history.length > 0 ? fitLatency(op, currentConcurrency(op, isAsync), latency, history) : undefined;
@@ -225,7 +227,7 @@ function opMeasure(op: OpProfile, w: Window, cpu: CpuShares, inputBytes: number 
     concurrency: placement === 'main' && !isAsync && op.kind !== 'interleave' ? 1 : currentConcurrency(op, isAsync),
     isAsync,
     tunable,
-    movable: isFnOp(op) && placement === 'main' && (!isAsync || awaited?.works === true) && op.fnModule !== undefined && op.moveBlocked === undefined && c.calls > 0,
+    movable: isFnOp(op) && placement === 'main' && (!isAsync || awaited?.works === true) && op.fnModule !== undefined && op.moveBlocked === undefined && c.calls > 0 && can(op, 'placement'),
     move: withAwaited(moveOf(op, inputBytes), awaited),
   };
 }

@@ -55,13 +55,14 @@ export interface OpMeasure {
   concurrency: number;
   /** The op awaits promises (I/O or latency-bound work). */
   isAsync: boolean;
-  /** Its `parallelism` knob changes something: an async fn, a worker map, reads in flight, interleave. */
+  /** Its `parallelism` knob changes something (an async fn, a worker map, reads in flight, interleave) and its library has that lever. */
   tunable: boolean;
   /**
    * A fn on the main thread whose module is known and that works rather than waits: a sync fn, or
    * an async fn whose calls the runner awaited and timed (`move.awaited`) and that spent at least
    * `awaitedWorkShare` of them on its own CPU, and whose elements a copy between threads leaves
-   * as they are (no `op.moveBlocked`). It can move to worker threads.
+   * as they are (no `op.moveBlocked`), in a library that can run it there (the `placement` lever).
+   * It can move to worker threads.
    */
   movable: boolean;
   /**

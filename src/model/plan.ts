@@ -24,7 +24,7 @@ import { describeOp, formatRootRate } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
 import { evaluate } from './evaluate';
 import type { Evaluation } from './evaluation';
-import { isFnOp } from './knobs';
+import { can, isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
 import { cloneSide } from './move';
 import { taskCosts, taskGroup } from './tasks';
@@ -85,7 +85,7 @@ function best(m: Measured, candidates: Config[], lim: Limits, minGain: number): 
  * for a cheap fn on large elements that is more than the fn itself.
  */
 function workerPlaced(m: Measured): OpMeasure[] {
-  return m.order.map((id) => m.ops.get(id)).filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && isFnOp(om.op) && om.op.fnAsync !== true && om.callsPerRoot > 0);
+  return m.order.map((id) => m.ops.get(id)).filter((om): om is OpMeasure => om !== undefined && om.op.placement === 'worker' && isFnOp(om.op) && om.op.fnAsync !== true && om.callsPerRoot > 0 && can(om.op, 'placement'));
 }
 
 /**

@@ -2,12 +2,14 @@
  * Loading the user's module and finding its pipelines: exported datasets and exported
  * zero-argument functions (sync or async) that return one. Datasets are recognised by the
  * `plumber-data.key` symbol rather than by class, because the user's copy of plumber-data may not
- * be the runner's.
+ * be the runner's. A pipeline of another dialect (a tfjs-data `Dataset`, a Node `Readable`, an
+ * async generator's output or any async iterable) is seen through its dialect's root (dialects/).
  */
 import { register } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { DATASET_KEY } from '../data/tracing';
+import { dialectRoot } from './dialects';
 
 /** A dataset as the runner sees it: async iterable and tagged with its root operator's key. */
 export interface DatasetLike extends AsyncIterable<unknown> {
@@ -52,6 +54,11 @@ function exportsOf(ns: ModuleNamespace): [string, unknown][] {
   return [...byName];
 }
 
+/** The value as a pipeline the runner can pull: a plumber-data dataset as it is, another dialect's through its root. */
+function asPipeline(value: unknown, name: string): DatasetLike | undefined {
+  return isDataset(value) ? value : dialectRoot(value, name);
+}
+
 /** A pipeline found in the module. */
 export interface FoundPipeline {
   name: string;
@@ -67,8 +74,9 @@ export async function findPipelines(ns: ModuleNamespace): Promise<{ pipelines: F
   const pipelines: FoundPipeline[] = [];
   const others: string[] = [];
   for (const [name, value] of exportsOf(ns)) {
-    if (isDataset(value)) {
-      pipelines.push({ name, get: async () => value });
+    const root = asPipeline(value, name);
+    if (root !== undefined) {
+      pipelines.push({ name, get: async () => root });
     } else if (isZeroArgFunction(value)) {
       let result: unknown;
       try {
@@ -78,8 +86,9 @@ export async function findPipelines(ns: ModuleNamespace): Promise<{ pipelines: F
         others.push(name);
         continue;
       }
-      if (isDataset(result)) {
-        let first: DatasetLike | undefined = result;
+      const built = asPipeline(result, name);
+      if (built !== undefined) {
+        let first: DatasetLike | undefined = built;
         // The first call's dataset is reused so a factory runs once per profile.
         pipelines.push({
           name,
@@ -89,8 +98,8 @@ export async function findPipelines(ns: ModuleNamespace): Promise<{ pipelines: F
               first = undefined;
               return d;
             }
-            const again = await value();
-            if (!isDataset(again)) throw new Error(`${name}() returned a dataset once and then something else.`);
+            const again = asPipeline(await value(), name);
+            if (again === undefined) throw new Error(`${name}() returned a dataset once and then something else.`);
             return again;
           },
         });

@@ -25,6 +25,7 @@ import { checkOverrides, siteKeyOfOpId, toSiteMap } from './overrides';
 import { checkOverrideTargets, workerModuleProblem } from './overrideTargets';
 import { priceMoves } from './priceMoves';
 import { RunnerTracer } from './tracer';
+import { installDialects } from './dialects';
 import type { RunRequest } from './request';
 import { noElementMessage } from './stall';
 import { TrainWatch, runTraining, startsTraining, watchTraining } from './train';
@@ -107,6 +108,8 @@ function installTracer(req: RunRequest, file: string): { tracer: RunnerTracer; s
   const g = globalThis as Record<symbol, unknown>;
   g[TRACER_KEY] = tracer;
   g[OVERRIDES_KEY] = overrides;
+  // tfjs-data, Node streams and async generators report their stages to the same tracer.
+  installDialects(tracer, overrides, req.argSites, file);
   // An error thrown outside the consumer's await (a stray timer or promise in the user's code).
   let stray: unknown;
   const onStray = (e: unknown): void => {

@@ -2,6 +2,7 @@
  * What the parent (`spawn.ts`) asks the runner child (`main.ts`) to do. Internal to the runner:
  * it travels as JSON in the child's argv, so it holds only plain data.
  */
+import type { ArgSites } from '../shared/opId';
 import type { Overrides } from '../shared/profile';
 
 export interface RunRequest {
@@ -35,6 +36,8 @@ export interface RunRequest {
   childPidFile?: string;
   /** Treat the module as a training script whatever it exports: watch the loop it runs (train.ts). */
   train?: boolean;
+  /** Where the arguments of the pipeline's `pipeline(…)`/`compose(…)` calls are written (see `RunProfileOptions.argSites`). */
+  argSites?: ArgSites[];
 }
 
 /**

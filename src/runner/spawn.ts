@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { ArgSites } from '../shared/opId';
 import type { Overrides, Profile, ProfileError, RunnerMessage } from '../shared/profile';
 import { failedProfile } from './emptyProfile';
 import { checkOverrides } from './overrides';
@@ -55,6 +56,12 @@ export interface RunProfileOptions {
    * dataset (see src/runner/train.ts for how a script is otherwise recognised).
    */
   train?: boolean;
+  /**
+   * Node streams: the op ids of the arguments of each `pipeline(…)`/`compose(…)` call, which no
+   * stack shows (the engine reads them from the source: `PipelineGraph.argSites`). Without them
+   * those arguments run untimed.
+   */
+  argSites?: ArgSites[];
   /** Hard limit on the whole child, loading included (default: warm-up + budget + 30 s). */
   timeoutSeconds?: number;
   /** Heap limit of the child (`--max-old-space-size`, default: half the machine's memory, at most 4096). */
@@ -313,6 +320,7 @@ export async function runProfile(opts: RunProfileOptions): Promise<Profile> {
     progressInterval: DEFAULTS.progressInterval,
     probes: opts.probes ?? true,
     ...(opts.train ? { train: true } : {}),
+    ...(opts.argSites && opts.argSites.length > 0 ? { argSites: opts.argSites } : {}),
   };
   for (const k of ['seconds', 'maxElements', 'warmupSeconds', 'startSeconds', 'warmupMinElements'] as const) {
     if (!((request[k] ?? 0) >= 0)) throw new TypeError(`runProfile: \`${k}\` must be a non-negative number.`);

@@ -21,6 +21,7 @@ import { DATASET_KEY } from '../data/tracing';
 import type { Profile, ProfileError, RunnerMessage, TrainerInfo, WindowSlice } from '../shared/profile';
 import { calibrateWorkerTasks } from './calibrate';
 import { exportedFunctions, loadedEsModules, type ModuleNamespace } from './discover';
+import { stageOf } from './dialects/stage';
 import { loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, peakRssBytes, probeAvailableCores, processCpuSeconds, runnableShare, threadRunAndWait } from './machine';
 import type { RunRequest } from './request';
@@ -362,7 +363,7 @@ export async function runTraining(r: TrainRun, watch: TrainWatch, importing: Pro
   profile.ops = tracer.ops(file, exportedFunctions(ns, file, await loadedEsModules(file)), key);
   profile.pipeline.rootId = tracer.idOf(key, file);
   pipelineShare(profile);
-  const exported = Object.entries(ns).find(([, v]) => typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[DATASET_KEY] === key);
+  const exported = Object.entries(ns).find(([, v]) => typeof v === 'object' && v !== null && ((v as Record<symbol, unknown>)[DATASET_KEY] === key || stageOf(v)?.key === key));
   profile.pipeline.exportName = exported?.[0] ?? '';
   if (req.probes !== false) await r.priceMoves(tracer, profile, file);
   process.removeListener('uncaughtException', onError);

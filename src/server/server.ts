@@ -185,7 +185,7 @@ function scheduleDiagnostics(uri: string, delayMs = 250): void {
 function publishDiagnostics(uri: string): void {
   try {
     if (!documents.get(uri)) return;
-    const list = diagnostics(uri, uriToFile(uri), session.views(uri), session.lints(uri), session.settings.diagnostics);
+    const list = diagnostics(uri, uriToFile(uri), session.views(uri), session.lints(uri), session.settings.diagnostics, session.graph(uri).stops);
     const cut = session.cut(uri);
     if (cut && session.settings.diagnostics.enabled) list.push(cutDiagnostic(cut, SOURCE));
     void connection.sendDiagnostics({ uri, diagnostics: list });

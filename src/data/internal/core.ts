@@ -191,17 +191,50 @@ export class Wakeup {
 }
 
 /**
+ * Pulls from an async source that took long (at least SLOW_PULL_MS): a source's elements then take
+ * very different times (most ready at once, some awaiting I/O or timers), and sampling their pulls
+ * would extrapolate whichever few it caught. Every Sampler sees the count change and times every
+ * chunk for a while (see Sampler).
+ */
+let slowPulls = 0;
+/** A pull from a source at least this long (milliseconds) counts as slow. */
+export const SLOW_PULL_MS = 0.05;
+/** Chunks a Sampler times one by one after a slow pull or an expensive chunk. */
+const HOLD_CHUNKS = 1024;
+
+/** Tells every Sampler that a source's pull took long (see `slowPulls`). */
+export function noteSlowPull(): void {
+  slowPulls++;
+}
+
+/**
  * Decides which chunks an operator times. Timing costs three clock reads per chunk; on a pipeline
  * whose chunks take a microsecond that would double its cost. So once sampled chunks prove cheap
  * (under 50 µs), only about one in `stride` (4 to 64, the cheaper the rarer) is timed, at
  * random gaps so a periodic pattern cannot bias it, and each sample counts `stride` times: the
  * totals stay unbiased. Expensive chunks are always timed, where the clock's cost is negligible.
+ *
+ * Durations that vary by orders of magnitude (an async source that mostly has an element ready and
+ * sometimes awaits I/O) defeat sampling: a sample that catches a slow chunk, counted `stride`
+ * times, can claim more time than the run lasted, and one that misses them all claims none. So
+ * after an expensive chunk, or a slow pull anywhere (`noteSlowPull`), every chunk is timed for the
+ * next HOLD_CHUNKS, and a sample never counts for more than the wall time since the previous timed
+ * chunk ended (`credit`).
  */
 export class Sampler {
   private skip = 0;
   private stride = 1;
+  private hold = 0;
+  private slowSeen = slowPulls;
+  private lastEnd = -1;
   /** 0: do not time this chunk; otherwise the number of chunks its timing stands for. */
   tick(): number {
+    if (this.slowSeen !== slowPulls) {
+      this.slowSeen = slowPulls;
+      this.hold = HOLD_CHUNKS;
+      this.stride = 1;
+      this.skip = 0;
+    }
     if (this.skip > 0) {
       this.skip--;
       return 0;
@@ -212,7 +245,25 @@ export class Sampler {
   }
   /** Adapts the stride to a sampled chunk's duration in milliseconds. */
   adapt(ms: number): void {
-    this.stride = ms >= 0.05 ? 1 : ms >= 0.01 ? 4 : ms >= 0.002 ? 16 : 64;
+    if (ms >= 0.05) this.hold = HOLD_CHUNKS;
+    if (this.hold > 0) {
+      this.hold--;
+      this.stride = 1;
+      return;
+    }
+    this.stride = ms >= 0.01 ? 4 : ms >= 0.002 ? 16 : 64;
+  }
+  /**
+   * The milliseconds to count for a timed chunk that took `ms`, ended `end` and stands for `w`
+   * chunks: `ms × w`, but no more than the wall time since the previous timed chunk ended (the
+   * chunks it stands for all ran since then), and never less than its own `ms`. Adapts the stride.
+   */
+  credit(ms: number, w: number, end: number): number {
+    let c = ms * w;
+    if (w > 1 && this.lastEnd >= 0) c = Math.max(ms, Math.min(c, end - this.lastEnd));
+    this.lastEnd = end;
+    this.adapt(ms);
+    return c;
   }
 }
 
@@ -226,9 +277,8 @@ export function pull<T>(up: Chunks<T>, hint: number, upC: OpCounters | null, s: 
   if (w === 0) return up.next(hint);
   const t0 = now();
   const done = (): void => {
-    const d = now() - t0;
-    upC.waitSeconds += (d * w) / 1000;
-    s.adapt(d);
+    const t1 = now();
+    upC.waitSeconds += s.credit(t1 - t0, w, t1) / 1000;
   };
   return up.next(hint).then(
     (r) => {

@@ -77,7 +77,7 @@ function sourceLines(file: string): string[] | null {
  * method name, look for `method` as a whole word at or after it (a few lines at most), so the site
  * matches what an editor sees in the file.
  */
-function refine(site: CallSite, method: string): CallSite {
+export function refine(site: CallSite, method: string): CallSite {
   const lines = sourceLines(site.file);
   if (lines === null) return site;
   const isWord = (c: string | undefined): boolean => c !== undefined && /[\w$]/.test(c);

@@ -11,6 +11,7 @@
  */
 import * as path from 'node:path';
 import type { ModelOptions } from '../../shared/analysis';
+import type { ArgSites } from '../../shared/opId';
 import type { Overrides, Profile } from '../../shared/profile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
 import { probesFor } from '../passes';
@@ -74,9 +75,31 @@ export function runRequestFor(settings: RunSettings, purpose: RunPurpose, budget
  * graph cannot read yields none: the runner's own randomness checks still apply.
  */
 export async function sourceRandomOps(file: string, graphs?: GraphSource): Promise<string[]> {
+  const source = graphs ?? (await diskGraphs());
+  if (source === undefined) return [];
   try {
-    const source = graphs ?? new (await import('../graph/workspace.js')).GraphWorkspace();
     return staticRandomOps(locateOps(path.resolve(file), source));
+  } catch {
+    return [];
+  }
+}
+
+/** A workspace that reads the disk (ts-morph is loaded only then); undefined when it cannot be loaded. */
+async function diskGraphs(): Promise<GraphSource | undefined> {
+  try {
+    return new (await import('../graph/workspace.js')).GraphWorkspace();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Node streams: where the engine saw the arguments of the `pipeline(…)`/`compose(…)` calls of
+ * `file`'s chains, which the runner cannot read from a stack (see `RunProfileOptions.argSites`).
+ */
+export function sourceArgSites(file: string, graphs: GraphSource | undefined): ArgSites[] {
+  try {
+    return graphs === undefined ? [] : graphs.graphOf(path.resolve(file)).pipelines.flatMap((p) => p.argSites ?? []);
   } catch {
     return [];
   }
@@ -117,7 +140,9 @@ export interface FileDiagnosis extends Diagnosis {
 export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagnosis> {
   const clock = input.clock ?? ((): number => performance.now() / 1000);
   const began = clock();
-  const randomOps = await sourceRandomOps(input.file, input.graphs);
+  const graphs = input.graphs ?? (await diskGraphs());
+  const randomOps = await sourceRandomOps(input.file, graphs);
+  const argSites = sourceArgSites(input.file, graphs);
   const sourceSeconds = clock() - began;
   const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
   const spawn = input.spawn ?? runProfile;
@@ -129,6 +154,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
       file: input.file,
       ...(exportName !== undefined ? { exportName } : {}),
       overrides,
+      ...(argSites.length > 0 ? { argSites } : {}),
       ...runRequestFor(input.runs, purpose, budget),
       ...(input.signal ? { signal: input.signal } : {}),
     };

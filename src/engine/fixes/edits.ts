@@ -6,7 +6,9 @@
  * reason. Comments are never inside a replaced range.
  */
 import * as path from 'node:path';
+import { can, leverOf } from '../../model';
 import type { PlanChange } from '../../shared/analysis';
+import { optionName } from '../../shared/dialects';
 import type { FileGraph, FnInfo, GraphOp, PipelineGraph } from '../graph/types';
 
 /** One text replacement in one file, by offsets into the text the graph was extracted from. */
@@ -38,8 +40,28 @@ export interface FixContext {
   runtimeModuleOf?(id: string): { file: string; exportName: string } | undefined;
 }
 
-/** Option properties one fix wants on one operator, in the order they should be written. */
+/**
+ * Option properties one fix wants on one operator, in the order they should be written, by
+ * plumber-data's knob name (`GraphOp.knobs` is keyed so); `writtenName` spells it as the operator's
+ * library does.
+ */
 type OptionPatch = Array<[key: string, valueText: string, overwrite: boolean]>;
+
+/**
+ * How `op`'s options spell plumber-data's knob `key` (a Node stream's `concurrency` for
+ * `parallelism`). `optionNames` is keyed by the plan's knob, which for a buffer is `prefetch`
+ * while the knob it sets is `bufferSize` (a Node stream's `highWaterMark`).
+ */
+function writtenName(op: GraphOp, key: string): string {
+  const knob = key === 'bufferSize' ? 'prefetch' : key;
+  const spelt = op.optionNames?.[knob] ?? (knob === 'parallelism' || knob === 'prefetch' ? optionName(op.dialect, knob) : knob);
+  return spelt === knob ? key : spelt;
+}
+
+/** The operator sets its buffer with an option of its own (a Node stream's highWaterMark), not with a `.prefetch(n)` after it. */
+function buffersByOption(op: GraphOp): boolean {
+  return op.optionNames?.['prefetch'] !== undefined || optionName(op.dialect, 'prefetch') !== 'prefetch';
+}
 
 function lineEndAfter(text: string, pos: number): number | undefined {
   const nl = text.indexOf('\n', pos);
@@ -58,17 +80,17 @@ function optionEdits(op: GraphOp, patch: OptionPatch, text: string): FixOutcome 
       if (overwrite && knob.text !== value) edits.push({ file: op.file, start: knob.span.start, end: knob.span.end, newText: value });
     } else if (knob.state === 'expression') {
       if (!overwrite) continue;
-      return { ok: false, reason: `${key} of ${op.label} is the expression \`${knob.text}\`; Plumber does not overwrite code it cannot read. Set it to ${value} there.` };
+      return { ok: false, reason: `${writtenName(op, key)} of ${op.label} is the expression \`${knob.text}\`; Plumber does not overwrite code it cannot read. Set it to ${value} there.` };
     } else {
       missing.push([key, value]);
     }
   }
   if (missing.length === 0) return { ok: true, edits };
   // plumber-data rejects an option the operator does not know: never write one.
-  const unknown = op.optionKeys ? missing.filter(([k]) => !op.optionKeys!.includes(k)).map(([k]) => k) : [];
+  const unknown = op.optionKeys ? missing.filter(([k]) => !op.optionKeys!.includes(writtenName(op, k)) && !op.optionKeys!.includes(k)).map(([k]) => writtenName(op, k)) : [];
   if (unknown.length > 0) return { ok: false, reason: `${op.label} takes no ${unknown.join(' or ')} option, so Plumber cannot set it there.` };
   const site = op.options;
-  const props = missing.map(([k, v]) => `${k}: ${v}`);
+  const props = missing.map(([k, v]) => `${writtenName(op, k)}: ${v}`);
   if (!site || site.state === 'expression') {
     const written = site?.state === 'expression' && site.text ? ` are the expression \`${site.text}\`` : ' cannot be written here';
     return { ok: false, reason: `The options of ${op.label}${written}; Plumber does not rewrite them. Add ${props.join(', ')} there.` };
@@ -153,6 +175,9 @@ export function moduleExpression(op: GraphOp, moduleKind: 'esm' | 'cjs', runtime
 function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp, OptionPatch>, inserts: PlannedEdit[]): string | undefined {
   const op = ctx.opFor(change.opId);
   if (!op) return `The operator ${change.opId} is no longer in the source; profile again.`;
+  // A dialect's operator takes only its own library's knobs (`GraphOp.levers`); the rest is a conversion.
+  const lever = leverOf(change);
+  if (lever !== undefined && !can(op, lever)) return `${op.dialect ?? 'Its library'} has no ${lever} knob for ${op.label}; only converting the pipeline to plumber-data makes this change.`;
   const text = ctx.textOf(op.file);
   const patchOf = (o: GraphOp): OptionPatch => {
     let p = patches.get(o);
@@ -161,7 +186,7 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
   };
   switch (change.kind) {
     case 'parallelism':
-      if (!op.options) return `${op.label} has no parallelism to set.`;
+      if (!op.options) return `${op.label} has no ${writtenName(op, 'parallelism')} to set.`;
       patchOf(op).push(['parallelism', String(change.to), true]);
       return undefined;
     case 'cycleLength':
@@ -196,6 +221,12 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       return undefined;
     }
     case 'prefetch':
+      // A buffer its library sets as an option of the operator (a Node stream's highWaterMark).
+      if (buffersByOption(op)) {
+        if (!op.options) return `${op.label} has no ${writtenName(op, 'prefetch')} to set.`;
+        patchOf(op).push(['bufferSize', String(change.size), true]);
+        return undefined;
+      }
       if (change.existing || op.kind === 'prefetch') {
         const knob = op.knobs['bufferSize'];
         if (knob?.state === 'literal') {

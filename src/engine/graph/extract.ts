@@ -5,8 +5,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { CallExpression, Node, SourceFile, Symbol as MorphSymbol, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
+import { CallExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
 import { readFunction } from './functions';
+import { Values, functionOf, returnedExpression, symbolOf, unwrap } from './ast';
+import { exportedRoots, type Root } from './roots';
+import { extractDialects } from './dialects';
 import { LIBRARY, METHOD_OPERATORS, MULTI_INPUT_SOURCES, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
 import { FN_ARG, chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
 import type { FileGraph, GraphOp, PipelineGraph } from './types';
@@ -21,55 +24,18 @@ interface RawOp {
   inputs: RawOp[];
   /** An upstream could not be followed (a parameter of type Dataset, an untyped value). */
   partial: boolean;
+  /** Chains built inside this operator's fn (an interleave's or flatMap's per-element datasets). */
+  nested?: RawOp[];
 }
 
-const WRAPPERS = new Set([SyntaxKind.ParenthesizedExpression, SyntaxKind.AsExpression, SyntaxKind.NonNullExpression, SyntaxKind.SatisfiesExpression, SyntaxKind.TypeAssertionExpression]);
-
-function unwrap(node: Node): Node {
-  let n = node;
-  while (WRAPPERS.has(n.getKind())) n = (n as Node & { getExpression(): Node }).getExpression();
-  return n;
-}
-
-function symbolOf(node: Node): MorphSymbol | undefined {
-  try {
-    return node.getSymbol();
-  } catch {
-    return undefined;
-  }
-}
-
-type FunctionNode = Node & { getBody(): Node | undefined; getParameters(): Node[] };
-
-function functionOf(decl: Node | undefined): FunctionNode | undefined {
-  if (!decl) return undefined;
-  if (Node.isFunctionDeclaration(decl) || Node.isArrowFunction(decl) || Node.isFunctionExpression(decl)) return decl;
-  if (Node.isVariableDeclaration(decl)) {
-    const init = decl.getInitializer();
-    const inner = init ? unwrap(init) : undefined;
-    if (inner && (Node.isArrowFunction(inner) || Node.isFunctionExpression(inner))) return inner;
-  }
-  return undefined;
-}
-
-/** The expression a function returns (an expression body, or its last `return`). */
-function returnedExpression(fn: FunctionNode): Node | undefined {
-  const body = fn.getBody();
-  if (!body) return undefined;
-  if (!Node.isBlock(body)) return body;
-  const returns = body.getDescendantsOfKind(SyntaxKind.ReturnStatement).filter((r) => r.getFirstAncestor((a) => Node.isFunctionLikeDeclaration(a) || Node.isArrowFunction(a) || Node.isFunctionExpression(a)) === fn);
-  for (let i = returns.length - 1; i >= 0; i--) {
-    const e = returns[i]!.getExpression();
-    if (e) return e;
-  }
-  return undefined;
-}
+/** Operators whose fn returns a dataset the library pulls from, nested in the operator. */
+const NESTING = new Set<string>(['interleave', 'flatMap']);
 
 /** Walks chains. One instance per extraction, so memo tables never outlive a version of the source. */
 class ChainWalker {
   private readonly memo = new Map<Node, RawOp | null>();
   private readonly active = new Set<Node>();
-  private readonly assignments = new Map<VariableDeclaration, Node[]>();
+  readonly values = new Values();
   /** Parameters of the helpers being followed, bound to the call's arguments. */
   private readonly bindings = new Map<Node, Node>();
 
@@ -111,9 +77,14 @@ class ChainWalker {
       if (!METHOD_OPERATORS.has(name)) return undefined;
       const receiver = callee.getExpression();
       const up = this.resolve(receiver, depth + 1);
-      if (up) return { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: [up, ...sideInputs(name)], partial: false };
-      if (hasDatasetType(receiver)) return { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: sideInputs(name), partial: true };
-      return undefined;
+      let raw: RawOp | undefined;
+      if (up) raw = { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: [up, ...sideInputs(name)], partial: false };
+      else if (hasDatasetType(receiver)) raw = { call, kind: name as OpKind, nameNode: callee.getNameNode(), inputs: sideInputs(name), partial: true };
+      if (raw && NESTING.has(name)) {
+        const nested = this.nestedChain(call.getArguments()[0], depth);
+        if (nested) raw.nested = [nested];
+      }
+      return raw;
     }
     if (Node.isIdentifier(callee)) {
       const src = sourceFunctionName(callee);
@@ -145,10 +116,28 @@ class ChainWalker {
     for (let guard = 0; e && Node.isIdentifier(e) && guard < 5; guard++) {
       const decl = unalias(symbolOf(e))?.getDeclarations()[0] ?? this.syntacticDeclaration(e);
       if (!decl || !Node.isVariableDeclaration(decl)) return [];
-      const value = this.valueAt(decl, decl.getSourceFile() === e.getSourceFile() ? e.getStart() : Number.MAX_SAFE_INTEGER);
+      const value = this.values.valueAt(decl, decl.getSourceFile() === e.getSourceFile() ? e.getStart() : Number.MAX_SAFE_INTEGER);
       e = value ? unwrap(value) : undefined;
     }
     return e && Node.isArrayLiteralExpression(e) ? e.getElements().filter((el) => !Node.isSpreadElement(el)) : [];
+  }
+
+  /**
+   * The chain an operator's fn builds per element (`(s) => lines(s).map(parse)`, or a named
+   * function that returns one): its operators run nested in the operator, at their own call sites.
+   * The fn's parameters are unknown here, so they stay unbound.
+   */
+  private nestedChain(arg: Node | undefined, depth: number): RawOp | undefined {
+    if (!arg) return undefined;
+    const a = unwrap(arg);
+    const fn = Node.isIdentifier(a) ? functionOf(unalias(symbolOf(a))?.getDeclarations()[0]) : functionOf(a);
+    if (!fn || this.active.has(fn)) return undefined;
+    this.active.add(fn);
+    try {
+      return this.resolve(returnedExpression(fn), depth + 1);
+    } finally {
+      this.active.delete(fn);
+    }
   }
 
   /** A call of a user helper that returns a dataset: follow it to its return statement. */
@@ -181,7 +170,7 @@ class ChainWalker {
     if (!decl) return undefined;
     if (Node.isVariableDeclaration(decl)) {
       const sameFile = decl.getSourceFile() === id.getSourceFile();
-      const value = this.valueAt(decl, sameFile ? id.getStart() : Number.MAX_SAFE_INTEGER);
+      const value = this.values.valueAt(decl, sameFile ? id.getStart() : Number.MAX_SAFE_INTEGER);
       return value ? this.resolve(value, depth + 1) : undefined;
     }
     if (Node.isExportAssignment(decl)) return this.resolve(decl.getExpression(), depth + 1);
@@ -203,37 +192,6 @@ class ChainWalker {
   private syntacticDeclaration(id: Node): Node | undefined {
     return id.getSourceFile().getVariableDeclaration(id.getText());
   }
-
-  /** The value a variable holds at `pos`: its initializer, or the last `x = …` before `pos` for `let`/`var`. */
-  valueAt(decl: VariableDeclaration, pos: number): Node | undefined {
-    const init = decl.getInitializer();
-    const kind = decl.getVariableStatement()?.getDeclarationKind();
-    if (kind === VariableDeclarationKind.Const || kind === undefined) return init;
-    let assigned = this.assignments.get(decl);
-    if (!assigned) {
-      assigned = [];
-      const name = decl.getName();
-      const scope = decl.getFirstAncestor((a) => Node.isBlock(a) || Node.isSourceFile(a)) ?? decl.getSourceFile();
-      for (const bin of scope.getDescendantsOfKind(SyntaxKind.BinaryExpression)) {
-        if (bin.getOperatorToken().getKind() !== SyntaxKind.EqualsToken) continue;
-        const left = bin.getLeft();
-        if (!Node.isIdentifier(left) || left.getText() !== name) continue;
-        const target = unalias(symbolOf(left))?.getDeclarations()[0];
-        if (target !== undefined && target !== decl) continue;
-        assigned.push(bin);
-      }
-      this.assignments.set(decl, assigned);
-    }
-    let best: Node | undefined = init;
-    let bestPos = decl.getStart();
-    for (const bin of assigned) {
-      if (bin.getEnd() <= pos && bin.getStart() > bestPos && Node.isBinaryExpression(bin)) {
-        best = bin.getRight();
-        bestPos = bin.getStart();
-      }
-    }
-    return best;
-  }
 }
 
 /** `${line}:${column}` (1-based, of the method name), prefixed by the POSIX path relative to the pipeline file's directory for other files. */
@@ -246,16 +204,21 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
   const ops: GraphOp[] = [];
   const ids = new Map<RawOp, string>();
   let partial = false;
-  const visit = (raw: RawOp, guard: Set<RawOp>): void => {
+  const idOf = (raw: RawOp): string => {
+    const lc = lineColumn(raw.call.getSourceFile(), raw.nameNode.getStart());
+    return opId(pipelineFile, raw.call.getSourceFile().getFilePath(), lc.line, lc.column);
+  };
+  const visit = (raw: RawOp, guard: Set<RawOp>, parent?: string): void => {
     if (ids.has(raw) || guard.has(raw)) return;
     guard.add(raw);
-    for (const input of raw.inputs) visit(input, guard);
-    partial ||= raw.partial;
+    for (const input of raw.inputs) visit(input, guard, parent);
+    const id = idOf(raw);
+    // A nested chain's upstream is part of the nested chain: its operators share the parent.
+    for (const inner of raw.nested ?? []) visit(inner, guard, id);
+    if (parent === undefined) partial ||= raw.partial;
     const sf = raw.call.getSourceFile();
     const file = sf.getFilePath();
     const nameStart = raw.nameNode.getStart();
-    const lc = lineColumn(sf, nameStart);
-    const id = opId(pipelineFile, file, lc.line, lc.column);
     ids.set(raw, id);
     const detail = readOperator(raw.call, raw.kind);
     const fnArg = FN_ARG[raw.kind];
@@ -277,6 +240,7 @@ function materialise(root: RawOp, pipelineFile: string): { ops: GraphOp[]; parti
     };
     const indent = dot >= 0 ? chainLineIndent(sf, dot) : undefined;
     if (indent !== undefined) op.lineIndent = indent;
+    if (parent !== undefined) op.parent = parent;
     if (detail.options) op.options = detail.options;
     if (detail.cardinality !== undefined) op.cardinality = detail.cardinality;
     if (detail.optionKeys) op.optionKeys = detail.optionKeys;
@@ -319,105 +283,6 @@ export function moduleKindOf(file: string, text: string): 'esm' | 'cjs' {
   return 'cjs';
 }
 
-interface Root {
-  name: string;
-  exported: boolean;
-  factory: boolean;
-  head: Node;
-  expr: Node | undefined;
-}
-
-function exportedRoots(sf: SourceFile, walker: ChainWalker): Root[] {
-  const roots: Root[] = [];
-  let exported: ReadonlyMap<string, Node[]>;
-  try {
-    exported = sf.getExportedDeclarations();
-  } catch {
-    return roots;
-  }
-  for (const [name, decls] of exported) {
-    const decl = decls[0];
-    if (!decl) continue;
-    if (Node.isVariableDeclaration(decl)) {
-      const value = walker.valueAt(decl, Number.MAX_SAFE_INTEGER);
-      const fn = value ? functionOf(unwrap(value)) : undefined;
-      if (fn) {
-        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getNameNode(), expr: returnedExpression(fn) });
-      } else {
-        roots.push({ name, exported: true, factory: false, head: decl.getNameNode(), expr: value });
-      }
-    } else if (Node.isFunctionDeclaration(decl)) {
-      if (decl.getParameters().length === 0 && decl.hasBody()) roots.push({ name, exported: true, factory: true, head: decl.getNameNode() ?? decl, expr: returnedExpression(decl) });
-    } else if (Node.isExportAssignment(decl)) {
-      roots.push({ name, exported: true, factory: false, head: decl, expr: decl.getExpression() });
-    } else if (Node.isExpression(decl)) {
-      const fn = functionOf(decl);
-      if (fn) {
-        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getParent() ?? decl, expr: returnedExpression(fn) });
-      } else {
-        roots.push({ name, exported: true, factory: false, head: decl.getParent() ?? decl, expr: decl });
-      }
-    }
-  }
-  const named = new Set(roots.map((r) => r.name));
-  for (const r of commonJsRoots(sf)) if (!named.has(r.name)) roots.push(r);
-  return roots;
-}
-
-/**
- * A root for `name = value` as an export: a zero-parameter function is a factory, anything else the
- * pipeline itself. A name (`module.exports = { train }`) stands for the top-level function or
- * variable it names in the file.
- */
-function rootOf(name: string, head: Node, value: Node, sf: SourceFile): Root | undefined {
-  const v = unwrap(value);
-  const local = Node.isIdentifier(v) ? (sf.getFunction(v.getText()) ?? sf.getVariableDeclaration(v.getText())) : undefined;
-  const fn = functionOf(local ?? v);
-  if (!fn) return { name, exported: true, factory: false, head, expr: local && Node.isVariableDeclaration(local) ? local.getInitializer() : value };
-  return fn.getParameters().length === 0 ? { name, exported: true, factory: true, head, expr: returnedExpression(fn) } : undefined;
-}
-
-/**
- * CommonJS exports at the top level of a file, which ts-morph does not report as exported
- * declarations: `module.exports.name = …`, `exports.name = …` and `module.exports = { name, other: … }`
- * (the runner finds them by name as it finds ES exports).
- */
-function commonJsRoots(sf: SourceFile): Root[] {
-  const roots: Root[] = [];
-  let reassigned = false;
-  for (const stmt of sf.getStatements()) {
-    if (!Node.isExpressionStatement(stmt)) continue;
-    const bin = stmt.getExpression();
-    if (!Node.isBinaryExpression(bin) || bin.getOperatorToken().getKind() !== SyntaxKind.EqualsToken) continue;
-    const left = bin.getLeft().getText().replace(/\s+/g, '');
-    const right = bin.getRight();
-    const member = /^(module\.)?exports\.([A-Za-z_$][\w$]*)$/.exec(left);
-    // After `module.exports = …` the `exports` variable is the object that no longer exports.
-    if (member && (member[1] || !reassigned)) {
-      const root = rootOf(member[2]!, bin.getLeft(), right, sf);
-      if (root) roots.push(root);
-      continue;
-    }
-    if (left !== 'module.exports') continue;
-    // A new exports object: what was assigned to the old one is not exported.
-    roots.length = 0;
-    reassigned = true;
-    const object = unwrap(right);
-    if (!Node.isObjectLiteralExpression(object)) continue;
-    for (const prop of object.getProperties()) {
-      let root: Root | undefined;
-      if (Node.isPropertyAssignment(prop)) {
-        const value = prop.getInitializer();
-        if (value) root = rootOf(prop.getName(), prop.getNameNode(), value, sf);
-      } else if (Node.isShorthandPropertyAssignment(prop)) {
-        root = rootOf(prop.getName(), prop.getNameNode(), prop.getNameNode(), sf);
-      }
-      if (root) roots.push(root);
-    }
-  }
-  return roots;
-}
-
 /** True when `call` is an operator call whose result is not itself the receiver of another operator. */
 function isChainTop(call: CallExpression): boolean {
   const parent = call.getParent();
@@ -447,9 +312,11 @@ export function extractFile(sf: SourceFile): FileGraph {
     const pipeline: PipelineGraph = { name: root.name, exported: root.exported, factory: root.factory, file, head: nodeSpan(root.head), ops, rootId: last.id, partial };
     pipelines.push(pipeline);
   };
-  for (const root of exportedRoots(sf, walker)) {
+  const others: Root[] = [];
+  for (const root of exportedRoots(sf, walker.values)) {
     const top = walker.resolve(root.expr);
     if (top) build(root, top);
+    else others.push(root);
   }
   // Unexported chains (a local pipeline consumed in the same file, a helper with parameters).
   const candidates = sf.getDescendantsOfKind(SyntaxKind.CallExpression).filter((c) => {
@@ -465,6 +332,12 @@ export function extractFile(sf: SourceFile): FileGraph {
     const name = `local:${holder ? holder.getName() : 'chain'}@${line}`;
     build({ name, exported: false, factory: false, head: holder ? holder.getNameNode() : call, expr: call }, top);
   }
+  // A node inside a plumber-data chain (an async generator handed to `from()`) is that chain's.
+  const taken = (node: Node): boolean => covered.has(`${node.getStart()}`) || node.getAncestors().some((a) => Node.isCallExpression(a) && covered.has(`${a.getStart()}`));
+  const dialects = extractDialects(sf, walker.values, others, taken);
+  pipelines.push(...dialects.pipelines);
   const typed = sf.getImportDeclarations().some((d) => specifierOf(d) === LIBRARY && specifierFile(d) !== undefined);
-  return { file, moduleKind: moduleKindOf(file, sf.getFullText()), pipelines, typed };
+  const graph: FileGraph = { file, moduleKind: moduleKindOf(file, sf.getFullText()), pipelines, typed };
+  if (dialects.stops.length > 0) graph.stops = dialects.stops;
+  return graph;
 }

@@ -2,7 +2,7 @@
  * One operator call, read in detail: its knobs (literal, absent, or an expression a fix must not
  * touch), where new options can be written, its label and its spans.
  */
-import { CallExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
+import { CallExpression, NewExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
 import type { Knob, OptionsSite, Span } from './types';
 import type { OpKind } from '../../shared/profile';
 
@@ -115,7 +115,7 @@ function lineIndentAt(text: string, pos: number): string {
   return m ? m[0] : '';
 }
 
-function readOptions(call: CallExpression, index: number, keys: string[], knobs: Record<string, Knob>): OptionsSite {
+export function readOptions(call: CallExpression | NewExpression, index: number, keys: string[], knobs: Record<string, Knob>): OptionsSite {
   const args = call.getArguments();
   const arg = args[index];
   const file = call.getSourceFile();
@@ -159,7 +159,7 @@ function readOptions(call: CallExpression, index: number, keys: string[], knobs:
 }
 
 /** Short text of an argument for a label: identifiers and literals as written, anything else elided. */
-function shortArg(node: Node | undefined): string {
+export function shortArg(node: Node | undefined): string {
   if (!node) return '';
   if (Node.isIdentifier(node) || Node.isNumericLiteral(node) || Node.isPropertyAccessExpression(node)) {
     const t = node.getText();

@@ -125,6 +125,12 @@ export interface GraphOp {
   inputs: string[];
   /** Position in the chain from the source (0 = source). */
   index: number;
+  /**
+   * For an operator built inside another operator's fn (the chain an `interleave` or `flatMap`
+   * opens per element, a generator stage inside another): that operator's id, as the runner's
+   * `OpProfile.parentId`. Such operators come before their parent in `ops`, like inputs.
+   */
+  parent?: string;
   /** The library the operator belongs to; absent: plumber-data. */
   dialect?: Dialect;
   /** The changes its own library can make (see `Lever`); absent: all of plumber-data's. */

@@ -8,6 +8,7 @@ import type { Settings } from '../../shared/settings';
 import type { LintFinding } from '../lints/rules';
 import { measuredLints } from '../lints/measured';
 import type { PipelineView } from '../views';
+import type { GraphStop } from '../../engine/graph/types';
 import type { Plan } from '../../shared/analysis';
 import { fileToUri } from './format';
 import { STALE_WORDS, rateWords } from '../../shared/words';
@@ -32,10 +33,13 @@ function predictedWords(plan: Plan, unit: string): string {
 
 export const SOURCE = 'plumber';
 
-/** Diagnostics for one document. `uri` is the document's URI as the client sent it. */
-export function diagnostics(uri: string, file: string, views: PipelineView[], lints: LintFinding[], settings: Settings['diagnostics']): Diagnostic[] {
+/**
+ * Diagnostics for one document. `uri` is the document's URI as the client sent it; `stops` are the
+ * places the graph saw a chain and could not follow it (said as Information, never silence).
+ */
+export function diagnostics(uri: string, file: string, views: PipelineView[], lints: LintFinding[], settings: Settings['diagnostics'], stops: GraphStop[] = []): Diagnostic[] {
   if (!settings.enabled) return [];
-  const out: Diagnostic[] = [];
+  const out: Diagnostic[] = stops.map((s) => ({ range: s.range, severity: DiagnosticSeverity.Information, source: SOURCE, code: 'plumber/not-followed', message: s.message }));
   const uriOf = (f: string): string => (f === file ? uri : fileToUri(f));
   for (const f of [...lints, ...measuredLints(views)]) {
     if (f.op.file !== file) continue;

@@ -222,7 +222,8 @@ export function lintPipeline(p: PipelineGraph, env: LintEnv): LintFinding[] {
     if (FN_KINDS.has(op.kind)) lintFunctionOp(op, env, out);
   }
   const root = byId.get(p.rootId);
-  if (p.exported && root && root.kind !== 'prefetch' && p.ops.length > 1) {
+  // Node streams and async generators have no prefetch() to add (their buffers are highWaterMark, or none).
+  if (p.exported && root && root.kind !== 'prefetch' && p.ops.length > 1 && (p.dialect === undefined || p.dialect === 'plumber-data' || p.dialect === 'tfjs-data')) {
     out.push({
       rule: 'plumber/no-prefetch-at-end',
       severity: 'information',
@@ -291,10 +292,13 @@ function lintFunctionOp(op: GraphOp, env: LintEnv, out: LintFinding[]): void {
   const parallelism = literal(op, 'parallelism');
   const worker = literal(op, 'placement') === 'worker';
   if (!worker && typeof parallelism === 'number' && parallelism > 1 && op.fn?.async === false) {
+    // A dialect spells the knob its own way and has no worker threads: converting to plumber-data adds them.
+    const spelt = op.optionNames?.['parallelism'] ?? 'parallelism';
+    const remedy = op.dialect && op.dialect !== 'plumber-data' ? 'Make it async, or convert the pipeline to plumber-data to run it in worker threads.' : "Run it in worker threads (placement: 'worker') or make it async.";
     out.push({
       rule: 'plumber/parallelism-on-main-thread',
       severity: 'information',
-      message: `${op.label} runs a synchronous function on the main thread, so parallelism ${parallelism} has no effect: one call runs at a time. Run it in worker threads (placement: 'worker') or make it async.`,
+      message: `${op.label} runs a synchronous function on the main thread, so ${spelt} ${parallelism} has no effect: one call runs at a time. ${remedy}`,
       op,
       related: op.fn.definedAt && op.fn.file ? [{ op: { ...op, file: op.fn.file, name: op.fn.definedAt }, message: `${op.fn.name ?? 'the function'} is synchronous` }] : [],
     });

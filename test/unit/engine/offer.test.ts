@@ -38,6 +38,22 @@ function verified(verdict: Verification['verdict'], kept: PlanChange[], dropped:
 }
 
 describe('The offer rule', () => {
+  const convert: PlanChange = { kind: 'convert', opId: '9:4', from: 'tfjs-data', opIds: ['3:4', '5:4', '9:4'], then: [parallelism], reason: 'tfjs-data cannot run map(decode) in worker threads', predictedRate: 300 };
+
+  it('offers no conversion from an unverified plan, however much it predicts, and prices what is left by its own changes', () => {
+    assert.deepEqual(offeredChanges(planOf([convert], 300)), []);
+    const knobs = { ...prefetch, predictedRate: 130 };
+    assert.deepEqual(offeredChanges(planOf([knobs, convert], 300)), [knobs]);
+    assert.equal(offeredPlan(planOf([knobs, convert], 300)).predictedRate, 130);
+    // The knob change alone reads as no gain: the conversion's prediction does not carry it.
+    assert.deepEqual(offeredChanges(planOf([{ ...prefetch, predictedRate: 102 }, convert], 300)), []);
+  });
+
+  it('offers a conversion verification measured and kept', () => {
+    assert.deepEqual(offeredChanges(planOf([convert], 300, verified('gain', [convert]))), [convert]);
+    assert.deepEqual(offeredChanges(planOf([prefetch, convert], 300, verified('gain', [prefetch], [convert]))), [prefetch]);
+  });
+
   it('reads a gain as a person reads the figure: 1.06× shows as 1.1×, 1.04× as 1.0×', () => {
     assert.equal(predictsGain(106, 100), true);
     assert.equal(predictsGain(104, 100), false);

@@ -115,9 +115,8 @@ class BatchOp implements Chunks<unknown> {
       const t0 = w === 0 ? 0 : now();
       const chunk = await this.up.next(this.n - this.held.length);
       if (w !== 0) {
-        const d = now() - t0;
-        (upC as OpCounters).waitSeconds += (d * w) / 1000;
-        this.s.adapt(d);
+        const t1 = now();
+        (upC as OpCounters).waitSeconds += this.s.credit(t1 - t0, w, t1) / 1000;
       }
       if (chunk === null) this.done = true;
       else {

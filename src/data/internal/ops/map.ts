@@ -80,7 +80,9 @@ export class MainMap implements Chunks<unknown> {
         if (w !== 0) {
           const t2 = now();
           c.selfSeconds += ((t2 - t1) * w) / 1000;
-          if (upC !== null) upC.waitSeconds += ((t1 - t0) * w) / 1000;
+          // The wait is bounded by the wall time its chunks span (see Sampler.credit), which adapts the stride to the wait and the work.
+          const waited = this.s.credit(t1 - t0, w, t1);
+          if (upC !== null) upC.waitSeconds += waited / 1000;
           this.s.adapt(t2 - t0);
         }
       }

@@ -1,7 +1,7 @@
 /** Sources that need no I/O: arrays, iterables, async iterables, generator functions, ranges. */
 import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, now, type OpNode, type Session, SOURCE_CHUNK_MAX, turnIfDue } from '../core';
+import { type Chunks, countProduced, noteSlowPull, now, type OpNode, type Session, SLOW_PULL_MS, SOURCE_CHUNK_MAX, turnIfDue } from '../core';
 
 /** What `from()` accepts. */
 export type Source<T> = readonly T[] | Iterable<T> | AsyncIterable<T> | (() => readonly T[] | Iterable<T> | AsyncIterable<T>);
@@ -96,12 +96,16 @@ class AsyncIterableChunks<T> implements Chunks<T> {
     const turn = turnIfDue();
     if (turn) await turn;
     let r: IteratorResult<T>;
+    // Traced, every pull is timed (an element already costs an await): a slow one tells the
+    // consumers' samplers to time every chunk (see Sampler).
+    const t0 = this.c === null ? 0 : now();
     try {
       r = await this.it.next();
     } catch (e) {
       this.done = true;
       throw new PipelineError(this.op, undefined, e);
     }
+    if (this.c !== null && now() - t0 >= SLOW_PULL_MS) noteSlowPull();
     if (r.done) {
       this.done = true;
       return null;

@@ -1,0 +1,105 @@
+/**
+ * Where a file's pipelines start: its exports (ES and CommonJS), each a chain or a zero-argument
+ * factory that returns one. Every dialect's extractor starts from the same roots.
+ */
+import { Node, SourceFile, SyntaxKind } from 'ts-morph';
+import { Values, functionOf, returnedExpression, unwrap } from './ast';
+
+export interface Root {
+  name: string;
+  exported: boolean;
+  factory: boolean;
+  head: Node;
+  expr: Node | undefined;
+}
+
+export function exportedRoots(sf: SourceFile, values: Values): Root[] {
+  const roots: Root[] = [];
+  let exported: ReadonlyMap<string, Node[]>;
+  try {
+    exported = sf.getExportedDeclarations();
+  } catch {
+    return roots;
+  }
+  for (const [name, decls] of exported) {
+    const decl = decls[0];
+    if (!decl) continue;
+    if (Node.isVariableDeclaration(decl)) {
+      const value = values.valueAt(decl, Number.MAX_SAFE_INTEGER);
+      const fn = value ? functionOf(unwrap(value)) : undefined;
+      if (fn) {
+        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getNameNode(), expr: returnedExpression(fn) });
+      } else {
+        roots.push({ name, exported: true, factory: false, head: decl.getNameNode(), expr: value });
+      }
+    } else if (Node.isFunctionDeclaration(decl)) {
+      if (decl.getParameters().length === 0 && decl.hasBody()) roots.push({ name, exported: true, factory: true, head: decl.getNameNode() ?? decl, expr: returnedExpression(decl) });
+    } else if (Node.isExportAssignment(decl)) {
+      roots.push({ name, exported: true, factory: false, head: decl, expr: decl.getExpression() });
+    } else if (Node.isExpression(decl)) {
+      const fn = functionOf(decl);
+      if (fn) {
+        if (fn.getParameters().length === 0) roots.push({ name, exported: true, factory: true, head: decl.getParent() ?? decl, expr: returnedExpression(fn) });
+      } else {
+        roots.push({ name, exported: true, factory: false, head: decl.getParent() ?? decl, expr: decl });
+      }
+    }
+  }
+  const named = new Set(roots.map((r) => r.name));
+  for (const r of commonJsRoots(sf)) if (!named.has(r.name)) roots.push(r);
+  return roots;
+}
+
+/**
+ * A root for `name = value` as an export: a zero-parameter function is a factory, anything else the
+ * pipeline itself. A name (`module.exports = { train }`) stands for the top-level function or
+ * variable it names in the file.
+ */
+function rootOf(name: string, head: Node, value: Node, sf: SourceFile): Root | undefined {
+  const v = unwrap(value);
+  const local = Node.isIdentifier(v) ? (sf.getFunction(v.getText()) ?? sf.getVariableDeclaration(v.getText())) : undefined;
+  const fn = functionOf(local ?? v);
+  if (!fn) return { name, exported: true, factory: false, head, expr: local && Node.isVariableDeclaration(local) ? local.getInitializer() : value };
+  return fn.getParameters().length === 0 ? { name, exported: true, factory: true, head, expr: returnedExpression(fn) } : undefined;
+}
+
+/**
+ * CommonJS exports at the top level of a file, which ts-morph does not report as exported
+ * declarations: `module.exports.name = …`, `exports.name = …` and `module.exports = { name, other: … }`
+ * (the runner finds them by name as it finds ES exports).
+ */
+function commonJsRoots(sf: SourceFile): Root[] {
+  const roots: Root[] = [];
+  let reassigned = false;
+  for (const stmt of sf.getStatements()) {
+    if (!Node.isExpressionStatement(stmt)) continue;
+    const bin = stmt.getExpression();
+    if (!Node.isBinaryExpression(bin) || bin.getOperatorToken().getKind() !== SyntaxKind.EqualsToken) continue;
+    const left = bin.getLeft().getText().replace(/\s+/g, '');
+    const right = bin.getRight();
+    const member = /^(module\.)?exports\.([A-Za-z_$][\w$]*)$/.exec(left);
+    // After `module.exports = …` the `exports` variable is the object that no longer exports.
+    if (member && (member[1] || !reassigned)) {
+      const root = rootOf(member[2]!, bin.getLeft(), right, sf);
+      if (root) roots.push(root);
+      continue;
+    }
+    if (left !== 'module.exports') continue;
+    // A new exports object: what was assigned to the old one is not exported.
+    roots.length = 0;
+    reassigned = true;
+    const object = unwrap(right);
+    if (!Node.isObjectLiteralExpression(object)) continue;
+    for (const prop of object.getProperties()) {
+      let root: Root | undefined;
+      if (Node.isPropertyAssignment(prop)) {
+        const value = prop.getInitializer();
+        if (value) root = rootOf(prop.getName(), prop.getNameNode(), value, sf);
+      } else if (Node.isShorthandPropertyAssignment(prop)) {
+        root = rootOf(prop.getName(), prop.getNameNode(), prop.getNameNode(), sf);
+      }
+      if (root) roots.push(root);
+    }
+  }
+  return roots;
+}
