@@ -108,7 +108,17 @@ async function benchOne(e: DialectExample, args: Args): Promise<DialectLine> {
     const configs = [
       { key: 'asWritten' as const, run: () => untracedRate(e.file, e.exportName, w) },
       { key: 'hand' as const, run: () => untracedRate(e.hand, e.exportName, w) },
-      ...(applied ? [{ key: 'plumber' as const, run: () => untracedRate(applied.file, e.exportName, w) }] : []),
+      ...(applied
+        ? [
+            {
+              key: 'plumber' as const,
+              run: () =>
+                untracedRate(applied.file, e.exportName, w).catch((error: unknown) => {
+                  throw new Error(`with Plumber's kept plan written into it (${kept}), ${error instanceof Error ? error.message : String(error)}`);
+                }),
+            },
+          ]
+        : []),
     ];
     const rates = await alternate(configs, args.rounds, log);
     // Nothing kept: what a user runs is the pipeline as written, so the same runs stand for both.
