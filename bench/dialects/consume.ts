@@ -5,8 +5,6 @@
  * once per pass (streams and generators are single-use); a tfjs Dataset opens a new iterator.
  * Tensors in an element are the consumer's to dispose, as `model.fitDataset` does with a batch.
  */
-import * as tf from '@tensorflow/tfjs';
-
 interface TfjsDataset {
   iterator(): Promise<{ next(): Promise<IteratorResult<unknown>> }>;
 }
@@ -52,13 +50,20 @@ export async function* endless(pipeline: unknown): AsyncGenerator<unknown> {
 }
 
 /**
+ * A tfjs tensor, recognised by its shape rather than by `instanceof`: the benchmark's loop must not
+ * load tfjs itself (loading it slows down pipelines that do not use it by 15–20%), and the
+ * example's own copy is the one its tensors come from.
+ */
+const isTensor = (x: unknown): x is { dispose(): void } => typeof x === 'object' && x !== null && typeof (x as { dispose?: unknown }).dispose === 'function' && 'dataId' in x && 'shape' in x;
+
+/**
  * Disposes the tensors an element holds, in it or in its arrays and plain objects. Not
  * `tf.dispose(element)`: that walks every index of every typed array it meets (0.4 ms for an
  * element holding 1,800 numbers), which would charge the untraced loop for work the pipeline does
  * not do.
  */
 export function release(element: unknown): void {
-  if (element instanceof tf.Tensor) element.dispose();
+  if (isTensor(element)) element.dispose();
   else if (Array.isArray(element)) for (const x of element) release(x);
   else if (typeof element === 'object' && element !== null && !ArrayBuffer.isView(element) && Object.getPrototypeOf(element) === Object.prototype) for (const x of Object.values(element)) release(x);
 }

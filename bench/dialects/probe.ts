@@ -5,13 +5,12 @@
  *
  *   node --import tsx bench/dialects/probe.ts FILE EXPORT WARMUP_SECONDS SECONDS
  */
-import * as tf from '@tensorflow/tfjs';
 import { endless, exportedPipeline, release } from './consume';
 
 async function main(): Promise<void> {
   const [file, exportName, warmup, seconds] = [process.argv[2] ?? '', process.argv[3] ?? '', Number(process.argv[4]), Number(process.argv[5])];
-  // The backend tfjs users pick in Node without tfjs-node; tensors in elements are built on it.
-  await tf.setBackend('cpu');
+  // Nothing but the pipeline's own imports is loaded, as in the runner's child (tfjs, and its
+  // choice of backend, only when the example imports it).
   const pipeline = await exportedPipeline(file, exportName);
   const t0 = performance.now() / 1000;
   let from = 0;
