@@ -97,6 +97,10 @@ function immovableWords(m: Measured, ev: Evaluation, b: Bottleneck): string {
  */
 function inDialectWords(om: OpMeasure, all: string, mostOfMain: boolean): string {
   const library = om.op.dialect ?? 'its library';
+  const blocked = om.op.moveBlocked;
+  if (isFnOp(om.op) && blocked !== undefined && om.op.fnModule !== undefined) {
+    return `Worker threads could run it beside the main thread (${all}), but ${library} runs it on the main thread only, and ${crossingWords(blocked)} once the pipeline is converted to plumber-data.`;
+  }
   if (isFnOp(om.op) && om.op.counters.calls > 0) {
     const named = om.op.fnName && /^[A-Za-z_$][\w$]*$/.test(om.op.fnName) ? om.op.fnName : undefined;
     const exported = om.op.fnModule !== undefined ? '' : named ? ` with ${named} exported (\`export function ${named}\`)` : ' with its fn written as an exported function';

@@ -358,6 +358,10 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
       case 'cycleLength':
         at(ch.opId).cycleLength = ch.to;
         break;
+      case 'convert':
+        // No override runs a conversion: the engine rewrites the chain, and its `then` is keyed by
+        // the operators the rewrite replaces.
+        break;
     }
   }
   return out;

@@ -6,7 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CallSite } from '../tracing';
+/** A call site, as `tracing.ts`'s `CallSite` (spelt here so this file does not import the module that re-exports it). */
+interface CallSite {
+  file: string;
+  line: number;
+  column: number;
+}
 
 /**
  * The library's own directory (src/data, or the installed package root). Frames inside it are the

@@ -4,13 +4,17 @@
  * in `GraphOp.optionNames`), a tfjs-data chain gets `.prefetch(n)` inserted or resized, and a change
  * outside the operator's levers (a worker placement for a tfjs-data map) or a conversion is refused
  * with a sentence. The graph operators are made by hand from the source text, with the spans the
- * extractor gives (method name, whole call, options object, knob literals).
+ * extractor gives (method name, whole call, options object, knob literals), and then read by the
+ * extractor from the dialect fixtures (test/fixtures/pipelines/dialects).
  */
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { applyEdits, editsForChanges, type FixContext, type FixOutcome } from '../../../src/engine/fixes/edits';
 import type { FileGraph, GraphOp, Knob, OptionsSite, PipelineGraph, Span } from '../../../src/engine/graph/types';
 import type { Dialect, Lever } from '../../../src/shared/profile';
 import type { PlanChange } from '../../../src/shared/analysis';
+import { open } from '../server/helpers';
 
 const FILE = '/work/project/pipeline.ts';
 
@@ -264,6 +268,54 @@ describe('fixes in a dialect’s own knobs', () => {
       });
       const convert: PlanChange = { kind: 'convert', opId: p.rootId, from: 'tfjs-data', opIds: p.ops.map((o) => o.id), then: [{ kind: 'placement', opId: mapId, to: 'worker', parallelism: 2, reason: 'r' }], reason: 'r' };
       assert.deepEqual(fix(text, p, [convert]), { ok: false, reason: 'Converting batch(32) to plumber-data is not an edit of its knobs.' });
+    });
+  });
+});
+
+describe('fixes in a dialect’s own knobs, on the graph the extractor reads', () => {
+  const DIR = path.resolve(__dirname, '../../fixtures/pipelines/dialects');
+
+  function extracted(file: string, name: string): { text: string; p: PipelineGraph; ctx: FixContext } {
+    const full = path.join(DIR, file);
+    const { graph } = open(full);
+    const p = graph.pipelines.find((x) => x.name === name);
+    assert.ok(p, `${name} in ${graph.pipelines.map((x) => x.name).join(', ')}`);
+    const text = readFileSync(full, 'utf8');
+    return { text, p, ctx: { pipeline: p, graphOf: () => graph, textOf: () => text, opFor: (id) => p.ops.find((o) => o.id === id) } };
+  }
+
+  function edited(e: ReturnType<typeof extracted>, changes: PlanChange[]): string {
+    const out = editsForChanges(changes, e.ctx);
+    assert.ok(out.ok, out.ok ? '' : out.reason);
+    return applyEdits(e.text, out.edits);
+  }
+
+  it('Node streams: sets concurrency and highWaterMark where they are written, and adds them where they are not', () => {
+    const e = extracted('streams-chain.ts', 'records');
+    const id = (label: string) => opId(e.p, label);
+    const out = edited(e, [
+      { kind: 'parallelism', opId: id('map(lookup)'), from: 1, to: 8, reason: 'r' },
+      { kind: 'prefetch', opId: id('map(lookup)'), existing: false, size: 16, reason: 'r' },
+      { kind: 'prefetch', opId: e.p.ops.find((o) => o.kind === 'from' && o.dialect === 'node-streams')!.id, existing: false, size: 32, reason: 'r' },
+    ]);
+    assert.equal(
+      out,
+      e.text.replace('Readable.from(ids(), { highWaterMark: 8 })', 'Readable.from(ids(), { highWaterMark: 32 })').replace('.map(lookup, { concurrency: 1 })', '.map(lookup, { concurrency: 8, highWaterMark: 16 })'),
+    );
+  });
+
+  it('tfjs-data: inserts prefetch(n) on its own line, resizes the prefetch written, and refuses a worker placement', () => {
+    const e = extracted('tfjs-data.ts', 'train');
+    const decode = opId(e.p, 'map(decode)');
+    const prefetch = e.p.ops.find((o) => o.kind === 'prefetch')!.id;
+    const out = edited(e, [
+      { kind: 'prefetch', opId: decode, existing: false, size: 2, reason: 'r' },
+      { kind: 'prefetch', opId: prefetch, existing: true, from: 4, size: 8, reason: 'r' },
+    ]);
+    assert.equal(out, e.text.replace('  .map(decode)\n', '  .map(decode)\n  .prefetch(2)\n').replace('  .prefetch(4);', '  .prefetch(8);'));
+    assert.deepEqual(editsForChanges([{ kind: 'placement', opId: decode, to: 'worker', parallelism: 2, reason: 'r' }], e.ctx), {
+      ok: false,
+      reason: 'tfjs-data has no placement knob for map(decode); only converting the pipeline to plumber-data makes this change.',
     });
   });
 });

@@ -92,6 +92,14 @@ describe('model: levers of a dialect', () => {
     assert.match(a.bottleneck.reason, /tfjs-data runs it on the main thread only: converted to plumber-data, the plan can move it\./);
   });
 
+  it('tells a tfjs-data map whose results cannot cross threads as they are what else a move needs besides the conversion', () => {
+    const base = heavyMap(true);
+    const blocked = { ...base, ops: base.ops.map((op, i) => (i === 1 ? { ...op, moveBlocked: { side: 'result' as const, change: 'class' as const, what: 'Sample objects' } } : op)) };
+    const reason = analyze(inDialect(blocked, 'tfjs-data', ['prefetch'])).bottleneck.reason;
+    assert.match(reason, /but tfjs-data runs it on the main thread only, and its results are Sample objects, .* and the plan can move it once the pipeline is converted to plumber-data\.$/);
+    assert.equal(change(plan(inDialect(blocked, 'tfjs-data', ['prefetch'])).changes, 'convert'), undefined);
+  });
+
   it('tells a tfjs-data generator that computes its elements to hand the work to a map in a converted pipeline', () => {
     const base = new ProfileBuilder({ cores: 2 }).op({ kind: 'from', ownPerElement: 5e-3 }).batch(8).build({ rootElements: 50, rate: 24 });
     const reason = analyze(inDialect(base, 'tfjs-data', ['prefetch'])).bottleneck.reason;
