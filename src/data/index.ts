@@ -12,6 +12,7 @@ import { openSource, sourceCardinality, openRange, rangeCount, type Source } fro
 import { countFiles, openFiles, openLines, resolveCwd, type FileBytes, type FileText } from './internal/ops/files';
 
 export { Dataset } from './dataset';
+export { fromTfDataset, toTfDataset, type TfDatasetLike, type TfLike } from './tfjs';
 export { connect, Cluster, type ClusterOptions } from './cluster/placement';
 export type { Batched, PaddedBatch, Unbatched } from './dataset';
 export { PipelineError } from './errors';

@@ -355,11 +355,13 @@ export const WORKER_CHUNKING: Readonly<WorkerChunking> = Object.freeze({
 
 // What a tracer in the same build needs of the library's rules, so it applies them rather than a
 // copy: how `'auto'` resolves, the generator a fn is handed per element, the size estimate behind
-// `bytesProduced`, how an element crossing to a worker thread is rebuilt there, and where a name
-// sits near a stack frame's position (the runner's dialect adapters find their call sites so).
+// `bytesProduced`, how an element crossing to a worker thread is sent and rebuilt there (and what
+// it moves rather than copies), and where a name sits near a stack frame's position (the runner's
+// dialect adapters find their call sites so).
 export { AUTO_ASYNC_IN_FLIGHT, inFlightParallelism, resolveParallelism } from './internal/parallelism';
 export { Rng, elementSeed } from './internal/rng';
 export { estimateBytes } from './internal/bytes';
 export { exportedMember } from './internal/exports';
-export { restoreAll, type BatchMaker, type Marks } from './internal/crossing';
+export { encodeAll, movableBuffers, restoreAll, withoutMoved, type BatchMaker, type Encoded, type Marks } from './internal/crossing';
+export { tensorMakerFor } from './internal/tensors';
 export { refine as siteOfName } from './internal/site';

@@ -7,7 +7,11 @@
  * seconds and the timings the main thread sizes its tasks from.
  *
  * Node Buffers and Batches cross as themselves both ways: a clone makes plain values of them, and
- * crossing.ts records where they were so the other side rebuilds them.
+ * crossing.ts records where they were so the other side rebuilds them. TensorFlow.js tensors cross
+ * as their dtype, shape and values and arrays of doubles as Float64Arrays, rebuilt on arrival
+ * (here with the tfjs the fn's module resolves). Tensors this thread made for the fn's inputs, and
+ * the tensors of its results once sent, are disposed: a worker fn must return tensors it no longer
+ * uses, as it must buffers.
  *
  * Typed arrays and ArrayBuffers in results are transferred (moved) back, not copied: whole,
  * unshared buffers only. A worker fn must therefore return buffers it no longer uses — fresh
@@ -20,7 +24,8 @@ import { Piscina } from 'piscina';
 import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 import { findUncloneable, type Uncloneable } from './errors';
-import { type Marks, marksOf, restoreAll } from './internal/crossing';
+import { encodeAll, type Encoded, type Marks, movableBuffers, restoreAll } from './internal/crossing';
+import { disposeAll, tensorMakerFor, type TensorMaker } from './internal/tensors';
 import { exportedMember } from './internal/exports';
 
 /** One task: a group of consecutive elements of the map's input. */
@@ -33,8 +38,10 @@ export interface WorkerTask {
   base: number;
   seed: number;
   epoch: number;
-  /** Buffers and Batches in the items, rebuilt here before the fn sees them (see crossing.ts). */
+  /** Buffers, Batches, tensors and number arrays in the items, rebuilt here before the fn sees them (see crossing.ts). */
   marks?: (Marks | null)[];
+  /** The values of the number arrays in the items (see crossing.ts `Encoded`). */
+  numbers?: Float64Array;
 }
 
 /** What a task returns. Exactly one of `out`, `failed`, `loadError`, `uncloneable` is set. */
@@ -43,8 +50,10 @@ export interface WorkerResult {
   /** Offset (in items) of the element whose call threw, and the error. */
   failed?: { offset: number; name: string; message: string; stack?: string };
   loadError?: string;
-  /** Buffers and Batches in `out`, for the main thread to rebuild (see crossing.ts). */
+  /** Buffers, Batches, tensors and number arrays in `out`, for the main thread to rebuild (see crossing.ts). */
   marks?: (Marks | null)[];
+  /** The values of the number arrays in `out`. */
+  numbers?: Float64Array;
   /** Offset (in items) of the first result that cannot travel back to the main thread, and what in it. */
   uncloneable?: Uncloneable & { offset: number };
   cpuSeconds: number;
@@ -101,24 +110,12 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 const preload = (workerData as { module?: unknown } | null)?.module;
 if (typeof preload === 'string') load(preload).catch(() => undefined);
 
-/** Buffers that can move to the main thread: whole, unshared ArrayBuffers, each once. */
-function collect(x: unknown, into: Set<ArrayBuffer>, depth: number): void {
-  if (x === null || typeof x !== 'object') return;
-  if (ArrayBuffer.isView(x)) {
-    const b = x.buffer;
-    if (b instanceof ArrayBuffer && x.byteOffset === 0 && x.byteLength === b.byteLength) into.add(b);
-    return;
-  }
-  if (x instanceof ArrayBuffer) {
-    into.add(x);
-    return;
-  }
-  if (depth >= 3) return;
-  if (Array.isArray(x)) for (const v of x) collect(v, into, depth + 1);
-  else if (Object.getPrototypeOf(x) === Object.prototype) for (const k in x) collect((x as Record<string, unknown>)[k], into, depth + 1);
-  else {
-    const data = (x as { data?: unknown }).data;
-    if (data !== undefined) collect(data, into, depth + 1);
+function throwsOnEncode(x: unknown): boolean {
+  try {
+    encodeAll([x]);
+    return false;
+  } catch {
+    return true;
   }
 }
 
@@ -172,8 +169,20 @@ export default async function run(task: WorkerTask): Promise<unknown> {
   const useCtx = (fn as Function).length !== 1;
   let random = false;
   const items = task.items;
-  // The items are this thread's copies: Buffers and Batches become themselves again in place.
-  restoreAll(items, task.marks);
+  // The items are this thread's copies: Buffers and Batches become themselves again in place,
+  // tensors and number arrays are rebuilt. The tensors made here are this thread's to dispose.
+  const made: unknown[] = [];
+  const makeTensor: TensorMaker = (data, shape, dtype) => {
+    const t = tensorMakerFor(task.module)(data, shape, dtype);
+    made.push(t);
+    return t;
+  };
+  try {
+    restoreAll(items, task.marks, undefined, { tensor: makeTensor, numbers: task.numbers });
+  } catch (e) {
+    disposeAll(made);
+    return finish({ loadError: e instanceof Error ? e.message : String(e), random: false });
+  }
   const out = new Array<unknown>(items.length);
   const f0 = performance.now();
   for (let i = 0; i < items.length; i++) {
@@ -197,24 +206,41 @@ export default async function run(task: WorkerTask): Promise<unknown> {
       out[i] = task.mode === 'filter' ? Boolean(r) : task.mode === 'flatMap' && !Array.isArray(r) ? Array.from(r as Iterable<unknown>) : r;
     } catch (e) {
       fnMs = performance.now() - f0;
+      disposeAll(made);
       const err = e instanceof Error ? e : new Error(String(e));
       return finish({ failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, random });
     }
   }
   fnMs = performance.now() - f0;
+  if (task.mode === 'filter') {
+    disposeAll(made);
+    return finish({ out, random });
+  }
+  // Results as they cross (crossing.ts); the tensors among them go as their values, and are disposed here.
+  let sent: Encoded;
+  try {
+    sent = encodeAll(out);
+  } catch (e) {
+    // A tensor that cannot be read (disposed by the fn): name the element it came from.
+    let offset = 0;
+    while (offset < out.length - 1 && !throwsOnEncode(out[offset])) offset++;
+    const err = e instanceof Error ? e : new Error(String(e));
+    return finish({ failed: { offset, name: err.name, message: `its result could not be read for the main thread: ${err.message}`, stack: err.stack }, random });
+  } finally {
+    disposeAll(made);
+  }
+  disposeAll(sent.tensors);
+  const sending = sent.items;
   // A result that cannot be cloned would make piscina's postMessage throw after this function has
   // returned, killing the thread with an anonymous error: find it here, while its element is known.
   // Results are walked, not copied; typed arrays and numbers cost a type check each.
-  if (task.mode !== 'filter') {
-    for (let i = 0; i < out.length; i++) {
-      const u = findUncloneable(out[i]);
-      if (u !== null) return finish({ uncloneable: { ...u, offset: i }, random });
-    }
+  for (let i = 0; i < sending.length; i++) {
+    const u = findUncloneable(sending[i]);
+    if (u !== null) return finish({ uncloneable: { ...u, offset: i }, random });
   }
-  const buffers = new Set<ArrayBuffer>();
-  if (task.mode !== 'filter') collect(out, buffers, 0);
-  const marks = task.mode === 'filter' ? undefined : marksOf(out);
-  const result = finish(marks === undefined ? { out, random } : { out, marks, random });
+  const buffers = new Set<ArrayBuffer>(sent.transfer);
+  movableBuffers(sending, buffers);
+  const result = finish(sent.marks === undefined ? { out: sending, random } : { out: sending, marks: sent.marks, numbers: sent.numbers, random });
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
   return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);

@@ -21,6 +21,8 @@ export class Batch<A extends TypedArray = TypedArray> {
     if (rest.length === 0) return this.data[i];
     const size = rest.reduce((a, b) => a * b, 1);
     const view = this.data.subarray(i * size, (i + 1) * size);
-    return rest.length === 1 ? view : new Batch(view, rest);
+    // Made through this.constructor, not the class's own name: a bundler renames a class that
+    // refers to itself (`class _Batch`), and tools know a Batch from another copy of the library by its name.
+    return rest.length === 1 ? view : new (this.constructor as new (data: TypedArray, shape: number[]) => Batch)(view, rest);
   }
 }

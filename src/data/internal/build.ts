@@ -20,13 +20,16 @@ const NO_ENV: BuildEnv = { tracer: undefined, site: undefined, override: undefin
 
 type Globals = { [TRACER_KEY]?: Tracer; [OVERRIDES_KEY]?: Map<string, KnobOverride> };
 
-/** Reads the globals; captures the call site only when someone is watching. */
-export function beginOp(kind: OpKind): BuildEnv {
+/**
+ * Reads the globals; captures the call site only when someone is watching. `method` is the name
+ * written at the call (the site's column), when it is not the kind's (`fromTfDataset` makes a `from`).
+ */
+export function beginOp(kind: OpKind, method: string = kind): BuildEnv {
   const g = globalThis as Globals;
   const tracer = g[TRACER_KEY];
   const overrides = g[OVERRIDES_KEY];
   if (tracer === undefined && overrides === undefined) return NO_ENV;
-  const site = captureSite(kind);
+  const site = captureSite(method);
   const override = site !== undefined && overrides instanceof Map ? overrides.get(siteKey(site)) : undefined;
   return { tracer, site, override };
 }

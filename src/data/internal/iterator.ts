@@ -13,7 +13,9 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   private pos = 0;
   private done = false;
   private readonly s = new Sampler();
-  private readonly session = new Session();
+  private readonly session: Session;
+  /** The session is this pass's alone, ended with it; a shared one (`toTfDataset`'s) outlives it. */
+  private readonly ownSession: boolean;
   /** Calls running or queued; the last of them, to queue behind. */
   private busy = 0;
   private last: Promise<unknown> = Promise.resolve();
@@ -21,7 +23,12 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
   /** The tracer watching the consumer (`Tracer.consumer`), looked up once per iterator. */
   private readonly watcher: Tracer | undefined;
 
-  constructor(private readonly node: OpNode<T>) {
+  constructor(
+    private readonly node: OpNode<T>,
+    session?: Session,
+  ) {
+    this.session = session ?? new Session();
+    this.ownSession = session === undefined;
     const t = (globalThis as { [TRACER_KEY]?: Tracer })[TRACER_KEY];
     this.watcher = typeof t?.consumer === 'function' ? t : undefined;
     // Worker threads start now, while the consumer is still getting ready, not at the first pull.
@@ -58,11 +65,15 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
     this.done = true;
     this.buf = [];
     const it = this.it;
-    return (it === null ? Promise.resolve() : it.return()).then(() => this.session.dispose()).then(() => ({ value: undefined, done: true }));
+    return (it === null ? Promise.resolve() : it.return()).then(() => this.endSession()).then(() => ({ value: undefined, done: true }));
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
+  }
+
+  private endSession(): Promise<void> {
+    return this.ownSession ? this.session.dispose() : Promise.resolve();
   }
 
   private readonly stepFn = (): Promise<IteratorResult<T>> => this.step();
@@ -79,13 +90,13 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
       } catch (e) {
         this.done = true;
         await it.return();
-        await this.session.dispose();
+        await this.endSession();
         throw e;
       }
       if (chunk === null || this.done) {
         this.done = true;
         await it.return();
-        await this.session.dispose();
+        await this.endSession();
         return { value: undefined, done: true };
       }
       if (chunk.length > 1) {

@@ -5,7 +5,7 @@
  */
 import * as v8 from 'node:v8';
 import { isDeepStrictEqual } from 'node:util';
-import { DATASET_KEY, Rng, elementSeed as libraryElementSeed, estimateBytes } from '../../data/tracing';
+import { DATASET_KEY, Rng, elementSeed as libraryElementSeed, encodeAll, estimateBytes, movableBuffers, restoreAll, withoutMoved, type Encoded } from '../../data/tracing';
 import type { MoveBlocked, MoveCost } from '../../shared/profile';
 import { copyChange, crossCopy } from '../fidelity';
 import type { SampledElement } from '../tracer';
@@ -112,7 +112,37 @@ export function normalise(kind: MoveTarget['kind'], r: unknown): { value: unknow
   return undefined;
 }
 
-/** A move's clones, both ways, and the sizes they copy, per element of the sample; undefined when a value cannot be cloned. */
+/**
+ * One way across a thread as plumber-data makes it, for `values`: the sender encodes them
+ * (crossing.ts: tensors and number arrays go as typed arrays it makes and transfers), the clone
+ * copies what is not transferred, the receiver rebuilds. Results (`result`) also move every whole
+ * typed array and ArrayBuffer the worker's result path moves (worker.ts), so those cost no copy;
+ * inputs move only what the encoding made. Returns what the clone copies, to time and to weigh.
+ */
+function asSent(value: unknown, result: boolean): { copied: unknown; sent: Encoded } {
+  const sent = encodeAll([value]);
+  const moved = new Set<ArrayBuffer>(sent.transfer);
+  if (result) movableBuffers(sent.items, moved);
+  return { copied: withoutMoved(sent.items, moved), sent };
+}
+
+/** The tensor maker of the timing loop: the rebuild's own cost is tfjs's, not the crossing's. */
+const keepTensorData = (data: unknown): unknown => data;
+
+/** Times one crossing of each value: encode, clone what is copied, rebuild. */
+function crossOnce(values: unknown[], result: boolean): void {
+  for (const v of values) {
+    const { copied, sent } = asSent(v, result);
+    const copy = structuredClone(copied) as unknown[];
+    restoreAll(copy, sent.marks, undefined, { tensor: keepTensorData, numbers: sent.numbers });
+  }
+}
+
+/**
+ * A move's crossings, both ways, and the sizes they copy, per element of the sample; undefined
+ * when a value cannot be cloned. Priced by what happens: bytes a crossing transfers are neither
+ * timed as a copy nor counted in `inBytes`/`outBytes` (see `asSent`).
+ */
 export function priceClones(originals: unknown[], outputs: unknown[], deadline: number): Omit<MoveCost, 'samples' | 'mainCpuSeconds' | 'workerCpuSeconds' | 'awaitedSeconds'> | undefined {
   const n = originals.length;
   let inBytes = 0;
@@ -120,29 +150,17 @@ export function priceClones(originals: unknown[], outputs: unknown[], deadline: 
   let inSize = 0;
   let outSize = 0;
   try {
-    for (const x of originals) inBytes += v8.serialize(x).length;
-    for (const y of outputs) outBytes += v8.serialize(y).length;
+    for (const x of originals) inBytes += v8.serialize(asSent(x, false).copied).length;
+    for (const y of outputs) outBytes += v8.serialize(asSent(y, true).copied).length;
   } catch {
     return undefined;
   }
   for (const x of originals) inSize += estimateBytes(x);
   for (const y of outputs) outSize += estimateBytes(y);
-  const cloneIn = cpuPerElement(
-    n,
-    () => {
-      for (const x of originals) structuredClone(x);
-    },
-    deadline,
-  );
+  const cloneIn = cpuPerElement(n, () => crossOnce(originals, false), deadline);
   let cloneOut = 0;
   try {
-    cloneOut = cpuPerElement(
-      n,
-      () => {
-        for (const y of outputs) structuredClone(y);
-      },
-      deadline,
-    );
+    cloneOut = cpuPerElement(n, () => crossOnce(outputs, true), deadline);
   } catch {
     // A result that cannot be cloned cannot come back from a worker: no move to price.
     return undefined;

@@ -6,12 +6,12 @@
  *
  * The fn gets what a worker of the library would give it: its inputs rebuilt after the copy (the
  * library's crossing rules, with the Batch class of the copy of plumber-data the fn's module
- * loads), and a context whose generator is that copy's `Rng` on the library's per-element seed.
+ * loads, and tensors of the tfjs it loads), and a context whose generator is that copy's `Rng` on the library's per-element seed.
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
-import { type BatchMaker, exportedMember, restoreAll } from '../../data/tracing';
+import { type BatchMaker, exportedMember, restoreAll, tensorMakerFor } from '../../data/tracing';
 import { cpuPerElementWhile, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
 import { processCpuSeconds as cpu } from '../machine';
 
@@ -108,7 +108,7 @@ parentPort?.on('message', async (m: TimerRequest) => {
   try {
     const fn = await exportedFn(m);
     const Rng = rngClass(m.file);
-    restoreAll(m.inputs, m.marks, batchMaker(m.file));
+    restoreAll(m.inputs, m.marks, batchMaker(m.file), { tensor: tensorMakerFor(m.file), numbers: m.numbers });
     const ctxs = m.inputs.map((_, i) => {
       let r: unknown;
       return {

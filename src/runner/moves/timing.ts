@@ -7,6 +7,7 @@
  * only at scheduler ticks), while no other thread of ours works: the pipeline is closed, and the
  * main thread waits while the worker thread measures.
  */
+import type { Marks } from '../../data/tracing';
 import { processCpuSeconds } from '../machine';
 
 /** CPU seconds a timing loop aims for, so a clock step of a few µs stays a small error. */
@@ -58,10 +59,12 @@ export function median(xs: number[]): number {
 export interface TimerRequest {
   file: string;
   exportName: string;
-  /** Structured clones of the sampled inputs, as a worker of the library gets them. */
+  /** The sampled inputs as a worker of the library is sent them (see `sentToWorker`). */
   inputs: unknown[];
-  /** Where each input holds a Buffer (0) or a Batch (1) a clone made plain, or null (see fidelity.ts `rebuiltPaths`). */
-  marks: ([(string | number)[], 0 | 1][] | null)[];
+  /** Where each input holds what the library rebuilds after the clone (its crossing.ts), or null. */
+  marks: (Marks | null)[];
+  /** The values of the number arrays among the inputs (crossing.ts `Encoded.numbers`). */
+  numbers?: Float64Array;
   /** Each input's index in its op's input: its context's `index`. */
   indices: number[];
   /** Each input's generator seed: its context's `rng`. */

@@ -4,6 +4,7 @@
  * of the inputs the main thread measured it on.
  */
 import { Worker } from 'node:worker_threads';
+import { encodeAll, type Marks } from '../../data/tracing';
 import { findRunnerBundle } from '../bundles';
 import { rebuiltPaths } from '../fidelity';
 import type { SampledElement } from '../tracer';
@@ -16,6 +17,23 @@ import type { MoveFindings, MoveTarget } from './types';
  * time leaves its warm-up too few rounds to see a fn settle, and the fn goes unpriced.
  */
 const MIN_WORKER_SECONDS = 0.1;
+
+/**
+ * The inputs as the library sends them to a worker (its crossing.ts: tensors and arrays of
+ * doubles as typed arrays, rebuilt on arrival, so the fn is timed on the representation a worker
+ * of the library hands it), with the marks of the pipeline's Batches, which the library finds by
+ * its own class (fidelity.ts finds them by shape: the runner's copy of the class is not the pipeline's).
+ */
+export function sentToWorker(elements: unknown[]): Pick<TimerRequest, 'inputs' | 'marks' | 'numbers'> {
+  const sent = encodeAll(elements);
+  const marks = elements.map((x, i): Marks | null => {
+    const own = sent.marks?.[i] ?? null;
+    const marked = new Set((own ?? []).map(([path]) => JSON.stringify(path)));
+    const batches = (rebuiltPaths(x) ?? []).filter(([path, kind]) => kind === 1 && !marked.has(JSON.stringify(path))) as Marks;
+    return own === null && batches.length === 0 ? null : [...(own ?? []), ...batches];
+  });
+  return sent.numbers === undefined ? { inputs: sent.items, marks } : { inputs: sent.items, marks, numbers: sent.numbers };
+}
 
 /** A fn to time in the worker, the inputs it ran on here, and the findings its figure goes into. */
 export interface WorkerJob {
@@ -56,8 +74,7 @@ class TimerWorker {
     const request: TimerRequest = {
       file: t.fnModule!.file,
       exportName: t.fnModule!.exportName,
-      inputs: inputs.map((s) => s.element),
-      marks: inputs.map((s) => rebuiltPaths(s.element)),
+      ...sentToWorker(inputs.map((s) => s.element)),
       indices: inputs.map((s) => s.index),
       seeds: inputs.map((s) => elementSeed(s.index)),
       seconds,

@@ -25,7 +25,8 @@ import { estimateBytes } from '../bytes';
 import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
 import { Batch } from '../batch-class';
-import { marksOf, restoreAll } from '../crossing';
+import { encodeAll, restoreAll, type Encoded } from '../crossing';
+import { disposeAdopted, tensorMakerFor } from '../tensors';
 import { Engine, type Launcher } from './engine';
 
 export interface WorkerMapConfig {
@@ -249,6 +250,8 @@ class WorkerMap implements Chunks<unknown> {
     private readonly node: OpNode,
     /** Elements the input holds in one pass, when known. */
     private readonly inputCardinality: number | undefined,
+    /** Dispose the pipeline's own input tensors once their task is back (see `openWorkerMap`). */
+    private readonly consumesTensors: boolean,
   ) {
     this.sizer = new ChunkSizer(cfg.threads);
     const launcher: Launcher<unknown, unknown> = {
@@ -302,22 +305,34 @@ class WorkerMap implements Chunks<unknown> {
     if (this.closing !== null) return Promise.resolve([]);
     const entry = this.entry;
     if (entry.error !== null) throw entry.error;
+    const c = this.c;
+    const postedAt = performance.timeOrigin + performance.now();
+    // Tensors and arrays of doubles go as typed arrays made here (crossing.ts), in copies of
+    // the elements: `items` stay as they were, for a filter to hand on.
+    let sent: Encoded;
+    try {
+      sent = encodeAll(items);
+    } catch (e) {
+      // A tensor that cannot be read (disposed): name its element.
+      let i = 0;
+      while (i < items.length - 1 && !throwsOnEncode(items[i])) i++;
+      throw new PipelineError(this.op, base + i, e, `${this.opName} cannot send element ${base + i} to a worker thread: ${describeThrown(e)}`);
+    }
     const task: WorkerTask = {
       module: this.cfg.module,
       exportName: this.cfg.exportName,
       mode: this.cfg.mode,
-      items,
+      items: sent.items,
       base,
       seed: this.cfg.seed,
       epoch: this.cfg.epoch,
     };
-    const marks = marksOf(items);
-    if (marks !== undefined) task.marks = marks;
-    const c = this.c;
-    const postedAt = performance.timeOrigin + performance.now();
+    if (sent.marks !== undefined) task.marks = sent.marks;
+    if (sent.numbers !== undefined) task.numbers = sent.numbers;
     // Inputs move only when the library made them for this map (see InputOwner); a filter hands
-    // its inputs on, so they must stay here.
+    // its inputs on, so they must stay here. What the encoding made is this map's own.
     const transferList = this.inputOwner !== null && this.cfg.mode !== 'filter' ? ownBuffers(items, this.inputOwner) : [];
+    for (const b of sent.transfer) transferList.push(b);
     let p: Promise<WorkerResult>;
     try {
       p = entry.pool.run(task, transferList.length > 0 ? { transferList } : undefined) as Promise<WorkerResult>;
@@ -330,7 +345,12 @@ class WorkerMap implements Chunks<unknown> {
       c.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
     }
     return p.then(
-      (r) => this.receive(r, items, base, postedAt),
+      (r) => {
+        const out = this.receive(r, items, base, postedAt);
+        // The fn ran on copies, and the results are new tensors: the originals are done with.
+        if (this.consumesTensors && sent.tensors.length > 0) disposeAdopted(sent.tensors);
+        return out;
+      },
       (e: unknown) => {
         throw this.sendFailure(e, items, base);
       },
@@ -400,7 +420,8 @@ class WorkerMap implements Chunks<unknown> {
       throw new PipelineError(this.op, base + r.failed.offset, cause);
     }
     const out = r.out as unknown[];
-    restoreAll(out, r.marks);
+    // Tensors in results are rebuilt with the tfjs the fn's module resolves (the process shares one tfjs engine).
+    restoreAll(out, r.marks, undefined, { tensor: tensorMakerFor(this.cfg.module), numbers: r.numbers });
     let result: unknown[];
     if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
@@ -445,5 +466,32 @@ export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConf
   let maker: OpNode = input;
   while (['take', 'skip', 'prefetch', 'shuffle'].includes(maker.kind) && maker.inputs.length === 1) maker = maker.inputs[0];
   const owner: InputOwner = maker.kind === 'batch' ? 'batch' : maker.kind === 'files' ? 'files' : null;
-  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, owner, session, node, input.cardinality);
+  // A map or flatMap consumes its input elements (a filter hands them on): the tensors a tfjs
+  // dataset made for them are disposed once the worker is done, unless an in-memory cache
+  // upstream keeps the elements for the next pass.
+  const consumesTensors = cfg.mode !== 'filter' && !upstream(input, (n) => n.kind === 'cache');
+  return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, owner, session, node, input.cardinality, consumesTensors);
+}
+
+function throwsOnEncode(x: unknown): boolean {
+  try {
+    encodeAll([x]);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether `node` or an operator it reads from passes `test`. */
+function upstream(node: OpNode, test: (n: OpNode) => boolean): boolean {
+  const seen = new Set<OpNode>();
+  const stack = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    if (test(n)) return true;
+    stack.push(...n.inputs);
+  }
+  return false;
 }
