@@ -15,14 +15,15 @@ import { changeTitle, plan as planOf } from '../model';
 import type { Plan } from '../shared/analysis';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
-import { applyEdits, editsForChanges, type PlannedEdit } from '../engine/fixes/edits';
+import { applyEdits, type PlannedEdit } from '../engine/fixes/edits';
+import { editsWithConversion } from '../engine/convert/fix';
+import { offeredChanges } from '../engine/offer';
 import type { GraphOp } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
 import { joinOps } from '../engine/join';
 import { commandName, thisInvocation } from './help';
 import { locateOps } from '../engine/locate';
 import { sourceRandomOps } from '../engine/diagnose';
-import { offeredChanges } from '../engine/offer';
 import { fileProblem } from '../runner/spawn';
 import { UsageError, parseArgs } from './args';
 import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
@@ -154,11 +155,13 @@ async function fix(argv: string[]): Promise<number> {
     if (json) printJson();
     const n = thePlan.changes.length;
     const why =
-      thePlan.verification && thePlan.verification.verdict !== 'gain'
-        ? verdictLine(thePlan)
-        : n === 0
-          ? `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} ${rootUnit(profile)}/s)`
-          : `the plan predicts no gain over the rate measured as written (${verdictLine(thePlan, unverified)}), so ${n === 1 ? 'its change is not' : `none of its ${n} changes is`} offered`;
+      thePlan.changes.some((c) => c.kind === 'convert') && !thePlan.verification
+        ? 'converting the pipeline to plumber-data is applied only once verification measured it faster; run `plumber fix` without --no-verify or --from-profile'
+        : thePlan.verification && thePlan.verification.verdict !== 'gain'
+          ? verdictLine(thePlan)
+          : n === 0
+            ? `the model proposes no change for ${exportName} (${Math.round(thePlan.currentRate)} ${rootUnit(profile)}/s)`
+            : `the plan predicts no gain over the rate measured as written (${verdictLine(thePlan, unverified)}), so ${n === 1 ? 'its change is not' : `none of its ${n} changes is`} offered`;
     process.stderr.write(`Nothing to fix: ${why.replace(/^No reliable/, 'no reliable')}\n`);
     return 0;
   }
@@ -168,8 +171,10 @@ async function fix(argv: string[]): Promise<number> {
   const byId = new Map(located.ops.map((o) => [o.id, o]));
   const named = ws.graphOf(file).pipelines.find((x) => x.name === exportName);
   const joined = named ? joinOps(named, profile).byProfileId : new Map<string, GraphOp>();
-  const outcome = editsForChanges(offered, {
-    pipeline: located,
+  // A conversion rewrites the named chain; knob fixes edit operators wherever they are written.
+  const converting = offered.some((c) => c.kind === 'convert');
+  const outcome = editsWithConversion(offered, {
+    pipeline: converting && named ? named : located,
     graphOf: (f) => ws.graphOf(f),
     textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
     opFor: (id) => byId.get(id) ?? joined.get(id),
@@ -182,6 +187,7 @@ async function fix(argv: string[]): Promise<number> {
   const byFile = new Map<string, PlannedEdit[]>();
   for (const e of outcome.edits) byFile.set(e.file, [...(byFile.get(e.file) ?? []), e]);
   for (const change of offered) process.stderr.write(`Plumber fix: ${changeTitle(change, last.ops.some((o) => o.id === change.opId) ? last : profile)}\n`);
+  for (const note of outcome.notes ?? []) process.stderr.write(`Note: ${note}\n`);
   for (const [f, edits] of byFile) {
     const before = ws.sourceFile(f)?.getFullText() ?? fs.readFileSync(f, 'utf8');
     const after = applyEdits(before, edits);

@@ -11,6 +11,7 @@ import { eventLoopMove, overridesFor, rootUnitOf, widenFreeLevers } from '../../
 import { compareSides, sideFaster } from '../paired';
 import { formatSpeedup, terminalRate } from '../../shared/words';
 import { fmtMeasured, shortName, unmeasured, type Config } from './config';
+import { convertIn } from './convert';
 import type { Trials } from './trials';
 
 /** One configuration to try on top of the kept one. */
@@ -138,6 +139,8 @@ export async function tryExtras(trials: Trials, kept: Config | undefined): Promi
   const { first, options } = trials.ctx;
   let best = kept;
   if (!best) return undefined;
+  // The extras are knobs of the operators as written; a converted chain has its own in its text.
+  if (convertIn(best.changes)) return best;
   for (const extra of EXTRAS) {
     if (!trials.budget.room(1)) continue;
     const a = extra.attempt(best, trials);

@@ -13,7 +13,9 @@ import * as path from 'node:path';
 import type { ModelOptions } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
 import type { Overrides, Profile } from '../../shared/profile';
+import { failedProfile } from '../../runner/emptyProfile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
+import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
 import { locateOps, type GraphSource } from '../locate';
@@ -125,6 +127,8 @@ export interface DiagnoseFileInput extends Omit<DiagnoseInput, 'run'> {
   graphs?: GraphSource;
   /** Starts one run (default `runProfile`; the request carries `signal`): a surface adds its progress hooks here, a test scripts the run. */
   spawn?(request: FrontDoorRunRequest): Promise<Profile>;
+  /** Where a conversion reads the pipeline's source and graph (default: the disk, as the runner reads it); a test brings its own. */
+  convertSource?: ConvertSource;
   /** The engine's routine (default `diagnose`): a test may script it. */
   diagnose?(input: DiagnoseInput): Promise<Diagnosis>;
 }
@@ -158,10 +162,19 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
       ...runRequestFor(input.runs, purpose, budget),
       ...(input.signal ? { signal: input.signal } : {}),
     };
-    const profile = await spawn(request);
+    const profile = budget?.convert ? await spawnConverted(request, budget.convert) : await spawn(request);
     // A training script's profile names no export: its runs go on running the script.
     if (!profile.error && profile.pipeline.exportName) exportName ??= profile.pipeline.exportName;
     return profile;
+  };
+  // A conversion runs its converted file, written beside the pipeline's for the run (../convert/sibling.ts).
+  const conversions = new ConvertedFiles(input.file, input.convertSource);
+  const spawnConverted = async (request: FrontDoorRunRequest, change: NonNullable<RunBudget['convert']>): Promise<Profile> => {
+    // The argument sites name the original file's positions: the converted file has its own.
+    const { argSites: _sites, ...rest } = request;
+    const out = await conversions.run(change, (converted) => spawn({ ...rest, file: converted }));
+    if (!('reason' in out)) return out;
+    return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be converted to plumber-data: ${out.reason}` });
   };
   const d = await (input.diagnose ?? diagnose)({
     run,

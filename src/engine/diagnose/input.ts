@@ -4,6 +4,7 @@
  */
 import type { Analysis, ModelOptions, Plan } from '../../shared/analysis';
 import type { Overrides, Profile, ProfileError } from '../../shared/profile';
+import type { ConvertChange } from '../convert/types';
 
 export type RunPurpose = 'profile' | 'replan' | 'verify';
 
@@ -23,6 +24,11 @@ export interface RunBudget {
   seconds?: number;
   /** Root elements the run should warm up on at least (see `warmupElementsFor`). */
   warmupElements?: number;
+  /**
+   * The run is of the pipeline converted to plumber-data by this change (its knobs written in the
+   * converted text), not of the file as written: verification's runs of a `convert` change.
+   */
+  convert?: ConvertChange;
 }
 
 export interface DiagnoseInput {

@@ -10,6 +10,7 @@ import { runCurve } from '../paired';
 import { runSlices } from '../stats';
 import { VerifyBudget, warmupElementsFor } from './budget';
 import { alignedStart, canonical, keyOf, safePredict, shortName, unmeasured, type Config } from './config';
+import { convertIn, overridesBeside } from './convert';
 import type { DiagnoseInput, PassRun } from './input';
 
 /** What verification is given: the diagnosis so far. */
@@ -97,10 +98,10 @@ export class Trials {
     return c;
   }
 
-  /** Some run already measured a configuration with these overrides. */
+  /** Some run already measured a configuration with these overrides (and no conversion, which runs another program). */
   ran(overrides: Overrides): boolean {
     const wanted = canonical(overrides);
-    return [...this.configs.values(), ...this.order].some((c) => c.runs > 0 && canonical(c.overrides) === wanted);
+    return [...this.configs.values(), ...this.order].some((c) => c.runs > 0 && canonical(c.overrides) === wanted && !convertIn(c.changes));
   }
 
   /** What a person calls a configuration: "as written", "the plan", a change's name, "the plan without …". */
@@ -127,7 +128,9 @@ export class Trials {
     const seconds = this.budget.windowSeconds(c, partner);
     const t0 = clock();
     const warmupElements = Math.max(warmupElementsFor(first, c.overrides) ?? 0, alignedStart(c, partner)) || undefined;
-    const p = await input.run(c.overrides, 'verify', { seconds, ...(warmupElements ? { warmupElements } : {}) });
+    const convert = convertIn(c.changes);
+    const overrides = convert ? overridesBeside(convert, c.overrides) : c.overrides;
+    const p = await input.run(overrides, 'verify', { seconds, ...(warmupElements ? { warmupElements } : {}), ...(convert ? { convert } : {}) });
     this.budget.ran(t0, p.error ? undefined : p.run.seconds);
     profiles.push(p);
     if (!this.order.includes(c)) this.order.push(c);
@@ -145,10 +148,12 @@ export class Trials {
   private configRunning(overrides: Overrides): Config | undefined {
     const { first, options } = this.ctx;
     const wanted = canonical(overrides);
-    if (canonical(this.planned.overrides) === wanted) return this.planned;
+    // A pass never runs a conversion: its runs stand only for configurations without one.
+    if (canonical(this.planned.overrides) === wanted && !convertIn(this.all)) return this.planned;
     if (this.all.length > MATCH_MAX_CHANGES) return undefined;
     for (let mask = 1; mask < (1 << this.all.length) - 1; mask++) {
       const changes = this.all.filter((_, i) => mask & (1 << i));
+      if (convertIn(changes)) continue;
       if (canonical(overridesFor(first, changes, options)) === wanted) return this.configOf(changes);
     }
     return undefined;

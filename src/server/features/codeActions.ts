@@ -5,13 +5,14 @@
  * disabled, with the reason — if the client can show disabled actions.
  */
 import { CodeActionKind, type CodeAction, type Range, type WorkspaceEdit } from 'vscode-languageserver';
-import type { PlanChange } from '../../shared/analysis';
-import { editsForChanges, type FixContext } from '../../engine/fixes/edits';
+import type { Plan, PlanChange } from '../../shared/analysis';
+import type { FixContext } from '../../engine/fixes/edits';
+import { editsWithConversion } from '../../engine/convert/fix';
 import { toWorkspaceEdit, type FileVersion } from '../workspaceEdit';
 import type { GraphOp } from '../../engine/graph/types';
 import type { PipelineView } from '../views';
 import { FIX_PREFIX } from '../../shared/words';
-import { applyAllTitle, offerTitle, offeredChanges, predictsGain } from './advice';
+import { applyAllTitle, offerTitle, offeredChanges, planFigure, predictsGain } from './advice';
 
 export interface CodeActionDeps {
   /** The engine's view of a pipeline (text, graphs, id lookup). */
@@ -34,10 +35,19 @@ const NO_PROFILE = 'No profile yet: run “Plumber: Profile Pipeline” first; f
 /** The edit (or the reason there is none) for some changes of one pipeline. */
 export function fixEdit(view: PipelineView, changes: PlanChange[], title: string, deps: CodeActionDeps): { edit?: CodeAction['edit']; reason?: string } {
   if (view.stale) return { reason: STALE };
-  const outcome = editsForChanges(changes, deps.fixContext(view));
+  const outcome = editsWithConversion(changes, deps.fixContext(view));
   if (!outcome.ok) return { reason: outcome.reason };
   if (outcome.edits.length === 0) return { reason: 'The source already has these settings.' };
-  return { edit: confirmIfMany(toWorkspaceEdit(outcome.edits, deps.fileInfo, { label: title, description: changes.map((c) => c.reason).join(' ') }), deps) };
+  // A conversion rewrites the chain: it is always previewed before it applies.
+  const preview = deps.preview || changes.some((c) => c.kind === 'convert');
+  const description = [...changes.map((c) => c.reason), ...(outcome.notes ?? [])].join(' ');
+  return { edit: confirmIfMany(toWorkspaceEdit(outcome.edits, deps.fileInfo, { label: title, description }), { preview }) };
+}
+
+/** The quick-fix title of a conversion, with the plan's figure ("est. 3.1×, verified 2.8× ± 0.2"). */
+function convertTitle(plan: Plan): string {
+  const figure = planFigure(plan);
+  return `Convert to plumber-data${figure ? ` (${figure})` : ''}`;
 }
 
 /**
@@ -78,6 +88,14 @@ export function codeActions(views: PipelineView[], file: string, range: Range, d
     const offered = offeredChanges(plan);
     const ids = new Set(ops.map((o) => o.id));
     for (const change of offered) {
+      if (change.kind === 'convert') {
+        // A quick fix on the whole pipeline: offered on any of the chain's operators and on its head.
+        if (!onHead && !change.opIds.some((id) => ids.has(v.byProfileId.get(id)?.id ?? ''))) continue;
+        const title = convertTitle(plan);
+        const { edit, reason } = fixEdit(v, [change], title, deps);
+        push({ title, kind: CodeActionKind.QuickFix, ...(edit ? { edit } : {}) }, reason);
+        continue;
+      }
       const target = v.byProfileId.get(change.opId);
       if (!target || !ids.has(target.id)) continue;
       // A change the model predicts no gain from on its own is applied only with the others (Apply all).

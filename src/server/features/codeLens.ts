@@ -135,12 +135,14 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
     }
     case 'op': {
       const summary = (data.opId && opSummary(v, data.opId, true)) || 'not measured';
-      // A source written on the pipeline's head line shares that line's lenses: name it, so its
-      // numbers are not read as the pipeline's.
+      // A lens that shares its line — with the pipeline's head, or with another measured operator
+      // (`tag(fetch(read()))`, several stages on one line) — names its operator, so its numbers are
+      // not read as another's.
       const joined = data.opId ? v.byGraphId.get(data.opId) : undefined;
       const op = data.opId ? v.graph.ops.find((o) => o.id === data.opId) : undefined;
-      const onHead = lens.range.start.line === v.graph.head.range.start.line;
-      command = { title: onHead && joined && op ? `${labelOf(v, op)}: ${summary}` : summary, command: v.stale ? Commands.profilePipeline : Commands.showReport, arguments: args };
+      const line = lens.range.start.line;
+      const shared = line === v.graph.head.range.start.line || v.graph.ops.some((o) => o !== op && o.file === op?.file && o.name.range.start.line === line && v.byGraphId.has(o.id));
+      command = { title: shared && joined && op ? `${labelOf(v, op)}: ${summary}` : summary, command: v.stale ? Commands.profilePipeline : Commands.showReport, arguments: args };
       break;
     }
   }

@@ -3,7 +3,8 @@
  * profiled pipeline of the document (used by the "Apply all Plumber fixes" lens and command).
  */
 import type { FixAllParams, FixAllResult } from '../../shared/protocol';
-import { editsForChanges, type PlannedEdit } from '../../engine/fixes/edits';
+import type { PlannedEdit } from '../../engine/fixes/edits';
+import { editsWithConversion } from '../../engine/convert/fix';
 import { toWorkspaceEdit } from '../workspaceEdit';
 import type { PipelineView } from '../views';
 import { confirmIfMany, type CodeActionDeps } from './codeActions';
@@ -17,6 +18,7 @@ export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeAc
   const reasons: string[] = [];
   let count = 0;
   let only: Plan | undefined;
+  let converting = false;
   for (const v of chosen) {
     const plan = v.record?.plan;
     if (!v.record || v.record.profile.error || !plan) {
@@ -37,7 +39,8 @@ export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeAc
       reasons.push(`The plan for ${v.graph.name} has no changes: its knobs are already right.`);
       continue;
     }
-    const outcome = editsForChanges(offered, deps.fixContext(v));
+    const outcome = editsWithConversion(offered, deps.fixContext(v));
+    converting ||= outcome.ok && offered.some((c) => c.kind === 'convert');
     if (!outcome.ok) {
       reasons.push(outcome.reason);
       continue;
@@ -51,5 +54,6 @@ export function fixAll(views: PipelineView[], params: FixAllParams, deps: CodeAc
   // One pipeline: its figure ("est. 1.8×, verified 1.7× ± 0.1"); several: the count only, since
   // their figures do not add up.
   const title = only ? applyAllTitle(only, count) : `Apply all Plumber fixes (${count} change${count === 1 ? '' : 's'})`;
-  return { edit: confirmIfMany(toWorkspaceEdit(edits, deps.fileInfo, { label: title }), deps), title };
+  // A conversion rewrites a chain: always previewed before it applies.
+  return { edit: confirmIfMany(toWorkspaceEdit(edits, deps.fileInfo, { label: title }), { preview: deps.preview || converting }), title };
 }

@@ -99,3 +99,23 @@ describe('the editor where Plumber stops following a chain', () => {
     assert.deepEqual(diagnostics(uri, file, s.views(uri), [], { ...DEFAULT_SETTINGS.diagnostics, enabled: false }, s.graph(uri).stops), []);
   });
 });
+
+describe('the editor on an async-generator chain composed on one line', () => {
+  it('names each stage on a line several stages share, so no rate is read as its neighbour’s', () => {
+    const o = opened('generators.ts');
+    const graph = o.s.views(o.uri).find((v) => v.graph.name === 'samples')!.graph;
+    const decode = graph.ops.find((op) => op.label.startsWith('decode'))!;
+    const hand = handMade(graph, decode.label, () => []);
+    o.s.store.setProfile(o.uri, 'samples', { profile: hand.profile, analysis: hand.analysis, plan: hand.plan, text: o.text, at: '2026-12-05T12:00:00.000Z' }, 'defaults');
+    const views = o.s.views(o.uri).filter((v) => v.graph.name === 'samples');
+    const line = decode.name.range.start.line;
+    const titles = codeLenses(views, o.file, DEFAULT_SETTINGS.codeLens)
+      .filter((l) => (l.data as LensData).target === 'op' && l.range.start.line === line)
+      .map((l) => resolveCodeLens(l, views).command!.title);
+    assert.ok(titles.length >= 3, `several stages share the line: ${titles.join(' | ')}`);
+    for (const t of titles) assert.match(t, /^\w+\(.*\): /, `each lens names its stage: ${t}`);
+    const named = titles.filter((t) => /bottleneck/.test(t));
+    assert.equal(named.length, 1, `one lens names the bottleneck: ${titles.join(' | ')}`);
+    assert.match(named[0]!, /^decode\(/, 'and it is decode’s');
+  });
+});

@@ -53,7 +53,7 @@ export function consumedParameter(fn: GeneratorFn): number {
 }
 
 /** Generator stages the stage's own body composes (`for await (const x of parse(src))`): nested in it. */
-function nestedStages(fn: GeneratorFn, w: DialectWalker): DialectRaw[] {
+export function nestedStages(fn: GeneratorFn, w: DialectWalker): DialectRaw[] {
   const out: DialectRaw[] = [];
   for (const loop of ownLoops(fn)) {
     const iterated = unwrap(loop.getExpression());

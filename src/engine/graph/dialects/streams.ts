@@ -8,7 +8,8 @@
 import { CallExpression, NewExpression, Node } from 'ts-morph';
 import { nodeMember } from './bindings';
 import { argLabel, mappedOptions, positional, type DialectRaw, type StageDetail } from './common';
-import { asyncGeneratorOf, consumedParameter } from './generators';
+import { asyncGeneratorOf, consumedParameter, nestedStages } from './generators';
+import { nestedIn } from './nested';
 import type { DialectWalker, Recogniser } from './walker';
 import { symbolOf, unwrap } from '../ast';
 import { unalias } from '../library';
@@ -54,12 +55,12 @@ function callStage(call: CallExpression, w: DialectWalker): DialectRaw | undefin
   if (member === 'fs.createReadStream') {
     const knobs = positional(call, [[0, 'path']]);
     const second = call.getArguments()[1];
-    const detail: StageDetail = { label: `createReadStream(${argLabel(call.getArguments()[0])})`, knobs, levers: ['prefetch'], optionKeys: ['highWaterMark', 'encoding', 'start', 'end'], optionNames: NAMES_BUFFER };
+    // Its highWaterMark counts bytes, not elements: read, shown, but no lever (as the runner records it).
+    const detail: StageDetail = { label: `createReadStream(${argLabel(call.getArguments()[0])})`, knobs, levers: [], optionKeys: ['highWaterMark', 'encoding', 'start', 'end'], optionNames: NAMES_BUFFER };
     if (second && !Node.isObjectLiteralExpression(second)) {
       // `createReadStream(p, 'utf8')` takes an encoding there: no option can be added beside it.
       detail.options = { state: 'expression', text: second.getText(), span: nodeSpan(second) };
       knobs['bufferSize'] = { state: 'expression', text: second.getText(), span: nodeSpan(second) };
-      detail.levers = [];
     } else {
       detail.options = mappedOptions(call, 1, HIGH_WATER, knobs);
     }
@@ -72,9 +73,9 @@ function callStage(call: CallExpression, w: DialectWalker): DialectRaw | undefin
 
 /**
  * A `Transform` (or `Duplex`/`PassThrough`) made with `new`, directly or from a class that extends
- * one. Its id is the `new` (where V8 places a construction in a stack). Options can be written
- * where they reach the stream: the object of `new Transform({ … })`, or the argument of a subclass
- * without a constructor of its own (the default constructor hands its arguments to `super`).
+ * one. Its id is the `new` (where V8 places a construction in a stack). Its `highWaterMark` is read
+ * where it reaches the stream — the object of `new Transform({ … })`, or the argument of a subclass
+ * without a constructor of its own — but it is no lever: the runner records none for a Transform.
  */
 function transformStage(node: NewExpression): DialectRaw | undefined {
   const ctor = node.getExpression();
@@ -93,7 +94,6 @@ function transformStage(node: NewExpression): DialectRaw | undefined {
   if (optionsReachStream && (!first || Node.isObjectLiteralExpression(first))) {
     detail.options = mappedOptions(node, 0, HIGH_WATER, knobs);
     detail.optionKeys = ['highWaterMark', 'objectMode', 'readableObjectMode', 'writableObjectMode', 'transform', 'flush'];
-    detail.levers = ['prefetch'];
     detail.optionNames = NAMES_BUFFER;
     const transform = first?.getProperty('transform');
     if (transform && Node.isPropertyAssignment(transform)) detail.fnArg = transform.getInitializer();
@@ -119,10 +119,22 @@ function method(call: CallExpression, name: string, up: DialectRaw | undefined, 
     // Concurrency only helps a fn that awaits: a sync fn still runs one call at a time on the main thread.
     const levers: Lever[] = fn?.fn.async ? ['parallelism', 'prefetch'] : ['prefetch'];
     const label = `${name}(${fn?.fn.name ?? argLabel(call.getArguments()[0])})`;
-    return raw(name, idNode, call, [up], { label, knobs, options, optionKeys: ['concurrency', 'highWaterMark', 'signal'], fnArg: call.getArguments()[0], levers, optionNames: NAMES_BOTH }, true);
+    const stage = raw(name, idNode, call, [up], { label, knobs, options, optionKeys: ['concurrency', 'highWaterMark', 'signal'], fnArg: call.getArguments()[0], levers, optionNames: NAMES_BOTH }, true);
+    const nested = name === 'flatMap' ? nestedIn(call.getArguments()[0], w) : [];
+    if (nested.length > 0) stage.nested = nested;
+    return stage;
   }
   if (name === 'take' || name === 'drop') {
-    return raw(name === 'take' ? 'take' : 'skip', idNode, call, [up], { label: `${name}(${argLabel(call.getArguments()[0])})`, knobs: positional(call, [[0, 'count']]), levers: [] }, true);
+    const knobs = positional(call, [[0, 'count']]);
+    const options = mappedOptions(call, 1, HIGH_WATER, knobs);
+    return raw(
+      name === 'take' ? 'take' : 'skip',
+      idNode,
+      call,
+      [up],
+      { label: `${name}(${argLabel(call.getArguments()[0])})`, knobs, options, optionKeys: ['highWaterMark', 'signal'], levers: ['prefetch'], optionNames: NAMES_BUFFER },
+      true,
+    );
   }
   return undefined;
 }
@@ -140,15 +152,21 @@ function argumentStage(arg: Node, index: number, last: boolean, prev: DialectRaw
     const name = Node.isIdentifier(a) ? a.getText() : (gen.getName() ?? 'async function*');
     const consumes = consumedParameter(gen) >= 0;
     if (index === 0 || !consumes) return raw('from', arg, arg, [], { label: label(name), knobs: {}, levers: [], fnArg: arg });
-    return raw('flatMap', arg, arg, prev ? [prev] : [], { label: label(name), knobs: {}, levers: [], fnArg: arg });
+    const stage = raw('flatMap', arg, arg, prev ? [prev] : [], { label: label(name), knobs: {}, levers: [], fnArg: arg });
+    const nested = nestedStages(gen, w);
+    if (nested.length > 0) stage.nested = nested;
+    return stage;
   }
   if ((Node.isArrowFunction(a) || Node.isFunctionExpression(a)) && last) return null;
   const resolved = w.resolve(a);
   if (resolved && resolved.dialect === 'node-streams' && resolved.inputs.length === 0 && (resolved.kind === 'map' || resolved.kind === 'flatMap')) {
-    // A zlib stream or Transform written as (or held by) the argument: its id is the argument's start.
     w.claimed.add(resolved.node);
     const what = Node.isIdentifier(a) ? a.getText() : resolved.detail.label.replace(/\(\)$|\(…\)$/, '').replace(/^new /, '');
-    return { ...resolved, idNode: arg, node: arg, inputs: prev ? [prev] : [], detail: { ...resolved.detail, label: label(what) } };
+    const detail = { ...resolved.detail, label: label(what) };
+    // A zlib stream registers where its factory is called (a stack names that call): it keeps that id.
+    // A Transform is made by user code no stack names: its id is the argument's start.
+    if (resolved.kind === 'map') return { ...resolved, inputs: prev ? [prev] : [], detail };
+    return { ...resolved, idNode: arg, node: arg, inputs: prev ? [prev] : [], detail };
   }
   if (resolved && index === 0) return resolved;
   if (index === 0 && (Node.isArrayLiteralExpression(a) || Node.isIdentifier(a))) return raw('from', arg, arg, [], { label: label(argLabel(a)), knobs: {}, levers: [] });

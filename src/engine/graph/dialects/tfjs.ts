@@ -6,6 +6,7 @@
  */
 import { CallExpression, Node } from 'ts-morph';
 import { tfjsDataMember } from './bindings';
+import { nestedIn } from './nested';
 import { argLabel, positional, type DialectRaw, type StageDetail } from './common';
 import type { DialectWalker, Recogniser } from './walker';
 import type { Lever, OpKind } from '../types';
@@ -75,7 +76,11 @@ function source(call: CallExpression, w: DialectWalker): DialectRaw | undefined 
   const first = args[0];
   if (member === 'array' && first && Node.isArrayLiteralExpression(first) && !first.getElements().some((e) => Node.isSpreadElement(e))) detail.cardinality = first.getElements().length;
   const inputs = member === 'zip' ? zipInputs(call, w) : [];
-  return { dialect: 'tfjs-data', kind, idNode, node: call, method: false, inputs, partial: false, detail };
+  const stage: DialectRaw = { dialect: 'tfjs-data', kind, idNode, node: call, method: false, inputs, partial: false, detail };
+  // An async generator handed to generator() may iterate generator stages of its own: nested in the source.
+  const nested = member === 'generator' ? nestedIn(args[0], w) : [];
+  if (nested.length > 0) stage.nested = nested;
+  return stage;
 }
 
 function method(call: CallExpression, name: string, up: DialectRaw | undefined, w: DialectWalker): DialectRaw | undefined {
