@@ -1,14 +1,16 @@
 /**
  * The pipeline "with Plumber's kept plan applied", as a user gets it from `plumber fix --write`:
- * the changes the editor would offer (src/engine/offer.ts) turned into source edits by the
- * engine's fix engine, the same steps src/cli/fix.ts takes after its diagnosis. The edits go into a
- * copy of the example's folder beside it (`examples/.bench-<name>-<pid>/`, so its relative imports
+ * the changes the editor would offer (src/engine/offer.ts: a conversion only once verified)
+ * turned into source edits by the fix engine and the conversion (src/engine/convert/fix.ts), the
+ * same steps src/cli/fix.ts takes after its diagnosis. The edits go into a copy of the example's
+ * folder beside it (`examples/.bench-<name>-<pid>/`, so its relative imports
  * still resolve), never into the example; the copy is removed when the benchmark is done with it.
  */
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import type { FileDiagnosis } from '../../src/engine/diagnose';
-import { applyEdits, editsForChanges, type PlannedEdit } from '../../src/engine/fixes/edits';
+import { editsWithConversion } from '../../src/engine/convert/fix';
+import { applyEdits, type PlannedEdit } from '../../src/engine/fixes/edits';
 import type { GraphOp } from '../../src/engine/graph/types';
 import { GraphWorkspace } from '../../src/engine/graph/workspace';
 import { joinOps } from '../../src/engine/join';
@@ -44,8 +46,10 @@ export function applyKeptPlan(file: string, d: FileDiagnosis): AppliedPlan {
   const byId = new Map(located.ops.map((o) => [o.id, o]));
   const named = ws.graphOf(file).pipelines.find((x) => x.name === exportName);
   const joined = named ? joinOps(named, d.first).byProfileId : new Map<string, GraphOp>();
-  const outcome = editsForChanges(offered, {
-    pipeline: located,
+  // A conversion rewrites the named chain; knob fixes edit operators wherever they are written.
+  const converting = offered.some((c) => c.kind === 'convert');
+  const outcome = editsWithConversion(offered, {
+    pipeline: converting && named ? named : located,
     graphOf: (f) => ws.graphOf(f),
     textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
     opFor: (id) => byId.get(id) ?? joined.get(id),
