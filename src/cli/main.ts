@@ -17,7 +17,7 @@ import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags, runBudgetFlags, terminalRunHo
 import { HELP, commandName, thisInvocation } from './help';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
-import { renderPlan, renderProfile, rootRate } from './render';
+import { renderPlan, renderProfile, renderStops, rootRate } from './render';
 import { fmtRate, fmtRateIn } from './table';
 import { trainerText } from './trainText';
 
@@ -144,9 +144,12 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
 async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> {
   const d = await diagnoseFromFlags(file, p);
   const profile = d.first;
-  if (d.error) return reportFailure(d.error, json, { profile });
+  // What the source holds that Plumber could not follow is said first, whatever the run found.
+  if (!json && d.stops.length > 0) process.stderr.write(renderStops(file, d.stops));
+  const stops = d.stops.length > 0 ? { stops: d.stops } : {};
+  if (d.error) return reportFailure(d.error, json, { profile, ...stops });
   if (json) {
-    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last });
+    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last, ...stops });
   } else {
     // A person is shown the changes the editor would offer and `plumber fix` would apply; --json keeps the whole plan.
     process.stdout.write(

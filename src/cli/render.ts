@@ -171,3 +171,9 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   }
   return lines.join('\n');
 }
+
+/** The chains of `file` Plumber saw but did not follow, one line each with where and why: "streams.ts:7: …". */
+export function renderStops(file: string, stops: ReadonlyArray<{ range: { start: { line: number } }; message: string }>): string {
+  const name = path.basename(file);
+  return `${stops.map((s) => `plumber: ${name}:${s.range.start.line + 1}: ${s.message}`).join('\n')}\n`;
+}

@@ -19,6 +19,7 @@ import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
 import { locateOps, type GraphSource } from '../locate';
+import type { GraphStop } from '../graph/types';
 import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS } from './budget';
 import type { DiagnoseInput, Diagnosis, RunBudget, RunPurpose } from './input';
 import { diagnose } from './routine';
@@ -107,6 +108,15 @@ export function sourceArgSites(file: string, graphs: GraphSource | undefined): A
   }
 }
 
+/** Where the engine saw a chain in `file` it could not follow, and why (the graph's stops); none when the source cannot be read. */
+export function sourceStops(file: string, graphs: GraphSource | undefined): GraphStop[] {
+  try {
+    return graphs === undefined ? [] : (graphs.graphOf(path.resolve(file)).stops ?? []);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * What a surface brings: the pipeline, its run settings, and the routine's own options (user
  * overrides, model options, passes, verification, budget, cancellation, progress, clock) as
@@ -138,6 +148,8 @@ export interface FileDiagnosis extends Diagnosis {
   passes: number;
   /** Of the wait, the seconds spent reading the source for its randomness, before any run. */
   sourceSeconds: number;
+  /** Chains of the file the engine saw but could not follow, with why: a surface says them, so nothing is skipped in silence. */
+  stops: GraphStop[];
 }
 
 /** Diagnoses the pipeline `input` names: its static randomness, then `diagnose` with runs the run policy asks for. */
@@ -147,6 +159,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   const graphs = input.graphs ?? (await diskGraphs());
   const randomOps = await sourceRandomOps(input.file, graphs);
   const argSites = sourceArgSites(input.file, graphs);
+  const stops = sourceStops(input.file, graphs);
   const sourceSeconds = clock() - began;
   const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
   const spawn = input.spawn ?? runProfile;
@@ -188,5 +201,5 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     ...(input.onStep ? { onStep: input.onStep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
   });
-  return { ...d, passes, sourceSeconds };
+  return { ...d, passes, sourceSeconds, stops };
 }

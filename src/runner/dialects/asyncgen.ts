@@ -8,7 +8,8 @@
  * Each call of a wrapped function from the user's code registers a stage at the call (the callee's
  * name in `decode(src)`): `flatMap` when an argument is another stage's output or an async
  * iterable, else `from`; no lever (its library is the language). Its generator object keeps its
- * identity; its `next` is timed: waits, elements, and self time (its steps less its inputs').
+ * identity; its `next` is timed: waits, elements, and self time (its steps less its inputs', by the
+ * event loop's active time: what a step awaits besides its input is latency, not its work).
  */
 import Module, { register } from 'node:module';
 import * as path from 'node:path';
@@ -119,7 +120,7 @@ function stageFunction(host: DialectHost, fn: (...args: unknown[]) => AsyncGener
     const site = callerSite(name);
     if (site === null) return Reflect.apply(fn, this, args);
     const upstream = args.filter((a) => stageOf(a) !== undefined || isAsyncIterable(a));
-    const stage = new Stage(host, { kind: upstream.length > 0 ? 'flatMap' : 'from', dialect: 'async-generator', levers: [], site, inputs: upstream.map(stageOf), fn });
+    const stage = new Stage(host, { kind: upstream.length > 0 ? 'flatMap' : 'from', dialect: 'async-generator', levers: [], site, inputs: upstream.map(stageOf), fn, activeClock: true });
     const gen = Reflect.apply(fn, this, args);
     gen.next = stage.watchConsumer(stage.timePull(stage.timeWork(gen.next.bind(gen)), true));
     return tag(gen, stage);

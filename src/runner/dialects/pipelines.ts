@@ -43,7 +43,7 @@ function asyncIterable(v: unknown): AsyncIterator<unknown> & object {
 
 /** A generator-function argument, as a stage: what it returns is timed; a function that returns no iterable (a sink) is left alone. */
 function stagedFunction(host: DialectHost, fn: AnyFn, site: CallSite, input: Stage | undefined): { fn: AnyFn; stage: Stage } {
-  const stage = new Stage(host, { kind: 'flatMap', dialect: 'node-streams', levers: [], site, inputs: [input], fn });
+  const stage = new Stage(host, { kind: 'flatMap', dialect: 'node-streams', levers: [], site, inputs: [input], fn, activeClock: true });
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
     // Its source is the previous stage's stream, or an async iterator over it (Node wraps a stream
     // so): the fn's pulls from it are its input time and the previous stage's wait.

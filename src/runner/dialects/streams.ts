@@ -9,7 +9,7 @@
  *   the input's `waitSeconds`. A fn's calls, sync time, latency and calls in flight come from
  *   wrapping the fn.
  * - Levers: an operator with an async fn can change `concurrency` and `highWaterMark` (parallelism,
- *   prefetch); one with a sync fn, `take/drop` and `Readable.from` only `highWaterMark`. Byte streams
+ *   prefetch); one with a sync fn and `Readable.from` only `highWaterMark`; `take/drop` nothing. Byte streams
  *   (a file read, zlib) count their `highWaterMark` in bytes, not elements: no lever.
  * - Overrides: `parallelism` → `concurrency`, `prefetch` → `highWaterMark`, at build time.
  */
@@ -128,7 +128,8 @@ function patchOperator(host: DialectHost, method: string, kind: OpKind, takesFn:
     const site = callerSite(method);
     if (site === null) return original.apply(this, args);
     const fn = takesFn && typeof args[0] === 'function' ? (args[0] as AnyFn) : undefined;
-    const levers: Lever[] = fn !== undefined && isAsyncFn(fn) ? ['parallelism', 'prefetch'] : ['prefetch'];
+    // take/drop take no highWaterMark (only a signal): nothing of theirs can change.
+    const levers: Lever[] = !takesFn ? [] : fn !== undefined && isAsyncFn(fn) ? ['parallelism', 'prefetch'] : ['prefetch'];
     const { options, overridden } = withOverrides(args[1], overrideAt(host, site), levers);
     const stage = new Stage(host, { kind, dialect: 'node-streams', levers, site, inputs: [stageOf(this)], fn, knobs: knobsOf(kind, options, args[0]), overridden });
     pullThrough(this, stage);

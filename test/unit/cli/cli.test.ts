@@ -203,3 +203,20 @@ describe('plumber (the built CLI)', function () {
     assert.match(version.stdout.trim(), /^\d+\.\d+\.\d+/);
   });
 });
+
+describe('plumber plan on a chain it cannot follow', function () {
+  this.timeout(60_000);
+
+  it('says where and why before the numbers, and in --json', async () => {
+    const file = path.join(PIPELINES, 'dialects/stops-loop.ts');
+    const r = await plumber('plan', file, ...SHORT, '--passes', '1', '--no-verify');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^plumber: stops-loop\.ts:8: .*loop/m);
+    const j = await plumber('plan', file, ...SHORT, '--passes', '1', '--no-verify', '--json', '--quiet');
+    const out = JSON.parse(j.stdout) as { stops?: Array<{ range: { start: { line: number } }; message: string }> };
+    assert.deepEqual(
+      out.stops?.map((s) => s.range.start.line + 1),
+      [8],
+    );
+  });
+});

@@ -46,6 +46,8 @@ export function assertFiguresAddUp(p: Profile): void {
   for (const o of p.ops) {
     assert.ok(o.counters.waitSeconds <= limit, `${o.kind}@${o.id} waited ${o.counters.waitSeconds} s in a ${p.run.seconds} s run`);
     assert.ok(o.counters.selfSeconds <= limit, `${o.kind}@${o.id} ran ${o.counters.selfSeconds} s in a ${p.run.seconds} s run`);
+    // One call at a time: its summed latency fits in the run too.
+    if (o.counters.inFlightHighWater <= 1) assert.ok(o.counters.asyncLatencySeconds <= limit, `${o.kind}@${o.id} awaited ${o.counters.asyncLatencySeconds} s in a ${p.run.seconds} s run`);
   }
 }
 
@@ -54,6 +56,9 @@ export interface Drained {
   out: unknown[];
   error?: string;
   ops: Array<{ kind: string; produced: number }>;
+  /** The drain's milliseconds, wall and CPU (loading excluded). */
+  ms: number;
+  cpuMs: number;
 }
 
 /** Drains a fixture's export in a child process, as Node runs it or under the adapters. */

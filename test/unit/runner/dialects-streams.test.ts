@@ -35,6 +35,15 @@ describe('runner profiles of Node-streams pipelines', function () {
     assertFiguresAddUp(p);
   });
 
+  it('profiles a stream exported as it is, which it reads once', async () => {
+    const p = await profile(F, 'once');
+    const map = idOf(F, 'Readable.from(numbers(100_000)).map((x: number) => spin(x, 40_000))', 'map');
+    assert.equal(p.pipeline.rootId, map);
+    assert.equal(p.pipeline.exportName, 'once');
+    // A stream pushes ahead of its reader, up to its buffer (16 objects): the window's two ends hold about as many.
+    assert.ok(Math.abs(op(p, map).counters.produced - p.run.elements) <= 17, `${op(p, map).counters.produced} produced, ${p.run.elements} consumed`);
+  });
+
   it('applies a concurrency override to an async map: 4 calls are seen in flight at once, as 1 without it', async () => {
     const map = idOf(F, '.map(async (x: number) => {\n      await sleep(4)', 'map');
     const asWritten = await profile(F, 'lookups');

@@ -132,7 +132,8 @@ function method(call: CallExpression, name: string, up: DialectRaw | undefined, 
       idNode,
       call,
       [up],
-      { label: `${name}(${argLabel(call.getArguments()[0])})`, knobs, options, optionKeys: ['highWaterMark', 'signal'], levers: ['prefetch'], optionNames: NAMES_BUFFER },
+      // Node's take/drop take only a `signal` (no highWaterMark): no lever, as the runner records them.
+      { label: `${name}(${argLabel(call.getArguments()[0])})`, knobs, options, optionKeys: ['signal'], levers: [] },
       true,
     );
   }
