@@ -283,11 +283,35 @@ export class Stage {
   }
 
   /**
+   * Starts timing one step of a stage on the active clock; the function it returns ends it and
+   * counts the step as an awaited call when it was idle besides its inputs' pulls: its wall time
+   * less its inputs' wall time less its own active time (the loop's active time less its inputs').
+   */
+  private idleMeter(): () => () => void {
+    const c = this.c;
+    return () => {
+      const w0 = WALL();
+      const a0 = ACTIVE();
+      const iw0 = this.inputWallSeconds;
+      const ia0 = this.inputSeconds;
+      c.calls++;
+      return () => {
+        const own = (ACTIVE() - a0) / 1000 - (this.inputSeconds - ia0);
+        const idle = (WALL() - w0) / 1000 - (this.inputWallSeconds - iw0) - own;
+        if (idle <= 0) return;
+        c.asyncCalls++;
+        c.asyncLatencySeconds += idle;
+        if (c.inFlightHighWater < 1) c.inFlightHighWater = 1;
+      };
+    };
+  }
+
+  /**
    * The stage's own steps (one element's work each), timed as self time: the time some step was
    * running, minus the time its inputs' pulls took meanwhile. A stage on the active clock (its
-   * steps await other things than its input) also counts each step as one awaited call, with the
-   * step's wall time less its inputs' pulls as the call's latency (its own work included, as a
-   * plumber-data async fn's latency is), so what it awaits is priced as a wait one call at a time.
+   * steps await other things than its input) runs one step at a time; a step that spent time idle
+   * besides its inputs' pulls (a timer, I/O it awaited) is one awaited call, and that idle time its
+   * latency — what it waits on beyond its own work, as a plumber-data source that awaits is read.
    */
   timeWork<T>(step: () => Promise<T>): () => Promise<T> {
     const c = this.c;
@@ -301,25 +325,13 @@ export class Stage {
       input0 = this.inputSeconds;
       if (net > c.selfSeconds) c.selfSeconds = net;
     };
-    const walking = this.clock === WALL ? undefined : new Busy(WALL);
-    let inputWall0 = this.inputWallSeconds;
-    let wallNet = c.asyncLatencySeconds;
-    const walked = (dt: number): void => {
-      wallNet += dt - (this.inputWallSeconds - inputWall0);
-      inputWall0 = this.inputWallSeconds;
-      if (wallNet > c.asyncLatencySeconds) c.asyncLatencySeconds = wallNet;
-    };
+    const idleOf = this.clock === WALL ? undefined : this.idleMeter();
     return () => {
       worked(working.enter());
-      if (walking !== undefined) {
-        walked(walking.enter());
-        c.calls++;
-        c.asyncCalls++;
-        if (c.inFlightHighWater < 1) c.inFlightHighWater = 1;
-      }
+      const idle = idleOf?.();
       const done = (): void => {
         worked(working.leave());
-        if (walking !== undefined) walked(walking.leave());
+        idle?.();
       };
       return step().then(
         (r) => {
