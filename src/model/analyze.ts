@@ -119,7 +119,11 @@ function inDialectWords(om: OpMeasure, all: string, mostOfMain: boolean): string
 function oneAtATimeWords(m: Measured, b: Bottleneck): string {
   const om = b.opId !== undefined ? m.ops.get(b.opId) : undefined;
   if (!om || !om.isAsync || !isFnOp(om.op) || can(om.op, 'parallelism') || (b.resource !== 'latency' && b.resource !== 'sequential-op')) return '';
-  return `${om.op.dialect ?? 'Its library'} awaits its calls ${om.concurrency === 1 ? 'one at a time' : `${om.concurrency} at a time`} and has no knob for more; converted to plumber-data, the plan can keep more in flight.`;
+  const at = om.concurrency === 1 ? 'one at a time' : `${om.concurrency} at a time`;
+  // An async generator is its own stage: it awaits its steps itself. A library's operator is called by the library.
+  const who =
+    om.op.dialect === 'async-generator' ? `${describeOp(om.op)} is an async generator: it awaits each step before the next (${at}), and a generator` : `${om.op.dialect ?? 'Its library'} awaits its calls ${at} and`;
+  return `${who} has no knob for more; converted to plumber-data, the plan can keep more in flight.`;
 }
 
 /** Why an op's fn cannot cross to worker threads as it is, and what would let it. */

@@ -23,6 +23,9 @@ import type { Overrides, Profile } from '../shared/profile';
 import { formatRatio, formatSteps } from '../shared/words';
 import { MODEL_CONSTANTS } from './constants';
 import { coresFor, coresGot } from './cores';
+import { can } from './knobs';
+import { measure } from './measure';
+import { taskGroup } from './tasks';
 import { planPipeline as pipelinePlan, predictPipeline as predict } from './pipeline';
 
 /** A candidate within this fraction of the best rate counts as reaching it (measurement noise). */
@@ -112,6 +115,7 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
   const cores = coresOf(profile, options, threads);
   const perThread = Math.min(1, cores / threads);
   const otherBounds = p.bounds.filter((b) => b.resource !== 'main-thread' && b.resource !== 'cpu').map((b) => b.rate);
+  const exposed = workerCpu * uncoveredShare(alone, overrides);
   // The trainer's step is its main-thread CPU, run at the share of a core the thread got, plus
   // time off the CPU (awaits of its own); the share it gets depends on how many threads compete.
   const measuredShare = Math.min(1, Math.max(0.05, profile.run.mainThreadShare ?? 1));
@@ -122,11 +126,49 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
     // The main thread runs the trainer's CPU and the pipeline's one after the other.
     [share / Math.max(f.ownMainCpu + pipelineMain, 1e-9), 'main-thread'],
     [Math.min(Infinity, ...otherBounds), 'pipeline'],
+    // The worker work a step's blocked main thread leaves undone is done while the loop waits,
+    // by the pool's threads (as many cores as they get), after the step and the main thread's work.
+    ...(exposed > 0
+      ? [[1 / Math.max(ownOffCpu + (f.ownMainCpu + pipelineMain) / share + exposed / Math.max(share, Math.min(costOf(profile, overrides).workers, cores)), 1e-9), 'pipeline'] as [number, TrainerCandidate['limit']]]
+      : []),
     [cores / Math.max(f.ownMainCpu + f.ownOtherCpu + pipelineCpu, 1e-9), 'cpu'],
   ];
   let best = limits[0];
   for (const l of limits) if (l[0] < best[0]) best = l;
   return { rate: best[0], limit: best[1] };
+}
+
+/**
+ * Tasks a worker map keeps posted per thread (src/data/internal/ops/worker-map.ts: two in the
+ * thread, one in the pool's queue). A library rule, not a tuning constant.
+ */
+export const WORKER_TASKS_PER_THREAD = 3;
+
+/**
+ * The share of the pipeline's worker-thread work per step that cannot overlap the trainer's step.
+ * A training step holds the main thread (the pure-JS backend computes there), so while it runs no
+ * task is posted and no result is taken: the pool works only on the tasks already posted when the
+ * step began, WORKER_TASKS_PER_THREAD per thread of the elements per task the library settles on
+ * (`taskGroup`, from the fn's measured cost). What a root element needs beyond that (a batch of 64
+ * elements against 3 tasks of 16) is made while the loop waits. The largest share over the
+ * pipeline's worker ops (they run one after the other for the same root element); 0 without any.
+ */
+export function uncoveredShare(alone: Profile, overrides: Overrides): number {
+  let worst = 0;
+  let m: ReturnType<typeof measure> | undefined;
+  for (const op of alone.ops) {
+    const o = overrides[op.id];
+    if ((o?.placement ?? op.placement) !== 'worker') continue;
+    const threads = typeof o?.parallelism === 'number' ? o.parallelism : (op.knobs.resolvedParallelism ?? 1);
+    m ??= measure(alone);
+    const om = m.ops.get(op.id);
+    if (!om || !(om.visitRatio > 0)) continue;
+    // A run with the op in worker threads measured its tasks; else the size the library would pick.
+    const group = op.placement === 'worker' && (op.counters.workerTasks ?? 0) > 0 ? op.counters.calls / (op.counters.workerTasks ?? 1) : taskGroup(om, alone.machine);
+    const posted = WORKER_TASKS_PER_THREAD * Math.max(1, threads) * Math.max(1, group);
+    worst = Math.max(worst, Math.max(0, 1 - posted / om.visitRatio));
+  }
+  return worst;
 }
 
 /**
@@ -167,7 +209,7 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
     const o = overrides[op.id];
     const placement = o?.placement ?? op.placement;
     const now = typeof o?.parallelism === 'number' ? o.parallelism : (op.knobs.resolvedParallelism ?? 1);
-    if (placement !== 'worker' || now <= 1) continue;
+    if (placement !== 'worker' || now <= 1 || !can(op, 'parallelism')) continue;
     for (let k = 1; k < now; k++) {
       const fewer: Overrides = { ...overrides, [op.id]: { ...o, parallelism: k } };
       const own = changes.find((c) => c.opId === op.id && c.kind === 'placement' && c.to === 'worker');
@@ -198,6 +240,9 @@ function offMainThread(profile: Profile, threads: number): { overrides: Override
   const changes: PlanChange[] = [];
   const seconds = profile.trainer?.seconds ?? profile.run.seconds;
   for (const op of profile.ops) {
+    // Only where the op's own library runs fns in worker threads (a dialect's ops do not: that is
+    // the conversion's to propose, ./convert.ts).
+    if (!can(op, 'placement')) continue;
     if ((op.kind !== 'map' && op.kind !== 'filter') || op.placement !== 'main' || op.fnAsync || op.counters.asyncCalls > 0 || !op.fnModule || op.moveBlocked) continue;
     // A fn too cheap for a worker task (the planner's own threshold) stays where it is.
     if (op.counters.calls === 0 || op.counters.selfSeconds / op.counters.calls < MODEL_CONSTANTS.minWorkerTaskSeconds) continue;

@@ -1,11 +1,12 @@
 -- Neovim (0.7+) headless as a third-party LSP client of the Plumber server: attach, ask for code
--- lenses, profile, ask for code actions on the line marked "// the slow step", apply the first
--- "Apply Plumber fix: …" quick fix, save. The Plumber settings ($PLUMBER_SETTINGS, JSON) go where a
+-- lenses, profile the pipeline $PLUMBER_PIPELINE (default `numbers`), ask for code actions on the
+-- line marked "// the slow step", apply the first "Apply Plumber fix: …" quick fix, save. The Plumber settings ($PLUMBER_SETTINGS, JSON) go where a
 -- Neovim user puts them: init_options (read at start) and settings (workspace/configuration).
 -- Results go to $PLUMBER_OUT as JSON for the mocha test to check.
 local server = os.getenv('PLUMBER_SERVER')
 local file = os.getenv('PLUMBER_FILE')
 local out = os.getenv('PLUMBER_OUT')
+local pipeline = os.getenv('PLUMBER_PIPELINE') or 'numbers'
 local settings = vim.fn.json_decode(os.getenv('PLUMBER_SETTINGS') or '{}')
 local result = { steps = {} }
 
@@ -49,7 +50,7 @@ local ok, err = pcall(function()
 
   result.lensesBefore = lens_titles()
   -- Profile, plan and verify: several runs, slow on a busy machine; the limit only guards a hang.
-  local profiled, why = client.request_sync('plumber/profile', { uri = uri, pipeline = 'numbers' }, 240000, bufnr)
+  local profiled, why = client.request_sync('plumber/profile', { uri = uri, pipeline = pipeline }, 240000, bufnr)
   assert(profiled and profiled.result, 'plumber/profile failed: ' .. vim.inspect(profiled or why))
   result.profile = profiled.result
   result.lensesAfter = lens_titles()

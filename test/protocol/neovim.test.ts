@@ -46,16 +46,20 @@ function pipelineShape(file: string, text: string): string {
   const ws = new GraphWorkspace();
   ws.setText(file, text);
   const ops = ws.graphOf(file).pipelines[0]!.ops;
+  assert.ok(
+    ops.some((o) => o.kind === 'map'),
+    `the graph reads no map in ${file}`,
+  );
   return ops.map((o) => o.kind).join(',') + JSON.stringify(ops.find((o) => o.kind === 'map')!.knobs);
 }
 
 /**
- * Copies a fixture project, lets Neovim profile it with `settings` and apply the first Plumber quick
- * fix on the line marked "// the slow step", and checks what every such fix must do: lenses before
+ * Copies a fixture project, lets Neovim profile `pipeline` of its `name` with `settings` and apply
+ * the first Plumber quick fix on the line marked "// the slow step", and checks what every such fix must do: lenses before
  * and after, a real edit through Neovim's own workspace-edit code, saved, the marked comment kept,
  * and the pipeline changed.
  */
-function applyFixInNeovim(fixture: string, settings: object): NeovimResult & { saved: string } {
+function applyFixInNeovim(fixture: string, settings: object, name = 'pipeline.ts', pipeline = 'numbers'): NeovimResult & { saved: string } {
   if (!NVIM) throw missingNeovim();
   const root = mkdtempSync(path.join(os.tmpdir(), 'plumber-nvim-'));
   try {
@@ -63,12 +67,12 @@ function applyFixInNeovim(fixture: string, settings: object): NeovimResult & { s
     const dir = path.join(root, 'project');
     const source = path.join(ROOT, 'test', 'fixtures', 'server', fixture);
     cpSync(source, dir, { recursive: true });
-    const file = path.join(dir, 'pipeline.ts');
+    const file = path.join(dir, name);
     const out = path.join(root, 'result.json');
     const r = spawnSync(NVIM, ['--headless', '--noplugin', '-u', 'NONE', '-i', 'NONE', '-n', '-c', `luafile ${path.join(ROOT, 'test', 'nvim', 'lsp.lua')}`], {
       // A run lock of its own: the machine-wide one would make this test wait for whatever other
       // Plumber runs (benchmarks, other suites) hold it.
-      env: { ...process.env, PLUMBER_SERVER: SERVER, PLUMBER_FILE: file, PLUMBER_OUT: out, PLUMBER_SETTINGS: JSON.stringify(settings), PLUMBER_RUN_LOCK: path.join(root, 'run.lock') },
+      env: { ...process.env, PLUMBER_SERVER: SERVER, PLUMBER_FILE: file, PLUMBER_PIPELINE: pipeline, PLUMBER_OUT: out, PLUMBER_SETTINGS: JSON.stringify(settings), PLUMBER_RUN_LOCK: path.join(root, 'run.lock') },
       encoding: 'utf8',
       timeout: 330_000,
     });
@@ -84,7 +88,7 @@ function applyFixInNeovim(fixture: string, settings: object): NeovimResult & { s
     const saved = readFileSync(file, 'utf8');
     assert.equal(saved.trimEnd(), result.text.trimEnd());
     assert.match(saved, /\/\/ the slow step/);
-    const original = path.join(source, 'pipeline.ts');
+    const original = path.join(source, name);
     assert.notEqual(pipelineShape(file, saved), pipelineShape(original, readFileSync(original, 'utf8')), 'the fix changed the pipeline');
     return { ...result, saved };
   } finally {
@@ -120,5 +124,20 @@ describe('Neovim as the client', function () {
     );
     assert.ok(!result.actions.some((t) => /verified \d/.test(t)), result.actions.join('\n'));
     assert.doesNotMatch(result.saved, /parallelism: 1\b/);
+  });
+
+  // A Node-streams chain as people write it (test/fixtures/server/dialects/streams.ts): 2 ms lookups
+  // with one in flight. The fix is in the stream's own knob, `concurrency`, and verification keeps
+  // it on any machine, as for the plumber-data fixture above.
+  it('shows lenses on a Node-streams chain and applies its verified concurrency fix', function () {
+    const result = applyFixInNeovim('dialects', { profile: { seconds: 1 } }, 'streams.ts', 'users');
+    assert.match(result.applied, /concurrency/);
+    assert.ok(
+      result.actions.some((t) => /verified \d/.test(t)),
+      result.actions.join('\n'),
+    );
+    const n = /\.map\(lookup, \{ concurrency: (\d+) \}\)/.exec(result.saved);
+    assert.ok(n && Number(n[1]) > 1, result.saved);
+    assert.doesNotMatch(result.saved, /parallelism/);
   });
 });

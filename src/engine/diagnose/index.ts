@@ -7,6 +7,7 @@
  * - ./verify.ts, ./settle.ts — the A/B runs, and when one pair settles them;
  * - ./decide.ts — what is kept and what is dropped, as a pure function of what was measured;
  * - ./extras.ts — the configurations the model does not price, as a table tried by one loop;
+ * - ./trainer.ts — a training loop's worker pool, sized by measuring its neighbours;
  * - ./keep.ts — the plan reduced to what was kept.
  */
 export { probesFor } from '../passes';

@@ -6,7 +6,8 @@
  * plan is not a reliable gain, the change that hurts is looked for (leave-one-out, each change
  * alone, the union of the changes that did not lose alone) within the time budget; when it is,
  * each of its changes is left out in turn while the budget lasts. Then ./decide.ts keeps the best
- * measured configuration, and ./extras.ts tries what the model does not price on top of it.
+ * measured configuration, a training loop's worker pool is sized by measuring its neighbours
+ * (./trainer.ts), and ./extras.ts tries what the model does not price on top of it.
  */
 import type { Plan, PlanChange, Verification } from '../../shared/analysis';
 import { sideFaster, sideSlower } from '../paired';
@@ -16,6 +17,7 @@ import { chooseKept, verdictOf } from './decide';
 import { tryExtras } from './extras';
 import { planKeeping } from './keep';
 import { firstPairAlignable, settledAfterOnePair, steadyFirstPair } from './settle';
+import { tryPoolNeighbours } from './trainer';
 import { Trials, type VerifyContext } from './trials';
 
 /**
@@ -32,7 +34,9 @@ export async function verifyPlan(ctx: VerifyContext): Promise<Plan> {
   const trials = new Trials(ctx);
   const stopped = (await measurePairs(trials)) ?? (await findWhatHurts(trials)) ?? (await leaveEachOut(trials));
   if (stopped) return stopped;
-  const kept = await tryExtras(trials, chooseKept(trials));
+  const pooled = await tryPoolNeighbours(trials, chooseKept(trials));
+  if (pooled === 'cancelled') return errorOut(trials, CANCELLED);
+  const kept = await tryExtras(trials, pooled);
   if (kept === 'cancelled') return errorOut(trials, CANCELLED);
   const { verification, keep } = verdictOf(trials, kept);
   return finish(trials, verification, keep);

@@ -134,6 +134,8 @@ export class Stage {
   private inFlight = 0;
   /** Seconds its inputs' `next()` took, summed: a pull's self time is its own elapsed time minus this. */
   inputSeconds = 0;
+  /** The same by the wall clock, whatever the stage's own clock: a step's latency is its wall time minus this. */
+  inputWallSeconds = 0;
   /** The stage that pulls from this one, when one does (its `pulled` and `inputSeconds` grow as this one hands elements on). */
   consumer: Stage | undefined;
   private bytesEach = 0;
@@ -228,6 +230,7 @@ export class Stage {
       this.c.waitSeconds += dt;
       const consumer = this.consumer;
       if (consumer === undefined) return;
+      consumer.inputWallSeconds += dt;
       if (consumer.clock === WALL) consumer.inputSeconds += dt;
       else {
         feeding ??= new Busy(consumer.clock);
@@ -281,22 +284,43 @@ export class Stage {
 
   /**
    * The stage's own steps (one element's work each), timed as self time: the time some step was
-   * running, minus the time its inputs' pulls took meanwhile.
+   * running, minus the time its inputs' pulls took meanwhile. A stage on the active clock (its
+   * steps await other things than its input) also counts each step as one awaited call, with the
+   * step's wall time less its inputs' pulls as the call's latency (its own work included, as a
+   * plumber-data async fn's latency is), so what it awaits is priced as a wait one call at a time.
    */
   timeWork<T>(step: () => Promise<T>): () => Promise<T> {
+    const c = this.c;
     const working = new Busy(this.clock);
     let input0 = this.inputSeconds;
     // Busy time and input time are credited at different events: their difference is kept signed
     // and the counter follows its running maximum (counters only grow).
-    let net = this.c.selfSeconds;
+    let net = c.selfSeconds;
     const worked = (dt: number): void => {
       net += dt - (this.inputSeconds - input0);
       input0 = this.inputSeconds;
-      if (net > this.c.selfSeconds) this.c.selfSeconds = net;
+      if (net > c.selfSeconds) c.selfSeconds = net;
+    };
+    const walking = this.clock === WALL ? undefined : new Busy(WALL);
+    let inputWall0 = this.inputWallSeconds;
+    let wallNet = c.asyncLatencySeconds;
+    const walked = (dt: number): void => {
+      wallNet += dt - (this.inputWallSeconds - inputWall0);
+      inputWall0 = this.inputWallSeconds;
+      if (wallNet > c.asyncLatencySeconds) c.asyncLatencySeconds = wallNet;
     };
     return () => {
       worked(working.enter());
-      const done = (): void => worked(working.leave());
+      if (walking !== undefined) {
+        walked(walking.enter());
+        c.calls++;
+        c.asyncCalls++;
+        if (c.inFlightHighWater < 1) c.inFlightHighWater = 1;
+      }
+      const done = (): void => {
+        worked(working.leave());
+        if (walking !== undefined) walked(walking.leave());
+      };
       return step().then(
         (r) => {
           done();

@@ -4,8 +4,10 @@
  * configuration, the plan, the grid) is `npm run test:bench`, out of the unit suite.
  */
 import * as assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { sourceArgSites } from '../../../src/engine/diagnose/file';
+import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import { runProfile } from '../../../src/runner/spawn';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
@@ -13,7 +15,7 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 const entryOf = (name: string): string | undefined => ['pipeline.ts', 'train.ts'].map((f) => join(ROOT, 'examples', name, f)).find((f) => existsSync(f));
 /** Every folder of examples/ with a pipeline or a training script, so a new example is covered without a list to update. */
 const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
-  .filter((d) => d.isDirectory() && entryOf(d.name) !== undefined)
+  .filter((d) => d.isDirectory() && !d.name.startsWith('.') && entryOf(d.name) !== undefined)
   .map((d) => d.name);
 
 describe('the examples', function () {
@@ -27,8 +29,15 @@ describe('the examples', function () {
 
   for (const name of EXAMPLES) {
     it(`${name}: produces a root element through the runner, without an error`, async () => {
+      const file = entryOf(name) as string;
+      // As the editor and the CLI run it: with the positions of pipeline()/compose() arguments the
+      // source shows (a stack cannot).
+      const graphs = new GraphWorkspace();
+      graphs.setText(file, readFileSync(file, 'utf8'));
+      const argSites = sourceArgSites(file, graphs);
       const profile = await runProfile({
-        file: entryOf(name) as string,
+        file,
+        ...(argSites.length > 0 ? { argSites } : {}),
         maxElements: 1,
         warmupSeconds: 0,
         seconds: 600,

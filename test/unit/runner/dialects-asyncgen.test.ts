@@ -40,6 +40,12 @@ describe('runner profiles of async-generator chains', function () {
     // Timers never fire early: each element cost its consumer at least 3 ms of waiting.
     assert.ok(lookup.counters.waitSeconds >= 0.9 * slept, `waited ${lookup.counters.waitSeconds} s for ${lookup.counters.produced} elements of 3 ms`);
     assert.ok(lookup.counters.selfSeconds < 0.3 * slept, `self ${lookup.counters.selfSeconds} s for ${lookup.counters.produced} elements of 3 ms asleep`);
+    // The model prices the sleep as a wait, one call at a time: each step is an awaited call whose latency holds it.
+    assert.ok(lookup.counters.asyncCalls >= lookup.counters.produced, `${lookup.counters.asyncCalls} awaited steps for ${lookup.counters.produced} elements`);
+    assert.ok(lookup.counters.asyncLatencySeconds >= 0.9 * slept, `latency ${lookup.counters.asyncLatencySeconds} s for ${lookup.counters.produced} elements of 3 ms`);
+    assert.equal(lookup.counters.inFlightHighWater, 1);
+    const increment = op(p, idOf(F, 'increment(lookup(numbers(1e9)))', 'increment'));
+    assert.ok(increment.counters.asyncLatencySeconds < 0.3 * slept, `the stage after it does not count its wait as its own latency: ${increment.counters.asyncLatencySeconds} s`);
     assertFiguresAddUp(p);
   });
 

@@ -46,6 +46,8 @@ export function assertFiguresAddUp(p: Profile): void {
   for (const o of p.ops) {
     assert.ok(o.counters.waitSeconds <= limit, `${o.kind}@${o.id} waited ${o.counters.waitSeconds} s in a ${p.run.seconds} s run`);
     assert.ok(o.counters.selfSeconds <= limit, `${o.kind}@${o.id} ran ${o.counters.selfSeconds} s in a ${p.run.seconds} s run`);
+    // One call at a time: its summed latency fits in the run too.
+    if (o.counters.inFlightHighWater <= 1) assert.ok(o.counters.asyncLatencySeconds <= limit, `${o.kind}@${o.id} awaited ${o.counters.asyncLatencySeconds} s in a ${p.run.seconds} s run`);
   }
 }
 

@@ -1,0 +1,78 @@
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { EXAMPLES } from '../../bench/dialects/examples';
+import { RESULTS_FILE } from '../../bench/results';
+
+const ROOT = resolve(__dirname, '..', '..');
+
+interface Line {
+  bench: string;
+  pipeline: string;
+  [figure: string]: unknown;
+}
+
+/** Runs bench:dialects with quick budgets and one round; resolves with its exit code and output. */
+function runQuickBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/dialects/index.ts', '--quick', '--json', '--rounds', '1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+// `npm run test:bench`, not part of `npm test`: every dialect example is diagnosed, then run as
+// written, hand-tuned and with Plumber's plan, each in a process of its own.
+describe('bench:dialects with quick budgets', function () {
+  // The limit only stops a hang; nothing here depends on how fast the machine is.
+  this.timeout(20 * 60_000);
+  let result: Awaited<ReturnType<typeof runQuickBench>>;
+  let lines: Line[];
+  let resultsBefore: string;
+
+  before(async () => {
+    resultsBefore = readFileSync(RESULTS_FILE, 'utf8');
+    result = await runQuickBench();
+    lines = result.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Line);
+  });
+
+  it('runs every example and its hand-tuned variant without an error', () => {
+    assert.equal(result.code, 0, `the benchmark failed:\n${result.stderr.slice(-4000)}`);
+    assert.deepEqual(
+      lines.filter((l) => l.bench === 'dialects').map((l) => l.pipeline),
+      EXAMPLES.map((e) => e.name),
+    );
+  });
+
+  it('prints the line of issue 49 for each: positive rates, what was kept, the bottleneck line or null', () => {
+    for (const l of lines.filter((x) => x.bench === 'dialects')) {
+      for (const figure of ['asWritten', 'plumber', 'hand', 'profileSeconds', 'markedLine']) {
+        const v = l[figure];
+        assert.ok(typeof v === 'number' && Number.isFinite(v) && v > 0, `${l.pipeline}.${figure} is ${String(v)}`);
+      }
+      assert.ok(['knobs', 'convert', 'none'].includes(String(l.kept)), `${l.pipeline}.kept is ${String(l.kept)}`);
+      assert.ok(l.bottleneckLine === null || (typeof l.bottleneckLine === 'number' && l.bottleneckLine > 0), `${l.pipeline}.bottleneckLine is ${String(l.bottleneckLine)}`);
+      // A figure that stands for something else (no diagnosis, a plan not applied) says why.
+      if (l.bottleneckLine === null) assert.ok(typeof l.note === 'string' && l.note.length > 0, `${l.pipeline} names no bottleneck and gives no reason`);
+    }
+  });
+
+  it('measures the tracing cost on one heavy stage, or says why it could not', () => {
+    const [t] = lines.filter((l) => l.bench === 'dialects-tracing');
+    assert.ok(t, 'no tracing line');
+    assert.ok(typeof t.untraced === 'number' && t.untraced > 0);
+    assert.ok(typeof t.overhead === 'number' || (typeof t.note === 'string' && t.note.length > 0));
+  });
+
+  it('prints the goals and leaves bench/RESULTS.md alone (a quick run measures something else)', () => {
+    assert.match(result.stderr, /Goals: \d+ of \d+ met\./);
+    assert.equal(readFileSync(RESULTS_FILE, 'utf8'), resultsBefore);
+  });
+});
