@@ -4,7 +4,9 @@
  * is that operator:
  *   `async function* s(src) { for await (const x of src) yield f(x); }`      → `.map(f)`
  *   `async function* s(src) { for await (const x of src) if (p(x)) yield x; }` → `.filter(p)`
- * (any other expression in place of `f(x)` or `p(x)` becomes an inline fn of `x`). Any other body
+ * (any other expression in place of `f(x)` or `p(x)` becomes an inline fn of `x`), and a loop whose
+ * block ends in its one yield is a map of that block (./loops.ts says when it is faithful):
+ *   `for await (const x of src) { …; yield e; }` → `.map(async (x) => { …; return e; })`. Any other body
  * (several yields, state kept across elements, work before or after the loop) is not one of them:
  * the conversion stops there and that stage and those around it stay generators. The converted
  * part is handed on as an async generator that starts the dataset on its first `next()`
@@ -12,6 +14,7 @@
  */
 import type { FnInfo, GraphOp, PipelineGraph, Span } from '../graph/types';
 import { linearChain } from './chain';
+import { loopMap } from './loops';
 import { closingOf, calledName, opArgs } from './text';
 import { lazily, type Reading, type Stage } from './types';
 
@@ -39,30 +42,40 @@ function statement(s: string): string {
   return out.replace(/;$/, '').trim();
 }
 
-/** The map or filter a generator body is, as `[method, fn text]`, or undefined when it is neither. */
-function patternOf(param: string, body: string): [string, string] | undefined {
-  const loop = new RegExp(`^for\\s+await\\s*\\(\\s*(?:const|let)\\s+(${ID})\\s+of\\s+${param.replace(/\$/g, '\\$')}\\s*\\)`).exec(body);
-  if (!loop) return undefined;
+/** The map or filter a generator body is, as `[method, fn text]`, or why it is neither. `indent`: the converted chain's line's. */
+function patternOf(param: string, body: string, indent: string): [string, string] | string {
+  const loop = new RegExp(`^for\\s+await\\s*\\(\\s*(?:const|let)\\s+(${ID}|\\{[^}]*\\}|\\[[^\\]]*\\])\\s+of\\s+${param.replace(/\$/g, '\\$')}\\s*\\)`).exec(body);
+  if (!loop) return `its body is not one \`for await\` loop over ${param} and nothing else`;
   const x = loop[1]!;
-  const inner = statement(body.slice(loop[0].length));
-  // One statement only (a `;` left inside is a second one, or a string this reading does not need to trust).
-  if (inner.includes(';')) return undefined;
-  const ret = new RegExp(`^yield\\s+(?:await\\s+)?([\\s\\S]+)$`).exec(inner);
-  if (ret && !/\byield\b/.test(ret[1]!)) return ['map', fnOf(x, ret[1]!.trim())];
-  const cond = /^if\s*\(/.exec(inner);
-  if (cond) {
-    const close = closingOf(inner, cond[0].length - 1);
-    const test = inner.slice(cond[0].length, close).trim();
-    const then = statement(inner.slice(close + 1));
-    if (new RegExp(`^yield\\s+${x}$`).test(then) && !/\byield\b/.test(test)) return ['filter', fnOf(x, test)];
+  const rest = body.slice(loop[0].length);
+  const inner = statement(rest);
+  // One statement (a `;` left inside is a second one, or a string this reading does not need to trust).
+  if (!inner.includes(';')) {
+    const ret = new RegExp(`^yield\\s+(?:await\\s+)?([\\s\\S]+)$`).exec(inner);
+    if (ret && !/\byield\b/.test(ret[1]!)) return ['map', fnOf(x, ret[1]!.trim())];
+    const cond = /^if\s*\(/.exec(inner);
+    if (cond) {
+      const close = closingOf(inner, cond[0].length - 1);
+      const test = inner.slice(cond[0].length, close).trim();
+      const then = statement(inner.slice(close + 1));
+      if (new RegExp(`^yield\\s+${x.replace(/\$/g, '\\$')}$`).test(then) && !/\byield\b/.test(test)) return ['filter', fnOf(x, test)];
+    }
   }
-  return undefined;
+  // A block of statements ending in its one yield: a map (./loops.ts).
+  const open = loop[0].length + (rest.length - rest.trimStart().length);
+  if (body[open] !== '{') return 'its loop body is more than one statement without braces';
+  const close = closingOf(body, open);
+  if (body.slice(close + 1).trim() !== '') return 'it does work after its loop';
+  const map = loopMap(body.slice(open + 1, close), x, param, indent);
+  return 'why' in map ? map.why : ['map', map.fn];
 }
 
-/** `f` when `expr` is `f(x)` (or `await f(x)`), else an inline fn of `x`. */
+/** `f` when `expr` is `f(x)` (or `await f(x)`), else an inline fn of `x` (async when it awaits; an object literal in parentheses). */
 function fnOf(x: string, expr: string): string {
-  const call = new RegExp(`^(?:await\\s+)?(${ID})\\s*\\(\\s*${x}\\s*\\)$`).exec(expr);
-  return call ? call[1]! : `(${x}) => ${expr}`;
+  const call = new RegExp(`^(?:await\\s+)?(${ID})\\s*\\(\\s*${x.replace(/\$/g, '\\$')}\\s*\\)$`).exec(expr);
+  if (call) return call[1]!;
+  const result = expr.startsWith('{') ? `(${expr})` : expr;
+  return `${/(?<![\w$.])await(?![\w$])/.test(expr) ? 'async ' : ''}(${x}) => ${result}`;
 }
 
 /** A span of `text` with its LSP range. */
@@ -93,14 +106,20 @@ function fnInfoOf(name: string, op: GraphOp, text: string): FnInfo {
   };
 }
 
+/** The indentation of the line `offset` is on. */
+function indentAt(text: string, offset: number): string {
+  const lineStart = text.lastIndexOf('\n', offset - 1) + 1;
+  return /^[ \t]*/.exec(text.slice(lineStart))![0];
+}
+
 function stage(op: GraphOp, upstream: GraphOp, text: string): Stage | string {
   const name = calledName(op, text);
   const args = opArgs(op, text);
   if (args.length !== 1 || args[0]!.start !== upstream.call.start || args[0]!.end !== upstream.call.end) return `${op.label} takes more than the stage before it`;
   const decl = generatorDeclaration(name, text);
   if (!decl) return `${name} is not an async generator declared in this file`;
-  const pattern = patternOf(decl.param, decl.body);
-  if (!pattern) return `${name} is not one loop over its input that yields each element once (a map) or when a test holds (a filter), so it stays a generator`;
+  const pattern = patternOf(decl.param, decl.body, indentAt(text, op.call.start));
+  if (typeof pattern === 'string') return `${name} is not one loop over its input that yields each element once (a map) or when a test holds (a filter): ${pattern}, so it stays a generator`;
   const [method, fn] = pattern;
   const inline = fn.includes('=>');
   return { op, method, args: [fn], options: [], ...(inline ? { fn: { form: 'inline' as const } } : { fn: fnInfoOf(fn, op, text) }) };

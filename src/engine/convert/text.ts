@@ -14,7 +14,7 @@ export interface ArgText {
 }
 
 /** The offset just past the string, template or comment that starts at `i`, or `i` when none does. */
-function skipLiteral(text: string, i: number): number {
+export function skipLiteral(text: string, i: number): number {
   const c = text[i];
   if (c === '/' && text[i + 1] === '/') {
     const nl = text.indexOf('\n', i);

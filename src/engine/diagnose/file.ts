@@ -10,7 +10,7 @@
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
 import * as path from 'node:path';
-import type { ModelOptions } from '../../shared/analysis';
+import type { ModelOptions, PlanChange } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
 import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
@@ -189,8 +189,20 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     if (!('reason' in out)) return out;
     return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be converted to plumber-data: ${out.reason}` });
   };
+  // A conversion the source does not allow is known before any run: not offered, never verified.
+  const unoffered = async (change: PlanChange): Promise<string | undefined> => {
+    if (change.kind !== 'convert') return undefined;
+    try {
+      const out = await conversions.outcome(change);
+      return out.ok ? undefined : out.reason;
+    } catch {
+      // A source the rewrite cannot read now is left to the run, which says what failed.
+      return undefined;
+    }
+  };
   const d = await (input.diagnose ?? diagnose)({
     run,
+    unoffered,
     ...(input.userOverrides ? { userOverrides: input.userOverrides } : {}),
     options,
     ...(input.passes !== undefined ? { passes: input.passes } : {}),

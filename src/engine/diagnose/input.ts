@@ -2,7 +2,7 @@
  * What diagnose takes and gives: the caller's run function and limits, the diagnosis, and the
  * progress steps it reports on the way.
  */
-import type { Analysis, ModelOptions, Plan } from '../../shared/analysis';
+import type { Analysis, ModelOptions, Plan, PlanChange } from '../../shared/analysis';
 import type { Overrides, Profile, ProfileError } from '../../shared/profile';
 import type { ConvertChange } from '../convert/types';
 
@@ -39,6 +39,12 @@ export interface DiagnoseInput {
    */
   run(overrides: Overrides, purpose: RunPurpose, budget?: RunBudget): Promise<Profile>;
   userOverrides?: Overrides;
+  /**
+   * Why a change of the plan cannot be made at all, known from the source before any run (a
+   * conversion the rewrite refuses), or undefined when it can: such a change is dropped with its
+   * reason as a note ("… not offered: <reason>"), never verified (./unoffered.ts).
+   */
+  unoffered?(change: PlanChange): Promise<string | undefined>;
   /** Model options (cores, memory budget, `randomOps`…), the same for every pass and prediction. */
   options?: ModelOptions;
   /** Profile runs before verification: plan, re-trace with the plan, plan again (default 2). */

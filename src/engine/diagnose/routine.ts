@@ -15,6 +15,7 @@ import { planInPasses, withoutUnpromising } from '../passes';
 import { cacheAfterRandom, userCachesAfterRandom } from '../randomness';
 import { DEFAULT_BUDGET_SECONDS, passWarmupElements, replanSeconds } from './budget';
 import type { DiagnoseInput, Diagnosis, PassRun, RunBudget, RunPurpose } from './input';
+import { withoutUnoffered } from './unoffered';
 import { verifyPlan } from './verify';
 
 /**
@@ -71,6 +72,9 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   if (first.error) {
     return { first, analysis, plan: { ...plan, changes: [], overrides: { ...user } }, last: first, profiles, error: first.error };
   }
+  // A change the source shows cannot be made (a conversion the rewrite refuses) is dropped with its
+  // reason before any run is spent on it.
+  plan = await withoutUnoffered(plan, input.unoffered, { first, last, history }, options);
   // A plan of no change still gets the one move the model cannot price (see eventLoopMove), for
   // verification to measure: its estimate stays as written's.
   if (input.verify !== false && plan.changes.length === 0) {

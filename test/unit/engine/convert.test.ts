@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import type { PlanChange } from '../../../src/shared/analysis';
 import { convertPipeline, type ConvertOutcome } from '../../../src/engine/convert';
 import type { Dialect, PipelineGraph } from '../../../src/engine/graph/types';
-import { convertOf, GENERATORS, opOf, readChain, STREAMS, TFJS } from './convertGraph';
+import { AWAITING, convertOf, GENERATORS, opOf, readChain, STREAMS, TFJS } from './convertGraph';
 
 const FILE = '/project/src/pipeline.ts';
 
@@ -194,6 +194,56 @@ describe('convert to plumber-data', () => {
       const text = GENERATORS.replace('export const rows = pairs(evens(scored(readRows(40))));', 'export const rows = pairs(readRows(40));');
       assert.match(reasonOf(convert(text, 'rows', 'async-generator')), /Nothing after the source can be converted: pairs is not one loop over its input/);
     });
+
+    it('turns a loop that awaits and then yields once per element into an async map with the calls in flight the plan asks for', () => {
+      const out = convert(AWAITING, 'records', 'async-generator', (p) => [{ kind: 'parallelism', opId: opOf(p, 'fetchAll'), from: 1, to: 18, reason: 'r' }]);
+      assert.ok(out.ok, out.ok ? '' : out.reason);
+      assert.equal(
+        out.text,
+        `import { from } from 'plumber-data';\n${AWAITING.replace(
+          'export const records = tag(fetchAll(read(40)));',
+          `export const records = (async function* () { yield* from(read(40)).map(async (id) => {
+  await new Promise((r) => setTimeout(r, (id * 7) % 5));
+  return { id };
+}, { parallelism: 18 }).map((r) => ({ ...r, tag: \`r\${r.id}\` })); })();`,
+        )}`,
+      );
+      assert.equal(out.converted.length, 3);
+    });
+
+    it('turns a loop of statements that never awaits into a sync map', () => {
+      const text = AWAITING.replace('await new Promise((r) => setTimeout(r, (id * 7) % 5));', 'const half: number = id / 2;').replace('yield { id };', 'yield { id: half * 2 };');
+      const out = convert(text, 'records', 'async-generator');
+      assert.ok(out.ok, out.ok ? '' : out.reason);
+      assert.ok(out.text.includes('from(read(40)).map((id) => {\n  const half: number = id / 2;\n  return { id: half * 2 };\n}).map((r) =>'), out.text);
+    });
+
+    const LOOP = 'for await (const id of src) {\n    await new Promise((r) => setTimeout(r, (id * 7) % 5));\n    yield { id };\n  }';
+    const refusals: Array<[string, string, RegExp]> = [
+      [
+        'state declared before the loop',
+        `let n = 0;\n  ${LOOP.replace('yield { id };', 'n++;\n    yield { id, n };')}`,
+        /fetchAll is not one loop over its input .*: its body is not one `for await` loop over src and nothing else/,
+      ],
+      ['a write to module state', LOOP.replace('yield { id };', 'total += id;\n    yield { id };'), /its loop changes `total`, declared outside it/],
+      ['a mutating call on module state', LOOP.replace('yield { id };', 'seen.push(id);\n    yield { id };'), /its loop changes `seen`, declared outside it/],
+      ['two yields', LOOP.replace('yield { id };', 'yield { id };\n    yield { id: -id };'), /its loop yields more than once per element/],
+      ['work after the yield', LOOP.replace('yield { id };', 'yield { id };\n    console.log(id);'), /its yield is not its last statement/],
+      ['a yield under a condition', LOOP.replace('yield { id };', 'if (id > 3)\n      yield { id };'), /its one yield is under a condition or an inner loop/],
+      ['a break', LOOP.replace('yield { id };', 'if (id > 30) break;\n    yield { id };'), /its loop has a `break`/],
+      ['a read of the input inside the loop', LOOP.replace('yield { id };', 'const next = src;\n    yield { id, next };'), /its loop reads its input `src` itself/],
+      ['try/finally around the loop', `try {\n    ${LOOP}\n  } finally {\n    console.log('done');\n  }`, /its body is not one `for await` loop over src and nothing else/],
+      ['work after the loop', `${LOOP}\n  console.log('done');`, /it does work after its loop/],
+    ];
+    for (const [what, body, reason] of refusals) {
+      it(`refuses a loop with ${what}, saying why, and converts nothing after the source`, () => {
+        const text = `let total = 0;\nconst seen: number[] = [];\n${AWAITING.replace(LOOP, body)}`;
+        assert.ok(text.includes(body));
+        const why = reasonOf(convert(text, 'records', 'async-generator'));
+        assert.match(why, /^Nothing after the source can be converted: /);
+        assert.match(why, reason);
+      });
+    }
 
     it('refuses to move a stage fn to worker threads when it uses module state a worker would not share', () => {
       const text = GENERATORS.replace('export function score(x: number): number {\n  let h = x;', 'let calls = 0;\nexport function score(x: number): number {\n  calls++;\n  let h = x;');

@@ -154,3 +154,18 @@ async function* pairs(src: AsyncIterable<number>): AsyncGenerator<[number, numbe
 
 export const rows = pairs(evens(scored(readRows(40))));
 `;
+
+/**
+ * Async-generator stages whose loops do more than one statement per element: `fetchAll` awaits
+ * (for a time that varies by element, so calls run at once finish out of order) and yields once.
+ */
+export const AWAITING = `async function* read(n: number) { for (let i = 0; i < n; i++) yield i; }
+async function* fetchAll(src: AsyncIterable<number>) {
+  for await (const id of src) {
+    await new Promise((r) => setTimeout(r, (id * 7) % 5));
+    yield { id };
+  }
+}
+async function* tag(src: AsyncIterable<{ id: number }>) { for await (const r of src) yield { ...r, tag: \`r\${r.id}\` }; }
+export const records = tag(fetchAll(read(40)));
+`;
