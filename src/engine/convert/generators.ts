@@ -30,9 +30,34 @@ function generatorDeclaration(name: string, text: string): { start: number; para
   const close = closingOf(text, open);
   const params = text.slice(open + 1, close).trim();
   const param = new RegExp(`^(${ID})\\s*(?::[^,]*)?$`).exec(params)?.[1];
-  const bodyOpen = text.indexOf('{', close);
+  const bodyOpen = bodyStart(text, close + 1);
   if (!param || bodyOpen < 0) return undefined;
   return { start, param, body: text.slice(bodyOpen + 1, closingOf(text, bodyOpen)).trim() };
+}
+
+/**
+ * The offset of the `{` that opens a function's body, reading from just after its parameters'
+ * `)`: past a return type annotation, whose own braces (`AsyncGenerator<{ id: number }>`, an object
+ * type `{ a: number }`) are not the body. -1 when there is none.
+ */
+function bodyStart(text: string, from: number): number {
+  let i = from;
+  while (i < text.length && /\s/.test(text[i]!)) i++;
+  if (text[i] !== ':') return text.indexOf('{', from);
+  let depth = 0;
+  // A `{` at depth 0 opens the body once the type has something in it; before that it opens an object type.
+  let typed = false;
+  for (i++; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '{' && depth === 0 && typed) return i;
+    if ('<([{'.includes(ch)) depth++;
+    else if (ch === '>' && text[i - 1] === '=') continue;
+    else if ('>)]}'.includes(ch)) {
+      depth--;
+      if (depth === 0) typed = true;
+    } else if (depth === 0 && !/\s/.test(ch)) typed = true;
+  }
+  return -1;
 }
 
 /** Strips one pair of braces around a single statement, and a trailing semicolon. */

@@ -211,6 +211,17 @@ describe('convert to plumber-data', () => {
       assert.equal(out.converted.length, 3);
     });
 
+    it('reads past return type annotations whose braces are not the body (AsyncGenerator<{ id: number }>, an object type)', () => {
+      const typed = AWAITING.replace('async function* fetchAll(src: AsyncIterable<number>) {', 'async function* fetchAll(src: AsyncIterable<number>): AsyncGenerator<{ id: number }, void, (x: number) => void> {').replace(
+        'async function* tag(src: AsyncIterable<{ id: number }>) {',
+        'async function* tag(src: AsyncIterable<{ id: number }>): { [Symbol.asyncIterator](): AsyncIterator<{ id: number; tag: string }> } & AsyncGenerator {',
+      );
+      const out = convert(typed, 'records', 'async-generator', (p) => [{ kind: 'parallelism', opId: opOf(p, 'fetchAll'), from: 1, to: 18, reason: 'r' }]);
+      assert.ok(out.ok, out.ok ? '' : out.reason);
+      assert.ok(out.text.includes('from(read(40)).map(async (id) => {'), out.text);
+      assert.ok(out.text.includes('.map((r) => ({ ...r, tag: `r${r.id}` }))'), out.text);
+    });
+
     it('turns a loop of statements that never awaits into a sync map', () => {
       const text = AWAITING.replace('await new Promise((r) => setTimeout(r, (id * 7) % 5));', 'const half: number = id / 2;').replace('yield { id };', 'yield { id: half * 2 };');
       const out = convert(text, 'records', 'async-generator');
