@@ -7,6 +7,7 @@
  * of tfjs the user's program loaded (and its backend), and tfjs is no dependency of this package.
  */
 import { Dataset, finish } from './dataset';
+import { DATASET_KEY, SOURCE_KEY } from './tracing';
 import { Batch, type TypedArray } from './internal/batch-class';
 import { beginOp, makeNode } from './internal/build';
 import { openSource } from './internal/ops/sources';
@@ -87,7 +88,10 @@ export function toTfDataset<T, Tf extends TfLike>(dataset: Dataset<T>, tf: Tf): 
       },
     };
   };
-  return tf.data.generator(make) as ReturnType<Tf['data']['generator']>;
+  const out = tf.data.generator(make) as ReturnType<Tf['data']['generator']>;
+  // A tracer reads the tfjs dataset as made from this one (see SOURCE_KEY).
+  if (typeof out === 'object' && out !== null && Object.isExtensible(out)) Object.defineProperty(out, SOURCE_KEY, { value: dataset[DATASET_KEY] });
+  return out;
 }
 
 /** How long the worker pools of a `toTfDataset` stay up with no pass running: longer than a training loop spends between epochs. */

@@ -291,6 +291,12 @@ export interface KnobOverride {
 
 /** `globalThis[TRACER_KEY]`: the installed tracer, if any. */
 export const TRACER_KEY: unique symbol = Symbol.for('plumber-data.tracer') as never;
+/**
+ * On a dataset of another library that plumber-data built from one of its own (`toTfDataset`'s
+ * tfjs Dataset): the key of the plumber-data dataset's root operator, so a tracer can put the two
+ * in one pipeline.
+ */
+export const SOURCE_KEY: unique symbol = Symbol.for('plumber-data.source') as never;
 /** `globalThis[OVERRIDES_KEY]`: a `Map<string, KnobOverride>` keyed by `${file}:${line}:${column}`. */
 export const OVERRIDES_KEY: unique symbol = Symbol.for('plumber-data.overrides') as never;
 /** `dataset[DATASET_KEY]`: the `OpInfo.key` of the operator that produces the dataset (set on every Dataset). */

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { CallExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
 import { readFunction } from './functions';
 import { Values, functionOf, returnedExpression, symbolOf, unwrap } from './ast';
-import { exportedRoots, type Root } from './roots';
+import { exportedRoots, throughAdapters, type Root } from './roots';
 import { extractDialects } from './dialects';
 import { LIBRARY, METHOD_OPERATORS, MULTI_INPUT_SOURCES, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
 import { FN_ARG, chainLineIndent, lineColumn, nodeSpan, readOperator, spanOf } from './operators';
@@ -314,7 +314,7 @@ export function extractFile(sf: SourceFile): FileGraph {
   };
   const others: Root[] = [];
   for (const root of exportedRoots(sf, walker.values)) {
-    const top = walker.resolve(root.expr);
+    const top = walker.resolve(root.expr) ?? walker.resolve(throughAdapters(root.expr));
     if (top) build(root, top);
     else others.push(root);
   }

@@ -103,3 +103,33 @@ function commonJsRoots(sf: SourceFile): Root[] {
   }
   return roots;
 }
+
+/**
+ * What a pipeline converted to plumber-data hands its consumers through (see src/engine/convert):
+ * `toTfDataset(chain, tf)` (a tfjs Dataset for `model.fitDataset`) and a lazy async generator
+ * `(async function* () { yield* chain; })()`. The chain inside is the pipeline the export is;
+ * anything else is returned as it is.
+ */
+export function throughAdapters(expr: Node | undefined): Node | undefined {
+  let e = expr === undefined ? undefined : unwrap(expr);
+  for (let depth = 0; e !== undefined && depth < 4 && Node.isCallExpression(e); depth++) {
+    const callee = unwrap(e.getExpression());
+    const name = Node.isIdentifier(callee) ? callee.getText() : Node.isPropertyAccessExpression(callee) ? callee.getName() : undefined;
+    const args = e.getArguments();
+    if (name === 'toTfDataset' && args.length >= 1) {
+      e = unwrap(args[0]!);
+      continue;
+    }
+    if (Node.isFunctionExpression(callee) && callee.isAsync() && callee.isGenerator() && callee.getParameters().length === 0 && args.length === 0) {
+      const body = callee.getBody();
+      const stmts = body && Node.isBlock(body) ? body.getStatements() : [];
+      const only = stmts.length === 1 && Node.isExpressionStatement(stmts[0]!) ? unwrap(stmts[0].getExpression()) : undefined;
+      if (only && Node.isYieldExpression(only) && only.getAsteriskToken() !== undefined && only.getExpression()) {
+        e = unwrap(only.getExpression()!);
+        continue;
+      }
+    }
+    break;
+  }
+  return e;
+}

@@ -5,8 +5,8 @@
  * And the root: an exported pipeline of any dialect seen as the `DatasetLike` the runner pulls.
  */
 import * as path from 'node:path';
-import type { CallSite, KnobOverride, Tracer } from '../../data/tracing';
-import { DATASET_KEY, siteKey } from '../../data/tracing';
+import type { CallSite, KnobOverride, OpCounters, OpInfo, Tracer } from '../../data/tracing';
+import { DATASET_KEY, SOURCE_KEY, siteKey } from '../../data/tracing';
 import { siteOfOpId, type ArgSites } from '../../shared/opId';
 import { installAsyncGenerators } from './asyncgen';
 import { installPipelines, type ArgSiteMap } from './pipelines';
@@ -15,6 +15,19 @@ import { installStreams } from './streams';
 import { installTfjs } from './tfjs';
 
 let host: DialectHost | undefined;
+/** The operators registered with the run's tracer, in the order they were built. */
+const built: OpInfo[] = [];
+
+/**
+ * The roots of the operators built from `from` on: those no other of them pulls from. A foreign
+ * iterable that builds a pipeline when first pulled (a converted chain's lazy async generator,
+ * `yield* from(…).map(…)`) reads from these.
+ */
+function rootsBuiltSince(from: number): string[] {
+  const fresh = built.slice(from);
+  const pulled = new Set(fresh.flatMap((i) => i.inputs));
+  return fresh.filter((i) => !pulled.has(i.key) && i.parent === undefined).map((i) => i.key);
+}
 
 /**
  * Instruments every dialect for this run (once per process): call before the user's module loads.
@@ -24,6 +37,12 @@ let host: DialectHost | undefined;
 export function installDialects(tracer: Tracer, overrides: ReadonlyMap<string, KnobOverride>, argSites: readonly ArgSites[] = [], pipelineFile = ''): void {
   if (host !== undefined) return;
   host = { tracer, overrides };
+  // Every operator built from here on, in order (plumber-data's too: it registers with this tracer).
+  const register = tracer.register.bind(tracer);
+  tracer.register = (info: OpInfo): OpCounters => {
+    built.push(info);
+    return register(info);
+  };
   installPipelines(host, argSiteMap(argSites, pipelineFile));
   installStreams(host);
   installTfjs(host);
@@ -66,6 +85,9 @@ function isStream(v: unknown): boolean {
   return typeof (v as { pipe?: unknown }).pipe === 'function' && typeof (v as { push?: unknown }).push === 'function';
 }
 
+/** Names the operator at the tfjs end of a plumber-data pipeline (`map(toTfDataset)`): elements become tfjs values there. */
+const toTfDatasetFn = { toTfDataset(): void {} }.toTfDataset;
+
 /**
  * The exported value as a pipeline root, when it is one of a dialect: a tfjs-data `Dataset`, a
  * Node `Readable`, or any other async iterable (an async generator's output). The root's pulls
@@ -76,7 +98,13 @@ export function dialectRoot(value: unknown, name: string): DialectRoot | undefin
   if (host === undefined) return undefined;
   const h = host;
   if (isTfDataset(value)) {
-    const stage = stageOf(value) ?? new Stage(h, { kind: 'from', dialect: 'tfjs-data', levers: ['prefetch'], site: undefined, inputs: [] });
+    // plumber-data's toTfDataset: the tfjs end of a plumber-data pipeline, whose operators are its input.
+    const source = (value as { [SOURCE_KEY]?: unknown })[SOURCE_KEY];
+    const stage =
+      stageOf(value) ??
+      (typeof source === 'string'
+        ? new Stage(h, { kind: 'map', dialect: 'tfjs-data', levers: ['prefetch'], site: undefined, inputs: [], inputKeys: [source], fn: toTfDatasetFn })
+        : new Stage(h, { kind: 'from', dialect: 'tfjs-data', levers: ['prefetch'], site: undefined, inputs: [] }));
     const tagged = stageOf(value) !== undefined;
     return {
       [DATASET_KEY]: stage.key,
@@ -103,6 +131,20 @@ export function dialectRoot(value: unknown, name: string): DialectRoot | undefin
         );
       }
       const it = value[Symbol.asyncIterator]();
+      if (known === undefined) {
+        // A foreign iterable may build its pipeline as it starts (synchronously, in its first pull):
+        // what it built is its input.
+        const next = it.next.bind(it) as () => Promise<IteratorResult<unknown>>;
+        let first = true;
+        it.next = (): Promise<IteratorResult<unknown>> => {
+          if (!first) return next();
+          first = false;
+          const mark = built.length;
+          const r = next();
+          for (const key of rootsBuiltSince(mark)) if (key !== stage.key && !stage.info.inputs.includes(key)) stage.info.inputs.push(key);
+          return r;
+        };
+      }
       // A generator stage's pulls are timed already; a stream's (counted as it pushes) and a foreign iterable's are timed here.
       if (known === undefined || PULLS_UNTIMED.has(value)) it.next = stage.timePull(it.next.bind(it) as () => Promise<IteratorResult<unknown>>, known === undefined);
       return it;

@@ -98,6 +98,8 @@ export interface StageSpec {
   levers: Lever[];
   site: CallSite | undefined;
   inputs: Array<Stage | undefined>;
+  /** Keys of inputs that are not stages of a dialect (a plumber-data dataset a tfjs Dataset was made from). */
+  inputKeys?: string[];
   placement?: Placement;
   knobs?: OpKnobs;
   fn?: Function;
@@ -130,6 +132,8 @@ const BYTES_EVERY = 64;
 export class Stage {
   readonly key: string;
   readonly c: OpCounters;
+  /** What the tracer was told: the tracer reads `inputs` when it writes the profile, so an input found later can still be added. */
+  readonly info: OpInfo;
   /** Calls of the user fn in flight now. */
   private inFlight = 0;
   /** Seconds its inputs' `next()` took, summed: a pull's self time is its own elapsed time minus this. */
@@ -150,7 +154,7 @@ export class Stage {
     const info: OpInfo = {
       key: this.key,
       kind: spec.kind,
-      inputs: spec.inputs.flatMap((s) => (s === undefined ? [] : [s.key])),
+      inputs: [...spec.inputs.flatMap((s) => (s === undefined ? [] : [s.key])), ...(spec.inputKeys ?? [])],
       placement: spec.placement ?? 'main',
       knobs: spec.knobs ?? {},
       random: spec.kind === 'shuffle',
@@ -165,6 +169,7 @@ export class Stage {
     }
     if (spec.cardinality !== undefined) info.cardinality = spec.cardinality;
     if (spec.overridden) info.overridden = true;
+    this.info = info;
     this.c = host.tracer.register(info);
     for (const input of spec.inputs) if (input !== undefined) input.consumer = this;
   }

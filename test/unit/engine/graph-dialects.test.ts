@@ -366,3 +366,21 @@ describe('dialect graphs of half-typed files', () => {
     }
   });
 });
+
+describe('a pipeline converted to plumber-data', () => {
+  it('keeps its export: the chain inside toTfDataset(…) or a lazy async generator is the exported pipeline, not a local one', () => {
+    const graph = new GraphWorkspace().graphOf(path.resolve(__dirname, '../../fixtures/runner-dialects/converted.ts'));
+    for (const name of ['asTf', 'lazy']) {
+      const p = pipeline(graph, name);
+      assert.equal(p.exported, true);
+      assert.deepEqual(
+        p.ops.map((o) => [o.kind, o.dialect]),
+        [
+          ['from', undefined],
+          ['map', undefined],
+        ],
+      );
+    }
+    assert.ok(!graph.pipelines.some((p) => p.name.startsWith('local:')), 'no chain is left as a local one');
+  });
+});
