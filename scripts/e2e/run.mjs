@@ -139,6 +139,8 @@ if (!only || only === 'ui') {
   uiTest('UI test on examples/images', ['test/e2e/ui/example.ui.mjs'], () =>
     execFileSync(process.execPath, ['--import', 'tsx', '-e', "require('./examples/images/prepare').ensureImages()"], { cwd: ROOT, stdio: 'inherit' }),
   );
+  step('Playwright UI test of pipelines in other dialects (Node streams, tfjs-data)');
+  uiTest('UI test of dialect pipelines', ['test/e2e/ui/dialects.ui.mjs', fresh()]);
   step('Playwright UI test of Workspace Trust (refused, then trusted in the UI, then profiled)');
   uiTest('UI test of Workspace Trust', ['test/e2e/ui/trust.ui.mjs', fresh()]);
 }
