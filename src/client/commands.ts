@@ -93,7 +93,10 @@ async function pipelinesOf(ctx: CommandContext, uri: vscode.Uri): Promise<Pipeli
 async function choosePipeline(ctx: CommandContext, uri: vscode.Uri, name: string | undefined): Promise<PipelineSummary | Refusal> {
   const pipelines = await pipelinesOf(ctx, uri);
   if (pipelines.length === 0) {
-    return { refused: 'no-pipeline', message: `Plumber found no pipeline in ${vscode.workspace.asRelativePath(uri)}. A pipeline is an exported chain of plumber-data, tfjs-data, Node-stream or async-generator stages (or a function with no parameters that returns one).` };
+    return {
+      refused: 'no-pipeline',
+      message: `Plumber found no pipeline in ${vscode.workspace.asRelativePath(uri)}. A pipeline is an exported chain of plumber-data, tfjs-data, Node-stream or async-generator stages (or a function with no parameters that returns one).`,
+    };
   }
   if (name) {
     const found = pipelines.find((p) => p.name === name);

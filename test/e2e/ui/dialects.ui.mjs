@@ -42,7 +42,10 @@ try {
   await profileOpenFile();
   const streamsLens = await page.locator('.codelens-decoration', { hasText: 'bottleneck' }).first().innerText();
   if (!/waiting/.test(streamsLens)) throw new Error(`the map's lens should say it waits: ${streamsLens}`);
-  await page.locator('.monaco-list-row', { hasText: /map\(lookup/ }).first().waitFor();
+  await page
+    .locator('.monaco-list-row', { hasText: /map\(lookup/ })
+    .first()
+    .waitFor();
   await shot('dialects-1-streams');
 
   step = 'profile the tfjs-data pipeline';
