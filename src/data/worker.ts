@@ -24,7 +24,7 @@ import { Piscina } from 'piscina';
 import { cpuClockKind, threadCpuSeconds } from './internal/cpuclock';
 import { elementRng, type Rng } from './internal/rng';
 import { findUncloneable, type Uncloneable } from './errors';
-import { encodeAll, type Encoded, type Marks, movableBuffers, restoreAll } from './internal/crossing';
+import { encodeAll, failingElement, type Encoded, type Marks, movableBuffers, restoreAll } from './internal/crossing';
 import { disposeAll, tensorMakerFor, type TensorMaker } from './internal/tensors';
 import { exportedMember } from './internal/exports';
 
@@ -109,15 +109,6 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 // thread reports ready). A failure is reported by the first task, which awaits the same promise.
 const preload = (workerData as { module?: unknown } | null)?.module;
 if (typeof preload === 'string') load(preload).catch(() => undefined);
-
-function throwsOnEncode(x: unknown): boolean {
-  try {
-    encodeAll([x]);
-    return false;
-  } catch {
-    return true;
-  }
-}
 
 /**
  * The thread's CPU clock when its previous task ended. schedstat (and threadCpuUsage) are updated
@@ -222,8 +213,7 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     sent = encodeAll(out);
   } catch (e) {
     // A tensor that cannot be read (disposed by the fn): name the element it came from.
-    let offset = 0;
-    while (offset < out.length - 1 && !throwsOnEncode(out[offset])) offset++;
+    const offset = failingElement(out);
     const err = e instanceof Error ? e : new Error(String(e));
     return finish({ failed: { offset, name: err.name, message: `its result could not be read for the main thread: ${err.message}`, stack: err.stack }, random });
   } finally {

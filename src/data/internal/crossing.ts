@@ -384,3 +384,21 @@ export function withoutMoved(x: unknown, moved: ReadonlySet<ArrayBuffer>, seen =
   for (const k in x) if (Object.prototype.hasOwnProperty.call(x, k)) out[k] = withoutMoved((x as Record<string, unknown>)[k], moved, seen);
   return out;
 }
+
+/**
+ * The index of the element of `xs` that `encodeAll` cannot send (a disposed tensor), for an error
+ * that names it; the last index when none fails alone.
+ */
+export function failingElement(xs: readonly unknown[]): number {
+  const throws = (x: unknown): boolean => {
+    try {
+      encodeAll([x]);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  let i = 0;
+  while (i < xs.length - 1 && !throws(xs[i])) i++;
+  return i;
+}

@@ -16,7 +16,7 @@ import type { FnInfo, GraphOp, PipelineGraph, Span } from '../graph/types';
 import { linearChain } from './chain';
 import { loopMap } from './loops';
 import { closingOf, calledName, opArgs } from './text';
-import { lazily, type Reading, type Stage } from './types';
+import { lazily, stagesUntilRefused, type Reading, type Stage } from './types';
 
 const ID = '[A-Za-z_$][\\w$]*';
 
@@ -155,18 +155,7 @@ export function readGenerators(pipeline: PipelineGraph, text: string): Reading {
   if (!Array.isArray(chain)) return { ok: false, reason: chain.reason };
   const [sourceOp, ...rest] = chain;
   if (!sourceOp) return { ok: false, reason: 'The pipeline has no operators.' };
-  const stages: Stage[] = [];
-  let stoppedAt: { op: GraphOp; why: string } | undefined;
-  let upstream = sourceOp;
-  for (const op of rest) {
-    const s = stage(op, upstream, text);
-    if (typeof s === 'string') {
-      stoppedAt = { op, why: s };
-      break;
-    }
-    stages.push(s);
-    upstream = op;
-  }
+  const { stages, stoppedAt } = stagesUntilRefused(rest, (op, previous) => stage(op, previous ?? sourceOp, text));
   if (stages.length === 0) return { ok: false, reason: stoppedAt ? `Nothing after the source can be converted: ${stoppedAt.why}.` : 'The chain has no stage to convert.' };
   const source = text.slice(sourceOp.call.start, sourceOp.call.end);
   return { ok: true, reading: { source: `from(${source})`, sourceOp, stages, wrap: (c) => lazily(c), imports: ['from'], ...(stoppedAt ? { stoppedAt } : {}), notes: [] } };

@@ -18,7 +18,7 @@ import type { GraphOp, PipelineGraph } from '../graph/types';
 import { linearChain } from './chain';
 import { secondArgRefusal } from './fns';
 import { argsAt, calledName, opArgs } from './text';
-import { lazily, type Reading, type Stage } from './types';
+import { lazily, stagesUntilRefused, type Reading, type Stage } from './types';
 
 const FN_OPS: Record<string, string> = { map: 'map', filter: 'filter', flatMap: 'flatMap' };
 const COUNT_OPS: Record<string, string> = { take: 'take', drop: 'skip' };
@@ -69,16 +69,7 @@ export function readStreams(pipeline: PipelineGraph, text: string): Reading {
   const args = opArgs(sourceOp, text);
   if (args.length !== 1) return { ok: false, reason: `${sourceOp.label} has options (object mode, buffer size) the conversion would not keep.` };
   if (/^['"`]/.test(args[0]!.text)) return { ok: false, reason: `${sourceOp.label} reads a string, which Node yields as one chunk and plumber-data as characters.` };
-  const stages: Stage[] = [];
-  let stoppedAt: { op: GraphOp; why: string } | undefined;
-  for (const op of rest) {
-    const s = stage(op, text);
-    if (typeof s === 'string') {
-      stoppedAt = { op, why: s };
-      break;
-    }
-    stages.push(s);
-  }
+  const { stages, stoppedAt } = stagesUntilRefused(rest, (op) => stage(op, text));
   if (stages.length === 0 && stoppedAt) return { ok: false, reason: `Nothing after the source can be converted: ${stoppedAt.why}.` };
   const readable = callee.replace(/\s*\.\s*from$/, '');
   return {

@@ -17,7 +17,7 @@ import type { GraphOp, PipelineGraph } from '../graph/types';
 import { linearChain } from './chain';
 import { secondArgRefusal } from './fns';
 import { calledName, opArgs } from './text';
-import type { Reading, Stage } from './types';
+import { stagesUntilRefused, type Reading, type Stage } from './types';
 
 /** tfjs methods plumber-data has under the same name and arguments. */
 const SAME: Record<string, string> = { map: 'map', mapAsync: 'map', filter: 'filter', prefetch: 'prefetch', repeat: 'repeat', take: 'take', skip: 'skip' };
@@ -63,16 +63,7 @@ export function readTfjs(pipeline: PipelineGraph, text: string): Reading {
   if (!ns) return { ok: false, reason: `${sourceOp.label} is not called on the tf namespace (\`tf.data.${sourceName}\`), which the adapter back to a tfjs Dataset needs.` };
   const args = opArgs(sourceOp, text);
   if (args.length !== 1) return { ok: false, reason: `${sourceOp.label} takes one argument to be converted.` };
-  const stages: Stage[] = [];
-  let stoppedAt: { op: GraphOp; why: string } | undefined;
-  for (const op of rest) {
-    const s = stage(op, text);
-    if (typeof s === 'string') {
-      stoppedAt = { op, why: s };
-      break;
-    }
-    stages.push(s);
-  }
+  const { stages, stoppedAt } = stagesUntilRefused(rest, (op) => stage(op, text));
   if (stages.length === 0 && stoppedAt) return { ok: false, reason: `Nothing after the source can be converted: ${stoppedAt.why}.` };
   const notes = stages.some((s) => s.method === 'map' || s.method === 'filter')
     ? ['tfjs runs map and filter fns inside tf.tidy; plumber-data does not, so tensors a fn creates and does not return are not disposed for it.']

@@ -81,3 +81,19 @@ export type ConvertOutcome =
 export function lazily(chain: string): string {
   return `(async function* () { yield* ${chain}; })()`;
 }
+
+/**
+ * The stages of `ops` read in order until the first the rewrite refuses (`read` returns why): the
+ * conversion stops there, and the rest of the chain stays as written.
+ */
+export function stagesUntilRefused(ops: readonly GraphOp[], read: (op: GraphOp, previous: GraphOp | undefined) => Stage | string): { stages: Stage[]; stoppedAt?: { op: GraphOp; why: string } } {
+  const stages: Stage[] = [];
+  let previous: GraphOp | undefined;
+  for (const op of ops) {
+    const s = read(op, previous);
+    if (typeof s === 'string') return { stages, stoppedAt: { op, why: s } };
+    stages.push(s);
+    previous = op;
+  }
+  return { stages };
+}

@@ -3,7 +3,7 @@
  * are peeled, which function a declaration holds, what it returns, and what value a variable holds
  * at a point of the file.
  */
-import { Node, Symbol as MorphSymbol, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
+import { CallExpression, Node, Symbol as MorphSymbol, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
 import { unalias } from './library';
 
 const WRAPPERS = new Set([SyntaxKind.ParenthesizedExpression, SyntaxKind.AsExpression, SyntaxKind.NonNullExpression, SyntaxKind.SatisfiesExpression, SyntaxKind.TypeAssertionExpression]);
@@ -33,6 +33,31 @@ export function functionOf(decl: Node | undefined): FunctionNode | undefined {
     if (inner && (Node.isArrowFunction(inner) || Node.isFunctionExpression(inner))) return inner;
   }
   return undefined;
+}
+
+/**
+ * Follows a call of the user's helper `fn` into what it returns: `resolve(returned)` with each
+ * parameter bound to its argument in `bindings` while it runs, `fn` held in `active` so a helper
+ * that calls itself stops. Undefined when `fn` is already being followed.
+ */
+export function throughHelper<T>(fn: FunctionNode, call: CallExpression, active: Set<Node>, bindings: Map<Node, Node>, resolve: (returned: Node | undefined) => T): T | undefined {
+  if (active.has(fn)) return undefined;
+  active.add(fn);
+  const bound: Node[] = [];
+  const args = call.getArguments();
+  fn.getParameters().forEach((p, i) => {
+    const arg = args[i];
+    if (arg && Node.isParameterDeclaration(p)) {
+      bindings.set(p, arg);
+      bound.push(p);
+    }
+  });
+  try {
+    return resolve(returnedExpression(fn));
+  } finally {
+    active.delete(fn);
+    for (const p of bound) bindings.delete(p);
+  }
 }
 
 /** The expression a function returns (an expression body, or its last `return`). */

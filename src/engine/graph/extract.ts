@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CallExpression, Node, SourceFile, SyntaxKind } from 'ts-morph';
 import { readFunction } from './functions';
-import { Values, functionOf, returnedExpression, symbolOf, unwrap } from './ast';
+import { Values, functionOf, returnedExpression, symbolOf, throughHelper, unwrap } from './ast';
 import { exportedRoots, throughAdapters, type Root } from './roots';
 import { extractDialects } from './dialects';
 import { LIBRARY, METHOD_OPERATORS, MULTI_INPUT_SOURCES, SOURCE_FUNCTIONS, hasDatasetType, sourceFunctionName, specifierFile, specifierOf, unalias } from './library';
@@ -144,24 +144,7 @@ class ChainWalker {
   private resolveHelper(callee: Node, call: CallExpression, depth: number): RawOp | undefined {
     const target = unalias(symbolOf(callee));
     const fn = functionOf(target?.getDeclarations()[0]);
-    if (!fn || this.active.has(fn)) return undefined;
-    this.active.add(fn);
-    const params = fn.getParameters();
-    const args = call.getArguments();
-    const bound: Node[] = [];
-    params.forEach((p, i) => {
-      const arg = args[i];
-      if (arg && Node.isParameterDeclaration(p)) {
-        this.bindings.set(p, arg);
-        bound.push(p);
-      }
-    });
-    try {
-      return this.resolve(returnedExpression(fn), depth + 1);
-    } finally {
-      this.active.delete(fn);
-      for (const p of bound) this.bindings.delete(p);
-    }
+    return fn ? throughHelper(fn, call, this.active, this.bindings, (returned) => this.resolve(returned, depth + 1)) : undefined;
   }
 
   private resolveIdentifier(id: Node, depth: number): RawOp | undefined {

@@ -15,18 +15,13 @@ import { installStreams } from './streams';
 import { installTfjs } from './tfjs';
 
 let host: DialectHost | undefined;
-/** The operators registered with the run's tracer, in the order they were built. */
-const built: OpInfo[] = [];
+/** While a foreign iterable's first pull runs: the operators registered meanwhile, in the order they were built. */
+let recording: OpInfo[] | undefined;
 
-/**
- * The roots of the operators built from `from` on: those no other of them pulls from. A foreign
- * iterable that builds a pipeline when first pulled (a converted chain's lazy async generator,
- * `yield* from(…).map(…)`) reads from these.
- */
-function rootsBuiltSince(from: number): string[] {
-  const fresh = built.slice(from);
-  const pulled = new Set(fresh.flatMap((i) => i.inputs));
-  return fresh.filter((i) => !pulled.has(i.key) && i.parent === undefined).map((i) => i.key);
+/** The roots of `built`: those no other of them pulls from (what a pipeline built at once ends in). */
+function rootsOf(built: readonly OpInfo[]): string[] {
+  const pulled = new Set(built.flatMap((i) => i.inputs));
+  return built.filter((i) => !pulled.has(i.key) && i.parent === undefined).map((i) => i.key);
 }
 
 /**
@@ -37,10 +32,10 @@ function rootsBuiltSince(from: number): string[] {
 export function installDialects(tracer: Tracer, overrides: ReadonlyMap<string, KnobOverride>, argSites: readonly ArgSites[] = [], pipelineFile = ''): void {
   if (host !== undefined) return;
   host = { tracer, overrides };
-  // Every operator built from here on, in order (plumber-data's too: it registers with this tracer).
+  // What a foreign iterable builds in its first pull (plumber-data's operators too: they register with this tracer).
   const register = tracer.register.bind(tracer);
   tracer.register = (info: OpInfo): OpCounters => {
-    built.push(info);
+    recording?.push(info);
     return register(info);
   };
   installPipelines(host, argSiteMap(argSites, pipelineFile));
@@ -139,10 +134,15 @@ export function dialectRoot(value: unknown, name: string): DialectRoot | undefin
         it.next = (): Promise<IteratorResult<unknown>> => {
           if (!first) return next();
           first = false;
-          const mark = built.length;
-          const r = next();
-          for (const key of rootsBuiltSince(mark)) if (key !== stage.key && !stage.info.inputs.includes(key)) stage.info.inputs.push(key);
-          return r;
+          const outer = recording;
+          const built: OpInfo[] = (recording = []);
+          try {
+            return next();
+          } finally {
+            recording = outer;
+            outer?.push(...built);
+            for (const key of rootsOf(built)) if (key !== stage.key && !stage.info.inputs.includes(key)) stage.info.inputs.push(key);
+          }
         };
       }
       // A generator stage's pulls are timed already; a stream's (counted as it pushes) and a foreign iterable's are timed here.

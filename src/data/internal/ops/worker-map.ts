@@ -25,7 +25,7 @@ import { estimateBytes } from '../bytes';
 import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
 import { Batch } from '../batch-class';
-import { encodeAll, restoreAll, type Encoded } from '../crossing';
+import { encodeAll, failingElement, restoreAll, type Encoded } from '../crossing';
 import { disposeAdopted, tensorMakerFor } from '../tensors';
 import { Engine, type Launcher } from './engine';
 
@@ -314,8 +314,7 @@ class WorkerMap implements Chunks<unknown> {
       sent = encodeAll(items);
     } catch (e) {
       // A tensor that cannot be read (disposed): name its element.
-      let i = 0;
-      while (i < items.length - 1 && !throwsOnEncode(items[i])) i++;
+      const i = failingElement(items);
       throw new PipelineError(this.op, base + i, e, `${this.opName} cannot send element ${base + i} to a worker thread: ${describeThrown(e)}`);
     }
     const task: WorkerTask = {
@@ -471,15 +470,6 @@ export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConf
   // upstream keeps the elements for the next pass.
   const consumesTensors = cfg.mode !== 'filter' && !upstream(input, (n) => n.kind === 'cache');
   return new WorkerMap(input.open(session), input.counters, node.counters, cfg, { kind: node.kind, key: node.key, site: node.site }, owner, session, node, input.cardinality, consumesTensors);
-}
-
-function throwsOnEncode(x: unknown): boolean {
-  try {
-    encodeAll([x]);
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 /** Whether `node` or an operator it reads from passes `test`. */

@@ -5,7 +5,7 @@
  * method the dialect's extractor does not know) become stops, never a chain with stages missing.
  */
 import { CallExpression, NewExpression, Node, SyntaxKind, VariableDeclaration, VariableDeclarationKind } from 'ts-morph';
-import { Values, functionOf, returnedExpression, symbolOf, unwrap } from '../ast';
+import { Values, functionOf, symbolOf, throughHelper, unwrap } from '../ast';
 import { unalias } from '../library';
 import type { Dialect } from '../types';
 import { Stops, type DialectRaw } from './common';
@@ -101,23 +101,8 @@ export class DialectWalker {
   private resolveHelper(callee: Node, call: CallExpression, depth: number): DialectRaw | undefined {
     const decl = unalias(symbolOf(callee))?.getDeclarations()[0];
     const fn = functionOf(decl);
-    if (!fn || this.active.has(fn) || fn.getSourceFile().isInNodeModules() || fn.getSourceFile().isDeclarationFile()) return undefined;
-    this.active.add(fn);
-    const bound: Node[] = [];
-    const args = call.getArguments();
-    fn.getParameters().forEach((p, i) => {
-      const arg = args[i];
-      if (arg && Node.isParameterDeclaration(p)) {
-        this.bindings.set(p, arg);
-        bound.push(p);
-      }
-    });
-    try {
-      return this.resolve(returnedExpression(fn), depth + 1);
-    } finally {
-      this.active.delete(fn);
-      for (const p of bound) this.bindings.delete(p);
-    }
+    if (!fn || fn.getSourceFile().isInNodeModules() || fn.getSourceFile().isDeclarationFile()) return undefined;
+    return throughHelper(fn, call, this.active, this.bindings, (returned) => this.resolve(returned, depth + 1));
   }
 
   private resolveIdentifier(id: Node, depth: number): DialectRaw | undefined {
