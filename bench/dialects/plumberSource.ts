@@ -9,12 +9,9 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import type { FileDiagnosis } from '../../src/engine/diagnose';
-import { editsWithConversion } from '../../src/engine/convert/fix';
+import { editsForPlan } from '../../src/engine/convert/fix';
 import { applyEdits, type PlannedEdit } from '../../src/engine/fixes/edits';
-import type { GraphOp } from '../../src/engine/graph/types';
 import { GraphWorkspace } from '../../src/engine/graph/workspace';
-import { joinOps } from '../../src/engine/join';
-import { locateOps } from '../../src/engine/locate';
 import { offeredChanges } from '../../src/engine/offer';
 import type { PlanChange } from '../../src/shared/analysis';
 
@@ -41,20 +38,7 @@ export function applyKeptPlan(file: string, d: FileDiagnosis): AppliedPlan {
   const offered = offeredChanges(d.plan);
   const ws = new GraphWorkspace();
   ws.setText(file, readFileSync(file, 'utf8'));
-  const located = locateOps(file, ws);
-  const exportName = d.first.pipeline.exportName;
-  const byId = new Map(located.ops.map((o) => [o.id, o]));
-  const named = ws.graphOf(file).pipelines.find((x) => x.name === exportName);
-  const joined = named ? joinOps(named, d.first).byProfileId : new Map<string, GraphOp>();
-  // A conversion rewrites the named chain; knob fixes edit operators wherever they are written.
-  const converting = offered.some((c) => c.kind === 'convert');
-  const outcome = editsWithConversion(offered, {
-    pipeline: converting && named ? named : located,
-    graphOf: (f) => ws.graphOf(f),
-    textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
-    opFor: (id) => byId.get(id) ?? joined.get(id),
-    runtimeModuleOf: (id) => (d.last.ops.find((o) => o.id === id) ?? d.first.ops.find((o) => o.id === id))?.fnModule,
-  });
+  const outcome = editsForPlan(file, ws, (f) => ws.sourceFile(f)?.getFullText() ?? '', offered, d.first, d.last);
   if (!outcome.ok) throw new Error(`the kept plan could not be written into the source: ${outcome.reason}`);
 
   const dir = dirname(file);

@@ -16,13 +16,10 @@ import type { Plan } from '../shared/analysis';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
 import { applyEdits, type PlannedEdit } from '../engine/fixes/edits';
-import { editsWithConversion } from '../engine/convert/fix';
+import { editsForPlan } from '../engine/convert/fix';
 import { offeredChanges } from '../engine/offer';
-import type { GraphOp } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
-import { joinOps } from '../engine/join';
 import { commandName, thisInvocation } from './help';
-import { locateOps } from '../engine/locate';
 import { sourceRandomOps } from '../engine/diagnose';
 import { fileProblem } from '../runner/spawn';
 import { UsageError, parseArgs } from './args';
@@ -109,11 +106,9 @@ async function fix(argv: string[]): Promise<number> {
     throw new UsageError(`The profile ${profileFile} is of ${saved.pipeline.file}, not ${file}.`);
   }
 
-  // Every chain of the file and its imports, keyed by the runner's op ids: where the operators
-  // the run reports are written, exported or not.
+  // The source as profiled: the plan's edits are made against it.
   const ws = new GraphWorkspace();
   ws.setText(file, fs.readFileSync(file, 'utf8'));
-  const located = locateOps(file, ws);
 
   let profile: Profile;
   let thePlan: Plan;
@@ -166,20 +161,7 @@ async function fix(argv: string[]): Promise<number> {
     return 0;
   }
 
-  // By id first (the source as profiled); by kind and position in the named pipeline when the
-  // source moved since (a saved profile of an older version).
-  const byId = new Map(located.ops.map((o) => [o.id, o]));
-  const named = ws.graphOf(file).pipelines.find((x) => x.name === exportName);
-  const joined = named ? joinOps(named, profile).byProfileId : new Map<string, GraphOp>();
-  // A conversion rewrites the named chain; knob fixes edit operators wherever they are written.
-  const converting = offered.some((c) => c.kind === 'convert');
-  const outcome = editsWithConversion(offered, {
-    pipeline: converting && named ? named : located,
-    graphOf: (f) => ws.graphOf(f),
-    textOf: (f) => ws.sourceFile(f)?.getFullText() ?? '',
-    opFor: (id) => byId.get(id) ?? joined.get(id),
-    runtimeModuleOf: (id) => (last.ops.find((o) => o.id === id) ?? profile.ops.find((o) => o.id === id))?.fnModule,
-  });
+  const outcome = editsForPlan(file, ws, (f) => ws.sourceFile(f)?.getFullText() ?? '', offered, profile, last);
   if (!outcome.ok) {
     process.stderr.write(`plumber fix: ${outcome.reason}\n`);
     return 1;

@@ -5,6 +5,10 @@
  * source's graph, so the change is re-keyed through the fix context first.
  */
 import type { PlanChange } from '../../shared/analysis';
+import type { Profile } from '../../shared/profile';
+import type { GraphOp } from '../graph/types';
+import { joinOps } from '../join';
+import { locateOps, type GraphSource } from '../locate';
 import { editsForChanges, type FixContext, type FixOutcome, type PlannedEdit } from '../fixes/edits';
 import { convertPipeline } from './index';
 import type { ConvertChange } from './types';
@@ -63,4 +67,25 @@ export function editsWithConversion(changes: PlanChange[], ctx: FixContext): Con
   const overlaps = (a: PlannedEdit, b: PlannedEdit): boolean => a.file === b.file && a.start < b.end && b.start < a.end;
   if (others.edits.some((e) => converted.edits.some((c) => overlaps(e, c)))) return { ok: false, reason: 'Two of the fixes edit the same code; apply them one at a time.' };
   return { ok: true, edits: [...converted.edits, ...others.edits], ...(converted.notes ? { notes: converted.notes } : {}) };
+}
+
+/**
+ * The edits that write `offered` (a plan's offered changes) into the source of `file`, profiled as
+ * `first` and last run as `last`: knob changes where their operators are written (by op id; by
+ * kind and position in the named pipeline when the source moved since), a conversion of the named
+ * chain. What `plumber fix` and bench:dialects apply.
+ */
+export function editsForPlan(file: string, graphs: GraphSource, textOf: (file: string) => string, offered: PlanChange[], first: Profile, last: Profile): ConversionOutcome {
+  const located = locateOps(file, graphs);
+  const byId = new Map(located.ops.map((o) => [o.id, o]));
+  const named = graphs.graphOf(file).pipelines.find((x) => x.name === first.pipeline.exportName);
+  const joined = named ? joinOps(named, first).byProfileId : new Map<string, GraphOp>();
+  const converting = offered.some((c) => c.kind === 'convert');
+  return editsWithConversion(offered, {
+    pipeline: converting && named ? named : located,
+    graphOf: (f) => graphs.graphOf(f),
+    textOf,
+    opFor: (id) => byId.get(id) ?? joined.get(id),
+    runtimeModuleOf: (id) => (last.ops.find((o) => o.id === id) ?? first.ops.find((o) => o.id === id))?.fnModule,
+  });
 }

@@ -4,7 +4,7 @@
  * with the module a worker imports the fn from, prefetch buffers, caches.
  */
 import type { PlanChange } from '../../shared/analysis';
-import { moduleExpression, type PlannedEdit } from '../fixes/edits';
+import { exportedInSource, moduleExpression, quoted, type PlannedEdit } from '../fixes/edits';
 import type { GraphOp } from '../graph/types';
 import { workerRefusal } from './fns';
 import type { ConvertInput, DialectReading, Stage } from './types';
@@ -13,10 +13,6 @@ import type { ConvertInput, DialectReading, Stage } from './types';
 export interface Additions {
   options: Array<[string, string]>;
   after: string[];
-}
-
-function quoted(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 function setOption(options: Array<[string, string]>, key: string, value: string): void {
@@ -30,8 +26,7 @@ function workerOptions(op: GraphOp, change: Extract<PlanChange, { kind: 'placeme
   const refusal = workerRefusal(op, input.text, argText);
   if (refusal) return refusal;
   const fn = op.fn;
-  const shown = fn?.file !== undefined && (fn.exportName !== undefined || (fn.sameFile === true && fn.exportInsertAt !== undefined));
-  const runtime = shown ? undefined : input.runtimeModuleOf?.(op.id);
+  const runtime = exportedInSource(fn) ? undefined : input.runtimeModuleOf?.(op.id);
   const moduleExpr = moduleExpression(op, input.moduleKind, runtime);
   if (typeof moduleExpr !== 'string') return moduleExpr.reason;
   const out: Array<[string, string]> = [

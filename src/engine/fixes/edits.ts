@@ -136,12 +136,12 @@ function insertAfter(op: GraphOp, call: string, pipeline: PipelineGraph, text: s
 }
 
 /** A string literal in single quotes, as the fixes write `'worker'` (and as most TypeScript is written). */
-function quoted(text: string): string {
+export function quoted(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 /** The source shows `fn` exported by its module (or it can be: `export ` goes before its declaration). */
-function exportedInSource(fn: FnInfo | undefined): boolean {
+export function exportedInSource(fn: FnInfo | undefined): boolean {
   return fn?.file !== undefined && (fn.exportName !== undefined || (fn.sameFile === true && fn.exportInsertAt !== undefined));
 }
 
