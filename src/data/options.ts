@@ -61,6 +61,71 @@ export interface LinesOptions {
   cwd?: string;
 }
 
+/** HTTP(S) shards: how readers fetch them. */
+export interface HttpOptions {
+  /** Request headers (an authorization token, say). */
+  headers?: Record<string, string>;
+  /** Retries of a transient failure (a reset connection, 408, 429, 5xx) with exponential backoff (default 3); a 4xx fails at once. */
+  retries?: number;
+  /** Milliseconds without a byte before a request counts as failed (default 30,000). */
+  timeoutMs?: number;
+}
+
+/**
+ * Options every reader takes (`csv`, `jsonLines`, `tfrecord`, `webdataset`, `parquet`, `arrow`).
+ * Shards are local paths, globs, or http(s) URLs; a list mixes them.
+ */
+export interface ReaderOptions {
+  /** Directory relative paths and globs are resolved against (default `process.cwd()`). */
+  cwd?: string;
+  /** `'auto'` (default): gzip or brotli by extension (`.gz`, `.br`) or gzip's magic bytes; or force one. */
+  compression?: 'auto' | 'gzip' | 'brotli' | 'none';
+  /** Shards read at once, their elements interleaved one at a time in shard order (default 1: one shard after another). */
+  parallelism?: Parallelism;
+  /** Where decompression and parsing run: `'main'` (default) or `'worker'` (worker threads, one per shard in flight). */
+  placement?: 'main' | 'worker';
+  /** How HTTP(S) shards are fetched. */
+  http?: HttpOptions;
+}
+
+/** `csv(pathOrGlob, options)`: RFC 4180 rows as objects keyed by the header (or arrays without one). */
+export interface CsvOptions extends ReaderOptions {
+  /** `true` (default): the first row names the columns; an array names them and every row is data; `false`: rows are arrays. */
+  header?: boolean | readonly string[];
+  /** Field delimiter (default `','`). */
+  delimiter?: string;
+  /** Column types: `'string'` (default), `'number'` (empty and `NaN` give NaN), `'int'`, `'boolean'`; a value that does not parse is an error naming file and line. */
+  schema?: Readonly<Record<string, 'string' | 'number' | 'int' | 'boolean'>>;
+}
+
+/** `jsonLines(pathOrGlob, options)`: one JSON value per line. */
+export interface JsonLinesOptions extends ReaderOptions {
+  /** Skip empty lines (default true); a line that is not JSON is an error naming file and line. */
+  skipEmpty?: boolean;
+}
+
+/** `tfrecord(pathOrGlob, options)`: TFRecord records, raw or decoded as `tf.train.Example`. */
+export interface TfRecordOptions extends ReaderOptions {
+  /** `'bytes'` (default): each record's bytes; `'example'`: decoded `tf.train.Example` features. */
+  decode?: 'bytes' | 'example';
+  /** Verify each record's masked CRC-32C (default true). */
+  verify?: boolean;
+}
+
+/** `webdataset(pathOrGlob, options)`: tar shards, files grouped into samples by key. */
+export interface WebDatasetOptions extends ReaderOptions {
+  /** Shuffle the shard order each pass with this seed (default: shards in order). */
+  shuffleShards?: number | boolean;
+}
+
+/** `parquet(pathOrGlob, options)` and `arrow(pathOrGlob, options)`: tables. */
+export interface TableOptions extends ReaderOptions {
+  /** Only these columns are read (default all). */
+  columns?: readonly string[];
+  /** `'rows'` (default): one object per row; `'batches'`: one element per row group / record batch, as columns. */
+  as?: 'rows' | 'batches';
+}
+
 /** `window(size, options)`. */
 export interface WindowOptions {
   /** Input elements the window moves by from one window to the next (default: size). */
@@ -153,6 +218,11 @@ export const OPTION_KEYS = {
   shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration']),
   files: keys<FilesOptions>()(['read', 'cwd', 'parallelism']),
   lines: keys<LinesOptions>()(['encoding', 'cwd']),
+  csv: keys<CsvOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'header', 'delimiter', 'schema']),
+  jsonLines: keys<JsonLinesOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'skipEmpty']),
+  tfrecord: keys<TfRecordOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'decode', 'verify']),
+  webdataset: keys<WebDatasetOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'shuffleShards']),
+  table: keys<TableOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'columns', 'as']),
   window: keys<WindowOptions>()(['shift', 'stride', 'dropRemainder']),
   paddedBatch: keys<PaddedBatchOptions>()(['paddedShapes', 'paddingValues', 'dropRemainder']),
   bucketBySequenceLength: keys<BucketOptions>()(['paddedShapes', 'paddingValues', 'padToBucketBoundary', 'noPadding', 'dropRemainder']),

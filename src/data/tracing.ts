@@ -37,7 +37,20 @@ export type OpKind =
   | 'scan'
   | 'sampleFromDatasets'
   | 'chooseFromDatasets'
-  | 'ignoreErrors';
+  | 'ignoreErrors'
+  | 'csv'
+  | 'jsonLines'
+  | 'tfrecord'
+  | 'webdataset'
+  | 'parquet'
+  | 'arrow';
+
+/**
+ * The readers of stored formats: sources that read shards (local files or http(s) URLs), decompress
+ * them when they are compressed and parse them into elements. Each has the knobs `parallelism`
+ * (shards read at once) and `placement` (where decompression and parsing run: 'main' or 'worker').
+ */
+export const READER_KINDS: ReadonlySet<OpKind> = new Set<OpKind>(['csv', 'jsonLines', 'tfrecord', 'webdataset', 'parquet', 'arrow']);
 
 /** Where an operator's own work runs. `libuv` is Node's thread pool (fs, zlib, sharp); `remote` is worker processes reached through a cluster (BullMQ on Redis). */
 export type Placement = 'main' | 'worker' | 'libuv' | 'remote';
@@ -198,6 +211,18 @@ export interface OpCounters {
   passElements?: number;
   /** lines: bytes of the files it matched, at its latest pass's start (a pass reads them all). */
   sourceBytes?: number;
+  /** Readers (and lines): bytes received over HTTP(S). Disk reads count in `diskBytesRead`. */
+  netBytesRead?: number;
+  /** Readers (and lines): bytes after decompression, counted only for compressed shards. */
+  bytesDecompressed?: number;
+  /** Readers: seconds a shard waited for bytes from the disk or the network with nothing to parse. */
+  ioWaitSeconds?: number;
+  /** Readers: seconds spent decompressing (on the thread that parses, or libuv's pool, as placed). */
+  decompressSeconds?: number;
+  /** Readers: CPU seconds spent parsing bytes into elements (on the main thread or in workers, as placed). */
+  parseSeconds?: number;
+  /** Readers: shards opened so far. */
+  shardsOpened?: number;
   /** Cluster ops (placement 'remote'), from here on: distinct worker processes that returned results (a high-water mark, like the fields up to `remoteCores`). */
   remoteWorkers?: number;
   /** Their total `--concurrency` (jobs they run at once). */
