@@ -21,10 +21,10 @@ export function bundles({ production = false } = {}) {
     // minified. Node prints the source line of an uncaught error's first frame, and a TypeError
     // the library throws at its user (a worker map without `module`) printed 30 kB of one
     // minified line above the message.
-    { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
-    { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: ['piscina', 'tinyglobby', 'bullmq', 'hyparquet', 'hyparquet-compressors', 'apache-arrow'], library: true },
+    { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby', 'bullmq', 'hyparquet', 'hyparquet-compressors', 'apache-arrow'], library: true },
     // `npx plumber-data worker` (src/data/cluster/bin.js loads it).
-    { in: 'src/data/cluster/cli.ts', out: 'src/data/dist/cluster-cli.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    { in: 'src/data/cluster/cli.ts', out: 'src/data/dist/cluster-cli.js', external: ['piscina', 'tinyglobby', 'bullmq', 'hyparquet', 'hyparquet-compressors', 'apache-arrow'], library: true },
     // The extension host provides `vscode`.
     { in: 'src/client/extension.ts', out: 'dist/client/extension.js', external: ['vscode'] },
     // vscode-languageclient (~400 KB) in its own bundle, loaded after activation returns.

@@ -12,7 +12,7 @@ export interface Faults {
   /** The i-th request (from 0) to this path: destroy the connection after this many body bytes. */
   dropAfter?: (number | undefined)[];
   /** Answer the first requests with these statuses (e.g. `[503, 503]`), then serve. */
-  statuses?: number[];
+  statuses?: (number | undefined)[];
   /** Hold the first request's headers back this long (ms). */
   firstByteDelayMs?: number;
   /** Ignore `Range` headers (always 200 with the whole body). */
