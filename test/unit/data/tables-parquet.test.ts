@@ -65,6 +65,11 @@ describe('Parquet format (hyparquet), on files written by arrow-rs', () => {
     });
   });
 
+  it('rejects bad table options when the format is made', () => {
+    assert.throws(() => parquetFormat({ columns: 'id' as unknown as string[] }), { name: 'TypeError', message: 'parquet() columns must be a list of column names.' });
+    assert.throws(() => parquetFormat({ as: 'columns' as 'rows' }), { name: 'RangeError', message: `parquet() as must be 'rows' or 'batches', not "columns".` });
+  });
+
   it('gives a row group as one batch of columns: typed arrays for numbers without nulls, arrays with nulls', async () => {
     const path = join(dir, 'batches.parquet');
     writeFileSync(path, await parquetBytes(cols, 'SNAPPY', 600));

@@ -11,7 +11,7 @@
  */
 import type { RecordBatch, Vector } from 'apache-arrow';
 import { FormatError, type ParseClock, type Shard, type StreamFormat } from './format';
-import { messageOf, projectColumns, type TableBatch, type TableFormatOptions, type TableRow } from './table';
+import { checkTableOptions, messageOf, projectColumns, type TableBatch, type TableFormatOptions, type TableRow } from './table';
 
 type Arrow = typeof import('apache-arrow');
 
@@ -108,6 +108,7 @@ class IpcBytes implements AsyncIterable<Uint8Array> {
 
 /** `arrow(…)`'s format. */
 export function arrowFormat(options: TableFormatOptions): StreamFormat<TableRow | TableBatch> {
+  checkTableOptions('arrow', options);
   return { kind: 'arrow', streamed: true, parse: (bytes, shard, clock) => parseArrow(bytes, shard, clock, options) };
 }
 

@@ -10,7 +10,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { AsyncBuffer, Compressors, FileMetaData, SchemaElement } from 'hyparquet' with { 'resolution-mode': 'import' };
 import { FormatError, type ParseClock, type RandomAccess, type RangedFormat, type Shard } from './format';
-import { messageOf, projectColumns, type TableBatch, type TableFormatOptions, type TableRow } from './table';
+import { checkTableOptions, messageOf, projectColumns, type TableBatch, type TableFormatOptions, type TableRow } from './table';
 
 /** The footer read first: hyparquet's own default is 512 KB, too much for a small projected read over HTTP. */
 const FOOTER_FETCH = 1 << 16;
@@ -68,6 +68,7 @@ function asyncBuffer(file: RandomAccess, io: { seconds: number }): AsyncBuffer {
 
 /** `parquet(…)`'s format. */
 export function parquetFormat(options: TableFormatOptions): RangedFormat<TableRow | TableBatch> {
+  checkTableOptions('parquet', options);
   return { kind: 'parquet', streamed: false, read: (file, shard, clock) => readParquet(file, shard, clock, options) };
 }
 

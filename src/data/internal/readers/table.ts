@@ -25,6 +25,12 @@ export interface TableBatch {
   columns: Record<string, ArrayLike<unknown>>;
 }
 
+/** Checks a table format's options when the reader is built, so a bad one fails there and not on the first read. */
+export function checkTableOptions(kind: string, o: TableFormatOptions): void {
+  if (o.columns !== undefined && !(Array.isArray(o.columns) && o.columns.every((c) => typeof c === 'string'))) throw new TypeError(`${kind}() columns must be a list of column names.`);
+  if (o.as !== undefined && o.as !== 'rows' && o.as !== 'batches') throw new RangeError(`${kind}() as must be 'rows' or 'batches', not ${JSON.stringify(o.as)}.`);
+}
+
 /** The columns to read: `wanted` checked against the file's `available` ones (all when none are asked for). */
 export function projectColumns(location: string, available: readonly string[], wanted: readonly string[] | undefined): string[] {
   if (wanted === undefined) return [...available];
