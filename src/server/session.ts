@@ -11,7 +11,7 @@ import type { FixContext } from '../engine/fixes/edits';
 import type { FileVersion } from './workspaceEdit';
 import type { FileGraph } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
-import { lintPipelines, type LintFinding } from './lints/rules';
+import { lintPipelines, type LintFinding } from '../engine/lints/rules';
 import { DocumentStore } from './state';
 import { buildViews, type PipelineView } from './views';
 import { bound, cutMessage, type Bounded, type Cut } from './bounds';

@@ -5,8 +5,8 @@
  */
 import { DiagnosticSeverity, type Diagnostic, type DiagnosticRelatedInformation } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
-import type { LintFinding } from '../lints/rules';
-import { measuredLints } from '../lints/measured';
+import type { LintFinding } from '../../engine/lints/rules';
+import { measuredLints } from '../../engine/lints/measured';
 import type { PipelineView } from '../views';
 import type { GraphStop } from '../../engine/graph/types';
 import type { Plan } from '../../shared/analysis';
@@ -41,7 +41,7 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
   if (!settings.enabled) return [];
   const out: Diagnostic[] = stops.map((s) => ({ range: s.range, severity: DiagnosticSeverity.Information, source: SOURCE, code: 'plumber/not-followed', message: s.message }));
   const uriOf = (f: string): string => (f === file ? uri : fileToUri(f));
-  for (const f of [...lints, ...measuredLints(views)]) {
+  for (const f of [...lints, ...measuredLints(views.map((v) => ({ graph: v.graph, profile: v.record?.profile, byProfileId: v.byProfileId })))]) {
     if (f.op.file !== file) continue;
     out.push({
       range: f.op.name.range,
