@@ -44,29 +44,47 @@ function post(m: FromReaderWorker): void {
   (port as NonNullable<typeof port>).postMessage(m);
 }
 
-async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean): Promise<void> {
+/** The shard being read: stopping aborts it, which closes its file. */
+let current: { abort: AbortController; done: Promise<void> } | null = null;
+
+async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean, abort: AbortController): Promise<void> {
   const c = traced ? newCounters() : null;
   const clock = { parsed: (s: number): void => void (c !== null && (c.parseSeconds = (c.parseSeconds ?? 0) + s)) };
   cpuMark = threadCpuSeconds();
   try {
-    for await (const items of readShard(format, shard, o, c, clock)) {
-      while (credits <= 0) await new Promise<void>((r) => (wake = r));
+    for await (const items of readShard(format, shard, { ...o, signal: abort.signal }, c, clock)) {
+      while (credits <= 0 && !abort.signal.aborted) await new Promise<void>((r) => (wake = r));
+      if (abort.signal.aborted) return;
       credits--;
       post({ type: 'chunk', items, stats: take(c) });
     }
     post({ type: 'end', stats: take(c) });
   } catch (e) {
+    if (abort.signal.aborted) return;
     const err = e instanceof Error ? e : new Error(String(e));
     const f = e instanceof FormatError ? { location: e.location, position: e.position, detail: e.message.slice(`${e.location}: ${e.position}: `.length) } : undefined;
     post({ type: 'error', name: err.name, message: err.message, format: f, stats: take(c) });
   }
 }
 
+function wakeUp(): void {
+  const w = wake;
+  wake = null;
+  w?.();
+}
+
 port.on('message', (m: ToReaderWorker) => {
   if (m.type === 'ack') {
     credits++;
-    const w = wake;
-    wake = null;
-    w?.();
-  } else void read(m.shard, { compression: m.compression, http: m.http }, m.traced);
+    wakeUp();
+  } else if (m.type === 'stop') {
+    // Closes the shard's file before the thread ends: a terminated thread leaves its open files open.
+    const r = current;
+    r?.abort.abort();
+    wakeUp();
+    void (r?.done ?? Promise.resolve()).then(() => post({ type: 'stopped' }));
+  } else {
+    const abort = new AbortController();
+    current = { abort, done: read(m.shard, { compression: m.compression, http: m.http }, m.traced, abort) };
+  }
 });

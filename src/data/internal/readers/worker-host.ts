@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import type { OpCounters } from '../../tracing';
 import { FormatError, type Shard } from './format';
 import type { ShardReadOptions } from './shard-read';
-import type { FromReaderWorker, ReaderWorkerData, ShippedStats } from './worker-protocol';
+import { STOP_GRACE_MS, type FromReaderWorker, type ReaderWorkerData, type ShippedStats } from './worker-protocol';
 
 /**
  * The worker entry: the bundle beside this one in the built library (dist/), or the built bundle
@@ -84,6 +84,7 @@ export class WorkerHost {
           continue;
         }
         if (m.type === 'end') return null;
+        if (m.type === 'stopped') continue;
         if (m.format !== undefined) throw new FormatError(m.format.location, m.format.position, m.format.detail);
         const e = new Error(m.message);
         e.name = m.name;
@@ -94,9 +95,31 @@ export class WorkerHost {
     }
   }
 
-  /** Ends the thread (at once, mid-shard or not). */
+  /**
+   * Ends the thread, mid-shard or not: it is asked to stop first, so that it closes the shard's
+   * file (a terminated thread's open files stay open), and terminated once it has (or after
+   * STOP_GRACE_MS, or at once when it has already failed).
+   */
   async close(): Promise<void> {
+    if (this.closing) return;
     this.closing = true;
+    if (this.failure === null) {
+      const stopped = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, STOP_GRACE_MS);
+        const done = (m: FromReaderWorker): void => {
+          if (m.type !== 'stopped') return;
+          clearTimeout(timer);
+          resolve();
+        };
+        this.worker.on('message', done);
+        this.worker.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      this.worker.postMessage({ type: 'stop' });
+      await stopped;
+    }
     await this.worker.terminate();
   }
 }
