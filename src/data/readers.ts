@@ -4,7 +4,7 @@
  * op (internal/readers/reader.ts) from a format, with the knobs `parallelism` (shards read at once)
  * and `placement` (where decompression and parsing run), which a tracer's overrides may change.
  */
-import type { CsvOptions, JsonLinesOptions, ReaderOptions } from './options';
+import type { CsvOptions, JsonLinesOptions, ReaderOptions, TableOptions } from './options';
 import { OPTION_KEYS } from './options';
 import type { OpKind } from './tracing';
 import { Dataset, finish } from './dataset';
@@ -14,9 +14,13 @@ import { resolveCwd } from './internal/ops/files';
 import { openReader } from './internal/readers/reader';
 import type { CsvRow } from './internal/readers/csv';
 import { csvFormat } from './internal/readers/csv';
+import { parquetFormat } from './internal/readers/parquet';
+import { arrowFormat } from './internal/readers/arrow';
+import type { TableBatch, TableRow } from './internal/readers/table';
 
 export type { CsvRow } from './internal/readers/csv';
 export { FormatError } from './internal/readers/format';
+export type { TableBatch, TableRow } from './internal/readers/table';
 
 const COMPRESSIONS = ['auto', 'gzip', 'brotli', 'none'];
 
@@ -63,4 +67,30 @@ export function csv<R extends CsvRow = Record<string, string | number | boolean>
 /** The values of JSON Lines files (one JSON value per line), compressed or not. */
 export function jsonLines<T = unknown>(pathOrGlob: string | readonly string[], options: JsonLinesOptions = {}): Dataset<T> {
   return reader<T>('jsonLines', pathOrGlob, options, OPTION_KEYS.jsonLines, { skipEmpty: options.skipEmpty });
+}
+
+/**
+ * The rows of Parquet files (objects), or with `as: 'batches'` one `TableBatch` of columns per row
+ * group; read by ranges, one row group at a time, only the `columns` asked for.
+ */
+export function parquet<R extends TableRow = TableRow>(pathOrGlob: string | readonly string[], options?: TableOptions & { as?: 'rows' }): Dataset<R>;
+export function parquet(pathOrGlob: string | readonly string[], options: TableOptions & { as: 'batches' }): Dataset<TableBatch>;
+export function parquet(pathOrGlob: string | readonly string[], options: TableOptions): Dataset<TableRow | TableBatch>;
+export function parquet(pathOrGlob: string | readonly string[], options: TableOptions = {}): Dataset<TableRow | TableBatch> {
+  const formatOptions = { columns: options.columns, as: options.as };
+  parquetFormat(formatOptions); // checks columns and as at build time
+  return reader('parquet', pathOrGlob, options, OPTION_KEYS.table, formatOptions);
+}
+
+/**
+ * The rows of Arrow IPC files, stream or file format (objects), or with `as: 'batches'` one
+ * `TableBatch` of columns per record batch; streamed, gzip'd or not.
+ */
+export function arrow<R extends TableRow = TableRow>(pathOrGlob: string | readonly string[], options?: TableOptions & { as?: 'rows' }): Dataset<R>;
+export function arrow(pathOrGlob: string | readonly string[], options: TableOptions & { as: 'batches' }): Dataset<TableBatch>;
+export function arrow(pathOrGlob: string | readonly string[], options: TableOptions): Dataset<TableRow | TableBatch>;
+export function arrow(pathOrGlob: string | readonly string[], options: TableOptions = {}): Dataset<TableRow | TableBatch> {
+  const formatOptions = { columns: options.columns, as: options.as };
+  arrowFormat(formatOptions);
+  return reader('arrow', pathOrGlob, options, OPTION_KEYS.table, formatOptions);
 }

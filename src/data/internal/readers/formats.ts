@@ -7,12 +7,17 @@ import type { OpKind } from '../../tracing';
 import type { Format } from './format';
 import { csvFormat, csvPackedFormat, csvUnpacker, type CsvFormatOptions, type PackedRecords } from './csv';
 import { jsonLinesFormat, type JsonLinesFormatOptions } from './jsonl';
+import { parquetFormat } from './parquet';
+import { arrowFormat } from './arrow';
+import type { TableFormatOptions } from './table';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 
 const FORMATS: Partial<Record<OpKind, FormatFactory>> = {
   csv: (o) => csvFormat(o as CsvFormatOptions) as Format<unknown>,
   jsonLines: (o) => jsonLinesFormat(o as JsonLinesFormatOptions),
+  parquet: (o) => parquetFormat(o as TableFormatOptions),
+  arrow: (o) => arrowFormat(o as TableFormatOptions),
 };
 
 /**
