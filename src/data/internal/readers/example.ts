@@ -108,7 +108,8 @@ function readFloatList(r: BinaryReader, buf: Uint8Array, end: number, before: Fl
 
 /** `count` little-endian floats at `offset`, copied (the offset need not be 4-aligned). */
 function floatsAt(buf: Uint8Array, offset: number, count: number): Float32Array {
-  if (LITTLE_ENDIAN) return new Float32Array(buf.slice(offset, offset + count * 4).buffer);
+  // Uint8Array's slice copies; a Buffer's own slice is a view into its (pooled) memory.
+  if (LITTLE_ENDIAN) return new Float32Array(Uint8Array.prototype.slice.call(buf, offset, offset + count * 4).buffer);
   const view = new DataView(buf.buffer, buf.byteOffset + offset, count * 4);
   const out = new Float32Array(count);
   for (let i = 0; i < count; i++) out[i] = view.getFloat32(i * 4, true);

@@ -3,7 +3,8 @@
  * non-ASCII names) and GNU tar's default format (its `L` long-name entries). Regular files come out
  * with their path and bytes; directories, links, devices and pax global headers are passed over.
  * Every 512-byte header's checksum is checked, so a shard that is not tar, or is damaged, is a
- * `FormatError` naming the byte offset; so is a shard that ends inside an entry.
+ * `FormatError` naming the byte offset; so is a shard that ends inside an entry or without the
+ * end-of-archive zero blocks (a download cut at a member's edge would otherwise lose members quietly).
  *
  * A file whose bytes lie inside one chunk is a view into that chunk; one spanning chunks is copied
  * once into a buffer of its size.
@@ -50,12 +51,7 @@ export class TarReader {
     let at = 0;
     const n = chunk.length;
     while (at < n && !this.done) {
-      if (this.skip > 0) {
-        const take = Math.min(this.skip, n - at);
-        this.skip -= take;
-        this.offset += take;
-        at += take;
-      } else if (this.entry !== null) {
+      if (this.entry !== null) {
         const e = this.entry;
         const take = Math.min(e.data.length - e.fill, n - at);
         e.data.set(chunk.subarray(at, at + take), e.fill);
@@ -63,6 +59,12 @@ export class TarReader {
         this.offset += take;
         at += take;
         if (e.fill === e.data.length) this.complete(e.type, e.path, e.data, e.offset, out);
+      } else if (this.skip > 0) {
+        // The padding after an entry's data, up to the next 512-byte block.
+        const take = Math.min(this.skip, n - at);
+        this.skip -= take;
+        this.offset += take;
+        at += take;
       } else if (this.headerFill === 0 && n - at >= BLOCK) {
         at = this.headerAt(chunk, at, out);
       } else {
@@ -70,16 +72,16 @@ export class TarReader {
         this.header.set(chunk.subarray(at, at + take), this.headerFill);
         this.headerFill += take;
         at += take;
+        // `offset` stays at the header's first byte until headerAt counts the whole block.
         if (this.headerFill === BLOCK) {
           this.headerFill = 0;
-          this.offset -= BLOCK - take; // back to the header's first byte: headerAt counts the whole block
           this.headerAt(this.header, 0, out, false);
-        } else this.offset += take;
+        }
       }
     }
   }
 
-  /** Throws if the stream ended inside an entry. A missing end-of-archive marker is tolerated, as GNU tar does. */
+  /** Throws unless the stream ended with tar's end-of-archive marker (a zero block). */
   end(): void {
     if (this.done) return;
     if (this.headerFill > 0) throw this.error(this.offset, `truncated tar: the shard ends ${this.headerFill} bytes into a 512-byte header.`);
@@ -88,6 +90,9 @@ export class TarReader {
       throw this.error(e.offset, `truncated tar: '${e.path}' should have ${e.data.length} bytes but the shard ends after ${e.fill}.`);
     }
     if (this.pending.start !== undefined) throw this.error(this.pending.start, 'truncated tar: the shard ends between an extended header and its file.');
+    if (this.skip > 0) throw this.error(this.offset, `truncated tar: the shard ends ${this.skip} bytes short of the block its last member's data ends in.`);
+    // Every tar writer ends an archive with zero blocks; without them the shard may have been cut at a member's edge.
+    throw this.error(this.offset, "truncated tar: the shard ends without tar's end-of-archive blocks, so members may be missing.");
   }
 
   /**
