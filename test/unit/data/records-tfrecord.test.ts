@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { crc32c, maskCrc } from '../../../src/data/internal/readers/crc32c';
 import { FormatError } from '../../../src/data/internal/readers/format';
 import { tfRecordFormat } from '../../../src/data/internal/readers/tfrecord';
-import { TfRecordWriter, writeTfRecord } from '../../../src/data/internal/readers/tfrecord-writer';
+import { TfRecordWriter, writeTfRecord } from 'plumber-data';
 import { chunks, hex, parseAll, python } from './records-helpers';
 
 /** The byte offset of record `n` (1-based) in a file of these records. */
