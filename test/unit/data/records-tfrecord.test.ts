@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32c, maskCrc } from '../../../src/data/internal/readers/crc32c';
+import { crc32c, crc32cTable, maskCrc } from '../../../src/data/internal/readers/crc32c';
+import { Rng } from '../../../src/data/internal/rng';
 import { FormatError } from '../../../src/data/internal/readers/format';
 import { tfRecordFormat } from '../../../src/data/internal/readers/tfrecord';
 import { TfRecordWriter, writeTfRecord } from 'plumber-data';
@@ -39,6 +40,17 @@ describe('records: TFRecord framing', () => {
     assert.equal(crc32c(Buffer.from('123456789')), 0xe3069283);
     assert.equal(crc32c(Buffer.from('56789'), crc32c(Buffer.from('1234'))), 0xe3069283);
     assert.equal(maskCrc(0xe3069283), (((0xe3069283 >>> 15) | (0xe3069283 << 17)) + 0xa282ead8) >>> 0);
+    assert.equal(crc32cTable(Buffer.from('123456789')), 0xe3069283);
+  });
+
+  it('sums short inputs in JavaScript and long ones natively to the same CRC', () => {
+    const rng = new Rng(5);
+    const bytes = Uint8Array.from({ length: 4096 }, () => rng.int(256));
+    for (const n of [0, 1, 7, 8, 9, 127, 128, 129, 1000, 4096]) {
+      const part = bytes.subarray(4096 - n);
+      assert.equal(crc32c(part), crc32cTable(part), `length ${n}`);
+      assert.equal(crc32c(part.subarray(n >> 1), crc32c(part.subarray(0, n >> 1))), crc32c(part), `length ${n} in two parts`);
+    }
   });
 
   it('reads every record Python wrote, from a real 64 KB file stream', async () => {
