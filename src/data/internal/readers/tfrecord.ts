@@ -95,7 +95,13 @@ export class TfRecordFramer {
       this.header.set(chunk.subarray(at, at + take), this.headerFill);
       this.headerFill += take;
       if (this.headerFill < HEADER) return at + take;
-      this.body = new Uint8Array(this.length(this.header, 0));
+      const length = this.length(this.header, 0);
+      try {
+        this.body = new Uint8Array(length);
+      } catch {
+        // Unverified garbage can claim gigabytes; say so rather than fail with an allocation error.
+        throw this.error(`a record length of ${length.toLocaleString('en-US')} bytes cannot be held in memory (is this a TFRecord file? verify would check the length).`);
+      }
       return at + take;
     }
     if (this.bodyFill < this.body.length) {
