@@ -60,6 +60,7 @@ const MAX_RETRY_DELAY_MS = 10_000;
 const MAX_REDIRECTS = 5;
 /** The tail fetched first by a range-read shard: Parquet's footer usually fits in it. */
 export const TAIL_BYTES = 1 << 16;
+const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'UND_ERR_SOCKET']);
 
 /** A failure worth another attempt; `retryAfterMs` is the server's `Retry-After`, if any. */
@@ -100,7 +101,9 @@ function checkStatus(url: string, res: IncomingMessage): void {
 
 /** Retries, backoff and the agent of one open shard. */
 class Connection {
-  private readonly agent: http.Agent;
+  /** One agent per protocol (a redirect may change it), each destroyed by `close()`. */
+  private readonly agents = new Map<boolean, http.Agent>();
+  private readonly origin: string;
   private readonly retries: number;
   private readonly timeoutMs: number;
   private readonly delayMs: number;
@@ -109,15 +112,14 @@ class Connection {
     readonly url: string,
     private readonly o: HttpOpenOptions,
   ) {
-    const Agent = url.startsWith('https:') ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    this.origin = new URL(url).origin;
     this.retries = o.http?.retries ?? DEFAULT_RETRIES;
     this.timeoutMs = o.http?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.delayMs = o.http?.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
   }
 
   close(): void {
-    this.agent.destroy();
+    for (const agent of this.agents.values()) agent.destroy();
   }
 
   countBytes(n: number): void {
@@ -147,9 +149,21 @@ class Connection {
   }
 
   private request(url: string, extraHeaders: Record<string, string>): Promise<IncomingMessage> {
-    const lib = url.startsWith('https:') ? https : http;
+    const secure = url.startsWith('https:');
+    const lib = secure ? https : http;
+    let agent = this.agents.get(secure);
+    if (agent === undefined) {
+      agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 8 });
+      this.agents.set(secure, agent);
+    }
+    // Credentials go to the shard's own origin only, not to where it redirects (a CDN, a presigned store).
+    const sameOrigin = new URL(url).origin === this.origin;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ ...this.o.http?.headers, ...extraHeaders })) {
+      if (sameOrigin || !CREDENTIAL_HEADERS.has(k.toLowerCase())) headers[k] = v;
+    }
     return new Promise((resolve, reject) => {
-      const req = lib.get(url, { agent: this.agent, headers: { ...this.o.http?.headers, ...extraHeaders }, signal: this.o.signal }, resolve);
+      const req = lib.get(url, { agent, headers, signal: this.o.signal }, resolve);
       // The socket's idle timeout covers the wait for the headers and every wait for a body byte.
       req.setTimeout(this.timeoutMs, () => req.destroy(new Transient(`no byte for ${this.timeoutMs} ms (http.timeoutMs)`)));
       req.on('error', reject);
