@@ -102,5 +102,7 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
     });
     await assert.rejects(parquet(server.url('missing.parquet')).toArray(), /missing\.parquet: 404 Not Found: check the URL\./);
     assert.throws(() => arrow(join(dir, '*.arrows'), { as: 'table' as 'rows' }), /arrow\(\) as must be 'rows' or 'batches'/);
+    assert.throws(() => parquet(server.url('a.parquet'), { http: { retries: -1 } }), { name: 'RangeError', message: 'parquet() http.retries must be a whole number ≥ 0, not -1.' });
+    assert.throws(() => arrow(server.url('a.arrows'), { http: { timeout: 5 } as never }), /arrow\(\) http has no option 'timeout'; it takes headers, retries, timeoutMs, retryDelayMs\./);
   });
 });

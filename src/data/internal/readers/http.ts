@@ -381,3 +381,22 @@ export async function httpRandomAccess(url: string, o: HttpOpenOptions): Promise
     throw e;
   }
 }
+
+const HTTP_KEYS = ['headers', 'retries', 'timeoutMs', 'retryDelayMs'];
+
+/** Checks a reader's `http` options when it is built, so a bad one fails there and not on the first request. */
+export function checkHttpOptions(kind: string, h: HttpOptions | undefined): void {
+  if (h === undefined) return;
+  if (typeof h !== 'object' || h === null) throw new TypeError(`${kind}() http must be an object with ${HTTP_KEYS.join(', ')}.`);
+  const unknown = Object.keys(h).filter((k) => !HTTP_KEYS.includes(k));
+  if (unknown.length > 0) throw new TypeError(`${kind}() http has no option ${unknown.map((k) => `'${k}'`).join(', ')}; it takes ${HTTP_KEYS.join(', ')}.`);
+  if (h.headers !== undefined && (typeof h.headers !== 'object' || h.headers === null || Object.values(h.headers).some((v) => typeof v !== 'string'))) {
+    throw new TypeError(`${kind}() http.headers must map header names to strings.`);
+  }
+  const check = (name: string, v: number | undefined, ok: (v: number) => boolean, what: string): void => {
+    if (v !== undefined && (typeof v !== 'number' || !ok(v))) throw new RangeError(`${kind}() http.${name} must be ${what}, not ${JSON.stringify(v)}.`);
+  };
+  check('retries', h.retries, (v) => Number.isInteger(v) && v >= 0, 'a whole number ≥ 0');
+  check('timeoutMs', h.timeoutMs, (v) => Number.isFinite(v) && v > 0, 'a number of milliseconds > 0');
+  check('retryDelayMs', h.retryDelayMs, (v) => Number.isFinite(v) && v >= 0, 'a number of milliseconds ≥ 0');
+}
