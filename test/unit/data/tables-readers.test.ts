@@ -78,6 +78,17 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
     assert.deepEqual(await arrow(server.url('part-{0..2}.arrows'), { parallelism: 2, placement: 'worker' }).toArray(), want);
   });
 
+  it('leaves no connection open when a pass stops early', async () => {
+    const take = async (d: AsyncIterable<unknown>, n: number): Promise<number> => {
+      let k = 0;
+      for await (const _ of d) if (++k === n) break;
+      return k;
+    };
+    assert.equal(await take(arrow(server.url('part-{0..2}.arrows'), { parallelism: 2 }), 10), 10);
+    assert.equal(await take(parquet(server.url('part-{0..2}.parquet'), { parallelism: 3 }), 10), 10);
+    assert.equal(await server.openSockets(), 0);
+  });
+
   it('reads a gzip-compressed Arrow stream (gzip from the command line) as batches', async () => {
     execFileSync('gzip', ['-k', '-f', join(dir, 'part-1.arrows')]);
     const batches: TableBatch[] = await arrow(join(dir, 'part-1.arrows.gz'), { as: 'batches', columns: ['x'] }).toArray();

@@ -162,8 +162,24 @@ class Connection {
     for (const [k, v] of Object.entries({ ...this.o.http?.headers, ...extraHeaders })) {
       if (sameOrigin || !CREDENTIAL_HEADERS.has(k.toLowerCase())) headers[k] = v;
     }
+    const signal = this.o.signal;
     return new Promise((resolve, reject) => {
-      const req = lib.get(url, { agent, headers, signal: this.o.signal }, resolve);
+      if (signal?.aborted) return reject(signal.reason);
+      const req = lib.get(url, { agent, headers }, (res) => {
+        // An abort or reset before the body is read must not become an uncaught 'error' event: the
+        // error stays on the stream (`errored`), and reading it throws there.
+        res.on('error', () => {});
+        resolve(res);
+      });
+      // An abort destroys the request without an error, and the reader learns of it from the
+      // signal: with an error (as Node's own `signal` option does), a kept-alive socket already
+      // back in the agent's pool emits it where nobody listens, an uncaught exception.
+      const onAbort = (): void => {
+        req.destroy();
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => signal?.removeEventListener('abort', onAbort));
       // The socket's idle timeout covers the wait for the headers and every wait for a body byte.
       req.setTimeout(this.timeoutMs, () => req.destroy(new Transient(`no byte for ${this.timeoutMs} ms (http.timeoutMs)`)));
       req.on('error', reject);
