@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { ROOT } from './bin';
+import { ROOT, plumber } from './bin';
 import { TWO_FINDINGS, lint, project } from './lintRun';
 
 const LINTS = path.join(ROOT, 'test/fixtures/server/lints');
@@ -109,6 +109,21 @@ describe('plumber lint', function () {
         'other.ts:5 plumber/shuffle-after-batch',
         'same.ts:3 plumber/no-prefetch-at-end',
       ]);
+    } finally {
+      p.remove();
+    }
+  });
+
+  it('is in plumber --help with examples, and plumber lint --help lists its options and the comments', async () => {
+    const p = project({});
+    try {
+      const main = await lint(p.dir, '--help');
+      assert.equal(main.code, 0);
+      assert.match(main.stdout, /^Usage: plumber lint \[files\|directories\|globs…\]/);
+      for (const flag of ['--format', '--max-severity', '--rule', '--ignore-rule', '--profile', 'plumber-disable-next-line', 'plumber-disable-line']) assert.ok(main.stdout.includes(flag), flag);
+      const help = await plumber('--help');
+      assert.match(help.stdout, /plumber lint \[files\|globs…\] \[options\]/);
+      assert.match(help.stdout, /Examples:[\s\S]*plumber lint 'src\/\*\*\/\*\.ts' --format sarif/);
     } finally {
       p.remove();
     }
