@@ -52,7 +52,7 @@ describe('plumber lint', function () {
   });
 
   it('says what was wrong and exits 2 on a wrong rule, format, severity, or a file that is not there', async () => {
-    const p = project({ 'a.ts': TWO_FINDINGS });
+    const p = project({ 'a.ts': TWO_FINDINGS, 'tsconfig.json': '{ "files": [], "references": [{ "path": "./lib" }] }' });
     try {
       for (const [args, said] of [
         [['a.ts', '--rule', 'shuffle-afterbatch'], /--rule shuffle-afterbatch: there is no such rule\. Rules: cache-after-random, /],
@@ -60,6 +60,7 @@ describe('plumber lint', function () {
         [['a.ts', '--max-severity', 'error'], /--max-severity must be warning or information/],
         [['missing.ts'], /missing\.ts does not exist/],
         [['src/**/*.ts'], /src\/\*\*\/\*\.ts matches no TypeScript or JavaScript file/],
+        [['--rule', 'noop-buffer'], /there are no TypeScript files to lint in .*\(its tsconfig\.json includes none, or git ignores them all\)/],
       ] as const) {
         const r = await lint(p.dir, ...args);
         assert.equal(r.code, 2, args.join(' '));
