@@ -4,8 +4,9 @@
  *
  * Order (deterministic): the shards expand on the first pull (globs sorted, lists as written).
  * `parallelism` p shards are open at once in a cycle, and elements are taken one at a time from
- * each in turn, in shard order; a shard that ends is replaced in its place by the next unopened
- * shard, which takes that place's next turn (tf.data's interleave with cycle p and block 1). With
+ * each in turn, in shard order; a shard found ended at its turn ends that turn and is replaced in
+ * its place by the next unopened shard, which reads on that place's next turn — the order of
+ * `interleave` with cycle p and block 1 over the shards (tf.data's). With
  * p = 1 the shards are read one after another. The same files give the same order every pass.
  *
  * Each open shard reads one chunk ahead of the consumer, so p shards read (and, on worker threads,
@@ -132,10 +133,15 @@ class Reader<T> implements Chunks<T> {
         continue;
       }
       if (s.done) {
-        this.turn = i;
+        // Finding the end took this place's turn; the next shard opens here and reads on its next turn.
         const next = this.openNext(s.host);
-        if (next !== null) this.slots[i] = next;
-        else this.slots.splice(i, 1);
+        if (next !== null) {
+          this.slots[i] = next;
+          this.turn = i + 1;
+        } else {
+          this.slots.splice(i, 1);
+          this.turn = i;
+        }
         continue;
       }
       // Hand on what is ready rather than wait for this shard's next chunk.
