@@ -18,7 +18,7 @@ import { stat } from 'node:fs/promises';
 import type { OpCounters, OpKind } from '../../tracing';
 import type { HttpOptions } from '../../options';
 import { asPipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, type OpNode } from '../core';
+import { type Chunks, countProduced, type OpNode, SOURCE_CHUNK_MAX } from '../core';
 import type { Compression } from './compression';
 import type { Format, ParseClock, Shard } from './format';
 import { formatFor } from './formats';
@@ -115,18 +115,26 @@ class Reader<T> implements Chunks<T> {
     }
   }
 
-  /** Up to `hint` elements in turn order; null when every shard is done. */
-  private async take(hint: number): Promise<T[] | null> {
+  /** Up to `hint` (at most SOURCE_CHUNK_MAX) elements in turn order; null when every shard is done. */
+  private async take(wanted: number): Promise<T[] | null> {
+    const hint = Math.min(wanted, SOURCE_CHUNK_MAX);
     const out: T[] = [];
     while (out.length < hint && !this.closed && this.slots.length > 0) {
       const i = this.turn % this.slots.length;
       const s = this.slots[i];
       if (s.pos < s.buf.length) {
-        // One shard open and nothing taken yet: its chunk goes on whole (the receiver owns it).
-        if (this.slots.length === 1 && out.length === 0 && s.pos === 0 && s.buf.length <= hint) {
-          const whole = s.buf;
-          s.buf = [];
-          return whole;
+        // One shard open and nothing taken yet: a run of its chunk goes on at once.
+        if (this.slots.length === 1 && out.length === 0) {
+          const end = Math.min(s.buf.length, s.pos + hint);
+          if (s.pos === 0 && end === s.buf.length) {
+            // The whole chunk: the receiver owns it from here.
+            const whole = s.buf;
+            s.buf = [];
+            return whole;
+          }
+          const run = s.buf.slice(s.pos, end);
+          s.pos = end;
+          return run;
         }
         out.push(s.buf[s.pos++]);
         this.turn = i + 1;
