@@ -54,7 +54,7 @@ describe('plumber lint and the editor', function () {
       for (const d of session.diagnostics(uri)) {
         const severity = d.severity === 1 ? 'error' : d.severity === 2 ? 'warning' : 'information';
         const at = { line: d.range.start.line + 1, column: d.range.start.character + 1, endLine: d.range.end.line + 1, endColumn: d.range.end.character + 1 };
-        editor.add(key(rel, { ...at, severity, rule: String(d.code), message: d.message }));
+        editor.add(key(rel, { ...at, severity, rule: String(d.code), message: typeof d.message === 'string' ? d.message : d.message.value }));
       }
       session.close(uri);
     }
