@@ -7,12 +7,16 @@ import type { OpKind } from '../../tracing';
 import type { Format } from './format';
 import { csvFormat, csvPackedFormat, packedBuffers, unpackRows, type CsvFormatOptions, type PackedRows } from './csv';
 import { jsonLinesFormat, type JsonLinesFormatOptions } from './jsonl';
+import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
+import { webDatasetFormat } from './webdataset';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 
 const FORMATS: Partial<Record<OpKind, FormatFactory>> = {
   csv: (o) => csvFormat(o as CsvFormatOptions) as Format<unknown>,
   jsonLines: (o) => jsonLinesFormat(o as JsonLinesFormatOptions),
+  tfrecord: (o) => tfRecordFormat(o as TfRecordFormatOptions),
+  webdataset: () => webDatasetFormat(),
 };
 
 /**
