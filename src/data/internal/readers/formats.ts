@@ -9,6 +9,9 @@ import { csvFormat, csvPackedFormat, packedBuffers, unpackRows, type CsvFormatOp
 import { jsonLinesFormat, type JsonLinesFormatOptions } from './jsonl';
 import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
 import { webDatasetFormat } from './webdataset';
+import { parquetFormat } from './parquet';
+import { arrowFormat } from './arrow';
+import type { TableFormatOptions } from './table';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 
@@ -17,6 +20,8 @@ const FORMATS: Partial<Record<OpKind, FormatFactory>> = {
   jsonLines: (o) => jsonLinesFormat(o as JsonLinesFormatOptions),
   tfrecord: (o) => tfRecordFormat(o as TfRecordFormatOptions),
   webdataset: () => webDatasetFormat(),
+  parquet: (o) => parquetFormat(o as TableFormatOptions),
+  arrow: (o) => arrowFormat(o as TableFormatOptions),
 };
 
 /**
