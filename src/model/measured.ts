@@ -3,6 +3,7 @@
  * the graph's shape. Types only, so every part of the model can name them without importing the
  * measuring itself.
  */
+import type { ReaderParts } from './readers';
 import type { OpProfile, Profile } from '../shared/profile';
 import type { RootUnit } from './describe';
 
@@ -65,6 +66,8 @@ export interface OpMeasure {
    * It can move to worker threads.
    */
   movable: boolean;
+  /** A reader's work per element by part (read, decompress, parse), its shards and what binds (./readers.ts). */
+  reader?: ReaderParts;
   /**
    * Main-thread seconds per call (its own time and its share of the runtime's) that an earlier run
    * in `history` measured for this fn on the main thread, for an op this run had in worker
