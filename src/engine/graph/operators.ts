@@ -92,6 +92,13 @@ const POSITIONAL: Partial<Record<OpKind, Array<{ index: number; key: string }>>>
     { index: 2, key: 'bucketBatchSizes' },
   ],
   rebatch: [{ index: 0, key: 'batchSize' }],
+  // A reader's path, glob, URL or list (a literal string lets a lint tell one file from shards).
+  csv: [{ index: 0, key: 'path' }],
+  jsonLines: [{ index: 0, key: 'path' }],
+  tfrecord: [{ index: 0, key: 'path' }],
+  webdataset: [{ index: 0, key: 'path' }],
+  parquet: [{ index: 0, key: 'path' }],
+  arrow: [{ index: 0, key: 'path' }],
 };
 
 /** The argument that holds the user function, for operators that take one. */

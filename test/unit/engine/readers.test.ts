@@ -66,6 +66,12 @@ describe('graph: readers', () => {
     assert.equal(rows.optionKeys?.includes('placement'), true);
   });
 
+  it('reads the path a reader is given, a literal when it is written as one', () => {
+    const rows = first('rows');
+    assert.deepEqual(rows.knobs['path'] && rows.knobs['path'].state === 'literal' ? rows.knobs['path'].value : undefined, 'data/*.csv.gz');
+    assert.equal(first('records').knobs['path']?.state, 'expression');
+  });
+
   it('knows where a fix writes options a reader does not have yet', () => {
     const events = first('events');
     assert.equal(events.knobs['parallelism']?.state, 'absent');
