@@ -23,6 +23,8 @@ export function bundles({ production = false } = {}) {
     // minified line above the message.
     { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
     { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    // The worker thread of a reader with `placement: 'worker'` (src/data/internal/readers/worker-host.ts starts it).
+    { in: 'src/data/reader-worker.ts', out: 'src/data/dist/reader-worker.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
     // `npx plumber-data worker` (src/data/cluster/bin.js loads it).
     { in: 'src/data/cluster/cli.ts', out: 'src/data/dist/cluster-cli.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
     // The extension host provides `vscode`.

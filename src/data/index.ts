@@ -16,6 +16,7 @@ export { fromTfDataset, toTfDataset, type TfDatasetLike, type TfLike } from './t
 export { connect, Cluster, type ClusterOptions } from './cluster/placement';
 export type { Batched, PaddedBatch, Unbatched } from './dataset';
 export { PipelineError } from './errors';
+export { csv, jsonLines, FormatError, type CsvRow } from './readers';
 export type { OpRef } from './errors';
 export { Batch } from './internal/batch-class';
 export type { TypedArray } from './internal/batch-class';
@@ -78,12 +79,12 @@ export function files(pattern: string | readonly string[], options: FilesOptions
   return finish(env, node);
 }
 
-/** The lines of text files (a path or glob), streamed without reading any file whole. */
+/** The lines of text files (a path or glob), streamed without reading any file whole; gzip and brotli files are inflated as they stream. */
 export function lines(pathOrGlob: string | readonly string[], options: LinesOptions = {}): Dataset<string> {
   const env = beginOp('lines');
   checkOptions('lines', env, options, OPTION_KEYS.lines);
   const cwd = resolveCwd(options.cwd);
-  const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n, session) => openLines(n, session, pathOrGlob, cwd, options.encoding ?? 'utf8'));
+  const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n, session) => openLines(n, session, pathOrGlob, cwd, options.encoding ?? 'utf8', options.compression ?? 'auto'));
   return finish(env, node);
 }
 
