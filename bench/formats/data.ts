@@ -52,7 +52,15 @@ export function rows(seed: number, n: number, offset: number): Row[] {
   const r = rng(seed);
   const out: Row[] = [];
   for (let i = 0; i < n; i++) {
-    out.push({ id: offset + i, a: Math.round(r() * 1e6) / 1e3, b: Math.round((r() - 0.5) * 1e4) / 1e2, c: Math.round(r() * 1e9), d: Math.round(r() * 1e5) / 1e5, category: CATEGORIES[Math.floor(r() * CATEGORIES.length)]!, label: Math.floor(r() * 10) });
+    out.push({
+      id: offset + i,
+      a: Math.round(r() * 1e6) / 1e3,
+      b: Math.round((r() - 0.5) * 1e4) / 1e2,
+      c: Math.round(r() * 1e9),
+      d: Math.round(r() * 1e5) / 1e5,
+      category: CATEGORIES[Math.floor(r() * CATEGORIES.length)]!,
+      label: Math.floor(r() * 10),
+    });
   }
   return out;
 }
@@ -68,10 +76,7 @@ export function generate(format: 'csv' | 'jsonLines', dir: string, shards: numbe
   const out: Generated = { shards: [], bytes: 0, rows: 0 };
   for (let s = 0; s < shards; s++) {
     const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
-    const text =
-      format === 'csv'
-        ? `${COLUMNS.join(',')}\n${data.map((row) => COLUMNS.map((c) => csvField(row[c])).join(',')).join('\n')}\n`
-        : `${data.map((row) => JSON.stringify(row)).join('\n')}\n`;
+    const text = format === 'csv' ? `${COLUMNS.join(',')}\n${data.map((row) => COLUMNS.map((c) => csvField(row[c])).join(',')).join('\n')}\n` : `${data.map((row) => JSON.stringify(row)).join('\n')}\n`;
     const file = join(dir, `part-${String(s).padStart(3, '0')}.${format === 'csv' ? 'csv' : 'jsonl'}.gz`);
     const gz = gzipSync(text, { level: 6 });
     writeFileSync(file, gz);

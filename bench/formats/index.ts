@@ -4,8 +4,9 @@
  * thread (one shard at a time, on the main thread), and with the parallelism the model plans for a
  * reader (as many shards at once as the cores, in worker threads when the read is CPU-bound). The
  * configurations alternate round by round; each figure is the median of the rounds, the spread
- * beside it. A read is CPU-bound when the one-thread run kept at least `CPU_BOUND_SHARE` of a core
- * busy (the process's CPU over the wall time of a calibration run).
+ * beside it. A read is CPU-bound as the model says it (src/model/readers.ts): its decompression and
+ * parsing took longer than its waits for bytes, by the reader's counters in a traced calibration
+ * run on one thread.
  *
  *   npm run bench:formats -- [--json] [--quick] [--rounds N (default 3)] [--only csv,jsonLines]
  *
@@ -26,8 +27,6 @@ import { READERS, type ReaderBench } from './loops';
 const ROOT = resolve(__dirname, '..', '..');
 const RUN = join(__dirname, 'run.ts');
 const SEED = 51;
-/** Share of a core the one-thread read keeps busy from which it counts as CPU-bound. */
-export const CPU_BOUND_SHARE = 0.8;
 export const GOAL_ONE_THREAD = 0.9;
 export const GOAL_PARALLEL = 1.6;
 
@@ -85,16 +84,22 @@ interface Measured {
   rows: number;
   seconds: number;
   cpuSeconds: number;
+  counters?: { ioWaitSeconds: number; decompressSeconds: number; parseSeconds: number };
 }
 
 /** One read in a process of its own (run.ts). */
-function read(reader: string, mode: 'plumber' | 'hand' | 'parallel', seconds: number, shards: string[], parallelism: number, placement: string): Promise<Measured> {
+function read(reader: string, mode: 'plumber' | 'hand' | 'parallel' | 'calibrate', seconds: number, shards: string[], parallelism: number, placement: string): Promise<Measured> {
   return new Promise((done, fail) => {
-    execFile(process.execPath, ['--import', 'tsx', RUN, reader, mode, String(seconds), String(parallelism), placement, ...shards], { cwd: ROOT, timeout: (seconds + 120) * 1000, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-      const line = stdout.split('\n').find((l) => l.startsWith('{'));
-      if (error || !line) fail(new Error(`${reader} (${mode}) did not run: ${stderr.trim().split('\n').slice(-4).join(' ') || error?.message}`));
-      else done(JSON.parse(line) as Measured);
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', RUN, reader, mode, String(seconds), String(parallelism), placement, ...shards],
+      { cwd: ROOT, timeout: (seconds + 120) * 1000, maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => {
+        const line = stdout.split('\n').find((l) => l.startsWith('{'));
+        if (error || !line) fail(new Error(`${reader} (${mode}) did not run: ${stderr.trim().split('\n').slice(-4).join(' ') || error?.message}`));
+        else done(JSON.parse(line) as Measured);
+      },
+    );
   });
 }
 
@@ -105,11 +110,14 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
   const seconds = args.quick ? 0.3 : 2;
   const cores = availableParallelism();
   log(`${r.name}: ${data.shards.length} gzip'd shards, ${data.rows.toLocaleString('en-US')} rows, ${mb.toFixed(1)} MB stored; calibrating…`);
-  const calibration = await read(r.name, 'plumber', seconds, data.shards, 1, 'main');
-  const cpuBound = calibration.cpuSeconds / calibration.seconds >= CPU_BOUND_SHARE;
+  const calibration = await read(r.name, 'calibrate', seconds, data.shards, 1, 'main');
+  const c = calibration.counters ?? { ioWaitSeconds: 0, decompressSeconds: 0, parseSeconds: 0 };
+  const cpuBound = c.decompressSeconds + c.parseSeconds > c.ioWaitSeconds;
   const parallelism = Math.min(cores, data.shards.length);
   const placement = cpuBound ? 'worker' : 'main';
-  log(`${r.name}: ${cpuBound ? 'CPU-bound' : 'not CPU-bound'} (${(calibration.cpuSeconds / calibration.seconds).toFixed(2)} cores busy on one thread); parallel: ${parallelism} shards at once, placement ${placement}`);
+  log(
+    `${r.name}: ${cpuBound ? 'CPU-bound' : 'not CPU-bound'} (one thread: ${c.ioWaitSeconds.toFixed(2)} s waiting for bytes, ${c.decompressSeconds.toFixed(2)} s decompressing, ${c.parseSeconds.toFixed(2)} s parsing); parallel: ${parallelism} shards at once, placement ${placement}`,
+  );
   const passesPerSecond = (m: Measured) => m.rows / data.rows / m.seconds;
   const measure = (mode: 'plumber' | 'hand' | 'parallel') => async (): Promise<number> => {
     const m = await read(r.name, mode, seconds, data.shards, parallelism, placement);
@@ -149,7 +157,11 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
 /** The goal checks of one line: met or not, in words. */
 export function goalsOf(l: FormatsLine, cores: number): Array<{ goal: string; met: boolean }> {
   const out = [{ goal: `${l.reader}: one thread ÷ hand ≥ ${GOAL_ONE_THREAD}: ${l.vsHand.toFixed(2)}× (${l.vsHandSpread.map((x) => x.toFixed(2)).join('–')})`, met: l.vsHand >= GOAL_ONE_THREAD }];
-  if (l.cpuBound && cores >= 2) out.push({ goal: `${l.reader}: planned parallelism ÷ one thread ≥ ${GOAL_PARALLEL}: ${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')})`, met: l.parallelSpeedup >= GOAL_PARALLEL });
+  if (l.cpuBound && cores >= 2)
+    out.push({
+      goal: `${l.reader}: planned parallelism ÷ one thread ≥ ${GOAL_PARALLEL}: ${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')})`,
+      met: l.parallelSpeedup >= GOAL_PARALLEL,
+    });
   return out;
 }
 
@@ -166,7 +178,10 @@ async function main(): Promise<void> {
         const l = await benchOne(r, args, dir);
         lines.push(l);
         const { bench, reader, mbPerSec, rowsPerSec, handMbPerSec, parallelMbPerSec, cpuBound } = l;
-        if (args.json) process.stdout.write(`${JSON.stringify({ bench, reader, mbPerSec: f2(mbPerSec), rowsPerSec: Math.round(rowsPerSec), handMbPerSec: f2(handMbPerSec), parallelMbPerSec: f2(parallelMbPerSec), cpuBound, ...spreads(l) })}\n`);
+        if (args.json)
+          process.stdout.write(
+            `${JSON.stringify({ bench, reader, mbPerSec: f2(mbPerSec), rowsPerSec: Math.round(rowsPerSec), handMbPerSec: f2(handMbPerSec), parallelMbPerSec: f2(parallelMbPerSec), cpuBound, ...spreads(l) })}\n`,
+          );
         log(`${reader}: ${mbPerSec.toFixed(1)} MB/s (${Math.round(rowsPerSec).toLocaleString('en-US')} rows/s) · hand ${handMbPerSec.toFixed(1)} MB/s · parallel ${parallelMbPerSec.toFixed(1)} MB/s`);
       } catch (error) {
         failed = true;
@@ -195,14 +210,25 @@ async function main(): Promise<void> {
         'MB stored': l.mb,
       })),
     );
-    writeResults('bench:formats', `${table}\n\nGoals: ${checks.filter((c) => c.met).length} of ${checks.length} met (median of ${args.rounds} alternating rounds, spread in parentheses).\n\n${checks.map((c) => `- ${c.met ? 'met' : 'MISSED'}: ${c.goal}`).join('\n')}`);
+    writeResults(
+      'bench:formats',
+      `${table}\n\nGoals: ${checks.filter((c) => c.met).length} of ${checks.length} met (median of ${args.rounds} alternating rounds, spread in parentheses).\n\n${checks.map((c) => `- ${c.met ? 'met' : 'MISSED'}: ${c.goal}`).join('\n')}`,
+    );
   }
   process.exitCode = failed ? 1 : 0;
 }
 
 /** The spreads beside the medians in the JSON line. */
 function spreads(l: FormatsLine): Record<string, unknown> {
-  return { vsHand: f2(l.vsHand), vsHandSpread: l.vsHandSpread.map(f2), parallelSpeedup: f2(l.parallelSpeedup), parallelSpeedupSpread: l.parallelSpeedupSpread.map(f2), parallelism: l.parallelism, placement: l.placement, rounds: l.rounds };
+  return {
+    vsHand: f2(l.vsHand),
+    vsHandSpread: l.vsHandSpread.map(f2),
+    parallelSpeedup: f2(l.parallelSpeedup),
+    parallelSpeedupSpread: l.parallelSpeedupSpread.map(f2),
+    parallelism: l.parallelism,
+    placement: l.placement,
+    rounds: l.rounds,
+  };
 }
 
 if (require.main === module) void main();

@@ -14,7 +14,7 @@
  * terminated when the pass ends or fails). Everything opened is closed on `return()` and on error.
  */
 import { stat } from 'node:fs/promises';
-import type { OpCounters, OpKind } from '../../tracing';
+import type { OpCounters, OpKind, OpKnobs } from '../../tracing';
 import type { HttpOptions } from '../../options';
 import { asPipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, type OpNode } from '../core';
@@ -36,6 +36,8 @@ export interface ReaderConfig {
   placement: 'main' | 'worker';
   /** The format's own options: plain data, sent as they are to worker threads. */
   formatOptions: Record<string, unknown>;
+  /** The op's traced knobs: the shards matched are added as `numShards` (the most it can read at once). */
+  knobs?: OpKnobs;
 }
 
 interface Slot<T> {
@@ -152,6 +154,7 @@ class Reader<T> implements Chunks<T> {
   private async start(): Promise<void> {
     const shards = await expandShards(this.cfg.patterns, this.cfg.cwd);
     this.shards = shards;
+    if (this.cfg.knobs) this.cfg.knobs.numShards = shards.length;
     // How much there is to read, for tools that estimate a pass's length from the bytes per element.
     if (this.c !== null) {
       const sizes = await Promise.all(
