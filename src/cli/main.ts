@@ -3,7 +3,6 @@
  * runner and model the editor uses. Exit codes: 0 success, 1 the pipeline failed or is too slow,
  * 2 the command was used wrongly, 3 `check` measured too few elements for a rate, 128+N a signal.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Profile, ProfileError } from '../shared/profile';
 import { rootUnit } from '../shared/units';
@@ -20,6 +19,7 @@ import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, renderStops, rootRate } from './render';
 import { fmtRate, fmtRateIn } from './table';
 import { trainerText } from './trainText';
+import { version } from './version';
 
 /** `plumber check`: the run measured too few elements for a rate to mean anything. */
 const EXIT_SAMPLE_TOO_SMALL = 3;
@@ -48,20 +48,6 @@ const COMMANDS: Record<string, Record<string, FlagSpec>> = {
   plan: PLAN_FLAGS,
   check: { ...RUN_FLAGS, 'min-rate': { value: true } },
 };
-
-function version(): string {
-  let dir = __dirname;
-  for (;;) {
-    const pkg = path.join(dir, 'package.json');
-    if (fs.existsSync(pkg)) {
-      const json = JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string; version?: string };
-      if (json.name === 'plumber' && json.version) return json.version;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) return 'unknown';
-    dir = parent;
-  }
-}
 
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -180,10 +166,11 @@ export async function main(argv: string[]): Promise<number> {
   endOnSignals();
   // `fix` edits source with the language server's engine (ts-morph): loaded only when asked for.
   if (command === 'fix') return (await import('./fix.js')).runFixCommand(rest);
+  if (command === 'lint') return (await import('./lint.js')).runLintCommand(rest);
   const json = rest.includes('--json');
   try {
     const specs = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${[...Object.keys(COMMANDS), 'fix'].join(', ')}. Run \`plumber --help\` for usage.`);
+    if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${[...Object.keys(COMMANDS), 'fix', 'lint'].join(', ')}. Run \`plumber --help\` for usage.`);
     const parsed = parseArgs(rest, specs, command);
     if (parsed.flags.has('help')) {
       process.stdout.write(`${HELP[command]}\n`);

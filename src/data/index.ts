@@ -27,6 +27,7 @@ export type { CpuClockKind } from './internal/cpuclock';
 export type { FileBytes, FileText } from './internal/ops/files';
 export type { Source } from './internal/ops/sources';
 export type * from './options';
+export * from './records';
 // The tracing contract, less the library rules tracing.ts also hands a tracer in the same build.
 export type { CallSite, ConsumerEvent, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer, WorkerChunking } from './tracing';
 export { AUTO_ASYNC_IN_FLIGHT, DATASET_KEY, OVERRIDES_KEY, TRACER_KEY, WORKER_CHUNKING, newCounters, siteKey } from './tracing';

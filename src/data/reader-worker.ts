@@ -11,14 +11,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newCounters, type OpCounters } from './tracing';
 import { threadCpuSeconds } from './internal/cpuclock';
 import { FormatError } from './internal/readers/format';
-import { formatFor } from './internal/readers/formats';
+import { formatFor, workerSplitFor } from './internal/readers/formats';
 import { readShard, type ShardReadOptions } from './internal/readers/shard-read';
 import { SHIPPED_STATS, WINDOW, type FromReaderWorker, type ReaderWorkerData, type ShippedStats, type ToReaderWorker } from './internal/readers/worker-protocol';
 
 const port = parentPort;
 if (port === null) throw new Error('reader-worker.ts runs in a worker thread.');
 const data = workerData as ReaderWorkerData;
-const format = formatFor(data.kind, data.options);
+const split = workerSplitFor(data.kind);
+// A kind with a worker split posts packed chunks (one value each, its buffers moved).
+const format = split !== undefined ? split.packed(data.options) : formatFor(data.kind, data.options);
 let credits = WINDOW;
 let wake: (() => void) | null = null;
 let cpuMark = threadCpuSeconds();
@@ -40,51 +42,33 @@ function take(c: OpCounters | null): ShippedStats | undefined {
   return out;
 }
 
-function post(m: FromReaderWorker): void {
-  (port as NonNullable<typeof port>).postMessage(m);
+function post(m: FromReaderWorker, transfer: ArrayBuffer[] = []): void {
+  (port as NonNullable<typeof port>).postMessage(m, transfer);
 }
 
-/** The shard being read: stopping aborts it, which closes its file. */
-let current: { abort: AbortController; done: Promise<void> } | null = null;
-
-async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean, abort: AbortController): Promise<void> {
+async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean): Promise<void> {
   const c = traced ? newCounters() : null;
   const clock = { parsed: (s: number): void => void (c !== null && (c.parseSeconds = (c.parseSeconds ?? 0) + s)) };
   cpuMark = threadCpuSeconds();
   try {
-    for await (const items of readShard(format, shard, { ...o, signal: abort.signal }, c, clock)) {
-      while (credits <= 0 && !abort.signal.aborted) await new Promise<void>((r) => (wake = r));
-      if (abort.signal.aborted) return;
+    for await (const items of readShard(format, shard, o, c, clock)) {
+      while (credits <= 0) await new Promise<void>((r) => (wake = r));
       credits--;
-      post({ type: 'chunk', items, stats: take(c) });
+      post({ type: 'chunk', items, stats: take(c) }, split !== undefined ? items.flatMap((p) => split.transfer(p)) : []);
     }
     post({ type: 'end', stats: take(c) });
   } catch (e) {
-    if (abort.signal.aborted) return;
     const err = e instanceof Error ? e : new Error(String(e));
     const f = e instanceof FormatError ? { location: e.location, position: e.position, detail: e.message.slice(`${e.location}: ${e.position}: `.length) } : undefined;
     post({ type: 'error', name: err.name, message: err.message, format: f, stats: take(c) });
   }
 }
 
-function wakeUp(): void {
-  const w = wake;
-  wake = null;
-  w?.();
-}
-
 port.on('message', (m: ToReaderWorker) => {
   if (m.type === 'ack') {
     credits++;
-    wakeUp();
-  } else if (m.type === 'stop') {
-    // Closes the shard's file before the thread ends: a terminated thread leaves its open files open.
-    const r = current;
-    r?.abort.abort();
-    wakeUp();
-    void (r?.done ?? Promise.resolve()).then(() => post({ type: 'stopped' }));
-  } else {
-    const abort = new AbortController();
-    current = { abort, done: read(m.shard, { compression: m.compression, http: m.http }, m.traced, abort) };
-  }
+    const w = wake;
+    wake = null;
+    w?.();
+  } else void read(m.shard, { compression: m.compression, http: m.http }, m.traced);
 });

@@ -82,8 +82,10 @@ describe('plumber-data csv() and jsonLines()', () => {
     const got = await csv(path).toArray();
     assert.equal(got.length, 30000);
     assert.deepEqual(got, expected);
-    // And the gzip'd copy (made by gzip) gives the same rows.
-    assert.deepEqual(await csv(gzipFile(path)).toArray(), expected);
+    // And the gzip'd copy (made by gzip) gives the same rows, parsed here or in a worker thread.
+    const gz = gzipFile(path);
+    assert.deepEqual(await csv(gz).toArray(), expected);
+    assert.deepEqual(await csv(gz, { placement: 'worker' }).toArray(), expected);
   });
 
   it('fails on a row with the wrong number of fields, naming the file and line', async () => {
@@ -94,6 +96,9 @@ describe('plumber-data csv() and jsonLines()', () => {
     assert.equal(e.cause.location, path);
     assert.equal(e.cause.position, 'line 5');
     assert.match(e.message, /short\.csv: line 5: expected 2 fields, found 1/);
+    // The same error when the file is parsed in a worker thread.
+    assert.match((await failure(csv(path, { placement: 'worker' }).toArray())).message, /short\.csv: line 5: expected 2 fields, found 1/);
+    await assert.rejects(csv(path, { placement: 'worker', schema: { a: 'int' } }).toArray(), /short\.csv: line 3: column 'a': 'x\ny' is not an integer/);
   });
 
   it('fails on an unclosed quote at the end of the file instead of swallowing the rest', async () => {

@@ -1,13 +1,22 @@
 import assert from 'node:assert/strict';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { csv, jsonLines, siteKey, type KnobOverride } from 'plumber-data';
 import { traced } from './helpers';
 import { gzipFile, tempDir } from './readers-files';
 
-/** Open file descriptors of this process. */
-function openFds(): number {
-  return readdirSync('/proc/self/fd').length;
+/** Files under `dir` this process holds open. */
+function openUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(dir)) out.push(target);
+    } catch {
+      // Closed while listing.
+    }
+  }
+  return out;
 }
 
 /** Worker threads alive in this process (each one is a thread of the process). */
@@ -126,15 +135,15 @@ describe('plumber-data readers: the reader op', () => {
       // Shards of 2 MB: each worker is mid-file, its reading held by backpressure, when the consumer stops.
       const row = JSON.stringify({ s: 0, i: 0, pad: 'x'.repeat(200) }) + '\n';
       for (let k = 0; k < 3; k++) writeFileSync(join(t.dir, `big-${k}.jsonl`), row.repeat(10_000));
-      const fds = openFds();
       const before = threads();
       const it = jsonLines(join(t.dir, 'big-*.jsonl'), { parallelism: 3, placement })[Symbol.asyncIterator]();
       assert.equal((await it.next()).done, false);
+      assert.ok(openUnder(t.dir).length > 0 || placement === 'worker', 'the shards are open mid-pass');
       await it.return?.();
-      await eventually(() => openFds() <= fds && threads() <= before, `fds ${openFds()} vs ${fds}, threads ${threads()} vs ${before}`);
+      await eventually(() => openUnder(t.dir).length === 0 && threads() <= before, `open: ${openUnder(t.dir).join(', ')}; threads ${threads()} vs ${before}`);
       writeFileSync(join(t.dir, 'part-2.jsonl'), '{"s":2,"i":0}\nnot json\n');
       await assert.rejects(jsonLines(pattern, { parallelism: 3, placement }).toArray(), /part-2\.jsonl: line 2: not JSON/);
-      await eventually(() => openFds() <= fds && threads() <= before, `after a failure: fds ${openFds()} vs ${fds}, threads ${threads()} vs ${before}`);
+      await eventually(() => openUnder(t.dir).length === 0 && threads() <= before, `after a failure: open: ${openUnder(t.dir).join(', ')}; threads ${threads()} vs ${before}`);
     });
   }
 });

@@ -10,7 +10,8 @@ import { Worker } from 'node:worker_threads';
 import type { OpCounters } from '../../tracing';
 import { FormatError, type Shard } from './format';
 import type { ShardReadOptions } from './shard-read';
-import { STOP_GRACE_MS, type FromReaderWorker, type ReaderWorkerData, type ShippedStats } from './worker-protocol';
+import { workerSplitFor } from './formats';
+import type { FromReaderWorker, ReaderWorkerData, ShippedStats } from './worker-protocol';
 
 /**
  * The worker entry: the bundle beside this one in the built library (dist/), or the built bundle
@@ -42,7 +43,7 @@ export class WorkerHost {
   private wake: (() => void) | null = null;
   private closing = false;
 
-  constructor(data: ReaderWorkerData) {
+  constructor(private readonly data: ReaderWorkerData) {
     this.worker = new Worker(workerFile(), { workerData: data });
     this.worker.on('message', (m: FromReaderWorker) => {
       this.queue.push(m);
@@ -67,8 +68,23 @@ export class WorkerHost {
   /** Starts reading `shard`; its chunks come from the source returned. */
   open<T>(shard: Shard, o: ShardReadOptions, c: OpCounters | null): ShardSource<T> {
     this.worker.postMessage({ type: 'open', shard, compression: o.compression, http: o.http, traced: c !== null });
+    const split = workerSplitFor(this.data.kind);
+    if (split === undefined) return { next: () => this.next(c) as Promise<T[] | null>, close: async () => undefined };
+    // The second half of a split format runs here: its time is this thread's parsing.
+    const unpack = split.unpacker(this.data.options, shard.location);
     return {
-      next: () => this.next(c) as Promise<T[] | null>,
+      next: async () => {
+        const packed = await this.next(c);
+        if (packed === null) return null;
+        const t0 = c !== null ? performance.now() : 0;
+        const out = packed.flatMap(unpack) as T[];
+        if (c !== null) {
+          const s = (performance.now() - t0) / 1000;
+          c.parseSeconds = (c.parseSeconds ?? 0) + s;
+          c.selfSeconds += s;
+        }
+        return out;
+      },
       close: async () => undefined,
     };
   }
@@ -84,7 +100,6 @@ export class WorkerHost {
           continue;
         }
         if (m.type === 'end') return null;
-        if (m.type === 'stopped') continue;
         if (m.format !== undefined) throw new FormatError(m.format.location, m.format.position, m.format.detail);
         const e = new Error(m.message);
         e.name = m.name;
@@ -95,31 +110,10 @@ export class WorkerHost {
     }
   }
 
-  /**
-   * Ends the thread, mid-shard or not: it is asked to stop first, so that it closes the shard's
-   * file (a terminated thread's open files stay open), and terminated once it has (or after
-   * STOP_GRACE_MS, or at once when it has already failed).
-   */
+  /** Ends the thread, mid-shard or not (Node closes the files its streams held). */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    if (this.failure === null) {
-      const stopped = new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, STOP_GRACE_MS);
-        const done = (m: FromReaderWorker): void => {
-          if (m.type !== 'stopped') return;
-          clearTimeout(timer);
-          resolve();
-        };
-        this.worker.on('message', done);
-        this.worker.once('exit', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      this.worker.postMessage({ type: 'stop' });
-      await stopped;
-    }
     await this.worker.terminate();
   }
 }

@@ -7,16 +7,13 @@ import type { Shard } from './format';
 /** Chunks a worker posts ahead of the reader's takes. */
 export const WINDOW = 2;
 
-/** Milliseconds a worker gets to close its shard when stopped, before it is terminated regardless. */
-export const STOP_GRACE_MS = 2000;
-
 export interface ReaderWorkerData {
   kind: OpKind;
   /** The format's own options (plain data). */
   options: Record<string, unknown>;
 }
 
-export type ToReaderWorker = { type: 'open'; shard: Shard; compression: 'auto' | Compression; http?: HttpOptions; traced: boolean } | { type: 'ack' } | { type: 'stop' };
+export type ToReaderWorker = { type: 'open'; shard: Shard; compression: 'auto' | Compression; http?: HttpOptions; traced: boolean } | { type: 'ack' };
 
 /** The counters a worker measures for the reader, as deltas since its previous message. */
 export const SHIPPED_STATS = ['diskBytesRead', 'netBytesRead', 'bytesDecompressed', 'ioWaitSeconds', 'decompressSeconds', 'parseSeconds', 'shardsOpened', 'filesRead'] as const;
@@ -25,6 +22,4 @@ export type ShippedStats = Partial<Pick<OpCounters, (typeof SHIPPED_STATS)[numbe
 export type FromReaderWorker =
   | { type: 'chunk'; items: unknown[]; stats?: ShippedStats }
   | { type: 'end'; stats?: ShippedStats }
-  /** The answer to `stop`: the shard's file is closed. */
-  | { type: 'stopped'; stats?: undefined }
   | { type: 'error'; name: string; message: string; format?: { location: string; position: string; detail: string }; stats?: ShippedStats };
