@@ -62,6 +62,7 @@ describe('model: readers', () => {
     assert.ok(move, `expected a placement change, got ${JSON.stringify(p.changes)}`);
     assert.equal(move.to, 'worker');
     assert.equal(move.parallelism, 2);
+    assert.match(move.reason, /^csv decompresses and parses on the main thread, which keeps the main thread busy/);
     // No module: the reader's decompression and parsing are plumber-data's own named exports.
     assert.deepEqual(p.overrides[id(0)], { placement: 'worker', parallelism: 2 });
     // Twice the cores, less the crossing: each row cloned back (200 B) and the dispatch of its task.
