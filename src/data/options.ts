@@ -71,6 +71,8 @@ export interface HttpOptions {
   retries?: number;
   /** Milliseconds without a byte before a request counts as failed (default 30,000). */
   timeoutMs?: number;
+  /** The first retry's backoff in milliseconds, doubled for each further one, with jitter (default 200). */
+  retryDelayMs?: number;
 }
 
 /**
