@@ -3,7 +3,6 @@
  * the graph's shape. Types only, so every part of the model can name them without importing the
  * measuring itself.
  */
-import type { ReaderParts } from './readers';
 import type { OpProfile, Profile } from '../shared/profile';
 import type { RootUnit } from './describe';
 
@@ -139,4 +138,22 @@ export interface Measured {
   children: Map<string, string[]>;
   /** Other-thread CPU per root element that no op could be charged with. */
   unattributedOtherCpuPerRoot: number;
+}
+
+/** The part of a reader's work that takes the most time per element. */
+export type ReaderPart = 'read' | 'decompress' | 'parse';
+
+/** A reader's work per element it yields, by part (seconds), and what binds. */
+export interface ReaderParts {
+  read: number;
+  decompress: number;
+  parse: number;
+  /** The largest part. */
+  binds: ReaderPart;
+  /** Decompression and parsing together outweigh the waits: worker threads can take the work. */
+  cpuBound: boolean;
+  /** Shards the reader matched, when it said (`knobs.numShards`): the most it can read at once. */
+  shards?: number;
+  /** Shards it read at once in the run. */
+  parallelism: number;
 }

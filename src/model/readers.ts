@@ -19,31 +19,13 @@
 import type { OpKind, OpProfile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 import { formatSeconds } from './describe';
-import type { OpMeasure } from './measured';
+import type { OpMeasure, ReaderPart, ReaderParts } from './measured';
 
 /** The reader kinds: src/data/tracing.ts `READER_KINDS` (a test checks they agree; the model imports no values from the library). */
 export const READER_KINDS: ReadonlySet<OpKind> = new Set<OpKind>(['csv', 'jsonLines', 'tfrecord', 'webdataset', 'parquet', 'arrow']);
 
 export function isReader(op: Pick<OpProfile, 'kind'>): boolean {
   return READER_KINDS.has(op.kind);
-}
-
-/** The part of a reader's work that takes the most time per element. */
-export type ReaderPart = 'read' | 'decompress' | 'parse';
-
-/** A reader's work per element it yields, by part (seconds), and what binds. */
-export interface ReaderParts {
-  read: number;
-  decompress: number;
-  parse: number;
-  /** The largest part. */
-  binds: ReaderPart;
-  /** Decompression and parsing together outweigh the waits: worker threads can take the work. */
-  cpuBound: boolean;
-  /** Shards the reader matched, when it said (`knobs.numShards`): the most it can read at once. */
-  shards?: number;
-  /** Shards it read at once in the run. */
-  parallelism: number;
 }
 
 /** The parts of a reader's work from its counters; undefined for other ops or a reader that yielded nothing. */
