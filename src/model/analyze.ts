@@ -10,7 +10,7 @@ import { describeOp, formatRootRate, formatSeconds, perCallPhrase } from './desc
 import type { Evaluation } from './evaluation';
 import { can, isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
-import { readerWords } from './readers';
+import { readerPartsWords, readerWords } from './readers';
 
 /** The op that uses the most of a per-element quantity, with its share of the total. */
 function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; value: number; share: number } {
@@ -205,6 +205,7 @@ export function opAnalyses(m: Measured, cfg: Config, ev: Evaluation, bottleneck:
       bound: ev.opBound.get(id) ?? Infinity,
       placement: cfg[id].placement,
       isBottleneck: bottleneck.opId === id,
+      ...(om.reader ? { readerParts: readerPartsWords(om) } : {}),
     };
   });
 }

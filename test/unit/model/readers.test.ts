@@ -55,6 +55,13 @@ describe('model: readers', () => {
     assert.match(a.bottleneck.reason, /csv binds on parsing: 38(\.0)? µs per row on the main thread; 1 of its 8 shards read at once\./);
   });
 
+  it('gives the reader its parts per row in the analysis, for the hover', () => {
+    const profile = readerProfile({ parse: 38e-6, read: 2e-6, shards: 8, rate: 1 / (32 * 40e-6) });
+    const op = analyze(profile).ops.find((o) => o.opId === id(0));
+    assert.match(op?.readerParts ?? '', /^reading 2(\.0+)? µs, decompressing 0 µs and parsing 38(\.0)? µs per row: it binds on parsing on the main thread; 1 of its 8 shards read at once$/);
+    assert.equal(analyze(profile).ops.find((o) => o.opId === id(1))?.readerParts, undefined);
+  });
+
   it('moves a CPU-bound csv to worker threads with as many shards at once as the cores it gets', () => {
     const profile = readerProfile({ parse: 38e-6, shards: 8, rate: 1 / (32 * 40e-6) });
     const p = plan(profile);
