@@ -70,18 +70,47 @@ function csvField(v: string | number): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** Shards of `format` with `rowsPerShard` rows each, written gzip'd under `dir`. */
-export function generate(format: 'csv' | 'jsonLines', dir: string, shards: number, rowsPerShard: number, seed: number): Generated {
+/** The rows as an Arrow table (apache-arrow), the source of the Parquet and Arrow shards. */
+async function arrowTable(data: Row[]): Promise<import('apache-arrow').Table> {
+  const { Float64, Int32, Table, Utf8, vectorFromArray } = await import('apache-arrow');
+  const column = <K extends keyof Row>(k: K): Row[K][] => data.map((row) => row[k]);
+  return new Table({
+    id: vectorFromArray(column('id'), new Int32()),
+    a: vectorFromArray(column('a'), new Float64()),
+    b: vectorFromArray(column('b'), new Float64()),
+    c: vectorFromArray(column('c'), new Float64()),
+    d: vectorFromArray(column('d'), new Float64()),
+    category: vectorFromArray(column('category'), new Utf8()),
+    label: vectorFromArray(column('label'), new Int32()),
+  });
+}
+
+/** One shard's bytes: CSV and JSON Lines gzip'd; Parquet (snappy, row groups of 10,000) and Arrow IPC streams written by arrow-rs (parquet-wasm). */
+async function shardBytes(format: Format, data: Row[]): Promise<Buffer> {
+  if (format === 'csv') return gzipSync(`${COLUMNS.join(',')}\n${data.map((row) => COLUMNS.map((c) => csvField(row[c])).join(',')).join('\n')}\n`, { level: 6 });
+  if (format === 'jsonLines') return gzipSync(`${data.map((row) => JSON.stringify(row)).join('\n')}\n`, { level: 6 });
+  const { tableToIPC } = await import('apache-arrow');
+  const pw = await import('parquet-wasm');
+  const table = pw.Table.fromIPCStream(tableToIPC(await arrowTable(data), 'stream'));
+  const parquet = pw.writeParquet(table, new pw.WriterPropertiesBuilder().setCompression(pw.Compression.SNAPPY).setMaxRowGroupSize(10_000).build());
+  if (format === 'parquet') return Buffer.from(parquet);
+  return Buffer.from(pw.readParquet(parquet, { batchSize: 10_000 }).intoIPCStream());
+}
+
+export type Format = 'csv' | 'jsonLines' | 'parquet' | 'arrow';
+const EXTENSIONS: Record<Format, string> = { csv: 'csv.gz', jsonLines: 'jsonl.gz', parquet: 'parquet', arrow: 'arrows' };
+
+/** Shards of `format` with `rowsPerShard` rows each, written under `dir`. */
+export async function generate(format: Format, dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
   mkdirSync(dir, { recursive: true });
   const out: Generated = { shards: [], bytes: 0, rows: 0 };
   for (let s = 0; s < shards; s++) {
     const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
-    const text = format === 'csv' ? `${COLUMNS.join(',')}\n${data.map((row) => COLUMNS.map((c) => csvField(row[c])).join(',')).join('\n')}\n` : `${data.map((row) => JSON.stringify(row)).join('\n')}\n`;
-    const file = join(dir, `part-${String(s).padStart(3, '0')}.${format === 'csv' ? 'csv' : 'jsonl'}.gz`);
-    const gz = gzipSync(text, { level: 6 });
-    writeFileSync(file, gz);
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.${EXTENSIONS[format]}`);
+    const bytes = await shardBytes(format, data);
+    writeFileSync(file, bytes);
     out.shards.push(file);
-    out.bytes += gz.length;
+    out.bytes += bytes.length;
     out.rows += data.length;
   }
   return out;
