@@ -95,7 +95,8 @@ function elementWord(op: OpProfile): string {
 /** Where a reader's part binds and how many shards it reads at once: " on the main thread; 1 of its 8 shards read at once". */
 function whereWords(om: OpMeasure, r: ReaderParts): { where: string; shards: string } {
   const where = r.binds === 'read' ? '' : om.op.placement === 'worker' ? ' in worker threads' : r.binds === 'parse' ? ' on the main thread' : '';
-  const shards = r.shards !== undefined ? `${Math.min(r.parallelism, r.shards)} of its ${r.shards} shard${r.shards === 1 ? '' : 's'} read at once` : `${r.parallelism} shard${r.parallelism === 1 ? '' : 's'} read at once`;
+  const shards =
+    r.shards === 1 ? 'it has one shard' : r.shards !== undefined ? `${Math.min(r.parallelism, r.shards)} of its ${r.shards} shards read at once` : `${r.parallelism} shard${r.parallelism === 1 ? '' : 's'} read at once`;
   return { where, shards };
 }
 
