@@ -107,8 +107,8 @@ describe('plumber-data readers: the reader op', () => {
     assert.throws(() => csv('a.csv', { parallelism: 0 }), /parallelism must be a number >= 1/);
   });
 
-  it('reads nothing and ends at once when no file matches', async () => {
-    assert.deepEqual(await csv(join(t.dir, 'none-*.csv'), { placement: 'worker' }).toArray(), []);
+  it('fails the pass naming the pattern when no file matches, rather than reading nothing', async () => {
+    await assert.rejects(csv(join(t.dir, 'none-*.csv'), { placement: 'worker' }).toArray(), /none-\*\.csv: no such file matches this pattern/);
   });
 
   it('counts what it read, parsed and produced, and reports its knobs', async () => {
@@ -117,7 +117,7 @@ describe('plumber-data readers: the reader op', () => {
     assert.equal((await value.toArray()).length, 14);
     const { info, counters } = tracer.only('jsonLines');
     assert.equal(info.placement, 'main');
-    assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2 });
+    assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2, numShards: 4 });
     assert.equal(info.site?.line !== undefined, true);
     assert.equal(counters.produced, 14);
     assert.equal(counters.shardsOpened, 4);
