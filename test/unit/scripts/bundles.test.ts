@@ -35,7 +35,7 @@ describe('bundles', () => {
     const out = (o: BundleOptions): string => o.outfile;
     const production = bundles({ production: true });
     const library = production.filter((o) => out(o).startsWith('src/data/'));
-    assert.deepEqual(library.map(out).sort(), ['src/data/dist/cluster-cli.js', 'src/data/dist/index.js', 'src/data/dist/worker.js']);
+    assert.deepEqual(library.map(out).sort(), ['src/data/dist/cluster-cli.js', 'src/data/dist/index.js', 'src/data/dist/reader-worker.js', 'src/data/dist/worker.js']);
     for (const o of library) assert.equal(o.minify, false, `${out(o)} is minified`);
     assert.equal(production.find((o) => out(o) === 'dist/client/extension.js')?.minify, true);
     assert.ok(bundles().every((o) => o.minify === false));
