@@ -9,6 +9,7 @@ import { csvFormat, csvPackedFormat, csvUnpacker, type CsvFormatOptions, type Pa
 import { jsonLinesFormat, type JsonLinesFormatOptions } from './jsonl';
 import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
 import { webDatasetFormat } from './webdataset';
+import { tfRecordPackedFormat, tfRecordUnpacker, webDatasetPackedFormat, webDatasetUnpacker, type PackedChunk } from './records-packed';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 
@@ -30,7 +31,20 @@ export interface WorkerSplit {
   unpacker(options: Record<string, unknown>, location: string): (packed: unknown) => unknown[];
 }
 
+/** The records formats' split: one moved buffer per chunk (records-packed.ts). */
+const movePacked = (p: unknown): ArrayBuffer[] => [(p as PackedChunk).bytes];
+
 const SPLITS: Partial<Record<OpKind, WorkerSplit>> = {
+  tfrecord: {
+    packed: (o) => tfRecordPackedFormat(o as TfRecordFormatOptions),
+    transfer: movePacked,
+    unpacker: (o) => tfRecordUnpacker(o as TfRecordFormatOptions) as (p: unknown) => unknown[],
+  },
+  webdataset: {
+    packed: () => webDatasetPackedFormat(),
+    transfer: movePacked,
+    unpacker: (_o, location) => webDatasetUnpacker(location) as (p: unknown) => unknown[],
+  },
   csv: {
     packed: (o) => csvPackedFormat(o as CsvFormatOptions) as Format<unknown>,
     transfer: (p) => {
