@@ -4,7 +4,7 @@
  * op (internal/readers/reader.ts) from a format, with the knobs `parallelism` (shards read at once)
  * and `placement` (where decompression and parsing run), which a tracer's overrides may change.
  */
-import type { CsvOptions, JsonLinesOptions, ReaderOptions, TfRecordOptions, WebDatasetOptions } from './options';
+import type { CsvOptions, JsonLinesOptions, ReaderOptions, TableOptions, TfRecordOptions, WebDatasetOptions } from './options';
 import { OPTION_KEYS } from './options';
 import type { OpKind } from './tracing';
 import { Dataset, finish } from './dataset';
@@ -18,9 +18,13 @@ import { shardOrder, type WebDatasetSample } from './internal/readers/webdataset
 import type { Shard } from './internal/readers/format';
 import type { CsvRow } from './internal/readers/csv';
 import { csvFormat } from './internal/readers/csv';
+import { parquetFormat } from './internal/readers/parquet';
+import { arrowFormat } from './internal/readers/arrow';
+import type { TableBatch, TableRow } from './internal/readers/table';
 
 export type { CsvRow } from './internal/readers/csv';
 export { FormatError } from './internal/readers/format';
+export type { TableBatch, TableRow } from './internal/readers/table';
 
 const COMPRESSIONS = ['auto', 'gzip', 'brotli', 'none'];
 
@@ -40,17 +44,19 @@ function reader<T>(kind: OpKind, patterns: string | readonly string[], options: 
   const written = o?.parallelism ?? options.parallelism;
   const parallelism = resolveParallelism(written, placement, false);
   const cwd = resolveCwd(options.cwd);
+  // The reader adds `numShards` once it has expanded its shards (the tracer reports knobs as they are then).
+  const knobs = { parallelism: written, resolvedParallelism: parallelism };
   const node = makeNode<T>(
     env,
     {
       kind,
       inputs: [],
       placement,
-      knobs: { parallelism: written, resolvedParallelism: parallelism },
+      knobs,
       overridden: overridden(o, ['parallelism', 'placement']),
       random: order !== undefined,
     },
-    (n) => openReader(n, { kind, patterns, cwd, compression, http: options.http, parallelism, placement, formatOptions, order }),
+    (n) => openReader(n, { kind, patterns, cwd, compression, http: options.http, parallelism, placement, formatOptions, order, knobs }),
   );
   return finish(env, node);
 }
@@ -95,4 +101,30 @@ export function webdataset(pathOrGlob: string | readonly string[], options: WebD
   let epoch = 0;
   const order = seed === undefined ? undefined : (shards: Shard[]) => shardOrder(shards, seed, epoch++);
   return reader<WebDatasetSample>('webdataset', pathOrGlob, options, OPTION_KEYS.webdataset, {}, order);
+}
+
+/**
+ * The rows of Parquet files (objects), or with `as: 'batches'` one `TableBatch` of columns per row
+ * group; read by ranges, one row group at a time, only the `columns` asked for.
+ */
+export function parquet<R extends TableRow = TableRow>(pathOrGlob: string | readonly string[], options?: TableOptions & { as?: 'rows' }): Dataset<R>;
+export function parquet(pathOrGlob: string | readonly string[], options: TableOptions & { as: 'batches' }): Dataset<TableBatch>;
+export function parquet(pathOrGlob: string | readonly string[], options: TableOptions): Dataset<TableRow | TableBatch>;
+export function parquet(pathOrGlob: string | readonly string[], options: TableOptions = {}): Dataset<TableRow | TableBatch> {
+  const formatOptions = { columns: options.columns, as: options.as };
+  parquetFormat(formatOptions); // checks columns and as at build time
+  return reader('parquet', pathOrGlob, options, OPTION_KEYS.table, formatOptions);
+}
+
+/**
+ * The rows of Arrow IPC files, stream or file format (objects), or with `as: 'batches'` one
+ * `TableBatch` of columns per record batch; streamed, gzip'd or not.
+ */
+export function arrow<R extends TableRow = TableRow>(pathOrGlob: string | readonly string[], options?: TableOptions & { as?: 'rows' }): Dataset<R>;
+export function arrow(pathOrGlob: string | readonly string[], options: TableOptions & { as: 'batches' }): Dataset<TableBatch>;
+export function arrow(pathOrGlob: string | readonly string[], options: TableOptions): Dataset<TableRow | TableBatch>;
+export function arrow(pathOrGlob: string | readonly string[], options: TableOptions = {}): Dataset<TableRow | TableBatch> {
+  const formatOptions = { columns: options.columns, as: options.as };
+  arrowFormat(formatOptions);
+  return reader('arrow', pathOrGlob, options, OPTION_KEYS.table, formatOptions);
 }

@@ -160,7 +160,7 @@ describe('records: tfrecord() and webdataset() readers', () => {
       assert.equal((await value.toArray()).length, 30);
       const { info, counters } = tracer.only('webdataset');
       assert.equal(info.random, true);
-      assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2 });
+      assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2, numShards: 6 });
       assert.equal(counters.shardsOpened, 6);
       assert.ok(counters.diskBytesRead > 0);
       assert.ok((counters.bytesDecompressed ?? 0) > 0);

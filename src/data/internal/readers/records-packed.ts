@@ -35,6 +35,9 @@ class Arena {
 
 /** A chunk of elements packed: one buffer, and where each byte array starts and how long it is. */
 export interface PackedChunk {
+  what: 'records' | 'examples' | 'samples';
+  /** The shard, for samples' `__url__`. */
+  location: string;
   bytes: ArrayBuffer;
   offsets: Int32Array;
   lengths: Int32Array;
@@ -57,11 +60,11 @@ function packer(): { arena: Arena; offsets: number[]; lengths: number[]; put(byt
   };
 }
 
-function finish(p: ReturnType<typeof packer>, index: (string | number)[]): PackedChunk {
-  return { bytes: p.arena.finish(), offsets: Int32Array.from(p.offsets), lengths: Int32Array.from(p.lengths), index };
+function finish(what: PackedChunk['what'], location: string, p: ReturnType<typeof packer>, index: (string | number)[]): PackedChunk {
+  return { what, location, bytes: p.arena.finish(), offsets: Int32Array.from(p.offsets), lengths: Int32Array.from(p.lengths), index };
 }
 
-function packExamples(examples: Example[]): PackedChunk {
+function packExamples(examples: Example[], location: string): PackedChunk {
   const p = packer();
   const index: (string | number)[] = [];
   for (const ex of examples) {
@@ -81,7 +84,7 @@ function packExamples(examples: Example[]): PackedChunk {
       }
     }
   }
-  return finish(p, index);
+  return finish('examples', location, p, index);
 }
 
 function unpackExamples(c: PackedChunk): Example[] {
@@ -106,7 +109,7 @@ function unpackExamples(c: PackedChunk): Example[] {
   return out;
 }
 
-function packSamples(samples: WebDatasetSample[]): PackedChunk {
+function packSamples(samples: WebDatasetSample[], location: string): PackedChunk {
   const p = packer();
   const index: (string | number)[] = [];
   for (const s of samples) {
@@ -114,15 +117,15 @@ function packSamples(samples: WebDatasetSample[]): PackedChunk {
     index.push(s.__key__, fields.length, ...fields);
     for (const f of fields) p.put(s[f] as Uint8Array);
   }
-  return finish(p, index);
+  return finish('samples', location, p, index);
 }
 
-function unpackSamples(c: PackedChunk, location: string): WebDatasetSample[] {
+function unpackSamples(c: PackedChunk): WebDatasetSample[] {
   const out: WebDatasetSample[] = [];
   let k = 0;
   let blob = 0;
   while (k < c.index.length) {
-    const s: WebDatasetSample = { __key__: c.index[k++] as string, __url__: location };
+    const s: WebDatasetSample = { __key__: c.index[k++] as string, __url__: c.location };
     const n = c.index[k++] as number;
     for (let j = 0; j < n; j++, blob++) s[c.index[k++] as string] = new Uint8Array(c.bytes, c.offsets[blob], c.lengths[blob]);
     out.push(s);
@@ -131,14 +134,14 @@ function unpackSamples(c: PackedChunk, location: string): WebDatasetSample[] {
 }
 
 /** A format's chunks packed one chunk to one value (its errors, and the elements before them, pass through). */
-function packed<T>(format: StreamFormat<T>, pack: (items: T[]) => PackedChunk): StreamFormat<PackedChunk> {
+function packed<T>(format: StreamFormat<T>, pack: (items: T[], location: string) => PackedChunk): StreamFormat<PackedChunk> {
   return {
     kind: format.kind,
     streamed: true,
     async *parse(bytes: AsyncIterable<Uint8Array>, shard: Shard, clock: ParseClock): AsyncGenerator<PackedChunk[]> {
       for await (const items of format.parse(bytes, shard, clock)) {
         const t0 = performance.now();
-        const chunk = pack(items);
+        const chunk = pack(items, shard.location);
         clock.parsed((performance.now() - t0) / 1000);
         yield [chunk];
       }
@@ -152,16 +155,10 @@ export function tfRecordPackedFormat(options: TfRecordFormatOptions): StreamForm
   return packed(tfRecordFormat({ ...options, decode: 'bytes' }), packRecords);
 }
 
-function packRecords(records: Uint8Array[]): PackedChunk {
+function packRecords(records: Uint8Array[], location: string): PackedChunk {
   const p = packer();
   for (const r of records) p.put(r);
-  return finish(p, []);
-}
-
-/** The reader's half of a TFRecord reader: the records or Examples of a packed chunk. */
-export function tfRecordUnpacker(options: TfRecordFormatOptions): (c: PackedChunk) => (Uint8Array | Example)[] {
-  if (options.decode === 'example') return unpackExamples;
-  return (c) => Array.from(c.lengths, (n, i) => new Uint8Array(c.bytes, c.offsets[i], n));
+  return finish('records', location, p, []);
 }
 
 /** The worker half of a WebDataset reader: samples packed per chunk. */
@@ -169,7 +166,14 @@ export function webDatasetPackedFormat(): StreamFormat<PackedChunk> {
   return packed(webDatasetFormat(), packSamples);
 }
 
-/** The reader's half of a WebDataset reader, for one shard. */
-export function webDatasetUnpacker(location: string): (c: PackedChunk) => WebDatasetSample[] {
-  return (c) => unpackSamples(c, location);
+/** The reader's half: the records, Examples or samples of a packed chunk. */
+export function unpackRecords(c: PackedChunk): (Uint8Array | Example | WebDatasetSample)[] {
+  if (c.what === 'examples') return unpackExamples(c);
+  if (c.what === 'samples') return unpackSamples(c);
+  return Array.from(c.lengths, (n, i) => new Uint8Array(c.bytes, c.offsets[i], n));
+}
+
+/** The buffer a packed chunk moves across. */
+export function packedBuffer(c: PackedChunk): ArrayBuffer[] {
+  return [c.bytes];
 }
