@@ -107,8 +107,8 @@ describe('plumber-data readers: the reader op', () => {
     assert.throws(() => csv('a.csv', { parallelism: 0 }), /parallelism must be a number >= 1/);
   });
 
-  it('reads nothing and ends at once when no file matches', async () => {
-    assert.deepEqual(await csv(join(t.dir, 'none-*.csv'), { placement: 'worker' }).toArray(), []);
+  it('fails naming the pattern when no file matches it, rather than reading nothing', async () => {
+    await assert.rejects(csv(join(t.dir, 'none-*.csv'), { placement: 'worker' }).toArray(), /none-\*\.csv: no such file matches this pattern/);
   });
 
   it('counts what it read, parsed and produced, and reports its knobs', async () => {

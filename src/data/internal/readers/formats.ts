@@ -7,12 +7,21 @@ import type { OpKind } from '../../tracing';
 import type { Format } from './format';
 import { csvFormat, csvPackedFormat, packedBuffers, unpackRows, type CsvFormatOptions, type PackedRows } from './csv';
 import { jsonLinesFormat, type JsonLinesFormatOptions } from './jsonl';
+import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
+import { webDatasetFormat } from './webdataset';
+import { parquetFormat } from './parquet';
+import { arrowFormat } from './arrow';
+import type { TableFormatOptions } from './table';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 
 const FORMATS: Partial<Record<OpKind, FormatFactory>> = {
   csv: (o) => csvFormat(o as CsvFormatOptions) as Format<unknown>,
   jsonLines: (o) => jsonLinesFormat(o as JsonLinesFormatOptions),
+  tfrecord: (o) => tfRecordFormat(o as TfRecordFormatOptions) as Format<unknown>,
+  webdataset: () => webDatasetFormat() as Format<unknown>,
+  parquet: (o) => parquetFormat(o as TableFormatOptions) as Format<unknown>,
+  arrow: (o) => arrowFormat(o as TableFormatOptions) as Format<unknown>,
 };
 
 /**

@@ -37,6 +37,8 @@ export interface ReaderConfig {
   placement: 'main' | 'worker';
   /** The format's own options: plain data, sent as they are to worker threads. */
   formatOptions: Record<string, unknown>;
+  /** The order this pass reads the expanded shards in (default: as expanded). */
+  order?: (shards: Shard[]) => Shard[];
 }
 
 interface Slot<T> {
@@ -164,7 +166,8 @@ class Reader<T> implements Chunks<T> {
   }
 
   private async start(): Promise<void> {
-    const shards = await expandShards(this.cfg.patterns, this.cfg.cwd);
+    const expanded = await expandShards(this.cfg.patterns, this.cfg.cwd);
+    const shards = this.cfg.order !== undefined ? this.cfg.order(expanded) : expanded;
     this.shards = shards;
     // How much there is to read, for tools that estimate a pass's length from the bytes per element.
     if (this.c !== null) {
