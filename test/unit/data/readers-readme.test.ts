@@ -8,6 +8,7 @@ import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformSync } from 'esbuild';
 import * as lib from 'plumber-data';
+import { Float64, Int32, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { gzipFile, tempDir, writeCsvWithPython } from './readers-files';
 
 const README = join(__dirname, '../../../src/data/README.md');
@@ -41,7 +42,7 @@ async function run(code: string): Promise<string[]> {
 describe('src/data/README.md Readers examples', () => {
   let t: ReturnType<typeof tempDir>;
   const cwd = process.cwd();
-  before(() => {
+  before(async () => {
     t = tempDir();
     const data = join(t.dir, 'data');
     mkdirSync(data);
@@ -53,6 +54,10 @@ describe('src/data/README.md Readers examples', () => {
     gzipFile(join(data, 'people.csv'));
     writeFileSync(join(data, 'events-0.jsonl'), '{"id":0}\n{"id":2}\n');
     writeFileSync(join(data, 'events-1.jsonl'), '{"id":1}\n{"id":3}\n{"id":5}\n');
+    // Parquet from another implementation: arrow-rs (parquet-wasm) writes an Arrow table made here.
+    const pw = await import('parquet-wasm');
+    const table = new Table({ id: vectorFromArray([0, 1, 2], new Int32()), x: vectorFromArray([0.5, 1.5, 2.5], new Float64()), name: vectorFromArray(['a', 'b', 'c'], new Utf8()) });
+    writeFileSync(join(data, 'points.parquet'), pw.writeParquet(pw.Table.fromIPCStream(tableToIPC(table, 'stream'))));
     process.chdir(t.dir);
   });
   after(() => {
@@ -62,7 +67,7 @@ describe('src/data/README.md Readers examples', () => {
 
   const all = examples();
   it('has a checked example for each reader', () => {
-    for (const reader of ['csv', 'jsonLines'])
+    for (const reader of ['csv', 'jsonLines', 'parquet'])
       assert.ok(
         all.some((e) => new RegExp(`\\b${reader}[<(]`).test(e.code) && e.expected.length > 0),
         `no checked example of ${reader}`,
