@@ -1,5 +1,6 @@
 /**
- * The readers of stored formats: `csv`, `jsonLines`, `tfrecord`, `webdataset`, `parquet`, `arrow`. Each is a source op of its own kind built by the one reader
+ * The readers of stored formats: `csv`, `jsonLines`, `tfrecord`, `webdataset` (and, as their
+ * formats land, `parquet`, `arrow`). Each is a source op of its own kind built by the one reader
  * op (internal/readers/reader.ts) from a format, with the knobs `parallelism` (shards read at once)
  * and `placement` (where decompression and parsing run), which a tracer's overrides may change.
  */
@@ -11,18 +12,19 @@ import { beginOp, checkOptions, makeNode, overridden } from './internal/build';
 import { resolveParallelism } from './internal/parallelism';
 import { resolveCwd } from './internal/ops/files';
 import { openReader, type ReaderConfig } from './internal/readers/reader';
-import type { Shard } from './internal/readers/format';
 import { defaultSeed } from './internal/rng';
 import type { Example } from './internal/readers/example';
-import { tfRecordFormat } from './internal/readers/tfrecord';
 import { shardOrder, type WebDatasetSample } from './internal/readers/webdataset';
-import { checkTableOptions, type TableBatch, type TableRow } from './internal/readers/table';
+import type { Shard } from './internal/readers/format';
 import type { CsvRow } from './internal/readers/csv';
 import { csvFormat } from './internal/readers/csv';
+import { parquetFormat } from './internal/readers/parquet';
+import { arrowFormat } from './internal/readers/arrow';
+import type { TableBatch, TableRow } from './internal/readers/table';
 
 export type { CsvRow } from './internal/readers/csv';
-export type { TableBatch, TableRow } from './internal/readers/table';
 export { FormatError } from './internal/readers/format';
+export type { TableBatch, TableRow } from './internal/readers/table';
 
 const COMPRESSIONS = ['auto', 'gzip', 'brotli', 'none'];
 
@@ -30,7 +32,7 @@ const COMPRESSIONS = ['auto', 'gzip', 'brotli', 'none'];
  * A reader op of `kind` over `patterns`; `formatOptions` are the format's own options (plain data
  * that cross to worker threads), checked by `check` at build time so a bad one fails here.
  */
-function reader<T>(kind: OpKind, patterns: string | readonly string[], options: ReaderOptions, keys: readonly string[], formatOptions: Record<string, unknown>, order?: () => ReaderConfig['order']): Dataset<T> {
+function reader<T>(kind: OpKind, patterns: string | readonly string[], options: ReaderOptions, keys: readonly string[], formatOptions: Record<string, unknown>, order?: ReaderConfig['order']): Dataset<T> {
   const env = beginOp(kind);
   checkOptions(kind, env, options, keys);
   if (typeof patterns !== 'string' && !(Array.isArray(patterns) && patterns.every((p) => typeof p === 'string'))) throw new TypeError(`${kind}() needs a path, a glob, a URL or a list of them.`);
@@ -50,8 +52,9 @@ function reader<T>(kind: OpKind, patterns: string | readonly string[], options: 
       placement,
       knobs: { parallelism: written, resolvedParallelism: parallelism },
       overridden: overridden(o, ['parallelism', 'placement']),
+      random: order !== undefined,
     },
-    (n) => openReader(n, { kind, patterns, cwd, compression, http: options.http, parallelism, placement, formatOptions, order: order?.() }),
+    (n) => openReader(n, { kind, patterns, cwd, compression, http: options.http, parallelism, placement, formatOptions, order }),
   );
   return finish(env, node);
 }
@@ -72,49 +75,54 @@ export function jsonLines<T = unknown>(pathOrGlob: string | readonly string[], o
 }
 
 /**
- * The records of TFRecord files (TensorFlow's `TFRecordDataset`), CRC-checked unless `verify:
- * false`: each record's bytes, or with `decode: 'example'` its `tf.train.Example` features.
+ * The records of TFRecord files, compressed or not, each record's masked CRC-32C checked (unless
+ * `verify: false`): their bytes, or with `decode: 'example'` their `tf.train.Example` features.
  */
 export function tfrecord(pathOrGlob: string | readonly string[], options: TfRecordOptions & { decode: 'example' }): Dataset<Example>;
 export function tfrecord(pathOrGlob: string | readonly string[], options?: TfRecordOptions & { decode?: 'bytes' }): Dataset<Uint8Array>;
+export function tfrecord(pathOrGlob: string | readonly string[], options?: TfRecordOptions): Dataset<Uint8Array | Example>;
 export function tfrecord(pathOrGlob: string | readonly string[], options: TfRecordOptions = {}): Dataset<Uint8Array | Example> {
-  const formatOptions = { decode: options.decode, verify: options.verify };
-  tfRecordFormat(formatOptions); // checks the options at build time
-  return reader('tfrecord', pathOrGlob, options, OPTION_KEYS.tfrecord, formatOptions);
+  const decode = options.decode ?? 'bytes';
+  if (decode !== 'bytes' && decode !== 'example') throw new RangeError(`tfrecord() decode must be 'bytes' or 'example', not ${JSON.stringify(decode)}.`);
+  return reader('tfrecord', pathOrGlob, options, OPTION_KEYS.tfrecord, { decode, verify: options.verify !== false });
 }
 
 /**
- * The samples of WebDataset tar shards (`wds.WebDataset`): a shard's files grouped by key. With
- * `shuffleShards` (a seed, or true for the global seed) each pass reads the shards in a new order.
+ * The samples of WebDataset tar shards, compressed or not: members grouped by key into
+ * `{ __key__, __url__, <extension>: bytes }`. `shuffleShards` (a seed, or `true` for the global
+ * seed) reads the shards in a new seeded order each pass.
  */
 export function webdataset(pathOrGlob: string | readonly string[], options: WebDatasetOptions = {}): Dataset<WebDatasetSample> {
   const shuffle = options.shuffleShards;
-  if (shuffle !== undefined && typeof shuffle !== 'boolean' && !Number.isInteger(shuffle)) throw new TypeError(`webdataset() shuffleShards must be a seed (an integer) or a boolean, not ${JSON.stringify(shuffle)}.`);
+  if (shuffle !== undefined && typeof shuffle !== 'boolean' && !Number.isInteger(shuffle)) throw new RangeError(`webdataset() shuffleShards must be a seed (an integer) or a boolean, not ${JSON.stringify(shuffle)}.`);
+  const seed = shuffle === true ? defaultSeed() : shuffle === false ? undefined : shuffle;
   let epoch = 0;
-  const order =
-    shuffle === undefined || shuffle === false
-      ? undefined
-      : () => {
-          const e = epoch++;
-          return (shards: Shard[]) => shardOrder(shards, shuffle, e, defaultSeed).map((s, index) => ({ location: s.location, index }));
-        };
-  return reader('webdataset', pathOrGlob, options, OPTION_KEYS.webdataset, {}, order);
+  const order = seed === undefined ? undefined : (shards: Shard[]) => shardOrder(shards, seed, epoch++);
+  return reader<WebDatasetSample>('webdataset', pathOrGlob, options, OPTION_KEYS.webdataset, {}, order);
 }
 
-/** The rows (or, with `as: 'batches'`, the row groups as columns) of Parquet files, `columns` only when given. */
+/**
+ * The rows of Parquet files (objects), or with `as: 'batches'` one `TableBatch` of columns per row
+ * group; read by ranges, one row group at a time, only the `columns` asked for.
+ */
 export function parquet<R extends TableRow = TableRow>(pathOrGlob: string | readonly string[], options?: TableOptions & { as?: 'rows' }): Dataset<R>;
 export function parquet(pathOrGlob: string | readonly string[], options: TableOptions & { as: 'batches' }): Dataset<TableBatch>;
+export function parquet(pathOrGlob: string | readonly string[], options: TableOptions): Dataset<TableRow | TableBatch>;
 export function parquet(pathOrGlob: string | readonly string[], options: TableOptions = {}): Dataset<TableRow | TableBatch> {
   const formatOptions = { columns: options.columns, as: options.as };
-  checkTableOptions('parquet', formatOptions);
+  parquetFormat(formatOptions); // checks columns and as at build time
   return reader('parquet', pathOrGlob, options, OPTION_KEYS.table, formatOptions);
 }
 
-/** The rows (or, with `as: 'batches'`, the record batches as columns) of Arrow IPC files and streams, `columns` only when given. */
+/**
+ * The rows of Arrow IPC files, stream or file format (objects), or with `as: 'batches'` one
+ * `TableBatch` of columns per record batch; streamed, gzip'd or not.
+ */
 export function arrow<R extends TableRow = TableRow>(pathOrGlob: string | readonly string[], options?: TableOptions & { as?: 'rows' }): Dataset<R>;
 export function arrow(pathOrGlob: string | readonly string[], options: TableOptions & { as: 'batches' }): Dataset<TableBatch>;
+export function arrow(pathOrGlob: string | readonly string[], options: TableOptions): Dataset<TableRow | TableBatch>;
 export function arrow(pathOrGlob: string | readonly string[], options: TableOptions = {}): Dataset<TableRow | TableBatch> {
   const formatOptions = { columns: options.columns, as: options.as };
-  checkTableOptions('arrow', formatOptions);
+  arrowFormat(formatOptions);
   return reader('arrow', pathOrGlob, options, OPTION_KEYS.table, formatOptions);
 }

@@ -4,11 +4,11 @@
  * ```typescript (readme.test.ts runs the ```ts ones, which need no files).
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformSync } from 'esbuild';
 import * as lib from 'plumber-data';
-import { Float64, Int32, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { gzipFile, tempDir, writeCsvWithPython } from './readers-files';
 
 const README = join(__dirname, '../../../src/data/README.md');
@@ -42,7 +42,7 @@ async function run(code: string): Promise<string[]> {
 describe('src/data/README.md Readers examples', () => {
   let t: ReturnType<typeof tempDir>;
   const cwd = process.cwd();
-  before(async () => {
+  before(() => {
     t = tempDir();
     const data = join(t.dir, 'data');
     mkdirSync(data);
@@ -54,10 +54,17 @@ describe('src/data/README.md Readers examples', () => {
     gzipFile(join(data, 'people.csv'));
     writeFileSync(join(data, 'events-0.jsonl'), '{"id":0}\n{"id":2}\n');
     writeFileSync(join(data, 'events-1.jsonl'), '{"id":1}\n{"id":3}\n{"id":5}\n');
-    // Parquet from another implementation: arrow-rs (parquet-wasm) writes an Arrow table made here.
-    const pw = await import('parquet-wasm');
-    const table = new Table({ id: vectorFromArray([0, 1, 2], new Int32()), x: vectorFromArray([0.5, 1.5, 2.5], new Float64()), name: vectorFromArray(['a', 'b', 'c'], new Utf8()) });
-    writeFileSync(join(data, 'points.parquet'), pw.writeParquet(pw.Table.fromIPCStream(tableToIPC(table, 'stream'))));
+    // The webdataset example's shard, made by GNU tar (the records helper's lines).
+    for (const [key, cls, txt] of [
+      ['0001', '3', 'a cat'],
+      ['0002', '5', 'a dog'],
+    ]) {
+      mkdirSync(join(t.dir, 'src', 'train'), { recursive: true });
+      writeFileSync(join(t.dir, 'src', 'train', `${key}.cls`), cls);
+      writeFileSync(join(t.dir, 'src', 'train', `${key}.txt`), txt);
+    }
+    mkdirSync(join(t.dir, 'shards'));
+    execFileSync('tar', ['-cf', join(t.dir, 'shards', 'train-0000.tar'), '--sort=name', '-C', join(t.dir, 'src'), 'train']);
     process.chdir(t.dir);
   });
   after(() => {
@@ -67,7 +74,7 @@ describe('src/data/README.md Readers examples', () => {
 
   const all = examples();
   it('has a checked example for each reader', () => {
-    for (const reader of ['csv', 'jsonLines', 'parquet'])
+    for (const reader of ['csv', 'jsonLines', 'tfrecord', 'webdataset'])
       assert.ok(
         all.some((e) => new RegExp(`\\b${reader}[<(]`).test(e.code) && e.expected.length > 0),
         `no checked example of ${reader}`,

@@ -18,10 +18,10 @@ type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 const FORMATS: Partial<Record<OpKind, FormatFactory>> = {
   csv: (o) => csvFormat(o as CsvFormatOptions) as Format<unknown>,
   jsonLines: (o) => jsonLinesFormat(o as JsonLinesFormatOptions),
-  tfrecord: (o) => tfRecordFormat(o as TfRecordFormatOptions) as Format<unknown>,
-  webdataset: () => webDatasetFormat() as Format<unknown>,
-  parquet: (o) => parquetFormat(o as TableFormatOptions) as Format<unknown>,
-  arrow: (o) => arrowFormat(o as TableFormatOptions) as Format<unknown>,
+  tfrecord: (o) => tfRecordFormat(o as TfRecordFormatOptions),
+  webdataset: () => webDatasetFormat(),
+  parquet: (o) => parquetFormat(o as TableFormatOptions),
+  arrow: (o) => arrowFormat(o as TableFormatOptions),
 };
 
 /**

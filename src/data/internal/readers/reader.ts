@@ -37,7 +37,7 @@ export interface ReaderConfig {
   placement: 'main' | 'worker';
   /** The format's own options: plain data, sent as they are to worker threads. */
   formatOptions: Record<string, unknown>;
-  /** The order this pass reads the expanded shards in (default: as expanded). */
+  /** The order this pass reads the shards in (webdataset's `shuffleShards`); default as expanded. */
   order?: (shards: Shard[]) => Shard[];
 }
 
@@ -167,7 +167,7 @@ class Reader<T> implements Chunks<T> {
 
   private async start(): Promise<void> {
     const expanded = await expandShards(this.cfg.patterns, this.cfg.cwd);
-    const shards = this.cfg.order !== undefined ? this.cfg.order(expanded) : expanded;
+    const shards = this.cfg.order ? this.cfg.order(expanded) : expanded;
     this.shards = shards;
     // How much there is to read, for tools that estimate a pass's length from the bytes per element.
     if (this.c !== null) {
