@@ -44,17 +44,19 @@ function reader<T>(kind: OpKind, patterns: string | readonly string[], options: 
   const written = o?.parallelism ?? options.parallelism;
   const parallelism = resolveParallelism(written, placement, false);
   const cwd = resolveCwd(options.cwd);
+  // The reader adds `numShards` once it has expanded its shards (the tracer reports knobs as they are then).
+  const knobs = { parallelism: written, resolvedParallelism: parallelism };
   const node = makeNode<T>(
     env,
     {
       kind,
       inputs: [],
       placement,
-      knobs: { parallelism: written, resolvedParallelism: parallelism },
+      knobs,
       overridden: overridden(o, ['parallelism', 'placement']),
       random: order !== undefined,
     },
-    (n) => openReader(n, { kind, patterns, cwd, compression, http: options.http, parallelism, placement, formatOptions, order }),
+    (n) => openReader(n, { kind, patterns, cwd, compression, http: options.http, parallelism, placement, formatOptions, order, knobs }),
   );
   return finish(env, node);
 }

@@ -44,7 +44,7 @@ describe('plumber lint', function () {
   it('finds every static rule of the lint fixture, and nothing on the clean one', async () => {
     const r = await lint(LINTS, 'input.ts', '--cores', '8', '--format', 'json');
     const rules = new Set((JSON.parse(r.stdout) as { findings: Array<{ rule: string }> }).findings.map((f) => f.rule));
-    assert.equal(rules.size, 12);
+    assert.equal(rules.size, 13);
     assert.equal(r.code, 1);
     const clean = await lint(LINTS, 'clean.ts', '--cores', '8');
     assert.deepEqual([clean.code, clean.stdout], [0, '']);

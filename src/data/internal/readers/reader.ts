@@ -15,7 +15,7 @@
  * terminated when the pass ends or fails). Everything opened is closed on `return()` and on error.
  */
 import { stat } from 'node:fs/promises';
-import type { OpCounters, OpKind } from '../../tracing';
+import type { OpCounters, OpKind, OpKnobs } from '../../tracing';
 import type { HttpOptions } from '../../options';
 import { asPipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, type OpNode, SOURCE_CHUNK_MAX } from '../core';
@@ -39,6 +39,8 @@ export interface ReaderConfig {
   formatOptions: Record<string, unknown>;
   /** The order this pass reads the shards in (webdataset's `shuffleShards`); default as expanded. */
   order?: (shards: Shard[]) => Shard[];
+  /** The op's traced knobs: the shards matched are added as `numShards` (the most it can read at once). */
+  knobs?: OpKnobs;
 }
 
 interface Slot<T> {
@@ -169,6 +171,7 @@ class Reader<T> implements Chunks<T> {
     const expanded = await expandShards(this.cfg.patterns, this.cfg.cwd);
     const shards = this.cfg.order ? this.cfg.order(expanded) : expanded;
     this.shards = shards;
+    if (this.cfg.knobs) this.cfg.knobs.numShards = shards.length;
     // How much there is to read, for tools that estimate a pass's length from the bytes per element.
     if (this.c !== null) {
       const sizes = await Promise.all(
