@@ -117,7 +117,8 @@ describe('plumber-data readers: the reader op', () => {
     assert.equal((await value.toArray()).length, 14);
     const { info, counters } = tracer.only('jsonLines');
     assert.equal(info.placement, 'main');
-    assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2 });
+    // numShards: the shards it matched (the most it can read at once), known once the pass expanded them.
+    assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2, numShards: 4 });
     assert.equal(info.site?.line !== undefined, true);
     assert.equal(counters.produced, 14);
     assert.equal(counters.shardsOpened, 4);
