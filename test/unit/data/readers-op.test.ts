@@ -107,7 +107,7 @@ describe('plumber-data readers: the reader op', () => {
     assert.throws(() => csv('a.csv', { parallelism: 0 }), /parallelism must be a number >= 1/);
   });
 
-  it('fails naming the pattern when no file matches it, rather than reading nothing', async () => {
+  it('fails the pass naming the pattern when no file matches, rather than reading nothing', async () => {
     await assert.rejects(csv(join(t.dir, 'none-*.csv'), { placement: 'worker' }).toArray(), /none-\*\.csv: no such file matches this pattern/);
   });
 
@@ -117,7 +117,6 @@ describe('plumber-data readers: the reader op', () => {
     assert.equal((await value.toArray()).length, 14);
     const { info, counters } = tracer.only('jsonLines');
     assert.equal(info.placement, 'main');
-    // numShards: the shards it matched (the most it can read at once), known once the pass expanded them.
     assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2, numShards: 4 });
     assert.equal(info.site?.line !== undefined, true);
     assert.equal(counters.produced, 14);

@@ -49,7 +49,10 @@ describe('records: tfrecord() and webdataset() readers', () => {
     const reference = python<{ hex: string }[]>('example');
     const path = join(dir, 'examples.tfrecord');
     const { writeTfRecord } = await import('plumber-data');
-    await writeTfRecord(path, reference.map((r) => Buffer.from(r.hex, 'hex')));
+    await writeTfRecord(
+      path,
+      reference.map((r) => Buffer.from(r.hex, 'hex')),
+    );
     const expected = reference.map((r) => decodeExample(Uint8Array.from(Buffer.from(r.hex, 'hex'))));
     for (const placement of ['main', 'worker'] as const) {
       const got: Example[] = await tfrecord(path, { decode: 'example', placement }).toArray();
@@ -130,7 +133,7 @@ describe('records: tfrecord() and webdataset() readers', () => {
       assert.equal((await value.toArray()).length, 30);
       const { info, counters } = tracer.only('webdataset');
       assert.equal(info.random, true);
-      assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2 });
+      assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2, numShards: 6 });
       assert.equal(counters.shardsOpened, 6);
       assert.ok(counters.diskBytesRead > 0);
       assert.ok((counters.bytesDecompressed ?? 0) > 0);

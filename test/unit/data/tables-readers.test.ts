@@ -29,19 +29,21 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
     await server.stop();
   });
 
-  /** The rows of every part, one at a time from each of `parallelism` open shards in turn. */
+  /** The readers' documented order: a cycle of p shards, one element from each in turn; a shard found ended ends its turn, and the next shard takes its place from the place's next turn. */
   function interleaved(rows: unknown[][], parallelism: number): unknown[] {
     const out: unknown[] = [];
     const queue = rows.map((r) => [...r]);
     let open = queue.splice(0, parallelism);
+    let turn = 0;
     while (open.length > 0) {
-      const next: unknown[][] = [];
-      for (const r of open) {
-        out.push(r.shift());
-        if (r.length > 0) next.push(r);
-        else if (queue.length > 0) next.push(queue.shift() as unknown[]);
+      const i = turn % open.length;
+      if (open[i].length > 0) out.push(open[i].shift());
+      else if (queue.length > 0) open[i] = queue.shift() as unknown[];
+      else {
+        open = open.filter((_, j) => j !== i);
+        continue;
       }
-      open = next;
+      turn = i + 1;
     }
     return out;
   }
@@ -53,7 +55,7 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
       parts.flatMap((c) => expectedRows(c, ['id', 'name'])),
     );
     const { info, counters } = tracer.only('parquet');
-    assert.deepEqual(info.knobs, { parallelism: undefined, resolvedParallelism: 1 });
+    assert.deepEqual(info.knobs, { parallelism: undefined, resolvedParallelism: 1, numShards: 3 });
     assert.equal(counters.produced, 600);
     assert.equal(counters.shardsOpened, 3);
     assert.equal(counters.filesRead, 3);
