@@ -3,7 +3,7 @@
  * gzip'd shards of each format, the same rows in every format (an id, four measurements, a
  * category and a label), so the readers are compared on the same content.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -68,6 +68,28 @@ export function rows(seed: number, n: number, offset: number): Row[] {
 function csvField(v: string | number): string {
   const s = String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/**
+ * TFRecord shards of the same rows, each a `tf.train.Example` (int64, float and bytes features),
+ * written gzip'd by plumber-data's TFRecord writer.
+ */
+export async function generateRecords(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const { encodeExample, writeTfRecord } = await import('plumber-data');
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.tfrecord.gz`);
+    await writeTfRecord(
+      file,
+      data.map((r) => encodeExample({ id: BigInt64Array.of(BigInt(r.id)), values: Float32Array.of(r.a, r.b, r.c, r.d), category: [r.category], label: BigInt64Array.of(BigInt(r.label)) })),
+    );
+    out.shards.push(file);
+    out.bytes += statSync(file).size;
+    out.rows += data.length;
+  }
+  return out;
 }
 
 /** Shards of `format` with `rowsPerShard` rows each, written gzip'd under `dir`. */

@@ -102,6 +102,13 @@ describe('model: readers', () => {
     }
   });
 
+  it('decompresses more shards at once on libuv’s pool for a reader whose decompression binds', () => {
+    const profile = readerProfile({ decompress: 30e-6, parse: 3e-6, shards: 4, rate: 1 / (32 * 33e-6) });
+    assert.match(analyze(profile).bottleneck.reason, /csv binds on decompressing: 30(\.0)? µs per row; 1 of its 4 shards read at once\./);
+    const par = change(plan(profile).changes, 'parallelism', id(0));
+    assert.ok(par && par.to >= 2 && par.to <= 4, JSON.stringify(plan(profile).changes));
+  });
+
   it('says which part binds from the counters: decompression when it outweighs parsing and waits', () => {
     const profile = readerProfile({ decompress: 30e-6, parse: 5e-6, read: 1e-6, shards: 2, rate: 900 });
     const parts = readerParts(profile.ops[0]!, 1);
