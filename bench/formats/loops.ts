@@ -4,7 +4,8 @@
  * write by hand over the same library without plumber-data — a stream of each shard through Node's
  * zlib into csv-parse's streaming parser; `readline` over `createGunzip` with `JSON.parse` per
  * line; TFRecord frames cut from the gunzipped stream, both CRCs checked with @node-rs/crc32 (the
- * library plumber-data checks them with) — reading the shards one after another. Each yields
+ * library plumber-data checks them with); apache-arrow's RecordBatchReader over the gunzipped
+ * stream, each batch's rows as objects — reading the shards one after another. Each yields
  * every row or record; the runner counts them.
  */
 import { createReadStream } from 'node:fs';
@@ -12,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { crc32c } from '@node-rs/crc32';
 import { parse } from 'csv-parse';
-import { generate, generateRecords, NUMERIC, SCHEMA, type Generated } from './data';
+import { generate, generateArrow, generateRecords, NUMERIC, SCHEMA, type Generated } from './data';
 
 /** How plumber-data reads: shards at once and where decompression and parsing run. */
 export interface Knobs {
@@ -21,7 +22,7 @@ export interface Knobs {
 }
 
 export interface ReaderBench {
-  name: 'csv' | 'jsonLines' | 'tfrecord';
+  name: 'csv' | 'jsonLines' | 'tfrecord' | 'arrow';
   /** Writes `shards` gzip'd shards of `rows` rows each under `dir`, from `seed`. */
   generate(dir: string, shards: number, rows: number, seed: number): Promise<Generated>;
   /** plumber-data's reader over the shards, with these knobs. */
@@ -78,6 +79,22 @@ async function* handTfRecord(shards: string[]): AsyncIterable<unknown> {
   }
 }
 
+async function* handArrow(shards: string[]): AsyncIterable<unknown> {
+  const { RecordBatchReader } = await import('apache-arrow');
+  for (const file of shards) {
+    const reader = await RecordBatchReader.from(createReadStream(file).pipe(createGunzip()));
+    for await (const batch of reader) {
+      const names = batch.schema.fields.map((f) => f.name);
+      const columns = names.map((_, j) => batch.getChildAt(j)!);
+      for (let i = 0; i < batch.numRows; i++) {
+        const row: Record<string, unknown> = {};
+        for (let j = 0; j < names.length; j++) row[names[j]!] = columns[j]!.get(i);
+        yield row;
+      }
+    }
+  }
+}
+
 export const READERS: ReaderBench[] = [
   {
     name: 'csv',
@@ -105,5 +122,14 @@ export const READERS: ReaderBench[] = [
       return tfrecord(shards, { verify: true, ...knobs });
     },
     hand: handTfRecord,
+  },
+  {
+    name: 'arrow',
+    generate: generateArrow,
+    plumber: async (shards, knobs) => {
+      const { arrow } = await import('plumber-data');
+      return arrow(shards, knobs);
+    },
+    hand: handArrow,
   },
 ];
