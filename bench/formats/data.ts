@@ -3,7 +3,7 @@
  * gzip'd shards of each format, the same rows in every format (an id, four measurements, a
  * category and a label), so the readers are compared on the same content.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -70,47 +70,106 @@ function csvField(v: string | number): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** The rows as an Arrow table (apache-arrow), the source of the Parquet and Arrow shards. */
-async function arrowTable(data: Row[]): Promise<import('apache-arrow').Table> {
-  const { Float64, Int32, Table, Utf8, vectorFromArray } = await import('apache-arrow');
-  const column = <K extends keyof Row>(k: K): Row[K][] => data.map((row) => row[k]);
-  return new Table({
-    id: vectorFromArray(column('id'), new Int32()),
-    a: vectorFromArray(column('a'), new Float64()),
-    b: vectorFromArray(column('b'), new Float64()),
-    c: vectorFromArray(column('c'), new Float64()),
-    d: vectorFromArray(column('d'), new Float64()),
-    category: vectorFromArray(column('category'), new Utf8()),
-    label: vectorFromArray(column('label'), new Int32()),
-  });
-}
-
-/** One shard's bytes: CSV and JSON Lines gzip'd; Parquet (snappy, row groups of 10,000) and Arrow IPC streams written by arrow-rs (parquet-wasm). */
-async function shardBytes(format: Format, data: Row[]): Promise<Buffer> {
-  if (format === 'csv') return gzipSync(`${COLUMNS.join(',')}\n${data.map((row) => COLUMNS.map((c) => csvField(row[c])).join(',')).join('\n')}\n`, { level: 6 });
-  if (format === 'jsonLines') return gzipSync(`${data.map((row) => JSON.stringify(row)).join('\n')}\n`, { level: 6 });
-  const { tableToIPC } = await import('apache-arrow');
-  const pw = await import('parquet-wasm');
-  const table = pw.Table.fromIPCStream(tableToIPC(await arrowTable(data), 'stream'));
-  const parquet = pw.writeParquet(table, new pw.WriterPropertiesBuilder().setCompression(pw.Compression.SNAPPY).setMaxRowGroupSize(10_000).build());
-  if (format === 'parquet') return Buffer.from(parquet);
-  return Buffer.from(pw.readParquet(parquet, { batchSize: 10_000 }).intoIPCStream());
-}
-
-export type Format = 'csv' | 'jsonLines' | 'parquet' | 'arrow';
-const EXTENSIONS: Record<Format, string> = { csv: 'csv.gz', jsonLines: 'jsonl.gz', parquet: 'parquet', arrow: 'arrows' };
-
-/** Shards of `format` with `rowsPerShard` rows each, written under `dir`. */
-export async function generate(format: Format, dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+/**
+ * TFRecord shards of the same rows, each a `tf.train.Example` (int64, float and bytes features),
+ * written gzip'd by plumber-data's TFRecord writer.
+ */
+export async function generateRecords(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const { encodeExample, writeTfRecord } = await import('plumber-data');
   mkdirSync(dir, { recursive: true });
   const out: Generated = { shards: [], bytes: 0, rows: 0 };
   for (let s = 0; s < shards; s++) {
     const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
-    const file = join(dir, `part-${String(s).padStart(3, '0')}.${EXTENSIONS[format]}`);
-    const bytes = await shardBytes(format, data);
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.tfrecord.gz`);
+    await writeTfRecord(
+      file,
+      data.map((r) => encodeExample({ id: BigInt64Array.of(BigInt(r.id)), values: Float32Array.of(r.a, r.b, r.c, r.d), category: [r.category], label: BigInt64Array.of(BigInt(r.label)) })),
+    );
+    out.shards.push(file);
+    out.bytes += statSync(file).size;
+    out.rows += data.length;
+  }
+  return out;
+}
+
+/** Arrow IPC stream shards of the same rows, record batches of 4,096 rows, gzip'd, written with apache-arrow. */
+export async function generateArrow(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const arrow = await import('apache-arrow');
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const batches = [];
+    for (let i = 0; i < data.length; i += 4096) {
+      const part = data.slice(i, i + 4096);
+      // Plain Utf8 text (not a dictionary, whose ids would differ from batch to batch).
+      const table = new arrow.Table({
+        id: arrow.makeVector(Int32Array.from(part, (r) => r.id)),
+        a: arrow.makeVector(Float64Array.from(part, (r) => r.a)),
+        b: arrow.makeVector(Float64Array.from(part, (r) => r.b)),
+        c: arrow.makeVector(Float64Array.from(part, (r) => r.c)),
+        d: arrow.makeVector(Float64Array.from(part, (r) => r.d)),
+        category: arrow.vectorFromArray(
+          part.map((r) => r.category),
+          new arrow.Utf8(),
+        ),
+        label: arrow.makeVector(Int32Array.from(part, (r) => r.label)),
+      });
+      batches.push(...table.batches);
+    }
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.arrow.gz`);
+    const gz = gzipSync(arrow.tableToIPC(new arrow.Table(batches), 'stream'), { level: 6 });
+    writeFileSync(file, gz);
+    out.shards.push(file);
+    out.bytes += gz.length;
+    out.rows += data.length;
+  }
+  return out;
+}
+
+/** Parquet shards of the same rows (snappy, row groups of 10,000), written by arrow-rs (parquet-wasm): another implementation than the reader's. */
+export async function generateParquet(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const arrow = await import('apache-arrow');
+  const pw = await import('parquet-wasm');
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const table = new arrow.Table({
+      id: arrow.makeVector(Int32Array.from(data, (r) => r.id)),
+      a: arrow.makeVector(Float64Array.from(data, (r) => r.a)),
+      b: arrow.makeVector(Float64Array.from(data, (r) => r.b)),
+      c: arrow.makeVector(Float64Array.from(data, (r) => r.c)),
+      d: arrow.makeVector(Float64Array.from(data, (r) => r.d)),
+      category: arrow.vectorFromArray(
+        data.map((r) => r.category),
+        new arrow.Utf8(),
+      ),
+      label: arrow.makeVector(Int32Array.from(data, (r) => r.label)),
+    });
+    const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.SNAPPY).setMaxRowGroupSize(10_000).build();
+    const bytes = pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream')), props);
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.parquet`);
     writeFileSync(file, bytes);
     out.shards.push(file);
     out.bytes += bytes.length;
+    out.rows += data.length;
+  }
+  return out;
+}
+
+/** Shards of `format` with `rowsPerShard` rows each, written gzip'd under `dir`. */
+export function generate(format: 'csv' | 'jsonLines', dir: string, shards: number, rowsPerShard: number, seed: number): Generated {
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const text = format === 'csv' ? `${COLUMNS.join(',')}\n${data.map((row) => COLUMNS.map((c) => csvField(row[c])).join(',')).join('\n')}\n` : `${data.map((row) => JSON.stringify(row)).join('\n')}\n`;
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.${format === 'csv' ? 'csv' : 'jsonl'}.gz`);
+    const gz = gzipSync(text, { level: 6 });
+    writeFileSync(file, gz);
+    out.shards.push(file);
+    out.bytes += gz.length;
     out.rows += data.length;
   }
   return out;
