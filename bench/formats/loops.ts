@@ -5,7 +5,7 @@
  * zlib into csv-parse's streaming parser; `readline` over `createGunzip` with `JSON.parse` per
  * line; TFRecord frames cut from the gunzipped stream, both CRCs checked with @node-rs/crc32 (the
  * library plumber-data checks them with); apache-arrow's RecordBatchReader over the gunzipped
- * stream, each batch's rows as objects — reading the shards one after another. Each yields
+ * stream, each batch's rows as objects; hyparquet's `parquetReadObjects` a row group at a time — reading the shards one after another. Each yields
  * every row or record; the runner counts them.
  */
 import { createReadStream } from 'node:fs';
@@ -13,7 +13,8 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { crc32c } from '@node-rs/crc32';
 import { parse } from 'csv-parse';
-import { generate, generateArrow, generateRecords, NUMERIC, SCHEMA, type Generated } from './data';
+import { open } from 'node:fs/promises';
+import { generate, generateArrow, generateParquet, generateRecords, NUMERIC, SCHEMA, type Generated } from './data';
 
 /** How plumber-data reads: shards at once and where decompression and parsing run. */
 export interface Knobs {
@@ -22,7 +23,7 @@ export interface Knobs {
 }
 
 export interface ReaderBench {
-  name: 'csv' | 'jsonLines' | 'tfrecord' | 'arrow';
+  name: 'csv' | 'jsonLines' | 'tfrecord' | 'arrow' | 'parquet';
   /** Writes `shards` gzip'd shards of `rows` rows each under `dir`, from `seed`. */
   generate(dir: string, shards: number, rows: number, seed: number): Promise<Generated>;
   /** plumber-data's reader over the shards, with these knobs. */
@@ -95,6 +96,35 @@ async function* handArrow(shards: string[]): AsyncIterable<unknown> {
   }
 }
 
+/** hyparquet over a file handle, a row group at a time, rows as objects (`parquetReadObjects`). */
+async function* handParquet(shards: string[]): AsyncIterable<unknown> {
+  const { parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
+  const { compressors } = await import('hyparquet-compressors');
+  for (const path of shards) {
+    const fh = await open(path);
+    try {
+      const size = (await fh.stat()).size;
+      const file = {
+        byteLength: size,
+        slice: async (start: number, end = size): Promise<ArrayBuffer> => {
+          const buf = Buffer.allocUnsafe(end - start);
+          await fh.read(buf, 0, buf.length, start);
+          return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer;
+        },
+      };
+      const metadata = await parquetMetadataAsync(file);
+      let rowStart = 0;
+      for (const group of metadata.row_groups) {
+        const rowEnd = rowStart + Number(group.num_rows);
+        yield* await parquetReadObjects({ file, metadata, rowStart, rowEnd, compressors });
+        rowStart = rowEnd;
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+}
+
 export const READERS: ReaderBench[] = [
   {
     name: 'csv',
@@ -131,5 +161,14 @@ export const READERS: ReaderBench[] = [
       return arrow(shards, knobs);
     },
     hand: handArrow,
+  },
+  {
+    name: 'parquet',
+    generate: generateParquet,
+    plumber: async (shards, knobs) => {
+      const { parquet } = await import('plumber-data');
+      return parquet(shards, knobs);
+    },
+    hand: handParquet,
   },
 ];
