@@ -6,7 +6,7 @@ import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
 import { callLabel, callTextAt } from '../shared/labels';
-import { formatCount, formatElapsed, speedupOver } from '../shared/words';
+import { forOtherMachine, formatCount, formatElapsed, formatSpeedup, speedupOver, targetWords } from '../shared/words';
 import { commandName, thisInvocation } from './help';
 import { overridesToFlags } from './overrides';
 import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
@@ -103,6 +103,13 @@ export type Unverified = 'no-verify' | 'saved-profile';
 export function verdictLine(plan: Plan, unverified?: Unverified): string {
   const est = `est. ${speedupOver(plan.predictedRate, plan.currentRate) ?? '–'}`;
   const v = plan.verification;
+  // A plan for other cores: "est. 7.3× predicted for 8 cores — verified here on 2 cores: 1.8× ± 0.3", or "— not verifiable here (this machine has 2)".
+  const t = plan.target;
+  if (forOtherMachine(t) && (!t.verifiable || !v || v.verdict === 'gain')) {
+    const label = `${est} ${targetWords(t, v?.verdict === 'gain' ? formatSpeedup(v.speedup, v.speedupHalfWidth) : undefined)}`;
+    if (!t.verifiable && v && v.verdict !== 'gain') return `${label}; measured here: ${v.summary}`;
+    return t.verifiable && !v ? `${label} (${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})` : label;
+  }
   if (!v) return `${est}, not verified (${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})`;
   if (v.verdict === 'gain') return `${est}, ${v.summary}`;
   if (v.verdict === 'no-gain') return `No reliable gain on this machine right now: ${v.summary.replace(/^no reliable gain on this machine right now: /, '')}`;

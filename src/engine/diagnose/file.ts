@@ -16,6 +16,7 @@ import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
 import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
+import { planTarget } from '../../model';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
 import { locateOps, type GraphSource } from '../locate';
@@ -213,5 +214,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     ...(input.onStep ? { onStep: input.onStep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
   });
-  return { ...d, passes, sourceSeconds, stops };
+  // A plan for other cores than here says so wherever it is shown (src/shared/words.ts `targetWords`).
+  const target = d.error ? undefined : planTarget(d.first, d.plan, options);
+  return { ...d, ...(target ? { plan: { ...d.plan, target } } : {}), passes, sourceSeconds, stops };
 }
