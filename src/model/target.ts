@@ -6,25 +6,34 @@
 import type { ModelOptions, Plan, PlanTarget } from '../shared/analysis';
 import type { Profile } from '../shared/profile';
 import { applyOverrides, configFromProfile } from './config';
-import { coresFor } from './cores';
+import { coresFor, wholeCores } from './cores';
 import { measure } from './measure';
+import { toOverrides } from './plan';
 
 /**
  * The plan's target when `options.cores` names one; undefined otherwise (the plan is then for the
  * cores here). The cores here are those a plan without a target is made for (`coresFor`: the
- * measured free cores when the run measured them, else the machine's). The threads are the
- * worker threads of the plan's configuration, at least one (the main thread): the model plans at
- * most one worker per core beside the main thread, so a plan whose workers fit in the cores here
- * runs here as on the target, and one with more workers than cores here runs starved.
+ * measured free cores when the run measured them, else the machine's), whole. The threads are the
+ * worker threads of the plan's configuration (with what verification dropped), at least one (the
+ * main thread): the model plans at most one worker per core beside the main thread, so a plan
+ * whose workers fit in the cores here runs here as on the target, and one with more workers than
+ * cores here runs starved.
  */
 export function planTarget(profile: Profile, plan: Plan, options: ModelOptions = {}): PlanTarget | undefined {
   if (options.cores === undefined || !(options.cores > 0)) return undefined;
   const cores = plan.cores ?? Math.max(1, Math.floor(options.cores));
-  const hereCores = coresFor(profile, { ...options, cores: undefined }).cores;
+  const here = coresFor(profile, { ...options, cores: undefined });
+  // Shared with other work's busy threads, a plan here is made for the machine's cores at a fair
+  // share; what a run here can give the plan's threads is the cores it measured free.
+  const hereCores = here.contention && 'others' in here.contention && here.available !== undefined ? wholeCores(here.available, here.cores) : here.cores;
   let workers = 0;
   try {
     const m = measure(profile, options.history);
-    for (const c of Object.values(applyOverrides(m, configFromProfile(m), plan.overrides))) if (c.placement === 'worker') workers += c.concurrency;
+    // The plan as the model proposed it for the target: with the changes verification dropped
+    // (a starved run here may have measured them as no gain), since those too were for the target.
+    const dropped = plan.verification?.dropped.map((d) => d.change) ?? [];
+    const overrides = dropped.length > 0 ? toOverrides(m, [...plan.changes, ...dropped]) : plan.overrides;
+    for (const c of Object.values(applyOverrides(m, configFromProfile(m), overrides))) if (c.placement === 'worker') workers += c.concurrency;
   } catch {
     // A profile the model cannot measure (a failed run) ran no plan: its target is all there is to say.
   }
