@@ -1,31 +1,28 @@
 /**
  * Plans for another machine (`--cores N`, `plumber.model.cores`): how the cores a plan is for
- * compare with the cores the pipeline gets here, where verification runs it. Pure: the surfaces
+ * compare with this machine's cores, where verification runs it. Pure: the surfaces
  * word it with `targetWords` (src/shared/words.ts).
  */
 import type { ModelOptions, Plan, PlanTarget } from '../shared/analysis';
 import type { Profile } from '../shared/profile';
 import { applyOverrides, configFromProfile } from './config';
-import { coresFor, wholeCores } from './cores';
 import { measure } from './measure';
 import { toOverrides } from './plan';
 
 /**
  * The plan's target when `options.cores` names one; undefined otherwise (the plan is then for the
- * cores here). The cores here are those a plan without a target is made for (`coresFor`: the
- * measured free cores when the run measured them, else the machine's), whole. The threads are the
- * worker threads of the plan's configuration (with what verification dropped), at least one (the
- * main thread): the model plans at most one worker per core beside the main thread, so a plan
- * whose workers fit in the cores here runs here as on the target, and one with more workers than
- * cores here runs starved.
+ * cores here). The threads are the worker threads of the plan's configuration (with what
+ * verification dropped), at least one (the main thread): the model plans at most one worker per
+ * core beside the main thread, so a plan whose workers fit in the cores here runs here as on the
+ * target, and one with more workers than cores here runs starved.
  */
 export function planTarget(profile: Profile, plan: Plan, options: ModelOptions = {}): PlanTarget | undefined {
   if (options.cores === undefined || !(options.cores > 0)) return undefined;
   const cores = plan.cores ?? Math.max(1, Math.floor(options.cores));
-  const here = coresFor(profile, { ...options, cores: undefined });
-  // Shared with other work's busy threads, a plan here is made for the machine's cores at a fair
-  // share; what a run here can give the plan's threads is the cores it measured free.
-  const hereCores = here.contention && 'others' in here.contention && here.available !== undefined ? wholeCores(here.available, here.cores) : here.cores;
+  // The machine's cores, not the share other work left free while the run measured: a machine
+  // is labelled by what it has, and a plan for its own cores is not for another machine because
+  // the moment was busy (the cores note says how busy).
+  const hereCores = Math.max(1, profile.machine.cores);
   let workers = 0;
   try {
     const m = measure(profile, options.history);

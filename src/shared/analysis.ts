@@ -224,8 +224,8 @@ export interface Plan {
 }
 
 /**
- * A plan for a target machine: the cores it was made for, the cores the pipeline gets here (what
- * verification runs on) and whether a run here can measure the plan. A plan can be verified here
+ * A plan for a target machine: the cores it was made for, this machine's cores (where
+ * verification runs it) and whether a run here can measure the plan. A plan can be verified here
  * when its worker threads fit in the cores here (the model plans up to one worker per core beside
  * the main thread); a plan that needs more would run starved here, and its measurement is not the
  * target's figure.
@@ -233,7 +233,7 @@ export interface Plan {
 export interface PlanTarget {
   /** Cores the plan is for. */
   cores: number;
-  /** Whole cores the pipeline gets on this machine (the cores a plan without a target is made for). */
+  /** This machine's cores (`Machine.cores`): where verification runs the plan. */
   hereCores: number;
   /** Worker threads the plan runs (at least 1: the main thread). */
   threads: number;
