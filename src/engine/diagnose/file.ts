@@ -10,7 +10,7 @@
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
 import * as path from 'node:path';
-import type { ModelOptions, PlanChange } from '../../shared/analysis';
+import type { ModelOptions, PlanChange, PlanTarget } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
 import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
@@ -215,6 +215,15 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     ...(input.clock ? { clock: input.clock } : {}),
   });
   // A plan for other cores than here says so wherever it is shown (src/shared/words.ts `targetWords`).
-  const target = d.error ? undefined : planTarget(d.first, d.plan, options);
+  const target = d.error ? undefined : targetOf(d, options);
   return { ...d, ...(target ? { plan: { ...d.plan, target } } : {}), passes, sourceSeconds, stops };
+}
+
+/** The plan's target machine (`planTarget`); none for a diagnosis whose profile the model cannot read. */
+function targetOf(d: Diagnosis, options: ModelOptions): PlanTarget | undefined {
+  try {
+    return planTarget(d.first, d.plan, options);
+  } catch {
+    return undefined;
+  }
 }
