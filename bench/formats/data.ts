@@ -3,7 +3,7 @@
  * gzip'd shards of each format, the same rows in every format (an id, four measurements, a
  * category and a label), so the readers are compared on the same content.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -68,6 +68,63 @@ export function rows(seed: number, n: number, offset: number): Row[] {
 function csvField(v: string | number): string {
   const s = String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/**
+ * TFRecord shards of the same rows, each a `tf.train.Example` (int64, float and bytes features),
+ * written gzip'd by plumber-data's TFRecord writer.
+ */
+export async function generateRecords(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const { encodeExample, writeTfRecord } = await import('plumber-data');
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.tfrecord.gz`);
+    await writeTfRecord(
+      file,
+      data.map((r) => encodeExample({ id: BigInt64Array.of(BigInt(r.id)), values: Float32Array.of(r.a, r.b, r.c, r.d), category: [r.category], label: BigInt64Array.of(BigInt(r.label)) })),
+    );
+    out.shards.push(file);
+    out.bytes += statSync(file).size;
+    out.rows += data.length;
+  }
+  return out;
+}
+
+/** Arrow IPC stream shards of the same rows, record batches of 4,096 rows, gzip'd, written with apache-arrow. */
+export async function generateArrow(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const arrow = await import('apache-arrow');
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const batches = [];
+    for (let i = 0; i < data.length; i += 4096) {
+      const part = data.slice(i, i + 4096);
+      // Plain Utf8 text (not a dictionary, whose ids would differ from batch to batch).
+      const table = new arrow.Table({
+        id: arrow.makeVector(Int32Array.from(part, (r) => r.id)),
+        a: arrow.makeVector(Float64Array.from(part, (r) => r.a)),
+        b: arrow.makeVector(Float64Array.from(part, (r) => r.b)),
+        c: arrow.makeVector(Float64Array.from(part, (r) => r.c)),
+        d: arrow.makeVector(Float64Array.from(part, (r) => r.d)),
+        category: arrow.vectorFromArray(
+          part.map((r) => r.category),
+          new arrow.Utf8(),
+        ),
+        label: arrow.makeVector(Int32Array.from(part, (r) => r.label)),
+      });
+      batches.push(...table.batches);
+    }
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.arrow.gz`);
+    const gz = gzipSync(arrow.tableToIPC(new arrow.Table(batches), 'stream'), { level: 6 });
+    writeFileSync(file, gz);
+    out.shards.push(file);
+    out.bytes += gz.length;
+    out.rows += data.length;
+  }
+  return out;
 }
 
 /** Shards of `format` with `rowsPerShard` rows each, written gzip'd under `dir`. */

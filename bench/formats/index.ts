@@ -21,7 +21,6 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { alternate, median, ratios, spread } from '../dialects/measure';
 import { rowsTable, writeResults } from '../results';
-import { generate } from './data';
 import { READERS, type ReaderBench } from './loops';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -105,11 +104,11 @@ function read(reader: string, mode: 'plumber' | 'hand' | 'parallel' | 'calibrate
 
 async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<FormatsLine> {
   const shardsN = args.quick ? 4 : 8;
-  const data = generate(r.name, join(dir, r.name), shardsN, args.quick ? 5_000 : 40_000, SEED);
+  const data = await r.generate(join(dir, r.name), shardsN, args.quick ? 5_000 : 40_000, SEED);
   const mb = data.bytes / 1e6;
   const seconds = args.quick ? 0.3 : 2;
   const cores = availableParallelism();
-  log(`${r.name}: ${data.shards.length} gzip'd shards, ${data.rows.toLocaleString('en-US')} rows, ${mb.toFixed(1)} MB stored; calibrating…`);
+  log(`${r.name}: ${data.shards.length} gzip'd shards, ${data.rows.toLocaleString('en-US')} rows or records, ${mb.toFixed(1)} MB stored; calibrating…`);
   const calibration = await read(r.name, 'calibrate', seconds, data.shards, 1, 'main');
   const c = calibration.counters ?? { ioWaitSeconds: 0, decompressSeconds: 0, parseSeconds: 0 };
   const cpuBound = c.decompressSeconds + c.parseSeconds > c.ioWaitSeconds;

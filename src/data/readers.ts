@@ -12,6 +12,7 @@ import { beginOp, checkOptions, makeNode, overridden } from './internal/build';
 import { resolveParallelism } from './internal/parallelism';
 import { resolveCwd } from './internal/ops/files';
 import { openReader, type ReaderConfig } from './internal/readers/reader';
+import { checkHttpOptions } from './internal/readers/http';
 import { defaultSeed } from './internal/rng';
 import type { Example } from './internal/readers/example';
 import { shardOrder, type WebDatasetSample } from './internal/readers/webdataset';
@@ -41,6 +42,7 @@ function reader<T>(kind: OpKind, patterns: string | readonly string[], options: 
   const o = env.override;
   const placement = o?.placement ?? options.placement ?? 'main';
   if (placement !== 'main' && placement !== 'worker') throw new RangeError(`${kind}() placement must be 'main' or 'worker', not ${JSON.stringify(placement)}.`);
+  checkHttpOptions(kind, options.http);
   const written = o?.parallelism ?? options.parallelism;
   const parallelism = resolveParallelism(written, placement, false);
   const cwd = resolveCwd(options.cwd);

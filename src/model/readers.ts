@@ -11,8 +11,8 @@
  * - A shard's wait for bytes is the latency of the elements it yields: `parallelism` shards
  *   overlap their waits as `parallelism` calls in flight overlap theirs.
  * - On the main thread, a reader's parsing is main-thread time (at least `parseSeconds`); its
- *   decompression runs where the reader put it (Node's zlib streams: libuv's pool), and is counted
- *   where its clock caught it.
+ *   decompression runs on libuv's pool (Node's zlib streams): a wait for the shard, like its reads,
+ *   whose CPU the process's other-thread CPU holds.
  * - Moved to worker threads, each element crosses back as a structured clone of its bytes (no
  *   measured move cost for a reader: the worker reads the shard itself, so nothing crosses in).
  */
@@ -42,11 +42,16 @@ export function readerParts(op: OpProfile, parallelism: number): ReaderParts | u
   return { read, decompress, parse, binds, cpuBound: decompress + parse > read, ...(shards !== undefined ? { shards } : {}), parallelism };
 }
 
-/** A reader's waits as calls in flight: one call per element, its latency the element's share of the waits. */
+/**
+ * A reader's waits as calls in flight: one call per element, its latency the element's share of the
+ * waits. On the main thread a shard's decompression runs on libuv's pool (Node's zlib streams)
+ * while the main thread does other work: the shard waits for it as it waits for bytes, and more
+ * shards at once decompress at once (their CPU is the pool's, which the CPU bound counts).
+ */
 export function readerWaits(op: OpProfile): { isAsync: boolean; asyncCalls: number; latency: number } | undefined {
   if (!isReader(op)) return undefined;
   const c = op.counters;
-  const wait = c.ioWaitSeconds ?? 0;
+  const wait = (c.ioWaitSeconds ?? 0) + (op.placement === 'main' ? (c.decompressSeconds ?? 0) : 0);
   if (!(c.produced > 0) || !(wait / c.produced >= C.minInferredLatencySeconds)) return { isAsync: false, asyncCalls: 0, latency: 0 };
   return { isAsync: true, asyncCalls: c.produced, latency: wait / c.produced };
 }
@@ -87,10 +92,16 @@ function elementWord(op: OpProfile): string {
   return 'line';
 }
 
+/** The knobs a reader's words describe: a planned configuration's, else the run's. */
+type ReaderKnobs = { placement: string; concurrency: number } | undefined;
+
 /** Where a reader's part binds and how many shards it reads at once: " on the main thread; 1 of its 8 shards read at once". */
-function whereWords(om: OpMeasure, r: ReaderParts): { where: string; shards: string } {
-  const where = r.binds === 'read' ? '' : om.op.placement === 'worker' ? ' in worker threads' : r.binds === 'parse' ? ' on the main thread' : '';
-  const shards = r.shards !== undefined ? `${Math.min(r.parallelism, r.shards)} of its ${r.shards} shard${r.shards === 1 ? '' : 's'} read at once` : `${r.parallelism} shard${r.parallelism === 1 ? '' : 's'} read at once`;
+function whereWords(om: OpMeasure, measured: ReaderParts, knobs?: ReaderKnobs): { where: string; shards: string } {
+  const r = knobs ? { ...measured, parallelism: knobs.concurrency } : measured;
+  const placement = knobs?.placement ?? om.op.placement;
+  const where = r.binds === 'read' ? '' : placement === 'worker' ? ' in worker threads' : r.binds === 'parse' ? ' on the main thread' : '';
+  const shards =
+    r.shards === 1 ? 'it has one shard' : r.shards !== undefined ? `${Math.min(r.parallelism, r.shards)} of its ${r.shards} shards read at once` : `${r.parallelism} shard${r.parallelism === 1 ? '' : 's'} read at once`;
   return { where, shards };
 }
 
@@ -104,12 +115,13 @@ export function readerPartsWords(om: OpMeasure): string {
 
 /**
  * "csv('a.csv.gz') binds on parsing: 38 µs per row on the main thread; 2 of its 8 shards read at
- * once." — the part of a reader's work that binds, where it runs, and how many shards it reads.
+ * once." — the part of a reader's work that binds, where it runs, and how many shards it reads
+ * (under `knobs`, a planned configuration's, when given).
  */
-export function readerWords(om: OpMeasure, label: string): string {
+export function readerWords(om: OpMeasure, label: string, knobs?: ReaderKnobs): string {
   const r = om.reader;
   if (!r) return '';
   const value = r[r.binds];
-  const { where, shards } = whereWords(om, r);
+  const { where, shards } = whereWords(om, r, knobs);
   return `${label} binds on ${PART_WORDS[r.binds]}: ${formatSeconds(value)} per ${elementWord(om.op)}${where}; ${shards}.`;
 }

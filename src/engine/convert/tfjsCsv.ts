@@ -72,11 +72,15 @@ function columnsOf(config: { [key: string]: Literal }): Array<[string, ColumnCon
   return 'tfjs reads a column without a dtype as a number or as text, value by value, which a typed column cannot repeat: give every column it reads a dtype (columnConfigs with configuredColumnsOnly: true)';
 }
 
-/** The value the converted map gives a column, as tfjs would parse it. */
+/**
+ * The value the converted map gives a column, as tfjs would parse it. Written to type-check in a
+ * TypeScript file (a row's values are typed as any column's) and to run as JavaScript: `Number` and
+ * `String` of a value already of that type change nothing.
+ */
 function parsedValue(name: string, dtype: string): string {
   const v = access('row', name);
-  if (dtype === 'int32') return `Math.floor(${v})`;
-  if (dtype === 'bool') return `${v} === '1' || ${v}.toLowerCase() === 'true' ? 1 : 0`;
+  if (dtype === 'int32') return `Math.floor(Number(${v}))`;
+  if (dtype === 'bool') return `String(${v}) === '1' || String(${v}).toLowerCase() === 'true' ? 1 : 0`;
   return v;
 }
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeExample, FormatError, PipelineError, tfrecord, webdataset, type Example, type WebDatasetSample } from 'plumber-data';
 import { traced } from './helpers';
+import { TestServer } from './http-server';
 import { hex, python } from './records-helpers';
 
 /** The failure of a pass: a PipelineError whose cause is the format's FormatError. */
@@ -75,6 +76,32 @@ describe('records: tfrecord() and webdataset() readers', () => {
     assert.equal(cause.position, `record 3 at byte ${at}`);
     assert.deepEqual(seen, records[0].slice(0, 2));
     assert.equal((await tfrecord(path, { verify: false }).toArray()).length, records[0].length);
+  });
+
+  it('reads TFRecord and WebDataset shards over HTTP, resuming a dropped connection, in shard order', async () => {
+    const server = await new TestServer().start();
+    try {
+      const tar = join(dir, 'http.tar.gz');
+      mkdirSync(join(dir, 'http-src', 'train'), { recursive: true });
+      for (let i = 0; i < 40; i++) writeFileSync(join(dir, 'http-src', 'train', `${String(i).padStart(3, '0')}.bin`), Buffer.alloc(5000, i));
+      execFileSync('tar', ['-czf', tar, '--sort=name', '-C', join(dir, 'http-src'), 'train']);
+      server.files.set('s/part-0.tfrecord', readFileSync(join(dir, 'part-0.tfrecord')));
+      server.files.set('s/part-2.tfrecord.gz', readFileSync(join(dir, 'part-2.tfrecord.gz')));
+      server.files.set('s/train.tar.gz', readFileSync(tar));
+      server.faults.set('s/part-0.tfrecord', { dropAfter: [100_000] });
+      const http = { retryDelayMs: 1 };
+      const got = await tfrecord([server.url('s/part-0.tfrecord'), server.url('s/part-2.tfrecord.gz')], { http }).toArray();
+      assert.deepEqual(got.map(hex), [...records[0], ...records[2]]);
+      assert.equal(server.hits('s/part-0.tfrecord').length, 2, 'the dropped connection was resumed by a second request');
+      const samples = await webdataset(server.url('s/train.tar.gz'), { http }).toArray();
+      assert.deepEqual(
+        samples.map((s) => [s.__key__, (s.bin as Uint8Array).length, (s.bin as Uint8Array)[0]]),
+        Array.from({ length: 40 }, (_, i) => [`train/${String(i).padStart(3, '0')}`, 5000, i]),
+      );
+      assert.equal(samples[0].__url__, server.url('s/train.tar.gz'));
+    } finally {
+      await server.stop();
+    }
   });
 
   describe('webdataset()', () => {

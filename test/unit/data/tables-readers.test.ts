@@ -80,6 +80,17 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
     assert.deepEqual(await arrow(server.url('part-{0..2}.arrows'), { parallelism: 2, placement: 'worker' }).toArray(), want);
   });
 
+  it('leaves no connection open when a pass stops early', async () => {
+    const take = async (d: AsyncIterable<unknown>, n: number): Promise<number> => {
+      let k = 0;
+      for await (const _ of d) if (++k === n) break;
+      return k;
+    };
+    assert.equal(await take(arrow(server.url('part-{0..2}.arrows'), { parallelism: 2 }), 10), 10);
+    assert.equal(await take(parquet(server.url('part-{0..2}.parquet'), { parallelism: 3 }), 10), 10);
+    assert.equal(await server.openSockets(), 0);
+  });
+
   it('reads a gzip-compressed Arrow stream (gzip from the command line) as batches', async () => {
     execFileSync('gzip', ['-k', '-f', join(dir, 'part-1.arrows')]);
     const batches: TableBatch[] = await arrow(join(dir, 'part-1.arrows.gz'), { as: 'batches', columns: ['x'] }).toArray();
@@ -104,5 +115,7 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
     });
     await assert.rejects(parquet(server.url('missing.parquet')).toArray(), /missing\.parquet: 404 Not Found: check the URL\./);
     assert.throws(() => arrow(join(dir, '*.arrows'), { as: 'table' as 'rows' }), /arrow\(\) as must be 'rows' or 'batches'/);
+    assert.throws(() => parquet(server.url('a.parquet'), { http: { retries: -1 } }), { name: 'RangeError', message: 'parquet() http.retries must be a whole number ≥ 0, not -1.' });
+    assert.throws(() => arrow(server.url('a.arrows'), { http: { timeout: 5 } as never }), /arrow\(\) http has no option 'timeout'; it takes headers, retries, timeoutMs, retryDelayMs\./);
   });
 });

@@ -38,7 +38,7 @@ describe('convert: tf.data.csv to csv', () => {
     const text = `${HEAD}export const ds = tf.data.csv('file://./rows.csv', ${LABELLED}).shuffle(100).batch(8);\n`;
     assert.equal(
       converted(text),
-      `${HEAD}import { csv, toTfDataset } from 'plumber-data';\nexport const ds = toTfDataset(csv('./rows.csv', { header: true, schema: { x: 'number', n: 'number', ok: 'string', y: 'number' } }).map((row) => ({ xs: { x: row.x, n: Math.floor(row.n), ok: row.ok === '1' || row.ok.toLowerCase() === 'true' ? 1 : 0 }, ys: { y: row.y } })).shuffle(100), tf).batch(8);\n`,
+      `${HEAD}import { csv, toTfDataset } from 'plumber-data';\nexport const ds = toTfDataset(csv('./rows.csv', { header: true, schema: { x: 'number', n: 'number', ok: 'string', y: 'number' } }).map((row) => ({ xs: { x: row.x, n: Math.floor(Number(row.n)), ok: String(row.ok) === '1' || String(row.ok).toLowerCase() === 'true' ? 1 : 0 }, ys: { y: row.y } })).shuffle(100), tf).batch(8);\n`,
     );
   });
 
@@ -46,7 +46,7 @@ describe('convert: tf.data.csv to csv', () => {
     const text = `${HEAD}export const ds = tf.data.csv('https://data.example/rows.csv', { columnNames: ['a', 'b c'], delimiter: ';', columnConfigs: { a: { dtype: 'float32' }, 'b c': { dtype: 'int32' } } }).take(5);\n`;
     assert.match(
       converted(text),
-      /csv\('https:\/\/data\.example\/rows\.csv', \{ header: \['a', 'b c'\], delimiter: ';', schema: \{ a: 'number', 'b c': 'number' \} \}\)\.skip\(1\)\.map\(\(row\) => \(\{ a: row\.a, 'b c': Math\.floor\(row\['b c'\]\) \}\)\)\.take\(5\)/,
+      /csv\('https:\/\/data\.example\/rows\.csv', \{ header: \['a', 'b c'\], delimiter: ';', schema: \{ a: 'number', 'b c': 'number' \} \}\)\.skip\(1\)\.map\(\(row\) => \(\{ a: row\.a, 'b c': Math\.floor\(Number\(row\['b c'\]\)\) \}\)\)\.take\(5\)/,
     );
   });
 

@@ -70,6 +70,8 @@ describe('model: readers', () => {
     assert.equal(move.to, 'worker');
     assert.equal(move.parallelism, 2);
     assert.match(move.reason, /^csv decompresses and parses on the main thread, which keeps the main thread busy/);
+    // What would bind then is said with the planned knobs.
+    assert.match(p.predictedBottleneck.reason, /csv binds on parsing: 38(\.0)? µs per row in worker threads; 2 of its 8 shards read at once\./);
     // No module: the reader's decompression and parsing are plumber-data's own named exports.
     assert.deepEqual(p.overrides[id(0)], { placement: 'worker', parallelism: 2 });
     // Twice the cores, less the crossing: each row cloned back (200 B) and the dispatch of its task.
@@ -100,6 +102,13 @@ describe('model: readers', () => {
       if (c.kind === 'parallelism') assert.ok(c.to <= 1, JSON.stringify(c));
       if (c.kind === 'placement') assert.ok(c.parallelism <= 1, JSON.stringify(c));
     }
+  });
+
+  it('decompresses more shards at once on libuv’s pool for a reader whose decompression binds', () => {
+    const profile = readerProfile({ decompress: 30e-6, parse: 3e-6, shards: 4, rate: 1 / (32 * 33e-6) });
+    assert.match(analyze(profile).bottleneck.reason, /csv binds on decompressing: 30(\.0)? µs per row; 1 of its 4 shards read at once\./);
+    const par = change(plan(profile).changes, 'parallelism', id(0));
+    assert.ok(par && par.to >= 2 && par.to <= 4, JSON.stringify(plan(profile).changes));
   });
 
   it('says which part binds from the counters: decompression when it outweighs parsing and waits', () => {

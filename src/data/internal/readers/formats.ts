@@ -12,6 +12,7 @@ import { webDatasetFormat } from './webdataset';
 import { parquetFormat } from './parquet';
 import { arrowFormat } from './arrow';
 import type { TableFormatOptions } from './table';
+import { packedBuffer, tfRecordPackedFormat, unpackRecords, webDatasetPackedFormat, type PackedChunk } from './records-packed';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 
@@ -37,6 +38,16 @@ export interface WorkerPacking {
 }
 
 const PACKINGS: Partial<Record<OpKind, WorkerPacking>> = {
+  tfrecord: {
+    packed: (o) => tfRecordPackedFormat(o as TfRecordFormatOptions),
+    transfer: (p) => packedBuffer(p as PackedChunk),
+    unpack: (p) => unpackRecords(p as PackedChunk),
+  },
+  webdataset: {
+    packed: () => webDatasetPackedFormat(),
+    transfer: (p) => packedBuffer(p as PackedChunk),
+    unpack: (p) => unpackRecords(p as PackedChunk),
+  },
   csv: {
     packed: (o) => csvPackedFormat(o as CsvFormatOptions) as Format<unknown>,
     transfer: (p) => packedBuffers(p as PackedRows),
