@@ -15,14 +15,33 @@ export interface ShardReadOptions {
   signal?: AbortSignal;
 }
 
-/** `raw`'s chunks, adding the time spent waiting for each to `ioWaitSeconds`. */
+/**
+ * I/O wait is the time this thread's event loop sat idle while at least one of the op's reads was
+ * outstanding: waiting on bytes with nothing else to run. A read's own wall time would also count
+ * the work the thread did meanwhile (reads start a chunk ahead, while the consumer parses or maps),
+ * and reads that overlap (shards at once, a format's parallel ranges) would count their wait twice.
+ */
+const idleMs = (): number => performance.eventLoopUtilization().idle;
+const outstanding = new WeakMap<OpCounters, { reads: number; since: number }>();
+
+/** Runs `read`, counting the idle time while the op has any read outstanding into `c.ioWaitSeconds`. */
+async function timedRead<R>(c: OpCounters, read: () => Promise<R>): Promise<R> {
+  let o = outstanding.get(c);
+  if (o === undefined) outstanding.set(c, (o = { reads: 0, since: 0 }));
+  if (o.reads++ === 0) o.since = idleMs();
+  try {
+    return await read();
+  } finally {
+    if (--o.reads === 0) c.ioWaitSeconds = (c.ioWaitSeconds ?? 0) + Math.max(0, idleMs() - o.since) / 1000;
+  }
+}
+
+/** `raw`'s chunks, counting the wait for each (see timedRead). */
 async function* timedIo(raw: AsyncIterable<Uint8Array>, c: OpCounters): AsyncGenerator<Uint8Array> {
   const it = raw[Symbol.asyncIterator]();
   try {
     for (;;) {
-      const t0 = performance.now();
-      const r = await it.next();
-      c.ioWaitSeconds = (c.ioWaitSeconds ?? 0) + (performance.now() - t0) / 1000;
+      const r = await timedRead(c, () => it.next());
       if (r.done) return;
       yield r.value;
     }
@@ -31,21 +50,9 @@ async function* timedIo(raw: AsyncIterable<Uint8Array>, c: OpCounters): AsyncGen
   }
 }
 
-/** Range reads that add their time to `ioWaitSeconds`: the time at least one is in flight (a format may issue several at once). */
+/** Range reads whose wait is counted (see timedRead). */
 function timedRanges(file: RandomAccess, c: OpCounters): RandomAccess {
-  let inFlight = 0;
-  let since = 0;
-  return {
-    size: file.size,
-    async read(start, end) {
-      if (inFlight++ === 0) since = performance.now();
-      try {
-        return await file.read(start, end);
-      } finally {
-        if (--inFlight === 0) c.ioWaitSeconds = (c.ioWaitSeconds ?? 0) + (performance.now() - since) / 1000;
-      }
-    },
-  };
+  return { size: file.size, read: (start, end) => timedRead(c, () => file.read(start, end)) };
 }
 
 /** The shard's elements in chunks; everything it opened is closed when the iteration ends, however it ends. */
