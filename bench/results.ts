@@ -25,6 +25,7 @@ export const SECTIONS: ReadonlyArray<{ name: string; title: string }> = [
   { name: 'bench', title: 'plumber-data: executor overhead, worker and async maps, tracing, memory' },
   { name: 'bench:cluster', title: 'Stages on a Redis cluster: scaling, overhead, faults' },
   { name: 'bench:dialects', title: 'Pipelines people already have (tfjs-data, Node streams, async generators): as written, Plumber, hand-tuned' },
+  { name: 'bench:gate', title: 'The regression gate: a 25% slower change caught, an unchanged pipeline passed' },
 ];
 
 /** Flags that make a run measure less than its benchmark's whole set, at its real budgets. */
