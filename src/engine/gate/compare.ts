@@ -75,6 +75,27 @@ export function machineReasons(base: BaselineMachine, now: BaselineMachine, maxL
   return reasons;
 }
 
+/**
+ * Why the runs got too different a share of the machine to compare: one run could get fewer
+ * cores (its own CPU and the idle CPU, over its window) than the other run's pipeline kept busy,
+ * by more than the slowdown allowed. Its rate then says how much CPU other work left it, not what
+ * the code does: a burst of other work during one run is not a regression. A change that makes
+ * the pipeline use fewer cores (a worker pool taken away) leaves the cores it could get as they
+ * were, and is judged.
+ */
+export function shareReasons(base: BaselineMachine, now: BaselineMachine, maxSlowdown: number): string[] {
+  const reasons: string[] = [];
+  for (const [which, got, other, used] of [
+    ['this run', now, 'the baseline', base],
+    ['the baseline', base, 'this run', now],
+  ] as const) {
+    if (got.availableCores !== undefined && got.availableCores < used.ownCores * (1 - maxSlowdown)) {
+      reasons.push(`other work left ${which} ${got.availableCores.toFixed(2)} cores, fewer than the ${used.ownCores.toFixed(2)} the pipeline kept busy in ${other}`);
+    }
+  }
+  return reasons;
+}
+
 /** What differs without stopping the comparison. */
 function notesOf(base: Baseline, now: Baseline): string[] {
   const notes: string[] = [];
@@ -97,10 +118,11 @@ export function ratioText(r: Pick<GateResult, 'ratio' | 'low' | 'high'>): string
 
 /**
  * `now` against `base`, failing only when `now` is reliably slower by more than the slowdown
- * allowed (see GateOptions). Different machines, a busy machine, or a different unit make the runs
- * incomparable whatever they measured; otherwise a run reliably slower than allowed fails, and
- * one whose interval is wider than the slowdown allowed is incomparable (it could not have seen
- * such a slowdown), since a pass must mean the change was measured and not found.
+ * allowed (see GateOptions). Different machines, a busy machine, a run that got fewer cores than
+ * the other used, or a different unit make the runs incomparable whatever they measured;
+ * otherwise a run reliably slower than allowed fails, and one whose interval is wider than the
+ * slowdown allowed is incomparable (it could not have seen such a slowdown), since a pass must
+ * mean the change was measured and not found.
  */
 export function compareToBaseline(base: Baseline, now: Baseline, o: GateOptions = {}): GateResult {
   const maxSlowdown = o.maxSlowdown ?? DEFAULT_MAX_SLOWDOWN;
@@ -110,7 +132,7 @@ export function compareToBaseline(base: Baseline, now: Baseline, o: GateOptions 
   const ratio = j.speedup;
   const low = Math.max(0, ratio - j.halfWidth);
   const high = ratio + j.halfWidth;
-  const reasons = machineReasons(base.machine, now.machine, o.maxLoad);
+  const reasons = [...machineReasons(base.machine, now.machine, o.maxLoad), ...shareReasons(base.machine, now.machine, maxSlowdown)];
   if (base.run.unit !== now.run.unit) reasons.push(`the baseline counted ${base.run.unit} and this run ${now.run.unit} (the pipeline's last operator changed)`);
   if (now.run.slices.length === 0 || base.run.slices.length === 0 || !(baseRate > 0)) reasons.push('a run measured no elements');
   const floor = 1 - maxSlowdown;
