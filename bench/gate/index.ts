@@ -14,7 +14,8 @@
  * `failed` counts the statistics' verdict alone (the busy-machine rule set aside, as with
  * `--max-load` set high): the benchmark sets the load itself, and the machines it runs on are
  * shared. `busy` counts the runs the default rule (other work's load ≥ the cores) would have
- * called incomparable instead; `noisy` those whose interval was wider than the slowdown allowed.
+ * called incomparable instead; `incomparable` those the comparison itself would not judge (an
+ * interval wider than the slowdown allowed, a run left fewer cores than the other kept busy).
  * A line per load and change: {"bench":"gate","load":…,"change":"slower25"|"none","runs":…,"failed":…}.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -73,7 +74,8 @@ function parseArgs(argv: string[]): Args {
 
 /** One run of the pipeline file as it is now, as a baseline keeps it. */
 async function measure(args: Args, signal: AbortSignal): Promise<Baseline> {
-  const profile = await runProfile({ file: FILE, seconds: args.seconds, signal });
+  // As `plumber check` runs it: no probes (it measures the rate only).
+  const profile = await runProfile({ file: FILE, seconds: args.seconds, probes: false, signal });
   if (profile.error) throw new Error(`the benchmark's pipeline failed: ${profile.error.message}`);
   return baselineOf(profile, { file: path.relative(ROOT, FILE), sha256: fileHash(FILE), seconds: profile.run.seconds, warmupSeconds: profile.run.warmupSeconds });
 }
@@ -96,7 +98,7 @@ function lineOf(t: Tally, runs: number): Record<string, unknown> {
     runs,
     failed: t.results.filter((r) => r.outcome === 'fail').length,
     passed: t.results.filter((r) => r.outcome === 'pass').length,
-    noisy: t.results.filter((r) => r.outcome === 'incomparable').length,
+    incomparable: t.results.filter((r) => r.outcome === 'incomparable').length,
     busy: t.busy,
     ratio: Number(mean(ratios).toFixed(3)),
     minRatio: Number(Math.min(...ratios).toFixed(3)),
@@ -154,7 +156,7 @@ async function main(): Promise<void> {
     `${table}\n\n${goals.map((g) => `- ${g}`).join('\n')}`,
     [
       `Each run: a ${args.seconds} s baseline run of a CPU-bound map (${BASE_WORK.toLocaleString('en-US')} int32 steps per element), the file changed (none, or 1.25× the steps), a ${args.seconds} s run again, judged with --max-slowdown ${args.maxSlowdown * 100}%.`,
-      "`failed`/`passed`/`noisy`: the statistics' verdict with the busy-machine rule set aside (the benchmark sets the load itself on a shared machine); `busy`: runs the default rule (other work's load average ≥ the cores) would have called incomparable.",
+      "`failed`/`passed`/`incomparable`: the statistics' verdict with the busy-machine rule set aside (the benchmark sets the load itself on a shared machine); `busy`: runs the default rule (other work's load average ≥ the cores) would have called incomparable.",
       ...notes,
     ],
     argv,

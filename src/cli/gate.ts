@@ -185,7 +185,16 @@ export function finishCheck(o: CheckOptions, profile: Profile, write: (stream: '
 /** A run that failed, reported in a CI format (text and JSON keep the command's own failure report); returns the exit code. */
 export function failedCheck(o: CheckOptions, profile: Profile, write: (stream: 'stdout' | 'stderr', text: string) => void): number {
   const message = `the pipeline failed: ${profile.error?.message ?? 'no profile'}`;
-  const report: CheckReport = { file: o.file, exportName: (profile.pipeline as Profile['pipeline'] | undefined)?.exportName ?? o.exportName ?? 'default', line: undefined, rate: 0, unit: 'el', verdicts: [{ check: 'run', outcome: 'fail', message }], strict: o.strict, profile };
+  const report: CheckReport = {
+    file: o.file,
+    exportName: (profile.pipeline as Profile['pipeline'] | undefined)?.exportName ?? o.exportName ?? 'default',
+    line: undefined,
+    rate: 0,
+    unit: 'el',
+    verdicts: [{ check: 'run', outcome: 'fail', message }],
+    strict: o.strict,
+    profile,
+  };
   render(o, report, write);
   // Ctrl-C ends with the shell's usual code for an interrupt.
   return profile.error?.kind === 'cancelled' ? 130 : 1;

@@ -98,6 +98,8 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       timeoutSeconds,
       memoryMB,
       ...(p.flags.has('train') ? { train: true } : {}),
+      // A gate measures the rate only: no worker calibration before the window, no fn called again after it.
+      ...(check ? { probes: false } : {}),
       ...terminalRunHooks(reporter, controller.signal),
     });
   } finally {
