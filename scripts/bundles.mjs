@@ -1,7 +1,10 @@
 // What each bundle the project ships is built from, and how: esbuild's options per entry. Read by
 // esbuild.mjs, which builds them, and by the test of how the library is shipped
 // (test/unit/scripts/bundles.test.ts).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+
+/** The pipeline library's dependencies, which its bundles leave external (one list: src/data/package.json). */
+const LIBRARY_DEPENDENCIES = Object.keys(JSON.parse(readFileSync(new URL('../src/data/package.json', import.meta.url), 'utf8')).dependencies ?? {});
 
 /** esbuild's options for every entry that exists, in development or `production` mode. */
 export function bundles({ production = false } = {}) {
@@ -21,10 +24,12 @@ export function bundles({ production = false } = {}) {
     // minified. Node prints the source line of an uncaught error's first frame, and a TypeError
     // the library throws at its user (a worker map without `module`) printed 30 kB of one
     // minified line above the message.
-    { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
-    { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    { in: 'src/data/index.ts', out: 'src/data/dist/index.js', external: LIBRARY_DEPENDENCIES, library: true },
+    { in: 'src/data/worker.ts', out: 'src/data/dist/worker.js', external: LIBRARY_DEPENDENCIES, library: true },
+    // The worker thread of a reader with `placement: 'worker'` (src/data/internal/readers/worker-host.ts starts it).
+    { in: 'src/data/reader-worker.ts', out: 'src/data/dist/reader-worker.js', external: LIBRARY_DEPENDENCIES, library: true },
     // `npx plumber-data worker` (src/data/cluster/bin.js loads it).
-    { in: 'src/data/cluster/cli.ts', out: 'src/data/dist/cluster-cli.js', external: ['piscina', 'tinyglobby', 'bullmq'], library: true },
+    { in: 'src/data/cluster/cli.ts', out: 'src/data/dist/cluster-cli.js', external: LIBRARY_DEPENDENCIES, library: true },
     // The extension host provides `vscode`.
     { in: 'src/client/extension.ts', out: 'dist/client/extension.js', external: ['vscode'] },
     // vscode-languageclient (~400 KB) in its own bundle, loaded after activation returns.

@@ -152,14 +152,19 @@ async function benchOne(e: DialectExample, args: Args): Promise<DialectLine> {
   }
 }
 
-/** The runner's traced rate against the plain loop's on the example, alternating. */
+/**
+ * The runner's traced rate against the plain loop's on the example, alternating. Tracing's cost is
+ * judged against the loop in a process that holds the runner's code too (see runner-code.ts); the
+ * bare loop's rate is printed beside it.
+ */
 async function tracingCost(e: DialectExample, args: Args): Promise<TracingLine> {
   const w = windowOf(e, args);
   log(`${e.name}: tracing cost, ${args.rounds} round(s) of the runner against a plain loop…`);
   let problem: string | undefined;
   const rates = await alternate(
     [
-      { key: 'untraced' as const, run: () => untracedRate(e.file, e.exportName, w) },
+      { key: 'bare' as const, run: () => untracedRate(e.file, e.exportName, w) },
+      { key: 'untraced' as const, run: () => untracedRate(e.file, e.exportName, w, true) },
       {
         key: 'traced' as const,
         run: async () => {
@@ -174,7 +179,7 @@ async function tracingCost(e: DialectExample, args: Args): Promise<TracingLine> 
     args.rounds,
     log,
   );
-  const base = { bench: 'dialects-tracing' as const, pipeline: e.name, untraced: median(rates.untraced), rounds: args.rounds };
+  const base = { bench: 'dialects-tracing' as const, pipeline: e.name, untraced: median(rates.untraced), bare: median(rates.bare), rounds: args.rounds };
   if (problem) return { ...base, traced: null, overhead: null, overheadSpread: null, note: `the runner could not trace it yet: ${problem}` };
   const costs = ratios(rates.traced, rates.untraced).map((x) => 1 - x);
   return { ...base, traced: median(rates.traced), overhead: median(costs), overheadSpread: spread(costs) };

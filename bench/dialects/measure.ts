@@ -9,6 +9,7 @@ import { runProfile } from '../../src/runner/spawn';
 import { ROOT } from './examples';
 
 const PROBE = join(__dirname, 'probe.ts');
+const RUNNER_CODE = join(__dirname, 'runner-code.ts');
 
 /** A run's window and warm-up, seconds. */
 export interface Window {
@@ -16,12 +17,15 @@ export interface Window {
   warmupSeconds: number;
 }
 
-/** Elements per second of one untraced run of `exportName` in `file`, in a process of its own. */
-export function untracedRate(file: string, exportName: string, w: Window): Promise<number> {
+/**
+ * Elements per second of one untraced run of `exportName` in `file`, in a process of its own; with
+ * `runnerCode`, the process also holds the runner's code, loaded and not installed (runner-code.ts).
+ */
+export function untracedRate(file: string, exportName: string, w: Window, runnerCode = false): Promise<number> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', PROBE, file, exportName, String(w.warmupSeconds), String(w.seconds)],
+      ['--import', 'tsx', ...(runnerCode ? ['--import', RUNNER_CODE] : []), PROBE, file, exportName, String(w.warmupSeconds), String(w.seconds)],
       { cwd: ROOT, timeout: (w.warmupSeconds + w.seconds + 60) * 1000, maxBuffer: 1 << 20 },
       (error, stdout, stderr) => {
         const line = stdout.split('\n').find((l) => l.startsWith('{'));

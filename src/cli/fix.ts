@@ -27,7 +27,7 @@ import { PLAN_FLAGS, diagnoseFromFlags, modelOptionsOf } from './diagnoseRun';
 import { HELP } from './help';
 import { droppedLines, verdictLine } from './render';
 
-function readProfile(file: string): Profile {
+export function readProfile(file: string): Profile {
   let parsed: unknown;
   try {
     parsed = JSON.parse(fs.readFileSync(file, 'utf8'));

@@ -52,17 +52,21 @@ Usage:
   plumber check <file> --baseline FILE        a CI gate: exit 1 when reliably slower than a stored run
   plumber check <file> --save-baseline FILE   store this run as the baseline to compare with
   plumber fix <file> [--diff | --write]       the same plan, verified, applied to the source (a diff by default)
+  plumber lint [files|globs…] [options]       the editor's lint rules, without running anything (CI, SARIF)
   plumber <command> --help                    options of one command
   plumber --version
+
+Examples:
+  plumber plan src/pipeline.ts
+  plumber lint                                 every pipeline of the workspace's TypeScript
+  plumber lint 'src/**/*.ts' --format sarif > plumber.sarif
+  plumber check src/pipeline.ts --save-baseline plumber-baseline.json
+  plumber check src/pipeline.ts --baseline plumber-baseline.json --max-slowdown 10%
 
 A pipeline is an exported plumber-data dataset, or an exported function with no parameters that
 returns one; a training script that iterates a dataset itself is run as written, and the plan
 then targets what the trainer needs. The pipeline runs in a separate process with a time and
 memory limit.
-
-Examples:
-  plumber check src/pipeline.ts --save-baseline plumber-baseline.json
-  plumber check src/pipeline.ts --baseline plumber-baseline.json --max-slowdown 10%
 
 Exit codes: 0 success, 1 the pipeline failed (or is below --min-rate, or reliably slower than its
 baseline), 2 wrong usage, 3 \`check\` measured too few elements for a rate, 4 \`check --baseline\`
@@ -99,6 +103,34 @@ ${PLAN_OPTIONS}
   --write                write the changed files in place
   --from-profile FILE    plan from a saved profile (plumber profile --json > FILE) instead of
                          running: one pass, and nothing can be verified`,
+  lint: `Usage: plumber lint [files|directories|globs…] [options]
+
+Reads every pipeline of the files (with none: the files the project's tsconfig.json includes, or
+every TypeScript file, less what git ignores) and prints what the editor's lint rules find, one
+line each: file:line:col  severity  rule  message. Nothing is run. Exit codes: 0 no finding at or
+above --max-severity, 1 some (or a file could not be read), 2 wrong usage.
+
+  --format F             text (default), json, sarif (SARIF 2.1.0, for code scanning) or github
+                         (workflow commands: annotations on a pull request's lines)
+  --json                 the same as --format json
+  --max-severity S       the least severe finding that fails: warning (default) or information
+  --rule R               only this rule (repeatable, or R1,R2); plumber/ may be left out
+  --ignore-rule R        never this rule (repeatable)
+  --profile FILE         a stored profile (plumber profile --json > FILE): adds the measured rules
+                         (padding-waste, shuffle-buffer-small sized by the run) on the pipeline it ran
+  --cores N              the cores workers-above-cores counts (default: this machine's)
+  -h, --help             this help
+
+Silence a finding where it is deliberate, in the editor and here alike:
+  // plumber-disable-next-line cache-after-random, shuffle-after-batch -- why
+  ds.prefetch(0); // plumber-disable-line noop-buffer
+  // plumber-disable no-prefetch-at-end          (anywhere: the whole file; no rule: every rule)
+
+Examples:
+  plumber lint
+  plumber lint src/pipeline.ts --rule cache-after-random
+  plumber lint 'src/**/*.ts' --format github --max-severity information
+  plumber profile src/pipeline.ts --json > profile.json && plumber lint src/pipeline.ts --profile profile.json`,
   check: `Usage: plumber check <file> (--min-rate R | --baseline FILE | --save-baseline FILE) [options]
 
 A gate for CI. Profiles the pipeline and exits with 1 when it fails, when its measured rate (root

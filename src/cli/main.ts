@@ -4,7 +4,6 @@
  * 2 the command was used wrongly, 3 `check` measured too few elements for a rate, 4 `check
  * --baseline` could not compare the runs (./gate.ts), 128+N a signal.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Profile, ProfileError } from '../shared/profile';
 import * as os from 'node:os';
@@ -19,6 +18,7 @@ import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
 import { renderPlan, renderProfile, renderStops } from './render';
 import { trainerText } from './trainText';
+import { version } from './version';
 
 /**
  * SIGTERM and SIGHUP (a closed terminal, a CI job cancelled, `kill`) end the command like Ctrl-C
@@ -45,20 +45,6 @@ const COMMANDS: Record<string, Record<string, FlagSpec>> = {
   check: { ...RUN_FLAGS, ...CHECK_FLAGS },
 };
 
-function version(): string {
-  let dir = __dirname;
-  for (;;) {
-    const pkg = path.join(dir, 'package.json');
-    if (fs.existsSync(pkg)) {
-      const json = JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: string; version?: string };
-      if (json.name === 'plumber' && json.version) return json.version;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) return 'unknown';
-    dir = parent;
-  }
-}
-
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
@@ -72,7 +58,8 @@ function reportFailure(error: ProfileError, json: boolean, extra: Record<string,
 }
 
 async function runCommand(command: string, p: Parsed): Promise<number> {
-  const json = p.flags.has('json');
+  // `check --format json` reports a failed run as --json does.
+  const json = p.flags.has('json') || p.flags.get('format')?.[0] === 'json';
   if (p.positionals.length === 0) throw new UsageError(`\`plumber ${command}\` needs the pipeline file, e.g. \`plumber ${command} pipeline.ts\`.`);
   if (p.positionals.length > 1) throw new UsageError(`\`plumber ${command}\` takes one file, got ${p.positionals.length}: ${p.positionals.join(' ')}.`);
   const file = p.positionals[0];
@@ -155,10 +142,11 @@ export async function main(argv: string[]): Promise<number> {
   endOnSignals();
   // `fix` edits source with the language server's engine (ts-morph): loaded only when asked for.
   if (command === 'fix') return (await import('./fix.js')).runFixCommand(rest);
+  if (command === 'lint') return (await import('./lint.js')).runLintCommand(rest);
   const json = rest.includes('--json');
   try {
     const specs = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${[...Object.keys(COMMANDS), 'fix'].join(', ')}. Run \`plumber --help\` for usage.`);
+    if (!specs) throw new UsageError(`"${command}" is not a plumber command. Commands: ${[...Object.keys(COMMANDS), 'fix', 'lint'].join(', ')}. Run \`plumber --help\` for usage.`);
     const parsed = parseArgs(rest, specs, command);
     if (parsed.flags.has('help')) {
       process.stdout.write(`${HELP[command]}\n`);

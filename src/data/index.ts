@@ -16,6 +16,7 @@ export { fromTfDataset, toTfDataset, type TfDatasetLike, type TfLike } from './t
 export { connect, Cluster, type ClusterOptions } from './cluster/placement';
 export type { Batched, PaddedBatch, Unbatched } from './dataset';
 export { PipelineError } from './errors';
+export { csv, jsonLines, FormatError, type CsvRow } from './readers';
 export type { OpRef } from './errors';
 export { Batch } from './internal/batch-class';
 export type { TypedArray } from './internal/batch-class';
@@ -26,6 +27,7 @@ export type { CpuClockKind } from './internal/cpuclock';
 export type { FileBytes, FileText } from './internal/ops/files';
 export type { Source } from './internal/ops/sources';
 export type * from './options';
+export * from './records';
 // The tracing contract, less the library rules tracing.ts also hands a tracer in the same build.
 export type { CallSite, ConsumerEvent, KnobOverride, OpCounters, OpInfo, OpKind, OpKnobs, Placement, Tracer, WorkerChunking } from './tracing';
 export { AUTO_ASYNC_IN_FLIGHT, DATASET_KEY, OVERRIDES_KEY, TRACER_KEY, WORKER_CHUNKING, newCounters, siteKey } from './tracing';
@@ -78,12 +80,12 @@ export function files(pattern: string | readonly string[], options: FilesOptions
   return finish(env, node);
 }
 
-/** The lines of text files (a path or glob), streamed without reading any file whole. */
+/** The lines of text files (a path or glob), streamed without reading any file whole; gzip and brotli files are inflated as they stream. */
 export function lines(pathOrGlob: string | readonly string[], options: LinesOptions = {}): Dataset<string> {
   const env = beginOp('lines');
   checkOptions('lines', env, options, OPTION_KEYS.lines);
   const cwd = resolveCwd(options.cwd);
-  const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n, session) => openLines(n, session, pathOrGlob, cwd, options.encoding ?? 'utf8'));
+  const node = makeNode<string>(env, { kind: 'lines', inputs: [], placement: 'libuv', knobs: {} }, (n, session) => openLines(n, session, pathOrGlob, cwd, options.encoding ?? 'utf8', options.compression ?? 'auto'));
   return finish(env, node);
 }
 

@@ -59,6 +59,8 @@ export interface FilesOptions {
 export interface LinesOptions {
   encoding?: BufferEncoding;
   cwd?: string;
+  /** `'auto'` (default): gzip or brotli by extension (`.gz`, `.br`) or gzip's magic bytes; or force one. */
+  compression?: 'auto' | 'gzip' | 'brotli' | 'none';
 }
 
 /** HTTP(S) shards: how readers fetch them. */
@@ -69,6 +71,8 @@ export interface HttpOptions {
   retries?: number;
   /** Milliseconds without a byte before a request counts as failed (default 30,000). */
   timeoutMs?: number;
+  /** The first retry's backoff in milliseconds, doubled for each further one, with jitter (default 200). */
+  retryDelayMs?: number;
 }
 
 /**
@@ -217,7 +221,7 @@ export const OPTION_KEYS = {
   batch: keys<BatchOptions>()(['dropRemainder']),
   shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration']),
   files: keys<FilesOptions>()(['read', 'cwd', 'parallelism']),
-  lines: keys<LinesOptions>()(['encoding', 'cwd']),
+  lines: keys<LinesOptions>()(['encoding', 'cwd', 'compression']),
   csv: keys<CsvOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'header', 'delimiter', 'schema']),
   jsonLines: keys<JsonLinesOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'skipEmpty']),
   tfrecord: keys<TfRecordOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'decode', 'verify']),

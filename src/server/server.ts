@@ -47,7 +47,6 @@ import {
 import { normalizeSettings } from '../shared/settings';
 import { codeActions } from './features/codeActions';
 import { codeLenses, resolveCodeLens, type LensData } from './features/codeLens';
-import { SOURCE, diagnostics } from './features/diagnostics';
 import { fixAll } from './features/fixAll';
 import { uriToFile } from './features/format';
 import { hover } from './features/hover';
@@ -56,7 +55,6 @@ import { pipelines } from './features/pipelines';
 import { UNTRUSTED, profilePipelines } from './features/profile';
 import { report } from './features/report';
 import { activity, noteEdit, quiet, uriOf } from './pacing';
-import { cutDiagnostic } from './bounds';
 import { FramingGuard } from './framing';
 import { RunQueue } from './runQueue';
 import { Session } from './session';
@@ -185,10 +183,7 @@ function scheduleDiagnostics(uri: string, delayMs = 250): void {
 function publishDiagnostics(uri: string): void {
   try {
     if (!documents.get(uri)) return;
-    const list = diagnostics(uri, uriToFile(uri), session.views(uri), session.lints(uri), session.settings.diagnostics, session.graph(uri).stops);
-    const cut = session.cut(uri);
-    if (cut && session.settings.diagnostics.enabled) list.push(cutDiagnostic(cut, SOURCE));
-    void connection.sendDiagnostics({ uri, diagnostics: list });
+    void connection.sendDiagnostics({ uri, diagnostics: session.diagnostics(uri) });
   } catch (error) {
     connection.console.error(`Plumber diagnostics failed: ${describe(error)}`);
   }

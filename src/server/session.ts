@@ -11,10 +11,12 @@ import type { FixContext } from '../engine/fixes/edits';
 import type { FileVersion } from './workspaceEdit';
 import type { FileGraph } from '../engine/graph/types';
 import { GraphWorkspace } from '../engine/graph/workspace';
-import { lintPipelines, type LintFinding } from './lints/rules';
+import { lintPipelines, type LintFinding } from '../engine/lints/rules';
 import { DocumentStore } from './state';
 import { buildViews, type PipelineView } from './views';
-import { bound, cutMessage, type Bounded, type Cut } from './bounds';
+import { bound, cutDiagnostic, cutMessage, type Bounded, type Cut } from './bounds';
+import type { Diagnostic } from 'vscode-languageserver';
+import { SOURCE, diagnostics } from './features/diagnostics';
 
 export class Session {
   readonly store = new DocumentStore();
@@ -84,6 +86,18 @@ export class Session {
       this.lintCache.set(graph, found);
     }
     return found;
+  }
+
+  /**
+   * The diagnostics published for a document: its findings and bottlenecks (features/diagnostics.ts,
+   * the document's suppression comments applied), and where a very large one stops being analysed.
+   */
+  diagnostics(uri: string): Diagnostic[] {
+    const text = this.store.get(uri)?.text ?? '';
+    const list = diagnostics(uri, uriToFile(uri), this.views(uri), this.lints(uri), this.settings.diagnostics, this.graph(uri).stops, text);
+    const cut = this.cut(uri);
+    if (cut && this.settings.diagnostics.enabled) list.push(cutDiagnostic(cut, SOURCE));
+    return list;
   }
 
   fileInfo(file: string): FileVersion {

@@ -68,6 +68,7 @@ describe('bench:dialects with quick budgets', function () {
     const [t] = lines.filter((l) => l.bench === 'dialects-tracing');
     assert.ok(t, 'no tracing line');
     assert.ok(typeof t.untraced === 'number' && t.untraced > 0);
+    assert.ok(typeof t.bare === 'number' && t.bare > 0);
     assert.ok(typeof t.overhead === 'number' || (typeof t.note === 'string' && t.note.length > 0));
   });
 

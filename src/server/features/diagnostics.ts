@@ -5,8 +5,11 @@
  */
 import { DiagnosticSeverity, type Diagnostic, type DiagnosticRelatedInformation } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
-import type { LintFinding } from '../lints/rules';
-import { measuredLints } from '../lints/measured';
+import type { LintFinding } from '../../engine/lints/rules';
+import { measuredLints } from '../../engine/lints/measured';
+import { fileFindings } from '../../engine/lints/file';
+import { NOT_FOLLOWED } from '../../engine/lints/catalog';
+import { isSuppressed, parseSuppressions } from '../../engine/lints/suppress';
 import type { PipelineView } from '../views';
 import type { GraphStop } from '../../engine/graph/types';
 import type { Plan } from '../../shared/analysis';
@@ -33,31 +36,33 @@ function predictedWords(plan: Plan, unit: string): string {
 
 export const SOURCE = 'plumber';
 
+/** The measured bottleneck's code; a suppression comment naming it (or none) hides it too. */
+const BOTTLENECK = 'plumber/bottleneck';
+
 /**
  * Diagnostics for one document. `uri` is the document's URI as the client sent it; `stops` are the
- * places the graph saw a chain and could not follow it (said as Information, never silence).
+ * places the graph saw a chain and could not follow it (said as Information, never silence); `text`
+ * is the document's, whose suppression comments (engine/lints/suppress.ts) hide what they name.
  */
-export function diagnostics(uri: string, file: string, views: PipelineView[], lints: LintFinding[], settings: Settings['diagnostics'], stops: GraphStop[] = []): Diagnostic[] {
+export function diagnostics(uri: string, file: string, views: PipelineView[], lints: LintFinding[], settings: Settings['diagnostics'], stops: GraphStop[] = [], text = ''): Diagnostic[] {
   if (!settings.enabled) return [];
-  const out: Diagnostic[] = stops.map((s) => ({ range: s.range, severity: DiagnosticSeverity.Information, source: SOURCE, code: 'plumber/not-followed', message: s.message }));
   const uriOf = (f: string): string => (f === file ? uri : fileToUri(f));
-  for (const f of [...lints, ...measuredLints(views)]) {
-    if (f.op.file !== file) continue;
-    out.push({
-      range: f.op.name.range,
-      severity: f.severity === 'warning' ? DiagnosticSeverity.Warning : DiagnosticSeverity.Information,
-      source: SOURCE,
-      code: f.rule,
-      message: f.message,
-      relatedInformation: f.related.map((r) => ({ location: { uri: uriOf(r.op.file), range: r.op.name.range }, message: r.message })),
-    });
-  }
+  const measured = measuredLints(views.map((v) => ({ graph: v.graph, profile: v.record?.profile, byProfileId: v.byProfileId })));
+  const out: Diagnostic[] = fileFindings(file, text, { lints, measured, stops }).map((f) => ({
+    range: f.range,
+    severity: f.severity === 'warning' ? DiagnosticSeverity.Warning : DiagnosticSeverity.Information,
+    source: SOURCE,
+    code: f.rule,
+    message: f.message,
+    ...(f.rule === NOT_FOLLOWED ? {} : { relatedInformation: f.related.map((r) => ({ location: { uri: uriOf(r.file), range: r.range }, message: r.message })) }),
+  }));
+  const suppressions = parseSuppressions(text);
   for (const v of views) {
     const rec = v.record;
     const b = rec?.analysis?.bottleneck;
     if (!rec || !b?.opId || rec.profile.error) continue;
     const op = v.byProfileId.get(shownAt(rec.profile, b.opId) ?? b.opId);
-    if (!op || op.file !== file) continue;
+    if (!op || op.file !== file || isSuppressed(suppressions, BOTTLENECK, op.name.range.start.line)) continue;
     const related: DiagnosticRelatedInformation[] = [];
     // Stale: no fix is offered, and the numbers are named as old (the lenses say "stale — profile again").
     const plan = v.stale ? undefined : rec.plan;
@@ -71,7 +76,7 @@ export function diagnostics(uri: string, file: string, views: PipelineView[], li
       range: op.name.range,
       severity: v.stale ? DiagnosticSeverity.Information : DiagnosticSeverity.Warning,
       source: SOURCE,
-      code: 'plumber/bottleneck',
+      code: BOTTLENECK,
       message: v.stale
         ? `Bottleneck of ${v.graph.name} when last profiled (${STALE_WORDS}: the file changed since): ${b.reason}`
         : `Bottleneck of ${v.graph.name}: ${b.reason} Measured ${rateWords(a.measuredRate, unit)}, bound ${rateWords(a.bound, unit)}${plan ? predictedWords(plan, unit) : ''}.`,

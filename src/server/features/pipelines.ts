@@ -3,7 +3,7 @@
  * profiled (by the model's per-operator bound), else in chain order.
  */
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
-import type { LintFinding } from '../lints/rules';
+import type { LintFinding } from '../../engine/lints/rules';
 import { labelOf, type PipelineView } from '../views';
 import { rootRateOf } from './glance';
 import { fileToUri } from './format';

@@ -4,7 +4,7 @@
  */
 import type { ReportResult } from '../../shared/protocol';
 import type { Profile } from '../../shared/profile';
-import type { LintFinding } from '../lints/rules';
+import type { LintFinding } from '../../engine/lints/rules';
 import type { PipelineView } from '../views';
 import { pipelineSummary } from './pipelines';
 import { reportAdvice } from './advice';

@@ -6,8 +6,8 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { MEASURED_RULES } from '../../../src/server/lints/measured';
-import { RULES } from '../../../src/server/lints/rules';
+import { MEASURED_RULES } from '../../../src/engine/lints/measured';
+import { RULES } from '../../../src/engine/lints/rules';
 
 const ROOT = resolve(__dirname, '../../..');
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
-import { lintPipelines, staticSize, type LintFinding } from '../../../src/server/lints/rules';
+import { lintPipelines, staticSize, type LintFinding } from '../../../src/engine/lints/rules';
 import { FIXTURES } from '../server/helpers';
 
 function graphOf(body: string[]) {

@@ -8,8 +8,7 @@ import * as path from 'node:path';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import type { PipelineGraph } from '../../../src/engine/graph/types';
 import { joinOps } from '../../../src/engine/join';
-import { measuredLints } from '../../../src/server/lints/measured';
-import type { PipelineView } from '../../../src/server/views';
+import { measuredLints, type MeasuredPipeline } from '../../../src/engine/lints/measured';
 import type { Profile } from '../../../src/shared/profile';
 import { ProfileBuilder, type OpSpec } from '../model/builder';
 import { FIXTURES } from '../server/helpers';
@@ -35,8 +34,8 @@ function pipelines(): PipelineGraph[] {
   return ws.graphOf(file).pipelines;
 }
 
-/** A view of `graph` joined with a profile whose ops are `specs` (one per graph op, in order), ids as the graph's. */
-function view(graph: PipelineGraph, specs: OpSpec[]): PipelineView {
+/** `graph` joined with a profile whose ops are `specs` (one per graph op, in order), ids as the graph's. */
+function view(graph: PipelineGraph, specs: OpSpec[]): MeasuredPipeline {
   const b = new ProfileBuilder();
   for (const s of specs) b.op(s);
   const built = b.build({ rootElements: 100, rate: 10 });
@@ -46,7 +45,7 @@ function view(graph: PipelineGraph, specs: OpSpec[]): PipelineView {
     pipeline: { ...built.pipeline, rootId: graph.rootId },
     ops: built.ops.map((o) => ({ ...o, id: ids.get(o.id)!, inputs: o.inputs.map((i) => ids.get(i)!) })),
   };
-  return { uri: 'file:///x.ts', graph, record: { profile, text: '', at: '' }, stale: false, ...joinOps(graph, profile) };
+  return { graph, profile, byProfileId: joinOps(graph, profile).byProfileId };
 }
 
 describe('lints from a profile', () => {
@@ -87,7 +86,7 @@ describe('lints from a profile', () => {
 
   it('reads a profile written before the padding counters existed without a finding', () => {
     const v = view(named('padded'), [{ kind: 'files' }, { kind: 'map', fnName: 'tokenize' }, { kind: 'paddedBatch', batchSize: 8 }, { kind: 'prefetch' }]);
-    for (const op of v.record!.profile.ops) {
+    for (const op of v.profile!.ops) {
       const c = op.counters as unknown as Record<string, unknown>;
       delete c['paddedPositions'];
       delete c['totalPositions'];

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { RULES, lintPipelines, type LintFinding } from '../../../src/server/lints/rules';
+import { RULES, lintPipelines, type LintFinding } from '../../../src/engine/lints/rules';
 import { FIXTURES, matchesFixture, open } from './helpers';
 
 const DIR = path.join(FIXTURES, 'lints');

@@ -3,7 +3,7 @@
  * libuv's thread pool (one read at a time costs ~250 µs per file here, 16 in flight ~10 µs), and
  * count the bytes and files they read.
  */
-import { statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { readFile, open, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -12,6 +12,7 @@ import type { OpCounters } from '../../tracing';
 import { PipelineError, type OpRef } from '../../errors';
 import { type Chunks, type OpNode, type Session } from '../core';
 import { Engine, type Launcher } from './engine';
+import { compressionByName, decompress, hasGzipMagic, type Compression } from '../readers/compression';
 
 /** A file read by `files()` with `read: 'bytes'`. */
 export interface FileBytes {
@@ -157,11 +158,25 @@ export function openFiles(node: OpNode, _session: Session, patterns: string | re
   return new Files(patterns, cwd, read, parallelism, node.counters, { kind: node.kind, key: node.key, site: node.site });
 }
 
-/** Streams the lines of each matching file in path order, 64 KB at a time; no file is read whole. */
+/** A file's bytes in 64 KB chunks, counted as read from disk. (readers/source.ts's openStream for one local file: importing it here would make a cycle.) */
+async function* rawChunks(path: string, c: OpCounters | null): AsyncGenerator<Uint8Array> {
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 16 }) as AsyncIterable<Buffer>) {
+    if (c !== null) c.diskBytesRead += chunk.length;
+    yield chunk;
+  }
+}
+
+/**
+ * Streams the lines of each matching file in path order, 64 KB at a time; no file is read whole.
+ * A compressed file (gzip or brotli, by its name or gzip's magic bytes, or as `compression` says)
+ * is inflated as it streams (readers/compression.ts); a plain one is read straight into one block.
+ */
 class Lines implements Chunks<string> {
   private paths: string[] | null = null;
   private fileIndex = 0;
   private fh: FileHandle | null = null;
+  /** The open file's inflated bytes, when it is compressed (then `fh` is null). */
+  private inflated: AsyncGenerator<Uint8Array> | null = null;
   private decoder: StringDecoder | null = null;
   private partial = '';
   private ready: string[] = [];
@@ -172,6 +187,7 @@ class Lines implements Chunks<string> {
     private readonly pattern: string | readonly string[],
     private readonly cwd: string,
     private readonly encoding: BufferEncoding,
+    private readonly compression: 'auto' | Compression,
     private readonly c: OpCounters | null,
     private readonly op: OpRef,
   ) {}
@@ -217,26 +233,35 @@ class Lines implements Chunks<string> {
         this.c.sourceBytes = sizes.reduce((a, b) => a + b, 0);
       }
     }
-    if (this.fh === null) {
+    if (this.fh === null && this.inflated === null) {
       if (this.fileIndex >= this.paths.length) return false;
-      this.fh = await open(this.paths[this.fileIndex++], 'r');
+      await this.openFile(this.paths[this.fileIndex], this.fileIndex++);
       this.decoder = new StringDecoder(this.encoding);
       this.partial = '';
     }
-    const { bytesRead } = await this.fh.read(this.block, 0, this.block.length, null);
+    let bytes: Uint8Array | null;
+    if (this.inflated !== null) {
+      const r = await this.inflated.next();
+      bytes = r.done === true ? null : r.value;
+    } else {
+      const { bytesRead } = await (this.fh as FileHandle).read(this.block, 0, this.block.length, null);
+      if (this.c !== null) this.c.diskBytesRead += bytesRead;
+      bytes = bytesRead === 0 ? null : this.block.subarray(0, bytesRead);
+    }
     const decoder = this.decoder as StringDecoder;
     let text: string;
-    if (bytesRead === 0) {
+    if (bytes === null) {
       text = this.partial + decoder.end();
-      await this.fh.close();
+      const fh = this.fh;
       this.fh = null;
+      this.inflated = null;
+      await fh?.close();
       if (this.c !== null) this.c.filesRead++;
       if (text.length > 0) this.ready = [text.endsWith('\r') ? text.slice(0, -1) : text];
       this.rpos = 0;
       return true;
     }
-    if (this.c !== null) this.c.diskBytesRead += bytesRead;
-    text = this.partial + decoder.write(this.block.subarray(0, bytesRead));
+    text = this.partial + decoder.write(bytes as Buffer);
     const parts = text.split('\n');
     this.partial = parts.pop() as string;
     for (let i = 0; i < parts.length; i++) if (parts[i].endsWith('\r')) parts[i] = parts[i].slice(0, -1);
@@ -244,17 +269,36 @@ class Lines implements Chunks<string> {
     this.rpos = 0;
     return true;
   }
+  /** Opens a file: straight for a plain one, through the decompressor for a compressed one. */
+  private async openFile(path: string, index: number): Promise<void> {
+    const fh = await open(path, 'r');
+    let kind: Compression | undefined = this.compression === 'auto' ? compressionByName(path) : this.compression;
+    if (kind === undefined) {
+      const head = Buffer.alloc(2);
+      const { bytesRead } = await fh.read(head, 0, 2, 0);
+      kind = hasGzipMagic(head.subarray(0, bytesRead)) ? 'gzip' : 'none';
+    }
+    if (kind === 'none') {
+      this.fh = fh;
+      return;
+    }
+    await fh.close();
+    const shard = { location: path, index };
+    this.inflated = decompress(rawChunks(path, this.c), kind, shard, this.c);
+  }
   async return(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const fh = this.fh;
+    const inflated = this.inflated;
     this.fh = null;
-    await fh?.close();
+    this.inflated = null;
+    await Promise.all([fh?.close(), inflated?.return(undefined)]);
   }
 }
 
-export function openLines(node: OpNode<string>, _session: Session, pattern: string | readonly string[], cwd: string, encoding: BufferEncoding): Chunks<string> {
-  return new Lines(pattern, cwd, encoding, node.counters, { kind: node.kind, key: node.key, site: node.site });
+export function openLines(node: OpNode<string>, _session: Session, pattern: string | readonly string[], cwd: string, encoding: BufferEncoding, compression: 'auto' | Compression = 'auto'): Chunks<string> {
+  return new Lines(pattern, cwd, encoding, compression, node.counters, { kind: node.kind, key: node.key, site: node.site });
 }
 
 /** Resolves a `cwd` option against the process's working directory. */

@@ -1,9 +1,11 @@
 /**
  * Lints that need a profile: what the run measured says about the source. Shown with the static
  * lints (same shape, same diagnostics), one per operator and rule, for every profiled pipeline of
- * a document.
+ * a document. Pure: a pipeline's graph, its profile and the join between them come in as data, so
+ * the editor (its last profiles) and the command line (a stored profile) get the same findings.
  */
-import type { PipelineView } from '../views';
+import type { GraphOp, PipelineGraph } from '../graph/types';
+import type { Profile } from '../../shared/profile';
 import { formatPercent } from '../../model/describe';
 import { paddingOf } from '../../model/dataflow';
 import { smallShuffle, staticSize, type LintFinding } from './rules';
@@ -33,8 +35,15 @@ function padWords(kind: string, label: string, share: number, meanLength: number
   return `${head} bucketBySequenceLength with boundaries around the mean length${meanLength !== undefined ? ` (${Math.round(meanLength)} positions)` : ''} would cut it: elements of similar lengths share a batch and pad less.`;
 }
 
+/** One pipeline as the measured rules read it: its graph, its last profile if any, and the profile's operators joined to the graph's (`joinOps`). */
+export interface MeasuredPipeline {
+  graph: PipelineGraph;
+  profile: Profile | undefined;
+  byProfileId: Map<string, GraphOp>;
+}
+
 /** The measured findings of the profiled pipelines among `views`, once per operator and rule. */
-export function measuredLints(views: PipelineView[]): LintFinding[] {
+export function measuredLints(views: MeasuredPipeline[]): LintFinding[] {
   const out: LintFinding[] = [];
   const seen = new Set<string>();
   const add = (f: LintFinding | undefined): void => {
@@ -45,7 +54,7 @@ export function measuredLints(views: PipelineView[]): LintFinding[] {
     out.push(f);
   };
   for (const v of views) {
-    const profile = v.record?.profile;
+    const profile = v.profile;
     if (!profile || profile.error) continue;
     for (const pad of paddingOf(profile)) {
       const op = v.byProfileId.get(pad.opId);

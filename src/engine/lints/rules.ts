@@ -3,7 +3,7 @@
  * (`plumber/<rule>`), a severity (never Error: the code runs, it is just slow or subtly wrong) and
  * points at the other operators involved.
  */
-import type { GraphOp, Knob, PipelineGraph } from '../../engine/graph/types';
+import type { GraphOp, Knob, PipelineGraph } from '../graph/types';
 import { formatPercent, listWords } from '../../model/describe';
 
 export type LintSeverity = 'warning' | 'information';

@@ -1,0 +1,205 @@
+/**
+ * The one source op every reader is (csv, jsonLines, tfrecord, webdataset, parquet, arrow): a
+ * format over a list of shards.
+ *
+ * Order (deterministic): the shards expand on the first pull (globs sorted, lists as written).
+ * `parallelism` p shards are open at once in a cycle, and elements are taken one at a time from
+ * each in turn, in shard order; a shard that ends is replaced in its place by the next unopened
+ * shard, which takes that place's next turn (tf.data's interleave with cycle p and block 1). With
+ * p = 1 the shards are read one after another. The same files give the same order every pass.
+ *
+ * Each open shard reads one chunk ahead of the consumer, so p shards read (and, on worker threads,
+ * decompress and parse) at once. `placement: 'worker'` runs each open shard's whole read — open,
+ * decompress, parse — in a worker thread of its own (p threads, started on the first pull and
+ * terminated when the pass ends or fails). Everything opened is closed on `return()` and on error.
+ */
+import { stat } from 'node:fs/promises';
+import type { OpCounters, OpKind } from '../../tracing';
+import type { HttpOptions } from '../../options';
+import { asPipelineError, type OpRef } from '../../errors';
+import { type Chunks, countProduced, type OpNode } from '../core';
+import type { Compression } from './compression';
+import type { Format, ParseClock, Shard } from './format';
+import { formatFor } from './formats';
+import { readShard, type ShardReadOptions } from './shard-read';
+import { expandShards, isUrl } from './source';
+import { WorkerHost, type ShardSource } from './worker-host';
+
+/** What one reader op was built with (options resolved). */
+export interface ReaderConfig {
+  kind: OpKind;
+  patterns: string | readonly string[];
+  cwd: string;
+  compression: 'auto' | Compression;
+  http?: HttpOptions;
+  parallelism: number;
+  placement: 'main' | 'worker';
+  /** The format's own options: plain data, sent as they are to worker threads. */
+  formatOptions: Record<string, unknown>;
+}
+
+interface Slot<T> {
+  src: ShardSource<T>;
+  host: WorkerHost | null;
+  /** The next chunk, requested ahead of its turn; null while none is requested. */
+  pending: Promise<T[] | null> | null;
+  buf: T[];
+  pos: number;
+  done: boolean;
+}
+
+/** Starts `src.next()` ahead of its use; a failure surfaces when it is awaited, never as an unhandled rejection. */
+function ahead<T>(src: ShardSource<T>): Promise<T[] | null> {
+  const p = src.next();
+  p.catch(() => undefined);
+  return p;
+}
+
+/** A shard read on this thread. */
+function mainSource<T>(format: Format<T>, shard: Shard, o: ShardReadOptions, c: OpCounters | null, clock: ParseClock): ShardSource<T> {
+  const abort = new AbortController();
+  const it = readShard(format, shard, { ...o, signal: abort.signal }, c, clock);
+  return {
+    next: async () => {
+      const r = await it.next();
+      return r.done === true ? null : r.value;
+    },
+    close: async () => {
+      abort.abort();
+      await it.return(undefined).catch(() => undefined);
+    },
+  };
+}
+
+class Reader<T> implements Chunks<T> {
+  private shards: Shard[] | null = null;
+  private nextShard = 0;
+  private slots: Slot<T>[] = [];
+  private turn = 0;
+  private closed = false;
+  private readonly hosts: WorkerHost[] = [];
+  private readonly format: Format<T> | null;
+  private readonly clock: ParseClock;
+
+  constructor(
+    private readonly cfg: ReaderConfig,
+    private readonly c: OpCounters | null,
+    private readonly op: OpRef,
+  ) {
+    this.format = cfg.placement === 'main' ? (formatFor(cfg.kind, cfg.formatOptions) as Format<T>) : null;
+    // Parsing on the main thread is the op's own main-thread work.
+    this.clock = {
+      parsed: (s) => {
+        if (c === null) return;
+        c.parseSeconds = (c.parseSeconds ?? 0) + s;
+        c.selfSeconds += s;
+      },
+    };
+  }
+
+  async next(hint: number): Promise<T[] | null> {
+    if (this.closed) return null;
+    try {
+      if (this.shards === null) await this.start();
+      const out = await this.take(hint);
+      if (out === null) {
+        await this.return();
+        return null;
+      }
+      if (this.c !== null) countProduced(this.c, out);
+      return out;
+    } catch (e) {
+      await this.return();
+      throw asPipelineError(this.op, undefined, e);
+    }
+  }
+
+  /** Up to `hint` elements in turn order; null when every shard is done. */
+  private async take(hint: number): Promise<T[] | null> {
+    const out: T[] = [];
+    while (out.length < hint && !this.closed && this.slots.length > 0) {
+      const i = this.turn % this.slots.length;
+      const s = this.slots[i];
+      if (s.pos < s.buf.length) {
+        // One shard open and nothing taken yet: its chunk goes on whole (the receiver owns it).
+        if (this.slots.length === 1 && out.length === 0 && s.pos === 0 && s.buf.length <= hint) {
+          const whole = s.buf;
+          s.buf = [];
+          return whole;
+        }
+        out.push(s.buf[s.pos++]);
+        this.turn = i + 1;
+        continue;
+      }
+      if (s.done) {
+        this.turn = i;
+        const next = this.openNext(s.host);
+        if (next !== null) this.slots[i] = next;
+        else this.slots.splice(i, 1);
+        continue;
+      }
+      // Hand on what is ready rather than wait for this shard's next chunk.
+      if (out.length > 0) break;
+      const r = await (s.pending as Promise<T[] | null>);
+      s.buf = r ?? [];
+      s.pos = 0;
+      if (r === null) s.done = true;
+      else s.pending = ahead(s.src);
+    }
+    return out.length > 0 ? out : null;
+  }
+
+  private async start(): Promise<void> {
+    const shards = await expandShards(this.cfg.patterns, this.cfg.cwd);
+    this.shards = shards;
+    // How much there is to read, for tools that estimate a pass's length from the bytes per element.
+    if (this.c !== null) {
+      const sizes = await Promise.all(
+        shards.map((s) =>
+          isUrl(s.location)
+            ? 0
+            : stat(s.location).then(
+                (st) => st.size,
+                () => 0,
+              ),
+        ),
+      );
+      this.c.sourceBytes = sizes.reduce((a, b) => a + b, 0);
+    }
+    for (let k = 0; k < this.cfg.parallelism; k++) {
+      const slot = this.openNext(null);
+      if (slot === null) break;
+      this.slots.push(slot);
+    }
+  }
+
+  /** The next unopened shard in a slot (on `host` when a worker is free), or null when none is left. */
+  private openNext(host: WorkerHost | null): Slot<T> | null {
+    const shards = this.shards as Shard[];
+    if (this.nextShard >= shards.length || this.closed) return null;
+    const shard = shards[this.nextShard++];
+    const o: ShardReadOptions = { compression: this.cfg.compression, http: this.cfg.http };
+    let src: ShardSource<T>;
+    if (this.cfg.placement === 'worker') {
+      if (host === null) {
+        host = new WorkerHost({ kind: this.cfg.kind, options: this.cfg.formatOptions });
+        this.hosts.push(host);
+      }
+      src = host.open<T>(shard, o, this.c);
+    } else src = mainSource(this.format as Format<T>, shard, o, this.c, this.clock);
+    return { src, host, pending: ahead(src), buf: [], pos: 0, done: false };
+  }
+
+  async return(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const slots = this.slots;
+    this.slots = [];
+    await Promise.all([...slots.map((s) => s.src.close()), ...this.hosts.map((h) => h.close())]);
+  }
+}
+
+/** One pass of a reader op. */
+export function openReader<T>(node: OpNode<T>, cfg: ReaderConfig): Chunks<T> {
+  return new Reader<T>(cfg, node.counters, { kind: node.kind, key: node.key, site: node.site });
+}

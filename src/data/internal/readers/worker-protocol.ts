@@ -1,0 +1,25 @@
+/** The messages between a reader op and its worker threads (reader-worker.ts). */
+import type { HttpOptions } from '../../options';
+import type { OpCounters, OpKind } from '../../tracing';
+import type { Compression } from './compression';
+import type { Shard } from './format';
+
+/** Chunks a worker posts ahead of the reader's takes. */
+export const WINDOW = 2;
+
+export interface ReaderWorkerData {
+  kind: OpKind;
+  /** The format's own options (plain data). */
+  options: Record<string, unknown>;
+}
+
+export type ToReaderWorker = { type: 'open'; shard: Shard; compression: 'auto' | Compression; http?: HttpOptions; traced: boolean } | { type: 'ack' };
+
+/** The counters a worker measures for the reader, as deltas since its previous message. */
+export const SHIPPED_STATS = ['diskBytesRead', 'netBytesRead', 'bytesDecompressed', 'ioWaitSeconds', 'decompressSeconds', 'parseSeconds', 'shardsOpened', 'filesRead'] as const;
+export type ShippedStats = Partial<Pick<OpCounters, (typeof SHIPPED_STATS)[number] | 'workerCpuSeconds'>>;
+
+export type FromReaderWorker =
+  | { type: 'chunk'; items: unknown[]; stats?: ShippedStats }
+  | { type: 'end'; stats?: ShippedStats }
+  | { type: 'error'; name: string; message: string; format?: { location: string; position: string; detail: string }; stats?: ShippedStats };

@@ -1,0 +1,74 @@
+/**
+ * The worker-thread entry of a reader with `placement: 'worker'`: it reads whole shards — open,
+ * decompress, parse — and posts their elements back in chunks. Formats are plumber-data's own
+ * (internal/readers/formats.ts), found by the reader's kind, so no user module is loaded.
+ *
+ * Backpressure: at most WINDOW chunks are posted and not yet taken by the reader (each take is
+ * acknowledged); the shard's reading waits for an acknowledgement beyond that. One shard at a
+ * time: the reader sends the next `open` after this one's `end`.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { newCounters, type OpCounters } from './tracing';
+import { threadCpuSeconds } from './internal/cpuclock';
+import { FormatError } from './internal/readers/format';
+import { formatFor, workerSplitFor } from './internal/readers/formats';
+import { readShard, type ShardReadOptions } from './internal/readers/shard-read';
+import { SHIPPED_STATS, WINDOW, type FromReaderWorker, type ReaderWorkerData, type ShippedStats, type ToReaderWorker } from './internal/readers/worker-protocol';
+
+const port = parentPort;
+if (port === null) throw new Error('reader-worker.ts runs in a worker thread.');
+const data = workerData as ReaderWorkerData;
+const split = workerSplitFor(data.kind);
+// A kind with a worker split posts packed chunks (one value each, its buffers moved).
+const format = split !== undefined ? split.packed(data.options) : formatFor(data.kind, data.options);
+let credits = WINDOW;
+let wake: (() => void) | null = null;
+let cpuMark = threadCpuSeconds();
+
+/** The counters' shipped fields since the last shipment (then zeroed), with this thread's CPU seconds. */
+function take(c: OpCounters | null): ShippedStats | undefined {
+  if (c === null) return undefined;
+  const out: ShippedStats = {};
+  for (const k of SHIPPED_STATS) {
+    const v = c[k];
+    if (typeof v === 'number' && v !== 0) {
+      out[k] = v;
+      c[k] = 0;
+    }
+  }
+  const cpu = threadCpuSeconds();
+  out.workerCpuSeconds = cpu - cpuMark;
+  cpuMark = cpu;
+  return out;
+}
+
+function post(m: FromReaderWorker, transfer: ArrayBuffer[] = []): void {
+  (port as NonNullable<typeof port>).postMessage(m, transfer);
+}
+
+async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean): Promise<void> {
+  const c = traced ? newCounters() : null;
+  const clock = { parsed: (s: number): void => void (c !== null && (c.parseSeconds = (c.parseSeconds ?? 0) + s)) };
+  cpuMark = threadCpuSeconds();
+  try {
+    for await (const items of readShard(format, shard, o, c, clock)) {
+      while (credits <= 0) await new Promise<void>((r) => (wake = r));
+      credits--;
+      post({ type: 'chunk', items, stats: take(c) }, split !== undefined ? items.flatMap((p) => split.transfer(p)) : []);
+    }
+    post({ type: 'end', stats: take(c) });
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    const f = e instanceof FormatError ? { location: e.location, position: e.position, detail: e.message.slice(`${e.location}: ${e.position}: `.length) } : undefined;
+    post({ type: 'error', name: err.name, message: err.message, format: f, stats: take(c) });
+  }
+}
+
+port.on('message', (m: ToReaderWorker) => {
+  if (m.type === 'ack') {
+    credits++;
+    const w = wake;
+    wake = null;
+    w?.();
+  } else void read(m.shard, { compression: m.compression, http: m.http }, m.traced);
+});
