@@ -109,6 +109,20 @@ function lineOf(t: Tally, runs: number): Record<string, unknown> {
   };
 }
 
+/**
+ * A line against its goal, strictly: the unchanged pipeline must pass (a run the gate would not
+ * judge is no pass), the slower one must fail, each in ≥ 19 of 20 runs. What else the runs gave
+ * is said beside it.
+ */
+function goalOf(l: Record<string, unknown>): string {
+  const runs = l['runs'] as number;
+  const want = l['change'] === 'none' ? 'passed' : 'failed';
+  const got = l[want] as number;
+  const met = got >= Math.ceil((19 / 20) * runs);
+  const rest = (['passed', 'failed', 'incomparable'] as const).filter((k) => k !== want).map((k) => `${String(l[k])} ${k}`);
+  return `load ${String(l['load'])}, ${String(l['change'])}: ${want} ${got} of ${runs} (goal ≥ 19 of 20: ${met ? 'met' : 'NOT met'}); ${rest.join(', ')}`;
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const args = parseArgs(argv);
@@ -147,10 +161,7 @@ async function main(): Promise<void> {
   }
   const table = rowsTable(lines);
   if (!args.json) process.stdout.write(`${table}\n`);
-  const goals = lines.map((l) => {
-    const met = l['change'] === 'none' ? (l['runs'] as number) - (l['failed'] as number) >= Math.ceil((19 / 20) * (l['runs'] as number)) : (l['failed'] as number) >= Math.ceil((19 / 20) * (l['runs'] as number));
-    return `load ${String(l['load'])}, ${String(l['change'])}: ${l['change'] === 'none' ? 'passed' : 'failed'} ${l['change'] === 'none' ? (l['runs'] as number) - (l['failed'] as number) : String(l['failed'])} of ${String(l['runs'])} (goal ≥ 19 of 20): ${met ? 'met' : 'NOT met'}`;
-  });
+  const goals = lines.map(goalOf);
   writeResults(
     'bench:gate',
     `${table}\n\n${goals.map((g) => `- ${g}`).join('\n')}`,
