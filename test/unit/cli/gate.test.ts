@@ -132,6 +132,17 @@ describe('plumber check --baseline (the built CLI)', function () {
     assert.match(r.stderr, /the machine was busy during the baseline \(load average [\d.]+, [\d.]+ of it other work, on \d+ cores\)/);
   });
 
+  it('shows --save-baseline, --baseline and --max-slowdown in plumber --help and check --help, with examples', async () => {
+    const main = await plumber('--help');
+    assert.equal(main.code, 0);
+    assert.match(main.stdout, /^ {2}plumber check src\/pipeline\.ts --save-baseline plumber-baseline\.json$/m);
+    assert.match(main.stdout, /^ {2}plumber check src\/pipeline\.ts --baseline plumber-baseline\.json --max-slowdown 10%$/m);
+    assert.match(main.stdout, /4 `check --baseline`\ncannot compare this run with the baseline/);
+    const check = await plumber('check', '--help');
+    for (const flag of ['--baseline FILE', '--save-baseline FILE', '--max-slowdown P', '--max-load L', '--strict', '--format F']) assert.ok(check.stdout.includes(`  ${flag}`), flag);
+    assert.match(check.stdout, /Examples:\n {2}plumber check src\/pipeline\.ts --save-baseline plumber-baseline\.json/);
+  });
+
   it('refuses what it cannot use before running: no check asked for, a missing or broken baseline, a bad slowdown or format', async () => {
     const cases: Array<[string[], RegExp]> = [
       [[], /needs --min-rate R .*, --baseline FILE .* or --save-baseline FILE/],
