@@ -121,6 +121,9 @@ function lint(argv: string[]): number {
   const o = optionsOf(p);
   const cwd = process.cwd();
   const files = p.positionals.length > 0 ? namedFiles(p.positionals, cwd) : workspaceFiles(cwd);
+  // A project that lists nothing (a solution tsconfig of references, a wrong directory) must not pass as clean.
+  if (files.length === 0)
+    throw new UsageError(`there are no TypeScript files to lint in ${cwd} (its tsconfig.json includes none, or git ignores them all). Run it in the project's directory, or name the files or globs.`);
   for (const profile of o.profiles) {
     if (!profile.error && !files.includes(path.resolve(profile.pipeline.file))) files.push(path.resolve(profile.pipeline.file));
   }

@@ -16,7 +16,7 @@ export { fromTfDataset, toTfDataset, type TfDatasetLike, type TfLike } from './t
 export { connect, Cluster, type ClusterOptions } from './cluster/placement';
 export type { Batched, PaddedBatch, Unbatched } from './dataset';
 export { PipelineError } from './errors';
-export { csv, jsonLines, FormatError, type CsvRow } from './readers';
+export { csv, jsonLines, tfrecord, webdataset, parquet, arrow, FormatError, type CsvRow, type TableBatch, type TableRow } from './readers';
 export type { OpRef } from './errors';
 export { Batch } from './internal/batch-class';
 export type { TypedArray } from './internal/batch-class';

@@ -11,16 +11,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newCounters, type OpCounters } from './tracing';
 import { threadCpuSeconds } from './internal/cpuclock';
 import { FormatError } from './internal/readers/format';
-import { formatFor, workerSplitFor } from './internal/readers/formats';
+import { formatFor, workerPackingFor } from './internal/readers/formats';
 import { readShard, type ShardReadOptions } from './internal/readers/shard-read';
 import { SHIPPED_STATS, WINDOW, type FromReaderWorker, type ReaderWorkerData, type ShippedStats, type ToReaderWorker } from './internal/readers/worker-protocol';
 
 const port = parentPort;
 if (port === null) throw new Error('reader-worker.ts runs in a worker thread.');
 const data = workerData as ReaderWorkerData;
-const split = workerSplitFor(data.kind);
-// A kind with a worker split posts packed chunks (one value each, its buffers moved).
-const format = split !== undefined ? split.packed(data.options) : formatFor(data.kind, data.options);
+// A kind with a packing posts packed chunks, their buffers moved.
+const packing = workerPackingFor(data.kind);
+const format = packing !== undefined ? packing.packed(data.options) : formatFor(data.kind, data.options);
 let credits = WINDOW;
 let wake: (() => void) | null = null;
 let cpuMark = threadCpuSeconds();
@@ -46,29 +46,48 @@ function post(m: FromReaderWorker, transfer: ArrayBuffer[] = []): void {
   (port as NonNullable<typeof port>).postMessage(m, transfer);
 }
 
-async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean): Promise<void> {
+/** The shard being read: stopping aborts it. */
+let current: { abort: AbortController; done: Promise<void> } | null = null;
+
+async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean, abort: AbortController): Promise<void> {
   const c = traced ? newCounters() : null;
   const clock = { parsed: (s: number): void => void (c !== null && (c.parseSeconds = (c.parseSeconds ?? 0) + s)) };
   cpuMark = threadCpuSeconds();
   try {
-    for await (const items of readShard(format, shard, o, c, clock)) {
-      while (credits <= 0) await new Promise<void>((r) => (wake = r));
+    for await (const items of readShard(format, shard, { ...o, signal: abort.signal }, c, clock)) {
+      while (credits <= 0 && !abort.signal.aborted) await new Promise<void>((r) => (wake = r));
+      if (abort.signal.aborted) return;
       credits--;
-      post({ type: 'chunk', items, stats: take(c) }, split !== undefined ? items.flatMap((p) => split.transfer(p)) : []);
+      post({ type: 'chunk', items, stats: take(c) }, packing !== undefined ? items.flatMap((p) => packing.transfer(p)) : []);
     }
     post({ type: 'end', stats: take(c) });
   } catch (e) {
+    if (abort.signal.aborted) return;
     const err = e instanceof Error ? e : new Error(String(e));
     const f = e instanceof FormatError ? { location: e.location, position: e.position, detail: e.message.slice(`${e.location}: ${e.position}: `.length) } : undefined;
     post({ type: 'error', name: err.name, message: err.message, format: f, stats: take(c) });
   }
 }
 
+function wakeUp(): void {
+  const w = wake;
+  wake = null;
+  w?.();
+}
+
 port.on('message', (m: ToReaderWorker) => {
   if (m.type === 'ack') {
     credits++;
-    const w = wake;
-    wake = null;
-    w?.();
-  } else void read(m.shard, { compression: m.compression, http: m.http }, m.traced);
+    wakeUp();
+  } else if (m.type === 'stop') {
+    // The thread ends by running out of work once the shard's read has unwound, so the file it
+    // had open is closed first: a thread terminated while a close is pending leaves the file open.
+    const r = current;
+    r?.abort.abort();
+    wakeUp();
+    void (r?.done ?? Promise.resolve()).then(() => (port as NonNullable<typeof port>).close());
+  } else {
+    const abort = new AbortController();
+    current = { abort, done: read(m.shard, { compression: m.compression, http: m.http }, m.traced, abort) };
+  }
 });

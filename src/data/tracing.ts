@@ -97,7 +97,7 @@ export interface OpKnobs {
   /** cache(path): the path; cache(): undefined with `cacheMemory: true`. */
   cachePath?: string;
   cacheMemory?: boolean;
-  /** shard(numShards, index). */
+  /** shard(numShards, index); a reader: the shards its paths matched (known once it starts reading). */
   numShards?: number;
   shardIndex?: number;
   /** window(size, { shift, stride }): `size` is in `batchSize`; these are the rest. groupByWindow: `batchSize` is its window size. */

@@ -11,7 +11,8 @@ import { evaluate } from './evaluate';
 import type { Evaluation } from './evaluation';
 import { enclosingInterleave } from './graph';
 import { can } from './knobs';
-import type { Measured } from './measured';
+import type { Measured, OpMeasure } from './measured';
+import { shardCap } from './readers';
 
 /** Limits the planner works within. */
 export interface Limits {
@@ -30,6 +31,11 @@ export interface Limits {
   maxConcurrency: number;
   /** Stop adding once the bound reaches this root rate (`ModelOptions.targetRate`). */
   targetRate?: number;
+}
+
+/** The most threads or calls in flight `om` can use: the planner's limit, and a reader's shards. */
+function capOf(om: OpMeasure | undefined, limit: number): number {
+  return om ? Math.min(limit, shardCap(om)) : limit;
 }
 
 function workersUsed(cfg: Config): number {
@@ -69,7 +75,7 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
     let heaviest: string | undefined;
     for (const [opId, e] of ev.eff) if (cfg[opId]?.placement === 'worker' && e.worker > (heaviest ? (ev.eff.get(heaviest)?.worker ?? 0) : 0)) heaviest = opId;
     const c = heaviest ? cfg[heaviest] : undefined;
-    if (!c || c.concurrency >= lim.maxWorkers || workersUsed(cfg) >= lim.workerBudget) return false;
+    if (!c || c.concurrency >= capOf(m.ops.get(heaviest ?? ''), lim.maxWorkers) || workersUsed(cfg) >= lim.workerBudget) return false;
     c.concurrency += 1;
     return true;
   }
@@ -79,7 +85,7 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
   const c = cfg[id];
   if (!om || !c) return false;
   if (b.resource === 'parallel-op') {
-    if (c.concurrency >= lim.maxWorkers || workersUsed(cfg) >= lim.workerBudget) return false;
+    if (c.concurrency >= capOf(om, lim.maxWorkers) || workersUsed(cfg) >= lim.workerBudget) return false;
     c.concurrency += 1;
     return true;
   }
@@ -88,11 +94,12 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
     const next = ev.bounds.find((o) => o.opId !== id && o.rate > b.rate * (1 + 1e-9));
     // An op inside an interleave's inner datasets that cannot take more calls itself (a source
     // read record by record) gets more of its instances pulled at once: the interleave's lever.
-    if (!om.tunable || c.concurrency >= lim.maxConcurrency) return raiseOuter(m, cfg, id, next ? next.rate / b.rate : Infinity, lim);
+    const cap = capOf(om, lim.maxConcurrency);
+    if (!om.tunable || c.concurrency >= cap) return raiseOuter(m, cfg, id, next ? next.rate / b.rate : Infinity, lim);
     // (Latency that grows with the calls does not scale so: the plan lowers such an op afterwards
     // to the fewest calls that keep the bound, plan.ts `trimQueued`.)
-    const want = next ? Math.ceil((c.concurrency * next.rate) / b.rate) : lim.maxConcurrency;
-    c.concurrency = Math.min(lim.maxConcurrency, Math.max(c.concurrency + 1, want));
+    const want = next ? Math.ceil((c.concurrency * next.rate) / b.rate) : cap;
+    c.concurrency = Math.min(cap, Math.max(c.concurrency + 1, want));
     return true;
   }
   if (b.resource === 'sequential-op') {
@@ -117,11 +124,11 @@ function step(m: Measured, cfg: Config, ev: Evaluation, lim: Limits): boolean {
       if (raiseOuter(m, cfg, waiter, next ? next.rate / b.rate : 2, lim)) return true;
     }
     if (wc.placement === 'worker') {
-      if (wc.concurrency >= Math.min(2, lim.maxWorkers) || workersUsed(cfg) >= lim.workerBudget) return false;
+      if (wc.concurrency >= Math.min(2, capOf(wm, lim.maxWorkers)) || workersUsed(cfg) >= lim.workerBudget) return false;
       wc.concurrency = 2;
       return true;
     }
-    if (wm.tunable && wc.concurrency < 2 && lim.maxConcurrency >= 2) {
+    if (wm.tunable && wc.concurrency < 2 && capOf(wm, lim.maxConcurrency) >= 2) {
       wc.concurrency = 2;
       return true;
     }
@@ -174,7 +181,7 @@ export function hedge(m: Measured, start: Config, lim: Limits): Config {
       for (;;) {
         const e = evaluate(m, cfg, coreBudget(lim)).eff.get(id);
         const own = e ? workerOpRate(e, c.concurrency, Math.min(c.concurrency, lim.cores)) : Infinity;
-        if (own >= target || c.concurrency >= lim.maxWorkers || c.concurrency >= lim.cores || workersUsed(cfg) >= lim.workerBudget) break;
+        if (own >= target || c.concurrency >= capOf(om, lim.maxWorkers) || c.concurrency >= lim.cores || workersUsed(cfg) >= lim.workerBudget) break;
         c.concurrency += 1;
       }
     } else if (om.isAsync && om.tunable && om.service > 0 && om.latencySlope <= 0) {
@@ -182,7 +189,7 @@ export function hedge(m: Measured, start: Config, lim: Limits): Config {
       const calls = evaluate(m, cfg, coreBudget(lim)).eff.get(id)?.async ?? 0;
       if (calls <= 0) continue;
       const own = c.concurrency / (calls * om.service);
-      if (own < target) c.concurrency = Math.min(lim.maxConcurrency, Math.ceil((c.concurrency * target) / own));
+      if (own < target) c.concurrency = Math.min(capOf(om, lim.maxConcurrency), Math.ceil((c.concurrency * target) / own));
     } else if (om.isAsync && !om.tunable && om.latencySlope <= 0 && enclosingInterleave(m, id) !== undefined) {
       // An awaiting op inside inner datasets (a shard read record by record) that takes no more
       // calls itself: the interleave pulls more of its datasets at once, as cheap as calls in flight.

@@ -10,6 +10,7 @@ import { describeOp, formatRootRate, formatSeconds, perCallPhrase } from './desc
 import type { Evaluation } from './evaluation';
 import { can, isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
+import { readerPartsWords, readerWords } from './readers';
 
 /** The op that uses the most of a per-element quantity, with its share of the total. */
 function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; value: number; share: number } {
@@ -33,7 +34,9 @@ function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; 
  */
 export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
   const b = bindingBottleneck(m, ev);
-  const more = b.opId !== undefined ? [dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId), immovableWords(m, ev, b), oneAtATimeWords(m, b)].filter(Boolean).join(' ') : '';
+  const reader = b.opId !== undefined ? m.ops.get(b.opId) : undefined;
+  const readerLead = reader ? readerWords(reader, describeOp(reader.op)) : '';
+  const more = b.opId !== undefined ? [readerLead, dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId), immovableWords(m, ev, b), oneAtATimeWords(m, b)].filter(Boolean).join(' ') : '';
   return more ? { ...b, reason: `${b.reason} ${more}` } : b;
 }
 
@@ -202,6 +205,7 @@ export function opAnalyses(m: Measured, cfg: Config, ev: Evaluation, bottleneck:
       bound: ev.opBound.get(id) ?? Infinity,
       placement: cfg[id].placement,
       isBottleneck: bottleneck.opId === id,
+      ...(om.reader ? { readerParts: readerPartsWords(om) } : {}),
     };
   });
 }

@@ -29,8 +29,9 @@ function formatScale(x: number): string {
   return `${Number(x.toPrecision(2))}×`;
 }
 
-/** "is a sync function that", or for an async fn that works more than it waits, "is an async function whose work". */
+/** "is a sync function that", for an async fn that works more than it waits "is an async function whose work", for a reader "decompresses and parses on the main thread, which". */
 function fnWords(om: OpMeasure): string {
+  if (om.reader) return 'decompresses and parses on the main thread, which';
   return om.move?.awaited ? 'is an async function whose work' : 'is a sync function that';
 }
 

@@ -99,13 +99,13 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     const c = cfg[id];
     const f = cached.get(id) ?? 1;
     const { main, overhead, worker, workerWait } = threadsOf(om, c.placement, m.profile.machine);
-    // plumber-data runs async maps, worker maps and file reads on its parallel engine, which starts
+    // plumber-data runs async maps, worker maps, file reads and readers' shards on its parallel engine, which starts
     // the next call as soon as a result is handed downstream: even with one call in flight they
     // overlap the work after them. Sources that await without the engine (`from` an async
     // iterable, `lines`) and sync fns do not, nor does an awaiting fn whose library has no calls
     // in flight to give it (tfjs-data's mapAsync, an async generator stage: each call starts
     // when the next element is pulled).
-    const onEngine = c.placement === 'worker' || (om.isAsync && (isFnOp(om.op) || om.op.kind === 'files') && can(om.op, 'parallelism'));
+    const onEngine = c.placement === 'worker' || (om.isAsync && (isFnOp(om.op) || om.op.kind === 'files' || om.reader !== undefined) && can(om.op, 'parallelism'));
     const decoupler = onEngine || (om.op.kind === 'interleave' && c.concurrency >= 2);
     let wait = 0;
     if (!decoupler) {

@@ -35,6 +35,7 @@ import { can, currentConcurrency, isFnOp } from './knobs';
 import { fitLatency } from './latency';
 import type { Measured, OpMeasure } from './measured';
 import { awaitedWork, inputScale, moveOf, withAwaited } from './move';
+import { isReader, readerMainSeconds, readerMove, readerParts, readerWaits } from './readers';
 
 /**
  * How unclaimed main-thread time is charged: `perElement` seconds on every produced element, and
@@ -127,7 +128,10 @@ function cpuShares(profile: Profile, inputBytesOf: (op: OpProfile) => number | u
   const claimedByOps = profile.ops.reduce((s, op) => s + op.counters.selfSeconds + op.counters.dispatchSeconds, 0);
   const idle = C.idleMainOverheadPerSecond * run.seconds;
   const afterAwait = awaitedWork(profile.ops, inputBytesOf, cpuClockIsReal ? Math.max(0, run.mainThreadCpuSeconds - claimedByOps - idle) : 0);
-  const ownMain = (op: OpProfile): number => op.counters.selfSeconds + (afterAwait.get(op.id)?.perCall ?? 0) * op.counters.calls;
+  const ownMain = (op: OpProfile): number => {
+    const own = op.counters.selfSeconds + (afterAwait.get(op.id)?.perCall ?? 0) * op.counters.calls;
+    return readerMainSeconds(op, own) ?? own;
+  };
 
   let claimedMain = 0;
   let workerCpu = 0;
@@ -181,6 +185,8 @@ function cpuShares(profile: Profile, inputBytesOf: (op: OpProfile) => number | u
  * them twice.
  */
 function waitsOf(op: OpProfile): { isAsync: boolean; asyncCalls: number; latency: number } {
+  const reader = readerWaits(op);
+  if (reader) return reader;
   const c = op.counters;
   const counted = {
     isAsync: op.placement !== 'worker' && (c.asyncCalls > 0 || (op.fnAsync === true && c.calls === 0)),
@@ -201,7 +207,9 @@ function opMeasure(op: OpProfile, w: Window, cpu: CpuShares, inputBytes: number 
   const { isAsync, asyncCalls, latency } = waitsOf(op);
   // An operator whose library has no parallelism lever (tfjs-data's mapAsync awaits one call at a
   // time) is not tunable, however it awaits: see `can`.
-  const tunable = ((isFnOp(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files') && can(op, 'parallelism');
+  const tunable = ((isFnOp(op) && (isAsync || placement === 'worker')) || op.kind === 'interleave' || op.kind === 'files' || isReader(op)) && can(op, 'parallelism');
+  const concurrency = placement === 'main' && !isAsync && op.kind !== 'interleave' && !isReader(op) ? 1 : currentConcurrency(op, isAsync);
+  const reader = readerParts(op, concurrency);
   // Root elements this operator's counters cover (see `Window`).
   const per = w.atRoot.has(op.id) ? (w.root?.counters.produced ?? w.n) : w.n;
   const fit = isAsync && c.asyncCalls > 0 && history.length > 0 ? fitLatency(op, currentConcurrency(op, isAsync), latency, history) : undefined;
@@ -209,7 +217,8 @@ function opMeasure(op: OpProfile, w: Window, cpu: CpuShares, inputBytes: number 
     op,
     visitRatio: c.produced / per,
     producedInWindow: c.produced + (w.atRoot.has(op.id) ? w.n - per : 0),
-    callsPerRoot: c.calls / per,
+    // A reader calls no fn: each element it yields is one call of its own work.
+    callsPerRoot: (reader ? c.produced : c.calls) / per,
     selfPerRoot: own / per,
     dispatchPerRoot: c.dispatchSeconds / per,
     overheadPerRoot: (cpu.overhead.perElement * c.produced + cpu.overhead.perClaimedSecond * (own + c.dispatchSeconds)) / per,
@@ -224,11 +233,14 @@ function opMeasure(op: OpProfile, w: Window, cpu: CpuShares, inputBytes: number 
     diskPerRoot: c.diskBytesRead / per,
     bytesPerElement: c.produced > 0 ? c.bytesProduced / c.produced : 0,
     inputBytesPerElement: inputBytes ?? 0,
-    concurrency: placement === 'main' && !isAsync && op.kind !== 'interleave' ? 1 : currentConcurrency(op, isAsync),
+    concurrency,
     isAsync,
     tunable,
-    movable: isFnOp(op) && placement === 'main' && (!isAsync || awaited?.works === true) && op.fnModule !== undefined && op.moveBlocked === undefined && c.calls > 0 && can(op, 'placement'),
-    move: withAwaited(moveOf(op, inputBytes), awaited),
+    movable:
+      (isFnOp(op) && placement === 'main' && (!isAsync || awaited?.works === true) && op.fnModule !== undefined && op.moveBlocked === undefined && c.calls > 0 && can(op, 'placement')) ||
+      (reader !== undefined && placement === 'main' && reader.decompress + reader.parse > 0 && can(op, 'placement')),
+    move: reader ? (moveOf(op, inputBytes) ?? readerMove(op)) : withAwaited(moveOf(op, inputBytes), awaited),
+    ...(reader ? { reader } : {}),
   };
 }
 

@@ -65,6 +65,8 @@ export interface OpMeasure {
    * It can move to worker threads.
    */
   movable: boolean;
+  /** A reader's work per element by part (read, decompress, parse), its shards and what binds (./readers.ts). */
+  reader?: ReaderParts;
   /**
    * Main-thread seconds per call (its own time and its share of the runtime's) that an earlier run
    * in `history` measured for this fn on the main thread, for an op this run had in worker
@@ -136,4 +138,22 @@ export interface Measured {
   children: Map<string, string[]>;
   /** Other-thread CPU per root element that no op could be charged with. */
   unattributedOtherCpuPerRoot: number;
+}
+
+/** The part of a reader's work that takes the most time per element. */
+export type ReaderPart = 'read' | 'decompress' | 'parse';
+
+/** A reader's work per element it yields, by part (seconds), and what binds. */
+export interface ReaderParts {
+  read: number;
+  decompress: number;
+  parse: number;
+  /** The largest part. */
+  binds: ReaderPart;
+  /** Decompression and parsing together outweigh the waits: worker threads can take the work. */
+  cpuBound: boolean;
+  /** Shards the reader matched, when it said (`knobs.numShards`): the most it can read at once. */
+  shards?: number;
+  /** Shards it read at once in the run. */
+  parallelism: number;
 }

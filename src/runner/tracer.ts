@@ -29,6 +29,8 @@ const REMOTE_COUNTERS = [
   'remoteHostWallSeconds',
   'remoteHostIdleSeconds',
 ] as const;
+/** The optional counters of readers (see OpCounters): sums over the window like the rest. */
+const READER_COUNTERS = ['netBytesRead', 'bytesDecompressed', 'ioWaitSeconds', 'decompressSeconds', 'parseSeconds', 'shardsOpened'] as const;
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
 const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater', 'remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteHosts', 'remoteWorkersOnConsumerHost']);
 
@@ -201,8 +203,8 @@ export class RunnerTracer implements Tracer {
       for (const name of Object.keys(window) as (keyof OpCounters)[]) {
         window[name] = MAX_COUNTERS.has(name) || !base ? (counters[name] ?? 0) : (counters[name] ?? 0) - (base[name] ?? 0);
       }
-      // Optional counters (a cluster op's) are reported only by the operators that keep them.
-      for (const name of REMOTE_COUNTERS) {
+      // Optional counters (a cluster op's, a reader's) are reported only by the operators that keep them.
+      for (const name of [...REMOTE_COUNTERS, ...READER_COUNTERS]) {
         const v = counters[name];
         if (v !== undefined) window[name] = MAX_COUNTERS.has(name) || !base ? v : v - (base[name] ?? 0);
       }

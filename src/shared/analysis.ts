@@ -48,6 +48,8 @@ export interface OpAnalysis {
   placement: 'main' | 'worker' | 'libuv' | 'remote';
   /** True for the operator that holds the pipeline back. */
   isBottleneck: boolean;
+  /** A reader's work by part, per element, and the part that binds: "reading 0.2 µs, decompressing 5.9 µs and parsing 3.2 µs per row: it binds on decompressing; 1 of its 8 shards read at once". */
+  readerParts?: string;
 }
 
 /** The answer to "why is it slow": the binding resource and, if one, the operator. */

@@ -65,7 +65,7 @@ describe('installed from the packed tarballs into a fresh project', function () 
 
   it('packs plumber-data with its builds, types, ES module entry, bin, README and LICENSE, and neither its source nor source maps', () => {
     const files = contents(tarballs.data);
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'dist/cluster-cli.js', 'esm/index.mjs', 'esm/index.d.mts', 'cluster/bin.js']) {
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'dist/reader-worker.js', 'dist/cluster-cli.js', 'esm/index.mjs', 'esm/index.d.mts', 'cluster/bin.js']) {
       assert.ok(files.includes(f), `${f} is not in the tarball`);
     }
     // The production build has no source maps: a map left from a development build stays out too.

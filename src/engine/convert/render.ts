@@ -53,13 +53,24 @@ export function additionsOf(reading: DialectReading, input: ConvertInput, export
     let a = out.get(change.opId);
     if (!a) out.set(change.opId, (a = { options: [], after: [] }));
     const fnStage = stage && (stage.method === 'map' || stage.method === 'filter' || stage.method === 'flatMap');
+    // A reader source: shards at once, and decompression and parsing in worker threads (its fns are plumber-data's own).
+    const readerSource = !stage && reading.sourceWith !== undefined;
     switch (change.kind) {
       case 'parallelism':
+        if (readerSource) {
+          setOption(a.options, 'parallelism', String(change.to));
+          break;
+        }
         if (!fnStage) return `${change.opId} takes no parallelism.`;
         setOption(a.options, 'parallelism', String(change.to));
         break;
       case 'placement': {
         if (change.to === 'main') break;
+        if (readerSource) {
+          setOption(a.options, 'parallelism', String(change.parallelism));
+          setOption(a.options, 'placement', `'worker'`);
+          break;
+        }
         if (!fnStage) return `${change.opId} has no fn to move to worker threads.`;
         const w = workerOptions(stage.fn ? { ...stage.op, fn: stage.fn } : stage.op, change, input, stage.fn ? undefined : stage.args[0], exports);
         if (typeof w === 'string') return w;
@@ -92,7 +103,8 @@ function callText(stage: Stage, extra: Additions | undefined): string {
 
 /** The converted chain's text, each call on its own line where the original operator started one. */
 export function chainText(reading: DialectReading, additions: Map<string, Additions>): string {
-  let out = `${reading.source}${(additions.get(reading.sourceOp.id)?.after ?? []).join('')}`;
+  const own = additions.get(reading.sourceOp.id);
+  let out = `${reading.sourceWith ? reading.sourceWith(own?.options ?? []) : reading.source}${(own?.after ?? []).join('')}`;
   for (const stage of reading.stages) {
     const indent = stage.op.lineIndent;
     out += `${indent !== undefined ? `\n${indent}` : ''}${callText(stage, additions.get(stage.op.id))}`;

@@ -16,6 +16,7 @@
 import type { GraphOp, PipelineGraph } from '../graph/types';
 import { linearChain } from './chain';
 import { secondArgRefusal } from './fns';
+import { tfjsCsvSource } from './tfjsCsv';
 import { calledName, opArgs } from './text';
 import { stagesUntilRefused, type Reading, type Stage } from './types';
 
@@ -56,20 +57,29 @@ export function readTfjs(pipeline: PipelineGraph, text: string): Reading {
   const [sourceOp, ...rest] = chain;
   if (!sourceOp) return { ok: false, reason: 'The pipeline has no operators.' };
   const sourceName = calledName(sourceOp, text);
-  if (sourceName !== 'array' && sourceName !== 'generator') {
-    return { ok: false, reason: `tf.data.${sourceName} reads its input its own way (columns, headers, types); only tf.data.array and tf.data.generator sources are converted.` };
+  if (sourceName !== 'array' && sourceName !== 'generator' && sourceName !== 'csv') {
+    return { ok: false, reason: `tf.data.${sourceName} reads its input its own way; only tf.data.array, tf.data.generator and tf.data.csv sources are converted.` };
   }
   const ns = namespaceOf(sourceOp, text);
   if (!ns) return { ok: false, reason: `${sourceOp.label} is not called on the tf namespace (\`tf.data.${sourceName}\`), which the adapter back to a tfjs Dataset needs.` };
+  const csvSource = sourceName === 'csv' ? tfjsCsvSource(sourceOp, text) : undefined;
+  if (typeof csvSource === 'string') return { ok: false, reason: csvSource };
   const args = opArgs(sourceOp, text);
-  if (args.length !== 1) return { ok: false, reason: `${sourceOp.label} takes one argument to be converted.` };
+  if (!csvSource && args.length !== 1) return { ok: false, reason: `${sourceOp.label} takes one argument to be converted.` };
   const { stages, stoppedAt } = stagesUntilRefused(rest, (op) => stage(op, text));
   if (stages.length === 0 && stoppedAt) return { ok: false, reason: `Nothing after the source can be converted: ${stoppedAt.why}.` };
   const notes = stages.some((s) => s.method === 'map' || s.method === 'filter')
     ? ['tfjs runs map and filter fns inside tf.tidy; plumber-data does not, so tensors a fn creates and does not return are not disposed for it.']
     : [];
+  const wrap = (c: string) => `toTfDataset(${c}, ${ns})`;
+  if (csvSource) {
+    return {
+      ok: true,
+      reading: { source: csvSource.source([]), sourceWith: csvSource.source, sourceOp, stages, wrap, imports: ['csv', 'toTfDataset'], ...(stoppedAt ? { stoppedAt } : {}), notes: [...csvSource.notes, ...notes] },
+    };
+  }
   return {
     ok: true,
-    reading: { source: `from(${args[0]!.text})`, sourceOp, stages, wrap: (c) => `toTfDataset(${c}, ${ns})`, imports: ['from', 'toTfDataset'], ...(stoppedAt ? { stoppedAt } : {}), notes },
+    reading: { source: `from(${args[0]!.text})`, sourceOp, stages, wrap, imports: ['from', 'toTfDataset'], ...(stoppedAt ? { stoppedAt } : {}), notes },
   };
 }

@@ -29,6 +29,11 @@ export interface Stage {
 export interface DialectReading {
   /** The plumber-data source expression (`from(xs)`). */
   source: string;
+  /**
+   * A source that takes knobs of its own (a reader's `parallelism` and `placement`): its text with
+   * the plan's options added. Without it the source takes none, and a plan change on it is refused.
+   */
+  sourceWith?(options: Array<[key: string, valueText: string]>): string;
   /** The source operator. */
   sourceOp: GraphOp;
   stages: Stage[];

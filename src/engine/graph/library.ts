@@ -10,8 +10,11 @@ import { Node, SourceFile, Symbol as MorphSymbol } from 'ts-morph';
 
 export const LIBRARY = 'plumber-data';
 
+/** The readers of stored formats (src/data/readers.ts): sources with the knobs `parallelism` (shards at once) and `placement`. */
+export const READER_FUNCTIONS = ['csv', 'jsonLines', 'tfrecord', 'webdataset', 'parquet', 'arrow'] as const;
+
 /** Functions of the library that create a dataset (the heads of chains). */
-export const SOURCE_FUNCTIONS = new Set(['from', 'range', 'files', 'lines', 'zip', 'concatenate', 'sampleFromDatasets', 'chooseFromDatasets']);
+export const SOURCE_FUNCTIONS = new Set(['from', 'range', 'files', 'lines', 'zip', 'concatenate', 'sampleFromDatasets', 'chooseFromDatasets', ...READER_FUNCTIONS]);
 
 /** Source functions whose inputs are datasets passed as arguments (in argument order), not a receiver. */
 export const MULTI_INPUT_SOURCES = new Set(['zip', 'concatenate', 'sampleFromDatasets', 'chooseFromDatasets']);

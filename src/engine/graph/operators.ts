@@ -50,7 +50,14 @@ const OPTION_ARG: Partial<Record<OpKind, { index: number; keys: string[] }>> = {
   batch: { index: 1, keys: ['dropRemainder'] },
   shuffle: { index: 1, keys: ['seed', 'reshuffleEachIteration'] },
   files: { index: 1, keys: ['parallelism', 'read', 'cwd'] },
-  lines: { index: 1, keys: ['encoding', 'cwd'] },
+  lines: { index: 1, keys: ['encoding', 'cwd', 'compression'] },
+  // The readers: src/data/options.ts `OPTION_KEYS` (csv, jsonLines, tfrecord, webdataset, table).
+  csv: { index: 1, keys: ['parallelism', 'placement', 'compression', 'cwd', 'http', 'header', 'delimiter', 'schema'] },
+  jsonLines: { index: 1, keys: ['parallelism', 'placement', 'compression', 'cwd', 'http', 'skipEmpty'] },
+  tfrecord: { index: 1, keys: ['parallelism', 'placement', 'compression', 'cwd', 'http', 'decode', 'verify'] },
+  webdataset: { index: 1, keys: ['parallelism', 'placement', 'compression', 'cwd', 'http', 'shuffleShards'] },
+  parquet: { index: 1, keys: ['parallelism', 'placement', 'compression', 'cwd', 'http', 'columns', 'as'] },
+  arrow: { index: 1, keys: ['parallelism', 'placement', 'compression', 'cwd', 'http', 'columns', 'as'] },
   window: { index: 1, keys: ['shift', 'stride', 'dropRemainder'] },
   paddedBatch: { index: 1, keys: ['paddedShapes', 'paddingValues', 'dropRemainder'] },
   bucketBySequenceLength: { index: 3, keys: ['paddedShapes', 'paddingValues', 'padToBucketBoundary', 'noPadding', 'dropRemainder'] },
@@ -85,6 +92,13 @@ const POSITIONAL: Partial<Record<OpKind, Array<{ index: number; key: string }>>>
     { index: 2, key: 'bucketBatchSizes' },
   ],
   rebatch: [{ index: 0, key: 'batchSize' }],
+  // A reader's path, glob, URL or list (a literal string lets a lint tell one file from shards).
+  csv: [{ index: 0, key: 'path' }],
+  jsonLines: [{ index: 0, key: 'path' }],
+  tfrecord: [{ index: 0, key: 'path' }],
+  webdataset: [{ index: 0, key: 'path' }],
+  parquet: [{ index: 0, key: 'path' }],
+  arrow: [{ index: 0, key: 'path' }],
 };
 
 /** The argument that holds the user function, for operators that take one. */

@@ -33,6 +33,10 @@ const HELP: Record<string, string> = {
     'A shuffle buffer under a tenth of the dataset (as the source states it, or as a profiled run counted it) leaves elements near where they were read, and models can lose accuracy to it. Raise the buffer toward the dataset’s size, or shuffle the file list before reading.',
   'plumber/padding-waste':
     'A large share of the positions of padded batches (paddedBatch, bucketBySequenceLength) is padding, as measured in a profiled run: the model computes on it. Use bucketBySequenceLength with boundaries around the measured lengths.',
+  'plumber/reader-one-shard':
+    'A gzip or brotli stream decompresses front to back, and a reader splits its work by shards only, so one large or compressed file read by one reader runs on one thread whatever its parallelism or placement. Split it into shards (several files a glob matches) and read them with parallelism (and placement: "worker" where parsing binds).',
+  'plumber/parse-on-main-thread':
+    'A CSV or JSON Lines reader that decompresses and parses on the main thread holds the pipeline back, as the profiled run measured. placement: "worker" moves decompression and parsing to worker threads (one per shard read at once), with parallelism shards at once.',
   [NOT_FOLLOWED]: 'Plumber saw a dataset chain it could not follow (the message says why), so it neither lints nor profiles that part. Write the chain so its operators are visible in the source, or ignore the note.',
 };
 

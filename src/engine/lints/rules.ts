@@ -3,6 +3,7 @@
  * (`plumber/<rule>`), a severity (never Error: the code runs, it is just slow or subtly wrong) and
  * points at the other operators involved.
  */
+import { READER_RULES, readerLints } from './readers';
 import type { GraphOp, Knob, PipelineGraph } from '../graph/types';
 import { formatPercent, listWords } from '../../model/describe';
 
@@ -36,6 +37,7 @@ export const RULES: Record<string, string> = {
   'plumber/noop-buffer': 'shuffle(1) or prefetch(0) does nothing',
   'plumber/shard-late': 'shard() after expensive work or after shuffle(): every worker does all the work, or the shards overlap',
   'plumber/shuffle-buffer-small': 'a shuffle buffer much smaller than the dataset shuffles poorly',
+  ...READER_RULES,
 };
 
 /**
@@ -143,7 +145,7 @@ const FN_KINDS = new Set(['map', 'filter', 'flatMap']);
 /** Run every rule on one pipeline. */
 export function lintPipeline(p: PipelineGraph, env: LintEnv): LintFinding[] {
   const byId = new Map(p.ops.map((o) => [o.id, o]));
-  const out: LintFinding[] = [];
+  const out: LintFinding[] = readerLints(p);
   for (const op of p.ops) {
     if (op.kind === 'cache') {
       const random = upstream(op, byId).filter((o) => o.random);

@@ -49,7 +49,7 @@ const METHODS: ReadonlyArray<[method: string, kind: OpKind, takesFn: boolean]> =
 const SOURCES: ReadonlyArray<[name: string, kind: OpKind]> = [
   ['generator', 'from'],
   ['array', 'from'],
-  ['csv', 'lines'],
+  ['csv', 'csv'],
   ['zip', 'zip'],
 ];
 

@@ -93,6 +93,7 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
         lines.push(`- ${opRateWords(an, v.unit ?? 'el')} · ${formatShare(an.cpuShare)} of CPU · ${an.placement} thread${an.placement === 'worker' ? 's' : ''}`);
         lines.push(`- ${formatSeconds(an.cpuPerRootElement)} CPU per pipeline element (visit ratio ${compact(an.visitRatio)})`);
         lines.push(`- Bound (model): ${rateWords(an.bound, v.unit ?? 'el')}${an.isBottleneck ? ' — **the bottleneck**' : ''}`);
+        if (an.readerParts) lines.push(`- Reader: ${esc(an.readerParts)}`);
       }
       lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
       const a = rec.analysis;

@@ -56,7 +56,7 @@ describe('plumber lint --format sarif', function () {
     }
 
     const results = log.runs[0]!.results;
-    assert.equal(results.length, 17);
+    assert.equal(results.length, 18);
     for (const res of results) assert.equal(driver.rules[res.ruleIndex]!.id, res.ruleId);
     const first = results[0]!;
     assert.equal(first.ruleId, 'plumber/cache-after-random');

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { ROOT } from './bin';
+import { ROOT, plumber } from './bin';
 import { TWO_FINDINGS, lint, project } from './lintRun';
 
 const LINTS = path.join(ROOT, 'test/fixtures/server/lints');
@@ -44,7 +44,7 @@ describe('plumber lint', function () {
   it('finds every static rule of the lint fixture, and nothing on the clean one', async () => {
     const r = await lint(LINTS, 'input.ts', '--cores', '8', '--format', 'json');
     const rules = new Set((JSON.parse(r.stdout) as { findings: Array<{ rule: string }> }).findings.map((f) => f.rule));
-    assert.equal(rules.size, 12);
+    assert.equal(rules.size, 13);
     assert.equal(r.code, 1);
     const clean = await lint(LINTS, 'clean.ts', '--cores', '8');
     assert.deepEqual([clean.code, clean.stdout], [0, '']);
@@ -52,7 +52,7 @@ describe('plumber lint', function () {
   });
 
   it('says what was wrong and exits 2 on a wrong rule, format, severity, or a file that is not there', async () => {
-    const p = project({ 'a.ts': TWO_FINDINGS });
+    const p = project({ 'a.ts': TWO_FINDINGS, 'tsconfig.json': '{ "files": [], "references": [{ "path": "./lib" }] }' });
     try {
       for (const [args, said] of [
         [['a.ts', '--rule', 'shuffle-afterbatch'], /--rule shuffle-afterbatch: there is no such rule\. Rules: cache-after-random, /],
@@ -60,6 +60,7 @@ describe('plumber lint', function () {
         [['a.ts', '--max-severity', 'error'], /--max-severity must be warning or information/],
         [['missing.ts'], /missing\.ts does not exist/],
         [['src/**/*.ts'], /src\/\*\*\/\*\.ts matches no TypeScript or JavaScript file/],
+        [['--rule', 'noop-buffer'], /there are no TypeScript files to lint in .*\(its tsconfig\.json includes none, or git ignores them all\)/],
       ] as const) {
         const r = await lint(p.dir, ...args);
         assert.equal(r.code, 2, args.join(' '));
@@ -109,6 +110,21 @@ describe('plumber lint', function () {
         'other.ts:5 plumber/shuffle-after-batch',
         'same.ts:3 plumber/no-prefetch-at-end',
       ]);
+    } finally {
+      p.remove();
+    }
+  });
+
+  it('is in plumber --help with examples, and plumber lint --help lists its options and the comments', async () => {
+    const p = project({});
+    try {
+      const main = await lint(p.dir, '--help');
+      assert.equal(main.code, 0);
+      assert.match(main.stdout, /^Usage: plumber lint \[files\|directories\|globs…\]/);
+      for (const flag of ['--format', '--max-severity', '--rule', '--ignore-rule', '--profile', 'plumber-disable-next-line', 'plumber-disable-line']) assert.ok(main.stdout.includes(flag), flag);
+      const help = await plumber('--help');
+      assert.match(help.stdout, /plumber lint \[files\|globs…\] \[options\]/);
+      assert.match(help.stdout, /Examples:[\s\S]*plumber lint 'src\/\*\*\/\*\.ts' --format sarif/);
     } finally {
       p.remove();
     }

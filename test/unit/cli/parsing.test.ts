@@ -37,14 +37,14 @@ describe('plumber command-line parsing', function () {
     it('says "constructor" is not a command, with the commands there are (exit 2)', async () => {
       const r = await plumber('constructor', 'f.ts');
       assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /"constructor" is not a plumber command\. Commands: profile, plan, check, fix\./);
+      assert.match(r.stderr, /"constructor" is not a plumber command\. Commands: profile, plan, check, fix, lint\./);
     });
 
     it('says there is no help on "constructor" instead of printing the source of Object (exit 2)', async () => {
       const r = await plumber('help', 'constructor');
       assert.equal(r.code, 2, r.stdout);
       assert.doesNotMatch(r.stdout + r.stderr, /native code/);
-      assert.match(r.stderr, /there is no help on "constructor"\. Topics: profile, plan, fix, check\./);
+      assert.match(r.stderr, /there is no help on "constructor"\. Topics: profile, plan, fix, lint, check\./);
       const plan = await plumber('help', 'plan');
       assert.equal(plan.code, 0);
       assert.match(plan.stdout, /^Usage: plumber plan/);

@@ -17,6 +17,8 @@ export interface Faults {
   firstByteDelayMs?: number;
   /** Ignore `Range` headers (always 200 with the whole body). */
   noRanges?: boolean;
+  /** Answer every request with `302 Found` to this URL. */
+  redirectTo?: string;
 }
 
 export interface Served {
@@ -79,6 +81,11 @@ export class TestServer {
     this.counts.set(path, n + 1);
     const faults = this.faults.get(path) ?? {};
     const record = (status: number, bytes: number): void => void this.requests.push({ path, range: req.headers.range, authorization: req.headers.authorization, status, bytes });
+    if (faults.redirectTo !== undefined) {
+      record(302, 0);
+      res.writeHead(302, { Location: faults.redirectTo }).end();
+      return;
+    }
     const body = this.files.get(path);
     const status = faults.statuses?.[n];
     if (body === undefined || status !== undefined) {

@@ -125,6 +125,27 @@ describe('HTTP(S) shards: streamed reads and range reads against a real local se
     );
   });
 
+  it("follows redirects, sending credentials to the shard's own origin only", async () => {
+    const other = await new TestServer().start();
+    try {
+      other.files.set('moved.bin', big);
+      server.faults.set('big.bin', { redirectTo: other.url('moved.bin') });
+      const got = await drain(server.url('big.bin'), { counters: null, http: { headers: { Authorization: 'Bearer t0ken' } } });
+      assert.ok(got.equals(big));
+      assert.deepEqual(
+        server.hits('big.bin').map((r) => [r.status, r.authorization]),
+        [[302, 'Bearer t0ken']],
+      );
+      assert.deepEqual(
+        other.hits('moved.bin').map((r) => [r.status, r.authorization]),
+        [[200, undefined]],
+      );
+      assert.equal(await other.openSockets(), 0);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('counts a stall longer than http.timeoutMs as a transient failure', async () => {
     server.faults.set('small.bin', { firstByteDelayMs: 400 });
     const retries: RetryInfo[] = [];

@@ -61,7 +61,7 @@ describe('plumber-data readers: compression', () => {
     assert.deepEqual(await jsonLines(unnamed, { compression: 'brotli' }).toArray(), expected);
   });
 
-  it('fails on a truncated gzip file (head -c) naming the file and the byte where it ends, never with fewer rows in silence', async () => {
+  it('fails on a truncated gzip (head -c) or brotli file naming the file and the byte where it ends, never with fewer rows in silence', async () => {
     const gz = gzipFile(plain);
     const cut = join(t.dir, 'cut.jsonl.gz');
     const size = Math.floor(statSync(gz).size / 2);
@@ -75,6 +75,11 @@ describe('plumber-data readers: compression', () => {
     });
     // lines() too.
     await assert.rejects(lines(cut).toArray(), /cut\.jsonl\.gz: .*the file is truncated/);
+    // And brotli.
+    const br = readFileSync(plain);
+    const cutBr = join(t.dir, 'cut.jsonl.br');
+    writeFileSync(cutBr, brotliCompressSync(br, { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }).subarray(0, 5000));
+    await assert.rejects(jsonLines(cutBr).toArray(), /cut\.jsonl\.br: byte 5,000: unexpected end of brotli data at byte 5000 — the file is truncated/);
   });
 
   it('fails on corrupt gzip bytes naming the file and the compressed offset', async () => {

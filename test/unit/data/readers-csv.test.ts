@@ -46,6 +46,8 @@ describe('plumber-data csv() and jsonLines()', () => {
       typed.map((r) => r.id),
       [1, 2, 3, 4, 5],
     );
+    // Parsed in a worker thread, typed columns cross as typed arrays (NaN included) and come back the same.
+    assert.deepEqual(await csv(path, { schema: { id: 'int', score: 'number' }, placement: 'worker' }).toArray(), typed);
   });
 
   it('takes a delimiter, a header as names or none, and boolean columns', async () => {
@@ -64,6 +66,15 @@ describe('plumber-data csv() and jsonLines()', () => {
       ['2', 'FALSE'],
       ['3', '1'],
     ]);
+    assert.deepEqual(await csv(path, { delimiter: ';', header: false, schema: { 1: 'boolean' }, placement: 'worker' }).toArray(), [
+      ['x;y', true],
+      ['2', false],
+      ['3', true],
+    ]);
+    assert.deepEqual(
+      await csv(path, { delimiter: ';', header: ['a', 'b'], schema: { b: 'boolean' }, placement: 'worker' }).toArray(),
+      await csv(path, { delimiter: ';', header: ['a', 'b'], schema: { b: 'boolean' } }).toArray(),
+    );
     assert.deepEqual(await csv(path, { delimiter: ';', header: ['a', 'b'], schema: { b: 'boolean' } }).toArray(), [
       { a: 'x;y', b: true },
       { a: '2', b: false },

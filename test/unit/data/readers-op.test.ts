@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { csv, jsonLines, siteKey, type KnobOverride } from 'plumber-data';
+import { csv, from, jsonLines, siteKey, type KnobOverride } from 'plumber-data';
 import { traced } from './helpers';
 import { gzipFile, tempDir } from './readers-files';
 
@@ -43,7 +43,7 @@ describe('plumber-data readers: the reader op', () => {
   });
   afterEach(() => t.remove());
 
-  /** The order the readers document: a cycle of p shards, one element from each in turn, an ended shard replaced in place by the next. */
+  /** The order the readers document: a cycle of p shards, one element from each in turn; a shard found ended ends its turn, and the next shard takes its place from the place's next turn. */
   function cycleOrder(p: number): string[] {
     const next = sizes.map(() => 0);
     const out: string[] = [];
@@ -56,8 +56,10 @@ describe('plumber-data readers: the reader op', () => {
       if (next[k] < sizes[k]) {
         out.push(`${k}:${next[k]++}`);
         turn = i + 1;
-      } else if (nextShard < sizes.length) open[i] = nextShard++;
-      else open = open.filter((_, j) => j !== i);
+      } else if (nextShard < sizes.length) {
+        open[i] = nextShard++;
+        turn = i + 1;
+      } else open = open.filter((_, j) => j !== i);
     }
     return out;
   }
@@ -70,8 +72,8 @@ describe('plumber-data readers: the reader op', () => {
         const got = keys(await jsonLines<{ s: number; i: number }>(pattern, { parallelism: p, placement }).toArray());
         assert.deepEqual(got, cycleOrder(p), `parallelism ${p}`);
       }
-      // p = 2 with these shards: 0,1,0,1,0,2,0,2,0,2,3,2,3,3
-      assert.deepEqual(cycleOrder(2), ['0:0', '1:0', '0:1', '1:1', '0:2', '2:0', '0:3', '2:1', '0:4', '2:2', '3:0', '2:3', '3:1', '3:2']);
+      // p = 2 with these shards (sizes 5, 2, 4, 3), as interleave(cycleLength 2) orders them.
+      assert.deepEqual(cycleOrder(2), ['0:0', '1:0', '0:1', '1:1', '0:2', '0:3', '2:0', '0:4', '2:1', '2:2', '3:0', '2:3', '3:1', '3:2']);
     });
   }
 
@@ -87,13 +89,35 @@ describe('plumber-data readers: the reader op', () => {
     assert.deepEqual(parts.flatMap(keys).sort(), [...all].sort());
   });
 
+  it('reads shards inside an interleave, each inner reader one shard, in interleave order', async () => {
+    const paths = sizes.map((_, k) => join(t.dir, `part-${k}.jsonl`));
+    const got = await from(paths)
+      .interleave((p) => jsonLines<{ s: number; i: number }>(p), { cycleLength: 2, parallelism: 2 })
+      .toArray();
+    assert.deepEqual(keys(got), cycleOrder(2));
+    // The same order as the reader's own parallelism.
+    assert.deepEqual(keys(await jsonLines<{ s: number; i: number }>(pattern, { parallelism: 2 }).toArray()), keys(got));
+  });
+
+  it('rejects what it cannot read at build time: an unknown option, a bad compression, placement or delimiter', () => {
+    assert.throws(() => csv('a.csv', { paralelism: 2 } as never), /unknown option 'paralelism'/);
+    assert.throws(() => jsonLines('a.jsonl', { compression: 'zip' as never }), /compression must be one of auto, gzip, brotli, none/);
+    assert.throws(() => jsonLines('a.jsonl', { placement: 'gpu' as never }), /placement must be 'main' or 'worker'/);
+    assert.throws(() => csv('a.csv', { delimiter: '||' }), /one-character delimiter/);
+    assert.throws(() => csv('a.csv', { parallelism: 0 }), /parallelism must be a number >= 1/);
+  });
+
+  it('fails the pass naming the pattern when no file matches, rather than reading nothing', async () => {
+    await assert.rejects(csv(join(t.dir, 'none-*.csv'), { placement: 'worker' }).toArray(), /none-\*\.csv: no such file matches this pattern/);
+  });
+
   it('counts what it read, parsed and produced, and reports its knobs', async () => {
     const files = sizes.map((_, k) => join(t.dir, `part-${k}.jsonl`));
     const { tracer, value } = traced(() => jsonLines(pattern, { parallelism: 2 }));
     assert.equal((await value.toArray()).length, 14);
     const { info, counters } = tracer.only('jsonLines');
     assert.equal(info.placement, 'main');
-    assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2 });
+    assert.deepEqual(info.knobs, { parallelism: 2, resolvedParallelism: 2, numShards: 4 });
     assert.equal(info.site?.line !== undefined, true);
     assert.equal(counters.produced, 14);
     assert.equal(counters.shardsOpened, 4);

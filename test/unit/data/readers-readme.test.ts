@@ -4,6 +4,7 @@
  * ```typescript (readme.test.ts runs the ```ts ones, which need no files).
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformSync } from 'esbuild';
@@ -53,6 +54,17 @@ describe('src/data/README.md Readers examples', () => {
     gzipFile(join(data, 'people.csv'));
     writeFileSync(join(data, 'events-0.jsonl'), '{"id":0}\n{"id":2}\n');
     writeFileSync(join(data, 'events-1.jsonl'), '{"id":1}\n{"id":3}\n{"id":5}\n');
+    // The webdataset example's shard, made by GNU tar (the records helper's lines).
+    for (const [key, cls, txt] of [
+      ['0001', '3', 'a cat'],
+      ['0002', '5', 'a dog'],
+    ]) {
+      mkdirSync(join(t.dir, 'src', 'train'), { recursive: true });
+      writeFileSync(join(t.dir, 'src', 'train', `${key}.cls`), cls);
+      writeFileSync(join(t.dir, 'src', 'train', `${key}.txt`), txt);
+    }
+    mkdirSync(join(t.dir, 'shards'));
+    execFileSync('tar', ['-cf', join(t.dir, 'shards', 'train-0000.tar'), '--sort=name', '-C', join(t.dir, 'src'), 'train']);
     process.chdir(t.dir);
   });
   after(() => {
@@ -62,7 +74,7 @@ describe('src/data/README.md Readers examples', () => {
 
   const all = examples();
   it('has a checked example for each reader', () => {
-    for (const reader of ['csv', 'jsonLines'])
+    for (const reader of ['csv', 'jsonLines', 'tfrecord', 'webdataset'])
       assert.ok(
         all.some((e) => new RegExp(`\\b${reader}[<(]`).test(e.code) && e.expected.length > 0),
         `no checked example of ${reader}`,

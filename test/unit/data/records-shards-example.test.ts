@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { webDatasetFormat, type WebDatasetSample } from '../../../src/data/internal/readers/webdataset';
 import { CLASSES, SAMPLES_PER_SHARD, SHARD_COUNT, SIZE, ensureShards } from '../../../examples/webdataset-shards/prepare';
-import { decodeSample, type Sample } from '../../../examples/webdataset-shards/transforms';
+import { decodeSample } from '../../../examples/webdataset-shards/transforms';
 import { parseAll } from './records-helpers';
 
 describe('records: the webdataset-shards example', () => {
@@ -28,7 +28,7 @@ describe('records: the webdataset-shards example', () => {
       for (const [i, sample] of samples.entries()) {
         const n = s * SAMPLES_PER_SHARD + i;
         assert.equal(sample.__key__, `sample-${String(n).padStart(6, '0')}`);
-        const d = decodeSample(sample as unknown as Sample);
+        const d = decodeSample(sample);
         assert.equal(d.image.length, 3 * SIZE * SIZE);
         assert.equal(d.label, n % CLASSES.length);
         assert.equal(d.caption, `a ${CLASSES[d.label]}`);

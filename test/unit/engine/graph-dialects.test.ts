@@ -128,10 +128,10 @@ describe('dialect graphs', () => {
       );
     });
 
-    it("follows `import { data } from '@tensorflow/tfjs'` and reads csv as a lines source with its path", () => {
+    it("follows `import { data } from '@tensorflow/tfjs'` and reads csv as a csv source with its path", () => {
       const load = pipeline(graphOf('tfjs-named.ts'), 'load');
       assert.equal(load.factory, true);
-      assert.equal(load.ops[0]!.kind, 'lines');
+      assert.equal(load.ops[0]!.kind, 'csv');
       assert.equal(knobWords(load.ops[0]!.knobs['path']), "'file://./rows.csv'@5:19");
     });
   });

@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
@@ -35,7 +35,10 @@ describe('bundles', () => {
     const out = (o: BundleOptions): string => o.outfile;
     const production = bundles({ production: true });
     const library = production.filter((o) => out(o).startsWith('src/data/'));
-    assert.deepEqual(library.map(out).sort(), ['src/data/dist/cluster-cli.js', 'src/data/dist/index.js', 'src/data/dist/worker.js']);
+    assert.deepEqual(library.map(out).sort(), ['src/data/dist/cluster-cli.js', 'src/data/dist/index.js', 'src/data/dist/reader-worker.js', 'src/data/dist/worker.js']);
+    // The library's dependencies are installed beside it, never bundled into it.
+    const dependencies = Object.keys((JSON.parse(readFileSync(path.join(ROOT, 'src/data/package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+    for (const o of library) assert.deepEqual(o.external, dependencies, `${out(o)} bundles a dependency`);
     for (const o of library) assert.equal(o.minify, false, `${out(o)} is minified`);
     assert.equal(production.find((o) => out(o) === 'dist/client/extension.js')?.minify, true);
     assert.ok(bundles().every((o) => o.minify === false));

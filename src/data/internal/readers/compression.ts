@@ -135,7 +135,8 @@ async function* inflate(it: AsyncIterator<Uint8Array>, first: IteratorResult<Uin
 /** zlib's error as the shard's: where in the compressed bytes, and what it means for the file. */
 function zlibError(e: Error, kind: 'gzip' | 'brotli', shard: Shard, consumed: number, zlibRead: number): FormatError {
   const code = (e as { code?: string }).code;
-  const truncated = code === 'Z_BUF_ERROR' || /unexpected end/i.test(e.message) || (code === 'ERR_BROTLI_DECOMPRESSION_FAILED' && zlibRead >= consumed && /_INPUT|truncat/i.test(e.message));
+  // zlib reports input that stops inside a stream (gzip or brotli) as Z_BUF_ERROR, 'unexpected end of file'.
+  const truncated = code === 'Z_BUF_ERROR' || /unexpected end/i.test(e.message);
   if (truncated) return new FormatError(shard.location, `byte ${consumed.toLocaleString('en-US')}`, `unexpected end of ${kind} data at byte ${consumed} — the file is truncated`);
   return new FormatError(shard.location, `byte ${zlibRead.toLocaleString('en-US')}`, `corrupt ${kind} data at or before compressed byte ${zlibRead} (${e.message})`);
 }

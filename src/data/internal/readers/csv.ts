@@ -192,6 +192,47 @@ class Rows {
       out.push(o);
     }
   }
+  /** The data records among `records`, checked and typed in file order, packed by column (see PackedRows); null when there are none. */
+  pack(records: string[][], lines: number[]): PackedRows | null {
+    const n = records.length;
+    let count = 0;
+    let cols: (string[] | Float64Array | Uint8Array)[] | null = null;
+    for (let r = 0; r < n; r++) {
+      const f = records[r];
+      if (this.width < 0) {
+        if (this.readsHeader) {
+          this.columns = f;
+          this.setWidth(f.length);
+          continue;
+        }
+        this.setWidth(f.length);
+      }
+      if (f.length !== this.width) throw new FormatError(this.location, `line ${lines[r]}`, `expected ${this.width} fields, found ${f.length}`);
+      const types = this.types;
+      cols ??= Array.from({ length: this.width }, (_, k) => (types === null || types[k] === undefined ? [] : types[k] === 'boolean' ? new Uint8Array(n) : new Float64Array(n)));
+      for (let k = 0; k < f.length; k++) {
+        const col = cols[k];
+        if (Array.isArray(col)) col.push(f[k]);
+        else {
+          const t = (types as CsvType[])[k];
+          const v = typed(f[k], t, this.columns === null ? String(k) : this.columns[k], this.location, lines[r]);
+          col[count] = t === 'boolean' ? (v ? 1 : 0) : (v as number);
+        }
+      }
+      count++;
+    }
+    if (cols === null || count === 0) return null;
+    const columns = cols.map((col): PackedColumn => {
+      if (Array.isArray(col)) {
+        // A plain loop: Int32Array.from with a map fn went through the iterator protocol, and cost more than the parse.
+        const lengths = new Int32Array(col.length);
+        for (let i = 0; i < col.length; i++) lengths[i] = col[i].length;
+        return { t: 's', text: col.join(''), lengths };
+      }
+      return col instanceof Uint8Array ? { t: 'b', v: col.slice(0, count) } : { t: 'n', v: col.slice(0, count) };
+    });
+    return { keys: this.columns === null ? null : [...this.columns], count, columns };
+  }
 }
 
 function delimiterOf(options: CsvFormatOptions): number {
@@ -243,63 +284,82 @@ export function csvFormat(options: CsvFormatOptions = {}): StreamFormat<CsvRow> 
   };
 }
 
+/** One column of a packed chunk: numbers and booleans in typed arrays, strings as one text with their lengths. */
+export type PackedColumn = { t: 'n'; v: Float64Array } | { t: 'b'; v: Uint8Array } | { t: 's'; text: string; lengths: Int32Array };
+
 /**
- * Records as they cross from a worker thread: every field's text in one string, with the fields'
- * lengths, the records' field counts and their lines in typed arrays (moved, not copied). Posting
- * row objects cost more on the receiving thread (a structured clone rebuilds each object) than
- * parsing them there; one string and three buffers cost a copy and a slice per field.
+ * Rows as they cross from a worker thread, column by column (typed arrays moved, not copied).
+ * Posting row objects cost the receiving thread more (a structured clone rebuilds each object
+ * and string) than parsing the CSV there; columns leave it only the objects to build.
  */
-export interface PackedRecords {
-  text: string;
-  lengths: Int32Array;
-  widths: Int32Array;
-  lines: Int32Array;
+export interface PackedRows {
+  /** The rows' keys, or null for rows that are arrays. */
+  keys: string[] | null;
+  count: number;
+  columns: PackedColumn[];
 }
 
-/** The records of a shard, packed in a worker thread: the first half of the CSV format. */
-export function csvPackedFormat(options: CsvFormatOptions = {}): StreamFormat<PackedRecords> {
+/** The CSV format as a worker thread runs it: chunks of rows packed by column (one PackedRows per element). */
+export function csvPackedFormat(options: CsvFormatOptions = {}): StreamFormat<PackedRows> {
   const delimiter = delimiterOf(options);
   return {
     kind: 'csv',
     streamed: true,
-    async *parse(bytes: AsyncIterable<Uint8Array>, shard: Shard, clock: ParseClock): AsyncGenerator<PackedRecords[]> {
+    async *parse(bytes: AsyncIterable<Uint8Array>, shard: Shard, clock: ParseClock): AsyncGenerator<PackedRows[]> {
+      const rows = new Rows(options, shard.location);
       for await (const p of csvRecords(bytes, delimiter, shard, clock)) {
         const t0 = performance.now();
-        const flat: string[] = [];
-        const widths = new Int32Array(p.records.length);
-        for (let r = 0; r < p.records.length; r++) {
-          const f = p.records[r];
-          widths[r] = f.length;
-          for (let k = 0; k < f.length; k++) flat.push(f[k]);
-        }
-        const lengths = new Int32Array(flat.length);
-        for (let k = 0; k < flat.length; k++) lengths[k] = flat[k].length;
-        const packed = { text: flat.join(''), lengths, widths, lines: Int32Array.from(p.lines) };
+        const packed = rows.pack(p.records, p.lines);
         clock.parsed((performance.now() - t0) / 1000);
-        yield [packed];
+        if (packed !== null) yield [packed];
       }
     },
   };
 }
 
-/** The second half, on the receiving thread, for one shard: rows from packed records (header, field counts, schema). */
-export function csvUnpacker(options: CsvFormatOptions, location: string): (p: PackedRecords) => CsvRow[] {
-  const rows = new Rows(options, location);
-  return (p) => {
-    const records: string[][] = new Array<string[]>(p.widths.length);
-    let pos = 0;
-    let k = 0;
-    for (let r = 0; r < p.widths.length; r++) {
-      const f = new Array<string>(p.widths[r]);
-      for (let j = 0; j < f.length; j++, k++) {
-        const end = pos + p.lengths[k];
-        f[j] = p.text.slice(pos, end);
-        pos = end;
+/** The buffers of a packed chunk, to move with it. */
+export function packedBuffers(p: PackedRows): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const c of p.columns) {
+    if (c.t === 'n' || c.t === 'b') out.push(c.v.buffer as ArrayBuffer);
+    else if (c.t === 's') out.push(c.lengths.buffer as ArrayBuffer);
+  }
+  return out;
+}
+
+/** The rows of a packed chunk, rebuilt. */
+export function unpackRows(p: PackedRows): CsvRow[] {
+  const width = p.columns.length;
+  const getters = p.columns.map((c): (() => string | number | boolean) => {
+    let i = 0;
+    switch (c.t) {
+      case 'n':
+        return () => c.v[i++];
+      case 'b':
+        return () => c.v[i++] === 1;
+      case 's': {
+        let pos = 0;
+        return () => {
+          const end = pos + c.lengths[i++];
+          const v = c.text.slice(pos, end);
+          pos = end;
+          return v;
+        };
       }
-      records[r] = f;
     }
-    const out: CsvRow[] = [];
-    rows.add(records, Array.from(p.lines), out);
-    return out;
-  };
+  });
+  const out = new Array<CsvRow>(p.count);
+  const keys = p.keys;
+  for (let r = 0; r < p.count; r++) {
+    if (keys === null) {
+      const a = new Array<string | number | boolean>(width);
+      for (let k = 0; k < width; k++) a[k] = getters[k]();
+      out[r] = a;
+    } else {
+      const o: Record<string, string | number | boolean> = {};
+      for (let k = 0; k < width; k++) o[keys[k]] = getters[k]();
+      out[r] = o;
+    }
+  }
+  return out;
 }

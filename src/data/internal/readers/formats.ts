@@ -5,41 +5,59 @@
  */
 import type { OpKind } from '../../tracing';
 import type { Format } from './format';
-import { csvFormat, csvPackedFormat, csvUnpacker, type CsvFormatOptions, type PackedRecords } from './csv';
+import { csvFormat, csvPackedFormat, packedBuffers, unpackRows, type CsvFormatOptions, type PackedRows } from './csv';
 import { jsonLinesFormat, type JsonLinesFormatOptions } from './jsonl';
+import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
+import { webDatasetFormat } from './webdataset';
+import { parquetFormat } from './parquet';
+import { arrowFormat } from './arrow';
+import type { TableFormatOptions } from './table';
+import { packedBuffer, tfRecordPackedFormat, unpackRecords, webDatasetPackedFormat, type PackedChunk } from './records-packed';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
 
 const FORMATS: Partial<Record<OpKind, FormatFactory>> = {
   csv: (o) => csvFormat(o as CsvFormatOptions) as Format<unknown>,
   jsonLines: (o) => jsonLinesFormat(o as JsonLinesFormatOptions),
+  tfrecord: (o) => tfRecordFormat(o as TfRecordFormatOptions),
+  webdataset: () => webDatasetFormat(),
+  parquet: (o) => parquetFormat(o as TableFormatOptions),
+  arrow: (o) => arrowFormat(o as TableFormatOptions),
 };
 
 /**
- * A format split in two for worker placement, where posting its elements costs more than making
- * them: the worker runs `packed` (its chunks are one packed value each, posted with `transfer`'s
- * buffers moved) and the reader rebuilds the elements with an `unpacker` made per shard.
+ * How a kind's elements cross from a worker thread when posting them as they are costs the
+ * reader more than making them (a structured clone rebuilds every object): the worker runs the
+ * `packed` format, whose elements are packed chunks, posted with `transfer`'s buffers moved, and
+ * the reader's thread rebuilds the elements with `unpack`.
  */
-export interface WorkerSplit {
+export interface WorkerPacking {
   packed(options: Record<string, unknown>): Format<unknown>;
   transfer(packed: unknown): ArrayBuffer[];
-  unpacker(options: Record<string, unknown>, location: string): (packed: unknown) => unknown[];
+  unpack(packed: unknown): unknown[];
 }
 
-const SPLITS: Partial<Record<OpKind, WorkerSplit>> = {
+const PACKINGS: Partial<Record<OpKind, WorkerPacking>> = {
+  tfrecord: {
+    packed: (o) => tfRecordPackedFormat(o as TfRecordFormatOptions),
+    transfer: (p) => packedBuffer(p as PackedChunk),
+    unpack: (p) => unpackRecords(p as PackedChunk),
+  },
+  webdataset: {
+    packed: () => webDatasetPackedFormat(),
+    transfer: (p) => packedBuffer(p as PackedChunk),
+    unpack: (p) => unpackRecords(p as PackedChunk),
+  },
   csv: {
     packed: (o) => csvPackedFormat(o as CsvFormatOptions) as Format<unknown>,
-    transfer: (p) => {
-      const r = p as PackedRecords;
-      return [r.lengths.buffer, r.widths.buffer, r.lines.buffer] as ArrayBuffer[];
-    },
-    unpacker: (o, location) => csvUnpacker(o as CsvFormatOptions, location) as (p: unknown) => unknown[],
+    transfer: (p) => packedBuffers(p as PackedRows),
+    unpack: (p) => unpackRows(p as PackedRows),
   },
 };
 
-/** The kind's split for worker placement, if it has one. */
-export function workerSplitFor(kind: OpKind): WorkerSplit | undefined {
-  return SPLITS[kind];
+/** The kind's packing for worker placement, if it has one. */
+export function workerPackingFor(kind: OpKind): WorkerPacking | undefined {
+  return PACKINGS[kind];
 }
 
 /** The format of a reader kind, built from the format's own options (those that cross to workers). */

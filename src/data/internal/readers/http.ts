@@ -60,6 +60,7 @@ const MAX_RETRY_DELAY_MS = 10_000;
 const MAX_REDIRECTS = 5;
 /** The tail fetched first by a range-read shard: Parquet's footer usually fits in it. */
 export const TAIL_BYTES = 1 << 16;
+const CREDENTIAL_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'UND_ERR_SOCKET']);
 
 /** A failure worth another attempt; `retryAfterMs` is the server's `Retry-After`, if any. */
@@ -100,7 +101,9 @@ function checkStatus(url: string, res: IncomingMessage): void {
 
 /** Retries, backoff and the agent of one open shard. */
 class Connection {
-  private readonly agent: http.Agent;
+  /** One agent per protocol (a redirect may change it), each destroyed by `close()`. */
+  private readonly agents = new Map<boolean, http.Agent>();
+  private readonly origin: string;
   private readonly retries: number;
   private readonly timeoutMs: number;
   private readonly delayMs: number;
@@ -109,15 +112,14 @@ class Connection {
     readonly url: string,
     private readonly o: HttpOpenOptions,
   ) {
-    const Agent = url.startsWith('https:') ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    this.origin = new URL(url).origin;
     this.retries = o.http?.retries ?? DEFAULT_RETRIES;
     this.timeoutMs = o.http?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.delayMs = o.http?.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
   }
 
   close(): void {
-    this.agent.destroy();
+    for (const agent of this.agents.values()) agent.destroy();
   }
 
   countBytes(n: number): void {
@@ -147,9 +149,37 @@ class Connection {
   }
 
   private request(url: string, extraHeaders: Record<string, string>): Promise<IncomingMessage> {
-    const lib = url.startsWith('https:') ? https : http;
+    const secure = url.startsWith('https:');
+    const lib = secure ? https : http;
+    let agent = this.agents.get(secure);
+    if (agent === undefined) {
+      agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 8 });
+      this.agents.set(secure, agent);
+    }
+    // Credentials go to the shard's own origin only, not to where it redirects (a CDN, a presigned store).
+    const sameOrigin = new URL(url).origin === this.origin;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ ...this.o.http?.headers, ...extraHeaders })) {
+      if (sameOrigin || !CREDENTIAL_HEADERS.has(k.toLowerCase())) headers[k] = v;
+    }
+    const signal = this.o.signal;
     return new Promise((resolve, reject) => {
-      const req = lib.get(url, { agent: this.agent, headers: { ...this.o.http?.headers, ...extraHeaders }, signal: this.o.signal }, resolve);
+      if (signal?.aborted) return reject(signal.reason);
+      const req = lib.get(url, { agent, headers }, (res) => {
+        // An abort or reset before the body is read must not become an uncaught 'error' event: the
+        // error stays on the stream (`errored`), and reading it throws there.
+        res.on('error', () => {});
+        resolve(res);
+      });
+      // An abort destroys the request without an error, and the reader learns of it from the
+      // signal: with an error (as Node's own `signal` option does), a kept-alive socket already
+      // back in the agent's pool emits it where nobody listens, an uncaught exception.
+      const onAbort = (): void => {
+        req.destroy();
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => signal?.removeEventListener('abort', onAbort));
       // The socket's idle timeout covers the wait for the headers and every wait for a body byte.
       req.setTimeout(this.timeoutMs, () => req.destroy(new Transient(`no byte for ${this.timeoutMs} ms (http.timeoutMs)`)));
       req.on('error', reject);
@@ -366,4 +396,23 @@ export async function httpRandomAccess(url: string, o: HttpOpenOptions): Promise
     conn.close();
     throw e;
   }
+}
+
+const HTTP_KEYS = ['headers', 'retries', 'timeoutMs', 'retryDelayMs'];
+
+/** Checks a reader's `http` options when it is built, so a bad one fails there and not on the first request. */
+export function checkHttpOptions(kind: string, h: HttpOptions | undefined): void {
+  if (h === undefined) return;
+  if (typeof h !== 'object' || h === null) throw new TypeError(`${kind}() http must be an object with ${HTTP_KEYS.join(', ')}.`);
+  const unknown = Object.keys(h).filter((k) => !HTTP_KEYS.includes(k));
+  if (unknown.length > 0) throw new TypeError(`${kind}() http has no option ${unknown.map((k) => `'${k}'`).join(', ')}; it takes ${HTTP_KEYS.join(', ')}.`);
+  if (h.headers !== undefined && (typeof h.headers !== 'object' || h.headers === null || Object.values(h.headers).some((v) => typeof v !== 'string'))) {
+    throw new TypeError(`${kind}() http.headers must map header names to strings.`);
+  }
+  const check = (name: string, v: number | undefined, ok: (v: number) => boolean, what: string): void => {
+    if (v !== undefined && (typeof v !== 'number' || !ok(v))) throw new RangeError(`${kind}() http.${name} must be ${what}, not ${JSON.stringify(v)}.`);
+  };
+  check('retries', h.retries, (v) => Number.isInteger(v) && v >= 0, 'a whole number ≥ 0');
+  check('timeoutMs', h.timeoutMs, (v) => Number.isFinite(v) && v > 0, 'a number of milliseconds > 0');
+  check('retryDelayMs', h.retryDelayMs, (v) => Number.isFinite(v) && v >= 0, 'a number of milliseconds ≥ 0');
 }

@@ -46,15 +46,25 @@ function checkedLength(out: Buffer, expected: number): Uint8Array {
 /** An error from the file's own reads (HTTP, disk): passed on as it is, not dressed as bad Parquet. */
 const ioErrors = new WeakSet<object>();
 
-/** The shard as hyparquet's AsyncBuffer, adding the time spent waiting for bytes to `io.seconds`. */
+/**
+ * The shard as hyparquet's AsyncBuffer, adding the time spent waiting for bytes to `io.seconds`.
+ * The footer read (the file's last bytes, all of a small file) is kept, and reads inside it are
+ * served from it: a small file costs one read.
+ */
 function asyncBuffer(file: RandomAccess, io: { seconds: number }): AsyncBuffer {
+  let tail: { start: number; bytes: Uint8Array } | null = null;
   return {
     byteLength: file.size,
-    async slice(start: number, end?: number): Promise<ArrayBuffer> {
+    async slice(start: number, end = file.size): Promise<ArrayBuffer> {
       const t0 = performance.now();
       try {
-        const b = await file.read(start, end ?? file.size);
-        // A view of a larger buffer (a Buffer's pool, a cached tail) is copied out: hyparquet wants its own ArrayBuffer.
+        let b: Uint8Array;
+        if (tail !== null && start >= tail.start) b = tail.bytes.subarray(start - tail.start, end - tail.start);
+        else {
+          b = await file.read(start, end);
+          if (end === file.size && tail === null) tail = { start, bytes: b };
+        }
+        // A view of a larger buffer (a Buffer's pool, the kept tail) is copied out: hyparquet wants its own ArrayBuffer.
         return (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)) as ArrayBuffer;
       } catch (e) {
         if (typeof e === 'object' && e !== null) ioErrors.add(e);

@@ -4,8 +4,9 @@
  *
  * Order (deterministic): the shards expand on the first pull (globs sorted, lists as written).
  * `parallelism` p shards are open at once in a cycle, and elements are taken one at a time from
- * each in turn, in shard order; a shard that ends is replaced in its place by the next unopened
- * shard, which takes that place's next turn (tf.data's interleave with cycle p and block 1). With
+ * each in turn, in shard order; a shard found ended at its turn ends that turn and is replaced in
+ * its place by the next unopened shard, which reads on that place's next turn — the order of
+ * `interleave` with cycle p and block 1 over the shards (tf.data's). With
  * p = 1 the shards are read one after another. The same files give the same order every pass.
  *
  * Each open shard reads one chunk ahead of the consumer, so p shards read (and, on worker threads,
@@ -14,10 +15,10 @@
  * terminated when the pass ends or fails). Everything opened is closed on `return()` and on error.
  */
 import { stat } from 'node:fs/promises';
-import type { OpCounters, OpKind } from '../../tracing';
+import type { OpCounters, OpKind, OpKnobs } from '../../tracing';
 import type { HttpOptions } from '../../options';
 import { asPipelineError, type OpRef } from '../../errors';
-import { type Chunks, countProduced, type OpNode } from '../core';
+import { type Chunks, countProduced, type OpNode, SOURCE_CHUNK_MAX } from '../core';
 import type { Compression } from './compression';
 import type { Format, ParseClock, Shard } from './format';
 import { formatFor } from './formats';
@@ -36,6 +37,10 @@ export interface ReaderConfig {
   placement: 'main' | 'worker';
   /** The format's own options: plain data, sent as they are to worker threads. */
   formatOptions: Record<string, unknown>;
+  /** The order this pass reads the shards in (webdataset's `shuffleShards`); default as expanded. */
+  order?: (shards: Shard[]) => Shard[];
+  /** The op's traced knobs: the shards matched are added as `numShards` (the most it can read at once). */
+  knobs?: OpKnobs;
 }
 
 interface Slot<T> {
@@ -114,28 +119,41 @@ class Reader<T> implements Chunks<T> {
     }
   }
 
-  /** Up to `hint` elements in turn order; null when every shard is done. */
-  private async take(hint: number): Promise<T[] | null> {
+  /** Up to `hint` (at most SOURCE_CHUNK_MAX) elements in turn order; null when every shard is done. */
+  private async take(wanted: number): Promise<T[] | null> {
+    const hint = Math.min(wanted, SOURCE_CHUNK_MAX);
     const out: T[] = [];
     while (out.length < hint && !this.closed && this.slots.length > 0) {
       const i = this.turn % this.slots.length;
       const s = this.slots[i];
       if (s.pos < s.buf.length) {
-        // One shard open and nothing taken yet: its chunk goes on whole (the receiver owns it).
-        if (this.slots.length === 1 && out.length === 0 && s.pos === 0 && s.buf.length <= hint) {
-          const whole = s.buf;
-          s.buf = [];
-          return whole;
+        // One shard open and nothing taken yet: a run of its chunk goes on at once.
+        if (this.slots.length === 1 && out.length === 0) {
+          const end = Math.min(s.buf.length, s.pos + hint);
+          if (s.pos === 0 && end === s.buf.length) {
+            // The whole chunk: the receiver owns it from here.
+            const whole = s.buf;
+            s.buf = [];
+            return whole;
+          }
+          const run = s.buf.slice(s.pos, end);
+          s.pos = end;
+          return run;
         }
         out.push(s.buf[s.pos++]);
         this.turn = i + 1;
         continue;
       }
       if (s.done) {
-        this.turn = i;
+        // Finding the end took this place's turn; the next shard opens here and reads on its next turn.
         const next = this.openNext(s.host);
-        if (next !== null) this.slots[i] = next;
-        else this.slots.splice(i, 1);
+        if (next !== null) {
+          this.slots[i] = next;
+          this.turn = i + 1;
+        } else {
+          this.slots.splice(i, 1);
+          this.turn = i;
+        }
         continue;
       }
       // Hand on what is ready rather than wait for this shard's next chunk.
@@ -150,8 +168,10 @@ class Reader<T> implements Chunks<T> {
   }
 
   private async start(): Promise<void> {
-    const shards = await expandShards(this.cfg.patterns, this.cfg.cwd);
+    const expanded = await expandShards(this.cfg.patterns, this.cfg.cwd);
+    const shards = this.cfg.order ? this.cfg.order(expanded) : expanded;
     this.shards = shards;
+    if (this.cfg.knobs) this.cfg.knobs.numShards = shards.length;
     // How much there is to read, for tools that estimate a pass's length from the bytes per element.
     if (this.c !== null) {
       const sizes = await Promise.all(

@@ -7,7 +7,9 @@
  * end-of-archive zero blocks (a download cut at a member's edge would otherwise lose members quietly).
  *
  * A file whose bytes lie inside one chunk is a view into that chunk; one spanning chunks is copied
- * once into a buffer of its size.
+ * once into a buffer of its size. Tar is simple enough that this beats a library: it parses the
+ * chunks the reader op hands it synchronously, where tar-stream makes a stream per member (about
+ * 3x the time on shards of 10 KB members).
  */
 import { TextDecoder } from 'node:util';
 import { FormatError } from './format';

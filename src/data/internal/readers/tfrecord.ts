@@ -9,7 +9,6 @@
  * always. Positions name the record (1 for the first) and the byte offset its frame starts at, in
  * the decompressed stream.
  */
-import { threadCpuSeconds } from '../cpuclock';
 import { crc32c, maskCrc } from './crc32c';
 import { decodeExample, type Example } from './example';
 import { FormatError, type ParseClock, type Shard, type StreamFormat } from './format';
@@ -189,37 +188,50 @@ export function tfRecordFormat(options: TfRecordFormatOptions = {}): StreamForma
   };
 }
 
+/** Plain Uint8Array views over a chunk, so elements are the same type on the main thread as after a worker's copy (never Buffers). */
+export function plain(chunk: Uint8Array): Uint8Array {
+  return Object.getPrototypeOf(chunk) === Uint8Array.prototype ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
 async function* parseRecords(bytes: AsyncIterable<Uint8Array>, shard: Shard, clock: ParseClock, verify: boolean): AsyncGenerator<Uint8Array[]> {
   const framer = new TfRecordFramer(shard.location, verify);
   for await (const chunk of bytes) {
-    const t0 = threadCpuSeconds();
+    const t0 = performance.now();
     const out: Uint8Array[] = [];
-    framer.push(chunk, out);
-    clock.parsed(threadCpuSeconds() - t0);
+    let failed = false;
+    let failure: unknown;
+    try {
+      framer.push(plain(chunk), out);
+    } catch (e) {
+      [failed, failure] = [true, e];
+    }
+    clock.parsed((performance.now() - t0) / 1000);
+    // The records before a bad one are delivered before its error.
     if (out.length > 0) yield out;
+    if (failed) throw failure;
   }
   framer.end();
 }
 
 async function* parseExamples(bytes: AsyncIterable<Uint8Array>, shard: Shard, clock: ParseClock, verify: boolean): AsyncGenerator<Example[]> {
-  const framer = new TfRecordFramer(shard.location, verify);
   let frameStart = 0;
-  for await (const chunk of bytes) {
-    const t0 = threadCpuSeconds();
-    const records: Uint8Array[] = [];
-    const first = framer.records + 1;
-    framer.push(chunk, records);
-    const examples = records.map((record, i) => {
+  let record = 0;
+  for await (const records of parseRecords(bytes, shard, clock, verify)) {
+    const t0 = performance.now();
+    const examples: Example[] = [];
+    let failure: FormatError | null = null;
+    for (const r of records) {
+      record++;
       try {
-        return decodeExample(record);
+        examples.push(decodeExample(r));
       } catch (e) {
-        throw new FormatError(shard.location, position(first + i, frameStart), `not a tf.train.Example: ${(e as Error).message}`);
-      } finally {
-        frameStart += HEADER + record.length + FOOTER;
+        failure = new FormatError(shard.location, position(record, frameStart), `not a tf.train.Example: ${(e as Error).message}`);
+        break;
       }
-    });
-    clock.parsed(threadCpuSeconds() - t0);
+      frameStart += HEADER + r.length + FOOTER;
+    }
+    clock.parsed((performance.now() - t0) / 1000);
     if (examples.length > 0) yield examples;
+    if (failure !== null) throw failure;
   }
-  framer.end();
 }

@@ -8,12 +8,12 @@
  * in the tar (WebDataset writers put them so), and a key met again after other keys is a
  * `FormatError` naming the shard and the key rather than a sample silently split in two. A member
  * whose base name has no dot names no field and is passed over, as WebDataset does; a leading `./`
- * is not part of a key. Shard order (and its shuffle) is the reader op's: see `shardOrder`.
+ * is not part of a key. Shards are read in the reader op's order (`shardOrder` when shuffled).
  */
-import { threadCpuSeconds } from '../cpuclock';
 import { Rng, mix } from '../rng';
 import { FormatError, type ParseClock, type Shard, type StreamFormat } from './format';
 import { TarReader, type TarFile } from './tar';
+import { plain } from './tfrecord';
 
 /** One WebDataset sample: its key, its shard, and one byte array per field. */
 export interface WebDatasetSample {
@@ -77,13 +77,21 @@ async function* parseSamples(bytes: AsyncIterable<Uint8Array>, shard: Shard, clo
   const grouper = new SampleGrouper(shard.location);
   const files: TarFile[] = [];
   for await (const chunk of bytes) {
-    const t0 = threadCpuSeconds();
+    const t0 = performance.now();
     const out: WebDatasetSample[] = [];
-    files.length = 0;
-    tar.push(chunk, files);
-    for (const f of files) grouper.add(f, out);
-    clock.parsed(threadCpuSeconds() - t0);
+    let failed = false;
+    let failure: unknown;
+    try {
+      files.length = 0;
+      tar.push(plain(chunk), files);
+      for (const f of files) grouper.add(f, out);
+    } catch (e) {
+      [failed, failure] = [true, e];
+    }
+    clock.parsed((performance.now() - t0) / 1000);
+    // The samples before a bad member are delivered before its error.
     if (out.length > 0) yield out;
+    if (failed) throw failure;
   }
   tar.end();
   const last: WebDatasetSample[] = [];
@@ -92,15 +100,13 @@ async function* parseSamples(bytes: AsyncIterable<Uint8Array>, shard: Shard, clo
 }
 
 /**
- * The order a pass reads the shards in: as listed, or — with `shuffleShards` (a seed, or `true` for
- * the library's seed) — a permutation drawn afresh for each pass (`epoch`) from that seed, so every
- * pass differs and a run with the same seed repeats. Applied before `shard(n, i)` splits the shards
- * among workers, every worker sees the same permutation.
+ * The order pass `epoch` reads the shards in with `shuffleShards: seed`: a permutation drawn afresh
+ * for each pass from the seed, so passes differ and a run with the same seed repeats. Every
+ * process given the same seed sees the same permutation, so `shard(n, i)` after the reader splits
+ * one sequence among them.
  */
-export function shardOrder<S>(shards: readonly S[], shuffleShards: number | boolean | undefined, epoch: number, defaultSeed: () => number): S[] {
+export function shardOrder<S>(shards: readonly S[], seed: number, epoch: number): S[] {
   const out = shards.slice();
-  if (shuffleShards === undefined || shuffleShards === false) return out;
-  const seed = shuffleShards === true ? defaultSeed() : shuffleShards;
   const rng = new Rng(mix(seed, epoch));
   for (let i = out.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);

@@ -10,8 +10,8 @@ import { Worker } from 'node:worker_threads';
 import type { OpCounters } from '../../tracing';
 import { FormatError, type Shard } from './format';
 import type { ShardReadOptions } from './shard-read';
-import { workerSplitFor } from './formats';
-import type { FromReaderWorker, ReaderWorkerData, ShippedStats } from './worker-protocol';
+import { workerPackingFor } from './formats';
+import { STOP_GRACE_MS, type FromReaderWorker, type ReaderWorkerData, type ShippedStats } from './worker-protocol';
 
 /**
  * The worker entry: the bundle beside this one in the built library (dist/), or the built bundle
@@ -42,6 +42,7 @@ export class WorkerHost {
   private failure: Error | null = null;
   private wake: (() => void) | null = null;
   private closing = false;
+  private exited = false;
 
   constructor(private readonly data: ReaderWorkerData) {
     this.worker = new Worker(workerFile(), { workerData: data });
@@ -54,6 +55,7 @@ export class WorkerHost {
       this.notify();
     });
     this.worker.on('exit', (code) => {
+      this.exited = true;
       if (!this.closing) this.failure ??= new Error(`the reader's worker thread exited (code ${code}) while reading`);
       this.notify();
     });
@@ -68,16 +70,15 @@ export class WorkerHost {
   /** Starts reading `shard`; its chunks come from the source returned. */
   open<T>(shard: Shard, o: ShardReadOptions, c: OpCounters | null): ShardSource<T> {
     this.worker.postMessage({ type: 'open', shard, compression: o.compression, http: o.http, traced: c !== null });
-    const split = workerSplitFor(this.data.kind);
-    if (split === undefined) return { next: () => this.next(c) as Promise<T[] | null>, close: async () => undefined };
-    // The second half of a split format runs here: its time is this thread's parsing.
-    const unpack = split.unpacker(this.data.options, shard.location);
+    const packing = workerPackingFor(this.data.kind);
+    if (packing === undefined) return { next: () => this.next(c) as Promise<T[] | null>, close: async () => undefined };
+    // Rebuilding packed elements is this thread's share of the parsing.
     return {
       next: async () => {
         const packed = await this.next(c);
         if (packed === null) return null;
         const t0 = c !== null ? performance.now() : 0;
-        const out = packed.flatMap(unpack) as T[];
+        const out = (packed.length === 1 ? packing.unpack(packed[0]) : packed.flatMap((p) => packing.unpack(p))) as T[];
         if (c !== null) {
           const s = (performance.now() - t0) / 1000;
           c.parseSeconds = (c.parseSeconds ?? 0) + s;
@@ -110,10 +111,26 @@ export class WorkerHost {
     }
   }
 
-  /** Ends the thread, mid-shard or not (Node closes the files its streams held). */
+  /**
+   * Ends the thread, mid-shard or not. It is asked to stop and exits by itself once its read has
+   * unwound and its files are closed (a thread terminated while a file's close is pending leaves
+   * the file open); it is terminated if it has failed, or has not exited after STOP_GRACE_MS.
+   */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    if (this.exited) return;
+    if (this.failure === null) {
+      const exited = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), STOP_GRACE_MS);
+        this.worker.once('exit', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      this.worker.postMessage({ type: 'stop' });
+      if (await exited) return;
+    }
     await this.worker.terminate();
   }
 }

@@ -7,13 +7,20 @@ import type { Shard } from './format';
 /** Chunks a worker posts ahead of the reader's takes. */
 export const WINDOW = 2;
 
+/** Milliseconds a stopped worker gets to close its files and exit before it is terminated. */
+export const STOP_GRACE_MS = 2000;
+
 export interface ReaderWorkerData {
   kind: OpKind;
   /** The format's own options (plain data). */
   options: Record<string, unknown>;
 }
 
-export type ToReaderWorker = { type: 'open'; shard: Shard; compression: 'auto' | Compression; http?: HttpOptions; traced: boolean } | { type: 'ack' };
+export type ToReaderWorker =
+  | { type: 'open'; shard: Shard; compression: 'auto' | Compression; http?: HttpOptions; traced: boolean }
+  | { type: 'ack' }
+  /** Stop reading and end the thread (it exits once its files are closed). */
+  | { type: 'stop' };
 
 /** The counters a worker measures for the reader, as deltas since its previous message. */
 export const SHIPPED_STATS = ['diskBytesRead', 'netBytesRead', 'bytesDecompressed', 'ioWaitSeconds', 'decompressSeconds', 'parseSeconds', 'shardsOpened', 'filesRead'] as const;

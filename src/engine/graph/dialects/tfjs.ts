@@ -14,7 +14,7 @@ import type { Lever, OpKind } from '../types';
 const LEVERS: Lever[] = ['prefetch'];
 
 /** tfjs-data's source functions and the kind each is in the shared vocabulary. */
-const SOURCES: Record<string, OpKind> = { generator: 'from', array: 'from', func: 'from', csv: 'lines', zip: 'zip' };
+const SOURCES: Record<string, OpKind> = { generator: 'from', array: 'from', func: 'from', csv: 'csv', zip: 'zip' };
 
 /** Methods that are operators: the kind, the fn argument, and positional knobs. */
 const METHODS: Record<string, { kind: OpKind; fn?: boolean; async?: boolean; knobs?: Array<[number, string]>; random?: boolean }> = {
