@@ -92,6 +92,72 @@ export async function generateRecords(dir: string, shards: number, rowsPerShard:
   return out;
 }
 
+/** Arrow IPC stream shards of the same rows, record batches of 4,096 rows, gzip'd, written with apache-arrow. */
+export async function generateArrow(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const arrow = await import('apache-arrow');
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const batches = [];
+    for (let i = 0; i < data.length; i += 4096) {
+      const part = data.slice(i, i + 4096);
+      // Plain Utf8 text (not a dictionary, whose ids would differ from batch to batch).
+      const table = new arrow.Table({
+        id: arrow.makeVector(Int32Array.from(part, (r) => r.id)),
+        a: arrow.makeVector(Float64Array.from(part, (r) => r.a)),
+        b: arrow.makeVector(Float64Array.from(part, (r) => r.b)),
+        c: arrow.makeVector(Float64Array.from(part, (r) => r.c)),
+        d: arrow.makeVector(Float64Array.from(part, (r) => r.d)),
+        category: arrow.vectorFromArray(
+          part.map((r) => r.category),
+          new arrow.Utf8(),
+        ),
+        label: arrow.makeVector(Int32Array.from(part, (r) => r.label)),
+      });
+      batches.push(...table.batches);
+    }
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.arrow.gz`);
+    const gz = gzipSync(arrow.tableToIPC(new arrow.Table(batches), 'stream'), { level: 6 });
+    writeFileSync(file, gz);
+    out.shards.push(file);
+    out.bytes += gz.length;
+    out.rows += data.length;
+  }
+  return out;
+}
+
+/** Parquet shards of the same rows (snappy, row groups of 10,000), written by arrow-rs (parquet-wasm): another implementation than the reader's. */
+export async function generateParquet(dir: string, shards: number, rowsPerShard: number, seed: number): Promise<Generated> {
+  const arrow = await import('apache-arrow');
+  const pw = await import('parquet-wasm');
+  mkdirSync(dir, { recursive: true });
+  const out: Generated = { shards: [], bytes: 0, rows: 0 };
+  for (let s = 0; s < shards; s++) {
+    const data = rows(seed + s, rowsPerShard, s * rowsPerShard);
+    const table = new arrow.Table({
+      id: arrow.makeVector(Int32Array.from(data, (r) => r.id)),
+      a: arrow.makeVector(Float64Array.from(data, (r) => r.a)),
+      b: arrow.makeVector(Float64Array.from(data, (r) => r.b)),
+      c: arrow.makeVector(Float64Array.from(data, (r) => r.c)),
+      d: arrow.makeVector(Float64Array.from(data, (r) => r.d)),
+      category: arrow.vectorFromArray(
+        data.map((r) => r.category),
+        new arrow.Utf8(),
+      ),
+      label: arrow.makeVector(Int32Array.from(data, (r) => r.label)),
+    });
+    const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.SNAPPY).setMaxRowGroupSize(10_000).build();
+    const bytes = pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream')), props);
+    const file = join(dir, `part-${String(s).padStart(3, '0')}.parquet`);
+    writeFileSync(file, bytes);
+    out.shards.push(file);
+    out.bytes += bytes.length;
+    out.rows += data.length;
+  }
+  return out;
+}
+
 /** Shards of `format` with `rowsPerShard` rows each, written gzip'd under `dir`. */
 export function generate(format: 'csv' | 'jsonLines', dir: string, shards: number, rowsPerShard: number, seed: number): Generated {
   mkdirSync(dir, { recursive: true });

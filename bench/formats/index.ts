@@ -8,7 +8,7 @@
  * parsing took longer than its waits for bytes, by the reader's counters in a traced calibration
  * run on one thread.
  *
- *   npm run bench:formats -- [--json] [--quick] [--rounds N (default 3)] [--only csv,jsonLines]
+ *   npm run bench:formats -- [--json] [--quick] [--rounds N (default 3)] [--only csv,jsonLines,tfrecord,arrow,parquet]
  *
  * Prints per reader `{"bench":"formats","reader":…,"mbPerSec":…,"rowsPerSec":…,"handMbPerSec":…,
  * "parallelMbPerSec":…,"cpuBound":…}` (MB of stored, compressed shards per second). Goals: one

@@ -4,7 +4,8 @@
  * write by hand over the same library without plumber-data — a stream of each shard through Node's
  * zlib into csv-parse's streaming parser; `readline` over `createGunzip` with `JSON.parse` per
  * line; TFRecord frames cut from the gunzipped stream, both CRCs checked with @node-rs/crc32 (the
- * library plumber-data checks them with) — reading the shards one after another. Each yields
+ * library plumber-data checks them with); apache-arrow's RecordBatchReader over the gunzipped
+ * stream, each batch's rows as objects; hyparquet's `parquetReadObjects` a row group at a time — reading the shards one after another. Each yields
  * every row or record; the runner counts them.
  */
 import { createReadStream } from 'node:fs';
@@ -12,7 +13,8 @@ import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { crc32c } from '@node-rs/crc32';
 import { parse } from 'csv-parse';
-import { generate, generateRecords, NUMERIC, SCHEMA, type Generated } from './data';
+import { open } from 'node:fs/promises';
+import { generate, generateArrow, generateParquet, generateRecords, NUMERIC, SCHEMA, type Generated } from './data';
 
 /** How plumber-data reads: shards at once and where decompression and parsing run. */
 export interface Knobs {
@@ -21,7 +23,7 @@ export interface Knobs {
 }
 
 export interface ReaderBench {
-  name: 'csv' | 'jsonLines' | 'tfrecord';
+  name: 'csv' | 'jsonLines' | 'tfrecord' | 'arrow' | 'parquet';
   /** Writes `shards` gzip'd shards of `rows` rows each under `dir`, from `seed`. */
   generate(dir: string, shards: number, rows: number, seed: number): Promise<Generated>;
   /** plumber-data's reader over the shards, with these knobs. */
@@ -78,6 +80,51 @@ async function* handTfRecord(shards: string[]): AsyncIterable<unknown> {
   }
 }
 
+async function* handArrow(shards: string[]): AsyncIterable<unknown> {
+  const { RecordBatchReader } = await import('apache-arrow');
+  for (const file of shards) {
+    const reader = await RecordBatchReader.from(createReadStream(file).pipe(createGunzip()));
+    for await (const batch of reader) {
+      const names = batch.schema.fields.map((f) => f.name);
+      const columns = names.map((_, j) => batch.getChildAt(j)!);
+      for (let i = 0; i < batch.numRows; i++) {
+        const row: Record<string, unknown> = {};
+        for (let j = 0; j < names.length; j++) row[names[j]!] = columns[j]!.get(i);
+        yield row;
+      }
+    }
+  }
+}
+
+/** hyparquet over a file handle, a row group at a time, rows as objects (`parquetReadObjects`). */
+async function* handParquet(shards: string[]): AsyncIterable<unknown> {
+  const { parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
+  const { compressors } = await import('hyparquet-compressors');
+  for (const path of shards) {
+    const fh = await open(path);
+    try {
+      const size = (await fh.stat()).size;
+      const file = {
+        byteLength: size,
+        slice: async (start: number, end = size): Promise<ArrayBuffer> => {
+          const buf = Buffer.allocUnsafe(end - start);
+          await fh.read(buf, 0, buf.length, start);
+          return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length) as ArrayBuffer;
+        },
+      };
+      const metadata = await parquetMetadataAsync(file);
+      let rowStart = 0;
+      for (const group of metadata.row_groups) {
+        const rowEnd = rowStart + Number(group.num_rows);
+        yield* await parquetReadObjects({ file, metadata, rowStart, rowEnd, compressors });
+        rowStart = rowEnd;
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+}
+
 export const READERS: ReaderBench[] = [
   {
     name: 'csv',
@@ -105,5 +152,23 @@ export const READERS: ReaderBench[] = [
       return tfrecord(shards, { verify: true, ...knobs });
     },
     hand: handTfRecord,
+  },
+  {
+    name: 'arrow',
+    generate: generateArrow,
+    plumber: async (shards, knobs) => {
+      const { arrow } = await import('plumber-data');
+      return arrow(shards, knobs);
+    },
+    hand: handArrow,
+  },
+  {
+    name: 'parquet',
+    generate: generateParquet,
+    plumber: async (shards, knobs) => {
+      const { parquet } = await import('plumber-data');
+      return parquet(shards, knobs);
+    },
+    hand: handParquet,
   },
 ];

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { changeTitle, plan as planOf } from '../model';
+import { changeTitle, plan as planOf, planTarget } from '../model';
 import type { Plan } from '../shared/analysis';
 import { PROFILE_VERSION, type Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
@@ -119,7 +119,9 @@ async function fix(argv: string[]): Promise<number> {
     const options = { ...modelOptionsOf(p), ...(randomOps.length > 0 ? { randomOps } : {}) };
     profile = saved;
     last = saved;
-    thePlan = planOf(saved, options);
+    const planned = planOf(saved, options);
+    const target = planTarget(saved, planned, options);
+    thePlan = target ? { ...planned, target } : planned;
   } else {
     const d = await diagnoseFromFlags(file, p, { graphs: ws });
     if (d.error) {

@@ -6,7 +6,7 @@ import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
 import { callLabel, callTextAt } from '../shared/labels';
-import { formatCount, formatElapsed, speedupOver } from '../shared/words';
+import { forOtherMachine, formatCount, formatElapsed, formatSpeedup, speedupOver, targetWords } from '../shared/words';
 import { commandName, thisInvocation } from './help';
 import { overridesToFlags } from './overrides';
 import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
@@ -103,7 +103,17 @@ export type Unverified = 'no-verify' | 'saved-profile';
 export function verdictLine(plan: Plan, unverified?: Unverified): string {
   const est = `est. ${speedupOver(plan.predictedRate, plan.currentRate) ?? '–'}`;
   const v = plan.verification;
-  if (!v) return `${est}, not verified (${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})`;
+  const why = `(${unverified === 'saved-profile' ? 'saved profile' : unverified === 'no-verify' ? '--no-verify' : 'nothing to verify'})`;
+  // A plan for other cores: "est. 7.3× predicted for 8 cores — verified here on 2 cores: 1.8× ± 0.3", or "— not verifiable here (this machine has 2)".
+  const t = plan.target;
+  if (forOtherMachine(t) && (!t.verifiable || !v || v.verdict === 'gain')) {
+    const words = targetWords(t, v?.verdict === 'gain' ? formatSpeedup(v.speedup, v.speedupHalfWidth) : undefined)!;
+    // Verification dropped every change (and the estimate with them): what it measured here, starved, follows the label.
+    if (!t.verifiable && v && v.verdict !== 'gain') return `${words.charAt(0).toUpperCase()}${words.slice(1)}; measured here: ${v.summary}`;
+    const label = `${est} ${words}`;
+    return t.verifiable && !v ? `${label} ${why}` : label;
+  }
+  if (!v) return `${est}, not verified ${why}`;
   if (v.verdict === 'gain') return `${est}, ${v.summary}`;
   if (v.verdict === 'no-gain') return `No reliable gain on this machine right now: ${v.summary.replace(/^no reliable gain on this machine right now: /, '')}`;
   return `${v.summary.charAt(0).toUpperCase()}${v.summary.slice(1)}`;

@@ -32,10 +32,10 @@ function dominant(ev: Evaluation, pick: (id: string) => number): { id?: string; 
  * Why the pipeline is slow: the binding bound, named after the operator that uses most of it, and
  * how the DAG shapes it (the mixture share its branch supplies, work a later shard throws away).
  */
-export function bottleneckOf(m: Measured, ev: Evaluation): Bottleneck {
+export function bottleneckOf(m: Measured, ev: Evaluation, cfg?: Config): Bottleneck {
   const b = bindingBottleneck(m, ev);
   const reader = b.opId !== undefined ? m.ops.get(b.opId) : undefined;
-  const readerLead = reader ? readerWords(reader, describeOp(reader.op)) : '';
+  const readerLead = reader ? readerWords(reader, describeOp(reader.op), b.opId !== undefined ? cfg?.[b.opId] : undefined) : '';
   const more = b.opId !== undefined ? [readerLead, dataflowWords(m, b.opId, ev.binding.rate), flatMapWords(m, ev, b.opId), immovableWords(m, ev, b), oneAtATimeWords(m, b)].filter(Boolean).join(' ') : '';
   return more ? { ...b, reason: `${b.reason} ${more}` } : b;
 }

@@ -26,6 +26,7 @@ import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
+export { planTarget } from './target';
 export { widenFreeLevers } from './headroom';
 export { can, leverOf } from './knobs';
 export { keptTrainerVerdict } from './trainer';

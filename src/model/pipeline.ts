@@ -88,7 +88,8 @@ export function predictPipeline(profile: Profile, overrides: Overrides, options?
   }
   const base = configFromProfile(m);
   const { current, ranBound } = asRan(m, base, r);
-  const ev = evaluate(m, applyOverrides(m, base, overrides), coreBudget(r));
+  const cfg = applyOverrides(m, base, overrides);
+  const ev = evaluate(m, cfg, coreBudget(r));
   const rate = loopRate ? loopRate() : ev.bound * efficiencyFor(m, current, ev, ranBound);
-  return { rate, bound: ev.bound, bottleneck: bottleneckOf(m, ev), bounds: ev.bounds };
+  return { rate, bound: ev.bound, bottleneck: bottleneckOf(m, ev, cfg), bounds: ev.bounds };
 }

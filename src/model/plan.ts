@@ -296,7 +296,7 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     currentRate: m.measuredRate,
     predictedRate: kept.length > 0 ? keptRate.rate : baseline,
     predictedBound: final.bound,
-    predictedBottleneck: bottleneckOf(m, final),
+    predictedBottleneck: bottleneckOf(m, final, kept.length > 0 ? applyOverrides(m, base, toOverrides(m, kept)) : undefined),
     overrides: toOverrides(m, kept),
     notes: notes.length > 0 ? notes : undefined,
     cores: r.cores,

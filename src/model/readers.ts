@@ -92,9 +92,14 @@ function elementWord(op: OpProfile): string {
   return 'line';
 }
 
+/** The knobs a reader's words describe: a planned configuration's, else the run's. */
+type ReaderKnobs = { placement: string; concurrency: number } | undefined;
+
 /** Where a reader's part binds and how many shards it reads at once: " on the main thread; 1 of its 8 shards read at once". */
-function whereWords(om: OpMeasure, r: ReaderParts): { where: string; shards: string } {
-  const where = r.binds === 'read' ? '' : om.op.placement === 'worker' ? ' in worker threads' : r.binds === 'parse' ? ' on the main thread' : '';
+function whereWords(om: OpMeasure, measured: ReaderParts, knobs?: ReaderKnobs): { where: string; shards: string } {
+  const r = knobs ? { ...measured, parallelism: knobs.concurrency } : measured;
+  const placement = knobs?.placement ?? om.op.placement;
+  const where = r.binds === 'read' ? '' : placement === 'worker' ? ' in worker threads' : r.binds === 'parse' ? ' on the main thread' : '';
   const shards =
     r.shards === 1 ? 'it has one shard' : r.shards !== undefined ? `${Math.min(r.parallelism, r.shards)} of its ${r.shards} shards read at once` : `${r.parallelism} shard${r.parallelism === 1 ? '' : 's'} read at once`;
   return { where, shards };
@@ -110,12 +115,13 @@ export function readerPartsWords(om: OpMeasure): string {
 
 /**
  * "csv('a.csv.gz') binds on parsing: 38 µs per row on the main thread; 2 of its 8 shards read at
- * once." — the part of a reader's work that binds, where it runs, and how many shards it reads.
+ * once." — the part of a reader's work that binds, where it runs, and how many shards it reads
+ * (under `knobs`, a planned configuration's, when given).
  */
-export function readerWords(om: OpMeasure, label: string): string {
+export function readerWords(om: OpMeasure, label: string, knobs?: ReaderKnobs): string {
   const r = om.reader;
   if (!r) return '';
   const value = r[r.binds];
-  const { where, shards } = whereWords(om, r);
+  const { where, shards } = whereWords(om, r, knobs);
   return `${label} binds on ${PART_WORDS[r.binds]}: ${formatSeconds(value)} per ${elementWord(om.op)}${where}; ${shards}.`;
 }

@@ -205,6 +205,8 @@ export interface Plan {
   coresAvailable?: number;
   /** One sentence on the cores planned for (see `Analysis.coresNote`). */
   coresNote?: string;
+  /** Set when the plan is for other cores than this machine gives the pipeline (`--cores`, `plumber.model.cores`): see `PlanTarget`. */
+  target?: PlanTarget;
   /** The same plan as runner overrides: what `--override` / `plumber/profile` accept. */
   overrides: Overrides;
   /** Sentences about changes the model considered and did not propose (e.g. a cache that does not fit in memory). */
@@ -219,6 +221,24 @@ export interface Plan {
   trainer?: TrainerVerdict;
   /** Stages placed on a cluster: their capacity and the workers a target rate needs (see `ClusterCapacity`). */
   capacity?: ClusterCapacity[];
+}
+
+/**
+ * A plan for a target machine: the cores it was made for, this machine's cores (where
+ * verification runs it) and whether a run here can measure the plan. A plan can be verified here
+ * when its worker threads fit in the cores here (the model plans up to one worker per core beside
+ * the main thread); a plan that needs more would run starved here, and its measurement is not the
+ * target's figure.
+ */
+export interface PlanTarget {
+  /** Cores the plan is for. */
+  cores: number;
+  /** This machine's cores (`Machine.cores`): where verification runs the plan. */
+  hereCores: number;
+  /** Worker threads the plan runs (at least 1: the main thread). */
+  threads: number;
+  /** `threads` ≤ `hereCores`: a run here measures the plan as it would run on the target. */
+  verifiable: boolean;
 }
 
 /** A measured rate with its spread: root elements per second over repeated windows. */

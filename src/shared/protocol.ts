@@ -14,7 +14,7 @@
  */
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { WorkspaceEdit } from 'vscode-languageserver-types';
-import type { Analysis, Plan } from './analysis';
+import type { Analysis, Plan, PlanTarget } from './analysis';
 import type { Profile } from './profile';
 import type { TrainerReportLines } from './trainerWords';
 
@@ -124,6 +124,8 @@ export interface PipelineSummary {
   advice?: string;
   /** The measured speed-up of the kept changes with its half-width, when verification found a gain. */
   verified?: { speedup: number; halfWidth: number };
+  /** The plan's target machine when it is for other cores than here (`plumber.model.cores`): the tree labels its figure with it. */
+  target?: PlanTarget;
   /** The file changed since the profile was taken. */
   stale: boolean;
   /** What the pipeline counts, plural (`el`, `batches`): the unit of `rate`, `bound` and each op's `rootRate` and `bound`. */

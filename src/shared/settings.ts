@@ -97,7 +97,14 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
     markdownDescription: "The Node.js executable that runs pipelines. Empty: the extension host's own Node. Only used in trusted workspaces.",
   },
   { key: 'runner.nodeArgs', type: 'array', scope: 'machine-overridable', restricted: true, markdownDescription: 'Extra Node.js arguments for the runner, e.g. `["--import", "tsx"]`. Only used in trusted workspaces.' },
-  { key: 'model.cores', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Cores the model plans for. `0`: the cores of the machine the profile ran on.' },
+  {
+    key: 'model.cores',
+    type: 'integer',
+    scope: 'resource',
+    minimum: 0,
+    markdownDescription:
+      "The target machine: cores the model plans for. `0`: the cores of the machine the profile ran on. Another count labels every plan \"predicted for N cores\", with verification here only when the plan's worker threads fit in this machine's cores; the what-if hover answers for the target's cores.",
+  },
   { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
   {
     key: 'model.maxInFlight',

@@ -8,6 +8,7 @@
  * - `formatNumber` for sentences and the terminal's tables: three significant figures, thousands
  *   grouped (1,234, 12.1, 0.48), the digits the model's sentences print beside them.
  */
+import type { PlanTarget } from './analysis';
 
 /** What every surface says about numbers taken before the last edit. */
 export const STALE_WORDS = 'stale — profile again';
@@ -142,4 +143,33 @@ export function formatBytes(b: number): string {
   if (b >= 1e6) return `${formatNumber(b / 1e6)} MB`;
   if (b >= 1e3) return `${formatNumber(b / 1e3)} kB`;
   return `${Math.round(b)} B`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans for another machine.
+
+/** "1 core", "8 cores". */
+export function coresWords(n: number): string {
+  return `${n} core${n === 1 ? '' : 's'}`;
+}
+
+/** True when the plan was made for other cores than the pipeline gets here: every surface then labels its figure (`targetWords`). */
+export function forOtherMachine(target: PlanTarget | undefined): target is PlanTarget {
+  return target !== undefined && target.cores !== target.hereCores;
+}
+
+/**
+ * The label of a plan made for another machine, the one wording every surface uses beside the
+ * plan's figure; undefined when the plan is for the cores here (no label). `measured`: the
+ * speed-up verification measured here ("1.8× ± 0.3"), when it ran. A plan whose threads do not fit
+ * here is never labelled with a measurement from here: that run was starved of the target's cores.
+ * - "predicted for 8 cores — verified here on 2 cores: 1.8× ± 0.3"
+ * - "predicted for 8 cores — verifiable here on 2 cores, not verified"
+ * - "predicted for 8 cores — not verifiable here (this machine has 2)"
+ */
+export function targetWords(target: PlanTarget | undefined, measured?: string): string | undefined {
+  if (!forOtherMachine(target)) return undefined;
+  const head = `predicted for ${coresWords(target.cores)}`;
+  if (!target.verifiable) return `${head} — not verifiable here (this machine has ${target.hereCores})`;
+  return measured !== undefined ? `${head} — verified here on ${coresWords(target.hereCores)}: ${measured}` : `${head} — verifiable here on ${coresWords(target.hereCores)}, not verified`;
 }

@@ -4,7 +4,7 @@
  * (src/shared/words.ts), the server's lenses' too.
  */
 import type { OpSeverity, OpSummary, PipelineSummary } from '../../shared/protocol';
-import { STALE_WORDS, compact, formatShare as shareWords, formatSpeedup, rateWords, speedupOver } from '../../shared/words';
+import { STALE_WORDS, compact, forOtherMachine, formatShare as shareWords, formatSpeedup, rateWords, speedupOver } from '../../shared/words';
 
 export { STALE_WORDS };
 
@@ -70,6 +70,8 @@ export function describeOp(op: OpSummary, stale: boolean, unit = 'el'): string {
  * when only the model spoke. Undefined when there is nothing to say.
  */
 export function fixesWords(p: PipelineSummary): string | undefined {
+  // A plan for other cores: "fixes: est. 7.3× predicted for 8 cores — verified here on 2 cores: 1.8×" (the server's words).
+  if (forOtherMachine(p.target) && (p.verdict === 'gain' || p.verdict === 'unverified') && p.advice) return `fixes: ${p.advice}`;
   switch (p.verdict) {
     case 'gain':
       return p.verified ? `fixes: verified ${formatSpeedup(p.verified.speedup)}` : 'fixes: verified';

@@ -10,12 +10,13 @@
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
 import * as path from 'node:path';
-import type { ModelOptions, PlanChange } from '../../shared/analysis';
+import type { ModelOptions, PlanChange, PlanTarget } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
 import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
 import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
+import { planTarget } from '../../model';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
 import { locateOps, type GraphSource } from '../locate';
@@ -213,5 +214,16 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     ...(input.onStep ? { onStep: input.onStep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
   });
-  return { ...d, passes, sourceSeconds, stops };
+  // A plan for other cores than here says so wherever it is shown (src/shared/words.ts `targetWords`).
+  const target = d.error ? undefined : targetOf(d, options);
+  return { ...d, ...(target ? { plan: { ...d.plan, target } } : {}), passes, sourceSeconds, stops };
+}
+
+/** The plan's target machine (`planTarget`); none for a diagnosis whose profile the model cannot read. */
+function targetOf(d: Diagnosis, options: ModelOptions): PlanTarget | undefined {
+  try {
+    return planTarget(d.first, d.plan, options);
+  } catch {
+    return undefined;
+  }
 }

@@ -11,6 +11,7 @@ import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/prot
 import { offeredChanges } from '../../engine/offer';
 import { formatSpeedup, speedupOf } from '../../engine/stats';
 import { compact, fixTitle, speedup } from './format';
+import { forOtherMachine, targetWords } from '../../shared/words';
 import { rateIn, rootUnit } from './glance';
 
 export { offeredChanges, predictsGain } from '../../engine/offer';
@@ -38,7 +39,16 @@ function estimate(plan: Plan): string | undefined {
  */
 export function planFigure(plan: Plan): string | undefined {
   const v = plan.verification;
-  switch (verdictOf(plan)) {
+  const verdict = verdictOf(plan);
+  const t = plan.target;
+  if (forOtherMachine(t) && verdict !== 'none') {
+    // A plan for other cores: "est. 7.3× predicted for 8 cores — verified here on 2 cores: 1.8× ± 0.3" (src/shared/words.ts).
+    const label = targetWords(t, verdict === 'gain' ? formatSpeedup(v!.speedup, v!.speedupHalfWidth) : undefined)!;
+    const est = estimate(plan);
+    if (verdict === 'gain' || verdict === 'unverified') return est ? `${est} ${label}` : label;
+    if (!t.verifiable) return `${verdict === 'no-gain' ? NO_GAIN : `no fix offered: ${v!.summary}`} (${label})`;
+  }
+  switch (verdict) {
     case 'gain': {
       const verified = `verified ${formatSpeedup(v!.speedup, v!.speedupHalfWidth)}`;
       const est = estimate(plan);

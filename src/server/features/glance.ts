@@ -4,11 +4,11 @@
  * text, and the model's what-if for a knob. How each number is written lives in
  * src/shared/words.ts.
  */
-import type { Analysis, OpAnalysis } from '../../shared/analysis';
+import type { Analysis, OpAnalysis, Plan } from '../../shared/analysis';
 import type { KnobOverride, Profile } from '../../shared/profile';
 import { rootRateOf } from '../../shared/units';
 import { callLabel } from '../../shared/labels';
-import { compact, rateWords } from '../../shared/words';
+import { compact, coresWords, forOtherMachine, rateWords } from '../../shared/words';
 import type { GraphOp } from '../../engine/graph/types';
 import { describeOp, predict } from '../../model';
 
@@ -102,4 +102,17 @@ export function whatIf(profile: Profile, profileOpId: string, knob: string, curr
 /** "parallelism 1 → 0.4/s · 2 → 1.2/s · 4 → 1.3/s (cores busy)", the current value marked. */
 export function whatIfWords(knob: string, current: number, rows: WhatIf[], unit: string): string {
   return `${knob} ${rows.map((r) => `${r.value === current ? `**${r.value}** (now)` : r.value} → ${rateWords(r.rate, unit)}${r.limit ? ` (${r.limit})` : ''}`).join(' · ')}`;
+}
+
+/**
+ * The what-if for the target machine (`plumber.model.cores`), when the plan is for other cores
+ * than here: "on 8 cores: ≈ 410 el/s as written, ≈ 900 el/s with the plan (predicted; 2 cores
+ * here)". Undefined when the plan is for the cores here.
+ */
+export function coresWhatIf(profile: Profile, plan: Plan | undefined, unit: string): string | undefined {
+  const t = plan?.target;
+  if (!plan || !forOtherMachine(t)) return undefined;
+  const asWritten = predict(profile, profile.run.overrides, { cores: t.cores }).rate;
+  const withPlan = plan.changes.length > 0 ? `, ≈ ${rateWords(plan.predictedRate, unit)} with the plan` : '';
+  return `on ${coresWords(t.cores)}: ≈ ${rateWords(asWritten, unit)} as written${withPlan} (predicted; ${coresWords(t.hereCores)} here)`;
 }

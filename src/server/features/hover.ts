@@ -6,8 +6,8 @@ import type { Hover, Position } from 'vscode-languageserver';
 import type { GraphOp } from '../../engine/graph/types';
 import { labelOf, type PipelineView } from '../views';
 import type { OpProfile } from '../../shared/profile';
-import { STALE_WORDS, compact, formatSeconds, formatShare, rateWords } from '../../shared/words';
-import { opRateWords, whatIf, whatIfWords } from './glance';
+import { STALE_WORDS, compact, forOtherMachine, formatSeconds, formatShare, rateWords } from '../../shared/words';
+import { coresWhatIf, opRateWords, whatIf, whatIfWords } from './glance';
 import { offerTitle, offeredChanges } from './advice';
 import { shownAt } from '../../engine/join';
 import { codeSpan, escapeMarkdown as esc } from './markdown';
@@ -55,10 +55,14 @@ function whatIfLines(v: PipelineView, prof: OpProfile): string[] {
   const rec = v.record;
   if (!rec || v.stale) return [];
   const lines: string[] = [];
+  // A plan for a target machine: the knobs answer for its cores, and a line answers for the cores themselves.
+  const target = forOtherMachine(rec.plan?.target) ? rec.plan?.target : undefined;
   for (const { knob, current } of variedKnobs(prof)) {
-    const rows = whatIf(rec.profile, prof.id, knob, current);
+    const rows = whatIf(rec.profile, prof.id, knob, current, target ? { cores: target.cores } : {});
     if (rows && rows.length > 1) lines.push(`- ${whatIfWords(knob, current, rows, v.unit ?? 'el')}`);
   }
+  const cores = coresWhatIf(rec.profile, rec.plan, v.unit ?? 'el');
+  if (cores) lines.push(`- ${cores}`);
   return lines.length > 0 ? ['', '**What if** (predicted by the model from this profile, not measured):', ...lines] : [];
 }
 

@@ -58,6 +58,7 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
     if (figure) summary.advice = figure;
     const v = plan.verification;
     if (v && summary.verdict === 'gain') summary.verified = { speedup: v.speedup, halfWidth: v.speedupHalfWidth };
+    if (plan.target) summary.target = plan.target;
   }
   // The loop's verdict heads the pipeline's operators, as the lens heads its chain (stale: none, as for the operators).
   const verdict = v.stale ? undefined : trainerVerdictOf(v);

@@ -53,7 +53,8 @@ describe('plumber (the built CLI)', function () {
     const r = await plumber('plan', path.join(PIPELINES, 'latency-bound.ts'), ...SHORT, '--passes', '1', '--no-verify', '--cores', '3');
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^Cores: planning for 3 cores, as asked/m);
-    assert.match(r.stdout, /^Plan: est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)×, not verified \(--no-verify\)\.$/m);
+    // Three cores are not this machine's: the plan says it is for them (test/unit/cli/target.test.ts).
+    assert.match(r.stdout, /^Plan: est\. (?:\d+\.\d|\d{1,3}(?:,\d{3})*)× predicted for 3 cores — verifiable here on \d cores?, not verified \(--no-verify\)\.$/m);
   });
 
   it('fixes a pipeline from the command line: a diff that moves the slow map to worker threads', async () => {

@@ -1,6 +1,7 @@
 /**
- * `plumber plan` on the gzip-csv example (issue 51): the built CLI, a real process, profiles the
- * csv reader with its counters, names the part of its work that binds and plans its knobs.
+ * `plumber plan` on the readers' examples (issue 51): the built CLI, a real process, profiles the
+ * gzip-csv example's csv reader with its counters, names the part of its work that binds and
+ * plans its knobs; and plans the webdataset-shards example, whose readers an interleave reads.
  */
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
@@ -36,5 +37,22 @@ describe('plumber plan on the gzip-csv example', function () {
       planned.some((c) => (c.kind === 'placement' && c.to === 'worker' && (c.parallelism ?? 0) >= 2 && (c.parallelism ?? 0) <= 8) || (c.kind === 'parallelism' && Number(c.to) >= 2 && Number(c.to) <= 8)),
       JSON.stringify(out.plan.changes),
     );
+  });
+});
+
+describe('plumber plan on the webdataset-shards example', function () {
+  // The limit only stops a hang: the example's shards are generated on first use (JPEG encoding).
+  this.timeout(300_000);
+
+  it('profiles the webdataset readers inside the interleave and plans the pipeline', async () => {
+    const r = await plumber('plan', path.join(ROOT, 'examples/webdataset-shards/pipeline.ts'), '--seconds', '1.5', '--warmup', '0.5', '--cores', '2', '--no-verify', '--passes', '1', '--json', '--quiet');
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as Out;
+    const reader = out.profile.ops.find((o) => o.kind === 'webdataset');
+    assert.ok(reader, `no webdataset op in ${out.profile.ops.map((o) => o.kind).join(', ')}`);
+    // Each inner webdataset(shard) reads one tar shard.
+    assert.equal(reader.knobs.numShards, 1);
+    assert.ok((reader.counters.shardsOpened ?? 0) >= 1 || (reader.counters.parseSeconds ?? 0) > 0, JSON.stringify(reader.counters));
+    assert.ok(out.plan.changes.length > 0, 'a plan');
   });
 });

@@ -80,6 +80,18 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
     assert.deepEqual(await arrow(server.url('part-{0..2}.arrows'), { parallelism: 2, placement: 'worker' }).toArray(), want);
   });
 
+  it('gives the same batches from worker threads, typed arrays moved across, and builds rows from them on this thread', async () => {
+    const local = join(dir, 'part-*.parquet');
+    const main: TableBatch[] = await parquet(local, { as: 'batches', parallelism: 2 }).toArray();
+    const moved: TableBatch[] = await parquet(local, { as: 'batches', parallelism: 2, placement: 'worker' }).toArray();
+    assert.deepEqual(moved, main);
+    assert.ok(moved[0].columns.x instanceof Float64Array);
+    assert.deepEqual(
+      await arrow(join(dir, 'part-*.arrows'), { columns: ['name', 'id'], placement: 'worker' }).toArray(),
+      parts.flatMap((c) => expectedRows(c, ['name', 'id'])),
+    );
+  });
+
   it('leaves no connection open when a pass stops early', async () => {
     const take = async (d: AsyncIterable<unknown>, n: number): Promise<number> => {
       let k = 0;

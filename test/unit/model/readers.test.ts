@@ -70,6 +70,8 @@ describe('model: readers', () => {
     assert.equal(move.to, 'worker');
     assert.equal(move.parallelism, 2);
     assert.match(move.reason, /^csv decompresses and parses on the main thread, which keeps the main thread busy/);
+    // What would bind then is said with the planned knobs.
+    assert.match(p.predictedBottleneck.reason, /csv binds on parsing: 38(\.0)? µs per row in worker threads; 2 of its 8 shards read at once\./);
     // No module: the reader's decompression and parsing are plumber-data's own named exports.
     assert.deepEqual(p.overrides[id(0)], { placement: 'worker', parallelism: 2 });
     // Twice the cores, less the crossing: each row cloned back (200 B) and the dispatch of its task.

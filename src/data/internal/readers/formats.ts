@@ -11,7 +11,7 @@ import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
 import { webDatasetFormat } from './webdataset';
 import { parquetFormat } from './parquet';
 import { arrowFormat } from './arrow';
-import type { TableFormatOptions } from './table';
+import { packedTableFormat, tableBuffers, unpackTable, type PackedTable, type TableFormatOptions } from './table';
 import { packedBuffer, tfRecordPackedFormat, unpackRecords, webDatasetPackedFormat, type PackedChunk } from './records-packed';
 
 type FormatFactory = (options: Record<string, unknown>) => Format<unknown>;
@@ -52,6 +52,16 @@ const PACKINGS: Partial<Record<OpKind, WorkerPacking>> = {
     packed: (o) => csvPackedFormat(o as CsvFormatOptions) as Format<unknown>,
     transfer: (p) => packedBuffers(p as PackedRows),
     unpack: (p) => unpackRows(p as PackedRows),
+  },
+  parquet: {
+    packed: (o) => packedTableFormat(parquetFormat, o as TableFormatOptions),
+    transfer: (p) => tableBuffers(p as PackedTable),
+    unpack: (p) => unpackTable(p as PackedTable),
+  },
+  arrow: {
+    packed: (o) => packedTableFormat(arrowFormat, o as TableFormatOptions),
+    transfer: (p) => tableBuffers(p as PackedTable),
+    unpack: (p) => unpackTable(p as PackedTable),
   },
 };
 

@@ -46,34 +46,81 @@ function checkedLength(out: Buffer, expected: number): Uint8Array {
 /** An error from the file's own reads (HTTP, disk): passed on as it is, not dressed as bad Parquet. */
 const ioErrors = new WeakSet<object>();
 
+/** Byte ranges closer than this are read as one (fewer requests over HTTP, a little more read). */
+const COALESCE_GAP = 1 << 16;
+
 /**
- * The shard as hyparquet's AsyncBuffer, adding the time spent waiting for bytes to `io.seconds`.
- * The footer read (the file's last bytes, all of a small file) is kept, and reads inside it are
- * served from it: a small file costs one read.
+ * The shard as hyparquet's AsyncBuffer. Bytes are read ahead of the parsing — the footer read
+ * (the file's last bytes, all of a small file) and, for each row group, its projected column
+ * chunks at once (`prefetch`) — and kept, so hyparquet's own slices are served from memory. The
+ * time spent waiting for them is `io.seconds`: reads that overlap the parsing would count the
+ * parsing as waiting.
  */
-function asyncBuffer(file: RandomAccess, io: { seconds: number }): AsyncBuffer {
-  let tail: { start: number; bytes: Uint8Array } | null = null;
-  return {
-    byteLength: file.size,
-    async slice(start: number, end = file.size): Promise<ArrayBuffer> {
+class ShardBuffer implements AsyncBuffer {
+  readonly byteLength: number;
+  private tail: { start: number; bytes: Uint8Array } | null = null;
+  private kept: { start: number; bytes: Uint8Array }[] = [];
+  readonly io = { seconds: 0 };
+
+  constructor(private readonly file: RandomAccess) {
+    this.byteLength = file.size;
+  }
+
+  /** Reads the ranges ([start, end) pairs) not in the footer read, at once, and keeps them in place of the previous row group's. */
+  async prefetch(all: [number, number][]): Promise<void> {
+    const tail = this.tail;
+    const ranges = tail === null ? all : all.filter(([start, end]) => start < tail.start || end > tail.start + tail.bytes.length);
+    const t0 = performance.now();
+    try {
+      const bytes = await Promise.all(ranges.map(([start, end]) => this.file.read(start, end)));
+      this.kept = ranges.map(([start], i) => ({ start, bytes: bytes[i] }));
+    } catch (e) {
+      if (typeof e === 'object' && e !== null) ioErrors.add(e);
+      throw e;
+    } finally {
+      this.io.seconds += (performance.now() - t0) / 1000;
+    }
+  }
+
+  async slice(start: number, end = this.byteLength): Promise<ArrayBuffer> {
+    let b: Uint8Array | undefined;
+    for (const k of this.tail === null ? this.kept : [this.tail, ...this.kept]) {
+      if (start >= k.start && end <= k.start + k.bytes.length) b = k.bytes.subarray(start - k.start, end - k.start);
+    }
+    if (b === undefined) {
       const t0 = performance.now();
       try {
-        let b: Uint8Array;
-        if (tail !== null && start >= tail.start) b = tail.bytes.subarray(start - tail.start, end - tail.start);
-        else {
-          b = await file.read(start, end);
-          if (end === file.size && tail === null) tail = { start, bytes: b };
-        }
-        // A view of a larger buffer (a Buffer's pool, the kept tail) is copied out: hyparquet wants its own ArrayBuffer.
-        return (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)) as ArrayBuffer;
+        b = await this.file.read(start, end);
       } catch (e) {
         if (typeof e === 'object' && e !== null) ioErrors.add(e);
         throw e;
       } finally {
-        io.seconds += (performance.now() - t0) / 1000;
+        this.io.seconds += (performance.now() - t0) / 1000;
       }
-    },
-  };
+      if (end === this.byteLength && this.tail === null) this.tail = { start, bytes: b };
+    }
+    // A view of a larger buffer (a Buffer's pool, a kept range) is copied out: hyparquet wants its own ArrayBuffer.
+    return (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)) as ArrayBuffer;
+  }
+}
+
+/** The byte ranges of a row group's chunks of `columns`, sorted, near ones merged. */
+function chunkRanges(rg: FileMetaData['row_groups'][number], columns: ReadonlySet<string>): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const chunk of rg.columns) {
+    const m = chunk.meta_data;
+    if (m === undefined || !columns.has(m.path_in_schema[0])) continue;
+    const first = m.dictionary_page_offset !== undefined && Number(m.dictionary_page_offset) > 0 ? Math.min(Number(m.dictionary_page_offset), Number(m.data_page_offset)) : Number(m.data_page_offset);
+    ranges.push([first, first + Number(m.total_compressed_size)]);
+  }
+  ranges.sort((x, y) => x[0] - y[0]);
+  const merged: [number, number][] = [];
+  for (const r of ranges) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && r[0] - last[1] <= COALESCE_GAP) last[1] = Math.max(last[1], r[1]);
+    else merged.push([r[0], r[1]]);
+  }
+  return merged;
 }
 
 /** `parquet(…)`'s format. */
@@ -95,13 +142,14 @@ async function readMetadata(lib: Library, buffer: AsyncBuffer, shard: Shard): Pr
 
 async function* readParquet(file: RandomAccess, shard: Shard, clock: ParseClock, o: TableFormatOptions): AsyncGenerator<(TableRow | TableBatch)[]> {
   const lib = await load();
-  const io = { seconds: 0 };
-  const buffer = asyncBuffer(file, io);
+  const buffer = new ShardBuffer(file);
+  const io = buffer.io;
   const metadata = await readMetadata(lib, buffer, shard);
   const available = lib.hyparquet.parquetSchema(metadata).children.map((c) => c.element.name);
   const columns = projectColumns(shard.location, available, o.columns);
   // hyparquet gives an object row's keys in the file's order; `columns` asks for its own.
   const reorder = available.filter((c) => columns.includes(c)).some((c, i) => c !== columns[i]);
+  const wanted = new Set(columns);
   const elements = new Map(lib.hyparquet.parquetSchema(metadata).children.map((c) => [c.element.name, c.children.length === 0 ? c.element : undefined]));
   let rowStart = 0;
   for (const [group, rg] of metadata.row_groups.entries()) {
@@ -109,9 +157,10 @@ async function* readParquet(file: RandomAccess, shard: Shard, clock: ParseClock,
     const rowEnd = rowStart + numRows;
     const where = `row group ${group} (rows ${rowStart}–${rowEnd - 1})`;
     if (numRows === 0) continue;
+    let out: TableRow[] | TableBatch;
+    await buffer.prefetch(chunkRanges(rg, wanted));
     const t0 = performance.now();
     const io0 = io.seconds;
-    let out: TableRow[] | TableBatch;
     try {
       if (o.as === 'batches') {
         const batch = await readBatch(lib, buffer, metadata, columns, rowStart, rowEnd);

@@ -31,16 +31,18 @@ async function* timedIo(raw: AsyncIterable<Uint8Array>, c: OpCounters): AsyncGen
   }
 }
 
-/** Range reads that add their time to `ioWaitSeconds`. */
+/** Range reads that add their time to `ioWaitSeconds`: the time at least one is in flight (a format may issue several at once). */
 function timedRanges(file: RandomAccess, c: OpCounters): RandomAccess {
+  let inFlight = 0;
+  let since = 0;
   return {
     size: file.size,
     async read(start, end) {
-      const t0 = performance.now();
+      if (inFlight++ === 0) since = performance.now();
       try {
         return await file.read(start, end);
       } finally {
-        c.ioWaitSeconds = (c.ioWaitSeconds ?? 0) + (performance.now() - t0) / 1000;
+        if (--inFlight === 0) c.ioWaitSeconds = (c.ioWaitSeconds ?? 0) + (performance.now() - since) / 1000;
       }
     },
   };

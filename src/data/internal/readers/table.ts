@@ -2,7 +2,7 @@
  * What the two table formats (parquet.ts, arrow.ts) share: their options, their element shapes,
  * and the projection rules.
  */
-import { FormatError } from './format';
+import { FormatError, type Format } from './format';
 
 /** The table formats' own options: plain data, so they cross to a worker thread as they are. */
 export interface TableFormatOptions {
@@ -45,4 +45,49 @@ export function projectColumns(location: string, available: readonly string[], w
 /** One message from anything thrown. */
 export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** A table chunk as it crosses from a reader's worker thread: one batch, and whether the reader hands on rows. */
+export interface PackedTable {
+  batch: TableBatch;
+  rows: boolean;
+}
+
+/**
+ * A table format's packed twin for worker placement: it reads batches, and the reader's thread
+ * makes the rows (`unpackTable`), because posting a batch's columns (typed arrays moved, not
+ * copied) costs far less than cloning as many row objects.
+ */
+export function packedTableFormat(format: (o: TableFormatOptions) => Format<TableRow | TableBatch>, o: TableFormatOptions): Format<PackedTable> {
+  const inner = format({ ...o, as: 'batches' });
+  const rows = o.as !== 'batches';
+  const pack = async function* (chunks: AsyncIterable<(TableRow | TableBatch)[]>): AsyncGenerator<PackedTable[]> {
+    for await (const chunk of chunks) yield chunk.map((batch) => ({ batch: batch as TableBatch, rows }));
+  };
+  return inner.streamed
+    ? { kind: inner.kind, streamed: true, parse: (bytes, shard, clock) => pack(inner.parse(bytes, shard, clock)) }
+    : { kind: inner.kind, streamed: false, read: (file, shard, clock) => pack(inner.read(file, shard, clock)) };
+}
+
+/** The buffers a packed batch can move: those its typed-array columns own whole (a view into a shared buffer is copied instead). */
+export function tableBuffers(p: PackedTable): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  for (const col of Object.values(p.batch.columns)) {
+    if (ArrayBuffer.isView(col) && col.byteOffset === 0 && col.byteLength === col.buffer.byteLength && col.buffer instanceof ArrayBuffer) out.add(col.buffer);
+  }
+  return [...out];
+}
+
+/** The elements of a packed batch: the batch itself, or its rows (keys in the columns' order). */
+export function unpackTable(p: PackedTable): (TableRow | TableBatch)[] {
+  if (!p.rows) return [p.batch];
+  const names = Object.keys(p.batch.columns);
+  const values = names.map((n) => p.batch.columns[n]);
+  const rows: TableRow[] = new Array(p.batch.numRows);
+  for (let i = 0; i < rows.length; i++) {
+    const row: TableRow = {};
+    for (let j = 0; j < names.length; j++) row[names[j]] = values[j][i];
+    rows[i] = row;
+  }
+  return rows;
 }
