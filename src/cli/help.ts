@@ -49,6 +49,8 @@ Usage:
   plumber profile <file> [options]            run the pipeline on a sample and show what each operator did
   plumber plan <file> [options]               profile, then show the bottleneck and the changes that remove it
   plumber check <file> --min-rate R [options] a CI gate: exit 1 below R/s (batches/s after a batch)
+  plumber check <file> --baseline FILE        a CI gate: exit 1 when reliably slower than a stored run
+  plumber check <file> --save-baseline FILE   store this run as the baseline to compare with
   plumber fix <file> [--diff | --write]       the same plan, verified, applied to the source (a diff by default)
   plumber lint [files|globs…] [options]       the editor's lint rules, without running anything (CI, SARIF)
   plumber <command> --help                    options of one command
@@ -58,14 +60,17 @@ Examples:
   plumber plan src/pipeline.ts
   plumber lint                                 every pipeline of the workspace's TypeScript
   plumber lint 'src/**/*.ts' --format sarif > plumber.sarif
+  plumber check src/pipeline.ts --save-baseline plumber-baseline.json
+  plumber check src/pipeline.ts --baseline plumber-baseline.json --max-slowdown 10%
 
 A pipeline is an exported plumber-data dataset, or an exported function with no parameters that
 returns one; a training script that iterates a dataset itself is run as written, and the plan
 then targets what the trainer needs. The pipeline runs in a separate process with a time and
 memory limit.
 
-Exit codes: 0 success, 1 the pipeline failed (or is below --min-rate), 2 wrong usage,
-3 \`check\` measured too few elements for a rate, 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).`,
+Exit codes: 0 success, 1 the pipeline failed (or is below --min-rate, or reliably slower than its
+baseline), 2 wrong usage, 3 \`check\` measured too few elements for a rate, 4 \`check --baseline\`
+cannot compare this run with the baseline, 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).`,
   profile: `Usage: plumber profile <file> [options]
 
 Runs the pipeline for a short measured window and prints, per operator: its rate, main-thread and
@@ -126,13 +131,35 @@ Examples:
   plumber lint src/pipeline.ts --rule cache-after-random
   plumber lint 'src/**/*.ts' --format github --max-severity information
   plumber profile src/pipeline.ts --json > profile.json && plumber lint src/pipeline.ts --profile profile.json`,
-  check: `Usage: plumber check <file> --min-rate R [options]
+  check: `Usage: plumber check <file> (--min-rate R | --baseline FILE | --save-baseline FILE) [options]
 
-Profiles the pipeline and exits with 1 when its measured rate (root elements per second) is
-below R, or when it fails; 0 otherwise. Meant for CI.
+A gate for CI. Profiles the pipeline and exits with 1 when it fails, when its measured rate (root
+elements per second, batches per second after a batch) is below --min-rate, or when it is reliably
+slower than a stored baseline by more than --max-slowdown; 0 otherwise.
+
+Against a baseline, the rate of this run ÷ the baseline's is printed with its 95% interval, from
+both runs' window slices (the statistics plan verification uses). The run fails only when the
+interval's upper end is below 1 − the slowdown allowed: a slower run on a noisy machine does not
+fail by chance. When the runs cannot be compared (another core count or CPU model, a busy machine:
+load average of other work ≥ the cores, or noise wider than the slowdown allowed), it says why and
+exits with 4 (1 with --strict).
+
+Examples:
+  plumber check src/pipeline.ts --save-baseline plumber-baseline.json    # once; commit the file
+  plumber check src/pipeline.ts --baseline plumber-baseline.json --max-slowdown 10%
+  plumber check src/pipeline.ts --baseline plumber-baseline.json --format junit > plumber.xml
+  plumber check src/pipeline.ts --min-rate 500
 
 ${COMMON}
-  --min-rate R           the lowest acceptable rate, root elements per second (required)`,
+  --min-rate R           the lowest acceptable rate, root elements per second
+  --baseline FILE        compare with the run stored in FILE (made by --save-baseline)
+  --max-slowdown P       the slowdown allowed against the baseline: 10% (the default) or 0.1
+  --save-baseline FILE   store this run (window slices, machine, configuration) in FILE
+  --max-load L           the load average of other work from which a machine counts as busy and
+                         its run as not comparable (default: its cores)
+  --strict               runs that cannot be compared fail (exit 1) instead of exiting with 4
+  --format F             text (the default), json (as --json), junit (JUnit XML: one testcase per
+                         pipeline) or github (::error file=…:: annotations for GitHub Actions)`,
 };
 
 /** What `commandName` looks at: how this process was started and what the shell would find. */

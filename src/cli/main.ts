@@ -1,28 +1,24 @@
 /**
  * The `plumber` command: profile, plan and check a pipeline from a terminal or CI, over the same
  * runner and model the editor uses. Exit codes: 0 success, 1 the pipeline failed or is too slow,
- * 2 the command was used wrongly, 3 `check` measured too few elements for a rate, 128+N a signal.
+ * 2 the command was used wrongly, 3 `check` measured too few elements for a rate, 4 `check
+ * --baseline` could not compare the runs (./gate.ts), 128+N a signal.
  */
 import * as path from 'node:path';
 import type { Profile, ProfileError } from '../shared/profile';
-import { rootUnit } from '../shared/units';
 import * as os from 'node:os';
-import { MIN_ELEMENTS } from '../runner/measure';
 import { killAllRuns, runProfile } from '../runner/spawn';
 import { offeredPlan } from '../engine/offer';
-import { UsageError, numberFlag, parseArgs } from './args';
+import { UsageError, parseArgs } from './args';
 import type { FlagSpec, Parsed } from './args';
 import { PLAN_FLAGS, RUN_FLAGS, diagnoseFromFlags, runBudgetFlags, terminalRunHooks } from './diagnoseRun';
-import { HELP, commandName, thisInvocation } from './help';
+import { CHECK_FLAGS, checkOptions, failedCheck, finishCheck } from './gate';
+import { HELP } from './help';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
-import { renderPlan, renderProfile, renderStops, rootRate } from './render';
-import { fmtRate, fmtRateIn } from './table';
+import { renderPlan, renderProfile, renderStops } from './render';
 import { trainerText } from './trainText';
 import { version } from './version';
-
-/** `plumber check`: the run measured too few elements for a rate to mean anything. */
-const EXIT_SAMPLE_TOO_SMALL = 3;
 
 /**
  * SIGTERM and SIGHUP (a closed terminal, a CI job cancelled, `kill`) end the command like Ctrl-C
@@ -46,7 +42,7 @@ function endOnSignals(): void {
 const COMMANDS: Record<string, Record<string, FlagSpec>> = {
   profile: RUN_FLAGS,
   plan: PLAN_FLAGS,
-  check: { ...RUN_FLAGS, 'min-rate': { value: true } },
+  check: { ...RUN_FLAGS, ...CHECK_FLAGS },
 };
 
 function printJson(value: unknown): void {
@@ -62,15 +58,15 @@ function reportFailure(error: ProfileError, json: boolean, extra: Record<string,
 }
 
 async function runCommand(command: string, p: Parsed): Promise<number> {
-  const json = p.flags.has('json');
+  // `check --format json` reports a failed run as --json does.
+  const json = p.flags.has('json') || p.flags.get('format')?.[0] === 'json';
   if (p.positionals.length === 0) throw new UsageError(`\`plumber ${command}\` needs the pipeline file, e.g. \`plumber ${command} pipeline.ts\`.`);
   if (p.positionals.length > 1) throw new UsageError(`\`plumber ${command}\` takes one file, got ${p.positionals.length}: ${p.positionals.join(' ')}.`);
   const file = p.positionals[0];
   if (command === 'plan') return runPlan(file, p, json);
   const overrides = parseOverrides(p.flags.get('override') ?? []);
   const { seconds, maxElements, warmupSeconds, startSeconds, timeoutSeconds, memoryMB } = runBudgetFlags(p);
-  const minRate = command === 'check' ? numberFlag(p, 'min-rate', { min: 0 }) : undefined;
-  if (command === 'check' && minRate === undefined) throw new UsageError('`plumber check` needs --min-rate R (root elements per second), e.g. --min-rate 500.');
+  const check = command === 'check' ? checkOptions(file, p) : undefined;
 
   const reporter = new ProgressReporter(path.basename(file), seconds, process.stderr, p.flags.has('quiet'));
   const controller = new AbortController();
@@ -89,41 +85,21 @@ async function runCommand(command: string, p: Parsed): Promise<number> {
       timeoutSeconds,
       memoryMB,
       ...(p.flags.has('train') ? { train: true } : {}),
+      // A gate measures the rate only: no worker calibration before the window, no fn called again after it.
+      ...(check ? { probes: false } : {}),
       ...terminalRunHooks(reporter, controller.signal),
     });
   } finally {
     process.removeListener('SIGINT', onSigint);
     reporter.clear();
   }
+  if (profile.error && (check?.format === 'junit' || check?.format === 'github')) return failedCheck(check, profile, (stream, text) => process[stream].write(text));
   if (profile.error) return reportFailure(profile.error, json, command === 'profile' ? { ...profile } : { profile });
 
-  const rate = rootRate(profile);
-  switch (command) {
-    case 'profile':
-      if (json) printJson(profile);
-      else process.stdout.write(`${renderProfile(profile)}\n${trainerText(profile)}`);
-      return 0;
-    default: {
-      // A source that ran out after a handful of elements gives a rate that is noise: a gate must
-      // not pass or fail on it. (A slow pipeline that measured few elements over its whole budget
-      // is measured: its rate is what it is.)
-      if (profile.run.endReason === 'exhausted' && profile.run.elements < MIN_ELEMENTS) {
-        // What the run saw in all (a window measured from the first element holds one fewer).
-        const seen = profile.run.warmupElements + profile.run.elements;
-        const message = `the source ended after ${seen} element${seen === 1 ? '' : 's'} (at least ${MIN_ELEMENTS} are needed for a rate), so the run cannot say whether the pipeline reaches ${fmtRate(minRate)}. Check a source with more elements, or lower --warmup so the source does not end during it.`;
-        if (json) printJson({ pass: false, tooFewElements: true, elements: profile.run.elements, minRate, profile });
-        else process.stderr.write(`plumber check: ${message}\n`);
-        return EXIT_SAMPLE_TOO_SMALL;
-      }
-      const pass = rate >= (minRate ?? 0);
-      // --min-rate is in the pipeline's unit: batches/s when it ends in a batch.
-      const unit = rootUnit(profile);
-      if (json) printJson({ pass, rate, minRate, unit, profile });
-      else if (pass) process.stdout.write(`plumber check: ${fmtRateIn(rate, unit)} ≥ ${fmtRateIn(minRate, unit)}: ok\n`);
-      else process.stderr.write(`plumber check: ${fmtRateIn(rate, unit)} is below the required ${fmtRateIn(minRate, unit)}. Run \`${commandName(thisInvocation())} plan ${file}\` to see what holds it back.\n`);
-      return pass ? 0 : 1;
-    }
-  }
+  if (check) return finishCheck(check, profile, (stream, text) => process[stream].write(text));
+  if (json) printJson(profile);
+  else process.stdout.write(`${renderProfile(profile)}\n${trainerText(profile)}`);
+  return 0;
 }
 
 /** `plumber plan`: the engine's diagnosis (profile, plan in passes, verify), shown as a table and the verified figure. */

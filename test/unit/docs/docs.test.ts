@@ -11,7 +11,14 @@ import { RULES } from '../../../src/engine/lints/rules';
 
 const ROOT = resolve(__dirname, '../../..');
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
-const PAGES = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** The rows of the first markdown table after `heading`, as arrays of cells. */
 function tableAfter(text: string, heading: string): string[][] {
