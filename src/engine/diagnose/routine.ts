@@ -10,7 +10,7 @@
  */
 import type { ModelOptions } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
-import { describeOp, eventLoopMove, overridesFor } from '../../model';
+import { describeOp, eventLoopMove, overridesFor, planTarget } from '../../model';
 import { planInPasses, withoutUnpromising } from '../passes';
 import { cacheAfterRandom, userCachesAfterRandom } from '../randomness';
 import { DEFAULT_BUDGET_SECONDS, passWarmupElements, replanSeconds } from './budget';
@@ -61,7 +61,12 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   );
   // Unmeasured, a plan the last pass predicted no faster than as written is not offered; measured,
   // verification decides.
-  const checked = input.verify === false ? withoutUnpromising(planned, options, user) : planned;
+  // A plan for a machine with more cores than this one (`--cores`, the target-machine setting) that
+  // needs more worker threads than there are cores here cannot be measured here: run starved, it
+  // would read as no gain. It stays the model's, unverified, labelled as predicted for the target.
+  const target = planTarget(planned.first, planned.plan, options);
+  const verify = input.verify !== false && (target === undefined || target.verifiable);
+  const checked = verify ? planned : withoutUnpromising(planned, options, user);
   const { first, analysis, last, history } = checked;
   let plan = checked.plan;
   const frozen = userCachesAfterRandom(first, options.randomOps ?? []);
@@ -77,11 +82,11 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   plan = await withoutUnoffered(plan, input.unoffered, { first, last, history }, options);
   // A plan of no change still gets the one move the model cannot price (see eventLoopMove), for
   // verification to measure: its estimate stays as written's.
-  if (input.verify !== false && plan.changes.length === 0) {
+  if (verify && plan.changes.length === 0) {
     const move = eventLoopMove(first, options);
     if (move) plan = { ...plan, changes: [move], overrides: overridesFor(first, [move], options) };
   }
-  if (input.verify === false || plan.changes.length === 0) return { first, analysis, plan, last, profiles };
+  if (!verify || plan.changes.length === 0) return { first, analysis, plan, last, profiles };
   const verified = await verifyPlan({ input, first, plan, options, profiles, clock, passRuns, began, last, history });
   return { first, analysis, plan: verified, last, profiles };
 }

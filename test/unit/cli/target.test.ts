@@ -29,17 +29,26 @@ describe('plumber plan --cores N, for another machine', function () {
     assert.doesNotMatch(r.stdout, /, verified /);
   });
 
-  it('says "not verifiable here" in text and JSON when the plan needs more worker threads than this machine has cores', async () => {
-    // A CPU-bound map on the main thread: the plan for the target moves it to a worker thread per core there.
-    const json = await plumber('plan', path.join(PIPELINES, 'main-thread-bound.ts'), ...SHORT, '--cores', String(TARGET), '--no-verify', '--json', '--quiet');
+  it('says "not verifiable here" in text and JSON when the plan needs more worker threads than this machine has cores, and offers it unmeasured', async () => {
+    // A CPU-bound map on the main thread: the plan for the target moves it to a worker thread per
+    // core there. Verification is asked for (no --no-verify) and skipped: run here, starved, the
+    // plan would read as no gain, so it stays the model's, labelled.
+    const json = await plumber('plan', path.join(PIPELINES, 'main-thread-bound.ts'), ...SHORT, '--cores', String(TARGET), '--json', '--quiet');
     assert.equal(json.code, 0, json.stderr);
-    const target = (JSON.parse(json.stdout) as { plan: Plan }).plan.target!;
+    const plan = (JSON.parse(json.stdout) as { plan: Plan }).plan;
+    const target = plan.target!;
     assert.equal(target.cores, TARGET);
     assert.ok(target.hereCores >= 1 && target.hereCores <= CORES, JSON.stringify(target));
     assert.ok(target.threads > target.hereCores, JSON.stringify(target));
     assert.equal(target.verifiable, false);
-    const text = await plumber('plan', path.join(PIPELINES, 'main-thread-bound.ts'), ...SHORT, '--cores', String(TARGET), '--no-verify');
+    assert.equal(plan.verification, undefined, 'a plan this machine cannot run was verified here');
+    assert.ok(
+      plan.changes.some((c) => c.kind === 'placement'),
+      JSON.stringify(plan.changes),
+    );
+    const text = await plumber('plan', path.join(PIPELINES, 'main-thread-bound.ts'), ...SHORT, '--cores', String(TARGET));
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, new RegExp(String.raw`^Plan: est\. ${SPEEDUP} predicted for ${TARGET} cores — not verifiable here \(this machine has ${target.hereCores}\)\.$`, 'm'));
+    assert.doesNotMatch(text.stdout, /measured here|No reliable gain/);
   });
 });
