@@ -126,7 +126,9 @@ describe('plumber-data readers: the reader op', () => {
     assert.equal(counters.diskBytesRead, bytes);
     assert.equal(counters.sourceBytes, bytes);
     assert.ok((counters.parseSeconds ?? 0) > 0);
-    assert.ok((counters.ioWaitSeconds ?? 0) > 0);
+    // Waiting is counted only while the thread sits idle with a read outstanding: cached local
+    // reads may never leave it idle (a read from a slow server does: tables-readers.test.ts).
+    assert.ok((counters.ioWaitSeconds ?? 0) >= 0);
     assert.equal(counters.bytesDecompressed, undefined);
   });
 

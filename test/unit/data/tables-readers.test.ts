@@ -103,6 +103,17 @@ describe('parquet() and arrow(): readers over local files and HTTP', () => {
     assert.equal(await server.openSockets(), 0);
   });
 
+  it('counts the time it sat idle waiting for a slow server as I/O wait', async () => {
+    const body = server.files.get('part-0.arrows')!;
+    server.files.set('slow.arrows', body);
+    server.faults.set('slow.arrows', { firstByteDelayMs: 300 });
+    const { tracer, value } = traced(() => arrow(server.url('slow.arrows')));
+    assert.deepEqual(await value.toArray(), expectedRows(parts[0]));
+    const c = tracer.only('arrow').counters;
+    assert.ok((c.ioWaitSeconds ?? 0) > 0, JSON.stringify(c));
+    assert.ok((c.netBytesRead ?? 0) >= body.length, JSON.stringify(c));
+  });
+
   it('reads a gzip-compressed Arrow stream (gzip from the command line) as batches', async () => {
     execFileSync('gzip', ['-k', '-f', join(dir, 'part-1.arrows')]);
     const batches: TableBatch[] = await arrow(join(dir, 'part-1.arrows.gz'), { as: 'batches', columns: ['x'] }).toArray();
