@@ -165,18 +165,21 @@ class Rows {
     }
     this.types = names.map((c) => (schema[c] === 'string' ? undefined : schema[c]));
   }
+  /** False for the header row (which sets the columns); the first record sets the width, and every data record must have it. */
+  private isData(f: string[], line: number): boolean {
+    if (this.width < 0) {
+      // The header's names first: setWidth checks the schema against them.
+      if (this.readsHeader) this.columns = f;
+      this.setWidth(f.length);
+      if (this.readsHeader) return false;
+    }
+    if (f.length !== this.width) throw new FormatError(this.location, `line ${line}`, `expected ${this.width} fields, found ${f.length}`);
+    return true;
+  }
   add(records: string[][], lines: number[], out: CsvRow[]): void {
     for (let r = 0; r < records.length; r++) {
       const f = records[r];
-      if (this.width < 0) {
-        if (this.readsHeader) {
-          this.columns = f;
-          this.setWidth(f.length);
-          continue;
-        }
-        this.setWidth(f.length);
-      }
-      if (f.length !== this.width) throw new FormatError(this.location, `line ${lines[r]}`, `expected ${this.width} fields, found ${f.length}`);
+      if (!this.isData(f, lines[r])) continue;
       const types = this.types;
       const cols = this.columns;
       if (cols === null) {
@@ -199,15 +202,7 @@ class Rows {
     let cols: (string[] | Float64Array | Uint8Array)[] | null = null;
     for (let r = 0; r < n; r++) {
       const f = records[r];
-      if (this.width < 0) {
-        if (this.readsHeader) {
-          this.columns = f;
-          this.setWidth(f.length);
-          continue;
-        }
-        this.setWidth(f.length);
-      }
-      if (f.length !== this.width) throw new FormatError(this.location, `line ${lines[r]}`, `expected ${this.width} fields, found ${f.length}`);
+      if (!this.isData(f, lines[r])) continue;
       const types = this.types;
       cols ??= Array.from({ length: this.width }, (_, k) => (types === null || types[k] === undefined ? [] : types[k] === 'boolean' ? new Uint8Array(n) : new Float64Array(n)));
       for (let k = 0; k < f.length; k++) {
