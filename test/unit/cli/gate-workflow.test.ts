@@ -1,9 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BIN, ROOT } from './bin';
+import { BIN, ROOT, run, type Ran } from './bin';
 
 const WORKFLOW = path.join(ROOT, 'docs/ci/plumber.yml');
 const PROJECT = path.join(ROOT, 'test/fixtures/ci-project');
@@ -17,17 +16,8 @@ function plumberCommands(workflow: string): string[] {
 }
 
 /** Runs a workflow step's command in bash, as GitHub Actions does, with `npx plumber` standing for this checkout's built CLI. */
-function runStep(command: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const local = command.replaceAll('npx plumber', `node ${JSON.stringify(BIN)}`);
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-e', '-c', local], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runStep(command: string, cwd: string): Promise<Ran> {
+  return run('bash', ['-e', '-c', command.replaceAll('npx plumber', `node ${JSON.stringify(BIN)}`)], cwd);
 }
 
 describe("the README's CI workflow (docs/ci/plumber.yml)", function () {
@@ -35,17 +25,14 @@ describe("the README's CI workflow (docs/ci/plumber.yml)", function () {
   const workflow = readFileSync(WORKFLOW, 'utf8');
   let dir: string;
 
-  before(() => {
+  before(async () => {
     // A project as CI checks it out: a git repository with its sources, its baseline to come, and its dependencies installed.
     dir = mkdtempSync(path.join(os.tmpdir(), 'plumber-ci-'));
     cpSync(PROJECT, dir, { recursive: true });
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
     writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\n');
-    return new Promise<void>((resolve, reject) => {
-      spawn('git', ['init', '-q'], { cwd: dir, stdio: 'ignore' })
-        .on('error', reject)
-        .on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git init exited with ${code}`))));
-    });
+    const init = await run('git', ['init', '-q'], dir);
+    assert.equal(init.code, 0, init.stderr);
   });
 
   after(() => rmSync(dir, { recursive: true, force: true }));

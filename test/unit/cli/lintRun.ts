@@ -1,27 +1,14 @@
 /** `plumber lint` as the CLI tests run it: the built bin in a directory of the test's choosing, on files the test writes. */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BIN } from './bin';
+import { BIN, run, type Ran } from './bin';
 
-export interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type { Ran } from './bin';
 
 /** Runs `plumber lint …args` in `cwd` and collects its exit code and output. */
 export function lint(cwd: string, ...args: string[]): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'lint', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return run(process.execPath, [BIN, 'lint', ...args], cwd);
 }
 
 /** A fresh directory holding `files` (relative path → text); removed by the returned function. */
