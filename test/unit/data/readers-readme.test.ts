@@ -5,39 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { transformSync } from 'esbuild';
-import * as lib from 'plumber-data';
+import { examples, runExample } from './readme-examples';
 import { gzipFile, tempDir, writeCsvWithPython } from './readers-files';
-
-const README = join(__dirname, '../../../src/data/README.md');
-
-/** The ```typescript blocks of the Readers section, with the `// → ` lines each must print. */
-function examples(): { code: string; expected: string[] }[] {
-  const text = readFileSync(README, 'utf8');
-  const section = text.slice(text.indexOf('### Readers'), text.indexOf('\n### ', text.indexOf('### Readers') + 1));
-  const out: { code: string; expected: string[] }[] = [];
-  const fence = /^```typescript\n([\s\S]*?)^```$/gm;
-  for (let m = fence.exec(section); m !== null; m = fence.exec(section)) {
-    const expected = m[1]
-      .split('\n')
-      .filter((l) => l.startsWith('// → '))
-      .map((l) => l.slice('// → '.length));
-    out.push({ code: m[1], expected });
-  }
-  return out;
-}
-
-async function run(code: string): Promise<string[]> {
-  const printed: string[] = [];
-  const body = code.replace(/^import \{([^}]*)\} from 'plumber-data';$/gm, (_m, names: string) => `const {${names}} = lib;`);
-  assert.doesNotMatch(body, /^import /m);
-  const js = transformSync(`async function example(lib, console) {\n${body}\n}`, { loader: 'ts' }).code;
-  const example = new Function(`${js}\nreturn example;`)() as (l: typeof lib, c: Pick<Console, 'log'>) => Promise<void>;
-  await example(lib, { log: (...args: unknown[]) => void printed.push(args.map(String).join(' ')) });
-  return printed;
-}
 
 describe('src/data/README.md Readers examples', () => {
   let t: ReturnType<typeof tempDir>;
@@ -72,7 +43,7 @@ describe('src/data/README.md Readers examples', () => {
     t.remove();
   });
 
-  const all = examples();
+  const all = examples('### Readers');
   it('has a checked example for each reader', () => {
     for (const reader of ['csv', 'jsonLines', 'tfrecord', 'webdataset'])
       assert.ok(
@@ -82,7 +53,7 @@ describe('src/data/README.md Readers examples', () => {
   });
   for (const [i, ex] of all.entries()) {
     it(`prints what Readers example ${i + 1} says`, async () => {
-      assert.deepEqual(await run(ex.code), ex.expected);
+      assert.deepEqual(await runExample(ex.code), ex.expected);
     });
   }
 });
