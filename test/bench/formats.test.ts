@@ -1,22 +1,12 @@
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { ROOT, run, type Ran } from '../unit/cli/bin';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { RESULTS_FILE } from '../../bench/results';
 import { READERS } from '../../bench/formats/loops';
 
-const ROOT = resolve(__dirname, '..', '..');
-
 /** Runs bench:formats with quick budgets and one round; resolves with its exit code and output. */
-function runQuickBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/formats/index.ts', '--quick', '--json', '--rounds', '1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+function runQuickBench(): Promise<Ran> {
+  return run(process.execPath, ['--import', 'tsx', 'bench/formats/index.ts', '--quick', '--json', '--rounds', '1'], ROOT);
 }
 
 // `npm run test:bench`, not part of `npm test`: every reader reads generated shards as plumber-data
