@@ -3,30 +3,11 @@
  * mixtures as operators with several inputs in order, and `reduce` as the end of a chain.
  */
 import * as assert from 'node:assert/strict';
-import * as path from 'node:path';
 import { editsForChanges } from '../../../src/engine/fixes/edits';
-import { GraphWorkspace } from '../../../src/engine/graph/workspace';
-import type { FileGraph, GraphOp, Knob } from '../../../src/engine/graph/types';
-import { FIXTURES } from '../server/helpers';
+import type { FileGraph, GraphOp } from '../../../src/engine/graph/types';
+import { graphOf as virtualGraph, spanned } from './virtualGraph';
 
-/** The graph of `lines` as a virtual file next to the graph fixtures (so `plumber-data` resolves). */
-function graphOf(lines: string[]): { graph: FileGraph; text: string } {
-  const ws = new GraphWorkspace({
-    onError: (f, e) => {
-      throw new Error(`${f}: ${String(e)}`);
-    },
-  });
-  const file = path.join(FIXTURES, 'graph', 'issue11-virtual.ts');
-  const text = lines.join('\n');
-  ws.setText(file, text);
-  return { graph: ws.graphOf(file), text };
-}
-
-/** The source text a knob's span covers. */
-function spanned(text: string, knob: Knob | undefined): string {
-  assert.ok(knob && knob.state !== 'absent', 'the knob is written');
-  return text.slice(knob.span.start, knob.span.end);
-}
+const graphOf = (lines: string[]): { graph: FileGraph; text: string } => virtualGraph(lines, 'issue11-virtual.ts');
 
 function value(op: GraphOp, key: string): unknown {
   const k = op.knobs[key];

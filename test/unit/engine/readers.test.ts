@@ -4,27 +4,10 @@
  * `placement` with the exact text they span, and where a fix writes new options.
  */
 import * as assert from 'node:assert/strict';
-import * as path from 'node:path';
-import { GraphWorkspace } from '../../../src/engine/graph/workspace';
-import type { FileGraph, GraphOp, Knob } from '../../../src/engine/graph/types';
-import { FIXTURES } from '../server/helpers';
+import type { FileGraph, GraphOp } from '../../../src/engine/graph/types';
+import { graphOf as virtualGraph, spanned } from './virtualGraph';
 
-function graphOf(lines: string[]): { graph: FileGraph; text: string } {
-  const ws = new GraphWorkspace({
-    onError: (f, e) => {
-      throw new Error(`${f}: ${String(e)}`);
-    },
-  });
-  const file = path.join(FIXTURES, 'graph', 'issue51-virtual.ts');
-  const text = lines.join('\n');
-  ws.setText(file, text);
-  return { graph: ws.graphOf(file), text };
-}
-
-function spanned(text: string, knob: Knob | undefined): string {
-  assert.ok(knob && knob.state !== 'absent', 'the knob is written');
-  return text.slice(knob.span.start, knob.span.end);
-}
+const graphOf = (lines: string[]): { graph: FileGraph; text: string } => virtualGraph(lines, 'issue51-virtual.ts');
 
 describe('graph: readers', () => {
   const { graph, text } = graphOf([
