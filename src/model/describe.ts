@@ -38,6 +38,16 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
       return change.existing ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})` : `insert prefetch(${change.size}) after ${label}`;
     case 'cache':
       return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;
+    case 'reorder': {
+      const before = profile.ops.find((o) => o.id === change.before);
+      return `move ${label} before ${before ? describeOp(before) : change.before}`;
+    }
+    case 'fuse': {
+      const first = profile.ops.find((o) => o.id === change.with);
+      return `run ${label} in the same worker task as ${first ? describeOp(first) : change.with}`;
+    }
+    case 'deterministic':
+      return `let ${label}'s fast calls pass slow ones (deterministic: false)`;
     case 'convert':
       return `convert the pipeline to plumber-data (${change.then.map((c) => changeTitle(c, inPlumberData(profile))).join('; ') || 'same knobs'})`;
   }

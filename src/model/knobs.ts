@@ -42,6 +42,9 @@ export function leverOf(change: PlanChange): Lever | undefined {
     case 'cycleLength':
       return change.kind;
     case 'convert':
+    case 'reorder':
+    case 'fuse':
+    case 'deterministic':
       return undefined;
   }
 }

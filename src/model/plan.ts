@@ -358,6 +358,11 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
       case 'cycleLength':
         at(ch.opId).cycleLength = ch.to;
         break;
+      case 'deterministic':
+        at(ch.opId).deterministic = false;
+        break;
+      case 'reorder':
+      case 'fuse':
       case 'convert':
         // No override runs a conversion: the engine rewrites the chain, and its `then` is keyed by
         // the operators the rewrite replaces.

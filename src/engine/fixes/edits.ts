@@ -244,6 +244,10 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       return undefined;
     case 'convert':
       return `Converting ${op.label} to plumber-data is not an edit of its knobs.`;
+    case 'reorder':
+    case 'fuse':
+    case 'deterministic':
+      return `Plumber cannot yet write a ${change.kind} of ${op.label}.`;
   }
 }
 
