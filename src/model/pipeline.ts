@@ -34,6 +34,7 @@ export function resolve(profile: Profile, options: ModelOptions = {}): Resolved 
     coresAvailable: available,
     coresNote: note,
     randomOps: new Set(options.randomOps ?? []),
+    orderPinned: new Set(options.orderPinned ?? []),
     maxWorkers: Math.max(1, options.maxWorkers ?? cores),
     workerBudget: 2 * cores,
     maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),

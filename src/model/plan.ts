@@ -23,6 +23,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatRootRate } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
 import { evaluate } from './evaluate';
+import { flowChanges } from './flow';
 import type { Evaluation } from './evaluation';
 import { can, isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
@@ -37,6 +38,8 @@ export interface Resolved extends Limits {
   coresNote?: string;
   /** Op ids known to be random from outside the profile (`ModelOptions.randomOps`). */
   randomOps: ReadonlySet<string>;
+  /** Op ids whose source pins their order (`ModelOptions.orderPinned`): never `deterministic: false`. */
+  orderPinned: ReadonlySet<string>;
   /**
    * The cores the profiled run itself had, when the plan is for another machine
    * (`ModelOptions.cores`): the run's efficiency is its measured rate against the bound on these.
@@ -287,9 +290,21 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   const planned = evaluate(m, chosen, coreBudget(r));
   const changes = changesBetween({ m, base, chosen, current, planned }, caches, r.memoryBudgetBytes);
   const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
-  const { kept, keptRate } = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
+  const knobsKept = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
+  // Fuse and deterministic go on top of the knob plan, each for its predicted gain (flow.ts).
+  const flow = flowChanges(
+    m,
+    knobsKept.kept,
+    (chs) => applyOverrides(m, base, toOverrides(m, chs)),
+    (chs) => rateOf(chs).rate,
+    r.orderPinned,
+  );
+  notes.push(...flow.notes);
+  const kept = [...knobsKept.kept, ...flow.changes];
+  const keptRate = flow.changes.length > 0 ? rateOf(kept) : knobsKept.keptRate;
   if (cacheChoice.randomRefusal) notes.push(randomRefusalNote(m, cacheChoice.randomRefusal, kept));
-  const withEffects = kept.map((ch) => ({ ...ch, predictedRate: rateOf([ch]).rate }));
+  // A flow change alone is priced on the plan's other changes when it needs them (maps moved to workers together).
+  const withEffects = kept.map((ch) => ({ ...ch, predictedRate: flow.changes.includes(ch) && rateOf([ch]).rate <= m.measuredRate ? rateOf([...knobsKept.kept, ch]).rate : rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;
   return {
     changes: withEffects,
@@ -361,8 +376,10 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
       case 'deterministic':
         at(ch.opId).deterministic = false;
         break;
-      case 'reorder':
       case 'fuse':
+        at(ch.opId).fuse = true;
+        break;
+      case 'reorder':
       case 'convert':
         // No override runs a conversion: the engine rewrites the chain, and its `then` is keyed by
         // the operators the rewrite replaces.

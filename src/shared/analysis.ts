@@ -460,6 +460,8 @@ export interface ModelOptions {
    * never caches at or after any of them.
    */
   randomOps?: string[];
+  /** Ids of maps whose source writes `deterministic: true` (the static graph): the user pinned their order, and no plan sets it false. */
+  orderPinned?: string[];
   /**
    * A root rate that is enough: the planner stops adding threads and calls in flight once the
    * bound reaches it (a trainer's unstarved rate: feeding it faster only takes cores from it).

@@ -9,6 +9,7 @@
  * - the budget: the whole wait, reading the source included.
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
+import { sourceOrderPins } from '../orderPins';
 import * as path from 'node:path';
 import type { ModelOptions, PlanChange, PlanTarget } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
@@ -162,7 +163,8 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   const argSites = sourceArgSites(input.file, graphs);
   const stops = sourceStops(input.file, graphs);
   const sourceSeconds = clock() - began;
-  const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
+  const orderPinned = sourceOrderPins(input.file, graphs);
+  const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}), ...(orderPinned.length > 0 ? { orderPinned } : {}) };
   const spawn = input.spawn ?? runProfile;
   let exportName = input.exportName;
   let passes = 0;

@@ -10,6 +10,7 @@ import { can, leverOf } from '../../model';
 import type { PlanChange } from '../../shared/analysis';
 import { optionName } from '../../shared/dialects';
 import type { FileGraph, FnInfo, GraphOp, PipelineGraph } from '../graph/types';
+import { flowEdit } from './flow-edits';
 
 /** One text replacement in one file, by offsets into the text the graph was extracted from. */
 export interface PlannedEdit {
@@ -244,9 +245,10 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       return undefined;
     case 'convert':
       return `Converting ${op.label} to plumber-data is not an edit of its knobs.`;
-    case 'reorder':
     case 'fuse':
     case 'deterministic':
+      return flowEdit(change, op, patchOf(op));
+    case 'reorder':
       return `Plumber cannot yet write a ${change.kind} of ${op.label}.`;
   }
 }
