@@ -27,6 +27,8 @@ export interface MapOptions {
    * `deterministic: false` (as it would be unfused). Anywhere else it has no effect. Not on flatMap.
    */
   fuse?: boolean;
+  /** Pin the operator where it is written: Plumber never proposes to move it (the library ignores it when running). */
+  keepPosition?: boolean;
   /** With a cluster placement: a worker gives up on an element whose fn has not settled after this many milliseconds, and the pass fails naming it. */
   timeoutMs?: number;
 }
@@ -52,6 +54,8 @@ export interface ShuffleOptions {
   seed?: number;
   /** Epoch e uses seed + e (default true); false repeats the same order each epoch. */
   reshuffleEachIteration?: boolean;
+  /** Pin the shuffle where it is written: Plumber never proposes to move it (the library ignores it when running). */
+  keepPosition?: boolean;
 }
 
 export interface FilesOptions {
@@ -223,10 +227,10 @@ const keys =
   <const K extends readonly (keyof O)[]>(k: AllKeys<O, K>): readonly string[] =>
     k as readonly string[];
 export const OPTION_KEYS = {
-  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'timeoutMs', 'fuse']),
+  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'timeoutMs', 'keepPosition', 'fuse']),
   interleave: keys<InterleaveOptions>()(['cycleLength', 'blockLength', 'parallelism', 'deterministic']),
   batch: keys<BatchOptions>()(['dropRemainder']),
-  shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration']),
+  shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration', 'keepPosition']),
   files: keys<FilesOptions>()(['read', 'cwd', 'parallelism']),
   lines: keys<LinesOptions>()(['encoding', 'cwd', 'compression']),
   csv: keys<CsvOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'header', 'delimiter', 'schema']),

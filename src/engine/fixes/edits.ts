@@ -11,6 +11,7 @@ import type { PlanChange } from '../../shared/analysis';
 import { optionName } from '../../shared/dialects';
 import type { FileGraph, FnInfo, GraphOp, PipelineGraph } from '../graph/types';
 import { flowEdit } from './flow-edits';
+import { reorderEdits } from './reorder';
 
 /** One text replacement in one file, by offsets into the text the graph was extracted from. */
 export interface PlannedEdit {
@@ -245,11 +246,15 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       return undefined;
     case 'convert':
       return `Converting ${op.label} to plumber-data is not an edit of its knobs.`;
+    case 'reorder': {
+      const moved = reorderEdits(change, ctx);
+      if ('reason' in moved) return moved.reason;
+      inserts.push(...moved);
+      return undefined;
+    }
     case 'fuse':
     case 'deterministic':
       return flowEdit(change, op, patchOf(op));
-    case 'reorder':
-      return `Plumber cannot yet write a ${change.kind} of ${op.label}.`;
   }
 }
 
