@@ -60,10 +60,10 @@ function breakdown(m: Measured, parts: Array<[string, number]>, top = 3): string
   return listWords(shown);
 }
 
-/** Busy threads a configuration runs: the main thread and every worker thread. */
+/** Busy threads a configuration runs: the main thread and every worker thread (a fused map runs in the threads of the map before it). */
 function busyThreads(cfg: Config): number {
   let n = 1;
-  for (const c of Object.values(cfg)) if (c.placement === 'worker') n += c.concurrency;
+  for (const c of Object.values(cfg)) if (c.placement === 'worker' && c.fused !== true) n += c.concurrency;
   return n;
 }
 

@@ -68,17 +68,33 @@ function deterministicChanges(m: Measured, cfg: Config, kept: PlanChange[], rate
   return out;
 }
 
-/** Fuse and deterministic changes on top of `kept` (see the header), and notes on order kept where it costs. */
+/**
+ * The plan's changes with the flow changes (see the header), and notes on order kept where it
+ * costs. Fusion is tried two ways: on top of the knob plan (maps it leaves or moves to workers
+ * together), and instead of the knob plan's moves of the same maps (a cheap map moved back to the
+ * main thread also ends its crossing, but puts its fn there): the better by predicted rate.
+ * `added` are the flow changes in `changes`.
+ */
 export function flowChanges(
   m: Measured,
   kept: PlanChange[],
   toConfig: (changes: PlanChange[]) => Config,
   rateOf: (changes: PlanChange[]) => number,
   pinned: ReadonlySet<string>,
-): { changes: PlanChange[]; notes: string[] } {
+): { changes: PlanChange[]; added: PlanChange[]; notes: string[] } {
   const notes: string[] = [];
-  const fused = fuseChanges(m, toConfig(kept), kept, rateOf);
-  const withFused = [...kept, ...fused];
+  let fused = fuseChanges(m, toConfig(kept), kept, rateOf);
+  let base = kept;
+  const instead = fuseChanges(m, toConfig([]), [], rateOf);
+  if (instead.length > 0) {
+    const touched = new Set(instead.flatMap((f) => (f.kind === 'fuse' ? [f.opId, f.with] : [])));
+    const others = kept.filter((c) => !(c.kind === 'placement' && touched.has(c.opId)));
+    if (rateOf([...others, ...instead]) > rateOf([...kept, ...fused]) * (1 + 1e-9)) {
+      base = others;
+      fused = instead;
+    }
+  }
+  const withFused = [...base, ...fused];
   const ordered = deterministicChanges(m, toConfig(withFused), withFused, rateOf, pinned, notes);
-  return { changes: [...fused, ...ordered], notes };
+  return { changes: [...withFused, ...ordered], added: [...fused, ...ordered], notes };
 }

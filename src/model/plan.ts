@@ -300,11 +300,11 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
     r.orderPinned,
   );
   notes.push(...flow.notes);
-  const kept = [...knobsKept.kept, ...flow.changes];
-  const keptRate = flow.changes.length > 0 ? rateOf(kept) : knobsKept.keptRate;
+  const kept = flow.changes;
+  const keptRate = flow.added.length > 0 ? rateOf(kept) : knobsKept.keptRate;
   if (cacheChoice.randomRefusal) notes.push(randomRefusalNote(m, cacheChoice.randomRefusal, kept));
   // A flow change alone is priced on the plan's other changes when it needs them (maps moved to workers together).
-  const withEffects = kept.map((ch) => ({ ...ch, predictedRate: flow.changes.includes(ch) && rateOf([ch]).rate <= m.measuredRate ? rateOf([...knobsKept.kept, ch]).rate : rateOf([ch]).rate }));
+  const withEffects = kept.map((ch) => ({ ...ch, predictedRate: flow.added.includes(ch) && rateOf([ch]).rate <= m.measuredRate ? rateOf([...kept.filter((c) => !flow.added.includes(c)), ch]).rate : rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;
   return {
     changes: withEffects,

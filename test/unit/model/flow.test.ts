@@ -133,6 +133,20 @@ describe('model: fusing adjacent worker maps (fuse.ts)', () => {
     assert.ok(predict(profile, { [id(2)]: { fuse: true } }).rate > predict(profile, {}).rate * 1.2);
   });
 
+  it('fuses a cheap worker map rather than moving it back to the main thread, where its input would still cross back', () => {
+    // resize costs 0.1 ms: back on the main thread it would be cheap, but decode's results still
+    // cross to the main thread to reach it; fused, they never do.
+    const profile = new ProfileBuilder()
+      .op({ kind: 'from' })
+      .map('decode', { placement: 'worker', worker: 2e-3, dispatch: 50e-6, parallelism: 2, bytes: 1e5 })
+      .map('resize', { placement: 'worker', worker: 0.1e-3, dispatch: 1e-3, parallelism: 2, bytes: 1000 })
+      .build({ rootElements: 300, rate: 450 });
+    const p = plan(profile);
+    assert.ok(change(p.changes, 'fuse', id(2)), JSON.stringify(p.changes));
+    assert.equal(change(p.changes, 'placement', id(2)), undefined);
+    assert.ok(predict(profile, { [id(2)]: { fuse: true } }).rate > predict(profile, { [id(2)]: { placement: 'main', parallelism: 1 } }).rate);
+  });
+
   it('does not fuse when the earlier map has another consumer, nor when the crossing is cheap', () => {
     assert.equal(change(plan(twoWorkerMaps(1e6, 2)).changes, 'fuse'), undefined);
     assert.equal(predict(twoWorkerMaps(1e6, 2), { [id(2)]: { fuse: true } }).rate, predict(twoWorkerMaps(1e6, 2), {}).rate);

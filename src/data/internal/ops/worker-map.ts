@@ -368,9 +368,10 @@ class WorkerMap implements Chunks<unknown> {
       throw this.sendFailure(e, items, base);
     }
     this.launched += items.length;
-    if (c !== null) {
-      c.workerTasks++;
-      c.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
+    const tc = this.taskCounters;
+    if (tc !== null) {
+      tc.workerTasks++;
+      tc.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
     }
     return p.then(
       (r) => {
@@ -383,6 +384,14 @@ class WorkerMap implements Chunks<unknown> {
         throw this.sendFailure(e, items, base);
       },
     );
+  }
+
+  /**
+   * Whose tasks these are: this map's, or with fused maps the first one's (the later maps run in
+   * its tasks), which is billed their posting and receiving (`workerTasks`, `dispatchSeconds`).
+   */
+  private get taskCounters(): OpCounters | null {
+    return this.cfg.stages !== undefined && this.cfg.stages.length > 0 ? this.cfg.stages[0].counters : this.c;
   }
 
   /** `map(decode)`: the operator as the user wrote it, with the worker fn's name. */
@@ -462,11 +471,14 @@ class WorkerMap implements Chunks<unknown> {
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
     else result = out;
     this.measure(r, items, postedAt);
+    const tc = this.taskCounters;
+    if (tc !== null) {
+      tc.dispatchSeconds += (now() - t0) / 1000;
+      tc.taskHistogram = addLatency(tc.taskHistogram, r.fnSeconds);
+    }
     if (c !== null) {
       c.calls += items.length;
-      c.dispatchSeconds += (now() - t0) / 1000;
       if (r.callHistogram !== undefined) c.latencyHistogram = mergeHistogram(c.latencyHistogram, r.callHistogram);
-      c.taskHistogram = addLatency(c.taskHistogram, r.fnSeconds);
     }
     return result;
   }
