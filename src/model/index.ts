@@ -19,7 +19,7 @@ import { evaluate } from './evaluate';
 import { downstream } from './graph';
 import { measure } from './measure';
 import type { Measured, OpMeasure } from './measured';
-import { planPipeline, predictPipeline, resolve, type Prediction } from './pipeline';
+import { planPipeline, predictPipeline, resolve, timeFor, type Prediction } from './pipeline';
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 
@@ -27,6 +27,7 @@ export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWo
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { planTarget } from './target';
+export { timeFor } from './pipeline';
 export { widenFreeLevers } from './headroom';
 export { can, leverOf } from './knobs';
 export { keptTrainerVerdict } from './trainer';
@@ -47,6 +48,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const bottleneck = bottleneckOf(m, ev);
   const trainer = profile.trainer ? trainerVerdict(profile, options) : undefined;
   const unexplained = profile.trainer || r.runBudget !== undefined ? undefined : unexplainedWords(m, ev.bound);
+  const time = timeFor(profile, {}, options);
   return {
     ...(trainer ? { trainer } : {}),
     ...(unexplained ? { unexplained } : {}),
@@ -58,6 +60,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
     ops: opAnalyses(m, cfg, ev, bottleneck),
     cores: r.cores,
     ...(capacity.length > 0 ? { capacity } : {}),
+    ...(time ? { time } : {}),
   };
 }
 

@@ -34,6 +34,7 @@ export async function priceMoves(tracer: RunnerTracer, profile: Profile, file: s
     if (f.randomObserved !== undefined) op.randomObserved = f.randomObserved;
     if (f.moveCost !== undefined) op.moveCost = f.moveCost;
     if (f.held !== undefined) op.held = f.held;
+    if (f.diskCacheCost !== undefined) op.diskCacheCost = f.diskCacheCost;
     if (f.moveBlocked !== undefined) op.moveBlocked = f.moveBlocked;
   }
 }

@@ -181,6 +181,9 @@ export interface OpProfile {
   held?: HeldBytes;
   cardinality?: number;
   overridden?: boolean;
+  // --- issue 52 (time): what a disk cache after the operator would cost ---
+  /** What `cache(path)` right after this operator would cost per element, measured where `held` is. */
+  diskCacheCost?: DiskCacheCost;
   /** The library the operator belongs to (tfjs-data, Node streams, an async generator); absent: plumber-data. */
   dialect?: Dialect;
   /** The changes its own library can make (see `Lever`); absent: all of plumber-data's. The model plans only these in the dialect; more is a conversion. */
@@ -222,6 +225,23 @@ export interface HeldBytes {
   heapBytes: number;
   /** The byte counters' estimate of the same elements, per element. */
   sizeBytes: number;
+}
+
+/**
+ * What plumber-data's `cache(path)` pays per element it writes and reads back (it stores each
+ * element as `v8.serialize`, see src/data/internal/ops/cache.ts), measured on the sampled elements
+ * the operator handed on, timed in a loop after the window like the move probe's clones. The disk's
+ * own time is not in these: the model adds bytes ÷ `machine.diskReadBytesPerSec`.
+ */
+export interface DiskCacheCost {
+  /** Elements sampled. */
+  samples: number;
+  /** Serialised bytes of one element (what the file holds per element, besides a 9-byte record head). */
+  serializedBytes: number;
+  /** Seconds to serialise one element (the first pass's extra work on the main thread). */
+  writeSeconds: number;
+  /** Seconds to deserialise one element (each later pass's work on the main thread). */
+  readSeconds: number;
 }
 
 /**

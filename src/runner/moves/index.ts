@@ -9,6 +9,7 @@
  * (heap.ts), for the size of a cache after it.
  */
 import { estimateBytes } from '../../data/tracing';
+import { diskCacheCost } from '../diskCost';
 import { heapBytesPerElement } from '../heap';
 import { measureAwaited } from './awaited';
 import { measureMain } from './sync';
@@ -67,4 +68,9 @@ function measureHeld(forHeap: { handed: unknown[]; findings: MoveFindings }[]): 
     for (const x of handed) size += estimateBytes(x);
     findings.held = { heapBytes, sizeBytes: Math.round(size / handed.length) };
   });
+  // What a disk cache after the op would pay per element: where a cache could pay, as `held` is.
+  for (const { handed, findings } of forHeap) {
+    const cost = diskCacheCost(handed);
+    if (cost !== undefined) findings.diskCacheCost = cost;
+  }
 }
