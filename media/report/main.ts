@@ -7,6 +7,7 @@
 import type { ReportResult } from '../../src/shared/protocol';
 import type { ToWebview } from '../../src/client/report/messages';
 import { formatRate, formatRateIn } from '../../src/client/views/format';
+import { timeLines } from '../../src/shared/timeWords';
 import { formatElapsed, formatSpeedup } from '../../src/shared/words';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(s: unknown): void; getState(): unknown };
@@ -216,6 +217,8 @@ function render(report: ReportResult): void {
   const trainer = drawTrainer(report);
   if (trainer) parts.push(trainer);
   if (report.analysis) parts.push(el('div', { class: 'reason' }, `Bottleneck (${report.analysis.bottleneck.resource}): ${report.analysis.bottleneck.reason}`));
+  // The first batch and the epochs, predicted: with the plan when it changes something.
+  if (report.analysis) for (const line of timeLines(report.analysis.time, report.plan ?? { changes: [] })) parts.push(el('p', { class: 'time' }, line));
   if (report.advice) parts.push(drawAdvice(report));
   const profileBtn = el('button', {}, 'Profile again');
   profileBtn.addEventListener('click', () => vscode.postMessage({ type: 'profile' }));
