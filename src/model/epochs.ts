@@ -29,15 +29,62 @@ import { describeOp, formatSeconds } from './describe';
 import { diskReadOf } from './diskCache';
 import { evaluate } from './evaluate';
 import type { Evaluation } from './evaluation';
-import { upstreamClosure } from './graph';
-import type { Measured } from './measured';
+import { passesOver, upstreamClosure } from './graph';
+import type { Measured, OpMeasure } from './measured';
 
 type Part = TimeProjection['firstBatchParts'][number];
 
-/** What the projection needs besides the profile: cores, and the run's efficiency (measured ÷ bound). */
+/**
+ * What the projection needs besides the profile: cores, and the run's efficiency for an evaluation
+ * (measured ÷ bound where the same work binds as in the run, else 1: `efficiencyFor` in ./plan.ts).
+ */
 export interface TimeOptions {
   cores: CoreBudget;
-  efficiency: number;
+  efficiencyOf(ev: Evaluation): number;
+}
+
+/** Per-root demands of an operator, scaled together when its visit ratio is corrected. */
+const PER_ROOT = [
+  'visitRatio',
+  'callsPerRoot',
+  'selfPerRoot',
+  'dispatchPerRoot',
+  'overheadPerRoot',
+  'overheadWorkPerRoot',
+  'workerPerRoot',
+  'workerUnseenPerRoot',
+  'otherCpuPerRoot',
+  'asyncPerRoot',
+  'diskPerRoot',
+] as const;
+
+/**
+ * The demands of a whole pass of a finite pipeline. A window of a finite run can end in a buffer
+ * draining (a shuffle handing on what it holds once its source has ended, with no work above it),
+ * so its ratio of each operator's elements to the root's is not the pass's. Where both the root's
+ * and an operator's elements per pass are known (their cardinalities, times the passes of the
+ * repeats below the operator), the operator's per-root demands are scaled to the pass's ratio;
+ * its per-element costs stay as measured. Operators inside inner datasets, and any whose count is
+ * unknown, keep the window's.
+ */
+export function perPass(m: Measured): Measured {
+  const rootCard = m.ops.get(m.rootId)?.op.cardinality;
+  if (rootCard === undefined || rootCard === null || !Number.isFinite(rootCard) || !(rootCard > 0)) return m;
+  const ops = new Map(m.ops);
+  let changed = false;
+  for (const [id, om] of m.ops) {
+    const card = om.op.cardinality;
+    if (om.op.parentId !== undefined || card === undefined || card === null || !Number.isFinite(card) || !(om.visitRatio > 0)) continue;
+    const passes = passesOver(m, id);
+    if (!Number.isFinite(passes)) continue;
+    const k = (card * passes) / rootCard / om.visitRatio;
+    if (!(Math.abs(k - 1) > 0.05) || !Number.isFinite(k)) continue;
+    const scaled: OpMeasure = { ...om };
+    for (const f of PER_ROOT) scaled[f] = om[f] * k;
+    ops.set(id, scaled);
+    changed = true;
+  }
+  return changed ? { ...m, ops } : m;
 }
 
 /** The configuration's first pass: caches not yet filled, a disk cache's serialising charged to the main thread. */
@@ -72,7 +119,7 @@ function subRate(ev: Evaluation, ids: Set<string>, o: TimeOptions): number {
   }
   if (main > 0) rate = Math.min(rate, 1 / main);
   if (cpu > 0) rate = Math.min(rate, coresGot(o.cores, 64) / cpu);
-  return rate * o.efficiency;
+  return rate * o.efficiencyOf(ev);
 }
 
 /** The chain from the root up through first inputs (the path the root's first element takes). */
@@ -146,20 +193,26 @@ function fillParts(m: Measured, cfg: Config, o: TimeOptions): { parts: Part[]; b
   return { parts, behind, buffer };
 }
 
-/** Root elements one epoch holds, and where the count came from; undefined for an endless pipeline. */
+/**
+ * Root elements one epoch holds, and where the count came from; undefined for an endless pipeline.
+ * With a repeat on the chain an epoch is one of its passes (its input's cardinality, or a pass the
+ * run completed), whatever its count; else the root's cardinality, or all the run read when it
+ * read every element.
+ */
 export function epochElements(m: Measured): { n: number; source: string } | undefined {
-  const root = m.ops.get(m.rootId)?.op;
-  const card = root?.cardinality;
-  if (card !== undefined && card !== null && Number.isFinite(card) && card > 0) return { n: card, source: 'the root’s cardinality' };
-  // A repeat on the chain makes the root endless: an epoch is one of its passes, counted in the run.
+  const root = m.ops.get(m.rootId);
   for (const op of chain(m)) {
     if (op.kind !== 'repeat') continue;
-    const pass = op.counters.passElements;
     const om = m.ops.get(op.id);
-    const root = m.ops.get(m.rootId);
-    if (pass !== undefined && pass > 0 && om && root && om.visitRatio > 0) return { n: Math.max(1, Math.round((pass * root.visitRatio) / om.visitRatio)), source: `a pass of ${describeOp(op)} the run completed` };
-    return undefined;
+    const inputCard = m.ops.get(op.inputs[0] ?? '')?.op.cardinality;
+    const known = inputCard !== undefined && inputCard !== null && Number.isFinite(inputCard) && inputCard > 0 ? inputCard : undefined;
+    const pass = known ?? op.counters.passElements;
+    if (pass === undefined || !(pass > 0) || !om || !root || !(om.visitRatio > 0)) return undefined;
+    const source = known !== undefined ? `a pass of ${describeOp(op)}` : `a pass of ${describeOp(op)} the run completed`;
+    return { n: Math.max(1, Math.round((pass * root.visitRatio) / om.visitRatio)), source };
   }
+  const card = root?.op.cardinality;
+  if (card !== undefined && card !== null && Number.isFinite(card) && card > 0) return { n: card, source: 'the root’s cardinality' };
   if (m.profile.run.endReason === 'exhausted') {
     const n = Math.round(m.profile.run.warmupElements + m.profile.run.elements);
     if (n > 0) return { n, source: 'the run, which read every element' };
@@ -170,7 +223,7 @@ export function epochElements(m: Measured): { n: number; source: string } | unde
 /** The per-root seconds of the configuration: the inverse of its bound, times the run's efficiency. */
 function perRoot(m: Measured, cfg: Config, o: TimeOptions): number {
   const ev = evaluate(m, cfg, o.cores);
-  const rate = ev.bound * o.efficiency;
+  const rate = ev.bound * o.efficiencyOf(ev);
   return rate > 0 && Number.isFinite(rate) ? 1 / rate : 0;
 }
 
@@ -186,7 +239,8 @@ export function startSeconds(m: Measured, ran: Config, o: TimeOptions): number {
 }
 
 /** Time to the first batch and per epoch for `cfg`; `ran` is the configuration the profile ran with (for the start). */
-export function projectTime(m: Measured, cfg: Config, ran: Config, o: TimeOptions): TimeProjection {
+export function projectTime(measured: Measured, cfg: Config, ran: Config, o: TimeOptions): TimeProjection {
+  const m = perPass(measured);
   const start = startSeconds(m, ran, o);
   const { parts: fill, behind, buffer } = fillParts(m, cfg, o);
   const parts: Part[] = [...fill];

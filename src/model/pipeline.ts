@@ -14,7 +14,7 @@ import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
 import { projectTime } from './epochs';
-import { asRan, efficiency, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
+import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 
 /** The model's prediction for one knob configuration. */
 export interface Prediction {
@@ -100,9 +100,9 @@ export function predictPipeline(profile: Profile, overrides: Overrides, options?
 /** The plan with its time to the first batch and per epoch (./epochs.ts), for the configuration with its changes. */
 function withTime(m: Measured, r: Resolved, planned: Plan): Plan {
   const base = configFromProfile(m);
-  const { ranBound } = asRan(m, base, r);
+  const { current, ranBound } = asRan(m, base, r);
   const cfg = applyOverrides(m, base, toOverrides(m, planned.changes));
-  return { ...planned, time: projectTime(m, cfg, base, { cores: coreBudget(r), efficiency: efficiency(m, ranBound) }) };
+  return { ...planned, time: projectTime(m, cfg, base, { cores: coreBudget(r), efficiencyOf: (ev) => efficiencyFor(m, current, ev, ranBound) }) };
 }
 
 /** Time to the first batch and per epoch for the profile's configuration with `overrides` on top (./epochs.ts). */
@@ -111,6 +111,6 @@ export function timeFor(profile: Profile, overrides: Overrides, options?: ModelO
   const m = measure(profile, options?.history);
   if (m.rootElements <= 0 || profile.trainer) return undefined;
   const base = configFromProfile(m);
-  const { ranBound } = asRan(m, base, r);
-  return projectTime(m, applyOverrides(m, base, overrides), base, { cores: coreBudget(r), efficiency: efficiency(m, ranBound) });
+  const { current, ranBound } = asRan(m, base, r);
+  return projectTime(m, applyOverrides(m, base, overrides), base, { cores: coreBudget(r), efficiencyOf: (ev) => efficiencyFor(m, current, ev, ranBound) });
 }

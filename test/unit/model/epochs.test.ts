@@ -62,6 +62,29 @@ describe('model: first batch and epochs', () => {
     near(t.epochSeconds![1]!, 40, 'later epoch');
   });
 
+  it('a window that caught a shuffle draining still gives the pass its work: each op’s elements per pass from the cardinalities', () => {
+    // 1,500 elements decoded at 4 ms, shuffled in 750, batches of 10: 150 batches, 6 s of decoding a pass.
+    const p = new ProfileBuilder()
+      .range(1500)
+      .map('decode', { self: 4e-3, cardinality: 1500 })
+      .op({ kind: 'shuffle', bufferSize: 750, cardinality: 1500 })
+      .op({ kind: 'batch', batchSize: 10, cardinality: 150 })
+      .build({ rootElements: 100, rate: 125 });
+    // The window saw the buffer drain: a fifth of the decodes its 100 batches needed, and 125 batches/s, its bound at that share.
+    const decode = p.ops[1]!.counters;
+    decode.produced /= 5;
+    decode.pulled /= 5;
+    decode.calls /= 5;
+    const missed = decode.selfSeconds * 0.8;
+    decode.selfSeconds -= missed;
+    p.run.mainThreadCpuSeconds -= missed;
+    p.run.processCpuSeconds -= missed;
+    p.ops[0]!.counters.produced /= 5;
+    const t = analyze(p).time;
+    assert.ok(t?.epochSeconds);
+    near(t.epochSeconds[0]!, 150 * 10 * 4e-3, 'an epoch decodes all 1,500 elements');
+  });
+
   it('an endless pipeline has a first batch but no epochs', () => {
     const p = new ProfileBuilder().range().map('decode', { self: 1e-3 }).build({ rootElements: 100, rate: 1000 });
     const t = analyze(p).time;
