@@ -228,19 +228,20 @@ export interface HeldBytes {
 }
 
 /**
- * What plumber-data's `cache(path)` pays per element it writes and reads back (it stores each
- * element as `v8.serialize`, see src/data/internal/ops/cache.ts), measured on the sampled elements
- * the operator handed on, timed in a loop after the window like the move probe's clones. The disk's
- * own time is not in these: the model adds bytes ÷ `machine.diskReadBytesPerSec`.
+ * What plumber-data's `cache(path)` pays per element it writes and reads back, measured on the
+ * sampled elements by doing what the library does (src/runner/diskCost.ts): serialise, checksum and
+ * write each to a temporary file; read it back in blocks, checksum and deserialise. The sample is
+ * repeated to a few MB so the file system's time shows; the file is read back from the page cache
+ * when it holds it, as a later pass would.
  */
 export interface DiskCacheCost {
   /** Elements sampled. */
   samples: number;
   /** Serialised bytes of one element (what the file holds per element, besides a 9-byte record head). */
   serializedBytes: number;
-  /** Seconds to serialise one element (the first pass's extra work on the main thread). */
+  /** Seconds to serialise, checksum and write one element (the first pass's extra work on the main thread). */
   writeSeconds: number;
-  /** Seconds to deserialise one element (each later pass's work on the main thread). */
+  /** Seconds to read, checksum and deserialise one element (each later pass's work on the main thread). */
   readSeconds: number;
 }
 
