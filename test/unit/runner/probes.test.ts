@@ -196,6 +196,12 @@ describe('the runner measures what honest plan pricing needs', function () {
     // Beside the estimate of the same elements, which counts the id alone.
     assert.equal(bag.held.sizeBytes, 8);
     assert.equal(byExport(p, 'size').held, undefined, 'after the repeat: nothing reads it again');
+    // What cache(path) would pay after them, measured where the heap is: bytes a record holds, and a write and a read per element.
+    for (const op of [bag, keep]) {
+      const d = op.diskCacheCost;
+      assert.ok(d !== undefined && d.samples > 0 && d.serializedBytes > 0 && d.writeSeconds > 0 && d.readSeconds > 0, `${describeOp(op)}: ${JSON.stringify(d)}`);
+    }
+    assert.equal(byExport(p, 'size').diskCacheCost, undefined);
   });
 
   it('records operators inside an interleave’s inner datasets with the interleave as parent', async () => {
