@@ -270,6 +270,6 @@ function diskCandidate(
   if (read === undefined || !(read * (1 + C.minGain) < big.savedPerRoot)) return undefined;
   const path = diskCachePath(m, big.opId, cacheDir);
   const candidate: CacheCandidate = { ...big, path, diskReadPerRoot: read };
-  const note = `A cache after ${describeOp(om.op)} would hold ≈ ${formatBytes(big.estimatedBytes)}, more than ${Math.round(C.cacheMemoryFraction * 100)}% of the memory budget, so the plan puts it on disk at ${path}: after the first pass it reads ${formatSeconds(read)} per ${m.unit.one} (predicted) instead of recomputing ${formatSeconds(big.savedPerRoot)}.`;
+  const note = `A cache after ${describeOp(om.op)} would hold ≈ ${formatBytes(big.estimatedBytes)}, more than ${Math.round(C.cacheMemoryFraction * 100)}% of the memory budget: on disk at ${path}, after the first pass it would read ${formatSeconds(read)} per ${m.unit.one} (predicted) instead of recomputing ${formatSeconds(big.savedPerRoot)}.`;
   return { candidate, source: big, note };
 }

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { analyze, plan } from '../../../src/model';
+import { analyze, changeTitle, plan } from '../../../src/model';
 import type { PlanChange } from '../../../src/shared/analysis';
 import type { Profile } from '../../../src/shared/profile';
 import { ProfileBuilder } from './builder';
@@ -130,6 +130,7 @@ describe('model: a cache on disk when memory will not hold it', () => {
     assert.equal(cache.path, '.cache/plumber/train-11_4.plumbercache');
     assert.equal(cache.estimatedBytes, 1e9);
     assert.match(cache.reason, /goes on disk at \.cache\/plumber\/train-11_4\.plumbercache/);
+    assert.equal(changeTitle(cache, profile), 'cache after map(decode) (≈ 1 GB, on disk at .cache/plumber/train-11_4.plumbercache)');
     // The override is the absolute path beside the pipeline file.
     assert.deepEqual(p.overrides[id(1)], { cache: `${profile.pipeline.file.slice(0, profile.pipeline.file.lastIndexOf('/'))}/.cache/plumber/train-11_4.plumbercache` });
     // A later pass reads 10 MB per batch at 1 GB/s (10 ms) and deserialises ten elements (10 ms) on the main thread: ≈ 100 batches/s at most.
