@@ -17,6 +17,7 @@ import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShare, threadRunAndWait, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { calibrateWorkerTasks } from './calibrate';
+import { measureInputsHeld, settledRss, watchRss } from './memory';
 import { libraryCpuClock, libraryWorkerChunking } from './library';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure, type MeasureResult } from './measure';
@@ -84,10 +85,15 @@ async function main(): Promise<void> {
   TrainWatch.detach(r.tracer);
   const probes = req.probes !== false;
   const machine = await describeRunMachine(r, probes);
+  // The process before the pipeline holds any element, and its largest resident set while it runs (src/runner/memory.ts).
+  run.baseRssBytes = settledRss();
+  const rss = watchRss();
   const { result, unmatched } = await measureWindow(r, loaded, machine);
+  run.windowPeakRssBytes = rss.stop();
   recordWindow(r, result, loaded.ds);
   const outcome = outcomeProblem(r, result, unmatched, loaded.name);
   if (outcome) return void (await fail(outcome));
+  if (probes) measureInputsHeld(r.tracer, profile, file);
   if (probes) await priceMoves(r.tracer, profile, file);
   await finish({ type: 'profile', profile });
 }
@@ -202,6 +208,7 @@ async function describeRunMachine(r: Run, probes: boolean): Promise<Machine> {
   if (calibration !== undefined) {
     machine.workerDispatchSeconds = calibration.dispatchSeconds;
     machine.workerTaskOverheadSeconds = calibration.taskOverheadSeconds;
+    if (calibration.threadRssBytes !== undefined) machine.workerThreadRssBytes = calibration.threadRssBytes;
   }
   r.profile.machine = machine;
   return machine;
