@@ -85,6 +85,10 @@ function passElements(om: OpMeasure): number | undefined {
 }
 
 const FN_KINDS = new Set(['map', 'filter', 'flatMap']);
+/** Operators that hand on the very objects they take in (a cache above them still holds what they hold). */
+const SAME_OBJECTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'repeat']);
+/** Operators whose elements are their input's, one for one or fewer: buffers above them hold the same pass. */
+const SAME_ELEMENTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'enumerate', 'map']);
 const BATCH_KINDS = new Set(['batch', 'paddedBatch', 'rebatch']);
 
 /**
@@ -99,6 +103,31 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
     const n = Math.max(0, elements);
     if (n > 0 && each > 0) parts.push({ opId, what, bytes: n * each, elements: n });
   };
+  // Elements a shuffle or prefetch buffer holds, by op: one pass of a finite dataset can fill the
+  // buffers of one chain only so far (a prefetch of 4,000 after a shuffle of 3,000 over 6,000
+  // elements holds at most 3,000).
+  const buffered = new Map<string, number>();
+  const room = (at: OpMeasure | undefined, size: number): number => {
+    const pass = at ? passElements(at) : undefined;
+    if (pass === undefined) return size;
+    let held = 0;
+    for (let u: OpMeasure | undefined = at, hops = 0; u && hops < 32; hops++) {
+      held += buffered.get(u.op.id) ?? 0;
+      if (!SAME_ELEMENTS.has(u.op.kind) || u.op.inputs.length !== 1) break;
+      u = m.ops.get(u.op.inputs[0]!);
+    }
+    return Math.max(0, Math.min(size, pass - held));
+  };
+  // A cache keeps every element it passed on alive: a buffer below it, through operators that hand
+  // on the same objects, holds elements the cache holds already, and adds nothing to the peak.
+  const cachedAbove = (at: OpMeasure | undefined): boolean => {
+    for (let u: OpMeasure | undefined = at, hops = 0; u && hops < 32; hops++) {
+      if (u.op.kind === 'cache' || cfg[u.op.id]?.cacheAfter) return true;
+      if (!SAME_OBJECTS.has(u.op.kind) || u.op.inputs.length !== 1) return false;
+      u = m.ops.get(u.op.inputs[0]!);
+    }
+    return false;
+  };
   for (const id of m.order) {
     const om = m.ops.get(id);
     const c = cfg[id];
@@ -107,12 +136,13 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
     const counters = om.op.counters;
     const high = (full: number) => (fill === 'measured' ? Math.min(full, counters.bufferHighWater) : full);
     if (k === 'shuffle') {
-      const size = om.op.knobs.bufferSize ?? 0;
-      const input = inputOf(m, om);
-      const pass = input ? passElements(input) : undefined;
-      add(id, 'shuffle buffer', high(pass !== undefined ? Math.min(size, pass) : size), inputBytes(m, om));
+      const n = high(room(inputOf(m, om), om.op.knobs.bufferSize ?? 0));
+      buffered.set(id, n);
+      add(id, 'shuffle buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
     } else if (k === 'prefetch') {
-      add(id, 'prefetch buffer', high(c.bufferSize ?? 0), inputBytes(m, om));
+      const n = high(room(inputOf(m, om), c.bufferSize ?? 0));
+      buffered.set(id, n);
+      add(id, 'prefetch buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
     } else if (BATCH_KINDS.has(k)) {
       // The batch being built: its elements, each still held by the batch until it is handed on.
       add(id, 'batch', om.op.knobs.batchSize ?? 0, inputBytes(m, om));
@@ -131,7 +161,11 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       // Its open inner datasets each hold an element ready.
       add(id, 'reader', outerOf(cfg, id).cycle, elementBytes(m, om));
     }
-    if (c.prefetchAfter !== undefined && c.prefetchAfter > 0) add(id, 'prefetch buffer', high(c.prefetchAfter), elementBytes(m, om));
+    if (c.prefetchAfter !== undefined && c.prefetchAfter > 0) {
+      const n = high(room(om, c.prefetchAfter));
+      buffered.set(id, (buffered.get(id) ?? 0) + n);
+      add(id, 'prefetch buffer', n, cachedAbove(om) ? 0 : elementBytes(m, om));
+    }
     const cached = k === 'cache' ? inputOf(m, om) : c.cacheAfter ? om : undefined;
     if (cached !== undefined) {
       const pass = passElements(cached);

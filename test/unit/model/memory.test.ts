@@ -54,6 +54,46 @@ describe('model: peak memory', () => {
     assert.equal(part?.elements, 100);
   });
 
+  it('fills the buffers of one chain with no more than one pass of a finite dataset', () => {
+    // 6,000 elements, a shuffle of 3,000: a prefetch of 5,000 after it holds the other 3,000 at most.
+    const p = measured(
+      new ProfileBuilder()
+        .range(6000)
+        .map('make', { self: 1e-5, bytes: 1e3, cardinality: 6000 })
+        .op({ kind: 'shuffle', bufferSize: 3000, bytes: 1e3, cardinality: 6000 })
+        .batch(32)
+        .build({ rootElements: 100, rate: 900 }),
+      50 * MB,
+      60 * MB,
+    );
+    const m = projectPeakMemory(p, { [id(2)]: { prefetch: 5000 } });
+    assert.deepEqual(
+      m?.parts.filter((x) => x.what !== 'batch').map((x) => [x.what, x.elements]),
+      [
+        ['shuffle buffer', 3000],
+        ['prefetch buffer', 3000],
+      ],
+    );
+  });
+
+  it('counts a cached element once: a shuffle buffer below a cache holds the objects the cache holds', () => {
+    const p = measured(
+      new ProfileBuilder()
+        .range(6000)
+        .map('make', { self: 1e-5, bytes: 1e3, cardinality: 6000 })
+        .op({ kind: 'shuffle', bufferSize: 3000, bytes: 1e3, cardinality: 6000 })
+        .batch(32)
+        .build({ rootElements: 100, rate: 900 }),
+      50 * MB,
+      60 * MB,
+    );
+    const m = projectPeakMemory(p, { [id(1)]: { cache: 'memory' } });
+    assert.deepEqual(
+      m?.parts.filter((x) => x.what !== 'batch').map((x) => [x.what, x.bytes]),
+      [['cache', 6000 * 1e3]],
+    );
+  });
+
   it('answers a what-if: a prefetch of 1,000 after the decode adds 1,000 of its elements', () => {
     const p = measured(new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 100e3, cardinality: 1000 }).batch(10).build({ rootElements: 100, rate: 90 }), 100 * MB, 101 * MB);
     const before = projectPeakMemory(p, {});
