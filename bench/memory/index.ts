@@ -32,6 +32,7 @@ interface Pipeline {
 const PIPELINES: Pipeline[] = [
   { name: 'shuffle', file: path.join(__dirname, 'pipelines', 'shuffle.ts'), exportName: 'shuffled' },
   { name: 'cache', file: path.join(__dirname, 'pipelines', 'cache.ts'), exportName: 'epochs' },
+  { name: 'workers', file: path.join(__dirname, 'pipelines', 'workers.ts'), exportName: 'expanded' },
   { name: 'digits', file: path.join(ROOT, 'examples', 'digits', 'pipeline.ts'), exportName: 'digits' },
   { name: 'text', file: path.join(ROOT, 'examples', 'text', 'pipeline.ts'), exportName: 'text' },
 ];

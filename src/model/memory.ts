@@ -197,6 +197,26 @@ export function partsWords(parts: readonly MemoryPart[], n = 3): string {
     .join(', ');
 }
 
+/** V8 isolates running the pipeline's work under `cfg`: the main thread and every worker thread of its worker-placed fns. */
+export function isolates(m: Measured, cfg: Config): number {
+  let n = 1;
+  for (const id of m.order) {
+    const om = m.ops.get(id);
+    const c = cfg[id];
+    if (om && c && c.placement === 'worker' && FN_KINDS.has(om.op.kind)) n += Math.max(1, c.concurrency);
+  }
+  return n;
+}
+
+/**
+ * The working memory of `cfg`: what the run measured (`workingBytes`) per isolate it ran, times
+ * the isolates `cfg` runs. Each isolate holds its own garbage between collections and its own
+ * loaded modules, which is where a worker thread costs more than an idle one (the calibration's).
+ */
+export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
+  return (workingBytes(m, ran) / isolates(m, ran)) * isolates(m, cfg);
+}
+
 /**
  * The projected peak for `cfg`, or undefined for a profile that did not measure the process's
  * base (older runners, a run without probes). `ran` is the configuration the profile ran with:
@@ -206,7 +226,7 @@ export function projectMemory(m: Measured, cfg: Config, ran: Config, budgetBytes
   const base = m.profile.run.baseRssBytes;
   if (base === undefined) return undefined;
   const parts = memoryParts(m, cfg);
-  const working = workingBytes(m, ran);
+  const working = workingBytesFor(m, cfg, ran);
   const peakBytes = base + working + parts.reduce((s, p) => s + p.bytes, 0);
   const heapLimitBytes = m.profile.machine.heapLimitBytes;
   const words = partsWords(parts);

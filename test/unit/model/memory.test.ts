@@ -110,6 +110,14 @@ describe('model: peak memory', () => {
     const threads = m?.parts.find((x) => x.what === 'worker threads');
     assert.equal(threads?.bytes, 4 * 30 * MB);
     assert.ok(m?.parts.some((x) => x.what === 'calls in flight'));
+    // Back on the main thread: one isolate's working memory of the five (main + 4 workers) the run measured, and no threads.
+    const main = projectPeakMemory(p, { [id(1)]: { placement: 'main' } });
+    assert.ok(m?.workingBytes && main?.workingBytes !== undefined);
+    assert.ok(Math.abs(main.workingBytes - m.workingBytes / 5) < 1, `${main.workingBytes} vs ${m.workingBytes} / 5`);
+    assert.equal(
+      main.parts.some((x) => x.what === 'worker threads'),
+      false,
+    );
   });
 
   it('says nothing where the run did not measure the base (an older runner)', () => {
