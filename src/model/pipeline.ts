@@ -12,6 +12,7 @@ import { MODEL_CONSTANTS } from './constants';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
+import { defaultMemoryBudget } from './memory';
 import { asRan, efficiencyFor, planMeasured, type Resolved } from './plan';
 
 /** The model's prediction for one knob configuration. */
@@ -37,7 +38,7 @@ export function resolve(profile: Profile, options: ModelOptions = {}): Resolved 
     maxWorkers: Math.max(1, options.maxWorkers ?? cores),
     workerBudget: 2 * cores,
     maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
-    memoryBudgetBytes: options.memoryBudgetBytes ?? MODEL_CONSTANTS.defaultMemoryBudgetFraction * profile.machine.memoryFreeBytes,
+    memoryBudgetBytes: options.memoryBudgetBytes ?? defaultMemoryBudget({ profile }, MODEL_CONSTANTS.defaultMemoryBudgetFraction),
     ...(options.targetRate !== undefined ? { targetRate: options.targetRate } : {}),
   };
 }

@@ -4,6 +4,7 @@
  * a document. Pure: a pipeline's graph, its profile and the join between them come in as data, so
  * the editor (its last profiles) and the command line (a stored profile) get the same findings.
  */
+import { MEMORY_MEASURED_RULES, memoryLints } from './memory';
 import { READER_MEASURED_RULES, readerMeasuredLints } from './readers';
 import type { GraphOp, PipelineGraph } from '../graph/types';
 import type { Profile } from '../../shared/profile';
@@ -16,6 +17,7 @@ export const MEASURED_RULES: Record<string, string> = {
   'plumber/padding-waste': 'a large share of the positions paddedBatch / bucketBySequenceLength produce is padding (measured)',
   'plumber/shuffle-buffer-small': 'a shuffle buffer much smaller than the dataset, sized by the profiled run when the source does not say',
   ...READER_MEASURED_RULES,
+  ...MEMORY_MEASURED_RULES,
 };
 
 /**
@@ -59,6 +61,7 @@ export function measuredLints(views: MeasuredPipeline[]): LintFinding[] {
     const profile = v.profile;
     if (!profile || profile.error) continue;
     for (const f of readerMeasuredLints(v)) add(f);
+    for (const f of memoryLints(v)) add(f);
     for (const pad of paddingOf(profile)) {
       const op = v.byProfileId.get(pad.opId);
       if (!op || pad.share < PADDING_WASTE_SHARE) continue;

@@ -182,7 +182,7 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(p.run.elements > 0 && p.run.loadAverage !== undefined);
   });
 
-  it('counts a pass of a repeat, and measures on the heap what the ops it reads again hand on (and only those)', async () => {
+  it('counts a pass of a repeat, and measures on the heap what every sampled op hands on', async () => {
     const p = await runProfile({ file: REREAD, seconds: 0.5, warmupSeconds: 0.2 });
     assert.equal(p.error, undefined, p.error?.message);
     const repeat = p.ops.find((o) => o.kind === 'repeat');
@@ -195,7 +195,8 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(keep.held !== undefined && keep.held.heapBytes > 200 * 24, `keep: ${JSON.stringify(keep.held)}`);
     // Beside the estimate of the same elements, which counts the id alone.
     assert.equal(bag.held.sizeBytes, 8);
-    assert.equal(byExport(p, 'size').held, undefined, 'after the repeat: nothing reads it again');
+    // After the repeat too: the buffers below it hold what it hands on (src/model/memory.ts).
+    assert.ok(byExport(p, 'size').held !== undefined, 'after the repeat: measured for the buffers below it');
   });
 
   it('records operators inside an interleave’s inner datasets with the interleave as parent', async () => {
