@@ -9,6 +9,7 @@ import { callLabel, callTextAt } from '../shared/labels';
 import { timeLines } from '../shared/timeWords';
 import { forOtherMachine, formatCount, formatElapsed, formatSpeedup, speedupOver, targetWords } from '../shared/words';
 import { commandName, thisInvocation } from './help';
+import { memoryLines } from './memoryLines';
 import { overridesToFlags } from './overrides';
 import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
 
@@ -160,6 +161,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   if (analysis.coresNote) lines.push(`Cores: ${analysis.coresNote}`);
   lines.push(`Bottleneck: ${analysis.bottleneck.reason}`, `Measured ${fmtRateIn(analysis.measuredRate, unit)}; the model's bound with the current knobs is ${fmtRateIn(analysis.bound, unit)}.`);
   if (analysis.unexplained) lines.push(`Unexplained: ${analysis.unexplained}`);
+  lines.push(...memoryLines(analysis, plan));
   const v = plan.verification;
   if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {
     lines.push(`No change is predicted to help: ${analysis.unexplained ? 'what holds the pipeline back is not in the profile (above)' : noChangeWords(analysis.bottleneck.resource)}.`);

@@ -5,12 +5,12 @@
  * See README "How the model works" and the assumptions in measure.ts, demands.ts, evaluate.ts
  * and constants.ts. Nothing inside the model imports this file: it is the model's front door.
  */
-import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
+import type { Analysis, MemoryProjection, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { formatSteps } from '../shared/words';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { clusterCapacities } from './cluster';
-import { configFromProfile } from './config';
+import { applyOverrides, configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
 import { coreBudget } from './cores';
 import { dialectOf, liftLevers, withConversion } from './convert';
@@ -19,9 +19,13 @@ import { evaluate } from './evaluate';
 import { downstream } from './graph';
 import { measure } from './measure';
 import type { Measured, OpMeasure } from './measured';
+import { memoryAsRan, projectMemory } from './memory';
 import { planPipeline, predictPipeline, resolve, timeFor, type Prediction } from './pipeline';
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
+import { withReorder } from './reshape';
+
+export { reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';
@@ -59,6 +63,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
     bounds: ev.bounds,
     ops: opAnalyses(m, cfg, ev, bottleneck),
     cores: r.cores,
+    ...memoryAsRan(m, cfg, r.memoryBudgetBytes),
     ...(capacity.length > 0 ? { capacity } : {}),
     ...(time ? { time } : {}),
   };
@@ -85,7 +90,16 @@ function unexplainedWords(m: Measured, bound: number): string | undefined {
  */
 export function plan(profile: Profile, options?: ModelOptions): Plan {
   const own = planOwn(profile, options);
-  if (dialectOf(profile) === undefined) return own;
+  // A reorder plans the reshaped pipeline with the same options, less the history of runs shaped as written.
+  const reshapeOptions = { ...options, history: undefined };
+  if (dialectOf(profile) === undefined)
+    return withReorder(
+      profile,
+      options,
+      own,
+      (p) => planOwn(p, reshapeOptions),
+      (p) => predict(p, p.run.overrides, reshapeOptions),
+    );
   // A dialect's pipeline is also planned as plumber-data, in the same unit (a training loop's steps
   // per second, else root elements): the conversion, when only that helps (./convert.ts).
   const unitRate = profile.trainer ? formatSteps : (rate: number) => formatRootRate({ unit: rootUnitOf(profile) }, rate);
@@ -229,4 +243,15 @@ export function overridesReverting(later: Profile, first: Profile, changes: Plan
 /** The operators downstream of `id` in the profile's graph (its consumers, theirs, to the root). */
 export function downstreamOf(profile: Profile, id: string): string[] {
   return downstream(measure(profile), id);
+}
+
+/**
+ * The projected peak memory of any configuration (runner overrides on top of the profile's knobs):
+ * a what-if. Undefined when the profile did not measure what the projection needs.
+ */
+export function projectPeakMemory(profile: Profile, overrides: Overrides, options?: ModelOptions): MemoryProjection | undefined {
+  const r = resolve(profile, options);
+  const m = measure(profile, options?.history);
+  const ran = configFromProfile(m);
+  return projectMemory(m, applyOverrides(m, ran, overrides), ran, r.memoryBudgetBytes);
 }

@@ -14,6 +14,7 @@ import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
 import { projectTime } from './epochs';
+import { defaultMemoryBudget } from './memory';
 import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 
 /** The model's prediction for one knob configuration. */
@@ -40,7 +41,7 @@ export function resolve(profile: Profile, options: ModelOptions = {}): Resolved 
     maxWorkers: Math.max(1, options.maxWorkers ?? cores),
     workerBudget: 2 * cores,
     maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
-    memoryBudgetBytes: options.memoryBudgetBytes ?? MODEL_CONSTANTS.defaultMemoryBudgetFraction * profile.machine.memoryFreeBytes,
+    memoryBudgetBytes: options.memoryBudgetBytes ?? defaultMemoryBudget({ profile }, MODEL_CONSTANTS.defaultMemoryBudgetFraction),
     ...(options.targetRate !== undefined ? { targetRate: options.targetRate } : {}),
   };
 }

@@ -15,6 +15,7 @@ import type { Plan, PlanChange } from '../shared/analysis';
 import type { KnobOverride, Overrides } from '../shared/profile';
 import { allocate, hedge, type Limits } from './allocate';
 import { bottleneckOf } from './analyze';
+import { withinBudget } from './budget';
 import { chooseCache, type CacheCandidate } from './cache';
 import { changesBetween } from './changes';
 import { absoluteCachePath, diskReadOf } from './diskCache';
@@ -27,6 +28,7 @@ import { evaluate } from './evaluate';
 import type { Evaluation } from './evaluation';
 import { can, isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
+import { projectMemory } from './memory';
 import { cloneSide } from './move';
 import { taskCosts, taskGroup } from './tasks';
 
@@ -290,11 +292,16 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   const planned = evaluate(m, chosen, coreBudget(r));
   const changes = changesBetween({ m, base, chosen, current, planned }, caches, r.memoryBudgetBytes);
   const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
-  const { kept, keptRate } = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
+  const chosenKept = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
+  // The memory budget bounds the plan's projected peak (src/model/budget.ts).
+  const kept = withinBudget(m, base, chosenKept.kept, r.memoryBudgetBytes, (subset) => toOverrides(m, subset), notes);
+  const keptRate = kept === chosenKept.kept ? chosenKept.keptRate : rateOf(kept);
   if (cacheChoice.randomRefusal) notes.push(randomRefusalNote(m, cacheChoice.randomRefusal, kept));
   const withEffects = kept.map((ch) => ({ ...ch, predictedRate: rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;
+  const memory = projectMemory(m, kept.length > 0 ? applyOverrides(m, base, toOverrides(m, kept)) : base, base, r.memoryBudgetBytes);
   return {
+    ...(memory ? { memory } : {}),
     changes: withEffects,
     currentRate: m.measuredRate,
     predictedRate: kept.length > 0 ? keptRate.rate : baseline,

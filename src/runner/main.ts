@@ -17,7 +17,9 @@ import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShare, threadRunAndWait, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { calibrateWorkerTasks } from './calibrate';
-import { libraryCpuClock, libraryWorkerChunking } from './library';
+import { libraryCpuClock, libraryWorkerChunking, seedLibrary } from './library';
+import { sampleDigests } from './sample';
+import { measureInputsHeld, settledRss, watchRss } from './memory';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure, type MeasureResult } from './measure';
 import { opIdOfSite } from '../shared/opId';
@@ -77,17 +79,27 @@ async function main(): Promise<void> {
   const problem = requestProblem(req, file);
   if (problem) return void (await fail(problem));
   const r: Run = { req, file, clock, profile, run, fail, ...installTracer(req, file) };
+  if (req.seed !== undefined) seedLibrary(file, req.seed);
   const loaded = await loadPipeline(r);
   if (loaded === undefined) return;
+  if (req.mode === 'sample') {
+    r.tracer.endSampling();
+    return void (await finish(await sampleDigests(loaded.ds, req.maxElements, req.seconds)));
+  }
 
   // The runner pulls the pipeline itself: its own iterator needs no watching.
   TrainWatch.detach(r.tracer);
   const probes = req.probes !== false;
   const machine = await describeRunMachine(r, probes);
+  // The process before the pipeline holds any element, and its largest resident set while it runs (src/runner/memory.ts).
+  run.baseRssBytes = settledRss();
+  const rss = watchRss();
   const { result, unmatched } = await measureWindow(r, loaded, machine);
+  run.windowPeakRssBytes = rss.stop();
   recordWindow(r, result, loaded.ds);
   const outcome = outcomeProblem(r, result, unmatched, loaded.name);
   if (outcome) return void (await fail(outcome));
+  if (probes) measureInputsHeld(r.tracer, profile, file);
   if (probes) await priceMoves(r.tracer, profile, file);
   await finish({ type: 'profile', profile });
 }
@@ -135,7 +147,7 @@ async function loadPipeline(r: Run): Promise<Loaded | undefined> {
   // ES modules are listed nowhere once loaded: log them from here on (discover.ts).
   logLoadedModules();
   const importing = importModule(file);
-  if (req.mode !== 'list' && (await startsTraining(importing, watch, req.train))) return void (await runTraining(training(), watch, importing));
+  if (req.mode === 'profile' && (await startsTraining(importing, watch, req.train))) return void (await runTraining(training(), watch, importing));
   try {
     ns = await importing;
   } catch (e) {
@@ -202,6 +214,7 @@ async function describeRunMachine(r: Run, probes: boolean): Promise<Machine> {
   if (calibration !== undefined) {
     machine.workerDispatchSeconds = calibration.dispatchSeconds;
     machine.workerTaskOverheadSeconds = calibration.taskOverheadSeconds;
+    if (calibration.threadRssBytes !== undefined) machine.workerThreadRssBytes = calibration.threadRssBytes;
   }
   r.profile.machine = machine;
   return machine;

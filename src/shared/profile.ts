@@ -56,6 +56,14 @@ export interface Machine {
    */
   groupScheduled?: boolean;
   workerChunking?: { overheadShare: number; maxTaskSeconds: number; maxTaskBytes: number; maxGroup: number };
+  /** V8's heap limit in the runner (`v8.getHeapStatistics().heap_size_limit`): a process whose heap must grow past it crashes. Absent in older profiles. */
+  heapLimitBytes?: number;
+  /**
+   * Resident bytes one worker thread adds to the process, measured: the growth of the runner's
+   * resident set from starting a one-thread pool and serving tasks with it (src/runner/calibrate.ts).
+   * Absent when not measured.
+   */
+  workerThreadRssBytes?: number;
 }
 
 /** Knob overrides applied to a run, keyed by operator id (`OpProfile.id`). */
@@ -130,6 +138,18 @@ export interface RunInfo {
   /** Peak resident set size of the runner process, bytes. */
   peakRssBytes: number;
   /**
+   * Resident bytes of the process just before the pipeline was iterated, after a full garbage
+   * collection: the runtime, the modules and the built datasets, before any operator holds an
+   * element (src/runner/memory.ts). Absent when not measured.
+   */
+  baseRssBytes?: number;
+  /**
+   * The largest resident set read while the pipeline ran (every 25 ms from its first pull to the
+   * window's end): unlike `peakRssBytes`, which is the process's whole life, it leaves out the
+   * probes run before the pipeline and the measurements after it. Absent when not measured.
+   */
+  windowPeakRssBytes?: number;
+  /**
    * What a person should know about how the run went that is not a measurement: a process the
    * pipeline started that left the run's process group and was ended with the run, one sentence
    * each. Absent when there is nothing to say.
@@ -177,8 +197,14 @@ export interface OpProfile {
    * unchanged, or was not checked.
    */
   moveBlocked?: MoveBlocked;
-  /** What the elements this operator hands on hold in memory: measured only where a repeat reads them again. */
+  /** What the elements this operator hands on hold in memory: measured for every sampled main-thread map/filter/flatMap. */
   held?: HeldBytes;
+  /**
+   * What one of the elements this operator takes in holds in memory, measured the same way on
+   * copies of its sampled input elements (the elements its input operator hands on): measured for
+   * every operator whose input the runner sampled. Absent when none was sampled.
+   */
+  inputHeld?: HeldBytes;
   cardinality?: number;
   overridden?: boolean;
   // --- issue 52 (time): what a disk cache after the operator would cost ---
@@ -354,4 +380,17 @@ export interface TrainerInfo {
 
 /** Messages the runner streams on its IPC channel, in order: any number of `progress`, then one `profile`. */
 export type RunnerMessage =
-  { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number } | { type: 'profile'; profile: Profile } | { type: 'pipelines'; file: string; pipelines: string[] };
+  | { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number }
+  | { type: 'profile'; profile: Profile }
+  | { type: 'pipelines'; file: string; pipelines: string[] }
+  | SampleMessage;
+
+/** A sample run's result (mode `sample`): each element's canonical digest in the order the pipeline yielded it, or why they cannot be compared. */
+export interface SampleMessage {
+  type: 'sample';
+  digests: string[];
+  /** The pipeline ended before the sample was full. */
+  exhausted: boolean;
+  /** Why the elements cannot be compared (one holds a function, the pipeline threw). */
+  notComparable?: string;
+}

@@ -105,7 +105,14 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
     markdownDescription:
       "The target machine: cores the model plans for. `0`: the cores of the machine the profile ran on. Another count labels every plan \"predicted for N cores\", with verification here only when the plan's worker threads fit in this machine's cores; the what-if hover answers for the target's cores.",
   },
-  { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
+  {
+    key: 'model.memoryBudgetMB',
+    type: 'integer',
+    scope: 'resource',
+    minimum: 0,
+    markdownDescription:
+      "The most the pipeline's projected peak memory may reach with a plan, in MB (its buffers, calls in flight, worker threads and caches on top of the process). `0`: half of the smaller of the free memory at profile time and the runner's heap limit.",
+  },
   {
     key: 'model.maxInFlight',
     type: 'integer',

@@ -23,6 +23,7 @@ import { locateOps, type GraphSource } from '../locate';
 import type { GraphStop } from '../graph/types';
 import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS } from './budget';
 import type { DiagnoseInput, Diagnosis, RunBudget, RunPurpose } from './input';
+import { keptMemory } from './memory';
 import { diagnose } from './routine';
 
 /** What a surface sets about its runs: the fields of the runner's request that do not vary by purpose, plus the pass window. */
@@ -216,7 +217,9 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   });
   // A plan for other cores than here says so wherever it is shown (src/shared/words.ts `targetWords`).
   const target = d.error ? undefined : targetOf(d, options);
-  return { ...d, ...(target ? { plan: { ...d.plan, target } } : {}), passes, sourceSeconds, stops };
+  // Its projected peak memory, for the changes verification kept (./memory.ts).
+  const memory = d.error ? {} : keptMemory(d, options);
+  return { ...d, plan: { ...d.plan, ...(target ? { target } : {}), ...memory }, passes, sourceSeconds, stops };
 }
 
 /** The plan's target machine (`planTarget`); none for a diagnosis whose profile the model cannot read. */

@@ -39,6 +39,8 @@ const HELP: Record<string, string> = {
     'A gzip or brotli stream decompresses front to back, and a reader splits its work by shards only, so one large or compressed file read by one reader runs on one thread whatever its parallelism or placement. Split it into shards (several files a glob matches) and read them with parallelism (and placement: "worker" where parsing binds).',
   'plumber/parse-on-main-thread':
     'A CSV or JSON Lines reader that decompresses and parses on the main thread holds the pipeline back, as the profiled run measured. placement: "worker" moves decompression and parsing to worker threads (one per shard read at once), with parallelism shards at once.',
+  'plumber/memory-past-heap-limit':
+    "The pipeline's peak memory, projected from its profiled run with every buffer and cache full (a shuffle buffer, a prefetch, calls in flight, a cache), is past V8's heap limit: the process would run out of memory once they fill, often long after a short run. Shrink the part the warning names (a smaller shuffle buffer, a cache on disk), or raise the heap limit (--max-old-space-size).",
   [NOT_FOLLOWED]: 'Plumber saw a dataset chain it could not follow (the message says why), so it neither lints nor profiles that part. Write the chain so its operators are visible in the source, or ignore the note.',
 };
 

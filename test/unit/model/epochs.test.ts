@@ -112,11 +112,15 @@ describe('model: a cache on disk when memory will not hold it', () => {
   function big(read = 1e-3): Profile {
     const profile = new ProfileBuilder({ diskReadBytesPerSec: 1e9 })
       .range(1000)
-      .map('decode', { self: 10e-3, bytes: 1e6 })
+      .map('decode', { self: 10e-3, bytes: 1e6, cardinality: 1000 })
       .op({ kind: 'repeat', count: -1, passElements: 1000 })
       .batch(10)
       .build({ rootElements: 100, rate: 10 });
     profile.ops[1]!.diskCacheCost = { samples: 8, serializedBytes: 1e6, writeSeconds: 0.5e-3, readSeconds: read };
+    // What the runner measures of memory: a 40 MB process, 60 MB at the window's peak.
+    profile.run.baseRssBytes = 40e6;
+    profile.run.windowPeakRssBytes = 60e6;
+    profile.machine.heapLimitBytes = 4e9;
     return profile;
   }
 
@@ -135,6 +139,10 @@ describe('model: a cache on disk when memory will not hold it', () => {
     assert.deepEqual(p.overrides[id(1)], { cache: `${profile.pipeline.file.slice(0, profile.pipeline.file.lastIndexOf('/'))}/.cache/plumber/train-11_4.plumbercache` });
     // A later pass reads 10 MB per batch at 1 GB/s (10 ms) and deserialises ten elements (10 ms) on the main thread: ≈ 100 batches/s at most.
     assert.ok(p.predictedBound <= 100 && p.predictedBound > 99, `bound ${p.predictedBound}`);
+    // On disk, it holds nothing in memory: the plan's projected peak has no cache in it, and stays within the budget.
+    assert.ok(p.memory);
+    assert.equal(p.memory.parts.filter((part) => part.what === 'cache').length, 0, JSON.stringify(p.memory.parts));
+    assert.ok(p.memory.peakBytes <= 100e6, p.memory.summary);
     // Its epochs: the first writes (10 ms + 0.5 ms per element), later ones read.
     const [first, later] = p.time!.epochSeconds!;
     near(first!, 100 * (0.1 + 10 * 0.5e-3), 'first epoch with the serialising');
