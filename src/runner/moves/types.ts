@@ -14,6 +14,8 @@ export interface MoveTarget {
   async?: boolean;
   /** A cache after the op could pay (a repeat reads its output again): measure what its elements hold in memory. */
   heap?: boolean;
+  /** A cache after the op could pay (a repeat reads its output again): measure what a cache on disk would cost per element (diskCost.ts). */
+  diskCost?: boolean;
 }
 
 export interface MoveFindings {
