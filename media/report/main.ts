@@ -7,6 +7,7 @@
 import type { ReportResult } from '../../src/shared/protocol';
 import type { ToWebview } from '../../src/client/report/messages';
 import { formatRate, formatRateIn } from '../../src/client/views/format';
+import { timeLines } from '../../src/shared/timeWords';
 import { formatBytes, formatElapsed, formatSpeedup } from '../../src/shared/words';
 import { peakMemoryWords } from '../../src/shared/memoryWords';
 
@@ -219,6 +220,8 @@ function render(report: ReportResult): void {
   if (report.analysis) parts.push(el('div', { class: 'reason' }, `Bottleneck (${report.analysis.bottleneck.resource}): ${report.analysis.bottleneck.reason}`));
   const memory = memoryLine(report);
   if (memory) parts.push(memory);
+  // The first batch and the epochs, predicted: with the plan when it changes something.
+  if (report.analysis) for (const line of timeLines(report.analysis.time, report.plan ?? { changes: [] })) parts.push(el('p', { class: 'time' }, line));
   if (report.advice) parts.push(drawAdvice(report));
   const profileBtn = el('button', {}, 'Profile again');
   profileBtn.addEventListener('click', () => vscode.postMessage({ type: 'profile' }));

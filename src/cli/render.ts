@@ -6,6 +6,7 @@ import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
 import { callLabel, callTextAt } from '../shared/labels';
+import { timeLines } from '../shared/timeWords';
 import { forOtherMachine, formatCount, formatElapsed, formatSpeedup, speedupOver, targetWords } from '../shared/words';
 import { commandName, thisInvocation } from './help';
 import { memoryLines } from './memoryLines';
@@ -172,6 +173,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
     lines.push('', 'Changes:');
     for (const c of plan.changes) lines.push(`  • ${title(c)} — ${c.reason}`);
   }
+  lines.push(...timeLines(analysis.time, plan));
   const dropped = droppedLines(plan, profile, last);
   if (dropped.length > 0) lines.push('', 'Dropped after verification:', ...dropped);
   for (const note of plan.notes ?? []) lines.push(`Note: ${note}`);

@@ -4,6 +4,7 @@
  */
 import type { OpProfile, Overrides, Placement } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
+import { diskReadOf, type DiskRead } from './diskCache';
 import { can } from './knobs';
 import type { Measured } from './measured';
 
@@ -20,6 +21,8 @@ export interface OpConfig {
   prefetchAfter?: number;
   /** A memory cache inserted right after this op. */
   cacheAfter?: boolean;
+  /** With `cacheAfter`: the cache is on disk (`cache(path)`), and serves each element at this cost (./diskCache.ts). */
+  cacheDisk?: DiskRead;
 }
 
 export type Config = Record<string, OpConfig>;
@@ -113,6 +116,8 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     }
     if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache') && can(om.op, 'cache')) {
       c.cacheAfter = true;
+      const disk = o.cache !== 'memory' ? diskReadOf(om) : undefined;
+      if (disk) c.cacheDisk = disk;
     }
   }
   return cfg;

@@ -20,7 +20,7 @@ import { downstream } from './graph';
 import { measure } from './measure';
 import type { Measured, OpMeasure } from './measured';
 import { memoryAsRan, projectMemory } from './memory';
-import { planPipeline, predictPipeline, resolve, type Prediction } from './pipeline';
+import { planPipeline, predictPipeline, resolve, timeFor, type Prediction } from './pipeline';
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 import { withReorder } from './reshape';
@@ -31,6 +31,7 @@ export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWo
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { planTarget } from './target';
+export { timeFor } from './pipeline';
 export { widenFreeLevers } from './headroom';
 export { can, leverOf } from './knobs';
 export { keptTrainerVerdict } from './trainer';
@@ -51,6 +52,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const bottleneck = bottleneckOf(m, ev);
   const trainer = profile.trainer ? trainerVerdict(profile, options) : undefined;
   const unexplained = profile.trainer || r.runBudget !== undefined ? undefined : unexplainedWords(m, ev.bound);
+  const time = timeFor(profile, {}, options);
   return {
     ...(trainer ? { trainer } : {}),
     ...(unexplained ? { unexplained } : {}),
@@ -63,6 +65,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
     cores: r.cores,
     ...memoryAsRan(m, cfg, r.memoryBudgetBytes),
     ...(capacity.length > 0 ? { capacity } : {}),
+    ...(time ? { time } : {}),
   };
 }
 

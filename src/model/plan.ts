@@ -18,6 +18,7 @@ import { bottleneckOf } from './analyze';
 import { withinBudget } from './budget';
 import { chooseCache, type CacheCandidate } from './cache';
 import { changesBetween } from './changes';
+import { absoluteCachePath, diskReadOf } from './diskCache';
 import { shardNotes } from './dataflow';
 import { applyOverrides, cloneConfig, configFromProfile, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
@@ -39,6 +40,8 @@ export interface Resolved extends Limits {
   coresNote?: string;
   /** Op ids known to be random from outside the profile (`ModelOptions.randomOps`). */
   randomOps: ReadonlySet<string>;
+  /** Where a disk cache goes (`ModelOptions.cacheDir`). */
+  cacheDir?: string;
   /**
    * The cores the profiled run itself had, when the plan is for another machine
    * (`ModelOptions.cores`): the run's efficiency is its measured rate against the bound on these.
@@ -211,7 +214,7 @@ function chooseConfig(m: Measured, base: Config, current: Evaluation, cacheCandi
   let caches: CacheCandidate[] = [];
   if (cacheCandidates.length > 0) {
     const cachedStart = cloneConfig(base);
-    for (const c of cacheCandidates) cachedStart[c.opId].cacheAfter = true;
+    for (const c of cacheCandidates) Object.assign(cachedStart[c.opId], { cacheAfter: true }, c.path !== undefined ? { cacheDisk: diskReadOf(m.ops.get(c.opId)!) } : {});
     const withCache = searchMoves(m, cachedStart, r);
     const picked = best(m, [withoutCache, withCache], r, C.minGain);
     if (picked.cfg === withCache) {
@@ -283,7 +286,7 @@ function randomRefusalNote(m: Measured, refusal: string, kept: PlanChange[]): st
 export function planMeasured(m: Measured, r: Resolved): Plan {
   const base = configFromProfile(m);
   const { current, ranBound, baseline } = asRan(m, base, r);
-  const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
+  const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps, r.cacheDir);
   const notes: string[] = [...cacheChoice.notes, ...shardNotes(m)];
   const { chosen, caches, trims } = chooseConfig(m, base, current, cacheChoice.candidates, r);
   const planned = evaluate(m, chosen, coreBudget(r));
@@ -360,7 +363,7 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
         break;
       }
       case 'cache':
-        at(ch.opId).cache = 'memory';
+        at(ch.opId).cache = ch.path !== undefined ? absoluteCachePath(m.profile.pipeline.file, ch.path) : 'memory';
         break;
       case 'cycleLength':
         at(ch.opId).cycleLength = ch.to;

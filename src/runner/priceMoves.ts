@@ -1,6 +1,7 @@
 /** Move pricing, after the window, recorded on the profile's operators (see moves/). */
 import type { Profile } from '../shared/profile';
 import { measureMoves, type MoveTarget } from './moves';
+import { rereadByRepeat } from './reread';
 import type { RunnerTracer } from './tracer';
 
 /**
@@ -11,6 +12,7 @@ import type { RunnerTracer } from './tracer';
 export async function priceMoves(tracer: RunnerTracer, profile: Profile, file: string): Promise<void> {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const targets: MoveTarget[] = [];
+  const reread = rereadByRepeat(profile.ops);
   for (const [key, samples] of tracer.samples()) {
     const info = tracer.info(key);
     const op = byId.get(tracer.idOf(key, file));
@@ -19,7 +21,7 @@ export async function priceMoves(tracer: RunnerTracer, profile: Profile, file: s
     const async = info.fnAsync === true || op.counters.asyncCalls > 0;
     // Every op's results are sized on the heap: a cache after one (where a repeat reads it again)
     // and the buffers after any (src/model/memory.ts) hold them.
-    targets.push({ id: op.id, kind: op.kind, fn: info.fn, samples, ...(op.fnModule ? { fnModule: op.fnModule } : {}), ...(async ? { async } : {}), heap: true });
+    targets.push({ id: op.id, kind: op.kind, fn: info.fn, samples, ...(op.fnModule ? { fnModule: op.fnModule } : {}), ...(async ? { async } : {}), heap: true, ...(reread.has(op.id) ? { diskCost: true } : {}) });
   }
   let findings: Awaited<ReturnType<typeof measureMoves>>;
   try {
@@ -34,6 +36,7 @@ export async function priceMoves(tracer: RunnerTracer, profile: Profile, file: s
     if (f.randomObserved !== undefined) op.randomObserved = f.randomObserved;
     if (f.moveCost !== undefined) op.moveCost = f.moveCost;
     if (f.held !== undefined) op.held = f.held;
+    if (f.diskCacheCost !== undefined) op.diskCacheCost = f.diskCacheCost;
     if (f.moveBlocked !== undefined) op.moveBlocked = f.moveBlocked;
   }
 }

@@ -207,6 +207,9 @@ export interface OpProfile {
   inputHeld?: HeldBytes;
   cardinality?: number;
   overridden?: boolean;
+  // --- issue 52 (time): what a disk cache after the operator would cost ---
+  /** What `cache(path)` right after this operator would cost per element, measured where `held` is. */
+  diskCacheCost?: DiskCacheCost;
   /** The library the operator belongs to (tfjs-data, Node streams, an async generator); absent: plumber-data. */
   dialect?: Dialect;
   /** The changes its own library can make (see `Lever`); absent: all of plumber-data's. The model plans only these in the dialect; more is a conversion. */
@@ -248,6 +251,24 @@ export interface HeldBytes {
   heapBytes: number;
   /** The byte counters' estimate of the same elements, per element. */
   sizeBytes: number;
+}
+
+/**
+ * What plumber-data's `cache(path)` pays per element it writes and reads back, measured on the
+ * sampled elements by doing what the library does (src/runner/diskCost.ts): serialise, checksum and
+ * write each to a temporary file; read it back in blocks, checksum and deserialise. The sample is
+ * repeated to a few MB so the file system's time shows; the file is read back from the page cache
+ * when it holds it, as a later pass would.
+ */
+export interface DiskCacheCost {
+  /** Elements sampled. */
+  samples: number;
+  /** Serialised bytes of one element (what the file holds per element, besides a 9-byte record head). */
+  serializedBytes: number;
+  /** Seconds to serialise, checksum and write one element (the first pass's extra work on the main thread). */
+  writeSeconds: number;
+  /** Seconds to read, checksum and deserialise one element (each later pass's work on the main thread). */
+  readSeconds: number;
 }
 
 /**

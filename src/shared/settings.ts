@@ -18,7 +18,7 @@ export interface Settings {
   /** Node executable and extra arguments for the runner (restricted: only honoured in trusted workspaces). */
   runner: { nodePath: string; nodeArgs: string[] };
   /** Model inputs. */
-  model: { cores: number; memoryBudgetMB: number; maxInFlight: number };
+  model: { cores: number; memoryBudgetMB: number; maxInFlight: number; cacheDir: string };
   /** How a plan is made: profile passes before planning, and whether runs verify it before it is offered. */
   plan: { passes: number; verify: boolean; budgetSeconds: number };
   /** How fixes apply: `preview` opens VS Code's refactor preview for a fix that changes more than one place. */
@@ -31,7 +31,7 @@ export const DEFAULT_SETTINGS: Settings = {
   diagnostics: { enabled: true },
   profile: { seconds: 3, maxElements: 100_000, startSeconds: 10, timeoutSeconds: 60, memoryMB: 4096 },
   runner: { nodePath: '', nodeArgs: [] },
-  model: { cores: 0, memoryBudgetMB: 0, maxInFlight: 0 },
+  model: { cores: 0, memoryBudgetMB: 0, maxInFlight: 0, cacheDir: '' },
   plan: { passes: 2, verify: true, budgetSeconds: 15 },
   fixes: { preview: true },
 };
@@ -121,6 +121,13 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
     maximum: KNOB_RANGES.parallelism.max,
     markdownDescription:
       'The most calls in flight a plan gives an awaiting operator, and the most inner datasets it has an interleave pull at once, as `plumber plan --max-in-flight`: keep a database or an API from more concurrent requests than it should take. `0`: 256.',
+  },
+  {
+    key: 'model.cacheDir',
+    type: 'string',
+    scope: 'resource',
+    markdownDescription:
+      "Where a plan puts a disk cache (`cache(path)`) when the cache that pays does not fit the memory budget, relative to the pipeline file's directory, as `plumber plan --cache-dir`. Empty: `.cache/plumber`.",
   },
   {
     key: 'plan.passes',

@@ -31,6 +31,8 @@ const HELP: Record<string, string> = {
     'shard() after expensive work makes every worker do all of it and keep one share; after a shuffle the shards overlap unless every worker uses the same seed. Shard first, right after the source (or shard the file list).',
   'plumber/shuffle-buffer-small':
     'A shuffle buffer under a tenth of the dataset (as the source states it, or as a profiled run counted it) leaves elements near where they were read, and models can lose accuracy to it. Raise the buffer toward the dataset’s size, or shuffle the file list before reading.',
+  'plumber/shuffle-fill-dominates':
+    'A shuffle hands on its first element only once its buffer is full, so with expensive work (a decode, a tokenizer) above it every epoch’s first batch waits for the buffer to fill at that work’s rate, as the model predicts from a profiled run. Move the shuffle before the expensive work (shuffle file names or indices, then decode), or shrink the buffer.',
   'plumber/padding-waste':
     'A large share of the positions of padded batches (paddedBatch, bucketBySequenceLength) is padding, as measured in a profiled run: the model computes on it. Use bucketBySequenceLength with boundaries around the measured lengths.',
   'plumber/reader-one-shard':

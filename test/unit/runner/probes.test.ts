@@ -197,6 +197,12 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.equal(bag.held.sizeBytes, 8);
     // After the repeat too: the buffers below it hold what it hands on (src/model/memory.ts).
     assert.ok(byExport(p, 'size').held !== undefined, 'after the repeat: measured for the buffers below it');
+    // What cache(path) would pay after the ops a repeat reads again (and only those, where a cache can pay): bytes a record holds, and a write and a read per element.
+    for (const op of [bag, keep]) {
+      const d = op.diskCacheCost;
+      assert.ok(d !== undefined && d.samples > 0 && d.serializedBytes > 0 && d.writeSeconds > 0 && d.readSeconds > 0, `${describeOp(op)}: ${JSON.stringify(d)}`);
+    }
+    assert.equal(byExport(p, 'size').diskCacheCost, undefined);
   });
 
   it('records operators inside an interleave’s inner datasets with the interleave as parent', async () => {
