@@ -122,7 +122,7 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
   // on the same objects, holds elements the cache holds already, and adds nothing to the peak.
   const cachedAbove = (at: OpMeasure | undefined): boolean => {
     for (let u: OpMeasure | undefined = at, hops = 0; u && hops < 32; hops++) {
-      if (u.op.kind === 'cache' || cfg[u.op.id]?.cacheAfter) return true;
+      if ((u.op.kind === 'cache' && u.op.knobs.cachePath === undefined) || cfg[u.op.id]?.cacheAfter) return true;
       if (!SAME_OBJECTS.has(u.op.kind) || u.op.inputs.length !== 1) return false;
       u = m.ops.get(u.op.inputs[0]!);
     }
@@ -166,7 +166,8 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       buffered.set(id, (buffered.get(id) ?? 0) + n);
       add(id, 'prefetch buffer', n, cachedAbove(om) ? 0 : elementBytes(m, om));
     }
-    const cached = k === 'cache' ? inputOf(m, om) : c.cacheAfter ? om : undefined;
+    // A cache on disk (`cache(path)`) holds nothing in memory.
+    const cached = k === 'cache' ? (om.op.knobs.cachePath === undefined ? inputOf(m, om) : undefined) : c.cacheAfter ? om : undefined;
     if (cached !== undefined) {
       const pass = passElements(cached);
       // As it ran: as far as it filled (its hits say it filled).
