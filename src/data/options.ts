@@ -20,6 +20,8 @@ export interface MapOptions {
   random?: boolean;
   /** Seed of `ctx.rng` (default: the global seed, `setSeed`). */
   seed?: number;
+  /** Pin the operator where it is written: Plumber never proposes to move it (the library ignores it when running). */
+  keepPosition?: boolean;
   /** With a cluster placement: a worker gives up on an element whose fn has not settled after this many milliseconds, and the pass fails naming it. */
   timeoutMs?: number;
 }
@@ -45,6 +47,8 @@ export interface ShuffleOptions {
   seed?: number;
   /** Epoch e uses seed + e (default true); false repeats the same order each epoch. */
   reshuffleEachIteration?: boolean;
+  /** Pin the shuffle where it is written: Plumber never proposes to move it (the library ignores it when running). */
+  keepPosition?: boolean;
 }
 
 export interface FilesOptions {
@@ -216,10 +220,10 @@ const keys =
   <const K extends readonly (keyof O)[]>(k: AllKeys<O, K>): readonly string[] =>
     k as readonly string[];
 export const OPTION_KEYS = {
-  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'timeoutMs']),
+  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'timeoutMs', 'keepPosition']),
   interleave: keys<InterleaveOptions>()(['cycleLength', 'blockLength', 'parallelism', 'deterministic']),
   batch: keys<BatchOptions>()(['dropRemainder']),
-  shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration']),
+  shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration', 'keepPosition']),
   files: keys<FilesOptions>()(['read', 'cwd', 'parallelism']),
   lines: keys<LinesOptions>()(['encoding', 'cwd', 'compression']),
   csv: keys<CsvOptions>()(['cwd', 'compression', 'parallelism', 'placement', 'http', 'header', 'delimiter', 'schema']),

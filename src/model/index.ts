@@ -23,6 +23,9 @@ import { memoryAsRan, projectMemory } from './memory';
 import { planPipeline, predictPipeline, resolve, type Prediction } from './pipeline';
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
+import { withReorder } from './reshape';
+
+export { reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';
@@ -84,7 +87,16 @@ function unexplainedWords(m: Measured, bound: number): string | undefined {
  */
 export function plan(profile: Profile, options?: ModelOptions): Plan {
   const own = planOwn(profile, options);
-  if (dialectOf(profile) === undefined) return own;
+  // A reorder plans the reshaped pipeline with the same options, less the history of runs shaped as written.
+  const reshapeOptions = { ...options, history: undefined };
+  if (dialectOf(profile) === undefined)
+    return withReorder(
+      profile,
+      options,
+      own,
+      (p) => planOwn(p, reshapeOptions),
+      (p) => predict(p, p.run.overrides, reshapeOptions),
+    );
   // A dialect's pipeline is also planned as plumber-data, in the same unit (a training loop's steps
   // per second, else root elements): the conversion, when only that helps (./convert.ts).
   const unitRate = profile.trainer ? formatSteps : (rate: number) => formatRootRate({ unit: rootUnitOf(profile) }, rate);

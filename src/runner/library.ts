@@ -37,3 +37,9 @@ export function libraryWorkerChunking(file: string): Machine['workerChunking'] {
   if (!positive(overheadShare) || !positive(maxTaskSeconds) || !positive(maxTaskBytes) || !positive(maxGroup) || !Number.isInteger(maxGroup)) return undefined;
   return { overheadShare, maxTaskSeconds, maxTaskBytes, maxGroup };
 }
+
+/** Sets the user's copy's global seed (`setSeed`) before the pipeline module loads; a copy without one is left as it is. */
+export function seedLibrary(file: string, seed: number): void {
+  const set = userLibrary(file)?.setSeed;
+  if (typeof set === 'function') (set as (s: number) => void)(seed);
+}

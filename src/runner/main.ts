@@ -17,8 +17,9 @@ import type { DatasetLike, ModuleNamespace } from './discover';
 import { RunnerFailure, loadError, pipelineError } from './errors';
 import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShare, threadRunAndWait, peakRssBytes, probeAvailableCores, probeReadBandwidth, processCpuSeconds, threadCpuClock } from './machine';
 import { calibrateWorkerTasks } from './calibrate';
+import { libraryCpuClock, libraryWorkerChunking, seedLibrary } from './library';
+import { sampleDigests } from './sample';
 import { measureInputsHeld, settledRss, watchRss } from './memory';
-import { libraryCpuClock, libraryWorkerChunking } from './library';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure, type MeasureResult } from './measure';
 import { opIdOfSite } from '../shared/opId';
@@ -78,8 +79,13 @@ async function main(): Promise<void> {
   const problem = requestProblem(req, file);
   if (problem) return void (await fail(problem));
   const r: Run = { req, file, clock, profile, run, fail, ...installTracer(req, file) };
+  if (req.seed !== undefined) seedLibrary(file, req.seed);
   const loaded = await loadPipeline(r);
   if (loaded === undefined) return;
+  if (req.mode === 'sample') {
+    r.tracer.endSampling();
+    return void (await finish(await sampleDigests(loaded.ds, req.maxElements, req.seconds)));
+  }
 
   // The runner pulls the pipeline itself: its own iterator needs no watching.
   TrainWatch.detach(r.tracer);
@@ -141,7 +147,7 @@ async function loadPipeline(r: Run): Promise<Loaded | undefined> {
   // ES modules are listed nowhere once loaded: log them from here on (discover.ts).
   logLoadedModules();
   const importing = importModule(file);
-  if (req.mode !== 'list' && (await startsTraining(importing, watch, req.train))) return void (await runTraining(training(), watch, importing));
+  if (req.mode === 'profile' && (await startsTraining(importing, watch, req.train))) return void (await runTraining(training(), watch, importing));
   try {
     ns = await importing;
   } catch (e) {

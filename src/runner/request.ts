@@ -6,7 +6,8 @@ import type { ArgSites } from '../shared/opId';
 import type { Overrides } from '../shared/profile';
 
 export interface RunRequest {
-  mode: 'profile' | 'list';
+  /** `sample`: pull the first `maxElements` elements and send their digests (sample.ts), for the equivalence check. */
+  mode: 'profile' | 'list' | 'sample';
   /** Absolute path of the pipeline module. */
   file: string;
   exportName?: string;
@@ -38,6 +39,8 @@ export interface RunRequest {
   train?: boolean;
   /** Where the arguments of the pipeline's `pipeline(…)`/`compose(…)` calls are written (see `RunProfileOptions.argSites`). */
   argSites?: ArgSites[];
+  /** The library's global seed (`setSeed`), set before the module loads, so random operators draw the same in every run. */
+  seed?: number;
 }
 
 /**

@@ -147,7 +147,7 @@ function withWarnings(profile: Profile, warnings: string[]): Profile {
   return { ...profile, run: { ...profile.run, warnings: [...(profile.run.warnings ?? []), ...warnings] } };
 }
 
-interface ChildOutcome {
+export interface ChildOutcome {
   message?: RunnerMessage;
   error?: ProfileError;
   /** What the run's end had to say about it: a process that escaped its process group. */
@@ -155,7 +155,7 @@ interface ChildOutcome {
 }
 
 /** Runs the runner child to completion and says what it sent or how it died. Never rejects. */
-function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: number): Promise<ChildOutcome> {
+export function runChild(request: RunRequest, o: RunProfileOptions, timeoutSeconds: number): Promise<ChildOutcome> {
   const entry = findRunnerEntry();
   if (!entry) {
     return Promise.resolve({ error: { kind: 'internal', message: `Plumber's runner is not built (dist/runner/main.js is missing near ${__dirname}). Run \`npm run build\` in the Plumber package first.` } });

@@ -438,6 +438,16 @@ export function changeKey(change: Pick<PlanChange, 'kind' | 'opId'>): string {
 }
 
 /** Inputs the model takes besides the profile. */
+/** What the source says of one operator's fn (see `ModelOptions.fields`). A list that is absent is unknown: any field. */
+export interface OpFields {
+  reads?: string[];
+  writes?: string[];
+  /** The fn takes the element context (`ctx.index`, `ctx.rng`), which moving an operator ahead of it changes. */
+  usesContext?: boolean;
+  /** `keepPosition: true`: never moved, and nothing is moved across it. */
+  pinned?: boolean;
+}
+
 export interface ModelOptions {
   /**
    * Cores to plan for: a target machine, the user's explicit choice. Default: the whole cores the
@@ -465,6 +475,14 @@ export interface ModelOptions {
    * never caches at or after any of them.
    */
   randomOps?: string[];
+  /**
+   * What the source says of each operator's fn (the static graph, keyed by op id): the element
+   * fields it reads and writes, and whether the user pinned it (`keepPosition: true`). The
+   * model proposes a reorder only across operators whose fields it knows (src/model/reshape.ts).
+   */
+  fields?: Record<string, OpFields>;
+  /** Plan changes that reshape the pipeline (reorder; fuse and deterministic: false once they exist) — default true; false plans knobs only. */
+  reshape?: boolean;
   /**
    * A root rate that is enough: the planner stops adding threads and calls in flight once the
    * bound reaches it (a trainer's unstarved rate: feeding it faster only takes cores from it).

@@ -359,4 +359,17 @@ export interface TrainerInfo {
 
 /** Messages the runner streams on its IPC channel, in order: any number of `progress`, then one `profile`. */
 export type RunnerMessage =
-  { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number } | { type: 'profile'; profile: Profile } | { type: 'pipelines'; file: string; pipelines: string[] };
+  | { type: 'progress'; phase: 'loading' | 'warmup' | 'measuring'; elements: number; seconds: number; rate?: number }
+  | { type: 'profile'; profile: Profile }
+  | { type: 'pipelines'; file: string; pipelines: string[] }
+  | SampleMessage;
+
+/** A sample run's result (mode `sample`): each element's canonical digest in the order the pipeline yielded it, or why they cannot be compared. */
+export interface SampleMessage {
+  type: 'sample';
+  digests: string[];
+  /** The pipeline ended before the sample was full. */
+  exhausted: boolean;
+  /** Why the elements cannot be compared (one holds a function, the pipeline threw). */
+  notComparable?: string;
+}

@@ -10,6 +10,7 @@ import { can, leverOf } from '../../model';
 import type { PlanChange } from '../../shared/analysis';
 import { optionName } from '../../shared/dialects';
 import type { FileGraph, FnInfo, GraphOp, PipelineGraph } from '../graph/types';
+import { reorderEdits } from './reorder';
 
 /** One text replacement in one file, by offsets into the text the graph was extracted from. */
 export interface PlannedEdit {
@@ -244,7 +245,12 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       return undefined;
     case 'convert':
       return `Converting ${op.label} to plumber-data is not an edit of its knobs.`;
-    case 'reorder':
+    case 'reorder': {
+      const moved = reorderEdits(change, ctx);
+      if ('reason' in moved) return moved.reason;
+      inserts.push(...moved);
+      return undefined;
+    }
     case 'fuse':
     case 'deterministic':
       return `Plumber cannot yet write a ${change.kind} of ${op.label}.`;

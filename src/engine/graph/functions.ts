@@ -3,6 +3,7 @@
  * a worker thread could import it (a named export), and whether it is random.
  */
 import { ArrowFunction, FunctionDeclaration, FunctionExpression, Node, SyntaxKind } from 'ts-morph';
+import { fieldFacts } from './fields';
 import { specifierOf, unalias } from './library';
 import { nodeSpan } from './operators';
 import type { FnInfo, Knob, RandomInfo } from './types';
@@ -143,7 +144,7 @@ export function readFunction(arg: Node | undefined, opFile: string, randomKnob: 
   if (inline) {
     const name = Node.isFunctionExpression(inline) ? inline.getName() : undefined;
     return {
-      fn: { name, form: 'inline', async: isAsyncFunction(inline), file: opFile, definedAt: nodeSpan(inline), sameFile: true },
+      fn: { name, form: 'inline', async: isAsyncFunction(inline), file: opFile, definedAt: nodeSpan(inline), sameFile: true, fields: fieldFacts(inline) },
       random: random ?? randomnessIn(inline),
     };
   }
@@ -185,6 +186,7 @@ export function readFunction(arg: Node | undefined, opFile: string, randomKnob: 
     }
     fn.exportName = exportedName(decl);
     random = random ?? randomnessIn(fnNode);
+    fn.fields = fieldFacts(fnNode);
   }
   return { fn, random };
 }

@@ -43,12 +43,12 @@ export function readKnob(expr: Node | undefined): Knob {
 
 /** Options each operator kind accepts, by the argument position of its options object. */
 const OPTION_ARG: Partial<Record<OpKind, { index: number; keys: string[] }>> = {
-  map: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
-  filter: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
-  flatMap: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed'] },
+  map: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition'] },
+  filter: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition'] },
+  flatMap: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition'] },
   interleave: { index: 1, keys: ['cycleLength', 'blockLength', 'parallelism', 'deterministic'] },
   batch: { index: 1, keys: ['dropRemainder'] },
-  shuffle: { index: 1, keys: ['seed', 'reshuffleEachIteration'] },
+  shuffle: { index: 1, keys: ['seed', 'reshuffleEachIteration', 'keepPosition'] },
   files: { index: 1, keys: ['parallelism', 'read', 'cwd'] },
   lines: { index: 1, keys: ['encoding', 'cwd', 'compression'] },
   // The readers: src/data/options.ts `OPTION_KEYS` (csv, jsonLines, tfrecord, webdataset, table).

@@ -69,6 +69,21 @@ export interface FnInfo {
   importSpecifier?: string;
   /** Where `export ` can be inserted to make an unexported top-level function importable by a worker. */
   exportInsertAt?: number;
+  /** The fields of its element it reads and writes, when its source was found. */
+  fields?: FieldFacts;
+}
+
+/**
+ * What a fn does with the fields of its element, from its source (graph/fields.ts). A list that is
+ * absent is unknown: the fn may read or change any field.
+ */
+export interface FieldFacts {
+  /** Fields of the element it reads (`x.label`, `({ label }) =>`). */
+  reads?: string[];
+  /** Fields its result differs from its element in (`{ ...x, image }`, `x.image = …; return x`). */
+  writes?: string[];
+  /** It takes the element context (`ctx.index`, `ctx.rng`), which a reorder changes. */
+  usesContext: boolean;
 }
 
 /** Why an operator is random. */
