@@ -11,6 +11,7 @@ import { runSlices } from '../stats';
 import { VerifyBudget, warmupElementsFor } from './budget';
 import { alignedStart, canonical, keyOf, safePredict, shortName, unmeasured, type Config } from './config';
 import { convertIn, overridesBeside } from './convert';
+import { reorderIn } from './reshape';
 import type { DiagnoseInput, PassRun } from './input';
 
 /** What verification is given: the diagnosis so far. */
@@ -101,7 +102,7 @@ export class Trials {
   /** Some run already measured a configuration with these overrides (and no conversion, which runs another program). */
   ran(overrides: Overrides): boolean {
     const wanted = canonical(overrides);
-    return [...this.configs.values(), ...this.order].some((c) => c.runs > 0 && canonical(c.overrides) === wanted && !convertIn(c.changes));
+    return [...this.configs.values(), ...this.order].some((c) => c.runs > 0 && canonical(c.overrides) === wanted && !convertIn(c.changes) && !reorderIn(c.changes));
   }
 
   /** What a person calls a configuration: "as written", "the plan", a change's name, "the plan without …". */
@@ -130,7 +131,8 @@ export class Trials {
     const warmupElements = Math.max(warmupElementsFor(first, c.overrides) ?? 0, alignedStart(c, partner)) || undefined;
     const convert = convertIn(c.changes);
     const overrides = convert ? overridesBeside(convert, c.overrides) : c.overrides;
-    const p = await input.run(overrides, 'verify', { seconds, ...(warmupElements ? { warmupElements } : {}), ...(convert ? { convert } : {}) });
+    const reorder = reorderIn(c.changes);
+    const p = await input.run(overrides, 'verify', { seconds, ...(warmupElements ? { warmupElements } : {}), ...(convert ? { convert } : {}), ...(reorder ? { reorder } : {}) });
     this.budget.ran(t0, p.error ? undefined : p.run.seconds);
     profiles.push(p);
     if (!this.order.includes(c)) this.order.push(c);
@@ -149,11 +151,11 @@ export class Trials {
     const { first, options } = this.ctx;
     const wanted = canonical(overrides);
     // A pass never runs a conversion: its runs stand only for configurations without one.
-    if (canonical(this.planned.overrides) === wanted && !convertIn(this.all)) return this.planned;
+    if (canonical(this.planned.overrides) === wanted && !convertIn(this.all) && !reorderIn(this.all)) return this.planned;
     if (this.all.length > MATCH_MAX_CHANGES) return undefined;
     for (let mask = 1; mask < (1 << this.all.length) - 1; mask++) {
       const changes = this.all.filter((_, i) => mask & (1 << i));
-      if (convertIn(changes)) continue;
+      if (convertIn(changes) || reorderIn(changes)) continue;
       if (canonical(overridesFor(first, changes, options)) === wanted) return this.configOf(changes);
     }
     return undefined;
