@@ -24,7 +24,7 @@ import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 import { withReorder } from './reshape';
 
-export { reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
+export { candidateOf, reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';

@@ -11,7 +11,7 @@ import { runSlices } from '../stats';
 import { VerifyBudget, warmupElementsFor } from './budget';
 import { alignedStart, canonical, keyOf, safePredict, shortName, unmeasured, type Config } from './config';
 import { convertIn, overridesBeside } from './convert';
-import { reorderIn } from './reshape';
+import { frozenWithoutReorder, reorderIn } from './reshape';
 import type { DiagnoseInput, PassRun } from './input';
 
 /** What verification is given: the diagnosis so far. */
@@ -125,6 +125,8 @@ export class Trials {
       this.budget.cancelled = true;
       return false;
     }
+    // A cache the plan's reorder frees from a random op above it is never run without the reorder.
+    if (frozenWithoutReorder(c.changes, first, this.ctx.options.randomOps ?? [])) return false;
     input.onStep?.({ phase: 'verify', message: `verifying: ${what}`, run: profiles.length + 1 });
     const seconds = this.budget.windowSeconds(c, partner);
     const t0 = clock();
