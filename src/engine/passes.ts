@@ -9,7 +9,7 @@ import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysi
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
-import { analyze, candidateOf, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict, reshapedProfile, trialPlan } from '../model';
+import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict, reshapedFor, trialPlan } from '../model';
 import { compareSides, sideFaster, sideOf } from './paired';
 import { formatSpeedup } from './stats';
 
@@ -45,18 +45,11 @@ export function relativeToSource(c: PlanChange, profile: Profile): PlanChange {
  */
 export type RejectChange = (change: PlanChange, profile: Profile) => string | undefined;
 
-/** The profile as the plan's reorder would reshape it, or `profile` when the plan reorders nothing. */
-export function reshapedFor(plan: Pick<Plan, 'changes'>, profile: Profile): Profile {
-  const reorder = plan.changes.find((c) => c.kind === 'reorder');
-  const candidate = reorder && candidateOf(profile, reorder);
-  return candidate ? reshapedProfile(profile, candidate) : profile;
-}
-
 /** The plan without the changes `reject` refuses: their knobs leave the overrides, the reason goes to the notes. */
 function withoutRejected(plan: Plan, profile: Profile, options: ModelOptions, reject: RejectChange | undefined): Plan {
   if (!reject) return plan;
   // A plan that reorders is judged on the pipeline as reshaped (a cache the reorder frees from a random op above it).
-  const shaped = reshapedFor(plan, profile);
+  const shaped = reshapedFor(profile, plan.changes, options);
   const refused = plan.changes.map((c) => [c, reject(c, shaped)] as const).filter(([, why]) => why !== undefined);
   if (refused.length === 0) return plan;
   const overrides: Overrides = {};

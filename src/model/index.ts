@@ -22,7 +22,7 @@ import type { Measured, OpMeasure } from './measured';
 import { planPipeline, predictPipeline, resolve, type Prediction } from './pipeline';
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
-import { withReorder } from './reshape';
+import { candidateOf, reshapedRun, withReorder } from './reshape';
 
 export { candidateOf, reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
@@ -117,6 +117,17 @@ function planOwn(profile: Profile, options?: ModelOptions): Plan {
  * with the move measures what the fn costs in the pipeline's own workers, and the next plan
  * prices the move from that.
  */
+/**
+ * The profile as the pipeline would run with the reorder among `changes` (its efficiency kept),
+ * or `profile` when there is none: what a plan with a reorder is priced and judged on.
+ */
+export function reshapedFor(profile: Profile, changes: readonly PlanChange[], options?: ModelOptions): Profile {
+  const reorder = changes.find((c) => c.kind === 'reorder');
+  const candidate = reorder && candidateOf(profile, reorder);
+  const reshapeOptions = { ...options, history: undefined };
+  return (candidate && reshapedRun(profile, candidate, (p) => predict(p, p.run.overrides, reshapeOptions))) ?? profile;
+}
+
 export function trialPlan(profile: Profile, options: ModelOptions | undefined, planned: Plan): Plan | undefined {
   if (profile.trainer) return undefined;
   const m = measure(profile, options?.history);

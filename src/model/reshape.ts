@@ -205,6 +205,18 @@ export function reorderReason(profile: Profile, c: ReorderCandidate): string {
 }
 
 /**
+ * The reshaped profile (`reshapedProfile`) with the run's efficiency kept: its window shortened by
+ * the ratio of the bounds as it ran, so a prediction from it carries the same shortfall as the
+ * run's. Undefined when a bound cannot be had.
+ */
+export function reshapedRun(profile: Profile, c: ReorderCandidate, ranOf: (p: Profile) => { bound: number }): Profile | undefined {
+  const moved = reshapedProfile(profile, c);
+  const ratio = ranOf(profile).bound / ranOf(moved).bound;
+  if (!(Number.isFinite(ratio) && ratio > 0)) return undefined;
+  return { ...moved, run: { ...moved.run, seconds: moved.run.seconds * ratio } };
+}
+
+/**
  * The plan with the best reorder the source allows, when planning the reshaped pipeline beats
  * `planned` (the plan as written) by the minimum gain: the reorder first, then the reshaped
  * pipeline's knob changes; otherwise `planned`. `planOf` plans a profile with the same options,
@@ -223,10 +235,8 @@ export function withReorder(profile: Profile, options: ModelOptions | undefined,
     let reshaped: Plan;
     let alone: number;
     try {
-      const moved = reshapedProfile(profile, c);
-      const ratio = ranOf(profile).bound / ranOf(moved).bound;
-      if (!(Number.isFinite(ratio) && ratio > 0)) continue;
-      const p = { ...moved, run: { ...moved.run, seconds: moved.run.seconds * ratio } };
+      const p = reshapedRun(profile, c, ranOf);
+      if (!p) continue;
       reshaped = planOf(p);
       alone = ranOf(p).rate;
     } catch {

@@ -5,7 +5,7 @@
  */
 import type { ModelOptions, Plan, PlanChange } from '../../shared/analysis';
 import type { Overrides, Profile } from '../../shared/profile';
-import { overridesFor } from '../../model';
+import { overridesFor, reshapedFor } from '../../model';
 import { runCurve } from '../paired';
 import { runSlices } from '../stats';
 import { VerifyBudget, warmupElementsFor } from './budget';
@@ -92,7 +92,7 @@ export class Trials {
       const overrides = overridesFor(first, changes, options);
       let predictedRate: number | undefined;
       if (changes.length === this.all.length) predictedRate = plan.predictedRate;
-      else if (changes.length > 0) predictedRate = safePredict(first, overrides, options)?.rate;
+      else if (changes.length > 0) predictedRate = safePredict(reshapedFor(first, changes, options), overrides, options)?.rate;
       c = unmeasured(key, changes, overrides, predictedRate);
       this.configs.set(key, c);
     }
