@@ -23,8 +23,14 @@ describe('Reordering a pipeline', () => {
     const line = lineOf(doc, '.filter(isLabelled');
     const range = new vscode.Range(line, 0, line, doc.lineAt(line).text.length);
     const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, range, vscode.CodeActionKind.QuickFix.value)) ?? [];
-    const fix = actions.find((a) => a.title === 'Apply Plumber fix: move filter(isLabelled) before map(decode)' && a.edit);
-    assert.ok(fix, `the reorder is offered; got ${JSON.stringify(actions.map((a) => a.title))}`);
+    const fix = actions.find((a) => a.title.startsWith('Apply Plumber fix: move filter(isLabelled) before map(decode)') && a.edit);
+    if (!fix) {
+      // What the plan said instead, for the failure: the pipeline's lens and the filter's hover.
+      const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri, 100)) ?? [];
+      const hovers = (await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, new vscode.Position(line, doc.lineAt(line).text.indexOf('filter') + 1))) ?? [];
+      const hover = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : 'value' in c ? c.value : ''))).join('\n');
+      assert.fail(`the reorder is offered; got ${JSON.stringify(actions.map((a) => a.title))}\nlenses: ${lenses.map((l) => l.command?.title).join(' | ')}\nhover: ${hover}`);
+    }
     // The preview: the edit's text, before anything changes in the file.
     const edits = fix.edit!.get(doc.uri);
     assert.ok(edits.length > 0, 'the fix carries its edit');
