@@ -7,7 +7,9 @@
 import type { ReportResult } from '../../src/shared/protocol';
 import type { ToWebview } from '../../src/client/report/messages';
 import { formatRate, formatRateIn } from '../../src/client/views/format';
-import { formatElapsed, formatSpeedup } from '../../src/shared/words';
+import { timeLines } from '../../src/shared/timeWords';
+import { formatBytes, formatElapsed, formatSpeedup } from '../../src/shared/words';
+import { peakMemoryWords } from '../../src/shared/memoryWords';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(s: unknown): void; getState(): unknown };
 
@@ -216,6 +218,10 @@ function render(report: ReportResult): void {
   const trainer = drawTrainer(report);
   if (trainer) parts.push(trainer);
   if (report.analysis) parts.push(el('div', { class: 'reason' }, `Bottleneck (${report.analysis.bottleneck.resource}): ${report.analysis.bottleneck.reason}`));
+  const memory = memoryLine(report);
+  if (memory) parts.push(memory);
+  // The first batch and the epochs, predicted: with the plan when it changes something.
+  if (report.analysis) for (const line of timeLines(report.analysis.time, report.plan ?? { changes: [] })) parts.push(el('p', { class: 'time' }, line));
   if (report.advice) parts.push(drawAdvice(report));
   const profileBtn = el('button', {}, 'Profile again');
   profileBtn.addEventListener('click', () => vscode.postMessage({ type: 'profile' }));
@@ -237,6 +243,14 @@ function render(report: ReportResult): void {
     parts.push(el('h2', {}, 'Plan'), list);
   }
   root.replaceChildren(...parts);
+}
+
+/** Peak memory, projected: as written, and with the plan when it changes anything. */
+function memoryLine(report: ReportResult): HTMLElement | undefined {
+  const asWritten = report.analysis?.memory;
+  if (!asWritten) return undefined;
+  const planned = report.plan?.changes.length ? report.plan.memory : undefined;
+  return el('p', { class: 'memory' }, `Memory: ${peakMemoryWords(asWritten)}${planned ? `; with the plan ${peakMemoryWords(planned)}` : ''}; budget ${formatBytes(asWritten.budgetBytes)}`);
 }
 
 function labelOf(report: ReportResult, opId: string): string {

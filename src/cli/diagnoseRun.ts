@@ -38,6 +38,7 @@ export const PLAN_FLAGS: Record<string, FlagSpec> = {
   'memory-budget': { value: true },
   'max-in-flight': { value: true },
   'target-rate': { value: true },
+  'cache-dir': { value: true },
   passes: { value: true },
   budget: { value: true },
   'no-verify': { value: false },
@@ -55,6 +56,8 @@ export function modelOptionsOf(p: Parsed): ModelOptions {
   if (maxInFlight !== undefined) options.maxConcurrency = maxInFlight;
   const targetRate = numberFlag(p, 'target-rate', { min: 0, exclusiveMin: true });
   if (targetRate !== undefined) options.targetRate = targetRate;
+  const cacheDir = p.flags.get('cache-dir')?.at(-1)?.trim();
+  if (cacheDir) options.cacheDir = cacheDir;
   return options;
 }
 

@@ -35,7 +35,9 @@ const PLAN_OPTIONS = `  --passes N             profile runs before verification:
   --no-verify            keep the model's plan without measuring it against the pipeline as
                          written (faster; the figure is then only an estimate)
   --cores N              plan for N cores (default: the cores free while the pipeline ran)
-  --memory-budget MB     memory a cache may use (512, or 1.5GB; default: half the free memory)
+  --memory-budget MB     the most the plan's projected peak may reach (512, or 1.5GB; default: half the smaller of free memory and the heap limit)
+  --cache-dir DIR        where a cache too large for the memory budget goes on disk, relative to
+                         the pipeline file's directory (default .cache/plumber)
   --max-in-flight N      the most calls in flight the plan gives an awaiting operator, and inner
                          datasets an interleave pulls at once (default 256): for a database or an
                          API that should not get more concurrent requests

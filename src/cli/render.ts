@@ -6,8 +6,10 @@ import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
 import { callLabel, callTextAt } from '../shared/labels';
+import { timeLines } from '../shared/timeWords';
 import { forOtherMachine, formatCount, formatElapsed, formatSpeedup, speedupOver, targetWords } from '../shared/words';
 import { commandName, thisInvocation } from './help';
+import { memoryLines } from './memoryLines';
 import { overridesToFlags } from './overrides';
 import { fmtPerElement, fmtRate, fmtRateIn, fmtShare, renderTable } from './table';
 
@@ -159,6 +161,7 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   if (analysis.coresNote) lines.push(`Cores: ${analysis.coresNote}`);
   lines.push(`Bottleneck: ${analysis.bottleneck.reason}`, `Measured ${fmtRateIn(analysis.measuredRate, unit)}; the model's bound with the current knobs is ${fmtRateIn(analysis.bound, unit)}.`);
   if (analysis.unexplained) lines.push(`Unexplained: ${analysis.unexplained}`);
+  lines.push(...memoryLines(analysis, plan));
   const v = plan.verification;
   if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {
     lines.push(`No change is predicted to help: ${analysis.unexplained ? 'what holds the pipeline back is not in the profile (above)' : noChangeWords(analysis.bottleneck.resource)}.`);
@@ -170,10 +173,12 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
     lines.push('', 'Changes:');
     for (const c of plan.changes) lines.push(`  • ${title(c)} — ${c.reason}`);
   }
+  lines.push(...timeLines(analysis.time, plan));
   const dropped = droppedLines(plan, profile, last);
   if (dropped.length > 0) lines.push('', 'Dropped after verification:', ...dropped);
   for (const note of plan.notes ?? []) lines.push(`Note: ${note}`);
-  if (plan.changes.length > 0) {
+  // A reorder is an edit of the source, which no override makes (and its other knobs are the reshaped pipeline's).
+  if (plan.changes.length > 0 && !plan.changes.some((c) => c.kind === 'reorder')) {
     const flags = overridesToFlags(plan.overrides, profile);
     // As the person would type it here: `npx plumber` from a project that installed it locally.
     const command = o.command ?? commandName(thisInvocation());

@@ -3,7 +3,8 @@
  * a random op, only where the data is read more than once, and only if it fits the memory budget.
  */
 import { MODEL_CONSTANTS as C } from './constants';
-import { describeOp, formatBytes } from './describe';
+import { describeOp, formatBytes, formatSeconds } from './describe';
+import { diskCachePath, diskReadPerRoot } from './diskCache';
 import { downstream, upstreamClosure } from './graph';
 import { can } from './knobs';
 import type { Measured, OpMeasure } from './measured';
@@ -23,6 +24,10 @@ export interface CacheCandidate {
   cardinalitySource: string;
   /** Where the bytes per element came from, when measured rather than estimated ("measured on the heap"). */
   bytesSource?: string;
+  /** A disk cache (`cache(path)`) at this path relative to the pipeline file's directory; absent: in memory. */
+  path?: string;
+  /** For a disk cache: seconds per root element a later pass spends reading it (./diskCache.ts). */
+  diskReadPerRoot?: number;
 }
 
 export interface CacheChoice {
@@ -120,7 +125,7 @@ function heldBytes(m: Measured, om: OpMeasure): { bytes: number; source?: string
  * Find the cache points that fit in `cacheMemoryFraction × budgetBytes`, never at or after a random
  * op: the one that saves the most, then any that cache work disjoint from it (see CacheChoice).
  */
-export function chooseCache(m: Measured, budgetBytes: number, randomOps: ReadonlySet<string> = new Set()): CacheChoice {
+export function chooseCache(m: Measured, budgetBytes: number, randomOps: ReadonlySet<string> = new Set(), cacheDir?: string): CacheChoice {
   const notes: string[] = [];
   const all: CacheCandidate[] = [];
   const closures = new Map<string, Set<string>>();
@@ -207,7 +212,10 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
   const order = new Map(m.order.map((id, i) => [id, i]));
   all.sort((a, b) => b.savedPerRoot - a.savedPerRoot || (order.get(b.opId) ?? 0) - (order.get(a.opId) ?? 0));
   const limit = C.cacheMemoryFraction * budgetBytes;
-  const candidate = all.find((c) => c.estimatedBytes <= limit);
+  const inMemory = all.find((c) => c.estimatedBytes <= limit);
+  const onDisk = diskCandidate(m, all, limit, inMemory, cacheDir);
+  const candidate = onDisk?.candidate ?? inMemory;
+  if (onDisk) notes.push(onDisk.note);
   const candidates: CacheCandidate[] = [];
   if (candidate) {
     // Further caches hold work the chosen ones do not: two costly branches that a random mixture
@@ -217,14 +225,14 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
     candidates.push(candidate);
     for (const c of all) {
       const closure = closures.get(c.opId);
-      if (c === candidate || !closure || bytes + c.estimatedBytes > limit || c.savedPerRoot <= 0) continue;
+      if (c === candidate || c === onDisk?.source || !closure || bytes + c.estimatedBytes > limit || c.savedPerRoot <= 0) continue;
       if ([...closure].some((u) => held.has(u))) continue;
       candidates.push(c);
       bytes += c.estimatedBytes;
       for (const u of closure) held.add(u);
     }
   }
-  const better = all.find((c) => c.estimatedBytes > limit && (!candidate || c.savedPerRoot > candidate.savedPerRoot * 1.05));
+  const better = all.find((c) => c.estimatedBytes > limit && c !== onDisk?.source && (!candidate || c.savedPerRoot > candidate.savedPerRoot * 1.05));
   if (better) {
     const om = m.ops.get(better.opId);
     notes.push(
@@ -240,4 +248,28 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
     }
   }
   return { candidates, notes, randomRefusal };
+}
+
+/**
+ * The cache on disk, when the one that would save the most does not fit the memory budget and a
+ * later pass reads it from disk faster than it recomputes (by `minGain`): the candidate with its
+ * path, and a note with its size and its predicted read cost. Needs the runner's measurement of
+ * the elements' serialise cost and the disk's bandwidth; without them no disk cache is proposed.
+ */
+function diskCandidate(
+  m: Measured,
+  all: CacheCandidate[],
+  limit: number,
+  inMemory: CacheCandidate | undefined,
+  cacheDir: string | undefined,
+): { candidate: CacheCandidate; source: CacheCandidate; note: string } | undefined {
+  const big = all.find((c) => c.estimatedBytes > limit && (!inMemory || c.savedPerRoot > inMemory.savedPerRoot * (1 + C.minGain)));
+  const om = big ? m.ops.get(big.opId) : undefined;
+  if (!big || !om) return undefined;
+  const read = diskReadPerRoot(m, om);
+  if (read === undefined || !(read * (1 + C.minGain) < big.savedPerRoot)) return undefined;
+  const path = diskCachePath(m, big.opId, cacheDir);
+  const candidate: CacheCandidate = { ...big, path, diskReadPerRoot: read };
+  const note = `A cache after ${describeOp(om.op)} would hold ≈ ${formatBytes(big.estimatedBytes)}, more than ${Math.round(C.cacheMemoryFraction * 100)}% of the memory budget: on disk at ${path}, after the first pass it would read ${formatSeconds(read)} per ${m.unit.one} (predicted) instead of recomputing ${formatSeconds(big.savedPerRoot)}.`;
+  return { candidate, source: big, note };
 }

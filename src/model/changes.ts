@@ -131,11 +131,21 @@ function parallelismChange(b: Between, om: OpMeasure, from: number, to: number):
 }
 
 function cacheChange(m: Measured, om: OpMeasure, cache: CacheCandidate, memoryBudgetBytes: number): PlanChange {
+  const size = `${cache.cardinality.toLocaleString('en-US')} elements (${cache.cardinalitySource}) × ${formatBytes(cache.bytesPerElement)}${cache.bytesSource ? ` (${cache.bytesSource})` : ''} ≈ ${formatBytes(cache.estimatedBytes)}`;
+  if (cache.path !== undefined) {
+    return {
+      kind: 'cache',
+      opId: om.op.id,
+      estimatedBytes: cache.estimatedBytes,
+      path: cache.path,
+      reason: `${describeOp(om.op)}'s output is deterministic and ${cache.reread}; ${size} is more than ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(memoryBudgetBytes)} memory budget, so it goes on disk at ${cache.path}. After the first pass it reads ${formatSeconds(cache.diskReadPerRoot ?? 0)} per ${m.unit.one} (predicted: deserialising and the disk's measured bandwidth) instead of recomputing ${formatSeconds(cache.savedPerRoot)}.`,
+    };
+  }
   return {
     kind: 'cache',
     opId: om.op.id,
     estimatedBytes: cache.estimatedBytes,
-    reason: `${describeOp(om.op)}'s output is deterministic and ${cache.reread}; ${cache.cardinality.toLocaleString('en-US')} elements (${cache.cardinalitySource}) × ${formatBytes(cache.bytesPerElement)}${cache.bytesSource ? ` (${cache.bytesSource})` : ''} ≈ ${formatBytes(cache.estimatedBytes)} fits in ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(memoryBudgetBytes)} memory budget. After the first pass it saves ${formatSeconds(cache.savedPerRoot)} of work per ${m.unit.one}.`,
+    reason: `${describeOp(om.op)}'s output is deterministic and ${cache.reread}; ${size} fits in ${Math.round(C.cacheMemoryFraction * 100)}% of the ${formatBytes(memoryBudgetBytes)} memory budget. After the first pass it saves ${formatSeconds(cache.savedPerRoot)} of work per ${m.unit.one}.`,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { OpProfile, Overrides, Placement } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
+import { diskReadOf, type DiskRead } from './diskCache';
 import { can, isFnOp } from './knobs';
 import type { Measured } from './measured';
 
@@ -24,6 +25,8 @@ export interface OpConfig {
   fused?: boolean;
   /** A map that hands results on as they finish (`deterministic: false`), not in input order (see tail.ts). */
   unordered?: boolean;
+  /** With `cacheAfter`: the cache is on disk (`cache(path)`), and serves each element at this cost (./diskCache.ts). */
+  cacheDisk?: DiskRead;
 }
 
 export type Config = Record<string, OpConfig>;
@@ -121,6 +124,8 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
     if (o.deterministic !== undefined && isFnOp(om.op)) c.unordered = !o.deterministic;
     if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache') && can(om.op, 'cache')) {
       c.cacheAfter = true;
+      const disk = o.cache !== 'memory' ? diskReadOf(om) : undefined;
+      if (disk) c.cacheDisk = disk;
     }
   }
   return cfg;

@@ -120,12 +120,13 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
     }
     out.set(id, {
       // A cache after this op serves its elements from memory: a little main-thread time per element.
-      main: main * f + (c.cacheAfter ? C.cacheHitSecondsPerElement * om.visitRatio : 0),
+      // A disk cache deserialises each element on the main thread and reads its bytes from disk.
+      main: main * f + (c.cacheAfter ? (c.cacheDisk?.readSeconds ?? C.cacheHitSecondsPerElement) * om.visitRatio : 0),
       overhead: overhead * f,
       worker: worker * f,
       workerWait: workerWait * f,
       other: om.otherCpuPerRoot * f,
-      disk: om.diskPerRoot * f,
+      disk: om.diskPerRoot * f + (c.cacheAfter && c.cacheDisk ? c.cacheDisk.bytes * om.visitRatio : 0),
       async: om.asyncPerRoot * f,
       wait,
       factor: f,

@@ -37,7 +37,7 @@ export function changeTitle(change: PlanChange, profile: Profile): string {
       if (knobName(op, 'prefetch') !== 'prefetch') return `set ${knobName(op, 'prefetch')} of ${label} to ${change.size}`;
       return change.existing ? `change prefetch(${change.from ?? '?'}) after ${inputLabel(op, profile)} to prefetch(${change.size})` : `insert prefetch(${change.size}) after ${label}`;
     case 'cache':
-      return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)})`;
+      return `cache after ${label} (≈ ${formatBytes(change.estimatedBytes)}${change.path !== undefined ? `, on disk at ${change.path}` : ''})`;
     case 'reorder': {
       const before = profile.ops.find((o) => o.id === change.before);
       return `move ${label} before ${before ? describeOp(before) : change.before}`;

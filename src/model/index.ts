@@ -5,12 +5,12 @@
  * See README "How the model works" and the assumptions in measure.ts, demands.ts, evaluate.ts
  * and constants.ts. Nothing inside the model imports this file: it is the model's front door.
  */
-import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysis';
+import type { Analysis, MemoryProjection, ModelOptions, Plan, PlanChange } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { formatSteps } from '../shared/words';
 import { bottleneckOf, emptyAnalysis, opAnalyses } from './analyze';
 import { clusterCapacities } from './cluster';
-import { configFromProfile } from './config';
+import { applyOverrides, configFromProfile } from './config';
 import { MODEL_CONSTANTS } from './constants';
 import { coreBudget } from './cores';
 import { dialectOf, liftLevers, withConversion } from './convert';
@@ -19,18 +19,20 @@ import { evaluate } from './evaluate';
 import { downstream } from './graph';
 import { measure } from './measure';
 import type { Measured, OpMeasure } from './measured';
-import { planPipeline, predictPipeline, resolve, type Prediction } from './pipeline';
+import { memoryAsRan, projectMemory } from './memory';
+import { planPipeline, predictPipeline, resolve, timeFor, type Prediction } from './pipeline';
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
-import { withReorder } from './reshape';
+import { candidateOf, reshapedRun, withReorder } from './reshape';
 import { fuseInsteadOf } from './fuse';
 
-export { reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
+export { candidateOf, reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';
 export { coresFor, wholeCores } from './cores';
 export { planTarget } from './target';
+export { timeFor } from './pipeline';
 export { widenFreeLevers } from './headroom';
 export { can, leverOf } from './knobs';
 export { keptTrainerVerdict } from './trainer';
@@ -51,6 +53,7 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
   const bottleneck = bottleneckOf(m, ev);
   const trainer = profile.trainer ? trainerVerdict(profile, options) : undefined;
   const unexplained = profile.trainer || r.runBudget !== undefined ? undefined : unexplainedWords(m, ev.bound);
+  const time = timeFor(profile, {}, options);
   return {
     ...(trainer ? { trainer } : {}),
     ...(unexplained ? { unexplained } : {}),
@@ -61,7 +64,9 @@ export function analyze(profile: Profile, options?: ModelOptions): Analysis {
     bounds: ev.bounds,
     ops: opAnalyses(m, cfg, ev, bottleneck),
     cores: r.cores,
+    ...memoryAsRan(m, cfg, r.memoryBudgetBytes),
     ...(capacity.length > 0 ? { capacity } : {}),
+    ...(time ? { time } : {}),
   };
 }
 
@@ -118,6 +123,17 @@ function planOwn(profile: Profile, options?: ModelOptions): Plan {
  * with the move measures what the fn costs in the pipeline's own workers, and the next plan
  * prices the move from that.
  */
+/**
+ * The profile as the pipeline would run with the reorder among `changes` (its efficiency kept),
+ * or `profile` when there is none: what a plan with a reorder is priced and judged on.
+ */
+export function reshapedFor(profile: Profile, changes: readonly PlanChange[], options?: ModelOptions): Profile {
+  const reorder = changes.find((c) => c.kind === 'reorder');
+  const candidate = reorder && candidateOf(profile, reorder);
+  const reshapeOptions = { ...options, history: undefined };
+  return (candidate && reshapedRun(profile, candidate, (p) => predict(p, p.run.overrides, reshapeOptions))) ?? profile;
+}
+
 export function trialPlan(profile: Profile, options: ModelOptions | undefined, planned: Plan): Plan | undefined {
   if (profile.trainer) return undefined;
   const m = measure(profile, options?.history);
@@ -247,4 +263,15 @@ export function overridesReverting(later: Profile, first: Profile, changes: Plan
 /** The operators downstream of `id` in the profile's graph (its consumers, theirs, to the root). */
 export function downstreamOf(profile: Profile, id: string): string[] {
   return downstream(measure(profile), id);
+}
+
+/**
+ * The projected peak memory of any configuration (runner overrides on top of the profile's knobs):
+ * a what-if. Undefined when the profile did not measure what the projection needs.
+ */
+export function projectPeakMemory(profile: Profile, overrides: Overrides, options?: ModelOptions): MemoryProjection | undefined {
+  const r = resolve(profile, options);
+  const m = measure(profile, options?.history);
+  const ran = configFromProfile(m);
+  return projectMemory(m, applyOverrides(m, ran, overrides), ran, r.memoryBudgetBytes);
 }

@@ -3,7 +3,8 @@
  * training loop (if any) is not the question. `./index.ts` answers for a training profile through
  * ./trainer.ts, which asks these for the pipeline that feeds the loop.
  */
-import type { Bottleneck, Bound, ModelOptions, Plan } from '../shared/analysis';
+import type { Bottleneck, Bound, ModelOptions, Plan, TimeProjection } from '../shared/analysis';
+import type { Measured } from './measured';
 import type { Overrides, Profile } from '../shared/profile';
 import { bottleneckOf, emptyAnalysis } from './analyze';
 import { clusterCapacities } from './cluster';
@@ -12,7 +13,9 @@ import { MODEL_CONSTANTS } from './constants';
 import { coreBudget, coresFor } from './cores';
 import { evaluate } from './evaluate';
 import { measure } from './measure';
-import { asRan, efficiencyFor, planMeasured, type Resolved } from './plan';
+import { projectTime } from './epochs';
+import { defaultMemoryBudget } from './memory';
+import { asRan, efficiencyFor, planMeasured, toOverrides, type Resolved } from './plan';
 
 /** The model's prediction for one knob configuration. */
 export interface Prediction {
@@ -35,10 +38,11 @@ export function resolve(profile: Profile, options: ModelOptions = {}): Resolved 
     coresNote: note,
     randomOps: new Set(options.randomOps ?? []),
     orderPinned: new Set(options.orderPinned ?? []),
+    ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
     maxWorkers: Math.max(1, options.maxWorkers ?? cores),
     workerBudget: 2 * cores,
     maxConcurrency: Math.max(1, options.maxConcurrency ?? MODEL_CONSTANTS.defaultMaxConcurrency),
-    memoryBudgetBytes: options.memoryBudgetBytes ?? MODEL_CONSTANTS.defaultMemoryBudgetFraction * profile.machine.memoryFreeBytes,
+    memoryBudgetBytes: options.memoryBudgetBytes ?? defaultMemoryBudget({ profile }, MODEL_CONSTANTS.defaultMemoryBudgetFraction),
     ...(options.targetRate !== undefined ? { targetRate: options.targetRate } : {}),
   };
 }
@@ -66,7 +70,7 @@ export function planPipeline(profile: Profile, options?: ModelOptions): Plan {
       coresNote: r.coresNote,
     };
   }
-  const planned = planMeasured(m, r);
+  const planned = withTime(m, r, planMeasured(m, r));
   // Stages on a cluster: how many workers like those measured the target (or the rest of the pipeline) needs.
   const measuredCfg = configFromProfile(m);
   const capacity = clusterCapacities(m, measuredCfg, evaluate(m, measuredCfg, coreBudget(r)), r.targetRate);
@@ -93,4 +97,22 @@ export function predictPipeline(profile: Profile, overrides: Overrides, options?
   const ev = evaluate(m, cfg, coreBudget(r));
   const rate = loopRate ? loopRate() : ev.bound * efficiencyFor(m, current, ev, ranBound);
   return { rate, bound: ev.bound, bottleneck: bottleneckOf(m, ev, cfg), bounds: ev.bounds };
+}
+
+/** The plan with its time to the first batch and per epoch (./epochs.ts), for the configuration with its changes. */
+function withTime(m: Measured, r: Resolved, planned: Plan): Plan {
+  const base = configFromProfile(m);
+  const { current, ranBound } = asRan(m, base, r);
+  const cfg = applyOverrides(m, base, toOverrides(m, planned.changes));
+  return { ...planned, time: projectTime(m, cfg, base, { cores: coreBudget(r), efficiencyOf: (ev) => efficiencyFor(m, current, ev, ranBound) }) };
+}
+
+/** Time to the first batch and per epoch for the profile's configuration with `overrides` on top (./epochs.ts). */
+export function timeFor(profile: Profile, overrides: Overrides, options?: ModelOptions): TimeProjection | undefined {
+  const r = resolve(profile, options);
+  const m = measure(profile, options?.history);
+  if (m.rootElements <= 0 || profile.trainer) return undefined;
+  const base = configFromProfile(m);
+  const { current, ranBound } = asRan(m, base, r);
+  return projectTime(m, applyOverrides(m, base, overrides), base, { cores: coreBudget(r), efficiencyOf: (ev) => efficiencyFor(m, current, ev, ranBound) });
 }

@@ -15,8 +15,10 @@ import type { Plan, PlanChange } from '../shared/analysis';
 import type { KnobOverride, Overrides } from '../shared/profile';
 import { allocate, hedge, type Limits } from './allocate';
 import { bottleneckOf } from './analyze';
+import { withinBudget } from './budget';
 import { chooseCache, type CacheCandidate } from './cache';
 import { changesBetween } from './changes';
+import { absoluteCachePath, diskReadOf } from './diskCache';
 import { shardNotes } from './dataflow';
 import { applyOverrides, cloneConfig, configFromProfile, type Config } from './config';
 import { MODEL_CONSTANTS as C } from './constants';
@@ -27,6 +29,7 @@ import { flowChanges } from './flow';
 import type { Evaluation } from './evaluation';
 import { can, isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
+import { projectMemory } from './memory';
 import { cloneSide } from './move';
 import { taskCosts, taskGroup } from './tasks';
 
@@ -40,6 +43,8 @@ export interface Resolved extends Limits {
   randomOps: ReadonlySet<string>;
   /** Op ids whose source pins their order (`ModelOptions.orderPinned`): never `deterministic: false`. */
   orderPinned: ReadonlySet<string>;
+  /** Where a disk cache goes (`ModelOptions.cacheDir`). */
+  cacheDir?: string;
   /**
    * The cores the profiled run itself had, when the plan is for another machine
    * (`ModelOptions.cores`): the run's efficiency is its measured rate against the bound on these.
@@ -212,7 +217,7 @@ function chooseConfig(m: Measured, base: Config, current: Evaluation, cacheCandi
   let caches: CacheCandidate[] = [];
   if (cacheCandidates.length > 0) {
     const cachedStart = cloneConfig(base);
-    for (const c of cacheCandidates) cachedStart[c.opId].cacheAfter = true;
+    for (const c of cacheCandidates) Object.assign(cachedStart[c.opId], { cacheAfter: true }, c.path !== undefined ? { cacheDisk: diskReadOf(m.ops.get(c.opId)!) } : {});
     const withCache = searchMoves(m, cachedStart, r);
     const picked = best(m, [withoutCache, withCache], r, C.minGain);
     if (picked.cfg === withCache) {
@@ -284,29 +289,33 @@ function randomRefusalNote(m: Measured, refusal: string, kept: PlanChange[]): st
 export function planMeasured(m: Measured, r: Resolved): Plan {
   const base = configFromProfile(m);
   const { current, ranBound, baseline } = asRan(m, base, r);
-  const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps);
+  const cacheChoice = chooseCache(m, r.memoryBudgetBytes, r.randomOps, r.cacheDir);
   const notes: string[] = [...cacheChoice.notes, ...shardNotes(m)];
   const { chosen, caches, trims } = chooseConfig(m, base, current, cacheChoice.candidates, r);
   const planned = evaluate(m, chosen, coreBudget(r));
   const changes = changesBetween({ m, base, chosen, current, planned }, caches, r.memoryBudgetBytes);
   const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
-  const knobsKept = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
+  const chosenKept = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
+  // The memory budget bounds the plan's projected peak (src/model/budget.ts).
+  const budgeted = withinBudget(m, base, chosenKept.kept, r.memoryBudgetBytes, (subset) => toOverrides(m, subset), notes);
   // Fuse and deterministic go on top of the knob plan, each for its predicted gain (flow.ts).
   const flow = flowChanges(
     m,
-    knobsKept.kept,
+    budgeted,
     (chs) => applyOverrides(m, base, toOverrides(m, chs)),
     (chs) => rateOf(chs).rate,
     r.orderPinned,
   );
   notes.push(...flow.notes);
   const kept = flow.changes;
-  const keptRate = flow.added.length > 0 ? rateOf(kept) : knobsKept.keptRate;
+  const keptRate = flow.added.length === 0 && budgeted === chosenKept.kept ? chosenKept.keptRate : rateOf(kept);
   if (cacheChoice.randomRefusal) notes.push(randomRefusalNote(m, cacheChoice.randomRefusal, kept));
   // A flow change alone is priced on the plan's other changes when it needs them (maps moved to workers together).
   const withEffects = kept.map((ch) => ({ ...ch, predictedRate: flow.added.includes(ch) && rateOf([ch]).rate <= m.measuredRate ? rateOf([...kept.filter((c) => !flow.added.includes(c)), ch]).rate : rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;
+  const memory = projectMemory(m, kept.length > 0 ? applyOverrides(m, base, toOverrides(m, kept)) : base, base, r.memoryBudgetBytes);
   return {
+    ...(memory ? { memory } : {}),
     changes: withEffects,
     currentRate: m.measuredRate,
     predictedRate: kept.length > 0 ? keptRate.rate : baseline,
@@ -368,7 +377,7 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
         break;
       }
       case 'cache':
-        at(ch.opId).cache = 'memory';
+        at(ch.opId).cache = ch.path !== undefined ? absoluteCachePath(m.profile.pipeline.file, ch.path) : 'memory';
         break;
       case 'cycleLength':
         at(ch.opId).cycleLength = ch.to;

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
+import { gc } from './heap';
 import { THREAD_CPU_SOURCE } from './machine';
 
 export interface WorkerCalibration {
@@ -15,6 +16,8 @@ export interface WorkerCalibration {
   dispatchSeconds: number;
   /** Worker-thread CPU seconds per task outside the task's own function. */
   taskOverheadSeconds: number;
+  /** Resident bytes the process grew by from starting the thread and serving tasks with it (the pool's module already loaded). */
+  threadRssBytes?: number;
 }
 
 /** The part of piscina's API the calibration uses. */
@@ -66,6 +69,9 @@ export async function calibrateWorkerTasks(pipelineFile: string, mainCpu: () => 
   let timer: NodeJS.Timeout | undefined;
   try {
     fs.writeFileSync(file, TASK_SOURCE);
+    // What the process holds before the thread starts, garbage collected, for the thread's own resident cost.
+    gc()?.();
+    const rss0 = process.memoryUsage.rss();
     // No loader flags: a task's messaging does not depend on them, and the thread starts faster.
     pool = new Piscina({ filename: file, minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: 60_000, execArgv: [] });
     const p = pool;
@@ -75,6 +81,7 @@ export async function calibrateWorkerTasks(pipelineFile: string, mainCpu: () => 
     const work = async (): Promise<WorkerCalibration | undefined> => {
       // Warm-up: starts the thread and lets V8 optimise both sides of the messaging.
       for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: IN_FLIGHT }, () => p.run(null)));
+      const threadRss = process.memoryUsage.rss() - rss0;
       // The thread has loaded the task file: remove it now, so a runner killed mid-calibration leaves nothing behind.
       fs.rmSync(dir, { recursive: true, force: true });
       const readings: number[] = [];
@@ -93,7 +100,7 @@ export async function calibrateWorkerTasks(pipelineFile: string, mainCpu: () => 
       // and the last covers whole tasks' receiving, replying and the empty body.
       const worker = (readings[readings.length - 1] - readings[0]) / (readings.length - 1);
       if (!Number.isFinite(main) || !Number.isFinite(worker) || readings.length < 10) return undefined;
-      return { dispatchSeconds: Math.max(0, main), taskOverheadSeconds: Math.max(0, worker) };
+      return { dispatchSeconds: Math.max(0, main), taskOverheadSeconds: Math.max(0, worker), ...(threadRss > 0 ? { threadRssBytes: threadRss } : {}) };
     };
     // A late rejection (the pool destroyed under a task after giving up) must not surface as the pipeline's error.
     return await Promise.race([work().catch(() => undefined), gaveUp]);

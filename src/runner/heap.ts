@@ -24,7 +24,7 @@ const MAX_SERIALISED_BYTES = 16 * 1024 * 1024;
 let collect: (() => void) | undefined | null = null;
 
 /** A full garbage collection, where V8 lets the process ask for one. */
-function gc(): (() => void) | undefined {
+export function gc(): (() => void) | undefined {
   if (collect === null) {
     try {
       v8.setFlagsFromString('--expose-gc');

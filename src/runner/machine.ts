@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
 import type { Machine } from '../shared/profile';
 
 type CpuClock = Machine['cpuClock'];
@@ -22,6 +23,7 @@ export function describeMachine(cpuClock: CpuClock): Machine {
     cpuModel: cpus[0]?.model?.trim() ?? 'unknown',
     libuvThreads: Number.isInteger(uv) && uv > 0 ? Math.min(uv, 1024) : 4,
     cpuClock,
+    heapLimitBytes: v8.getHeapStatistics().heap_size_limit,
     ...groupScheduling(),
   };
 }

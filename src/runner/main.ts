@@ -19,6 +19,7 @@ import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShar
 import { calibrateWorkerTasks } from './calibrate';
 import { libraryCpuClock, libraryWorkerChunking, seedLibrary } from './library';
 import { sampleDigests } from './sample';
+import { measureInputsHeld, settledRss, watchRss } from './memory';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure, type MeasureResult } from './measure';
 import { opIdOfSite } from '../shared/opId';
@@ -90,10 +91,15 @@ async function main(): Promise<void> {
   TrainWatch.detach(r.tracer);
   const probes = req.probes !== false;
   const machine = await describeRunMachine(r, probes);
+  // The process before the pipeline holds any element, and its largest resident set while it runs (src/runner/memory.ts).
+  run.baseRssBytes = settledRss();
+  const rss = watchRss();
   const { result, unmatched } = await measureWindow(r, loaded, machine);
+  run.windowPeakRssBytes = rss.stop();
   recordWindow(r, result, loaded.ds);
   const outcome = outcomeProblem(r, result, unmatched, loaded.name);
   if (outcome) return void (await fail(outcome));
+  if (probes) measureInputsHeld(r.tracer, profile, file);
   if (probes) await priceMoves(r.tracer, profile, file);
   await finish({ type: 'profile', profile });
 }
@@ -208,6 +214,7 @@ async function describeRunMachine(r: Run, probes: boolean): Promise<Machine> {
   if (calibration !== undefined) {
     machine.workerDispatchSeconds = calibration.dispatchSeconds;
     machine.workerTaskOverheadSeconds = calibration.taskOverheadSeconds;
+    if (calibration.threadRssBytes !== undefined) machine.workerThreadRssBytes = calibration.threadRssBytes;
   }
   r.profile.machine = machine;
   return machine;

@@ -239,6 +239,11 @@ export interface MemoryProjection {
   peakBytes: number;
   /** The process before the pipeline holds any element (runtime, modules), measured. */
   baseBytes: number;
+  /**
+   * Working memory the run measured beyond the base and its buffers (garbage between collections,
+   * elements passing through), carried to any configuration as it was: part of `peakBytes`.
+   */
+  workingBytes?: number;
   /** Largest first. */
   parts: MemoryPart[];
   /** The budget plans keep within (ModelOptions.memoryBudgetBytes or its default). */

@@ -56,6 +56,14 @@ export interface Machine {
    */
   groupScheduled?: boolean;
   workerChunking?: { overheadShare: number; maxTaskSeconds: number; maxTaskBytes: number; maxGroup: number };
+  /** V8's heap limit in the runner (`v8.getHeapStatistics().heap_size_limit`): a process whose heap must grow past it crashes. Absent in older profiles. */
+  heapLimitBytes?: number;
+  /**
+   * Resident bytes one worker thread adds to the process, measured: the growth of the runner's
+   * resident set from starting a one-thread pool and serving tasks with it (src/runner/calibrate.ts).
+   * Absent when not measured.
+   */
+  workerThreadRssBytes?: number;
 }
 
 /** Knob overrides applied to a run, keyed by operator id (`OpProfile.id`). */
@@ -130,6 +138,18 @@ export interface RunInfo {
   /** Peak resident set size of the runner process, bytes. */
   peakRssBytes: number;
   /**
+   * Resident bytes of the process just before the pipeline was iterated, after a full garbage
+   * collection: the runtime, the modules and the built datasets, before any operator holds an
+   * element (src/runner/memory.ts). Absent when not measured.
+   */
+  baseRssBytes?: number;
+  /**
+   * The largest resident set read while the pipeline ran (every 25 ms from its first pull to the
+   * window's end): unlike `peakRssBytes`, which is the process's whole life, it leaves out the
+   * probes run before the pipeline and the measurements after it. Absent when not measured.
+   */
+  windowPeakRssBytes?: number;
+  /**
    * What a person should know about how the run went that is not a measurement: a process the
    * pipeline started that left the run's process group and was ended with the run, one sentence
    * each. Absent when there is nothing to say.
@@ -177,10 +197,19 @@ export interface OpProfile {
    * unchanged, or was not checked.
    */
   moveBlocked?: MoveBlocked;
-  /** What the elements this operator hands on hold in memory: measured only where a repeat reads them again. */
+  /** What the elements this operator hands on hold in memory: measured for every sampled main-thread map/filter/flatMap. */
   held?: HeldBytes;
+  /**
+   * What one of the elements this operator takes in holds in memory, measured the same way on
+   * copies of its sampled input elements (the elements its input operator hands on): measured for
+   * every operator whose input the runner sampled. Absent when none was sampled.
+   */
+  inputHeld?: HeldBytes;
   cardinality?: number;
   overridden?: boolean;
+  // --- issue 52 (time): what a disk cache after the operator would cost ---
+  /** What `cache(path)` right after this operator would cost per element, measured where `held` is. */
+  diskCacheCost?: DiskCacheCost;
   /** The library the operator belongs to (tfjs-data, Node streams, an async generator); absent: plumber-data. */
   dialect?: Dialect;
   /** The changes its own library can make (see `Lever`); absent: all of plumber-data's. The model plans only these in the dialect; more is a conversion. */
@@ -222,6 +251,24 @@ export interface HeldBytes {
   heapBytes: number;
   /** The byte counters' estimate of the same elements, per element. */
   sizeBytes: number;
+}
+
+/**
+ * What plumber-data's `cache(path)` pays per element it writes and reads back, measured on the
+ * sampled elements by doing what the library does (src/runner/diskCost.ts): serialise, checksum and
+ * write each to a temporary file; read it back in blocks, checksum and deserialise. The sample is
+ * repeated to a few MB so the file system's time shows; the file is read back from the page cache
+ * when it holds it, as a later pass would.
+ */
+export interface DiskCacheCost {
+  /** Elements sampled. */
+  samples: number;
+  /** Serialised bytes of one element (what the file holds per element, besides a 9-byte record head). */
+  serializedBytes: number;
+  /** Seconds to serialise, checksum and write one element (the first pass's extra work on the main thread). */
+  writeSeconds: number;
+  /** Seconds to read, checksum and deserialise one element (each later pass's work on the main thread). */
+  readSeconds: number;
 }
 
 /**

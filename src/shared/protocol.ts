@@ -56,6 +56,8 @@ export interface OpSummary {
   reason?: string;
   /** The title of the fix the plan proposes for it ("Apply Plumber fix: …"), if any. */
   fixTitle?: string;
+  /** What its buffers hold at the pipeline's projected peak, in words (`opMemoryWords`); absent when it holds nothing. */
+  memory?: string;
 }
 
 /**
@@ -128,6 +130,8 @@ export interface PipelineSummary {
   target?: PlanTarget;
   /** The file changed since the profile was taken. */
   stale: boolean;
+  /** The pipeline's projected peak memory as written, in words (`peakMemoryWords`). */
+  memory?: string;
   /** What the pipeline counts, plural (`el`, `batches`): the unit of `rate`, `bound` and each op's `rootRate` and `bound`. */
   unit?: string;
   /** The last profile failed: the message to show. */

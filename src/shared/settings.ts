@@ -18,7 +18,7 @@ export interface Settings {
   /** Node executable and extra arguments for the runner (restricted: only honoured in trusted workspaces). */
   runner: { nodePath: string; nodeArgs: string[] };
   /** Model inputs. */
-  model: { cores: number; memoryBudgetMB: number; maxInFlight: number };
+  model: { cores: number; memoryBudgetMB: number; maxInFlight: number; cacheDir: string };
   /** How a plan is made: profile passes before planning, and whether runs verify it before it is offered. */
   plan: { passes: number; verify: boolean; budgetSeconds: number };
   /** How fixes apply: `preview` opens VS Code's refactor preview for a fix that changes more than one place. */
@@ -31,7 +31,7 @@ export const DEFAULT_SETTINGS: Settings = {
   diagnostics: { enabled: true },
   profile: { seconds: 3, maxElements: 100_000, startSeconds: 10, timeoutSeconds: 60, memoryMB: 4096 },
   runner: { nodePath: '', nodeArgs: [] },
-  model: { cores: 0, memoryBudgetMB: 0, maxInFlight: 0 },
+  model: { cores: 0, memoryBudgetMB: 0, maxInFlight: 0, cacheDir: '' },
   plan: { passes: 2, verify: true, budgetSeconds: 15 },
   fixes: { preview: true },
 };
@@ -105,7 +105,14 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
     markdownDescription:
       "The target machine: cores the model plans for. `0`: the cores of the machine the profile ran on. Another count labels every plan \"predicted for N cores\", with verification here only when the plan's worker threads fit in this machine's cores; the what-if hover answers for the target's cores.",
   },
-  { key: 'model.memoryBudgetMB', type: 'integer', scope: 'resource', minimum: 0, markdownDescription: 'Memory a `cache()` may use, in MB. `0`: half of the free memory at profile time.' },
+  {
+    key: 'model.memoryBudgetMB',
+    type: 'integer',
+    scope: 'resource',
+    minimum: 0,
+    markdownDescription:
+      "The most the pipeline's projected peak memory may reach with a plan, in MB (its buffers, calls in flight, worker threads and caches on top of the process). `0`: half of the smaller of the free memory at profile time and the runner's heap limit.",
+  },
   {
     key: 'model.maxInFlight',
     type: 'integer',
@@ -114,6 +121,13 @@ export const SETTING_SPECS: readonly SettingSpec[] = [
     maximum: KNOB_RANGES.parallelism.max,
     markdownDescription:
       'The most calls in flight a plan gives an awaiting operator, and the most inner datasets it has an interleave pull at once, as `plumber plan --max-in-flight`: keep a database or an API from more concurrent requests than it should take. `0`: 256.',
+  },
+  {
+    key: 'model.cacheDir',
+    type: 'string',
+    scope: 'resource',
+    markdownDescription:
+      "Where a plan puts a disk cache (`cache(path)`) when the cache that pays does not fit the memory budget, relative to the pipeline file's directory, as `plumber plan --cache-dir`. Empty: `.cache/plumber`.",
   },
   {
     key: 'plan.passes',

@@ -120,6 +120,7 @@ function pipelineTooltip(p: PipelineSummary): vscode.MarkdownString {
   if (p.bound !== undefined) md.appendMarkdown(`Bound (model): ${formatRateIn(p.bound, p.unit)}  \n`);
   if (p.predictedRate !== undefined && p.verdict !== 'no-gain' && p.verdict !== 'error') md.appendMarkdown(`With every fix (predicted): ${formatRateIn(p.predictedRate, p.unit)}  \n`);
   if (p.advice) md.appendMarkdown(`Fixes: ${p.advice}  \n`);
+  if (p.memory) md.appendMarkdown(`Memory: ${p.memory}  \n`);
   const trainer = trainerRow(p);
   if (trainer) md.appendMarkdown(`Training loop: ${trainer.label}  \n`);
   if (p.profiledAt) md.appendMarkdown(`Profiled ${new Date(p.profiledAt).toLocaleString()}`);
@@ -133,6 +134,7 @@ function opTooltip(op: OpSummary, p: PipelineSummary): vscode.MarkdownString {
   if (op.rate !== undefined) md.appendMarkdown(`Measured: ${formatRate(op.rate)}${op.rootRate !== undefined ? ` = ${formatRateIn(op.rootRate, p.unit)} of the pipeline` : ''}  \n`);
   if (op.cpuShare !== undefined) md.appendMarkdown(`CPU share (measured): ${formatShare(op.cpuShare)}  \n`);
   if (op.bound !== undefined) md.appendMarkdown(`Allows the pipeline at most (model): ${formatRateIn(op.bound, p.unit)}  \n`);
+  if (op.memory) md.appendMarkdown(`Memory: ${op.memory}  \n`);
   if (op.fixTitle) md.appendMarkdown(`\n${p.stale ? '(stale) ' : ''}${op.fixTitle}`);
   return md;
 }

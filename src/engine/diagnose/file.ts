@@ -17,6 +17,8 @@ import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
 import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
+import { sourceFields } from '../reshape/facts';
+import { ReshapedFiles, profileBack } from '../reshape/sibling';
 import { planTarget } from '../../model';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
@@ -24,6 +26,7 @@ import { locateOps, type GraphSource } from '../locate';
 import type { GraphStop } from '../graph/types';
 import { DEFAULT_BUDGET_SECONDS, VERIFY_RUN_SECONDS } from './budget';
 import type { DiagnoseInput, Diagnosis, RunBudget, RunPurpose } from './input';
+import { keptMemory } from './memory';
 import { diagnose } from './routine';
 
 /** What a surface sets about its runs: the fields of the runner's request that do not vary by purpose, plus the pass window. */
@@ -163,8 +166,14 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   const argSites = sourceArgSites(input.file, graphs);
   const stops = sourceStops(input.file, graphs);
   const sourceSeconds = clock() - began;
+  const fields = input.options?.reshape === false ? {} : sourceFields(input.file, graphs);
   const orderPinned = sourceOrderPins(input.file, graphs);
-  const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}), ...(orderPinned.length > 0 ? { orderPinned } : {}) };
+  const options: ModelOptions = {
+    ...input.options,
+    ...(randomOps.length > 0 ? { randomOps } : {}),
+    ...(Object.keys(fields).length > 0 ? { fields } : {}),
+    ...(orderPinned.length > 0 ? { orderPinned } : {}),
+  };
   const spawn = input.spawn ?? runProfile;
   let exportName = input.exportName;
   let passes = 0;
@@ -178,7 +187,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
       ...runRequestFor(input.runs, purpose, budget),
       ...(input.signal ? { signal: input.signal } : {}),
     };
-    const profile = budget?.convert ? await spawnConverted(request, budget.convert) : await spawn(request);
+    const profile = budget?.convert ? await spawnConverted(request, budget.convert) : budget?.reorder ? await spawnReshaped(request, budget.reorder) : await spawn(request);
     // A training script's profile names no export: its runs go on running the script.
     if (!profile.error && profile.pipeline.exportName) exportName ??= profile.pipeline.exportName;
     return profile;
@@ -192,8 +201,18 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     if (!('reason' in out)) return out;
     return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be converted to plumber-data: ${out.reason}` });
   };
-  // A conversion the source does not allow is known before any run: not offered, never verified.
+  // A reshape runs its reshaped file, written beside the pipeline's for the run (../reshape/sibling.ts).
+  const reshapes = new ReshapedFiles(input.file, input.convertSource);
+  const spawnReshaped = async (request: FrontDoorRunRequest, change: NonNullable<RunBudget['reorder']>): Promise<Profile> => {
+    const { argSites: _sites, ...rest } = request;
+    const out = await reshapes.run(change, request.overrides ?? {}, async (reshaped, overrides, ids) => profileBack(await spawn({ ...rest, file: reshaped, overrides }), input.file, ids));
+    if (!('reason' in out)) return out;
+    return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be reshaped: ${out.reason}` });
+  };
+  // A conversion the source does not allow is known before any run: not offered, never verified;
+  // nor a reshape that cannot be written or changes the output on a sample.
   const unoffered = async (change: PlanChange): Promise<string | undefined> => {
+    if (change.kind === 'reorder') return reshapes.unoffered(change, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
     if (change.kind !== 'convert') return undefined;
     try {
       const out = await conversions.outcome(change);
@@ -218,7 +237,9 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   });
   // A plan for other cores than here says so wherever it is shown (src/shared/words.ts `targetWords`).
   const target = d.error ? undefined : targetOf(d, options);
-  return { ...d, ...(target ? { plan: { ...d.plan, target } } : {}), passes, sourceSeconds, stops };
+  // Its projected peak memory, for the changes verification kept (./memory.ts).
+  const memory = d.error ? {} : keptMemory(d, options);
+  return { ...d, plan: { ...d.plan, ...(target ? { target } : {}), ...memory }, passes, sourceSeconds, stops };
 }
 
 /** The plan's target machine (`planTarget`); none for a diagnosis whose profile the model cannot read. */

@@ -10,11 +10,12 @@
  */
 import type { ModelOptions } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
-import { describeOp, eventLoopMove, overridesFor, planTarget } from '../../model';
+import { describeOp, eventLoopMove, overridesFor, planTarget, timeFor } from '../../model';
 import { planInPasses, withoutUnpromising } from '../passes';
 import { cacheAfterRandom, userCachesAfterRandom } from '../randomness';
 import { DEFAULT_BUDGET_SECONDS, passWarmupElements, replanSeconds } from './budget';
 import type { DiagnoseInput, Diagnosis, PassRun, RunBudget, RunPurpose } from './input';
+import { freshDiskCaches } from './diskCaches';
 import { withoutUnoffered } from './unoffered';
 import { verifyPlan } from './verify';
 
@@ -23,7 +24,17 @@ import { verifyPlan } from './verify';
  * failed first run comes back as `error` with an empty plan; a failed verification run as
  * `plan.verification.verdict === 'error'` with no changes kept.
  */
-export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
+export async function diagnose(given: DiagnoseInput): Promise<Diagnosis> {
+  const { input, cleanup } = freshDiskCaches(given);
+  try {
+    const d = await diagnoseRuns(input);
+    return d.error ? d : { ...d, plan: { ...d.plan, time: timeFor(d.first, overridesFor(d.first, d.plan.changes, input.options), input.options) ?? d.plan.time } };
+  } finally {
+    await cleanup();
+  }
+}
+
+async function diagnoseRuns(input: DiagnoseInput): Promise<Diagnosis> {
   const user = input.userOverrides ?? {};
   const options: ModelOptions = { ...(input.options ?? {}) };
   const clock = input.clock ?? ((): number => performance.now() / 1000);

@@ -242,7 +242,7 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
       inserts.push(insertAfter(op, `.prefetch(${change.size})`, ctx.pipeline, text, 2));
       return undefined;
     case 'cache':
-      inserts.push(insertAfter(op, '.cache()', ctx.pipeline, text, 1));
+      inserts.push(insertAfter(op, change.path === undefined ? '.cache()' : `.cache(${quotedCachePath(change.path)})`, ctx.pipeline, text, 1));
       return undefined;
     case 'convert':
       return `Converting ${op.label} to plumber-data is not an edit of its knobs.`;
@@ -306,4 +306,13 @@ export function applyEdits(text: string, edits: PlannedEdit[]): string {
     out = out.slice(0, e.start) + e.newText + out.slice(e.end);
   }
   return out;
+}
+
+/**
+ * A disk cache's path as a string literal, as the plan has it: relative to the pipeline file's
+ * directory, where Plumber's runner runs the pipeline (cache(path) resolves a relative path from
+ * the working directory). Single quotes, as the project's style has them.
+ */
+function quotedCachePath(planned: string): string {
+  return `'${planned.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }

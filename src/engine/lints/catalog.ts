@@ -31,12 +31,16 @@ const HELP: Record<string, string> = {
     'shard() after expensive work makes every worker do all of it and keep one share; after a shuffle the shards overlap unless every worker uses the same seed. Shard first, right after the source (or shard the file list).',
   'plumber/shuffle-buffer-small':
     'A shuffle buffer under a tenth of the dataset (as the source states it, or as a profiled run counted it) leaves elements near where they were read, and models can lose accuracy to it. Raise the buffer toward the dataset’s size, or shuffle the file list before reading.',
+  'plumber/shuffle-fill-dominates':
+    'A shuffle hands on its first element only once its buffer is full, so with expensive work (a decode, a tokenizer) above it every epoch’s first batch waits for the buffer to fill at that work’s rate, as the model predicts from a profiled run. Move the shuffle before the expensive work (shuffle file names or indices, then decode), or shrink the buffer.',
   'plumber/padding-waste':
     'A large share of the positions of padded batches (paddedBatch, bucketBySequenceLength) is padding, as measured in a profiled run: the model computes on it. Use bucketBySequenceLength with boundaries around the measured lengths.',
   'plumber/reader-one-shard':
     'A gzip or brotli stream decompresses front to back, and a reader splits its work by shards only, so one large or compressed file read by one reader runs on one thread whatever its parallelism or placement. Split it into shards (several files a glob matches) and read them with parallelism (and placement: "worker" where parsing binds).',
   'plumber/parse-on-main-thread':
     'A CSV or JSON Lines reader that decompresses and parses on the main thread holds the pipeline back, as the profiled run measured. placement: "worker" moves decompression and parsing to worker threads (one per shard read at once), with parallelism shards at once.',
+  'plumber/memory-past-heap-limit':
+    "The pipeline's peak memory, projected from its profiled run with every buffer and cache full (a shuffle buffer, a prefetch, calls in flight, a cache), is past V8's heap limit: the process would run out of memory once they fill, often long after a short run. Shrink the part the warning names (a smaller shuffle buffer, a cache on disk), or raise the heap limit (--max-old-space-size).",
   [NOT_FOLLOWED]: 'Plumber saw a dataset chain it could not follow (the message says why), so it neither lints nor profiles that part. Write the chain so its operators are visible in the source, or ignore the note.',
 };
 

@@ -4,18 +4,22 @@
  * a document. Pure: a pipeline's graph, its profile and the join between them come in as data, so
  * the editor (its last profiles) and the command line (a stored profile) get the same findings.
  */
+import { MEMORY_MEASURED_RULES, memoryLints } from './memory';
 import { READER_MEASURED_RULES, readerMeasuredLints } from './readers';
 import type { GraphOp, PipelineGraph } from '../graph/types';
 import type { Profile } from '../../shared/profile';
 import { formatPercent } from '../../model/describe';
 import { paddingOf } from '../../model/dataflow';
 import { smallShuffle, staticSize, type LintFinding } from './rules';
+import { SHUFFLE_FILL_RULE, shuffleFillLint } from './shuffleFill';
 
 /** Every measured rule id with a one-line summary (for docs and the README table). */
 export const MEASURED_RULES: Record<string, string> = {
   'plumber/padding-waste': 'a large share of the positions paddedBatch / bucketBySequenceLength produce is padding (measured)',
   'plumber/shuffle-buffer-small': 'a shuffle buffer much smaller than the dataset, sized by the profiled run when the source does not say',
+  [SHUFFLE_FILL_RULE]: 'a shuffle after expensive work whose buffer fill takes most of the time to the first batch (predicted from a profiled run)',
   ...READER_MEASURED_RULES,
+  ...MEMORY_MEASURED_RULES,
 };
 
 /**
@@ -59,6 +63,8 @@ export function measuredLints(views: MeasuredPipeline[]): LintFinding[] {
     const profile = v.profile;
     if (!profile || profile.error) continue;
     for (const f of readerMeasuredLints(v)) add(f);
+    add(shuffleFillLint(profile, v.byProfileId));
+    for (const f of memoryLints(v)) add(f);
     for (const pad of paddingOf(profile)) {
       const op = v.byProfileId.get(pad.opId);
       if (!op || pad.share < PADDING_WASTE_SHARE) continue;

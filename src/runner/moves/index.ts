@@ -9,6 +9,7 @@
  * (heap.ts), for the size of a cache after it.
  */
 import { estimateBytes } from '../../data/tracing';
+import { diskCacheCost } from '../diskCost';
 import { heapBytesPerElement } from '../heap';
 import { measureAwaited } from './awaited';
 import { measureMain } from './sync';
@@ -31,7 +32,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
   const share = budgetSeconds * 1000 * 0.4;
   const workerShare = budgetSeconds * 1000 * 0.6;
   const forWorker: WorkerJob[] = [];
-  const forHeap: { handed: unknown[]; findings: MoveFindings }[] = [];
+  const forHeap: { handed: unknown[]; findings: MoveFindings; diskCost?: boolean }[] = [];
   const start = performance.now();
   for (let i = 0; i < live.length; i++) {
     const t = live[i];
@@ -40,7 +41,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
     const main = t.async ? await measureAwaited(t, deadline) : measureMain(t, deadline);
     if (main === undefined) continue;
     out.set(t.id, main.findings);
-    if (t.heap && main.handed !== undefined) forHeap.push({ handed: main.handed, findings: main.findings });
+    if (t.heap && main.handed !== undefined) forHeap.push({ handed: main.handed, findings: main.findings, ...(t.diskCost ? { diskCost: true } : {}) });
     // The timer worker calls fns synchronously: an async fn's worker CPU is left unmeasured (the
     // model then takes its main-thread figure). Nor is a fn timed there that costs the main thread
     // no more than cloning its element in and its result out: moved, it would leave the main thread
@@ -59,7 +60,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
  * What the elements each op handed on hold on the heap, in one series of readings (each a pair of
  * full collections): outside the CPU timings, whose windows a collection would distort.
  */
-function measureHeld(forHeap: { handed: unknown[]; findings: MoveFindings }[]): void {
+function measureHeld(forHeap: { handed: unknown[]; findings: MoveFindings; diskCost?: boolean }[]): void {
   heapBytesPerElement(forHeap.map((h) => h.handed)).forEach((heapBytes, i) => {
     const { handed, findings } = forHeap[i]!;
     if (heapBytes === undefined) return;
@@ -67,4 +68,10 @@ function measureHeld(forHeap: { handed: unknown[]; findings: MoveFindings }[]): 
     for (const x of handed) size += estimateBytes(x);
     findings.held = { heapBytes, sizeBytes: Math.round(size / handed.length) };
   });
+  // What a disk cache after the op would pay per element, where a repeat reads its output again.
+  for (const { handed, findings, diskCost } of forHeap) {
+    if (!diskCost) continue;
+    const cost = diskCacheCost(handed);
+    if (cost !== undefined) findings.diskCacheCost = cost;
+  }
 }

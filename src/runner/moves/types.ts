@@ -1,5 +1,5 @@
 /** What the move probe measures for an operator, and what it finds. */
-import type { HeldBytes, MoveBlocked, MoveCost } from '../../shared/profile';
+import type { DiskCacheCost, HeldBytes, MoveBlocked, MoveCost } from '../../shared/profile';
 import type { SampledElement } from '../tracer';
 
 /** An operator whose fn can be measured. */
@@ -14,6 +14,8 @@ export interface MoveTarget {
   async?: boolean;
   /** A cache after the op could pay (a repeat reads its output again): measure what its elements hold in memory. */
   heap?: boolean;
+  /** A cache after the op could pay (a repeat reads its output again): measure what a cache on disk would cost per element (diskCost.ts). */
+  diskCost?: boolean;
 }
 
 export interface MoveFindings {
@@ -21,6 +23,8 @@ export interface MoveFindings {
   randomObserved?: boolean;
   /** Memory one element the op hands on keeps alive (see heap.ts), when asked for. */
   held?: HeldBytes;
+  /** What a disk cache after the op would pay per element (see diskCost.ts), measured where `held` is. */
+  diskCacheCost?: DiskCacheCost;
   /** What a copy between threads changed in the sampled elements (see fidelity.ts): no move is priced then. */
   moveBlocked?: MoveBlocked;
 }

@@ -5,6 +5,7 @@
  * machine right now" and no fix. Lenses are cheap to list (ranges and data only) and filled in on
  * resolve.
  */
+import { timeShort } from '../../shared/timeWords';
 import type { Resource } from '../../shared/analysis';
 import type { CodeLens, Command } from 'vscode-languageserver';
 import type { Settings } from '../../shared/settings';
@@ -116,7 +117,8 @@ export function resolveCodeLens(lens: CodeLens, views: PipelineView[]): CodeLens
         // The old numbers are hidden, not shown beside the word: a glance would read them as current.
         command = { title: `Pipeline: ${STALE_WORDS}`, command: Commands.profilePipeline, arguments: args };
       } else {
-        command = { title: `Pipeline ${rateWords(rec.analysis.measuredRate, v.unit ?? 'el')} · bound ${compact(rec.analysis.bound)}`, command: Commands.showReport, arguments: args };
+        const time = rec.analysis.time ? ` · ${timeShort(rec.analysis.time)}` : '';
+        command = { title: `Pipeline ${rateWords(rec.analysis.measuredRate, v.unit ?? 'el')} · bound ${compact(rec.analysis.bound)}${time}`, command: Commands.showReport, arguments: args };
       }
       break;
     }

@@ -11,6 +11,7 @@ import { coresWhatIf, opRateWords, whatIf, whatIfWords } from './glance';
 import { offerTitle, offeredChanges } from './advice';
 import { shownAt } from '../../engine/join';
 import { codeSpan, escapeMarkdown as esc } from './markdown';
+import { opMemoryWords } from '../../shared/memoryWords';
 
 function contains(op: GraphOp, pos: Position): boolean {
   // On a knob written on its own line (a multi-line options object): the hover is about that knob's operator.
@@ -98,6 +99,8 @@ export function hover(views: PipelineView[], file: string, pos: Position): Hover
         lines.push(`- ${formatSeconds(an.cpuPerRootElement)} CPU per pipeline element (visit ratio ${compact(an.visitRatio)})`);
         lines.push(`- Bound (model): ${rateWords(an.bound, v.unit ?? 'el')}${an.isBottleneck ? ' — **the bottleneck**' : ''}`);
         if (an.readerParts) lines.push(`- Reader: ${esc(an.readerParts)}`);
+        const memory = opMemoryWords(rec.analysis?.memory, joined.prof.id);
+        if (memory) lines.push(`- Memory: ${esc(memory)}`);
       }
       lines.push(`- ${c.calls} calls, ${formatSeconds(c.selfSeconds)} main-thread, ${formatSeconds(c.workerCpuSeconds)} worker CPU, ${formatSeconds(c.waitSeconds)} waited on`);
       const a = rec.analysis;

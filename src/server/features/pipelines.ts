@@ -11,6 +11,7 @@ import { trainerReportLines } from '../../shared/trainerWords';
 import { trainerVerdictOf } from './trainerLens';
 import { offerTitle, offeredChanges, planFigure, verdictOf } from './advice';
 import { shownAt } from '../../engine/join';
+import { opMemoryWords, peakMemoryWords } from '../../shared/memoryWords';
 
 export function pipelineSummary(v: PipelineView, file: string, lints: LintFinding[]): PipelineSummary {
   const rec = v.record;
@@ -41,6 +42,8 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
     else if (linted) s.reason = lints.find((f) => f.op.name.start === op.name.start && f.op.file === op.file)?.message;
     // The same title as the quick fix, so the tree's "Apply fix" finds that action.
     if (change && fresh?.plan) s.fixTitle = offerTitle(change, fresh.plan, fresh.profile);
+    const memory = joined && opMemoryWords(fresh?.analysis?.memory, joined.prof.id);
+    if (memory) s.memory = memory;
     return s;
   });
   if (fresh?.analysis) ops.sort((a, b) => (a.bound ?? Infinity) - (b.bound ?? Infinity));
@@ -49,6 +52,7 @@ export function pipelineSummary(v: PipelineView, file: string, lints: LintFindin
   if (ok?.analysis) {
     summary.rate = ok.analysis.measuredRate;
     summary.bound = ok.analysis.bound;
+    if (ok.analysis.memory) summary.memory = peakMemoryWords(ok.analysis.memory);
   }
   const plan = fresh?.plan;
   if (plan) {

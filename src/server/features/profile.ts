@@ -57,6 +57,7 @@ export function modelOptions(settings: Settings): ModelOptions {
   if (settings.model.cores > 0) opts.cores = settings.model.cores;
   if (settings.model.memoryBudgetMB > 0) opts.memoryBudgetBytes = settings.model.memoryBudgetMB * 1024 * 1024;
   if (settings.model.maxInFlight > 0) opts.maxConcurrency = settings.model.maxInFlight;
+  if (settings.model.cacheDir.trim() !== '') opts.cacheDir = settings.model.cacheDir.trim();
   return opts;
 }
 

@@ -89,6 +89,22 @@ describe('plumber plan, as printed', () => {
     assert.doesNotMatch(renderPlan(profile, analysis, none, 'pipeline.ts', profile, { command: 'npx plumber' }), /Unexplained|not in the profile/);
   });
 
+  it('prints the first batch and the epochs, predicted, for the plan when it changes something, else as written', () => {
+    const asWritten = {
+      firstBatchSeconds: 41,
+      firstBatchParts: [{ what: 'shuffle fill' as const, opId: '2:4', seconds: 40 }],
+      firstBatchSummary: 'the shuffle buffer of 10,000 fills behind map(decode): ≈ 40 s of ≈ 41 s; move shuffle(10000) before map(decode) or shrink its buffer',
+      epochSeconds: [42, 42],
+      epochSummary: '100 batches an epoch',
+    };
+    const planned = { ...asWritten, firstBatchSeconds: 2, firstBatchSummary: 'the first batch’s own work: ≈ 2 s', epochSeconds: [42, 9] };
+    const withPlan = renderPlan(profile, { ...analysis, time: asWritten }, { ...plan, time: planned }, 'pipeline.ts', profile, { command: 'npx plumber' });
+    assert.match(withPlan, /\nWith the plan: First batch ≈ 2 s \(predicted\): the first batch’s own work: ≈ 2 s\.\nWith the plan: Epochs ≈ 42 s, then 9 s \(predicted\): 100 batches an epoch\./);
+    const none = renderPlan(profile, { ...analysis, time: asWritten }, { ...plan, changes: [], time: planned }, 'pipeline.ts', profile, { command: 'npx plumber' });
+    assert.match(none, /\nFirst batch ≈ 41 s \(predicted\): the shuffle buffer of 10,000 fills behind map\(decode\)/);
+    assert.match(none, /\nEpochs ≈ 42 s each \(predicted\)/);
+  });
+
   it('prints the hint with the command the person used', () => {
     const text = renderPlan(profile, analysis, plan, 'pipeline.ts', profile, { command: 'npx plumber' });
     assert.match(text, /Try the plan without editing the file:\n {2}npx plumber profile pipeline\.ts --override 2:4=parallelism:2/);

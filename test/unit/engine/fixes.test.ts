@@ -112,6 +112,16 @@ const CASES: Case[] = [
     },
   },
   {
+    title: 'inserts a disk cache with its path, as the plan has it (relative to the pipeline file)',
+    file: 'pipelines.ts',
+    pipeline: 'images',
+    changes: (_p, op) => [{ kind: 'cache', opId: op('map(decode)').id, estimatedBytes: 5e9, path: '.cache/plumber/images-12_4.plumbercache', reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(kinds(p), 'files → map → cache → batch');
+      assert.match(text, /\/\/ decoder\n {2}\.cache\('\.cache\/plumber\/images-12_4\.plumbercache'\)\n {2}\.batch\(8\)/);
+    },
+  },
+  {
     title: 'adds an options object when the map has none',
     file: 'pipelines.ts',
     pipeline: 'numbers',

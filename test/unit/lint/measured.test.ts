@@ -21,6 +21,8 @@ const SOURCE = [
   "export const bucketed = files('data/*.txt').map(tokenize).bucketBySequenceLength(lengthOf, [16], [8, 4]).prefetch(2);",
   "export const shuffled = files('data/*.txt').shuffle(50).prefetch(2);",
   'export const counted = range(100000).shuffle(50).prefetch(2);',
+  'export function decode(x: number): number { return x + 1; }',
+  'export const filled = range(100000).map(decode).shuffle(10000).batch(10);',
 ];
 
 function pipelines(): PipelineGraph[] {
@@ -92,5 +94,29 @@ describe('lints from a profile', () => {
       delete c['totalPositions'];
     }
     assert.deepEqual(measuredLints([v]), []);
+  });
+
+  it('says when a shuffle after expensive work fills for most of the first batch, naming the work; quiet when the buffer fills fast', () => {
+    // 10,000 elements behind a 4 ms decode: 40 s at the model's bound, 80 s at the run's measured efficiency (10 batches/s of a bound of 25, taken at its floor of 0.5).
+    const slow = view(named('filled'), [
+      { kind: 'range', cardinality: 100000 },
+      { kind: 'map', fnName: 'decode', self: 4e-3 },
+      { kind: 'shuffle', bufferSize: 10000 },
+      { kind: 'batch', batchSize: 10 },
+    ]);
+    const findings = measuredLints([slow]).filter((f) => f.rule === 'plumber/shuffle-fill-dominates');
+    assert.equal(findings.length, 1);
+    assert.equal(findings[0]!.op.kind, 'shuffle');
+    assert.match(findings[0]!.message, /^The first batch waits ≈ 80 s of its ≈ 80\.1 s \(predicted from the profiled run\) for this shuffle: the shuffle buffer of 10,000 fills behind map\(decode\)/);
+    const fast = view(named('filled'), [
+      { kind: 'range', cardinality: 100000 },
+      { kind: 'map', fnName: 'decode', self: 20e-6 },
+      { kind: 'shuffle', bufferSize: 10000 },
+      { kind: 'batch', batchSize: 10 },
+    ]);
+    assert.deepEqual(
+      measuredLints([fast]).filter((f) => f.rule === 'plumber/shuffle-fill-dominates'),
+      [],
+    );
   });
 });

@@ -182,7 +182,7 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(p.run.elements > 0 && p.run.loadAverage !== undefined);
   });
 
-  it('counts a pass of a repeat, and measures on the heap what the ops it reads again hand on (and only those)', async () => {
+  it('counts a pass of a repeat, and measures on the heap what every sampled op hands on', async () => {
     const p = await runProfile({ file: REREAD, seconds: 0.5, warmupSeconds: 0.2 });
     assert.equal(p.error, undefined, p.error?.message);
     const repeat = p.ops.find((o) => o.kind === 'repeat');
@@ -195,7 +195,14 @@ describe('the runner measures what honest plan pricing needs', function () {
     assert.ok(keep.held !== undefined && keep.held.heapBytes > 200 * 24, `keep: ${JSON.stringify(keep.held)}`);
     // Beside the estimate of the same elements, which counts the id alone.
     assert.equal(bag.held.sizeBytes, 8);
-    assert.equal(byExport(p, 'size').held, undefined, 'after the repeat: nothing reads it again');
+    // After the repeat too: the buffers below it hold what it hands on (src/model/memory.ts).
+    assert.ok(byExport(p, 'size').held !== undefined, 'after the repeat: measured for the buffers below it');
+    // What cache(path) would pay after the ops a repeat reads again (and only those, where a cache can pay): bytes a record holds, and a write and a read per element.
+    for (const op of [bag, keep]) {
+      const d = op.diskCacheCost;
+      assert.ok(d !== undefined && d.samples > 0 && d.serializedBytes > 0 && d.writeSeconds > 0 && d.readSeconds > 0, `${describeOp(op)}: ${JSON.stringify(d)}`);
+    }
+    assert.equal(byExport(p, 'size').diskCacheCost, undefined);
   });
 
   it('records operators inside an interleave’s inner datasets with the interleave as parent', async () => {

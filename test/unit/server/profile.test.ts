@@ -24,7 +24,7 @@ const TEXT = readFileSync(FILE, 'utf8');
 
 function settings(plan: Settings['plan'], cores = 3, maxInFlight = 12): Settings {
   // Runs of 4 s, not the default: the test shows the runs measure what the settings say.
-  return { ...structuredClone(DEFAULT_SETTINGS), profile: { ...DEFAULT_SETTINGS.profile, seconds: 4 }, model: { cores, memoryBudgetMB: 0, maxInFlight }, plan };
+  return { ...structuredClone(DEFAULT_SETTINGS), profile: { ...DEFAULT_SETTINGS.profile, seconds: 4 }, model: { ...DEFAULT_SETTINGS.model, cores, memoryBudgetMB: 0, maxInFlight }, plan };
 }
 
 describe('Profiling from the editor', () => {

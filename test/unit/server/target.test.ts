@@ -28,7 +28,7 @@ const URI = pathToFileURL(FILE).href;
 const TEXT = readFileSync(FILE, 'utf8');
 
 function settings(cores: number): Settings {
-  return { ...structuredClone(DEFAULT_SETTINGS), model: { cores, memoryBudgetMB: 0, maxInFlight: 0 }, plan: { passes: 1, verify: true, budgetSeconds: 15 } };
+  return { ...structuredClone(DEFAULT_SETTINGS), model: { ...DEFAULT_SETTINGS.model, cores, memoryBudgetMB: 0, maxInFlight: 0 }, plan: { passes: 1, verify: true, budgetSeconds: 15 } };
 }
 
 const GAIN: Omit<Verification, 'kept'> = {

@@ -1,0 +1,195 @@
+/**
+ * bench:memory — projected peak memory against measured: for each pipeline (the examples that run
+ * offline, and synthetic ones in bench/memory/pipelines: a big shuffle buffer of large elements, a
+ * finite set a cache holds) and each configuration (as written, the model's plan, and one with a
+ * large buffer or a cache), profile it with the runner, project its peak with the model
+ * (src/model/memory.ts), then run it with that configuration in a fresh runner process (no probes)
+ * and read that process's peak resident set. Rounds alternate the configurations; each figure is
+ * the median of the rounds with its spread. Also checks that the plan never projects past a budget
+ * it was given (half of what the plan projects without one, when that is below as written's peak).
+ *
+ *   npm run bench:memory -- [--json] [--quick] [--rounds N (default 3)] [--only shuffle,cache]
+ *
+ * `--quick` runs one pipeline briefly (a check that everything runs, not figures). Full runs write
+ * their section of bench/RESULTS.md.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { plan, projectPeakMemory } from '../../src/model';
+import { runProfile } from '../../src/runner/spawn';
+import type { Overrides, Profile } from '../../src/shared/profile';
+import { writeResults } from '../results';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const MB = 2 ** 20;
+
+interface Pipeline {
+  name: string;
+  file: string;
+  exportName: string;
+}
+
+const PIPELINES: Pipeline[] = [
+  { name: 'shuffle', file: path.join(__dirname, 'pipelines', 'shuffle.ts'), exportName: 'shuffled' },
+  { name: 'cache', file: path.join(__dirname, 'pipelines', 'cache.ts'), exportName: 'epochs' },
+  { name: 'workers', file: path.join(__dirname, 'pipelines', 'workers.ts'), exportName: 'expanded' },
+  { name: 'digits', file: path.join(ROOT, 'examples', 'digits', 'pipeline.ts'), exportName: 'digits' },
+  { name: 'text', file: path.join(ROOT, 'examples', 'text', 'pipeline.ts'), exportName: 'text' },
+];
+
+interface Args {
+  json: boolean;
+  quick: boolean;
+  rounds: number;
+  only: string[];
+}
+
+function parseArgs(argv: string[]): Args {
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const quick = argv.includes('--quick');
+  const only = value('--only')?.split(',').filter(Boolean) ?? (quick ? ['shuffle'] : PIPELINES.map((p) => p.name));
+  const rounds = Math.max(1, Math.floor(Number(value('--rounds') ?? (quick ? 1 : 3))));
+  return { json: argv.includes('--json'), quick, rounds, only };
+}
+
+const log = (s: string): void => void process.stderr.write(`${s}\n`);
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/**
+ * The configuration with a large buffer or a cache: a cache after the deterministic op of a finite
+ * dataset whose pass holds the most bytes (nothing random above it), which a run fills before its
+ * window (the runner waits for caches to fill); else a prefetch after the root's input sized to
+ * hold about as many bytes as the run's base process. A prefetch fills only where what is below it
+ * is slower than what is above it: the projection counts it full (see src/model/memory.ts).
+ */
+function largeConfig(profile: Profile): { name: string; overrides: Overrides } {
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const randomAbove = (id: string, seen = new Set<string>()): boolean => {
+    const op = byId.get(id);
+    if (!op || seen.has(id)) return false;
+    seen.add(id);
+    return op.random || op.inputs.some((i) => randomAbove(i, seen));
+  };
+  let best: { id: string; bytes: number; label: string } | undefined;
+  for (const op of profile.ops) {
+    const c = op.counters;
+    const n = op.cardinality;
+    if (op.parentId !== undefined || n === undefined || !Number.isFinite(n) || n <= 0 || c.produced <= 0 || randomAbove(op.id) || op.kind === 'cache') continue;
+    if (op.kind !== 'map' && op.kind !== 'filter' && op.kind !== 'flatMap') continue;
+    const bytes = n * (c.bytesProduced / c.produced);
+    if (!best || bytes > best.bytes) best = { id: op.id, bytes, label: op.fnName ?? op.kind };
+  }
+  if (best) return { name: `cache after ${best.label}`, overrides: { [best.id]: { cache: 'memory' } } };
+  const root = profile.ops.find((o) => o.id === profile.pipeline.rootId);
+  const target = root?.inputs[0] !== undefined ? byId.get(root.inputs[0]) : root;
+  if (!target) return { name: 'large prefetch', overrides: {} };
+  const c = target.counters;
+  const each = Math.max(1, c.produced > 0 ? c.bytesProduced / c.produced : 1);
+  const n = Math.max(16, Math.min(20_000, Math.round((profile.run.baseRssBytes ?? 100 * MB) / each)));
+  return { name: `prefetch(${n})`, overrides: { [target.id]: { prefetch: n } } };
+}
+
+interface Line {
+  bench: 'memory';
+  pipeline: string;
+  config: string;
+  projectedPeakMB: number;
+  measuredPeakMB: number;
+  errorPct: number;
+  spreadMB: number;
+  rounds: number;
+}
+
+async function measureRun(p: Pipeline, overrides: Overrides, seconds: number): Promise<number> {
+  const run = await runProfile({ file: p.file, exportName: p.exportName, overrides, probes: false, seconds, warmupSeconds: 0.5, timeoutSeconds: 180 });
+  if (run.error) throw new Error(`${p.name}: ${run.error.message}`);
+  return run.run.peakRssBytes;
+}
+
+async function benchPipeline(p: Pipeline, args: Args): Promise<{ lines: Line[]; budget?: { kept: boolean; budgetMB: number; peakMB: number } }> {
+  const seconds = args.quick ? 1 : 3;
+  const profile = await runProfile({ file: p.file, exportName: p.exportName, seconds, timeoutSeconds: 180 });
+  if (profile.error) throw new Error(`${p.name}: ${profile.error.message}`);
+  const planned = plan(profile);
+  const large = largeConfig(profile);
+  const configs = [{ name: 'as written', overrides: {} as Overrides }, { name: 'plan', overrides: planned.overrides }, large];
+  const projected = configs.map((c) => projectPeakMemory(profile, c.overrides)?.peakBytes ?? NaN);
+  const measured: number[][] = configs.map(() => []);
+  for (let r = 0; r < args.rounds; r++) {
+    // Alternate the order, so a drift of the machine's state weighs on every configuration alike.
+    const order = r % 2 === 0 ? configs.map((_, i) => i) : configs.map((_, i) => configs.length - 1 - i);
+    for (const i of order) measured[i]!.push(await measureRun(p, configs[i]!.overrides, seconds));
+  }
+  // A budget the plan must keep within: halfway between as written's projected peak and the
+  // plan's, where the plan adds memory (else there is nothing for a budget to refuse).
+  const [asWritten, withPlan] = [projected[0]!, projected[1]!];
+  let budget: { kept: boolean; budgetMB: number; peakMB: number } | undefined;
+  if (withPlan > asWritten) {
+    const bytes = asWritten + (withPlan - asWritten) / 2;
+    const peak = plan(profile, { memoryBudgetBytes: bytes }).memory?.peakBytes ?? Infinity;
+    budget = { kept: peak <= bytes, budgetMB: Number((bytes / MB).toFixed(1)), peakMB: Number((peak / MB).toFixed(1)) };
+  }
+  const lines = configs.map((c, i) => {
+    const med = median(measured[i]!);
+    return {
+      bench: 'memory' as const,
+      pipeline: p.name,
+      config: c.name,
+      projectedPeakMB: Number((projected[i]! / MB).toFixed(1)),
+      measuredPeakMB: Number((med / MB).toFixed(1)),
+      errorPct: Number((((projected[i]! - med) / med) * 100).toFixed(1)),
+      spreadMB: Number(((Math.max(...measured[i]!) - Math.min(...measured[i]!)) / MB).toFixed(1)),
+      rounds: args.rounds,
+    };
+  });
+  return { lines, ...(budget ? { budget } : {}) };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const loadBefore = os.loadavg();
+  const all: Line[] = [];
+  const budgetChecks: string[] = [];
+  let failed = false;
+  for (const p of PIPELINES.filter((x) => args.only.includes(x.name))) {
+    log(`bench:memory: ${p.name}…`);
+    try {
+      const { lines, budget } = await benchPipeline(p, args);
+      for (const l of lines) {
+        all.push(l);
+        if (args.json) console.log(JSON.stringify(l));
+        else log(`  ${l.config}: projected ${l.projectedPeakMB} MB, measured ${l.measuredPeakMB} MB (± ${l.spreadMB}), error ${l.errorPct}%`);
+      }
+      if (budget) budgetChecks.push(`${p.name}: with a ${budget.budgetMB} MB budget the plan projects ${budget.peakMB} MB${budget.kept ? '' : ', PAST THE BUDGET'}`);
+      if (budget && !budget.kept) failed = true;
+    } catch (e) {
+      failed = true;
+      log(`bench:memory: ${p.name} failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  const errors = all.map((l) => Math.abs(l.errorPct)).filter(Number.isFinite);
+  const medianError = errors.length ? median(errors) : NaN;
+  const within = errors.filter((e) => e <= 20).length;
+  const loadAfter = os.loadavg();
+  const summary = `median |error| ${medianError.toFixed(1)}%; within ±20%: ${within} of ${errors.length}; budget: ${budgetChecks.length > 0 ? budgetChecks.join('; ') : 'no plan added memory, nothing to refuse'}`;
+  log(`bench:memory: ${summary}; load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} → ${loadAfter.map((x) => x.toFixed(2)).join(' ')}`);
+  if (args.json)
+    console.log(JSON.stringify({ bench: 'memory', summary: true, medianErrorPct: Number(medianError.toFixed(1)), within20: within, lines: errors.length, budgetKept: !budgetChecks.some((b) => b.includes('PAST')) }));
+  const table = [
+    '| pipeline | config | projected peak MB | measured peak MB (median) | spread MB | error |',
+    '|---|---|---:|---:|---:|---:|',
+    ...all.map((l) => `| ${l.pipeline} | ${l.config} | ${l.projectedPeakMB} | ${l.measuredPeakMB} | ${l.spreadMB} | ${l.errorPct}% |`),
+    '',
+    `Goal: projected within ±20% of measured on every line, median error ≤ 10%. ${summary}.`,
+  ].join('\n');
+  if (all.length > 0) writeResults('bench:memory', table, [`Load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadAfter.map((x) => x.toFixed(2)).join(' ')} at the end.`]);
+  process.exitCode = failed ? 1 : 0;
+}
+
+void main();

@@ -1,0 +1,256 @@
+/**
+ * Peak memory of a configuration, projected: the process as the run measured it before the
+ * pipeline held any element (`RunInfo.baseRssBytes`), plus the working memory the run measured
+ * beyond that and beyond its buffers (garbage between collections, elements passing through),
+ * plus what each operator's buffers hold at once at the configuration's peak:
+ *
+ * - a shuffle buffer: its size × one element of its input;
+ * - a prefetch buffer: its size × one element of what it buffers;
+ * - calls in flight of a parallel map: calls × (one input + one output element); in worker
+ *   threads, each thread's task of `taskGroup` elements;
+ * - worker threads: threads × what one thread costs in resident bytes, measured;
+ * - a batch being built: its size × one input element;
+ * - a cache at its full size: its elements × one element;
+ * - a reader's reads in flight: reads × one element it hands on.
+ *
+ * An element's bytes are what the runner measured it holding on the heap (copies of sampled
+ * elements, between full collections: src/runner/heap.ts), carried to the window's elements by
+ * the ratio of heap to the byte counters' estimate on the same sample; where nothing around an
+ * operator was measured, the estimate alone. Assumptions: every buffer is full at once (the peak
+ * a steady pipeline reaches), and the working memory the run measured stays what it was.
+ */
+import type { MemoryPart, MemoryProjection } from '../shared/analysis';
+import type { HeldBytes } from '../shared/profile';
+import { formatBytes } from '../shared/words';
+import { outerOf, type Config } from './config';
+import type { Measured, OpMeasure } from './measured';
+import { taskGroup } from './tasks';
+
+/**
+ * Operators that hand on their input's elements (or groups of them) as they are: the heap an
+ * element holds per estimated byte, measured on one side of them, carries to the other.
+ */
+const KEEPS_ELEMENTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'batch', 'unbatch', 'rebatch', 'paddedBatch', 'enumerate', 'cache', 'repeat']);
+
+/** What one measured sample says: heap bytes per element, and per estimated byte. */
+function fromHeld(held: HeldBytes, estimate: number): number {
+  if (held.sizeBytes > 0 && estimate > 0) return (estimate * held.heapBytes) / held.sizeBytes;
+  return held.heapBytes;
+}
+
+/** A heap measurement of the elements `om` hands on: its own results, or its consumers' sampled inputs. */
+function heldAtOutput(m: Measured, om: OpMeasure): HeldBytes | undefined {
+  if (om.op.held !== undefined) return om.op.held;
+  for (const id of m.consumers.get(om.op.id) ?? []) {
+    const c = m.ops.get(id);
+    if (c?.op.inputHeld !== undefined && c.op.inputs.length === 1) return c.op.inputHeld;
+  }
+  return undefined;
+}
+
+/**
+ * Bytes one element `om` hands on holds in memory: measured at its output, else at the nearest op
+ * above it through operators that keep elements (a measured ratio of heap to estimate carried to
+ * this op's estimate), else the byte counters' estimate.
+ */
+export function elementBytes(m: Measured, om: OpMeasure): number {
+  const estimate = om.bytesPerElement;
+  let at: OpMeasure | undefined = om;
+  for (let hops = 0; at && hops < 32; hops++) {
+    const held = heldAtOutput(m, at);
+    if (held !== undefined) return fromHeld(held, estimate);
+    if (!KEEPS_ELEMENTS.has(at.op.kind) || at.op.inputs.length !== 1) break;
+    at = m.ops.get(at.op.inputs[0]!);
+  }
+  return estimate;
+}
+
+/** The input operator of `om` (its first), measured. */
+function inputOf(m: Measured, om: OpMeasure): OpMeasure | undefined {
+  const id = om.op.inputs[0];
+  return id === undefined ? undefined : m.ops.get(id);
+}
+
+/** Bytes one input element of `om` holds: its own sampled inputs measured, else its input's output. */
+function inputBytes(m: Measured, om: OpMeasure): number {
+  const input = inputOf(m, om);
+  if (input !== undefined) return elementBytes(m, input);
+  return om.op.inputHeld !== undefined ? fromHeld(om.op.inputHeld, om.inputBytesPerElement) : om.inputBytesPerElement;
+}
+
+/** Elements in one pass of `om`'s output, when finite and known. */
+function passElements(om: OpMeasure): number | undefined {
+  const n = om.op.cardinality;
+  return n !== undefined && Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+const FN_KINDS = new Set(['map', 'filter', 'flatMap']);
+/** Operators that hand on the very objects they take in (a cache above them still holds what they hold). */
+const SAME_OBJECTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'repeat']);
+/** Operators whose elements are their input's, one for one or fewer: buffers above them hold the same pass. */
+const SAME_ELEMENTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'enumerate', 'map']);
+const BATCH_KINDS = new Set(['batch', 'paddedBatch', 'rebatch']);
+
+/**
+ * What the operators' buffers hold at once under `cfg`. `fill` counts buffers as the run found
+ * them (each op's measured high-water mark, a cache as far as it filled) instead of full: what
+ * the measured peak included, to tell the working memory from it.
+ */
+export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): MemoryPart[] {
+  const parts: MemoryPart[] = [];
+  const threadBytes = m.profile.machine.workerThreadRssBytes ?? 0;
+  const add = (opId: string, what: MemoryPart['what'], elements: number, each: number): void => {
+    const n = Math.max(0, elements);
+    if (n > 0 && each > 0) parts.push({ opId, what, bytes: n * each, elements: n });
+  };
+  // Elements a shuffle or prefetch buffer holds, by op: one pass of a finite dataset can fill the
+  // buffers of one chain only so far (a prefetch of 4,000 after a shuffle of 3,000 over 6,000
+  // elements holds at most 3,000).
+  const buffered = new Map<string, number>();
+  const room = (at: OpMeasure | undefined, size: number): number => {
+    const pass = at ? passElements(at) : undefined;
+    if (pass === undefined) return size;
+    let held = 0;
+    for (let u: OpMeasure | undefined = at, hops = 0; u && hops < 32; hops++) {
+      held += buffered.get(u.op.id) ?? 0;
+      if (!SAME_ELEMENTS.has(u.op.kind) || u.op.inputs.length !== 1) break;
+      u = m.ops.get(u.op.inputs[0]!);
+    }
+    return Math.max(0, Math.min(size, pass - held));
+  };
+  // A cache keeps every element it passed on alive: a buffer below it, through operators that hand
+  // on the same objects, holds elements the cache holds already, and adds nothing to the peak.
+  const cachedAbove = (at: OpMeasure | undefined): boolean => {
+    for (let u: OpMeasure | undefined = at, hops = 0; u && hops < 32; hops++) {
+      // A cache on disk hands on fresh copies read back from its file: buffers below it hold their own.
+      if ((u.op.kind === 'cache' && u.op.knobs.cachePath === undefined) || (cfg[u.op.id]?.cacheAfter && !cfg[u.op.id]?.cacheDisk)) return true;
+      if (!SAME_OBJECTS.has(u.op.kind) || u.op.inputs.length !== 1) return false;
+      u = m.ops.get(u.op.inputs[0]!);
+    }
+    return false;
+  };
+  for (const id of m.order) {
+    const om = m.ops.get(id);
+    const c = cfg[id];
+    if (!om || !c) continue;
+    const k = om.op.kind;
+    const counters = om.op.counters;
+    const high = (full: number) => (fill === 'measured' ? Math.min(full, counters.bufferHighWater) : full);
+    if (k === 'shuffle') {
+      const n = high(room(inputOf(m, om), om.op.knobs.bufferSize ?? 0));
+      buffered.set(id, n);
+      add(id, 'shuffle buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
+    } else if (k === 'prefetch') {
+      const n = high(room(inputOf(m, om), c.bufferSize ?? 0));
+      buffered.set(id, n);
+      add(id, 'prefetch buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
+    } else if (BATCH_KINDS.has(k)) {
+      // The batch being built: its elements, each still held by the batch until it is handed on.
+      add(id, 'batch', om.op.knobs.batchSize ?? 0, inputBytes(m, om));
+    } else if (FN_KINDS.has(k) && c.placement === 'worker') {
+      const threads = Math.max(1, c.concurrency);
+      if (threadBytes > 0) parts.push({ opId: id, what: 'worker threads', bytes: threads * threadBytes });
+      const out = k === 'filter' ? 0 : elementBytes(m, om);
+      const inFlight = fill === 'measured' ? Math.min(threads * taskGroup(om, m.profile.machine), counters.inFlightHighWater || threads) : threads * taskGroup(om, m.profile.machine);
+      add(id, 'calls in flight', inFlight, inputBytes(m, om) + out);
+    } else if (FN_KINDS.has(k) && c.concurrency > 1) {
+      const out = k === 'filter' ? 0 : elementBytes(m, om);
+      add(id, 'calls in flight', fill === 'measured' ? Math.min(c.concurrency, counters.inFlightHighWater || c.concurrency) : c.concurrency, inputBytes(m, om) + out);
+    } else if (om.reader !== undefined && c.concurrency > 1) {
+      add(id, 'reader', c.concurrency, elementBytes(m, om));
+    } else if (k === 'interleave') {
+      // Its open inner datasets each hold an element ready.
+      add(id, 'reader', outerOf(cfg, id).cycle, elementBytes(m, om));
+    }
+    if (c.prefetchAfter !== undefined && c.prefetchAfter > 0) {
+      const n = high(room(om, c.prefetchAfter));
+      buffered.set(id, (buffered.get(id) ?? 0) + n);
+      add(id, 'prefetch buffer', n, cachedAbove(om) ? 0 : elementBytes(m, om));
+    }
+    // A cache on disk (`cache(path)`) holds nothing in memory.
+    const cached = k === 'cache' && om.op.knobs.cachePath === undefined ? inputOf(m, om) : c.cacheAfter && !c.cacheDisk ? om : undefined;
+    if (cached !== undefined) {
+      const pass = passElements(cached);
+      // As it ran: as far as it filled (its hits say it filled).
+      const filled = k === 'cache' && counters.cacheHits === 0 ? counters.produced : pass;
+      const elements = fill === 'measured' && k === 'cache' ? filled : fill === 'measured' ? 0 : pass;
+      if (elements !== undefined) add(id, 'cache', elements, elementBytes(m, cached));
+    }
+  }
+  return parts.sort((a, b) => b.bytes - a.bytes);
+}
+
+/**
+ * The working memory the run measured: its largest resident set while the pipeline ran, less the
+ * process before it and what its buffers held as they filled. Zero when not measured.
+ */
+export function workingBytes(m: Measured, ran: Config): number {
+  const run = m.profile.run;
+  if (run.baseRssBytes === undefined || run.windowPeakRssBytes === undefined) return 0;
+  const held = memoryParts(m, ran, 'measured').reduce((s, p) => s + p.bytes, 0);
+  return Math.max(0, run.windowPeakRssBytes - run.baseRssBytes - held);
+}
+
+/** "shuffle buffer 320 MB, prefetch buffer 12 MB": the largest parts, at most `n`. */
+export function partsWords(parts: readonly MemoryPart[], n = 3): string {
+  return parts
+    .slice(0, n)
+    .map((p) => `${p.what} ${formatBytes(p.bytes)}`)
+    .join(', ');
+}
+
+/** V8 isolates running the pipeline's work under `cfg`: the main thread and every worker thread of its worker-placed fns. */
+export function isolates(m: Measured, cfg: Config): number {
+  let n = 1;
+  for (const id of m.order) {
+    const om = m.ops.get(id);
+    const c = cfg[id];
+    if (om && c && c.placement === 'worker' && FN_KINDS.has(om.op.kind)) n += Math.max(1, c.concurrency);
+  }
+  return n;
+}
+
+/**
+ * The working memory of `cfg`: what the run measured (`workingBytes`) per isolate it ran, times
+ * the isolates `cfg` runs. Each isolate holds its own garbage between collections and its own
+ * loaded modules, which is where a worker thread costs more than an idle one (the calibration's).
+ */
+export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
+  return (workingBytes(m, ran) / isolates(m, ran)) * isolates(m, cfg);
+}
+
+/**
+ * The projected peak for `cfg`, or undefined for a profile that did not measure the process's
+ * base (older runners, a run without probes). `ran` is the configuration the profile ran with:
+ * its measured working memory is carried to `cfg`.
+ */
+export function projectMemory(m: Measured, cfg: Config, ran: Config, budgetBytes: number): MemoryProjection | undefined {
+  const base = m.profile.run.baseRssBytes;
+  if (base === undefined) return undefined;
+  const parts = memoryParts(m, cfg);
+  const working = workingBytesFor(m, cfg, ran);
+  const peakBytes = base + working + parts.reduce((s, p) => s + p.bytes, 0);
+  const heapLimitBytes = m.profile.machine.heapLimitBytes;
+  const words = partsWords(parts);
+  return {
+    peakBytes,
+    baseBytes: base,
+    workingBytes: working,
+    parts,
+    budgetBytes,
+    ...(heapLimitBytes !== undefined ? { heapLimitBytes } : {}),
+    summary: `≈ ${formatBytes(peakBytes)} at peak${words ? `: ${words}` : ''}`,
+  };
+}
+
+/** The default memory budget: `fraction` of the smaller of V8's heap limit and the free memory the run found. */
+export function defaultMemoryBudget(m: Pick<Measured, 'profile'>, fraction: number): number {
+  const { memoryFreeBytes, heapLimitBytes } = m.profile.machine;
+  return fraction * Math.min(memoryFreeBytes, heapLimitBytes ?? Infinity);
+}
+
+/** `{ memory }` for the configuration as it ran, where the profile measured what it needs; else nothing. */
+export function memoryAsRan(m: Measured, ran: Config, budgetBytes: number): { memory?: MemoryProjection } {
+  const memory = projectMemory(m, ran, ran, budgetBytes);
+  return memory ? { memory } : {};
+}

@@ -1,0 +1,200 @@
+import * as assert from 'node:assert/strict';
+import { analyze, plan, projectPeakMemory } from '../../../src/model';
+import type { Profile } from '../../../src/shared/profile';
+import { ProfileBuilder } from './builder';
+
+const id = ProfileBuilder.id;
+const MB = 1e6;
+
+/** The memory the runner measures, set on a constructed profile: the process's base and its largest resident set in the run. */
+function measured(p: Profile, baseBytes: number, windowPeakBytes: number): Profile {
+  p.run.baseRssBytes = baseBytes;
+  p.run.windowPeakRssBytes = windowPeakBytes;
+  p.machine.heapLimitBytes = 4e9;
+  return p;
+}
+
+describe('model: peak memory', () => {
+  it('projects a full shuffle buffer of measured heap elements on top of the base and the working memory the run measured', () => {
+    // decode hands on 100 kB by the byte counters, 200 kB on the heap as measured; the shuffle
+    // buffer had not filled in the window (its high-water mark is 0), the batch of 10 had.
+    const p = measured(
+      new ProfileBuilder()
+        .range(1000)
+        .map('decode', { self: 1e-3, bytes: 100e3, heapBytes: 200e3, heldSizeBytes: 100e3, cardinality: 1000 })
+        .op({ kind: 'shuffle', bufferSize: 500, bytes: 100e3, cardinality: 1000 })
+        .batch(10)
+        .build({ rootElements: 100, rate: 90 }),
+      100 * MB,
+      150 * MB,
+    );
+    const m = analyze(p).memory;
+    assert.ok(m, 'expected a memory projection');
+    // Working memory: 150 − 100 − the batch's 10 × 200 kB = 48 MB.
+    assert.equal(m.baseBytes, 100 * MB);
+    assert.equal(m.workingBytes, 48 * MB);
+    assert.deepEqual(
+      m.parts.map((x) => [x.opId, x.what, x.bytes, x.elements]),
+      [
+        [id(2), 'shuffle buffer', 100 * MB, 500],
+        [id(3), 'batch', 2 * MB, 10],
+      ],
+    );
+    assert.equal(m.peakBytes, 250 * MB);
+    assert.equal(m.summary, '≈ 250 MB at peak: shuffle buffer 100 MB, batch 2 MB');
+  });
+
+  it('holds no more in a shuffle buffer than one pass of its input', () => {
+    const p = measured(
+      new ProfileBuilder().range(100).map('decode', { self: 1e-3, bytes: 1e3, cardinality: 100 }).op({ kind: 'shuffle', bufferSize: 10_000, bytes: 1e3 }).build({ rootElements: 100, rate: 900 }),
+      50 * MB,
+      50 * MB,
+    );
+    const part = analyze(p).memory?.parts.find((x) => x.what === 'shuffle buffer');
+    assert.equal(part?.elements, 100);
+  });
+
+  it('fills the buffers of one chain with no more than one pass of a finite dataset', () => {
+    // 6,000 elements, a shuffle of 3,000: a prefetch of 5,000 after it holds the other 3,000 at most.
+    const p = measured(
+      new ProfileBuilder()
+        .range(6000)
+        .map('make', { self: 1e-5, bytes: 1e3, cardinality: 6000 })
+        .op({ kind: 'shuffle', bufferSize: 3000, bytes: 1e3, cardinality: 6000 })
+        .batch(32)
+        .build({ rootElements: 100, rate: 900 }),
+      50 * MB,
+      60 * MB,
+    );
+    const m = projectPeakMemory(p, { [id(2)]: { prefetch: 5000 } });
+    assert.deepEqual(
+      m?.parts.filter((x) => x.what !== 'batch').map((x) => [x.what, x.elements]),
+      [
+        ['shuffle buffer', 3000],
+        ['prefetch buffer', 3000],
+      ],
+    );
+  });
+
+  it('counts a cached element once: a shuffle buffer below a cache holds the objects the cache holds', () => {
+    const p = measured(
+      new ProfileBuilder()
+        .range(6000)
+        .map('make', { self: 1e-5, bytes: 1e3, cardinality: 6000 })
+        .op({ kind: 'shuffle', bufferSize: 3000, bytes: 1e3, cardinality: 6000 })
+        .batch(32)
+        .build({ rootElements: 100, rate: 900 }),
+      50 * MB,
+      60 * MB,
+    );
+    const m = projectPeakMemory(p, { [id(1)]: { cache: 'memory' } });
+    assert.deepEqual(
+      m?.parts.filter((x) => x.what !== 'batch').map((x) => [x.what, x.bytes]),
+      [['cache', 6000 * 1e3]],
+    );
+  });
+
+  it('counts a cache in memory at its full size, and a cache on disk as nothing', () => {
+    const build = () =>
+      measured(
+        new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 100e3, cardinality: 1000 }).op({ kind: 'cache', bytes: 100e3 }).op({ kind: 'repeat', count: -1 }).build({ rootElements: 1000, rate: 900 }),
+        100 * MB,
+        300 * MB,
+      );
+    const inMemory = build();
+    assert.deepEqual(
+      analyze(inMemory).memory?.parts.map((x) => [x.what, x.bytes]),
+      [['cache', 100 * MB]],
+    );
+    const onDisk = build();
+    const cacheOp = onDisk.ops.find((o) => o.kind === 'cache')!;
+    cacheOp.knobs = { cachePath: '.cache/decoded' };
+    assert.deepEqual(analyze(onDisk).memory?.parts, []);
+  });
+
+  it('answers a what-if: a prefetch of 1,000 after the decode adds 1,000 of its elements', () => {
+    const p = measured(new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 100e3, cardinality: 1000 }).batch(10).build({ rootElements: 100, rate: 90 }), 100 * MB, 101 * MB);
+    const before = projectPeakMemory(p, {});
+    const after = projectPeakMemory(p, { [id(1)]: { prefetch: 1000 } });
+    assert.ok(before && after);
+    assert.equal(after.peakBytes - before.peakBytes, 1000 * 100e3);
+    assert.equal(after.parts[0]?.what, 'prefetch buffer');
+  });
+
+  it('counts worker threads at their measured resident cost, with their tasks in flight', () => {
+    const b = new ProfileBuilder({ workerThreadRssBytes: 30 * MB });
+    const p = measured(b.range(1000).map('augment', { self: 1e-3, placement: 'worker', parallelism: 4, module: true, bytes: 10e3 }).build({ rootElements: 1000, rate: 900 }), 100 * MB, 300 * MB);
+    const m = analyze(p).memory;
+    const threads = m?.parts.find((x) => x.what === 'worker threads');
+    assert.equal(threads?.bytes, 4 * 30 * MB);
+    assert.ok(m?.parts.some((x) => x.what === 'calls in flight'));
+    // Back on the main thread: one isolate's working memory of the five (main + 4 workers) the run measured, and no threads.
+    const main = projectPeakMemory(p, { [id(1)]: { placement: 'main' } });
+    assert.ok(m?.workingBytes && main?.workingBytes !== undefined);
+    assert.ok(Math.abs(main.workingBytes - m.workingBytes / 5) < 1, `${main.workingBytes} vs ${m.workingBytes} / 5`);
+    assert.equal(
+      main.parts.some((x) => x.what === 'worker threads'),
+      false,
+    );
+  });
+
+  it('says nothing where the run did not measure the base (an older runner)', () => {
+    const p = new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 1e3 }).build({ rootElements: 100, rate: 900 });
+    assert.equal(analyze(p).memory, undefined);
+    assert.equal(plan(p).memory, undefined);
+  });
+});
+
+describe('model: plans within the memory budget', () => {
+  // 1,000 decoded images of 100 kB that repeat() reads again: a cache of 100 MB pays.
+  const cached = () =>
+    measured(new ProfileBuilder().range(1000).map('decode', { self: 10e-3, bytes: 100e3, cardinality: 1000 }).op({ kind: 'repeat', count: -1 }).batch(10).build({ rootElements: 100, rate: 9.8 }), 100 * MB, 110 * MB);
+
+  it('proposes the cache where its projected peak fits the budget, and projects the plan with it', () => {
+    const p = plan(cached(), { memoryBudgetBytes: 1e9 });
+    assert.ok(p.changes.some((c) => c.kind === 'cache'));
+    assert.ok(p.memory);
+    assert.equal(p.memory.parts[0]?.what, 'cache');
+    assert.equal(p.memory.parts[0]?.bytes, 100 * MB);
+    assert.ok(p.memory.peakBytes <= 1e9);
+  });
+
+  it('leaves out a cache that would take the peak past the budget, and says so', () => {
+    // The base and working memory take 110 MB: a 150 MB budget leaves 40 MB, not enough for 100 MB.
+    const p = plan(cached(), { memoryBudgetBytes: 150 * MB });
+    assert.equal(
+      p.changes.find((c) => c.kind === 'cache'),
+      undefined,
+    );
+    assert.ok(p.memory && p.memory.peakBytes <= 150 * MB, `planned peak ${p.memory?.peakBytes}`);
+    assert.ok(
+      p.notes?.some((n) => /cache after map\(decode\).*past the 150 MB memory budget, so the plan leaves it out/.test(n)),
+      p.notes?.join('\n'),
+    );
+  });
+
+  it('lowers calls in flight to the most the budget holds rather than dropping the change', () => {
+    // An async fetch of 1 MB elements whose calls mostly wait: the plan wants more in flight, each holding its element.
+    const p0 = measured(
+      new ProfileBuilder().range(100_000).map('fetch', { latency: 20e-3, parallelism: 8, bytes: 1e6, cardinality: 100_000 }).map('train', { self: 2e-3, bytes: 1e3 }).build({ rootElements: 1000, rate: 300 }),
+      100 * MB,
+      120 * MB,
+    );
+    const free = plan(p0, { memoryBudgetBytes: 1e12 });
+    const grow = free.memory!.peakBytes;
+    // A budget between the plan as it ran and the plan's own peak.
+    const asRan = analyze(p0).memory!.peakBytes;
+    if (!(grow > asRan + 4 * MB)) return assert.fail(`expected the unbounded plan to add memory: ${grow} vs ${asRan}; ${free.changes.map((c) => c.kind).join(', ')}`);
+    const budget = asRan + (grow - asRan) / 2;
+    const bounded = plan(p0, { memoryBudgetBytes: budget });
+    assert.ok(bounded.memory!.peakBytes <= budget, `${bounded.memory!.peakBytes} > ${budget}`);
+    const wanted = free.changes.find((c) => c.kind === 'parallelism');
+    const lowered = bounded.changes.find((c) => c.kind === 'parallelism');
+    assert.ok(wanted?.kind === 'parallelism' && lowered?.kind === 'parallelism', 'expected a parallelism change in both plans');
+    assert.ok(lowered.to > 8 && lowered.to < wanted.to, `lowered to ${lowered.to}, wanted ${wanted.to}`);
+    assert.ok(
+      bounded.notes?.some((n) => n.includes(`so the plan lowers it: set parallelism of map(fetch) to ${lowered.to}`)),
+      bounded.notes?.join('\n'),
+    );
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * What the runner measures for the peak-memory projection, on a real run: the process's base and
+ * largest resident set, V8's heap limit, a worker thread's resident cost, and what the elements
+ * of each sampled operator hold on the heap (a map's results: 1,024 doubles each).
+ */
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { runProfile } from '../../../src/runner/spawn';
+import { analyze } from '../../../src/model';
+import type { Profile } from '../../../src/shared/profile';
+
+const FILE = path.resolve(__dirname, '../../fixtures/pipelines/memory-shuffle.ts');
+
+describe('runner: memory measurements', function () {
+  this.timeout(90_000);
+  let profile: Profile;
+
+  before(async () => {
+    profile = await runProfile({ file: FILE, seconds: 1, warmupSeconds: 0.3 });
+    assert.equal(profile.error, undefined, profile.error?.message);
+  });
+
+  it("records the process's base, its largest resident set while the pipeline ran, and the heap limit", () => {
+    const { baseRssBytes, windowPeakRssBytes, peakRssBytes } = profile.run;
+    assert.ok(baseRssBytes !== undefined && baseRssBytes > 10e6, `base ${baseRssBytes}`);
+    assert.ok(windowPeakRssBytes !== undefined && windowPeakRssBytes <= peakRssBytes, `${windowPeakRssBytes} vs ${peakRssBytes}`);
+    // The shuffle buffer's 2,000 arrays of 8 kB were alive at once while it ran.
+    assert.ok(windowPeakRssBytes - baseRssBytes >= 8e6, `grew ${windowPeakRssBytes - baseRssBytes} bytes`);
+    assert.ok((profile.machine.heapLimitBytes ?? 0) > 64 * 2 ** 20);
+    assert.ok((profile.machine.workerThreadRssBytes ?? 0) > 0, 'expected a worker thread to cost resident bytes');
+  });
+
+  it("measures a map's results and its sampled inputs on the heap", () => {
+    const map = profile.ops.find((o) => o.kind === 'map');
+    assert.ok(map?.held, JSON.stringify(map));
+    // 8,192 bytes of doubles and the array's own object, and not much more.
+    assert.ok(map.held.heapBytes >= 8192 && map.held.heapBytes < 9000, `held ${map.held.heapBytes}`);
+    assert.equal(map.held.sizeBytes, 8192);
+    // Its inputs are small integers: a few bytes each at most.
+    assert.ok(map.inputHeld && map.inputHeld.heapBytes < 64, JSON.stringify(map.inputHeld));
+  });
+
+  it('projects the shuffle buffer full of those elements', () => {
+    const m = analyze(profile).memory;
+    const shuffle = m?.parts.find((p) => p.what === 'shuffle buffer');
+    assert.equal(shuffle?.elements, 2000);
+    assert.ok(shuffle.bytes >= 2000 * 8192 && shuffle.bytes < 2000 * 9000, `${shuffle.bytes}`);
+  });
+});
