@@ -43,6 +43,8 @@ export interface Resolved extends Limits {
   randomOps: ReadonlySet<string>;
   /** Op ids whose source pins their order (`ModelOptions.orderPinned`): never `deterministic: false`. */
   orderPinned: ReadonlySet<string>;
+  /** The flow levers (fuse, deterministic: flow.ts) are on: off with `ModelOptions.reshape: false`, the plan of knobs alone. */
+  flow: boolean;
   /** Where a disk cache goes (`ModelOptions.cacheDir`). */
   cacheDir?: string;
   /**
@@ -299,13 +301,15 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   // The memory budget bounds the plan's projected peak (src/model/budget.ts).
   const budgeted = withinBudget(m, base, chosenKept.kept, r.memoryBudgetBytes, (subset) => toOverrides(m, subset), notes);
   // Fuse and deterministic go on top of the knob plan, each for its predicted gain (flow.ts).
-  const flow = flowChanges(
-    m,
-    budgeted,
-    (chs) => applyOverrides(m, base, toOverrides(m, chs)),
-    (chs) => rateOf(chs).rate,
-    r.orderPinned,
-  );
+  const flow = r.flow
+    ? flowChanges(
+        m,
+        budgeted,
+        (chs) => applyOverrides(m, base, toOverrides(m, chs)),
+        (chs) => rateOf(chs).rate,
+        r.orderPinned,
+      )
+    : { changes: budgeted, added: [], notes: [] };
   notes.push(...flow.notes);
   const kept = flow.changes;
   const keptRate = flow.added.length === 0 && budgeted === chosenKept.kept ? chosenKept.keptRate : rateOf(kept);

@@ -116,6 +116,8 @@ const prefetchAtEndOnTop: Extra = {
  */
 const fuseInstead: Extra = {
   attempt(was, trials) {
+    // A plan of knobs alone (`reshape: false`) has no flow levers.
+    if (trials.ctx.options.reshape === false) return undefined;
     const changes = fuseAlternative(trials.first, was.changes, trials.ctx.options);
     if (!changes) return undefined;
     const added = changes.filter((c) => !was.changes.includes(c));

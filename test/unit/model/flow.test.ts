@@ -147,6 +147,12 @@ describe('model: fusing adjacent worker maps (fuse.ts)', () => {
     assert.ok(predict(profile, { [id(2)]: { fuse: true } }).rate > predict(profile, { [id(2)]: { placement: 'main', parallelism: 1 } }).rate);
   });
 
+  it('plans knobs alone with reshape: false: no fuse, no deterministic', () => {
+    assert.equal(change(plan(twoWorkerMaps(1e6), { reshape: false }).changes, 'fuse'), undefined);
+    const tail = fetching(twoLatencies(1000, 1e-3, 20e-3, 0.05), 4);
+    assert.equal(change(plan(tail, { maxConcurrency: 4, reshape: false }).changes, 'deterministic'), undefined);
+  });
+
   it('does not fuse when the earlier map has another consumer, nor when the crossing is cheap', () => {
     assert.equal(change(plan(twoWorkerMaps(1e6, 2)).changes, 'fuse'), undefined);
     assert.equal(predict(twoWorkerMaps(1e6, 2), { [id(2)]: { fuse: true } }).rate, predict(twoWorkerMaps(1e6, 2), {}).rate);
