@@ -93,8 +93,10 @@ export function receiveCost(m: Measured, cfg: Config, id: string): number {
   const next = m.consumers.get(id) ?? [];
   if (!a || next.length !== 1 || cfg[id]?.placement !== 'worker') return 0;
   const b = m.ops.get(next[0]);
-  if (!b || fusePartner(m, cfg, b.op.id) !== a) return 0;
-  return cfg[b.op.id]?.fused === true ? 0 : measuredCrossing(a, b);
+  if (!b || (b.op.kind !== 'map' && b.op.kind !== 'filter')) return 0;
+  // Fused, they stay in the worker; anywhere else (B in workers unfused, or moved to the main thread) they come back.
+  if (cfg[b.op.id]?.fused === true && fusePartner(m, cfg, b.op.id) === a) return 0;
+  return measuredCrossing(a, b);
 }
 
 /** The op's main-thread and worker demands with the fusion's saving taken off, never below its own bookkeeping. */

@@ -10,6 +10,7 @@
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
 import { sourceOrderPins } from '../orderPins';
+import { flowUnoffered } from '../reshape/flow-check';
 import * as path from 'node:path';
 import type { ModelOptions, PlanChange, PlanTarget } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
@@ -213,6 +214,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   // nor a reshape that cannot be written or changes the output on a sample.
   const unoffered = async (change: PlanChange): Promise<string | undefined> => {
     if (change.kind === 'reorder') return reshapes.unoffered(change, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
+    if (change.kind === 'fuse') return flowUnoffered(change, input.file, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
     if (change.kind !== 'convert') return undefined;
     try {
       const out = await conversions.outcome(change);
