@@ -28,6 +28,7 @@ export const SECTIONS: ReadonlyArray<{ name: string; title: string }> = [
   { name: 'bench:formats', title: 'plumber-data readers against a hand-written loop over the same library, on one thread and with the planned shards at once' },
   { name: 'bench:gate', title: 'The regression gate: a 25% slower change caught, an unchanged pipeline passed' },
   { name: 'bench:memory', title: 'Peak memory: projected against measured, and plans within a budget' },
+  { name: 'bench:reshape', title: 'Pipelines whose shape is the problem: as written, the best knobs-only plan, and Plumber with reshapes' },
 ];
 
 /** Flags that make a run measure less than its benchmark's whole set, at its real budgets. */

@@ -177,7 +177,8 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   const dropped = droppedLines(plan, profile, last);
   if (dropped.length > 0) lines.push('', 'Dropped after verification:', ...dropped);
   for (const note of plan.notes ?? []) lines.push(`Note: ${note}`);
-  if (plan.changes.length > 0) {
+  // A reorder is an edit of the source, which no override makes (and its other knobs are the reshaped pipeline's).
+  if (plan.changes.length > 0 && !plan.changes.some((c) => c.kind === 'reorder')) {
     const flags = overridesToFlags(plan.overrides, profile);
     // As the person would type it here: `npx plumber` from a project that installed it locally.
     const command = o.command ?? commandName(thisInvocation());

@@ -39,9 +39,14 @@ export function offeredChanges(plan: Plan): PlanChange[] {
   return plan.changes.filter((c) => kept.has(changeKey(c)) && !dropped.has(changeKey(c)));
 }
 
-/** An unverified plan's changes but a conversion, and the rate they predict. */
+/**
+ * An unverified plan's changes but a conversion or a reorder (each rewrites the source and is
+ * offered only measured), and the rate they predict. A cache in a plan with a reorder may be safe
+ * only below the moved operator, so it goes with the reorder.
+ */
 function withoutConversion(plan: Plan): { knobs: PlanChange[]; predicted: number } {
-  const knobs = plan.changes.filter((c) => c.kind !== 'convert');
+  const reorders = plan.changes.some((c) => c.kind === 'reorder');
+  const knobs = plan.changes.filter((c) => c.kind !== 'convert' && c.kind !== 'reorder' && !(reorders && c.kind === 'cache'));
   if (knobs.length === plan.changes.length) return { knobs, predicted: plan.predictedRate };
   return { knobs, predicted: Math.max(plan.currentRate, ...knobs.map((c) => c.predictedRate ?? 0)) };
 }
@@ -53,6 +58,6 @@ function withoutConversion(plan: Plan): { knobs: PlanChange[]; predicted: number
 export function offeredPlan(plan: Plan): Plan {
   const changes = offeredChanges(plan);
   if (changes.length === plan.changes.length) return plan;
-  if (!plan.verification && plan.changes.some((c) => c.kind === 'convert')) return { ...plan, changes, predictedRate: withoutConversion(plan).predicted };
+  if (!plan.verification && plan.changes.some((c) => c.kind === 'convert' || c.kind === 'reorder')) return { ...plan, changes, predictedRate: withoutConversion(plan).predicted };
   return { ...plan, changes };
 }

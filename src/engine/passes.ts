@@ -9,7 +9,7 @@ import type { Analysis, ModelOptions, Plan, PlanChange } from '../shared/analysi
 import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
-import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict, trialPlan } from '../model';
+import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict, reshapedFor, trialPlan } from '../model';
 import { compareSides, sideFaster, sideOf } from './paired';
 import { formatSpeedup } from './stats';
 
@@ -48,7 +48,9 @@ export type RejectChange = (change: PlanChange, profile: Profile) => string | un
 /** The plan without the changes `reject` refuses: their knobs leave the overrides, the reason goes to the notes. */
 function withoutRejected(plan: Plan, profile: Profile, options: ModelOptions, reject: RejectChange | undefined): Plan {
   if (!reject) return plan;
-  const refused = plan.changes.map((c) => [c, reject(c, profile)] as const).filter(([, why]) => why !== undefined);
+  // A plan that reorders is judged on the pipeline as reshaped (a cache the reorder frees from a random op above it).
+  const shaped = reshapedFor(profile, plan.changes, options);
+  const refused = plan.changes.map((c) => [c, reject(c, shaped)] as const).filter(([, why]) => why !== undefined);
   if (refused.length === 0) return plan;
   const overrides: Overrides = {};
   for (const [id, o] of Object.entries(plan.overrides)) overrides[id] = { ...o };
@@ -180,7 +182,8 @@ export async function planInPasses(profile: (overrides: Overrides, pass: number)
   /** Notes on earlier passes' changes a later pass undid. */
   const undone: string[] = [];
   // A conversion alone sets no knob the runner can apply: another pass would run the pipeline as it was.
-  while (taken < passes && !first.error && current.changes.some((c) => c.kind !== 'convert')) {
+  // A reorder's knobs are the reshaped pipeline's, which no pass (overrides on the file as written) runs.
+  while (taken < passes && !first.error && current.changes.some((c) => c.kind !== 'convert') && !current.changes.some((c) => c.kind === 'reorder')) {
     const run = await profile({ ...userOverrides, ...runOverrides }, taken + 1);
     taken++;
     if (run.error) {

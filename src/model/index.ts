@@ -23,9 +23,9 @@ import { memoryAsRan, projectMemory } from './memory';
 import { planPipeline, predictPipeline, resolve, timeFor, type Prediction } from './pipeline';
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
-import { withReorder } from './reshape';
+import { candidateOf, reshapedRun, withReorder } from './reshape';
 
-export { reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
+export { candidateOf, reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';
@@ -122,6 +122,17 @@ function planOwn(profile: Profile, options?: ModelOptions): Plan {
  * with the move measures what the fn costs in the pipeline's own workers, and the next plan
  * prices the move from that.
  */
+/**
+ * The profile as the pipeline would run with the reorder among `changes` (its efficiency kept),
+ * or `profile` when there is none: what a plan with a reorder is priced and judged on.
+ */
+export function reshapedFor(profile: Profile, changes: readonly PlanChange[], options?: ModelOptions): Profile {
+  const reorder = changes.find((c) => c.kind === 'reorder');
+  const candidate = reorder && candidateOf(profile, reorder);
+  const reshapeOptions = { ...options, history: undefined };
+  return (candidate && reshapedRun(profile, candidate, (p) => predict(p, p.run.overrides, reshapeOptions))) ?? profile;
+}
+
 export function trialPlan(profile: Profile, options: ModelOptions | undefined, planned: Plan): Plan | undefined {
   if (profile.trainer) return undefined;
   const m = measure(profile, options?.history);

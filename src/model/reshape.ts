@@ -75,7 +75,47 @@ export function reorderCandidates(profile: Profile, options?: ModelOptions): Reo
     }
     if (crossed.length > 0) out.push({ opId: op.id, before: crossed.at(-1)!, crossed });
   }
+  out.push(...aboveRandomCandidates(profile, fields, consumers, byId, options?.randomOps ?? []));
   return out;
+}
+
+function isRandomOp(op: OpProfile, f: OpFields | undefined, randomOps: readonly string[]): boolean {
+  return op.random || op.randomObserved === true || f?.usesContext === true || randomOps.includes(op.id);
+}
+
+/**
+ * Deterministic maps right below a random map they do not depend on, to move above it so that a
+ * cache can keep their output: neither reads what the other writes, nor do both write one field;
+ * the random map's draws stay the same (a map keeps each element's index).
+ */
+function aboveRandomCandidates(profile: Profile, fields: Record<string, OpFields>, consumers: Map<string, OpProfile[]>, byId: Map<string, OpProfile>, randomOps: readonly string[] = []): ReorderCandidate[] {
+  const out: ReorderCandidate[] = [];
+  for (const op of profile.ops) {
+    const f = fields[op.id];
+    if (op.kind !== 'map' || op.dialect !== undefined || op.parentId !== undefined || op.inputs.length !== 1 || !f || f.pinned || isRandomOp(op, f, randomOps)) continue;
+    if (f.reads === undefined || f.writes === undefined) continue;
+    const up = byId.get(op.inputs[0]!);
+    const g = up && fields[up.id];
+    if (!up || !g || up.kind !== 'map' || up.dialect !== undefined || g.pinned || up.inputs.length !== 1 || (consumers.get(up.id)?.length ?? 0) !== 1) continue;
+    if (!isRandomOp(up, g, randomOps) || g.reads === undefined || g.writes === undefined) continue;
+    const clash = f.reads.some((r) => g.writes!.includes(r)) || g.reads.some((r) => f.writes!.includes(r)) || f.writes.some((w) => g.writes!.includes(w));
+    if (!clash) out.push({ opId: op.id, before: up.id, crossed: [up.id] });
+  }
+  return out;
+}
+
+/** The candidate a reorder change names: the operators between it and `before`, nearest first. */
+export function candidateOf(profile: Profile, change: { opId: string; before: string }): ReorderCandidate | undefined {
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const crossed: string[] = [];
+  let cur = byId.get(change.opId);
+  while (cur && cur.id !== change.before) {
+    const up = cur.inputs.length === 1 ? byId.get(cur.inputs[0]!) : undefined;
+    if (!up) return undefined;
+    crossed.push(up.id);
+    cur = up;
+  }
+  return cur ? { opId: change.opId, before: change.before, crossed } : undefined;
 }
 
 /** `counters` for an operator that sees `share` of the elements it saw. */
@@ -111,7 +151,7 @@ export function reshapedProfile(profile: Profile, c: ReorderCandidate): Profile 
   // The filter now hands on the smaller elements from above the maps.
   const bytesPer = aboveOp && aboveOp.counters.produced > 0 ? aboveOp.counters.bytesProduced / aboveOp.counters.produced : 0;
   const ops = profile.ops.map((o): OpProfile => {
-    if (o.id === c.opId) return { ...o, inputs: [above], counters: { ...o.counters, bytesProduced: bytesPer * o.counters.produced } };
+    if (o.id === c.opId) return { ...o, inputs: [above], counters: filter.kind === 'filter' ? { ...o.counters, bytesProduced: bytesPer * o.counters.produced } : o.counters };
     if (o.id === c.before) return { ...o, inputs: [c.opId], counters: scaled(o.counters, share) };
     if (crossed.has(o.id)) return { ...o, counters: scaled(o.counters, share) };
     if (o.inputs.includes(c.opId)) return { ...o, inputs: o.inputs.map((i) => (i === c.opId ? nearest : i)) };
@@ -152,12 +192,28 @@ function costPerCall(op: OpProfile): number {
 export function reorderReason(profile: Profile, c: ReorderCandidate): string {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const filter = byId.get(c.opId)!;
+  if (filter.kind !== 'filter') {
+    const random = byId.get(c.before)!;
+    return `${describeOp(filter)} is deterministic and costs ${formatSeconds(costPerCall(filter))} per element; running it before ${describeOp(random)}, which is random, lets a cache keep its output across epochs`;
+  }
   const dropped = 1 - (keptShare(filter) ?? 1);
   const maps = [...c.crossed].reverse().map((id) => byId.get(id)!);
   const cost = maps.reduce((s, m) => s + costPerCall(m), 0);
   const names = maps.map((m) => describeOp(m));
   const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
   return `${describeOp(filter)} drops ${formatPercent(dropped)} of elements; running it before ${list} saves ${dropped.toFixed(2)} × ${formatSeconds(cost)} per element`;
+}
+
+/**
+ * The reshaped profile (`reshapedProfile`) with the run's efficiency kept: its window shortened by
+ * the ratio of the bounds as it ran, so a prediction from it carries the same shortfall as the
+ * run's. Undefined when a bound cannot be had.
+ */
+export function reshapedRun(profile: Profile, c: ReorderCandidate, ranOf: (p: Profile) => { bound: number }): Profile | undefined {
+  const moved = reshapedProfile(profile, c);
+  const ratio = ranOf(profile).bound / ranOf(moved).bound;
+  if (!(Number.isFinite(ratio) && ratio > 0)) return undefined;
+  return { ...moved, run: { ...moved.run, seconds: moved.run.seconds * ratio } };
 }
 
 /**
@@ -173,15 +229,14 @@ export function withReorder(profile: Profile, options: ModelOptions | undefined,
   if (options?.reshape === false || profile.trainer) return planned;
   let best: { plan: Plan; change: ReorderChange } | undefined;
   for (const c of reorderCandidates(profile, options)) {
-    const share = keptShare(profile.ops.find((o) => o.id === c.opId)!);
-    if (share === undefined || share >= 1) continue;
+    const moving = profile.ops.find((o) => o.id === c.opId)!;
+    const share = keptShare(moving);
+    if (moving.kind === 'filter' && (share === undefined || share >= 1)) continue;
     let reshaped: Plan;
     let alone: number;
     try {
-      const moved = reshapedProfile(profile, c);
-      const ratio = ranOf(profile).bound / ranOf(moved).bound;
-      if (!(Number.isFinite(ratio) && ratio > 0)) continue;
-      const p = { ...moved, run: { ...moved.run, seconds: moved.run.seconds * ratio } };
+      const p = reshapedRun(profile, c, ranOf);
+      if (!p) continue;
       reshaped = planOf(p);
       alone = ranOf(p).rate;
     } catch {
@@ -197,6 +252,7 @@ export function withReorder(profile: Profile, options: ModelOptions | undefined,
     ...best.plan,
     changes: [best.change, ...best.plan.changes],
     currentRate: planned.currentRate,
-    notes: [...(planned.notes ?? []), ...(best.plan.notes ?? [])].filter((n, i, all) => all.indexOf(n) === i),
+    // The plan as written's notes speak of the shape the reorder changes (a cache it ruled out).
+    ...(best.plan.notes ? { notes: best.plan.notes } : {}),
   };
 }

@@ -16,6 +16,8 @@ import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
 import { runProfile, type RunProfileOptions } from '../../runner/spawn';
 import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
+import { sourceFields } from '../reshape/facts';
+import { ReshapedFiles, profileBack } from '../reshape/sibling';
 import { planTarget } from '../../model';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
@@ -163,7 +165,8 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   const argSites = sourceArgSites(input.file, graphs);
   const stops = sourceStops(input.file, graphs);
   const sourceSeconds = clock() - began;
-  const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}) };
+  const fields = input.options?.reshape === false ? {} : sourceFields(input.file, graphs);
+  const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}), ...(Object.keys(fields).length > 0 ? { fields } : {}) };
   const spawn = input.spawn ?? runProfile;
   let exportName = input.exportName;
   let passes = 0;
@@ -177,7 +180,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
       ...runRequestFor(input.runs, purpose, budget),
       ...(input.signal ? { signal: input.signal } : {}),
     };
-    const profile = budget?.convert ? await spawnConverted(request, budget.convert) : await spawn(request);
+    const profile = budget?.convert ? await spawnConverted(request, budget.convert) : budget?.reorder ? await spawnReshaped(request, budget.reorder) : await spawn(request);
     // A training script's profile names no export: its runs go on running the script.
     if (!profile.error && profile.pipeline.exportName) exportName ??= profile.pipeline.exportName;
     return profile;
@@ -191,8 +194,18 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
     if (!('reason' in out)) return out;
     return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be converted to plumber-data: ${out.reason}` });
   };
-  // A conversion the source does not allow is known before any run: not offered, never verified.
+  // A reshape runs its reshaped file, written beside the pipeline's for the run (../reshape/sibling.ts).
+  const reshapes = new ReshapedFiles(input.file, input.convertSource);
+  const spawnReshaped = async (request: FrontDoorRunRequest, change: NonNullable<RunBudget['reorder']>): Promise<Profile> => {
+    const { argSites: _sites, ...rest } = request;
+    const out = await reshapes.run(change, request.overrides ?? {}, async (reshaped, overrides, ids) => profileBack(await spawn({ ...rest, file: reshaped, overrides }), input.file, ids));
+    if (!('reason' in out)) return out;
+    return failedProfile(input.file, exportName, request.overrides ?? {}, { kind: 'override', message: `The pipeline could not be reshaped: ${out.reason}` });
+  };
+  // A conversion the source does not allow is known before any run: not offered, never verified;
+  // nor a reshape that cannot be written or changes the output on a sample.
   const unoffered = async (change: PlanChange): Promise<string | undefined> => {
+    if (change.kind === 'reorder') return reshapes.unoffered(change, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
     if (change.kind !== 'convert') return undefined;
     try {
       const out = await conversions.outcome(change);

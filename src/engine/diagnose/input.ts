@@ -29,6 +29,8 @@ export interface RunBudget {
    * converted text), not of the file as written: verification's runs of a `convert` change.
    */
   convert?: ConvertChange;
+  /** The run is of the pipeline reshaped by this reorder (a sibling file, ../reshape/sibling.ts), with the overrides said in the original's ids. */
+  reorder?: Extract<PlanChange, { kind: 'reorder' }>;
 }
 
 export interface DiagnoseInput {

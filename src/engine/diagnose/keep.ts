@@ -4,7 +4,7 @@
  */
 import type { ModelOptions, Plan, PlanChange, Verification } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
-import { analyze, keptTrainerVerdict, overridesFor, overridesReverting } from '../../model';
+import { analyze, keptTrainerVerdict, overridesFor, overridesReverting, reshapedFor } from '../../model';
 import { safePredict } from './config';
 
 /**
@@ -49,8 +49,10 @@ function planKept(runs: { first: Profile; last: Profile; history: Profile[] }, p
     const rate = pooled !== undefined && Number.isFinite(pooled) && pooled > 0 ? pooled : plan.currentRate;
     return { ...plan, changes: [], overrides, currentRate: rate, predictedRate: rate, predictedBound: analyzeBound(first, options), predictedBottleneck: analyze(first, options).bottleneck, verification };
   }
-  const fromLast = last !== first ? overridesReverting(last, first, keep, options) : undefined;
-  const p = (fromLast && safePredict(last, fromLast, { ...options, history: runs.history })) ?? safePredict(first, overrides, options);
+  // A kept reorder is priced on the pipeline as reshaped (no pass ran it: the first run is the one).
+  const reorders = keep.some((c) => c.kind === 'reorder');
+  const fromLast = last !== first && !reorders ? overridesReverting(last, first, keep, options) : undefined;
+  const p = (fromLast && safePredict(last, fromLast, { ...options, history: runs.history })) ?? safePredict(reorders ? reshapedFor(first, keep, options) : first, overrides, options);
   return { ...plan, changes: keep, overrides, predictedRate: p?.rate ?? plan.predictedRate, predictedBound: p?.bound ?? plan.predictedBound, predictedBottleneck: p?.bottleneck ?? plan.predictedBottleneck, verification };
 }
 

@@ -5,12 +5,13 @@
  */
 import type { ModelOptions, Plan, PlanChange } from '../../shared/analysis';
 import type { Overrides, Profile } from '../../shared/profile';
-import { overridesFor } from '../../model';
+import { overridesFor, reshapedFor } from '../../model';
 import { runCurve } from '../paired';
 import { runSlices } from '../stats';
 import { VerifyBudget, warmupElementsFor } from './budget';
 import { alignedStart, canonical, keyOf, safePredict, shortName, unmeasured, type Config } from './config';
 import { convertIn, overridesBeside } from './convert';
+import { frozenWithoutReorder, reorderIn } from './reshape';
 import type { DiagnoseInput, PassRun } from './input';
 
 /** What verification is given: the diagnosis so far. */
@@ -91,7 +92,7 @@ export class Trials {
       const overrides = overridesFor(first, changes, options);
       let predictedRate: number | undefined;
       if (changes.length === this.all.length) predictedRate = plan.predictedRate;
-      else if (changes.length > 0) predictedRate = safePredict(first, overrides, options)?.rate;
+      else if (changes.length > 0) predictedRate = safePredict(reshapedFor(first, changes, options), overrides, options)?.rate;
       c = unmeasured(key, changes, overrides, predictedRate);
       this.configs.set(key, c);
     }
@@ -101,7 +102,7 @@ export class Trials {
   /** Some run already measured a configuration with these overrides (and no conversion, which runs another program). */
   ran(overrides: Overrides): boolean {
     const wanted = canonical(overrides);
-    return [...this.configs.values(), ...this.order].some((c) => c.runs > 0 && canonical(c.overrides) === wanted && !convertIn(c.changes));
+    return [...this.configs.values(), ...this.order].some((c) => c.runs > 0 && canonical(c.overrides) === wanted && !convertIn(c.changes) && !reorderIn(c.changes));
   }
 
   /** What a person calls a configuration: "as written", "the plan", a change's name, "the plan without …". */
@@ -124,13 +125,16 @@ export class Trials {
       this.budget.cancelled = true;
       return false;
     }
+    // A cache the plan's reorder frees from a random op above it is never run without the reorder.
+    if (frozenWithoutReorder(c.changes, first, this.ctx.options.randomOps ?? [])) return false;
     input.onStep?.({ phase: 'verify', message: `verifying: ${what}`, run: profiles.length + 1 });
     const seconds = this.budget.windowSeconds(c, partner);
     const t0 = clock();
     const warmupElements = Math.max(warmupElementsFor(first, c.overrides) ?? 0, alignedStart(c, partner)) || undefined;
     const convert = convertIn(c.changes);
     const overrides = convert ? overridesBeside(convert, c.overrides) : c.overrides;
-    const p = await input.run(overrides, 'verify', { seconds, ...(warmupElements ? { warmupElements } : {}), ...(convert ? { convert } : {}) });
+    const reorder = reorderIn(c.changes);
+    const p = await input.run(overrides, 'verify', { seconds, ...(warmupElements ? { warmupElements } : {}), ...(convert ? { convert } : {}), ...(reorder ? { reorder } : {}) });
     this.budget.ran(t0, p.error ? undefined : p.run.seconds);
     profiles.push(p);
     if (!this.order.includes(c)) this.order.push(c);
@@ -149,11 +153,11 @@ export class Trials {
     const { first, options } = this.ctx;
     const wanted = canonical(overrides);
     // A pass never runs a conversion: its runs stand only for configurations without one.
-    if (canonical(this.planned.overrides) === wanted && !convertIn(this.all)) return this.planned;
+    if (canonical(this.planned.overrides) === wanted && !convertIn(this.all) && !reorderIn(this.all)) return this.planned;
     if (this.all.length > MATCH_MAX_CHANGES) return undefined;
     for (let mask = 1; mask < (1 << this.all.length) - 1; mask++) {
       const changes = this.all.filter((_, i) => mask & (1 << i));
-      if (convertIn(changes)) continue;
+      if (convertIn(changes) || reorderIn(changes)) continue;
       if (canonical(overridesFor(first, changes, options)) === wanted) return this.configOf(changes);
     }
     return undefined;

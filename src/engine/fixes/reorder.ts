@@ -6,7 +6,20 @@
  */
 import type { PlanChange } from '../../shared/analysis';
 import type { GraphOp } from '../graph/types';
-import type { FixContext, PlannedEdit } from './edits';
+
+/** Where the operators and the text come from (a part of the edit engine's `FixContext`). */
+export interface ReorderSource {
+  opFor(id: string): GraphOp | undefined;
+  textOf(file: string): string;
+}
+
+/** One text replacement, as the edit engine's `PlannedEdit`. */
+export interface ReorderEdit {
+  file: string;
+  start: number;
+  end: number;
+  newText: string;
+}
 
 type ReorderChange = Extract<PlanChange, { kind: 'reorder' }>;
 
@@ -24,7 +37,7 @@ export interface ReorderCut {
 }
 
 /** The cut a reorder makes in the chain, or why the operators are not one straight chain in one file. */
-export function reorderCut(change: ReorderChange, ctx: Pick<FixContext, 'opFor' | 'textOf'>): ReorderCut | { reason: string } {
+export function reorderCut(change: ReorderChange, ctx: ReorderSource): ReorderCut | { reason: string } {
   const moved = ctx.opFor(change.opId);
   const before = ctx.opFor(change.before);
   if (!moved || !before) return { reason: `The operator ${moved ? change.before : change.opId} is no longer in the source; profile again.` };
@@ -50,7 +63,7 @@ function calledOn(op: GraphOp, up: GraphOp, text: string): boolean {
 }
 
 /** The two edits of a reorder: the segment written before the receiver's end of `before`'s call, and cut from where it was. */
-export function reorderEdits(change: ReorderChange, ctx: Pick<FixContext, 'opFor' | 'textOf'>): PlannedEdit[] | { reason: string } {
+export function reorderEdits(change: ReorderChange, ctx: ReorderSource): ReorderEdit[] | { reason: string } {
   const cut = reorderCut(change, ctx);
   if ('reason' in cut) return cut;
   const segment = ctx.textOf(cut.file).slice(cut.from, cut.to);

@@ -51,8 +51,10 @@ function usesOf(fn: FunctionLike, name: string): Omit<FieldFacts, 'usesContext'>
     if (Node.isSpreadAssignment(parent) || isReturned(ref, fn)) continue;
     whole = true;
   }
+  // An element handed on whole (to a call, a variable) may be read and changed there: both unknown.
+  if (whole) return {};
   const writes = returnedWrites(fn, name, mutated);
-  return { ...(whole ? {} : { reads: unique(reads) }), ...(writes ? { writes: unique(writes) } : {}) };
+  return { reads: unique(reads), ...(writes ? { writes: unique(writes) } : {}) };
 }
 
 /** `x.f` or `x['f']` with `ref` as `x`: the field name. */

@@ -17,6 +17,8 @@ describe('server graph: the fields a fn reads and writes', () => {
       'function inPlace(x: Row): Row { x.image = x.bytes; x["label"] += 1; return x; }',
       'function whole(x: Row): boolean { return JSON.stringify(x).length > 3; }',
       'function rebuilt(x: Row): Row { return { id: x.id, label: x.label, bytes: x.bytes }; }',
+      'function fill(x: Row): void { x.image = x.bytes; }',
+      'function viaHelper(x: Row): Row { fill(x); return x; }',
       'export const p = range(10)',
       '  .map(row)',
       '  .map(decode)',
@@ -25,6 +27,7 @@ describe('server graph: the fields a fn reads and writes', () => {
       '  .map(inPlace)',
       '  .filter(whole)',
       '  .map(rebuilt)',
+      '  .map(viaHelper)',
       '  .filter((x, ctx) => ctx.index > 2);',
     ],
     'fields-virtual.ts',
@@ -49,6 +52,8 @@ describe('server graph: the fields a fn reads and writes', () => {
   it('leaves the reads unknown when the element is handed on whole, and the writes unknown when a new element is built', () => {
     assert.equal(at('filter(whole)').fn?.fields?.reads, undefined);
     assert.equal(at('map(rebuilt)').fn?.fields?.writes, undefined);
+    // Handed to a helper that may change it: neither reads nor writes are known.
+    assert.deepEqual(at('map(viaHelper)').fn?.fields, { usesContext: false });
     assert.equal(ops.at(-1)!.fn?.fields?.usesContext, true);
   });
 

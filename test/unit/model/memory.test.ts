@@ -94,6 +94,24 @@ describe('model: peak memory', () => {
     );
   });
 
+  it('counts a cache in memory at its full size, and a cache on disk as nothing', () => {
+    const build = () =>
+      measured(
+        new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 100e3, cardinality: 1000 }).op({ kind: 'cache', bytes: 100e3 }).op({ kind: 'repeat', count: -1 }).build({ rootElements: 1000, rate: 900 }),
+        100 * MB,
+        300 * MB,
+      );
+    const inMemory = build();
+    assert.deepEqual(
+      analyze(inMemory).memory?.parts.map((x) => [x.what, x.bytes]),
+      [['cache', 100 * MB]],
+    );
+    const onDisk = build();
+    const cacheOp = onDisk.ops.find((o) => o.kind === 'cache')!;
+    cacheOp.knobs = { cachePath: '.cache/decoded' };
+    assert.deepEqual(analyze(onDisk).memory?.parts, []);
+  });
+
   it('answers a what-if: a prefetch of 1,000 after the decode adds 1,000 of its elements', () => {
     const p = measured(new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 100e3, cardinality: 1000 }).batch(10).build({ rootElements: 100, rate: 90 }), 100 * MB, 101 * MB);
     const before = projectPeakMemory(p, {});
