@@ -220,6 +220,29 @@ export function epochElements(m: Measured): { n: number; source: string } | unde
   return undefined;
 }
 
+/** Per-root costs an operator stops paying once a cache above it serves (its visits stay). */
+const COSTS = ['selfPerRoot', 'dispatchPerRoot', 'overheadPerRoot', 'overheadWorkPerRoot', 'workerPerRoot', 'workerUnseenPerRoot', 'otherCpuPerRoot', 'asyncPerRoot', 'diskPerRoot'] as const;
+
+/**
+ * The demands of a later epoch: every cache `cfg` inserts serves its pass, so nothing at or above
+ * it runs. (The evaluation's own share for a cache under repeat(n) is an average over the n passes,
+ * the first of which fills it: right for a rate over the whole run, not for one later epoch.)
+ */
+function served(m: Measured, cfg: Config): Measured {
+  const ops = new Map(m.ops);
+  for (const [id, c] of Object.entries(cfg)) {
+    if (!c.cacheAfter) continue;
+    for (const u of upstreamClosure(m, id)) {
+      const om = ops.get(u);
+      if (!om) continue;
+      const zeroed: OpMeasure = { ...om };
+      for (const f of COSTS) zeroed[f] = 0;
+      ops.set(u, zeroed);
+    }
+  }
+  return { ...m, ops };
+}
+
 /** The per-root seconds of the configuration: the inverse of its bound, times the run's efficiency. */
 function perRoot(m: Measured, cfg: Config, o: TimeOptions): number {
   const ev = evaluate(m, cfg, o.cores);
@@ -253,7 +276,7 @@ export function projectTime(measured: Measured, cfg: Config, ran: Config, o: Tim
     const { cfg: first, writePerRoot } = fillConfig(m, cfg);
     const firstEpoch = start + epoch.n * (perRoot(m, first, o) + writePerRoot);
     const cached = Object.values(cfg).some((c) => c.cacheAfter);
-    const later = epoch.n * perRoot(m, cfg, o);
+    const later = epoch.n * perRoot(cached ? served(m, cfg) : m, cfg, o);
     out.epochSeconds = [firstEpoch, later];
     const shuffles = parts.filter((p) => p.what === 'shuffle fill').length;
     const why = cached ? ' (the cache fills)' : start > later * 0.05 ? ' (the start)' : '';

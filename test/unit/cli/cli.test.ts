@@ -78,11 +78,14 @@ describe('plumber (the built CLI)', function () {
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as {
       profile: { ops: unknown[] };
-      analysis: { bottleneck: { reason: string } };
-      plan: { predictedRate: number; verification?: { verdict: string; tried: unknown[] } };
+      analysis: { bottleneck: { reason: string }; time?: { firstBatchSeconds: number; firstBatchSummary: string } };
+      plan: { predictedRate: number; verification?: { verdict: string; tried: unknown[] }; time?: { firstBatchSeconds: number } };
       passes: number;
     };
     assert.equal(out.passes, 1);
+    // The first batch, predicted, as written and with the plan.
+    assert.ok(out.analysis.time && out.analysis.time.firstBatchSeconds > 0 && out.analysis.time.firstBatchSummary.length > 0, JSON.stringify(out.analysis.time));
+    assert.ok(out.plan.time && out.plan.time.firstBatchSeconds > 0, JSON.stringify(out.plan.time));
     assert.ok(out.plan.verification && out.plan.verification.tried.length >= 2, 'the JSON plan carries what verification measured');
     assert.ok(out.profile.ops.length >= 2);
     assert.ok(out.analysis.bottleneck.reason.length > 0);

@@ -105,6 +105,23 @@ describe('model: first batch and epochs', () => {
     assert.ok(later! < 0.01, `later epochs read memory: ${later}`);
     assert.match(p.time.epochSummary ?? '', /100 batches an epoch \(a pass of repeat\(\) the run completed\): the first ≈ 10 s \(the cache fills\)/);
   });
+
+  it('a later epoch of repeat(3) reads its cache whole: none of the work above it runs, only what is below', () => {
+    // 1,000 decodes of 10 ms, repeat(3), an augmentation of 2 ms after it, batches of 10.
+    const profile = new ProfileBuilder()
+      .range(1000)
+      .map('decode', { self: 10e-3, bytes: 1e3, cardinality: 1000 })
+      .op({ kind: 'repeat', count: 3, cardinality: 3000 })
+      .map('augment', { self: 2e-3, random: true, cardinality: 3000 })
+      .op({ kind: 'batch', batchSize: 10, cardinality: 300 })
+      .build({ rootElements: 100, rate: 1 / 0.12 });
+    const p = plan(profile);
+    assert.ok(cacheOf(p.changes));
+    const [first, later] = p.time!.epochSeconds!;
+    near(first!, 100 * 0.12, 'the first epoch decodes and augments');
+    // 100 batches of ten 2 ms augmentations, and ten cache hits of 1 µs each.
+    near(later!, 100 * (10 * 2e-3 + 10 * 1e-6), 'later epochs only augment');
+  });
 });
 
 describe('model: a cache on disk when memory will not hold it', () => {
