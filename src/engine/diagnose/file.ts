@@ -9,8 +9,6 @@
  * - the budget: the whole wait, reading the source included.
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
-import { sourceOrderPins } from '../orderPins';
-import { flowUnoffered } from '../reshape/flow-check';
 import * as path from 'node:path';
 import type { ModelOptions, PlanChange, PlanTarget } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
@@ -20,6 +18,8 @@ import { runProfile, type RunProfileOptions } from '../../runner/spawn';
 import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
 import { sourceFields } from '../reshape/facts';
 import { ReshapedFiles, profileBack } from '../reshape/sibling';
+import { flowUnoffered } from '../reshape/flow-check';
+import { sourceOrderPins } from '../orderPins';
 import { planTarget } from '../../model';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
