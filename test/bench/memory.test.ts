@@ -12,7 +12,7 @@ describe('bench:memory with quick budgets', function () {
   let quick: QuickRun<Record<string, unknown>>;
 
   before(async () => {
-    quick = await runQuick<Record<string, unknown>>('memory', ['--quick']);
+    quick = await runQuick<Record<string, unknown>>('memory', ['--quick', '--no-epoch']);
     ({ result, lines } = quick);
   });
 
