@@ -207,7 +207,8 @@ export function goalsOf(l: EpochLine): Array<{ goal: string; met: boolean; inSpr
   return out;
 }
 
-async function main(): Promise<void> {
+/** Runs bench:epoch with the process's arguments; `npm run bench:memory` runs it after the memory lines. */
+export async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const env = { ...process.env, ...(args.quick ? { EPOCH_BENCH_QUICK: '1' } : {}) };
   // The pipelines read their sizes when their module loads: the runner's child and run.ts inherit this.

@@ -1,8 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { ROOT, run, type Ran } from '../unit/cli/bin';
-import { readFileSync } from 'node:fs';
+import type { Ran } from '../unit/cli/bin';
+import { assertRan, runQuick, type QuickRun } from './quickRun';
 import { EXAMPLES } from '../../bench/dialects/examples';
-import { RESULTS_FILE } from '../../bench/results';
 
 interface Line {
   bench: string;
@@ -10,31 +9,22 @@ interface Line {
   [figure: string]: unknown;
 }
 
-/** Runs bench:dialects with quick budgets and one round; resolves with its exit code and output. */
-function runQuickBench(): Promise<Ran> {
-  return run(process.execPath, ['--import', 'tsx', 'bench/dialects/index.ts', '--quick', '--json', '--rounds', '1'], ROOT);
-}
-
 // `npm run test:bench`, not part of `npm test`: every dialect example is diagnosed, then run as
 // written, hand-tuned and with Plumber's plan, each in a process of its own.
 describe('bench:dialects with quick budgets', function () {
   // The limit only stops a hang; nothing here depends on how fast the machine is.
   this.timeout(20 * 60_000);
-  let result: Awaited<ReturnType<typeof runQuickBench>>;
+  let result: Ran;
   let lines: Line[];
-  let resultsBefore: string;
+  let quick: QuickRun<Line>;
 
   before(async () => {
-    resultsBefore = readFileSync(RESULTS_FILE, 'utf8');
-    result = await runQuickBench();
-    lines = result.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Line);
+    quick = await runQuick<Line>('dialects', ['--quick', '--rounds', '1']);
+    ({ result, lines } = quick);
   });
 
   it('runs every example and its hand-tuned variant without an error', () => {
-    assert.equal(result.code, 0, `the benchmark failed:\n${result.stderr.slice(-4000)}`);
+    assertRan(result);
     assert.deepEqual(
       lines.filter((l) => l.bench === 'dialects').map((l) => l.pipeline),
       EXAMPLES.map((e) => e.name),
@@ -64,6 +54,6 @@ describe('bench:dialects with quick budgets', function () {
 
   it('prints the goals and leaves bench/RESULTS.md alone (a quick run measures something else)', () => {
     assert.match(result.stderr, /Goals: \d+ of \d+ met\./);
-    assert.equal(readFileSync(RESULTS_FILE, 'utf8'), resultsBefore);
+    assert.ok(quick.resultsUnchanged(), 'bench/RESULTS.md changed');
   });
 });

@@ -1,15 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, run, type Ran } from '../unit/cli/bin';
-import { RESULTS_FILE } from '../../bench/results';
+import { ROOT, type Ran } from '../unit/cli/bin';
+import { assertRan, runQuick, type QuickRun } from './quickRun';
 
 const CACHE_DIR = join(ROOT, 'bench', 'epoch', '.cache', 'plumber');
-
-/** Runs bench:epoch with small pipelines and one round; resolves with its exit code and output. */
-function runQuickBench(): Promise<Ran> {
-  return run(process.execPath, ['--import', 'tsx', 'bench/epoch/index.ts', '--quick', '--json', '--rounds', '1'], ROOT);
-}
 
 // `npm run test:bench`, not part of `npm test`: each pipeline is profiled by the runner, planned,
 // and measured in a process of its own with the plan's overrides.
@@ -17,20 +12,16 @@ describe('bench:epoch with small pipelines', function () {
   // The limit only stops a hang; nothing here depends on how fast the machine is.
   this.timeout(10 * 60_000);
   let result: Ran;
-  let lines: Array<Record<string, unknown>>;
-  let resultsBefore: string;
+  let lines: Record<string, unknown>[];
+  let quick: QuickRun<Record<string, unknown>>;
 
   before(async () => {
-    resultsBefore = readFileSync(RESULTS_FILE, 'utf8');
-    result = await runQuickBench();
-    lines = result.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    quick = await runQuick<Record<string, unknown>>('epoch', ['--quick', '--rounds', '1']);
+    ({ result, lines } = quick);
   });
 
   it('prints the line of issue 52 for each pipeline: predicted and measured first batch and epochs', () => {
-    assert.equal(result.code, 0, `the benchmark failed:\n${result.stderr.slice(-4000)}`);
+    assertRan(result);
     assert.deepEqual(
       lines.map((l) => l['pipeline']),
       ['shuffleFill', 'memoryCache', 'diskCache'],
@@ -54,6 +45,6 @@ describe('bench:epoch with small pipelines', function () {
     const left = existsSync(CACHE_DIR) ? readdirSync(CACHE_DIR).filter((f) => f.endsWith('.plumbercache')) : [];
     assert.deepEqual(left, []);
     assert.match(result.stderr, /Goals: \d+ of \d+ met/);
-    assert.equal(readFileSync(RESULTS_FILE, 'utf8'), resultsBefore);
+    assert.ok(quick.resultsUnchanged(), 'bench/RESULTS.md changed');
   });
 });

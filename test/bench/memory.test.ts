@@ -1,12 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, run, type Ran } from '../unit/cli/bin';
-import { RESULTS_FILE } from '../../bench/results';
-
-/** Runs bench:memory quickly (one pipeline, one round); resolves with its exit code and output. */
-function runQuickBench(): Promise<Ran> {
-  return run(process.execPath, ['--import', 'tsx', 'bench/memory/index.ts', '--quick', '--json'], ROOT);
-}
+import type { Ran } from '../unit/cli/bin';
+import { assertRan, runQuick, type QuickRun } from './quickRun';
 
 // `npm run test:bench`, not part of `npm test`: profiles the synthetic shuffle pipeline, projects
 // three configurations and runs each in a runner process of its own.
@@ -14,20 +8,16 @@ describe('bench:memory with quick budgets', function () {
   // The limit only stops a hang; nothing here depends on how fast the machine is.
   this.timeout(10 * 60_000);
   let result: Ran;
-  let lines: Array<Record<string, unknown>>;
-  let resultsBefore: string;
+  let lines: Record<string, unknown>[];
+  let quick: QuickRun<Record<string, unknown>>;
 
   before(async () => {
-    resultsBefore = readFileSync(RESULTS_FILE, 'utf8');
-    result = await runQuickBench();
-    lines = result.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    quick = await runQuick<Record<string, unknown>>('memory', ['--quick', '--no-epoch']);
+    ({ result, lines } = quick);
   });
 
   it('prints the issue-52 line for each of the three configurations, with positive projected and measured peaks', () => {
-    assert.equal(result.code, 0, `the benchmark failed:\n${result.stderr.slice(-4000)}`);
+    assertRan(result);
     const configs = lines.filter((l) => l['summary'] === undefined);
     assert.deepEqual(
       configs.map((l) => l['config']),
@@ -46,6 +36,6 @@ describe('bench:memory with quick budgets', function () {
   });
 
   it('leaves bench/RESULTS.md alone on a quick run', () => {
-    assert.equal(readFileSync(RESULTS_FILE, 'utf8'), resultsBefore);
+    assert.ok(quick.resultsUnchanged(), 'bench/RESULTS.md changed');
   });
 });

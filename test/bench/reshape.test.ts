@@ -1,13 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, run, type Ran } from '../unit/cli/bin';
-import { RESULTS_FILE } from '../../bench/results';
+import type { Ran } from '../unit/cli/bin';
+import { assertRan, runQuick, type QuickRun } from './quickRun';
 import { pipelineModules } from '../../bench/reshape/index';
-
-/** Runs bench:reshape with smoke budgets and one round on the filter-after-map pipeline. */
-function runSmokeBench(): Promise<Ran> {
-  return run(process.execPath, ['--import', 'tsx', 'bench/reshape/index.ts', '--smoke', '--json', '--only', 'filter-after-map'], ROOT);
-}
 
 // `npm run test:bench`, not part of `npm test`: the pipeline is diagnosed twice (knobs only, and with
 // reshapes) and each configuration measured through the real runner.
@@ -15,16 +9,12 @@ describe('bench:reshape with smoke budgets', function () {
   // The limit only stops a hang; nothing here depends on how fast the machine is.
   this.timeout(10 * 60_000);
   let result: Ran;
-  let lines: Array<Record<string, unknown>>;
-  let resultsBefore: string;
+  let lines: Record<string, unknown>[];
+  let quick: QuickRun<Record<string, unknown>>;
 
   before(async () => {
-    resultsBefore = readFileSync(RESULTS_FILE, 'utf8');
-    result = await runSmokeBench();
-    lines = result.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    quick = await runQuick<Record<string, unknown>>('reshape', ['--smoke', '--only', 'filter-after-map']);
+    ({ result, lines } = quick);
   });
 
   it('picks up every pipeline module in bench/reshape/pipelines', () => {
@@ -33,7 +23,7 @@ describe('bench:reshape with smoke budgets', function () {
   });
 
   it('prints the line of issue 54: three positive rates, whether the output stayed the same, what was kept', () => {
-    assert.equal(result.code, 0, `the benchmark failed:\n${result.stderr.slice(-4000)}`);
+    assertRan(result);
     assert.equal(lines.length, 1);
     const l = lines[0]!;
     assert.equal(l['bench'], 'reshape');
@@ -50,6 +40,6 @@ describe('bench:reshape with smoke budgets', function () {
 
   it('prints the goals and leaves bench/RESULTS.md alone (a smoke run measures something else)', () => {
     assert.match(result.stderr, /Goals: \d+ of \d+ met\./);
-    assert.equal(readFileSync(RESULTS_FILE, 'utf8'), resultsBefore);
+    assert.ok(quick.resultsUnchanged(), 'bench/RESULTS.md changed');
   });
 });

@@ -23,7 +23,9 @@ export function sourceFields(file: string, graphs: GraphSource | undefined): Rec
     const pinned = pin !== undefined && pin.state !== 'absent' && !(pin.state === 'literal' && pin.value === false);
     const f = op.fn?.fields;
     if (!f && !pinned) continue;
-    out[op.id] = { ...(f?.reads ? { reads: f.reads } : {}), ...(f?.writes ? { writes: f.writes } : {}), ...(f?.usesContext ? { usesContext: true } : {}), ...(pinned ? { pinned: true } : {}) };
+    const facts: OpFields = { ...(f?.reads ? { reads: f.reads } : {}), ...(f?.writes ? { writes: f.writes } : {}), ...(f?.usesContext ? { usesContext: true } : {}), ...(pinned ? { pinned: true } : {}) };
+    // Nothing known is said by no entry (the model reads a missing entry as unknown).
+    if (Object.keys(facts).length > 0) out[op.id] = facts;
   }
   return out;
 }

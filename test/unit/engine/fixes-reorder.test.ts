@@ -51,6 +51,18 @@ describe('server fixes: reorder', () => {
     assert.match(applyEdits(text, out.edits), /export const oneLine = range\(300\)\.map\(row\)\.filter\(isValid\)\.map\(decode\)\.batch\(4\);/);
   });
 
+  it('writes the reorder together with a knob of the map it crosses, as plumber fix applies a plan', () => {
+    const { text, ctx, op } = setup(SOURCE, 'lines');
+    const decode = op('map(decode)');
+    const changes: PlanChange[] = [
+      { kind: 'reorder', opId: op('filter(isValid)').id, before: decode.id, reason: '' },
+      { kind: 'parallelism', opId: decode.id, from: undefined, to: 4, reason: '' },
+    ];
+    const out = editsForChanges(changes, ctx);
+    assert.ok(out.ok, !out.ok ? out.reason : '');
+    assert.match(applyEdits(text, out.edits), /\.map\(row\)\n {2}\/\/ drop the unlabelled ones\n {2}\.filter\(isValid, \{ parallelism: 1 \}\)\n {2}\.map\(decode, \{ parallelism: 4 \}\)\n {2}\.batch\(4\);/);
+  });
+
   it('refuses operators that are not one straight chain', () => {
     const { ctx, op, p } = setup(SOURCE, 'split');
     const decode = p.ops.find((o) => o.label === 'map(decode)')!;

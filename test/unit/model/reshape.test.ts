@@ -72,3 +72,42 @@ describe('model: reorder a filter ahead of the maps it does not depend on', () =
     );
   });
 });
+
+describe('model: move deterministic work above a random step so a cache can keep it', () => {
+  const [, AUG, DEC] = [0, 1, 2].map((i) => ProfileBuilder.id(i));
+  // augment is random and cheap, decode costs 2 ms and is read again every pass of repeat().
+  const build = (): ReturnType<ProfileBuilder['build']> =>
+    new ProfileBuilder({ cores: 2 })
+      .range(400)
+      .map('augment', { self: 1e-6, random: true })
+      .map('decode', { self: 2e-3, bytes: 600, heapBytes: 600 })
+      .op({ kind: 'repeat', passElements: 400 })
+      .batch(8)
+      .build({ rootElements: 50, rate: 60 });
+  const fields: ModelOptions['fields'] = { [AUG]: { reads: [], writes: ['flip'], usesContext: true }, [DEC]: { reads: ['bytes'], writes: ['image'] } };
+
+  it('proposes moving the decode above the augmentation, then the cache it makes possible', () => {
+    const planned = plan(build(), { fields, randomOps: [AUG] });
+    assert.deepEqual(
+      planned.changes.map((c) => [c.kind, c.opId]),
+      [
+        ['reorder', DEC],
+        ['cache', DEC],
+      ],
+    );
+    const reorder = planned.changes[0]!;
+    assert.ok(reorder.kind === 'reorder');
+    assert.equal(reorder.before, AUG);
+    assert.equal(reorder.reason, 'map(decode) is deterministic and costs 2 ms per element; running it before map(augment), which is random, lets a cache keep its output across epochs');
+    // As written no cache is allowed after the random augmentation: the plan is the reorder's.
+    assert.ok(planned.predictedRate > 10 * plan(build(), { randomOps: [AUG] }).predictedRate);
+  });
+
+  it('proposes nothing when the decode reads what the augmentation writes', () => {
+    const dependent = { ...fields, [DEC]: { reads: ['bytes', 'flip'], writes: ['image'] } };
+    assert.equal(
+      plan(build(), { fields: dependent, randomOps: [AUG] }).changes.find((c) => c.kind === 'reorder'),
+      undefined,
+    );
+  });
+});
