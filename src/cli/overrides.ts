@@ -19,6 +19,7 @@ export const OVERRIDE_KNOBS: Record<string, string> = {
   cycleLength: `${knobRangeWords('cycleLength')} (interleave: inputs open at once)`,
   module: 'with placement:worker, the file that exports the fn (default: the pipeline file)',
   exportName: "with placement:worker, the fn's export name when it differs from its name",
+  fuse: "true or false (a worker map right after another: run it in that map's worker tasks)",
 };
 
 function parseValue(knob: string, raw: string, spec: string): KnobOverride {
@@ -37,8 +38,9 @@ function parseValue(knob: string, raw: string, spec: string): KnobOverride {
     case 'cycleLength':
       return { [knob]: whole(knob) };
     case 'deterministic':
+    case 'fuse':
       if (raw !== 'true' && raw !== 'false') bad();
-      return { deterministic: raw === 'true' };
+      return { [knob]: raw === 'true' };
     case 'placement':
       if (raw !== 'main' && raw !== 'worker') bad();
       return { placement: raw as 'main' | 'worker' };

@@ -20,6 +20,13 @@ export interface MapOptions {
   random?: boolean;
   /** Seed of `ctx.rng` (default: the global seed, `setSeed`). */
   seed?: number;
+  /**
+   * With `placement: 'worker'`, right after another worker-placed `map`: run this fn in that map's
+   * tasks (its worker calls both fns on each element), so elements cross to a thread and back once
+   * instead of twice. Threads and chunking are the earlier map's; order is kept unless one of them sets
+   * `deterministic: false` (as it would be unfused). Anywhere else it has no effect. Not on flatMap.
+   */
+  fuse?: boolean;
   /** Pin the operator where it is written: Plumber never proposes to move it (the library ignores it when running). */
   keepPosition?: boolean;
   /** With a cluster placement: a worker gives up on an element whose fn has not settled after this many milliseconds, and the pass fails naming it. */
@@ -220,7 +227,7 @@ const keys =
   <const K extends readonly (keyof O)[]>(k: AllKeys<O, K>): readonly string[] =>
     k as readonly string[];
 export const OPTION_KEYS = {
-  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'timeoutMs', 'keepPosition']),
+  map: keys<MapOptions>()(['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'timeoutMs', 'keepPosition', 'fuse']),
   interleave: keys<InterleaveOptions>()(['cycleLength', 'blockLength', 'parallelism', 'deterministic']),
   batch: keys<BatchOptions>()(['dropRemainder']),
   shuffle: keys<ShuffleOptions>()(['seed', 'reshuffleEachIteration', 'keepPosition']),

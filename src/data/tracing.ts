@@ -112,6 +112,8 @@ export interface OpKnobs {
   seed?: number;
   /** placement 'remote': the cluster's name (`connect({ name })`). */
   cluster?: string;
+  /** map/filter with `fuse: true` that did fuse: its fn runs in the tasks (and threads) of the worker map it reads from. */
+  fuse?: boolean;
 }
 
 /** What the library tells a tracer about an operator when it is built. */
@@ -203,6 +205,16 @@ export interface OpCounters {
    * cost of one task and `calls / workerTasks` the elements per task.
    */
   workerTasks: number;
+  /**
+   * map/filter/flatMap: calls by latency, a histogram in powers of two (`LATENCY_BUCKETS`): entry i
+   * counts calls that took [2^i, 2^(i+1)) µs, entry 0 also those under 1 µs, the last also longer
+   * ones. An async fn's call on the main thread counts from its call to its settling; a worker
+   * map's, the fn's wall time per element in the thread. Absent until a call is timed. With
+   * ordered output a slow call holds back those behind it: the spread is what prices that.
+   */
+  latencyHistogram?: number[];
+  /** Worker placement: tasks by the wall time of the fn's calls in them, in the same buckets. */
+  taskHistogram?: number[];
   /**
    * repeat: elements its input produced in its most recent complete pass, counted from that pass's
    * start (warm-up included). Absent until a pass ends. The size of a pass no operator could count
@@ -306,6 +318,8 @@ export interface KnobOverride {
   /** With `placement: 'worker'`: the export's name, when it differs from the fn's `name`. */
   exportName?: string;
   deterministic?: boolean;
+  /** map/filter placed in workers right after a worker-placed map: run its fn in that map's tasks (see `MapOptions.fuse`); false undoes a written `fuse: true`. */
+  fuse?: boolean;
   /** prefetch(n): its buffer size. On any other operator: insert `.prefetch(n)` right after it (0 removes an existing prefetch). */
   prefetch?: number;
   /** Insert `.cache()` (`'memory'`) or `.cache(path)` right after this operator; `false` disables an existing cache. */
@@ -350,6 +364,18 @@ export function newCounters(): OpCounters {
     totalPositions: 0,
     workerTasks: 0,
   };
+}
+
+/** Buckets of `OpCounters.latencyHistogram`: 2^0 … 2^25 µs (about 34 s and beyond in the last). */
+export const LATENCY_BUCKETS = 26;
+
+/** Adds one call of `seconds` to a latency histogram (see `OpCounters.latencyHistogram`), made on first use; returns it. */
+export function addLatency(hist: number[] | undefined, seconds: number, count = 1): number[] {
+  const h = hist ?? new Array<number>(LATENCY_BUCKETS).fill(0);
+  const us = seconds * 1e6;
+  const i = us < 2 ? 0 : Math.min(LATENCY_BUCKETS - 1, Math.floor(Math.log2(us)));
+  h[i] += count;
+  return h;
 }
 
 /** The key used in the overrides map for a call site. */

@@ -27,6 +27,8 @@ import { findUncloneable, type Uncloneable } from './errors';
 import { encodeAll, failingElement, type Encoded, type Marks, movableBuffers, restoreAll } from './internal/crossing';
 import { disposeAll, tensorMakerFor, type TensorMaker } from './internal/tensors';
 import { exportedMember } from './internal/exports';
+import { estimateBytes } from './internal/bytes';
+import { addLatency } from './tracing';
 
 /** One task: a group of consecutive elements of the map's input. */
 export interface WorkerTask {
@@ -42,14 +44,32 @@ export interface WorkerTask {
   marks?: (Marks | null)[];
   /** The values of the number arrays in the items (see crossing.ts `Encoded`). */
   numbers?: Float64Array;
+  /**
+   * Fused maps (`fuse: true`): the maps that run before this task's own fn, in order, each on the
+   * previous one's result. They are maps (one result per element), so an element's index is the
+   * same at every stage. With stages, a filter task returns the surviving values, not verdicts.
+   */
+  stages?: WorkerStage[];
+  /** Time each call of the task's own fn (a tracer watches): the result carries `callHistogram`. */
+  timeCalls?: boolean;
+}
+
+/** One fused map ahead of a task's own fn (see `WorkerTask.stages`). */
+export interface WorkerStage {
+  module: string;
+  exportName: string;
+  seed: number;
+  epoch: number;
 }
 
 /** What a task returns. Exactly one of `out`, `failed`, `loadError`, `uncloneable` is set. */
 export interface WorkerResult {
   out?: unknown[];
-  /** Offset (in items) of the element whose call threw, and the error. */
-  failed?: { offset: number; name: string; message: string; stack?: string };
+  /** Offset (in items) of the element whose call threw, and the error; `stage` is the fused stage whose fn threw (absent: the task's own fn). */
+  failed?: { offset: number; name: string; message: string; stack?: string; stage?: number };
   loadError?: string;
+  /** With fused stages: the stage whose module or export failed to load (absent: the task's own). */
+  loadStage?: number;
   /** Buffers, Batches, tensors and number arrays in `out`, for the main thread to rebuild (see crossing.ts). */
   marks?: (Marks | null)[];
   /** The values of the number arrays in `out`. */
@@ -73,6 +93,13 @@ export interface WorkerResult {
   thread: number;
   /** The fn used ctx.rng. */
   random: boolean;
+  /** With fused stages: wall seconds inside each stage's calls, then the task's own fn's; and the bytes of each stage's first result (an estimate, see bytes.ts). */
+  stageSeconds?: number[];
+  stageBytes?: number[];
+  /** With `timeCalls`: the task's own fn's calls by wall time (tracing.ts `addLatency`). */
+  callHistogram?: number[];
+  /** With fused stages: which of them used ctx.rng. */
+  stageRandom?: boolean[];
 }
 
 const TRANSFERABLE = Symbol.for('Piscina.transferable');
@@ -107,8 +134,8 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 
 // A pool serves one module: load it while the thread starts (piscina imports this file before the
 // thread reports ready). A failure is reported by the first task, which awaits the same promise.
-const preload = (workerData as { module?: unknown } | null)?.module;
-if (typeof preload === 'string') load(preload).catch(() => undefined);
+const preload = (workerData as { module?: unknown; modules?: unknown } | null) ?? {};
+for (const m of [preload.module, ...(Array.isArray(preload.modules) ? preload.modules : [])]) if (typeof m === 'string') load(m).catch(() => undefined);
 
 /**
  * The thread's CPU clock when its previous task ended. schedstat (and threadCpuUsage) are updated
@@ -126,38 +153,57 @@ function cpuSince(t0: number): number {
   return lastEnd - t0;
 }
 
+/** A stage's fn as this thread found it, or why it could not. */
+type Found = { fn: Function; useCtx: boolean } | { error: string };
+
+async function findFn(module: string, exportName: string): Promise<Found> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = await load(module);
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+  const fn = exportedMember(mod, exportName);
+  if (typeof fn !== 'function') {
+    const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
+    return { error: `it has no exported function named '${exportName}' (exported functions: ${names.join(', ') || 'none'})` };
+  }
+  // The worker's own fn decides: the main thread may hold a different (wrapper) function.
+  return { fn, useCtx: (fn as Function).length !== 1 };
+}
+
 export default async function run(task: WorkerTask): Promise<unknown> {
   const cpuAtEntry = threadCpuSeconds();
-  let mod: Record<string, unknown> | undefined;
-  let loadError: string | undefined;
-  try {
-    mod = await load(task.module);
-  } catch (e) {
-    loadError = e instanceof Error ? e.message : String(e);
-  }
+  const stages = task.stages ?? [];
+  const specs = [...stages, { module: task.module, exportName: task.exportName, seed: task.seed, epoch: task.epoch }];
+  const found = await Promise.all(specs.map((st) => findFn(st.module, st.exportName)));
   // Read after the await: with two tasks queued on this thread, the second resumes only when the
   // first (a sync fn) has ended, so its clocks start where the first's stopped. The first task of
   // a thread also counts the module's loading.
   const t0 = perThreadClock && lastEnd >= 0 ? lastEnd : cpuAtEntry;
   const startedAt = epochMs();
   let fnMs = 0;
-  const finish = (r: Omit<WorkerResult, 'cpuSeconds' | 'fnSeconds' | 'startedAt' | 'endedAt' | 'thread'>): WorkerResult => ({
-    ...r,
-    cpuSeconds: cpuSince(t0),
-    fnSeconds: fnMs / 1000,
-    startedAt,
-    endedAt: epochMs(),
-    thread: threadId,
-  });
-  if (mod === undefined) return finish({ loadError, random: false });
-  const fn = exportedMember(mod, task.exportName);
-  if (typeof fn !== 'function') {
-    const m = mod;
-    const names = Object.keys(m).filter((k) => typeof m[k] === 'function');
-    return finish({ loadError: `it has no exported function named '${task.exportName}' (exported functions: ${names.join(', ') || 'none'})`, random: false });
+  const fused = stages.length > 0;
+  const stageMs = fused ? new Array<number>(specs.length).fill(0) : undefined;
+  const stageBytes = fused ? new Array<number>(specs.length).fill(0) : undefined;
+  const stageRandom = fused ? new Array<boolean>(specs.length).fill(false) : undefined;
+  const timing = task.timeCalls === true;
+  let callHistogram: number[] | undefined;
+  const finish = (r: Omit<WorkerResult, 'cpuSeconds' | 'fnSeconds' | 'startedAt' | 'endedAt' | 'thread'>): WorkerResult => {
+    const done: WorkerResult = { ...r, cpuSeconds: cpuSince(t0), fnSeconds: fnMs / 1000, startedAt, endedAt: epochMs(), thread: threadId };
+    if (callHistogram !== undefined) done.callHistogram = callHistogram;
+    if (stageMs !== undefined) {
+      done.stageSeconds = stageMs.map((ms) => ms / 1000);
+      done.stageBytes = stageBytes;
+      done.stageRandom = stageRandom;
+    }
+    return done;
+  };
+  for (let i = 0; i < found.length; i++) {
+    const f = found[i];
+    if ('error' in f) return finish(fused && i < found.length - 1 ? { loadError: f.error, loadStage: i, random: false } : { loadError: f.error, random: false });
   }
-  // The worker's own fn decides: the main thread may hold a different (wrapper) function.
-  const useCtx = (fn as Function).length !== 1;
+  const fns = found as { fn: Function; useCtx: boolean }[];
   let random = false;
   const items = task.items;
   // The items are this thread's copies: Buffers and Batches become themselves again in place,
@@ -174,48 +220,110 @@ export default async function run(task: WorkerTask): Promise<unknown> {
     disposeAll(made);
     return finish({ loadError: e instanceof Error ? e.message : String(e), random: false });
   }
+  const last = specs.length - 1;
+  /** One call of stage s's fn on element `index` (a promise when the fn returns one: the caller awaits it, so a sync fn costs no microtask). */
+  const call = (s: number, x: unknown, index: number): unknown => {
+    const { fn, useCtx } = fns[s];
+    let r: unknown;
+    if (useCtx) {
+      const st = specs[s];
+      // One generator per call, made on first use, as on the main thread (context.ts).
+      let rng: Rng | null = null;
+      const ctx = {
+        index,
+        get rng(): Rng {
+          if (s === last) random = true;
+          else (stageRandom as boolean[])[s] = true;
+          return (rng ??= elementRng(st.seed, st.epoch, index));
+        },
+        signal: undefined,
+      };
+      r = fn(x, ctx);
+    } else r = fn(x);
+    return r;
+  };
+  const settled = (r: unknown): boolean => !(r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function');
   const out = new Array<unknown>(items.length);
+  let kept = 0;
+  /** A fused filter's survivors: the task offset of each, so a result that cannot travel names its element. */
+  const keptAt: number[] = [];
   const f0 = performance.now();
   for (let i = 0; i < items.length; i++) {
     const index = task.base + i;
+    let s = 0;
     try {
-      let r: unknown;
-      if (useCtx) {
-        // One generator per call, made on first use, as on the main thread (context.ts).
-        let rng: Rng | null = null;
-        const ctx = {
-          index,
-          get rng(): Rng {
-            random = true;
-            return (rng ??= elementRng(task.seed, task.epoch, index));
-          },
-          signal: undefined,
-        };
-        r = fn(items[i], ctx);
-      } else r = fn(items[i]);
-      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') r = await r;
+      let x = items[i];
+      if (stageMs !== undefined) {
+        // Each fused stage timed on its own, so its op is billed its own share of the task.
+        for (; s < last; s++) {
+          const a = performance.now();
+          x = call(s, x, index);
+          if (!settled(x)) x = await x;
+          stageMs[s] += performance.now() - a;
+          if (i === 0) (stageBytes as number[])[s] = estimateBytes(x);
+        }
+        const a = performance.now();
+        let r = call(s, x, index);
+        if (!settled(r)) r = await r;
+        const took = performance.now() - a;
+        stageMs[s] += took;
+        if (timing) callHistogram = addLatency(callHistogram, took / 1000);
+        // A fused filter keeps the values its stages made, not the task's inputs.
+        if (task.mode === 'filter') {
+          if (r) {
+            keptAt.push(i);
+            out[kept++] = x;
+          }
+        } else out[i] = task.mode === 'flatMap' && !Array.isArray(r) ? Array.from(r as Iterable<unknown>) : r;
+        continue;
+      }
+      const a = timing ? performance.now() : 0;
+      let r = call(s, x, index);
+      if (!settled(r)) r = await r;
+      if (timing) callHistogram = addLatency(callHistogram, (performance.now() - a) / 1000);
       out[i] = task.mode === 'filter' ? Boolean(r) : task.mode === 'flatMap' && !Array.isArray(r) ? Array.from(r as Iterable<unknown>) : r;
     } catch (e) {
       fnMs = performance.now() - f0;
       disposeAll(made);
       const err = e instanceof Error ? e : new Error(String(e));
-      return finish({ failed: { offset: i, name: err.name, message: err.message, stack: err.stack }, random });
+      const failed: NonNullable<WorkerResult['failed']> = { offset: i, name: err.name, message: err.message, stack: err.stack };
+      if (fused && s < last) failed.stage = s;
+      return finish({ failed, random });
     }
   }
+  if (fused && task.mode === 'filter') out.length = kept;
   fnMs = performance.now() - f0;
-  if (task.mode === 'filter') {
+  if (task.mode === 'filter' && !fused) {
     disposeAll(made);
     return finish({ out, random });
   }
-  // Results as they cross (crossing.ts); the tensors among them go as their values, and are disposed here.
+  return sendResults(
+    out,
+    made,
+    (i) => (fused && task.mode === 'filter' ? keptAt[i] : i),
+    (r) => finish({ ...r, random }),
+  );
+}
+
+/**
+ * A task's results as they cross back (crossing.ts): the tensors among them go as their values and
+ * are disposed here, with `made` (the tensors made for the inputs); buffers move. `offsetOf` maps a
+ * result's position to its element's offset in the task (a fused filter returns its survivors).
+ */
+function sendResults(
+  out: unknown[],
+  made: unknown[],
+  offsetOf: (i: number) => number,
+  finish: (r: Omit<WorkerResult, 'cpuSeconds' | 'fnSeconds' | 'startedAt' | 'endedAt' | 'thread' | 'random'>) => WorkerResult,
+): unknown {
   let sent: Encoded;
   try {
     sent = encodeAll(out);
   } catch (e) {
     // A tensor that cannot be read (disposed by the fn): name the element it came from.
-    const offset = failingElement(out);
+    const offset = offsetOf(failingElement(out));
     const err = e instanceof Error ? e : new Error(String(e));
-    return finish({ failed: { offset, name: err.name, message: `its result could not be read for the main thread: ${err.message}`, stack: err.stack }, random });
+    return finish({ failed: { offset, name: err.name, message: `its result could not be read for the main thread: ${err.message}`, stack: err.stack } });
   } finally {
     disposeAll(made);
   }
@@ -226,11 +334,11 @@ export default async function run(task: WorkerTask): Promise<unknown> {
   // Results are walked, not copied; typed arrays and numbers cost a type check each.
   for (let i = 0; i < sending.length; i++) {
     const u = findUncloneable(sending[i]);
-    if (u !== null) return finish({ uncloneable: { ...u, offset: i }, random });
+    if (u !== null) return finish({ uncloneable: { ...u, offset: offsetOf(i) } });
   }
   const buffers = new Set<ArrayBuffer>(sent.transfer);
   movableBuffers(sending, buffers);
-  const result = finish(sent.marks === undefined ? { out: sending, random } : { out: sending, marks: sent.marks, numbers: sent.numbers, random });
+  const result = finish(sent.marks === undefined ? { out: sending } : { out: sending, marks: sent.marks, numbers: sent.numbers });
   if (buffers.size === 0) return result;
   // piscina's movable protocol: the value travels with its buffers in the transfer list.
   return Piscina.move({ [TRANSFERABLE]: [...buffers], [VALUE]: result } as never);

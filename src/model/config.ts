@@ -5,7 +5,7 @@
 import type { OpProfile, Overrides, Placement } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 import { diskReadOf, type DiskRead } from './diskCache';
-import { can } from './knobs';
+import { can, isFnOp } from './knobs';
 import type { Measured } from './measured';
 
 /** The knobs of one operator in a configuration. */
@@ -21,6 +21,10 @@ export interface OpConfig {
   prefetchAfter?: number;
   /** A memory cache inserted right after this op. */
   cacheAfter?: boolean;
+  /** A map or filter in worker threads that runs in the tasks of the worker map it reads from (`fuse: true`, see fuse.ts). */
+  fused?: boolean;
+  /** A map that hands results on as they finish (`deterministic: false`), not in input order (see tail.ts). */
+  unordered?: boolean;
   /** With `cacheAfter`: the cache is on disk (`cache(path)`), and serves each element at this cost (./diskCache.ts). */
   cacheDisk?: DiskRead;
 }
@@ -54,6 +58,8 @@ export function configFromProfile(m: Measured): Config {
     if (om.op.kind === 'prefetch') cfg[id].bufferSize = om.op.knobs.bufferSize ?? 1;
     else if (buffersOutput(om.op)) cfg[id].prefetchAfter = om.op.knobs.bufferSize;
     if (om.op.kind === 'interleave') cfg[id].cycleLength = om.op.knobs.cycleLength ?? INTERLEAVE_DEFAULT_CYCLE;
+    if (om.op.knobs.fuse === true) cfg[id].fused = true;
+    if (om.op.knobs.deterministic === false) cfg[id].unordered = true;
   }
   return cfg;
 }
@@ -114,6 +120,8 @@ export function applyOverrides(m: Measured, base: Config, overrides: Overrides):
         else c.prefetchAfter = o.prefetch > 0 ? o.prefetch : undefined;
       }
     }
+    if (o.fuse !== undefined && (om.op.kind === 'map' || om.op.kind === 'filter')) c.fused = o.fuse;
+    if (o.deterministic !== undefined && isFnOp(om.op)) c.unordered = !o.deterministic;
     if (o.cache !== undefined && o.cache !== false && om.op.kind !== 'cache' && !insertedAfter(m, id, 'cache') && can(om.op, 'cache')) {
       c.cacheAfter = true;
       const disk = o.cache !== 'memory' ? diskReadOf(om) : undefined;

@@ -12,6 +12,7 @@ import type { Machine } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
 import { outerOf, type Config } from './config';
 import type { Effective } from './evaluation';
+import { afterFusion, poolFused, receiveCost } from './fuse';
 import { nesting, passesOver, upstreamClosure } from './graph';
 import { can, isFnOp } from './knobs';
 import { latencyAt } from './latency';
@@ -98,7 +99,12 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
   for (const [id, om] of m.ops) {
     const c = cfg[id];
     const f = cached.get(id) ?? 1;
-    const { main, overhead, worker, workerWait } = threadsOf(om, c.placement, m.profile.machine);
+    const t = threadsOf(om, c.placement, m.profile.machine);
+    // A fused map's crossing goes (fuse.ts); its own bookkeeping stays.
+    const fused = afterFusion(m, cfg, id, t.main, t.worker, t.overhead + Math.min(t.main - t.overhead, om.callsPerRoot * C.bookkeepingSecondsPerElement));
+    const { worker } = fused;
+    const main = fused.main + receiveCost(m, cfg, id);
+    const { overhead, workerWait } = t;
     // plumber-data runs async maps, worker maps, file reads and readers' shards on its parallel engine, which starts
     // the next call as soon as a result is handed downstream: even with one call in flight they
     // overlap the work after them. Sources that await without the engine (`from` an async
@@ -128,5 +134,6 @@ export function effectiveDemands(m: Measured, cfg: Config): Map<string, Effectiv
       nested: nesting(m, id, (p) => outerOf(cfg, p)),
     });
   }
+  poolFused(m, cfg, out);
   return out;
 }

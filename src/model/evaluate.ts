@@ -21,6 +21,7 @@ import { describeOp, formatRootRate, formatSeconds, listWords, perCallWords } fr
 import type { Effective, Evaluation } from './evaluation';
 import { isFnOp } from './knobs';
 import { latencyAt, serviceAt } from './latency';
+import { keepsOrder, latencySpread, orderedShare, tailWords } from './tail';
 import type { Measured, OpMeasure } from './measured';
 
 /** Resources a knob cannot relieve come first among equal bounds: then the planner stops at them. */
@@ -59,10 +60,10 @@ function breakdown(m: Measured, parts: Array<[string, number]>, top = 3): string
   return listWords(shown);
 }
 
-/** Busy threads a configuration runs: the main thread and every worker thread. */
+/** Busy threads a configuration runs: the main thread and every worker thread (a fused map runs in the threads of the map before it). */
 function busyThreads(cfg: Config): number {
   let n = 1;
-  for (const c of Object.values(cfg)) if (c.placement === 'worker') n += c.concurrency;
+  for (const c of Object.values(cfg)) if (c.placement === 'worker' && c.fused !== true) n += c.concurrency;
   return n;
 }
 
@@ -233,11 +234,14 @@ function workerBound(m: Measured, id: string, e: Effective, concurrency: number,
  * each instance has its own calls in flight: the op's calls in flight are its own times the
  * instances running at once.
  */
-function latencyBound(m: Measured, id: string, e: Effective, concurrency: number): Bound {
+function latencyBound(m: Measured, id: string, e: Effective, concurrency: number, ordered: boolean): Bound {
   const om = m.ops.get(id) as OpMeasure;
   const service = serviceAt(om, concurrency);
   const latency = latencyAt(om, concurrency);
-  const rate = (concurrency * e.nested) / (e.async * service);
+  // In order, a slow call holds back the calls behind it (tail.ts).
+  const share = ordered ? orderedShare(latencySpread(om.op), concurrency) : 1;
+  const rate = ((concurrency * e.nested) / (e.async * service)) * share;
+  const held = share < 0.999 ? `; in input order a slow call holds back those behind it (${tailWords(om.op, concurrency)}), leaving ${Math.round(share * 100)}% of that` : '';
   const inner = e.nested > 1 ? ` in each of ${e.nested} inner datasets pulled at once` : '';
   const queued = service < latency * 0.999 ? ` (${formatSeconds(service)} of its ${formatSeconds(latency)} latency is service, the rest waits for the libuv pool)` : '';
   const grows = om.latencyFit ? ` (${om.latencyFit})` : '';
@@ -245,7 +249,7 @@ function latencyBound(m: Measured, id: string, e: Effective, concurrency: number
     resource: 'latency',
     opId: id,
     rate,
-    detail: `${label(m, id)} waits ${formatSeconds(service)} per call${queued}${grows}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per ${m.unit.one}, with ${concurrency} call${concurrency === 1 ? '' : 's'} in flight${inner}: at most ${formatRootRate(m, rate)}.`,
+    detail: `${label(m, id)} waits ${formatSeconds(service)} per call${queued}${grows}, ${Number(e.async.toPrecision(3))} call${e.async === 1 ? '' : 's'} per ${m.unit.one}, with ${concurrency} call${concurrency === 1 ? '' : 's'} in flight${inner}${held}: at most ${formatRootRate(m, rate)}.`,
   };
 }
 
@@ -270,7 +274,7 @@ function opBounds(m: Measured, cfg: Config, eff: Map<string, Effective>, t: Tota
     const c = cfg[id];
     if (om.op.placement === 'remote') bounds.push(...clusterBounds(om.op, om.callsPerRoot * e.factor, c.concurrency, label(m, id)));
     else if (c.placement === 'worker' && e.worker > 0) bounds.push(workerBound(m, id, e, c.concurrency, s));
-    else if (om.isAsync && e.async > 0 && om.service > 0) bounds.push(latencyBound(m, id, e, c.concurrency));
+    else if (om.isAsync && e.async > 0 && om.service > 0) bounds.push(latencyBound(m, id, e, c.concurrency, keepsOrder(om.op, c)));
     else if (c.placement === 'main' && e.main - e.overhead > 0 && (isFnOp(om.op) || e.main - e.overhead >= 0.05 * t.main)) bounds.push(sequentialBound(m, id, e, s));
   }
   return bounds;

@@ -24,6 +24,7 @@ import { planPipeline, predictPipeline, resolve, timeFor, type Prediction } from
 import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 import { candidateOf, reshapedRun, withReorder } from './reshape';
+import { fuseInsteadOf } from './fuse';
 
 export { candidateOf, reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
@@ -147,6 +148,14 @@ export function trialPlan(profile: Profile, options: ModelOptions | undefined, p
   const trial = planMeasured(m, resolve(profile, options));
   const moved = new Set(planned.changes.filter((c) => c.kind === 'placement' && c.to === 'worker').map((c) => c.opId));
   return trial.changes.some((c) => c.kind === 'placement' && c.to === 'worker' && !moved.has(c.opId)) ? trial : undefined;
+}
+
+/** The kept `changes` with the worker maps that ran adjacent fused instead of moved (fuse.ts `fuseInsteadOf`), or undefined. */
+export function fuseAlternative(run: Profile, changes: PlanChange[], options?: ModelOptions): PlanChange[] | undefined {
+  if (run.trainer) return undefined;
+  const m = measure(run, options?.history);
+  if (m.rootElements <= 0) return undefined;
+  return fuseInsteadOf(m, configFromProfile(m), changes);
 }
 
 /**

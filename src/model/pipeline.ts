@@ -37,6 +37,8 @@ export function resolve(profile: Profile, options: ModelOptions = {}): Resolved 
     coresAvailable: available,
     coresNote: note,
     randomOps: new Set(options.randomOps ?? []),
+    orderPinned: new Set(options.orderPinned ?? []),
+    flow: options.reshape !== false,
     ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
     maxWorkers: Math.max(1, options.maxWorkers ?? cores),
     workerBudget: 2 * cores,

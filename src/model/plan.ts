@@ -25,6 +25,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatRootRate } from './describe';
 import { coreBudget, type CoreBudget } from './cores';
 import { evaluate } from './evaluate';
+import { flowChanges } from './flow';
 import type { Evaluation } from './evaluation';
 import { can, isFnOp } from './knobs';
 import type { Measured, OpMeasure } from './measured';
@@ -40,6 +41,10 @@ export interface Resolved extends Limits {
   coresNote?: string;
   /** Op ids known to be random from outside the profile (`ModelOptions.randomOps`). */
   randomOps: ReadonlySet<string>;
+  /** Op ids whose source pins their order (`ModelOptions.orderPinned`): never `deterministic: false`. */
+  orderPinned: ReadonlySet<string>;
+  /** The flow levers (fuse, deterministic: flow.ts) are on: off with `ModelOptions.reshape: false`, the plan of knobs alone. */
+  flow: boolean;
   /** Where a disk cache goes (`ModelOptions.cacheDir`). */
   cacheDir?: string;
   /**
@@ -294,10 +299,23 @@ export function planMeasured(m: Measured, r: Resolved): Plan {
   const rateOf = (subset: PlanChange[]) => predictChanges(m, base, current, subset, coreBudget(r), ranBound);
   const chosenKept = keptChanges(m, r, changes, trims, rateOf, baseline, notes);
   // The memory budget bounds the plan's projected peak (src/model/budget.ts).
-  const kept = withinBudget(m, base, chosenKept.kept, r.memoryBudgetBytes, (subset) => toOverrides(m, subset), notes);
-  const keptRate = kept === chosenKept.kept ? chosenKept.keptRate : rateOf(kept);
+  const budgeted = withinBudget(m, base, chosenKept.kept, r.memoryBudgetBytes, (subset) => toOverrides(m, subset), notes);
+  // Fuse and deterministic go on top of the knob plan, each for its predicted gain (flow.ts).
+  const flow = r.flow
+    ? flowChanges(
+        m,
+        budgeted,
+        (chs) => applyOverrides(m, base, toOverrides(m, chs)),
+        (chs) => rateOf(chs).rate,
+        r.orderPinned,
+      )
+    : { changes: budgeted, added: [], notes: [] };
+  notes.push(...flow.notes);
+  const kept = flow.changes;
+  const keptRate = flow.added.length === 0 && budgeted === chosenKept.kept ? chosenKept.keptRate : rateOf(kept);
   if (cacheChoice.randomRefusal) notes.push(randomRefusalNote(m, cacheChoice.randomRefusal, kept));
-  const withEffects = kept.map((ch) => ({ ...ch, predictedRate: rateOf([ch]).rate }));
+  // A flow change alone is priced on the plan's other changes when it needs them (maps moved to workers together).
+  const withEffects = kept.map((ch) => ({ ...ch, predictedRate: flow.added.includes(ch) && rateOf([ch]).rate <= m.measuredRate ? rateOf([...kept.filter((c) => !flow.added.includes(c)), ch]).rate : rateOf([ch]).rate }));
   const final = kept.length > 0 ? keptRate.ev : current;
   const memory = projectMemory(m, kept.length > 0 ? applyOverrides(m, base, toOverrides(m, kept)) : base, base, r.memoryBudgetBytes);
   return {
@@ -371,8 +389,10 @@ export function toOverrides(m: Measured, changes: PlanChange[]): Overrides {
       case 'deterministic':
         at(ch.opId).deterministic = false;
         break;
-      case 'reorder':
       case 'fuse':
+        at(ch.opId).fuse = true;
+        break;
+      case 'reorder':
       case 'convert':
         // No override runs a conversion: the engine rewrites the chain, and its `then` is keyed by
         // the operators the rewrite replaces.

@@ -8,7 +8,7 @@ import type { KnobOverride, Overrides } from '../shared/profile';
 import { inKnobRange, knobRangeWords } from '../shared/knobs';
 
 /** The knobs an override may set, in the order help texts list them. */
-export const KNOBS = ['parallelism', 'prefetch', 'cache', 'placement', 'deterministic', 'cycleLength', 'module', 'exportName'] as const;
+export const KNOBS = ['parallelism', 'prefetch', 'cache', 'placement', 'deterministic', 'cycleLength', 'module', 'exportName', 'fuse'] as const;
 export type Knob = (typeof KNOBS)[number];
 
 /** The `siteKey` the library looks an override up by. */
@@ -33,6 +33,7 @@ export function checkKnobOverride(id: string, o: KnobOverride): string | undefin
   if (o.prefetch !== undefined && !inKnobRange('prefetch', o.prefetch)) return `Override for ${id}: prefetch must be ${knobRangeWords('prefetch')} (0 removes a prefetch), got ${String(o.prefetch)}.`;
   if (o.placement !== undefined && o.placement !== 'main' && o.placement !== 'worker') return `Override for ${id}: placement must be "main" or "worker", got ${String(o.placement)}.`;
   if (o.deterministic !== undefined && typeof o.deterministic !== 'boolean') return `Override for ${id}: deterministic must be true or false, got ${String(o.deterministic)}.`;
+  if (o.fuse !== undefined && typeof o.fuse !== 'boolean') return `Override for ${id}: fuse must be true or false, got ${String(o.fuse)}.`;
   if (o.cache !== undefined && o.cache !== false && (typeof o.cache !== 'string' || o.cache === '')) {
     return `Override for ${id}: cache must be "memory", a file path, or false, got ${String(o.cache)}.`;
   }

@@ -34,6 +34,18 @@ const READER_COUNTERS = ['netBytesRead', 'bytesDecompressed', 'ioWaitSeconds', '
 /** Counters that are high-water marks rather than sums: the window keeps the run's maximum. */
 const MAX_COUNTERS = new Set<keyof OpCounters>(['bufferHighWater', 'inFlightHighWater', 'remoteWorkers', 'remoteConcurrency', 'remoteCores', 'remoteHosts', 'remoteWorkersOnConsumerHost']);
 
+/** The counters that are numbers (the histograms are arrays, subtracted entry by entry: see `windowHistogram`). */
+type NumberCounter = { [K in keyof OpCounters]-?: OpCounters[K] extends number | undefined ? K : never }[keyof OpCounters];
+/** The histograms among the counters (see OpCounters.latencyHistogram). */
+const HISTOGRAMS = ['latencyHistogram', 'taskHistogram'] as const;
+
+/** A histogram over the window: now less the baseline, entry by entry; undefined when nothing was counted in it. */
+function windowHistogram(now: readonly number[] | undefined, base: readonly number[] | undefined): number[] | undefined {
+  if (now === undefined) return undefined;
+  const out = now.map((v, i) => v - (base?.[i] ?? 0));
+  return out.some((v) => v > 0) ? out : undefined;
+}
+
 interface Entry {
   info: OpInfo;
   counters: OpCounters;
@@ -169,7 +181,8 @@ export class RunnerTracer implements Tracer {
 
   /** Every operator's counters now: a baseline a window may later be measured from (see `rebase`). */
   countersNow(): Map<string, OpCounters> {
-    return new Map([...this.entries].map(([k, e]) => [k, { ...e.counters }]));
+    // The histograms are copied: the library adds to the arrays it holds.
+    return new Map([...this.entries].map(([k, e]) => [k, { ...e.counters, ...Object.fromEntries(HISTOGRAMS.filter((h) => e.counters[h] !== undefined).map((h) => [h, [...(e.counters[h] as number[])]])) }]));
   }
 
   /**
@@ -181,7 +194,7 @@ export class RunnerTracer implements Tracer {
   }
 
   /** Sum of a counter over every operator, in the measured window. */
-  total(name: keyof OpCounters): number {
+  total(name: NumberCounter): number {
     let sum = 0;
     for (const [key, e] of this.entries) sum += (e.counters[name] ?? 0) - (this.baseline.get(key)?.[name] ?? 0);
     return sum;
@@ -200,7 +213,7 @@ export class RunnerTracer implements Tracer {
       if (keep && !keep.has(key)) continue;
       const base = this.baseline.get(key);
       const window = newCounters();
-      for (const name of Object.keys(window) as (keyof OpCounters)[]) {
+      for (const name of Object.keys(window) as NumberCounter[]) {
         window[name] = MAX_COUNTERS.has(name) || !base ? (counters[name] ?? 0) : (counters[name] ?? 0) - (base[name] ?? 0);
       }
       // Optional counters (a cluster op's, a reader's) are reported only by the operators that keep them.
@@ -211,6 +224,10 @@ export class RunnerTracer implements Tracer {
       // A repeat's last pass, counted from its start, and what a lines source matched: the run's figures, warm-up included.
       if (counters.passElements !== undefined) window.passElements = counters.passElements;
       if (counters.sourceBytes !== undefined) window.sourceBytes = counters.sourceBytes;
+      for (const h of HISTOGRAMS) {
+        const w = windowHistogram(counters[h], base?.[h]);
+        if (w !== undefined) window[h] = w;
+      }
       const fnModule = info.fnModule ?? (info.fn ? fnModules.get(info.fn) : undefined);
       const op: OpProfile = {
         id: ids.get(key) ?? key,

@@ -475,6 +475,8 @@ export interface ModelOptions {
    * never caches at or after any of them.
    */
   randomOps?: string[];
+  /** Ids of maps whose source writes `deterministic: true` (the static graph): the user pinned their order, and no plan sets it false. */
+  orderPinned?: string[];
   /**
    * What the source says of each operator's fn (the static graph, keyed by op id): the element
    * fields it reads and writes, and whether the user pinned it (`keepPosition: true`). The

@@ -16,12 +16,42 @@ import { defaultSeed } from './rng';
 import { openClusterMap } from './ops/cluster-map';
 import { Flatten } from './ops/flatten';
 import { MainMap, type UserFn } from './ops/map';
-import { declareWorkerPool, openWorkerMap } from './ops/worker-map';
+import { declareWorkerPool, type FusedStageRun, openWorkerMap, undeclareWorkerPool } from './ops/worker-map';
+import type { OpRef } from '../errors';
 
 export type MapKind = 'map' | 'filter' | 'flatMap';
 
 function toPath(moduleOrUrl: string): string {
   return moduleOrUrl.startsWith('file:') ? fileURLToPath(moduleOrUrl) : moduleOrUrl;
+}
+
+/**
+ * A worker-placed map that the map after it may fuse with (`fuse: true`): what that map's tasks
+ * need to run it first. A map fused into its own predecessor is one too, carrying its chain, so
+ * three adjacent worker maps make one task per element.
+ */
+interface FusableMap {
+  /** The maps before this one in its own fused chain (empty when it was not fused). */
+  chain: readonly FusableMap[];
+  /** The operator the chain reads its elements from. */
+  input: OpNode;
+  threads: number;
+  deterministic: boolean;
+  module: string;
+  exportName: string;
+  seed: number;
+  op: OpRef;
+  counters: OpNode['counters'];
+  /** This map's environment for one more pass (its epoch advances as if it had opened). */
+  pass(): FnEnv;
+}
+
+const fusable = new WeakMap<OpNode, FusableMap>();
+
+/** The fused chain ahead of a map with `fuse: true` whose input is a worker-placed map, or undefined when it cannot fuse (then it runs as written). */
+function fusedChain(input: OpNode, kind: MapKind, placement: string, cluster: boolean): FusableMap | undefined {
+  if (kind === 'flatMap' || placement !== 'worker' || cluster) return undefined;
+  return fusable.get(input);
 }
 
 /** The operator of `input.map(fn)` (or filter, flatMap), before the overrides that insert operators after it. */
@@ -58,6 +88,11 @@ export function mapNode<U>(kind: MapKind, env: BuildEnv, input: OpNode, fn: User
   const modulePath = moduleOpt === undefined ? undefined : toPath(moduleOpt);
   const card = input.cardinality;
   let epoch = 0;
+  // fuse: true runs this fn in the previous worker map's tasks (one crossing each way, not two).
+  // Where there is nothing to fuse with — the input is not a worker map, or this one is not
+  // placed in workers (an override moved it) — it runs as written.
+  const prev = (o?.fuse ?? options.fuse) === true ? fusedChain(input, kind, placement, cluster !== undefined) : undefined;
+  const threads = prev === undefined ? parallelism : prev.threads;
   const node = makeNode<U>(
     env,
     {
@@ -66,10 +101,15 @@ export function mapNode<U>(kind: MapKind, env: BuildEnv, input: OpNode, fn: User
       placement: cluster !== undefined ? 'remote' : placement,
       fn,
       fnModule: modulePath !== undefined && exportName ? { file: modulePath, exportName } : undefined,
-      knobs: cluster !== undefined ? { parallelism: written, resolvedParallelism: parallelism, deterministic, cluster: cluster.name } : { parallelism: written, resolvedParallelism: parallelism, deterministic },
+      knobs:
+        cluster !== undefined
+          ? { parallelism: written, resolvedParallelism: parallelism, deterministic, cluster: cluster.name }
+          : prev !== undefined
+            ? { parallelism: written, resolvedParallelism: threads, deterministic, fuse: true }
+            : { parallelism: written, resolvedParallelism: parallelism, deterministic },
       random: options.random ?? false,
       cardinality: kind === 'map' ? card : undefined,
-      overridden: overridden(o, ['parallelism', 'placement', 'module', 'exportName', 'deterministic']),
+      overridden: overridden(o, ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'fuse']),
     },
     (nd, session) => {
       const input = nd.inputs[0];
@@ -79,16 +119,30 @@ export function mapNode<U>(kind: MapKind, env: BuildEnv, input: OpNode, fn: User
       if (cluster !== undefined) {
         return openClusterMap(nd, input.open(session), { mode: kind, cluster, exportName, module: modulePath, parallelism, deterministic, timeoutMs }) as Chunks<U>;
       } else if (placement === 'worker') {
-        inner = openWorkerMap(nd, session, {
-          mode: kind,
-          module: modulePath as string,
-          exportName,
-          threads: parallelism,
-          deterministic,
-          seed,
-          epoch: fnEnv.epoch,
-          env: fnEnv,
-        });
+        const stages =
+          prev === undefined
+            ? undefined
+            : [...prev.chain, prev].map((m): FusedStageRun => {
+                const env = m.pass();
+                return { module: m.module, exportName: m.exportName, seed: m.seed, epoch: env.epoch, env, counters: m.counters, op: m.op };
+              });
+        inner = openWorkerMap(
+          nd,
+          session,
+          {
+            mode: kind,
+            module: modulePath as string,
+            exportName,
+            threads,
+            // Unfused, any map that lets order go lets the chain's output order go: so fused.
+            deterministic: deterministic && (prev === undefined || [...prev.chain, prev].every((m) => m.deterministic)),
+            seed,
+            epoch: fnEnv.epoch,
+            env: fnEnv,
+            stages,
+          },
+          prev?.input,
+        );
       } else {
         inner = new MainMap(
           input.open(session),
@@ -105,6 +159,24 @@ export function mapNode<U>(kind: MapKind, env: BuildEnv, input: OpNode, fn: User
       return new Flatten(inner, nd.counters, op, session) as Chunks<U>;
     },
   );
-  if (placement === 'worker') declareWorkerPool(node, parallelism, modulePath as string);
+  if (placement === 'worker') {
+    const chain = prev === undefined ? [] : [...prev.chain, prev];
+    declareWorkerPool(node, threads, [...chain.map((m) => m.module), modulePath as string]);
+    if (prev !== undefined) undeclareWorkerPool(input);
+    if (kind === 'map' && cluster === undefined) {
+      fusable.set(node, {
+        chain,
+        input: prev === undefined ? input : prev.input,
+        threads,
+        deterministic,
+        module: modulePath as string,
+        exportName,
+        seed,
+        op: { kind, key: node.key, site: node.site },
+        counters: node.counters,
+        pass: () => new FnEnv(seed, epoch++, node.info),
+      });
+    }
+  }
   return node;
 }

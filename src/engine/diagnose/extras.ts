@@ -7,7 +7,7 @@
 import type { PlanChange } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
 import type { Overrides, Profile } from '../../shared/profile';
-import { eventLoopMove, overridesFor, rootUnitOf, widenFreeLevers } from '../../model';
+import { eventLoopMove, fuseAlternative, overridesFor, rootUnitOf, widenFreeLevers } from '../../model';
 import { compareSides, sideFaster } from '../paired';
 import { formatSpeedup, terminalRate } from '../../shared/words';
 import { fmtMeasured, shortName, unmeasured, type Config } from './config';
@@ -110,8 +110,33 @@ const prefetchAtEndOnTop: Extra = {
   },
 };
 
+/**
+ * Adjacent worker maps the kept changes leave unfused (or move apart) fused instead (model
+ * `fuseAlternative`): the model does not see all of the crossing a fusion removes, so a run decides.
+ */
+const fuseInstead: Extra = {
+  attempt(was, trials) {
+    // A plan of knobs alone (`reshape: false`) has no flow levers.
+    if (trials.ctx.options.reshape === false) return undefined;
+    const changes = fuseAlternative(trials.first, was.changes, trials.ctx.options);
+    if (!changes) return undefined;
+    const added = changes.filter((c) => !was.changes.includes(c));
+    return {
+      key: `${was.key} ${added.map(changeKey).join(' ')}`,
+      changes,
+      what: `the kept changes with ${added.map((c) => shortName(c, trials.first)).join(', ')}`,
+      unlessMeasured: true,
+      won(tried) {
+        const gain = compareSides(tried, was);
+        const measured = `Verification measured ${fmtMeasured(tried)} with it against ${fmtMeasured(was)} without (${formatSpeedup(gain.speedup, gain.halfWidth)}).`;
+        return changes.map((c) => (added.includes(c) ? { ...c, reason: `${c.reason}. ${measured}` } : c));
+      },
+    };
+  },
+};
+
 /** Tried in this order, each on top of what the ones before kept. */
-export const EXTRAS: readonly Extra[] = [widerFreeLevers, eventLoopMoveOnTop, prefetchAtEndOnTop];
+export const EXTRAS: readonly Extra[] = [fuseInstead, widerFreeLevers, eventLoopMoveOnTop, prefetchAtEndOnTop];
 
 /**
  * The kept changes `was` with `extra` added, its reason rewritten by `reason` from what it

@@ -18,6 +18,8 @@ import { runProfile, type RunProfileOptions } from '../../runner/spawn';
 import { ConvertedFiles, type ConvertSource } from '../convert/sibling';
 import { sourceFields } from '../reshape/facts';
 import { ReshapedFiles, profileBack } from '../reshape/sibling';
+import { flowUnoffered } from '../reshape/flow-check';
+import { sourceOrderPins } from '../orderPins';
 import { planTarget } from '../../model';
 import { probesFor } from '../passes';
 import { staticRandomOps } from '../randomness';
@@ -166,7 +168,13 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   const stops = sourceStops(input.file, graphs);
   const sourceSeconds = clock() - began;
   const fields = input.options?.reshape === false ? {} : sourceFields(input.file, graphs);
-  const options: ModelOptions = { ...input.options, ...(randomOps.length > 0 ? { randomOps } : {}), ...(Object.keys(fields).length > 0 ? { fields } : {}) };
+  const orderPinned = sourceOrderPins(input.file, graphs);
+  const options: ModelOptions = {
+    ...input.options,
+    ...(randomOps.length > 0 ? { randomOps } : {}),
+    ...(Object.keys(fields).length > 0 ? { fields } : {}),
+    ...(orderPinned.length > 0 ? { orderPinned } : {}),
+  };
   const spawn = input.spawn ?? runProfile;
   let exportName = input.exportName;
   let passes = 0;
@@ -206,6 +214,7 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   // nor a reshape that cannot be written or changes the output on a sample.
   const unoffered = async (change: PlanChange): Promise<string | undefined> => {
     if (change.kind === 'reorder') return reshapes.unoffered(change, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
+    if (change.kind === 'fuse') return flowUnoffered(change, input.file, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
     if (change.kind !== 'convert') return undefined;
     try {
       const out = await conversions.outcome(change);

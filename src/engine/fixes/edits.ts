@@ -10,6 +10,7 @@ import { can, leverOf } from '../../model';
 import type { PlanChange } from '../../shared/analysis';
 import { optionName } from '../../shared/dialects';
 import type { FileGraph, FnInfo, GraphOp, PipelineGraph } from '../graph/types';
+import { flowEdit } from './flow-edits';
 import { reorderEdits } from './reorder';
 
 /** One text replacement in one file, by offsets into the text the graph was extracted from. */
@@ -253,7 +254,7 @@ function singleChange(change: PlanChange, ctx: FixContext, patches: Map<GraphOp,
     }
     case 'fuse':
     case 'deterministic':
-      return `Plumber cannot yet write a ${change.kind} of ${op.label}.`;
+      return flowEdit(change, op, patchOf(op));
   }
 }
 

@@ -43,8 +43,8 @@ export function readKnob(expr: Node | undefined): Knob {
 
 /** Options each operator kind accepts, by the argument position of its options object. */
 const OPTION_ARG: Partial<Record<OpKind, { index: number; keys: string[] }>> = {
-  map: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition'] },
-  filter: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition'] },
+  map: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition', 'fuse'] },
+  filter: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition', 'fuse'] },
   flatMap: { index: 1, keys: ['parallelism', 'placement', 'module', 'exportName', 'deterministic', 'random', 'seed', 'keepPosition'] },
   interleave: { index: 1, keys: ['cycleLength', 'blockLength', 'parallelism', 'deterministic'] },
   batch: { index: 1, keys: ['dropRemainder'] },

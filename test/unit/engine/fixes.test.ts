@@ -39,6 +39,23 @@ export const pooled = range(100)
   .batch(10);
 `;
 
+/** Two maps in worker threads, one after the other. */
+const FUSABLE = `import { range } from 'plumber-data';
+
+export function shift(x: number): number {
+  return x + 1;
+}
+
+export function scale(x: number): number {
+  return x * 2;
+}
+
+export const fusable = range(100)
+  .map(shift, { parallelism: 2, placement: 'worker', module: __filename }) // first
+  .map(scale, { parallelism: 2, placement: 'worker', module: __filename }) // second
+  .batch(10);
+`;
+
 /** Shards read record by record inside an interleave: the interleave's knobs are the levers. */
 const SHARDS = `import { from, range } from 'plumber-data';
 
@@ -248,6 +265,28 @@ const CASES: Case[] = [
       assert.equal(knob(interleave, 'cycleLength'), 8);
       assert.equal(knob(interleave, 'parallelism'), 8);
       assert.match(text, /\.interleave\(\(i\) => \[i, i \+ 1\], \{ cycleLength: 8, parallelism: 8 \}\)/);
+    },
+  },
+  {
+    title: 'writes fuse: true on the later of two adjacent worker maps, keeping its other options',
+    file: 'fused.ts',
+    add: { 'fused.ts': FUSABLE },
+    pipeline: 'fusable',
+    changes: (_p, op) => [{ kind: 'fuse', opId: op('map(scale)').id, with: op('map(shift)').id, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(knob(byLabel(p, 'map(scale)'), 'fuse'), true);
+      assert.equal(knob(byLabel(p, 'map(shift)'), 'fuse'), undefined);
+      assert.match(text, /\.map\(scale, \{ parallelism: 2, placement: 'worker', module: __filename, fuse: true \}\) \/\/ second/);
+    },
+  },
+  {
+    title: 'sets deterministic: false in place of a written deterministic: true',
+    file: 'pipelines.ts',
+    pipeline: 'multi',
+    changes: (_p, op) => [{ kind: 'deterministic', opId: op('map(heavy)').id, to: false, reason: 'r' }],
+    expect: (p, text) => {
+      assert.equal(knob(byLabel(p, 'map(heavy)'), 'deterministic'), false);
+      assert.match(text, /deterministic: false, \/\/ keep order/);
     },
   },
 ];

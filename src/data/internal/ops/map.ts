@@ -3,7 +3,7 @@
  * time the fn returns a thenable (an `async` fn, or a sync fn that returns a promise), the operator
  * switches to the parallel engine, with up to `parallelism` calls in flight.
  */
-import type { OpCounters } from '../../tracing';
+import { addLatency, type OpCounters } from '../../tracing';
 import { asPipelineError, PipelineError, type OpRef } from '../../errors';
 import { type Chunks, countProduced, type ElementSampler, type ErrorSink, isThenable, now, Sampler } from '../core';
 import { withParent } from '../build';
@@ -245,7 +245,11 @@ export class MainMap implements Chunks<unknown> {
     const filter = this.o.filter;
     return Promise.resolve(p).then(
       (v) => {
-        if (c !== null) c.asyncLatencySeconds += (now() - t0) / 1000;
+        if (c !== null) {
+          const took = (now() - t0) / 1000;
+          c.asyncLatencySeconds += took;
+          c.latencyHistogram = addLatency(c.latencyHistogram, took);
+        }
         return filter ? (v ? [x] : []) : [v];
       },
       (e: unknown) => {

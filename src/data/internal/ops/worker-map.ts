@@ -18,9 +18,9 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { Piscina } from 'piscina';
-import { type OpCounters, WORKER_CHUNKING } from '../../tracing';
+import { addLatency, type OpCounters, WORKER_CHUNKING } from '../../tracing';
 import { atPath, describeThrown, findUncloneable, PipelineError, type OpRef } from '../../errors';
-import type { WorkerResult, WorkerTask } from '../../worker';
+import type { WorkerResult, WorkerStage, WorkerTask } from '../../worker';
 import { estimateBytes } from '../bytes';
 import { type Chunks, now, type OpNode, type Session } from '../core';
 import type { FnEnv } from '../context';
@@ -39,6 +39,19 @@ export interface WorkerMapConfig {
   seed: number;
   epoch: number;
   env: FnEnv;
+  /** Fused maps (`fuse: true`) that run, in order, before this fn in the same task; see worker.ts `WorkerTask.stages`. */
+  stages?: FusedStageRun[];
+}
+
+/** A fused map as one pass runs it: what its worker needs, and whom its work and errors belong to. */
+export interface FusedStageRun {
+  module: string;
+  exportName: string;
+  seed: number;
+  epoch: number;
+  env: FnEnv;
+  counters: OpCounters | null;
+  op: OpRef;
 }
 
 // The chunking contract (tracing.ts, WORKER_CHUNKING): a task's fixed cost at most OVERHEAD_SHARE of
@@ -63,6 +76,13 @@ interface TaskTiming {
   fnSeconds: number;
   /** Estimated bytes per element, input plus result. */
   bytesPerElement: number;
+}
+
+/** `into` plus `add`, entry by entry (made on first use). */
+function mergeHistogram(into: number[] | undefined, add: readonly number[]): number[] {
+  const h = into ?? new Array<number>(add.length).fill(0);
+  for (let i = 0; i < add.length; i++) h[i] = (h[i] ?? 0) + add[i];
+  return h;
 }
 
 function median(xs: number[]): number {
@@ -176,7 +196,7 @@ class PoolEntry {
   /** Passes using the pool now (a zip of a dataset with itself opens two). */
   users = 0;
   readonly pool: Piscina;
-  constructor(threads: number, module: string) {
+  constructor(threads: number, modules: readonly string[]) {
     this.pool = new Piscina({
       filename: workerFile(),
       minThreads: threads,
@@ -186,7 +206,7 @@ class PoolEntry {
       concurrentTasksPerWorker: 2,
       idleTimeout: 60_000,
       // The threads load the user's module as they start (see worker.ts), not on their first task.
-      workerData: { module },
+      workerData: { modules },
     });
     // Without a listener, a worker that dies outside a task would crash the process.
     this.pool.on('error', (e: unknown) => {
@@ -204,11 +224,16 @@ class PoolEntry {
 }
 
 /** The pool each worker-placed operator needs, recorded when it is built (see declareWorkerPool). */
-const poolSpecs = new WeakMap<OpNode, { threads: number; module: string }>();
+const poolSpecs = new WeakMap<OpNode, { threads: number; modules: readonly string[] }>();
 
-/** Records, at build time, that `node` runs its fn in a pool of `threads` threads loading `module`. */
-export function declareWorkerPool(node: OpNode, threads: number, module: string): void {
-  poolSpecs.set(node, { threads, module });
+/** Records, at build time, that `node` runs its fn in a pool of `threads` threads loading `modules` (a fused chain's, in order). */
+export function declareWorkerPool(node: OpNode, threads: number, modules: readonly string[]): void {
+  poolSpecs.set(node, { threads, modules });
+}
+
+/** A map fused into the one after it runs in that one's pool: its own pool is not started ahead. */
+export function undeclareWorkerPool(node: OpNode): void {
+  poolSpecs.delete(node);
 }
 
 /**
@@ -222,7 +247,7 @@ export function prestartWorkerPools(node: OpNode, session: Session): void {
     if (seen.has(n)) return;
     seen.add(n);
     const spec = poolSpecs.get(n);
-    if (spec !== undefined) session.get(n, () => new PoolEntry(spec.threads, spec.module));
+    if (spec !== undefined) session.get(n, () => new PoolEntry(spec.threads, spec.modules));
     for (const i of n.inputs) walk(i);
   };
   walk(node);
@@ -264,7 +289,7 @@ class WorkerMap implements Chunks<unknown> {
     // not count against them (see Engine).
     this.engine = new Engine(up, upC, c, launcher, cfg.threads * 3, cfg.deterministic, 'dispatchSeconds');
     // Start the threads now: they start and load the module while the input makes its first elements.
-    this.entry = session.get(node, () => new PoolEntry(cfg.threads, cfg.module));
+    this.entry = session.get(node, () => new PoolEntry(cfg.threads, [...(cfg.stages ?? []).map((st) => st.module), cfg.module]));
     this.entry.users++;
   }
 
@@ -292,6 +317,7 @@ class WorkerMap implements Chunks<unknown> {
    */
   private async stop(): Promise<void> {
     this.cfg.env.abort();
+    for (const st of this.cfg.stages ?? []) st.env.abort();
     const busy = this.engine.inFlight > 0;
     await this.engine.close();
     if (this.released) return;
@@ -328,9 +354,12 @@ class WorkerMap implements Chunks<unknown> {
     };
     if (sent.marks !== undefined) task.marks = sent.marks;
     if (sent.numbers !== undefined) task.numbers = sent.numbers;
+    if (c !== null) task.timeCalls = true;
+    if (this.cfg.stages !== undefined) task.stages = this.cfg.stages.map((st): WorkerStage => ({ module: st.module, exportName: st.exportName, seed: st.seed, epoch: st.epoch }));
     // Inputs move only when the library made them for this map (see InputOwner); a filter hands
     // its inputs on, so they must stay here. What the encoding made is this map's own.
-    const transferList = this.inputOwner !== null && this.cfg.mode !== 'filter' ? ownBuffers(items, this.inputOwner) : [];
+    // A fused filter's inputs are its first stage's, a map's.
+    const transferList = this.inputOwner !== null && (this.cfg.mode !== 'filter' || this.cfg.stages !== undefined) ? ownBuffers(items, this.inputOwner) : [];
     for (const b of sent.transfer) transferList.push(b);
     let p: Promise<WorkerResult>;
     try {
@@ -339,9 +368,10 @@ class WorkerMap implements Chunks<unknown> {
       throw this.sendFailure(e, items, base);
     }
     this.launched += items.length;
-    if (c !== null) {
-      c.workerTasks++;
-      c.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
+    const tc = this.taskCounters;
+    if (tc !== null) {
+      tc.workerTasks++;
+      tc.dispatchSeconds += (performance.timeOrigin + performance.now() - postedAt) / 1000;
     }
     return p.then(
       (r) => {
@@ -354,6 +384,14 @@ class WorkerMap implements Chunks<unknown> {
         throw this.sendFailure(e, items, base);
       },
     );
+  }
+
+  /**
+   * Whose tasks these are: this map's, or with fused maps the first one's (the later maps run in
+   * its tasks), which is billed their posting and receiving (`workerTasks`, `dispatchSeconds`).
+   */
+  private get taskCounters(): OpCounters | null {
+    return this.cfg.stages !== undefined && this.cfg.stages.length > 0 ? this.cfg.stages[0].counters : this.c;
   }
 
   /** `map(decode)`: the operator as the user wrote it, with the worker fn's name. */
@@ -391,14 +429,17 @@ class WorkerMap implements Chunks<unknown> {
   private receive(r: WorkerResult, items: unknown[], base: number, postedAt: number): unknown[] {
     const c = this.c;
     const t0 = now();
-    if (c !== null) c.workerCpuSeconds += r.cpuSeconds;
+    const stages = this.cfg.stages;
+    const own = stages === undefined ? r.cpuSeconds : this.billStages(r, stages, items.length);
+    if (c !== null) c.workerCpuSeconds += own;
     if (r.random) this.cfg.env.markRandom();
     if (r.loadError !== undefined) {
+      const st = r.loadStage === undefined || stages === undefined ? this.cfg : stages[r.loadStage];
       throw new PipelineError(
-        this.op,
+        r.loadStage === undefined || stages === undefined ? this.op : stages[r.loadStage].op,
         undefined,
         new Error(r.loadError),
-        `the worker module ${this.cfg.module} could not provide '${this.cfg.exportName}': ${r.loadError}. Check that the file exists, loads without errors, and exports the function by that name.`,
+        `the worker module ${st.module} could not provide '${st.exportName}': ${r.loadError}. Check that the file exists, loads without errors, and exports the function by that name.`,
       );
     }
     if (r.uncloneable !== undefined) {
@@ -415,22 +456,57 @@ class WorkerMap implements Chunks<unknown> {
       const cause = new Error(r.failed.message);
       cause.name = r.failed.name;
       if (r.failed.stack !== undefined) cause.stack = r.failed.stack;
-      if (c !== null) c.calls += r.failed.offset + 1;
-      throw new PipelineError(this.op, base + r.failed.offset, cause);
+      // A fused stage's fn threw: the error is its op's, at the same element index (stages are maps).
+      const stage = r.failed.stage === undefined || stages === undefined ? undefined : stages[r.failed.stage];
+      const counters = stage === undefined ? c : stage.counters;
+      if (counters !== null) counters.calls += r.failed.offset + 1;
+      throw new PipelineError(stage === undefined ? this.op : stage.op, base + r.failed.offset, cause);
     }
     const out = r.out as unknown[];
     // Tensors in results are rebuilt with the tfjs the fn's module resolves (the process shares one tfjs engine).
     restoreAll(out, r.marks, undefined, { tensor: tensorMakerFor(this.cfg.module), numbers: r.numbers });
     let result: unknown[];
-    if (this.cfg.mode === 'filter') result = items.filter((_, i) => out[i]);
+    // A fused filter returns its survivors themselves (the inputs here are the first stage's).
+    if (this.cfg.mode === 'filter') result = stages === undefined ? items.filter((_, i) => out[i]) : out;
     else if (this.cfg.mode === 'flatMap') result = out.flat(1);
     else result = out;
     this.measure(r, items, postedAt);
+    const tc = this.taskCounters;
+    if (tc !== null) {
+      tc.dispatchSeconds += (now() - t0) / 1000;
+      tc.taskHistogram = addLatency(tc.taskHistogram, r.fnSeconds);
+    }
     if (c !== null) {
       c.calls += items.length;
-      c.dispatchSeconds += (now() - t0) / 1000;
+      if (r.callHistogram !== undefined) c.latencyHistogram = mergeHistogram(c.latencyHistogram, r.callHistogram);
     }
     return result;
+  }
+
+  /**
+   * Bills each fused stage's op its share of a task's worker CPU, by the wall time each stage's
+   * calls took in the task (the thread's CPU clock is too coarse to read per call), and counts
+   * what each stage did: every stage is a map, so each took and made the task's elements. Returns
+   * the CPU of the task's own fn.
+   */
+  private billStages(r: WorkerResult, stages: FusedStageRun[], n: number): number {
+    const secs = r.stageSeconds ?? [];
+    const total = secs.reduce((a, b) => a + b, 0);
+    const share = (i: number): number => (total > 0 ? (secs[i] ?? 0) / total : 1 / (stages.length + 1));
+    const ok = r.failed === undefined && r.loadError === undefined;
+    for (let i = 0; i < stages.length; i++) {
+      const st = stages[i];
+      if (r.stageRandom?.[i]) st.env.markRandom();
+      const sc = st.counters;
+      if (sc === null) continue;
+      sc.workerCpuSeconds += r.cpuSeconds * share(i);
+      if (!ok) continue;
+      sc.pulled += n;
+      sc.calls += n;
+      sc.produced += n;
+      sc.bytesProduced += (r.stageBytes?.[i] ?? 0) * n;
+    }
+    return r.cpuSeconds * share(stages.length);
   }
 
   /**
@@ -458,8 +534,9 @@ class WorkerMap implements Chunks<unknown> {
   }
 }
 
-export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConfig): Chunks<unknown> {
-  const input = node.inputs[0];
+/** `from`: the operator the map reads from, when it is not its written input (a fused chain reads the first stage's input). */
+export function openWorkerMap(node: OpNode, session: Session, cfg: WorkerMapConfig, from: OpNode = node.inputs[0]): Chunks<unknown> {
+  const input = from;
   // Walk through operators that hand elements on unseen by user code, to the one that made them.
   // A filter is not one of them: its fn saw (and may have kept) each element.
   let maker: OpNode = input;
