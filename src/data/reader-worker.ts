@@ -7,20 +7,28 @@
  * acknowledged); the shard's reading waits for an acknowledgement beyond that. One shard at a
  * time: the reader sends the next `open` after this one's `end`.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { newCounters, type OpCounters } from './tracing';
 import { threadCpuSeconds } from './internal/cpuclock';
 import { FormatError } from './internal/readers/format';
 import { formatFor, workerPackingFor } from './internal/readers/formats';
 import { readShard, type ShardReadOptions } from './internal/readers/shard-read';
-import { SHIPPED_STATS, WINDOW, type FromReaderWorker, type ReaderWorkerData, type ShippedStats, type ToReaderWorker } from './internal/readers/worker-protocol';
+import type { Format } from './internal/readers/format';
+import { SHIPPED_STATS, WINDOW, type FromReaderWorker, type ReaderWorkerFormat, type ShippedStats, type ToReaderWorker } from './internal/readers/worker-protocol';
 
 const port = parentPort;
 if (port === null) throw new Error('reader-worker.ts runs in a worker thread.');
-const data = workerData as ReaderWorkerData;
-// A kind with a packing posts packed chunks, their buffers moved.
-const packing = workerPackingFor(data.kind);
-const format = packing !== undefined ? packing.packed(data.options) : formatFor(data.kind, data.options);
+
+/** The format of the last `open` (a thread kept warm reads the next pass's shards with the same one, JIT-warm). */
+let made: { key: string; format: Format<unknown>; packing: ReturnType<typeof workerPackingFor> } | null = null;
+
+function formatOf(f: ReaderWorkerFormat): NonNullable<typeof made> {
+  const key = JSON.stringify([f.kind, f.options]);
+  if (made?.key === key) return made;
+  // A kind with a packing posts packed chunks, their buffers moved.
+  const packing = workerPackingFor(f.kind);
+  return (made = { key, packing, format: packing !== undefined ? packing.packed(f.options) : formatFor(f.kind, f.options) });
+}
 let credits = WINDOW;
 let wake: (() => void) | null = null;
 let cpuMark = threadCpuSeconds();
@@ -49,8 +57,9 @@ function post(m: FromReaderWorker, transfer: ArrayBuffer[] = []): void {
 /** The shard being read: stopping aborts it. */
 let current: { abort: AbortController; done: Promise<void> } | null = null;
 
-async function read(shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean, abort: AbortController): Promise<void> {
+async function read(f: ReaderWorkerFormat, shard: { location: string; index: number }, o: ShardReadOptions, traced: boolean, abort: AbortController): Promise<void> {
   const c = traced ? newCounters() : null;
+  const { format, packing } = formatOf(f);
   const clock = { parsed: (s: number): void => void (c !== null && (c.parseSeconds = (c.parseSeconds ?? 0) + s)) };
   cpuMark = threadCpuSeconds();
   try {
@@ -88,6 +97,6 @@ port.on('message', (m: ToReaderWorker) => {
     void (r?.done ?? Promise.resolve()).then(() => (port as NonNullable<typeof port>).close());
   } else {
     const abort = new AbortController();
-    current = { abort, done: read(m.shard, { compression: m.compression, http: m.http }, m.traced, abort) };
+    current = { abort, done: read(m.format, m.shard, { compression: m.compression, http: m.http }, m.traced, abort) };
   }
 });

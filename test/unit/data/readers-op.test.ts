@@ -141,7 +141,8 @@ describe('plumber-data readers: the reader op', () => {
     assert.equal(counters.filesRead, 4);
     assert.ok((counters.parseSeconds ?? 0) > 0);
     assert.ok(counters.workerCpuSeconds > 0);
-    assert.equal(counters.selfSeconds, 0);
+    // The main thread's share is rebuilding the rows the workers packed by column: part of the parsing.
+    assert.ok(counters.selfSeconds <= (counters.parseSeconds ?? 0));
   });
 
   it('takes parallelism and placement from an override at its call site', async () => {

@@ -9,6 +9,7 @@
  * this machine; a scan of char codes with `indexOf` for quoted runs is several times faster. Text
  * is decoded chunk by chunk; a record cut by a chunk boundary is carried into the next chunk.
  */
+import { columnSlice, unpackedRows, type Unpacked } from './columns-packed';
 import { StringDecoder } from 'node:string_decoder';
 import type { CsvOptions } from '../../options';
 import { FormatError, type ParseClock, type Shard, type StreamFormat } from './format';
@@ -322,39 +323,7 @@ export function packedBuffers(p: PackedRows): ArrayBuffer[] {
   return out;
 }
 
-/** The rows of a packed chunk, rebuilt. */
-export function unpackRows(p: PackedRows): CsvRow[] {
-  const width = p.columns.length;
-  const getters = p.columns.map((c): (() => string | number | boolean) => {
-    let i = 0;
-    switch (c.t) {
-      case 'n':
-        return () => c.v[i++];
-      case 'b':
-        return () => c.v[i++] === 1;
-      case 's': {
-        let pos = 0;
-        return () => {
-          const end = pos + c.lengths[i++];
-          const v = c.text.slice(pos, end);
-          pos = end;
-          return v;
-        };
-      }
-    }
-  });
-  const out = new Array<CsvRow>(p.count);
-  const keys = p.keys;
-  for (let r = 0; r < p.count; r++) {
-    if (keys === null) {
-      const a = new Array<string | number | boolean>(width);
-      for (let k = 0; k < width; k++) a[k] = getters[k]();
-      out[r] = a;
-    } else {
-      const o: Record<string, string | number | boolean> = {};
-      for (let k = 0; k < width; k++) o[keys[k]] = getters[k]();
-      out[r] = o;
-    }
-  }
-  return out;
+/** The rows of a packed chunk, made a range at a time (objects through a compiled builder, see row-builder.ts). */
+export function unpackRows(p: PackedRows): Unpacked {
+  return unpackedRows(p.keys, p.columns.map(columnSlice), p.count);
 }

@@ -5,8 +5,10 @@
  */
 import type { OpKind } from '../../tracing';
 import type { Format } from './format';
+import type { Unpacked } from './columns-packed';
 import { csvFormat, csvPackedFormat, packedBuffers, unpackRows, type CsvFormatOptions, type PackedRows } from './csv';
 import { jsonLinesFormat, type JsonLinesFormatOptions } from './jsonl';
+import { jsonBuffers, jsonLinesPackedFormat, unpackJson, type PackedJson } from './jsonl-packed';
 import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
 import { webDatasetFormat } from './webdataset';
 import { parquetFormat } from './parquet';
@@ -29,12 +31,12 @@ const FORMATS: Partial<Record<OpKind, FormatFactory>> = {
  * How a kind's elements cross from a worker thread when posting them as they are costs the
  * reader more than making them (a structured clone rebuilds every object): the worker runs the
  * `packed` format, whose elements are packed chunks, posted with `transfer`'s buffers moved, and
- * the reader's thread rebuilds the elements with `unpack`.
+ * the reader's thread rebuilds the elements with `unpack`, a range at a time as it takes them.
  */
 export interface WorkerPacking {
   packed(options: Record<string, unknown>): Format<unknown>;
   transfer(packed: unknown): ArrayBuffer[];
-  unpack(packed: unknown): unknown[];
+  unpack(packed: unknown): Unpacked;
 }
 
 const PACKINGS: Partial<Record<OpKind, WorkerPacking>> = {
@@ -47,6 +49,11 @@ const PACKINGS: Partial<Record<OpKind, WorkerPacking>> = {
     packed: () => webDatasetPackedFormat(),
     transfer: (p) => packedBuffer(p as PackedChunk),
     unpack: (p) => unpackRecords(p as PackedChunk),
+  },
+  jsonLines: {
+    packed: (o) => jsonLinesPackedFormat(o as JsonLinesFormatOptions) as Format<unknown>,
+    transfer: (p) => jsonBuffers(p as PackedJson),
+    unpack: (p) => unpackJson(p as PackedJson),
   },
   csv: {
     packed: (o) => csvPackedFormat(o as CsvFormatOptions) as Format<unknown>,

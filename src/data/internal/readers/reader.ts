@@ -24,7 +24,8 @@ import type { Format, ParseClock, Shard } from './format';
 import { formatFor } from './formats';
 import { readShard, type ShardReadOptions } from './shard-read';
 import { expandShards, isUrl } from './source';
-import { WorkerHost, type ShardSource } from './worker-host';
+import type { WorkerHost, ShardSource } from './worker-host';
+import { acquireHost, releaseHost } from './worker-pool';
 
 /** What one reader op was built with (options resolved). */
 export interface ReaderConfig {
@@ -82,6 +83,8 @@ class Reader<T> implements Chunks<T> {
   private slots: Slot<T>[] = [];
   private turn = 0;
   private closed = false;
+  /** Every shard was read to its end. */
+  private finished = false;
   private readonly hosts: WorkerHost[] = [];
   private readonly format: Format<T> | null;
   private readonly clock: ParseClock;
@@ -164,6 +167,7 @@ class Reader<T> implements Chunks<T> {
       if (r === null) s.done = true;
       else s.pending = ahead(s.src);
     }
+    if (this.slots.length === 0 && !this.closed) this.finished = true;
     return out.length > 0 ? out : null;
   }
 
@@ -202,10 +206,10 @@ class Reader<T> implements Chunks<T> {
     let src: ShardSource<T>;
     if (this.cfg.placement === 'worker') {
       if (host === null) {
-        host = new WorkerHost({ kind: this.cfg.kind, options: this.cfg.formatOptions });
+        host = acquireHost();
         this.hosts.push(host);
       }
-      src = host.open<T>(shard, o, this.c);
+      src = host.open<T>({ kind: this.cfg.kind, options: this.cfg.formatOptions }, shard, o, this.c);
     } else src = mainSource(this.format as Format<T>, shard, o, this.c, this.clock);
     return { src, host, pending: ahead(src), buf: [], pos: 0, done: false };
   }
@@ -215,7 +219,9 @@ class Reader<T> implements Chunks<T> {
     this.closed = true;
     const slots = this.slots;
     this.slots = [];
-    await Promise.all([...slots.map((s) => s.src.close()), ...this.hosts.map((h) => h.close())]);
+    await Promise.all(slots.map((s) => s.src.close()));
+    // Threads that read every shard to its end stay warm for the next pass; the others end.
+    await Promise.all(this.hosts.map((h) => (this.finished ? releaseHost(h) : h.close())));
   }
 }
 

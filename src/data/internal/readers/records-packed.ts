@@ -9,6 +9,7 @@ import type { Example, Feature } from './example';
 import type { ParseClock, Shard, StreamFormat } from './format';
 import { tfRecordFormat, type TfRecordFormatOptions } from './tfrecord';
 import { webDatasetFormat, type WebDatasetSample } from './webdataset';
+import { unpackedArray, type Unpacked } from './columns-packed';
 
 /** Byte arrays laid end to end in one buffer, each at a multiple of its alignment. */
 class Arena {
@@ -166,11 +167,18 @@ export function webDatasetPackedFormat(): StreamFormat<PackedChunk> {
   return packed(webDatasetFormat(), packSamples);
 }
 
-/** The reader's half: the records, Examples or samples of a packed chunk. */
-export function unpackRecords(c: PackedChunk): (Uint8Array | Example | WebDatasetSample)[] {
-  if (c.what === 'examples') return unpackExamples(c);
-  if (c.what === 'samples') return unpackSamples(c);
-  return Array.from(c.lengths, (n, i) => new Uint8Array(c.bytes, c.offsets[i], n));
+/** The reader's half: the records (a range at a time), Examples or samples of a packed chunk. */
+export function unpackRecords(c: PackedChunk): Unpacked<Uint8Array | Example | WebDatasetSample> {
+  if (c.what === 'examples') return unpackedArray<Uint8Array | Example | WebDatasetSample>(unpackExamples(c));
+  if (c.what === 'samples') return unpackedArray<Uint8Array | Example | WebDatasetSample>(unpackSamples(c));
+  return {
+    count: c.lengths.length,
+    take(s, e) {
+      const out = new Array<Uint8Array>(e - s);
+      for (let i = s; i < e; i++) out[i - s] = new Uint8Array(c.bytes, c.offsets[i], c.lengths[i]);
+      return out;
+    },
+  };
 }
 
 /** The buffer a packed chunk moves across. */

@@ -3,6 +3,7 @@
  * and the projection rules.
  */
 import { FormatError, type Format } from './format';
+import { arraySlice, columnBuffers, columnSlice, packColumn, unpackedArray, unpackedRows, type Unpacked, type ValueColumn } from './columns-packed';
 
 /** The table formats' own options: plain data, so they cross to a worker thread as they are. */
 export interface TableFormatOptions {
@@ -51,6 +52,22 @@ export function messageOf(e: unknown): string {
 export interface PackedTable {
   batch: TableBatch;
   rows: boolean;
+  /** For rows: the batch's plain-array columns of one kind of value, packed (columns-packed.ts); their place in `batch` is left empty. */
+  packed?: Record<string, ValueColumn>;
+}
+
+/** A batch headed for rows with its plain-array columns of numbers, strings or booleans packed (one string crosses, not one per row). */
+function packRows(batch: TableBatch): PackedTable {
+  const packed: Record<string, ValueColumn> = {};
+  for (const name of Object.keys(batch.columns)) {
+    const col = batch.columns[name];
+    if (!Array.isArray(col) || name === '__proto__') continue;
+    const c = packColumn(col);
+    if (c.t === 'a') continue;
+    packed[name] = c;
+    batch.columns[name] = [];
+  }
+  return { batch, rows: true, packed };
 }
 
 /**
@@ -62,7 +79,7 @@ export function packedTableFormat(format: (o: TableFormatOptions) => Format<Tabl
   const inner = format({ ...o, as: 'batches' });
   const rows = o.as !== 'batches';
   const pack = async function* (chunks: AsyncIterable<(TableRow | TableBatch)[]>): AsyncGenerator<PackedTable[]> {
-    for await (const chunk of chunks) yield chunk.map((batch) => ({ batch: batch as TableBatch, rows }));
+    for await (const chunk of chunks) yield chunk.map((batch) => (rows ? packRows(batch as TableBatch) : { batch: batch as TableBatch, rows }));
   };
   return inner.streamed
     ? { kind: inner.kind, streamed: true, parse: (bytes, shard, clock) => pack(inner.parse(bytes, shard, clock)) }
@@ -75,19 +92,15 @@ export function tableBuffers(p: PackedTable): ArrayBuffer[] {
   for (const col of Object.values(p.batch.columns)) {
     if (ArrayBuffer.isView(col) && col.byteOffset === 0 && col.byteLength === col.buffer.byteLength && col.buffer instanceof ArrayBuffer) out.add(col.buffer);
   }
+  for (const c of Object.values(p.packed ?? {})) for (const b of columnBuffers(c)) out.add(b);
   return [...out];
 }
 
-/** The elements of a packed batch: the batch itself, or its rows (keys in the columns' order). */
-export function unpackTable(p: PackedTable): (TableRow | TableBatch)[] {
-  if (!p.rows) return [p.batch];
+/** The elements of a packed batch: the batch itself, or its rows (keys in the columns' order), made a range at a time. */
+export function unpackTable(p: PackedTable): Unpacked<TableRow | TableBatch> {
+  if (!p.rows) return unpackedArray<TableRow | TableBatch>([p.batch]);
   const names = Object.keys(p.batch.columns);
-  const values = names.map((n) => p.batch.columns[n]);
-  const rows: TableRow[] = new Array(p.batch.numRows);
-  for (let i = 0; i < rows.length; i++) {
-    const row: TableRow = {};
-    for (let j = 0; j < names.length; j++) row[names[j]] = values[j][i];
-    rows[i] = row;
-  }
-  return rows;
+  const packed = p.packed ?? {};
+  const columns = names.map((n) => (Object.hasOwn(packed, n) ? columnSlice(packed[n]) : arraySlice(p.batch.columns[n])));
+  return unpackedRows(names, columns, p.batch.numRows) as Unpacked<TableRow>;
 }

@@ -2,7 +2,8 @@
  * A reader's worker thread, seen from the reader op: it reads one shard at a time (reader-worker.ts)
  * and hands its chunks to the reader in order, acknowledging each one taken so the worker reads
  * ahead only WINDOW chunks. The worker's measurements arrive with its chunks and are added to the
- * op's counters. `close()` terminates the thread; a reader closes its hosts when its pass ends.
+ * op's counters. `close()` ends the thread; a reader closes its hosts when its pass is returned or
+ * fails, and parks them (worker-pool.ts) when its pass ran to its end.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
@@ -11,7 +12,21 @@ import type { OpCounters } from '../../tracing';
 import { FormatError, type Shard } from './format';
 import type { ShardReadOptions } from './shard-read';
 import { workerPackingFor } from './formats';
-import { STOP_GRACE_MS, type FromReaderWorker, type ReaderWorkerData, type ShippedStats } from './worker-protocol';
+import type { Unpacked } from './columns-packed';
+import { SOURCE_CHUNK_MAX } from '../core';
+import { STOP_GRACE_MS, type FromReaderWorker, type ReaderWorkerFormat, type ShippedStats } from './worker-protocol';
+
+/**
+ * Reader threads of this process, counted across every copy of the library loaded (tests look at
+ * it): started, alive (not yet exited) and parked (idle in worker-pool.ts).
+ */
+export interface ReaderThreadCounts {
+  started: number;
+  alive: number;
+  parked: number;
+}
+const COUNTS_KEY = Symbol.for('plumber-data.readerThreads');
+export const readerThreads: ReaderThreadCounts = ((globalThis as Record<symbol, unknown>)[COUNTS_KEY] ??= { started: 0, alive: 0, parked: 0 }) as ReaderThreadCounts;
 
 /**
  * The worker entry: the bundle beside this one in the built library (dist/), or the built bundle
@@ -43,9 +58,15 @@ export class WorkerHost {
   private wake: (() => void) | null = null;
   private closing = false;
   private exited = false;
+  /** Set once a shard's read ended other than at its end (an error, or a pass returned mid-shard): the thread is not reused. */
+  private spoiled = false;
+  /** Shards opened and not yet read to their end. */
+  private reading = 0;
 
-  constructor(private readonly data: ReaderWorkerData) {
-    this.worker = new Worker(workerFile(), { workerData: data });
+  constructor() {
+    this.worker = new Worker(workerFile());
+    readerThreads.started++;
+    readerThreads.alive++;
     this.worker.on('message', (m: FromReaderWorker) => {
       this.queue.push(m);
       this.notify();
@@ -56,6 +77,8 @@ export class WorkerHost {
     });
     this.worker.on('exit', (code) => {
       this.exited = true;
+      readerThreads.alive--;
+      this.onExit?.();
       if (!this.closing) this.failure ??= new Error(`the reader's worker thread exited (code ${code}) while reading`);
       this.notify();
     });
@@ -67,24 +90,57 @@ export class WorkerHost {
     w?.();
   }
 
-  /** Starts reading `shard`; its chunks come from the source returned. */
-  open<T>(shard: Shard, o: ShardReadOptions, c: OpCounters | null): ShardSource<T> {
-    this.worker.postMessage({ type: 'open', shard, compression: o.compression, http: o.http, traced: c !== null });
-    const packing = workerPackingFor(this.data.kind);
+  /** Whether the thread is idle and sound: every shard it opened was read to its end, and it has neither failed nor been closed. */
+  reusable(): boolean {
+    return !this.spoiled && this.reading === 0 && this.failure === null && !this.closing && !this.exited && this.queue.length === 0;
+  }
+
+  /** Whether the thread keeps the process alive: a parked one does not. */
+  hold(held: boolean): void {
+    if (held) this.worker.ref();
+    else this.worker.unref();
+  }
+
+  /** Called once the thread has exited, however it ended (the last one set; null for none). */
+  onExit: (() => void) | null = null;
+
+  /** Starts reading `shard` as `format` says; its chunks come from the source returned. */
+  open<T>(format: ReaderWorkerFormat, shard: Shard, o: ShardReadOptions, c: OpCounters | null): ShardSource<T> {
+    this.worker.postMessage({ type: 'open', format, shard, compression: o.compression, http: o.http, traced: c !== null });
+    this.reading++;
+    const packing = workerPackingFor(format.kind);
     if (packing === undefined) return { next: () => this.next(c) as Promise<T[] | null>, close: async () => undefined };
-    // Rebuilding packed elements is this thread's share of the parsing.
+    // Rebuilding packed elements is this thread's share of the parsing; it is done a range of at
+    // most SOURCE_CHUNK_MAX elements at a time, as the reader takes them (see columns-packed.ts).
+    const waiting: unknown[] = [];
+    let cur: Unpacked | null = null;
+    let pos = 0;
+    const timed = <R>(f: () => R): R => {
+      if (c === null) return f();
+      const t0 = performance.now();
+      const r = f();
+      const s = (performance.now() - t0) / 1000;
+      c.parseSeconds = (c.parseSeconds ?? 0) + s;
+      c.selfSeconds += s;
+      return r;
+    };
     return {
       next: async () => {
-        const packed = await this.next(c);
-        if (packed === null) return null;
-        const t0 = c !== null ? performance.now() : 0;
-        const out = (packed.length === 1 ? packing.unpack(packed[0]) : packed.flatMap((p) => packing.unpack(p))) as T[];
-        if (c !== null) {
-          const s = (performance.now() - t0) / 1000;
-          c.parseSeconds = (c.parseSeconds ?? 0) + s;
-          c.selfSeconds += s;
+        while (cur === null || pos >= cur.count) {
+          if (waiting.length === 0) {
+            const packed = await this.next(c);
+            if (packed === null) return null;
+            waiting.push(...packed);
+          }
+          const p = waiting.shift();
+          cur = timed(() => packing.unpack(p));
+          pos = 0;
         }
-        return out;
+        const from = pos;
+        const end = Math.min(cur.count, pos + SOURCE_CHUNK_MAX);
+        pos = end;
+        const u = cur;
+        return timed(() => u.take(from, end) as T[]);
       },
       close: async () => undefined,
     };
@@ -100,13 +156,20 @@ export class WorkerHost {
           if (m.items.length > 0) return m.items;
           continue;
         }
-        if (m.type === 'end') return null;
+        if (m.type === 'end') {
+          this.reading--;
+          return null;
+        }
+        this.spoiled = true;
         if (m.format !== undefined) throw new FormatError(m.format.location, m.format.position, m.format.detail);
         const e = new Error(m.message);
         e.name = m.name;
         throw e;
       }
-      if (this.failure !== null) throw this.failure;
+      if (this.failure !== null) {
+        this.spoiled = true;
+        throw this.failure;
+      }
       await new Promise<void>((r) => (this.wake = r));
     }
   }

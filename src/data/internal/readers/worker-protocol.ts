@@ -4,20 +4,26 @@ import type { OpCounters, OpKind } from '../../tracing';
 import type { Compression } from './compression';
 import type { Shard } from './format';
 
-/** Chunks a worker posts ahead of the reader's takes. */
-export const WINDOW = 2;
+/**
+ * Chunks a worker posts ahead of the reader's takes. Two starved the workers: with the reader's
+ * thread rebuilding one chunk while the next crossed, a worker sat waiting for an acknowledgement.
+ */
+export const WINDOW = 4;
 
 /** Milliseconds a stopped worker gets to close its files and exit before it is terminated. */
 export const STOP_GRACE_MS = 2000;
 
-export interface ReaderWorkerData {
+/**
+ * What a shard is read as: the reader's kind and the format's own options (plain data). It comes
+ * with each `open`, so a warm thread (worker-pool.ts) serves any reader.
+ */
+export interface ReaderWorkerFormat {
   kind: OpKind;
-  /** The format's own options (plain data). */
   options: Record<string, unknown>;
 }
 
 export type ToReaderWorker =
-  | { type: 'open'; shard: Shard; compression: 'auto' | Compression; http?: HttpOptions; traced: boolean }
+  | { type: 'open'; format: ReaderWorkerFormat; shard: Shard; compression: 'auto' | Compression; http?: HttpOptions; traced: boolean }
   | { type: 'ack' }
   /** Stop reading and end the thread (it exits once its files are closed). */
   | { type: 'stop' };
