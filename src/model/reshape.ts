@@ -79,6 +79,35 @@ export function reorderCandidates(profile: Profile, options?: ModelOptions): Reo
   return out;
 }
 
+/**
+ * Shuffles the source lets move ahead of the deterministic maps right above them, each with the
+ * maps it would cross (the longest straight chain, nearest first). A seeded shuffle's permutation
+ * depends only on positions and a map hands on one element for each, so moving the shuffle above
+ * maps that draw no randomness and take no element context (whose `ctx.index` would change)
+ * yields the same sequence; the engine still checks it on a sample. Neither the shuffle nor a
+ * crossed map may be pinned, and each crossed map's fields must be known from the source.
+ */
+export function shuffleCandidates(profile: Profile, options?: ModelOptions): ReorderCandidate[] {
+  const fields = options?.fields ?? {};
+  const randomOps = options?.randomOps ?? [];
+  const consumers = consumersOf(profile);
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const out: ReorderCandidate[] = [];
+  for (const op of profile.ops) {
+    if (op.kind !== 'shuffle' || op.dialect !== undefined || op.parentId !== undefined || op.inputs.length !== 1 || fields[op.id]?.pinned) continue;
+    const crossed: string[] = [];
+    let cur = byId.get(op.inputs[0]!);
+    while (cur && cur.kind === 'map' && cur.dialect === undefined && cur.parentId === undefined && cur.inputs.length === 1 && (consumers.get(cur.id)?.length ?? 0) === 1) {
+      const f = fields[cur.id];
+      if (!f || f.pinned || f.writes === undefined || isRandomOp(cur, f, randomOps)) break;
+      crossed.push(cur.id);
+      cur = byId.get(cur.inputs[0]!);
+    }
+    if (crossed.length > 0) out.push({ opId: op.id, before: crossed.at(-1)!, crossed });
+  }
+  return out;
+}
+
 function isRandomOp(op: OpProfile, f: OpFields | undefined, randomOps: readonly string[]): boolean {
   return op.random || op.randomObserved === true || f?.usesContext === true || randomOps.includes(op.id);
 }
@@ -142,7 +171,9 @@ export function keptShare(filter: OpProfile): number | undefined {
 export function reshapedProfile(profile: Profile, c: ReorderCandidate): Profile {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const filter = byId.get(c.opId)!;
-  const share = keptShare(filter) ?? 1;
+  // Only a filter changes how many elements the crossed maps see (a shuffle's pulled and produced
+  // differ by what its buffer holds, not by what it drops).
+  const share = filter.kind === 'filter' ? (keptShare(filter) ?? 1) : 1;
   const top = byId.get(c.before)!;
   const nearest = c.crossed[0]!;
   const crossed = new Set(c.crossed);
@@ -151,7 +182,7 @@ export function reshapedProfile(profile: Profile, c: ReorderCandidate): Profile 
   // The filter now hands on the smaller elements from above the maps.
   const bytesPer = aboveOp && aboveOp.counters.produced > 0 ? aboveOp.counters.bytesProduced / aboveOp.counters.produced : 0;
   const ops = profile.ops.map((o): OpProfile => {
-    if (o.id === c.opId) return { ...o, inputs: [above], counters: filter.kind === 'filter' ? { ...o.counters, bytesProduced: bytesPer * o.counters.produced } : o.counters };
+    if (o.id === c.opId) return { ...o, inputs: [above], counters: filter.kind === 'filter' || filter.kind === 'shuffle' ? { ...o.counters, bytesProduced: bytesPer * o.counters.produced } : o.counters };
     if (o.id === c.before) return { ...o, inputs: [c.opId], counters: scaled(o.counters, share) };
     if (crossed.has(o.id)) return { ...o, counters: scaled(o.counters, share) };
     if (o.inputs.includes(c.opId)) return { ...o, inputs: o.inputs.map((i) => (i === c.opId ? nearest : i)) };
