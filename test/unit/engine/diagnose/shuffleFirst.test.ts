@@ -27,7 +27,7 @@ describe('diagnose: a shuffle moved before the decode on the real runner', funct
     assert.equal(d.error, undefined, d.error?.message);
     const reorder = d.plan.changes.find((c) => c.kind === 'reorder');
     assert.ok(reorder && reorder.kind === 'reorder', `no reorder in ${JSON.stringify(d.plan.changes)} (time: ${JSON.stringify(d.analysis.time)})`);
-    assert.match(reorder.reason, /^the shuffle buffer of 1,500 fills behind map\(slowDecode\): ≈ [\d.]+ s; moved before it, the first batch comes in ≈ [\d.]+ (ms|s) \(predicted\)$/);
+    assert.match(reorder.reason, /^the shuffle buffer of 5,000 fills behind map\(slowDecode\): ≈ [\d.]+ s; moved before it, the first batch comes in ≈ [\d.]+ (ms|s) \(predicted\)$/);
     assert.equal(d.first.ops.find((o) => o.id === reorder.opId)?.kind, 'shuffle');
     assert.equal(d.first.ops.find((o) => o.id === reorder.before)?.fnName, 'slowDecode');
     assert.ok(reorder.firstBatchSeconds !== undefined && reorder.firstBatchSeconds < (d.analysis.time?.firstBatchSeconds ?? 0) / 2, `${reorder.firstBatchSeconds} vs ${d.analysis.time?.firstBatchSeconds}`);
@@ -35,12 +35,12 @@ describe('diagnose: a shuffle moved before the decode on the real runner', funct
 
   it('the reshaped sibling yields the same sequence on a seeded sample; above a decode that reads its position, it differs and is not offered', async () => {
     const files = new ReshapedFiles(FILE);
-    const same = { kind: 'reorder' as const, opId: id('shuffledLate', 'shuffle(1500)'), before: id('shuffledLate', 'map(slowDecode)'), reason: '' };
+    const same = { kind: 'reorder' as const, opId: id('shuffledLate', 'shuffle(5000)'), before: id('shuffledLate', 'map(slowDecode)'), reason: '' };
     const written = await files.outcome(same);
     assert.ok(written.ok);
-    assert.match(written.text, /export const shuffledLate = range\(Infinity\)\n {2}\.map\(row\)\n {2}\.shuffle\(1500\)\n {2}\.map\(slowDecode\)\n {2}\.batch\(10\);/);
+    assert.match(written.text, /export const shuffledLate = range\(Infinity\)\n {2}\.map\(row\)\n {2}\.shuffle\(5000\)\n {2}\.map\(slowDecode\)\n {2}\.batch\(10\);/);
     assert.equal(await files.unoffered(same, 'shuffledLate', { elements: 40 }), undefined);
-    const stamped = { kind: 'reorder' as const, opId: id('shuffledStamped', 'shuffle(1500)'), before: id('shuffledStamped', 'map(stampedDecode)'), reason: '' };
+    const stamped = { kind: 'reorder' as const, opId: id('shuffledStamped', 'shuffle(5000)'), before: id('shuffledStamped', 'map(stampedDecode)'), reason: '' };
     assert.match((await files.unoffered(stamped, 'shuffledStamped', { elements: 40 })) ?? '', /differs/);
     assert.equal(existsSync(reshapedSiblingOf(FILE)), false);
   });
