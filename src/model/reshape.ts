@@ -235,10 +235,18 @@ export function reshapedProfile(profile: Profile, c: ReorderCandidate): Profile 
   const delta = filter.kind === 'map' ? bytesPerElement(filter) - bytesPerElement(byId.get(nearest)) : 0;
   const ops = profile.ops.map((o): OpProfile => {
     if (o.id === c.opId) {
-      if (filter.kind === 'map') return { ...o, inputs: [above], counters: { ...o.counters, bytesProduced: Math.max(0, bytesPer + delta) * o.counters.produced } };
-      return { ...o, inputs: [above], counters: filter.kind === 'filter' || filter.kind === 'shuffle' ? { ...o.counters, bytesProduced: bytesPer * o.counters.produced } : o.counters };
+      // What one of its input elements holds on the heap was measured at the top crossed map's input (the same elements).
+      const { inputHeld: _was, ...moved } = o;
+      const inputHeld = top.inputHeld !== undefined ? { inputHeld: top.inputHeld } : {};
+      if (filter.kind === 'map') return { ...moved, ...inputHeld, inputs: [above], counters: { ...o.counters, bytesProduced: Math.max(0, bytesPer + delta) * o.counters.produced } };
+      return { ...moved, ...inputHeld, inputs: [above], counters: filter.kind === 'filter' || filter.kind === 'shuffle' ? { ...o.counters, bytesProduced: bytesPer * o.counters.produced } : o.counters };
     }
-    if (delta !== 0 && crossed.has(o.id)) return { ...resized(o, byId.get(o.inputs[0]!), delta), ...(o.id === c.before ? { inputs: [c.opId] } : {}) };
+    if (o.id === c.before && filter.kind === 'map') {
+      // Its input is now the moved map's output, whose heap no run measured: the byte estimate stands.
+      const { inputHeld: _was, ...rest } = o;
+      return delta !== 0 ? { ...resized(rest, byId.get(o.inputs[0]!), delta), inputs: [c.opId] } : { ...rest, inputs: [c.opId] };
+    }
+    if (delta !== 0 && crossed.has(o.id)) return resized(o, byId.get(o.inputs[0]!), delta);
     if (o.id === c.before) return { ...o, inputs: [c.opId], counters: scaled(o.counters, share) };
     if (crossed.has(o.id)) return { ...o, counters: scaled(o.counters, share) };
     if (o.inputs.includes(c.opId)) return { ...o, inputs: o.inputs.map((i) => (i === c.opId ? nearest : i)) };

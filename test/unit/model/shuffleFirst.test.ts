@@ -9,12 +9,13 @@ const id = ProfileBuilder.id;
 /** range(10,000) → map(decode) 4 ms → shuffle(size) → batch(10), the shuffle's fill behind the decode. */
 function shuffled(size = 1000, first?: number): Profile {
   const p = new ProfileBuilder()
-    .range(10000)
+    .op({ kind: 'range', cardinality: 10000, bytes: 8 })
     .map('decode', { self: 4e-3, bytes: 4000 })
     .op({ kind: 'shuffle', bufferSize: size, bytes: 4000 })
     .op({ kind: 'batch', batchSize: 10, cardinality: 1000 })
     .build({ rootElements: 250, rate: 25 });
   if (first !== undefined) p.run.firstElementSeconds = first;
+  p.run.baseRssBytes = 50e6;
   return p;
 }
 
@@ -42,6 +43,10 @@ describe('model: a shuffle moved ahead of the work its buffer fills behind', () 
     assert.equal(planned.time?.firstBatchSeconds, r.firstBatchSeconds);
     // The decode still runs once per element: the rate is the plan as written's.
     assert.ok(Math.abs(planned.predictedRate - asWritten.predictedRate) <= 1e-6 * asWritten.predictedRate, `${planned.predictedRate} vs ${asWritten.predictedRate}`);
+    // The buffer holds the range's numbers instead of the decoded images.
+    const buffer = (plan: typeof planned) => plan.memory?.parts.find((x) => x.what === 'shuffle buffer')?.bytes;
+    assert.equal(buffer(asWritten), 1000 * 4000);
+    assert.equal(buffer(planned), 1000 * 8);
     assert.match(r.reason, /^the shuffle buffer of 1,000 fills behind map\(decode\): ≈ 4 s; moved before it, the first batch comes in ≈ 1(\.\d+)? s \(predicted\)$/);
   });
 
