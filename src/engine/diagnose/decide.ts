@@ -9,7 +9,7 @@ import { compareSides, sideFaster, sideSlower } from '../paired';
 import { pooledRate } from '../stats';
 import { formatSpeedup } from '../../shared/words';
 import { configOut, fmtMeasured, keyOf, type Config } from './config';
-import { firstBatchFaster, firstBatchWords, movesFirstBatch } from './firstBatch';
+import { firstBatchFaster, firstBatchWords, isFirstBatchMove, movesFirstBatch } from './firstBatch';
 
 /** What verification measured, as the decision reads it (`Trials` is one). */
 export interface Measurements {
@@ -113,8 +113,14 @@ export function verdictOf(m: Measurements, kept: Config | undefined): Verdict {
   return { verification: { verdict: 'no-gain', kept: nothing, speedup: 1, speedupHalfWidth: 0, dropped, summary: `no reliable gain on this machine right now: ${noGain(m)}` }, keep: [] };
 }
 
-/** Why a change of the plan is not in the configuration kept. */
+/** Why a change of the plan is not in the configuration kept; for a move judged by its first batch, with what the first batches measured. */
 function whyDropped(m: Measurements, lost: ReadonlyMap<string, string>, kept: Config | undefined, change: PlanChange): string {
+  const why = whyDroppedRate(m, lost, kept, change);
+  const { planned, asWritten } = m;
+  return isFirstBatchMove(change) && planned.firstBatch.length > 0 && asWritten.firstBatch.length > 0 ? `${why}; ${firstBatchWords(planned, asWritten)}` : why;
+}
+
+function whyDroppedRate(m: Measurements, lost: ReadonlyMap<string, string>, kept: Config | undefined, change: PlanChange): string {
   const { all, asWritten, planned } = m;
   const k = changeKey(change);
   const lostAlone = lost.get(k);

@@ -44,7 +44,9 @@ describe('diagnose: a reorder judged by its first batch', () => {
   });
 
   it('is not kept when the first batches overlap, when one run each is all there is, or when the rate measured slower', () => {
-    assert.equal(chooseKept(measurements(at([], 100, [4.1, 1.0]), at([move], 100, [0.2, 3.0]), [move])), undefined, 'overlap');
+    const overlap = measurements(at([], 100, [4.1, 1.0]), at([move], 100, [0.2, 3.0]), [move]);
+    assert.equal(chooseKept(overlap), undefined, 'overlap');
+    assert.match(verdictOf(overlap, undefined).verification.dropped[0]!.why, /; the first batch in ≈ 1\.6 s \(200 ms–3 s over 2 runs\) against ≈ 2\.55 s \(1 s–4\.1 s over 2 runs\) as written, measured$/);
     assert.equal(chooseKept(measurements(at([], 100, [4.1]), at([move], 100, [0.2]), [move])), undefined, 'one run a side');
     assert.equal(chooseKept(measurements(at([], 100, [4.1, 4.3]), at([move], 80, [0.2, 0.3]), [move])), undefined, 'slower rate');
   });
