@@ -9,7 +9,7 @@ import { compareSides, sideFaster, sideSlower } from '../paired';
 import { pooledRate } from '../stats';
 import { formatSpeedup } from '../../shared/words';
 import { configOut, fmtMeasured, keyOf, type Config } from './config';
-import { firstBatchFaster, firstBatchWords, isFirstBatchMove, movesFirstBatch } from './firstBatch';
+import { firstBatchFaster, firstBatchGain, firstBatchWords, isFirstBatchMove, movesFirstBatch } from './firstBatch';
 
 /** What verification measured, as the decision reads it (`Trials` is one). */
 export interface Measurements {
@@ -56,8 +56,8 @@ export function lostAlone(m: Measurements): Map<string, string> {
 export function chooseKept(m: Measurements): Config | undefined {
   const { asWritten, planned } = m;
   const lost = lostAlone(m);
-  // A reorder priced by its first batch is a gain when its first batch measured faster and its rate not slower (./firstBatch.ts).
-  const gain = (c: Config): boolean => (movesFirstBatch(c) ? firstBatchFaster(c, asWritten) && !sideSlower(c, asWritten) : sideFaster(c, asWritten));
+  // A reorder priced by its first batch is a gain when faster on one measure and no slower on the other (./firstBatch.ts).
+  const gain = (c: Config): boolean => (movesFirstBatch(c) ? firstBatchGain(c, asWritten, sideFaster, sideSlower) : sideFaster(c, asWritten));
   const eligible = (c: Config): boolean => c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lost.has(changeKey(x))) && gain(c);
   let best: Config | undefined;
   for (const c of m.order) {

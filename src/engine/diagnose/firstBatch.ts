@@ -2,7 +2,7 @@
  * A reorder whose gain is the first batch (a shuffle moved ahead of the work its buffer filled
  * behind; src/model/shuffleFirst.ts) is judged by each run's time to its first element
  * (`run.firstElementSeconds`: every verification run is a fresh process), beside the rate: kept
- * only when its first batch measured faster beyond the spread and its rate not slower beyond it.
+ * only when it measured faster on one beyond the spread and no slower on the other (`firstBatchGain`).
  */
 import type { PlanChange } from '../../shared/analysis';
 import { MIN_RELATIVE_GAIN } from '../stats';
@@ -32,6 +32,21 @@ export function firstBatchFaster(a: Config, b: Config): boolean {
   return Math.max(...a.firstBatch) * (1 + MIN_RELATIVE_GAIN) < Math.min(...b.firstBatch);
 }
 
+/** `a`'s first batches measured no slower than `b`'s: both measured, and `a`'s median at most `b`'s. */
+export function firstBatchNoSlower(a: Config, b: Config): boolean {
+  return a.firstBatch.length > 0 && b.firstBatch.length > 0 && median(a.firstBatch) <= median(b.firstBatch);
+}
+
+/**
+ * `c` (holding a move judged by its first batch) is a gain over `asWritten`: faster on one measure
+ * beyond the spread and no slower on the other — its first batch faster beyond the spread and its
+ * rate not slower beyond it, or its rate faster beyond the spread (a knob beside the move) and its
+ * first batch measured no slower. `faster` and `slower` compare rates (../paired.ts).
+ */
+export function firstBatchGain(c: Config, asWritten: Config, faster: (a: Config, b: Config) => boolean, slower: (a: Config, b: Config) => boolean): boolean {
+  return (firstBatchFaster(c, asWritten) && !slower(c, asWritten)) || (faster(c, asWritten) && firstBatchNoSlower(c, asWritten));
+}
+
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((x, y) => x - y);
   const m = s.length >> 1;
@@ -40,6 +55,9 @@ function median(xs: readonly number[]): number {
 
 /** "the first batch in ≈ 0.4 s (0.38–0.45 s over 2 runs) against ≈ 41 s (40–42 s over 2 runs) as written, measured". */
 export function firstBatchWords(kept: Config, asWritten: Config): string {
-  const side = (c: Config): string => `≈ ${formatSeconds(median(c.firstBatch))} (${formatSeconds(Math.min(...c.firstBatch))}–${formatSeconds(Math.max(...c.firstBatch))} over ${c.firstBatch.length} runs)`;
+  const side = (c: Config): string =>
+    c.firstBatch.length === 1
+      ? `≈ ${formatSeconds(c.firstBatch[0]!)} (one run)`
+      : `≈ ${formatSeconds(median(c.firstBatch))} (${formatSeconds(Math.min(...c.firstBatch))}–${formatSeconds(Math.max(...c.firstBatch))} over ${c.firstBatch.length} runs)`;
   return `the first batch in ${side(kept)} against ${side(asWritten)} as written, measured`;
 }

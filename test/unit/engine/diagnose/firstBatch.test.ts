@@ -51,6 +51,14 @@ describe('diagnose: a reorder judged by its first batch', () => {
     assert.equal(chooseKept(measurements(at([], 100, [4.1, 4.3]), at([move], 80, [0.2, 0.3]), [move])), undefined, 'slower rate');
   });
 
+  it('with one run a side, is kept beside a knob whose rate measured faster when its first batch was no slower, never when it was', () => {
+    const kept = measurements(at([], 100, [5.5]), at([move, decode], 180, [0.26]), [move, decode]);
+    assert.equal(chooseKept(kept), kept.planned);
+    assert.match(verdictOf(kept, kept.planned).verification.summary, /^verified 1\.80× .*; the first batch in ≈ 260 ms \(one run\) against ≈ 5\.5 s \(one run\) as written, measured$/);
+    assert.equal(chooseKept(measurements(at([], 100, [5.5]), at([move, decode], 180, [6]), [move, decode])), undefined, 'slower first batch');
+    assert.equal(chooseKept(measurements(at([], 100, [5.5]), at([move], 100, [0.26]), [move])), undefined, 'one run a side, no rate gain');
+  });
+
   it('a part without the move that measured the same rate does not drop the move whose first batch it did not match', () => {
     const knobs = at([decode], 150, [2.1, 2.2]);
     const m = measurements(at([], 100, [4.1, 4.3]), at([move, decode], 150, [0.2, 0.3]), [move, decode], [knobs], [knobs]);
