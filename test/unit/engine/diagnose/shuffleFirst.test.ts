@@ -1,8 +1,9 @@
 /**
  * A shuffle moved ahead of the decode its buffer fills behind, on the real runner: the front door
- * proposes it (the model prices the first batch), the reshaped sibling yields the same sequence on
- * a seeded sample; moved above a decode that reads its position (ctx.index) it does not, and it is
- * not offered. The sibling is always removed.
+ * proposes it (the model prices the first batch), verification judges it by each run's first
+ * batch, the reshaped sibling yields the same sequence on a seeded sample; moved above a decode
+ * that reads its position (ctx.index) it does not, and it is not offered. The sibling is always
+ * removed.
  */
 import { strict as assert } from 'node:assert';
 import { existsSync } from 'node:fs';
@@ -31,6 +32,17 @@ describe('diagnose: a shuffle moved before the decode on the real runner', funct
     assert.equal(d.first.ops.find((o) => o.id === reorder.opId)?.kind, 'shuffle');
     assert.equal(d.first.ops.find((o) => o.id === reorder.before)?.fnName, 'slowDecode');
     assert.ok(reorder.firstBatchSeconds !== undefined && reorder.firstBatchSeconds < (d.analysis.time?.firstBatchSeconds ?? 0) / 2, `${reorder.firstBatchSeconds} vs ${d.analysis.time?.firstBatchSeconds}`);
+  });
+
+  it('verification judges the move by each run’s first batch and says what the first batches measured, kept or dropped', async () => {
+    const d = await diagnoseFile({ file: FILE, exportName: 'shuffledLate', runs: RUNS, passes: 1 });
+    assert.equal(d.error, undefined, d.error?.message);
+    const v = d.plan.verification;
+    assert.ok(v, 'verified');
+    const kept = d.plan.changes.some((c) => c.kind === 'reorder');
+    const words = /the first batch in ≈ [\d.]+ (ms|s) \((one run|[\d.]+ (ms|s)–[\d.]+ (ms|s) over \d+ runs)\) against ≈ [\d.]+ (ms|s) \((one run|[^)]+ over \d+ runs)\) as written, measured$/;
+    if (kept) assert.match(v.summary, words);
+    else assert.match(v.dropped.find((x) => x.change.kind === 'reorder')?.why ?? '(the reorder was not planned)', words);
   });
 
   it('the reshaped sibling yields the same sequence on a seeded sample; above a decode that reads its position, it differs and is not offered', async () => {
