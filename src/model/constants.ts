@@ -152,4 +152,12 @@ export const MODEL_CONSTANTS = {
   minPrefetch: 2,
   /** Rounds of the greedy allocator; each round adds one unit to the binding operator. */
   maxAllocationRounds: 256,
+  /**
+   * A policy line, not a measurement (the same as the lint plumber/shuffle-fill-dominates): a
+   * shuffle is moved ahead of expensive work for its first batch only when its fill is at least
+   * this share of the first batch and at least `firstBatchMinSeconds` long (a fill of a few
+   * milliseconds delays nobody, whatever its share).
+   */
+  shuffleFillShare: 0.5,
+  firstBatchMinSeconds: 1,
 } as const;

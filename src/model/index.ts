@@ -25,8 +25,9 @@ import { asRan, planMeasured, toOverrides } from './plan';
 import { trainerPlan, trainerRate, trainerVerdict } from './trainer';
 import { candidateOf, reshapedRun, withReorder } from './reshape';
 import { fuseInsteadOf } from './fuse';
+import { withShuffleFirst } from './shuffleFirst';
 
-export { candidateOf, reorderCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
+export { candidateOf, reorderCandidates, shuffleCandidates, reshapedProfile, reorderReason, keptShare, type ReorderCandidate, type ReorderChange } from './reshape';
 
 export { changeTitle, describeOp, formatBytes, formatRate, formatSeconds, listWords, rootUnitOf } from './describe';
 export { MODEL_CONSTANTS } from './constants';
@@ -93,14 +94,12 @@ export function plan(profile: Profile, options?: ModelOptions): Plan {
   const own = planOwn(profile, options);
   // A reorder plans the reshaped pipeline with the same options, less the history of runs shaped as written.
   const reshapeOptions = { ...options, history: undefined };
-  if (dialectOf(profile) === undefined)
-    return withReorder(
-      profile,
-      options,
-      own,
-      (p) => planOwn(p, reshapeOptions),
-      (p) => predict(p, p.run.overrides, reshapeOptions),
-    );
+  if (dialectOf(profile) === undefined) {
+    const pricing = { planOf: (p: Profile) => planOwn(p, reshapeOptions), ranOf: (p: Profile) => predict(p, p.run.overrides, reshapeOptions), timeOf: (p: Profile, o: Overrides) => timeFor(p, o, reshapeOptions) };
+    // One reorder per plan: one that raises the rate, else a shuffle moved ahead for its first batch.
+    const reordered = withReorder(profile, options, own, pricing.planOf, pricing.ranOf);
+    return reordered !== own ? reordered : withShuffleFirst(profile, options, own, pricing);
+  }
   // A dialect's pipeline is also planned as plumber-data, in the same unit (a training loop's steps
   // per second, else root elements): the conversion, when only that helps (./convert.ts).
   const unitRate = profile.trainer ? formatSteps : (rate: number) => formatRootRate({ unit: rootUnitOf(profile) }, rate);

@@ -18,7 +18,7 @@ import type { OpFields, Plan, PlanChange } from '../shared/analysis';
 import type { ModelOptions } from '../shared/analysis';
 import type { OpCounters, OpProfile, Profile } from '../shared/profile';
 import { MODEL_CONSTANTS as C } from './constants';
-import { describeOp } from './describe';
+import { describeOp, formatBytes } from './describe';
 import { formatPercent, formatSeconds } from '../shared/words';
 
 export type ReorderChange = Extract<PlanChange, { kind: 'reorder' }>;
@@ -76,6 +76,58 @@ export function reorderCandidates(profile: Profile, options?: ModelOptions): Reo
     if (crossed.length > 0) out.push({ opId: op.id, before: crossed.at(-1)!, crossed });
   }
   out.push(...aboveRandomCandidates(profile, fields, consumers, byId, options?.randomOps ?? []));
+  out.push(...commutingCandidates(profile, fields, consumers, byId, options?.randomOps ?? []));
+  return out;
+}
+
+/**
+ * Two adjacent deterministic maps that commute, the lower to move above the upper: a shrinking map
+ * earlier, or a growing one later (the same move seen from the other map). They commute when
+ * neither reads what the other writes and they write no field in common (both known from the
+ * source); neither draws randomness, takes the element context or is pinned. What the move is
+ * worth (bytes cloned to worker threads) is the pricing's to say, and the sample check's to prove.
+ */
+function commutingCandidates(profile: Profile, fields: Record<string, OpFields>, consumers: Map<string, OpProfile[]>, byId: Map<string, OpProfile>, randomOps: readonly string[]): ReorderCandidate[] {
+  const out: ReorderCandidate[] = [];
+  const plain = (o: OpProfile | undefined, f: OpFields | undefined): f is OpFields & { reads: string[]; writes: string[] } =>
+    !!o && !!f && o.kind === 'map' && o.dialect === undefined && o.parentId === undefined && o.inputs.length === 1 && !f.pinned && f.reads !== undefined && f.writes !== undefined && !isRandomOp(o, f, randomOps);
+  for (const op of profile.ops) {
+    const f = fields[op.id];
+    const up = byId.get(op.inputs[0] ?? '');
+    const g = up && fields[up.id];
+    if (!plain(op, f) || !plain(up, g) || (consumers.get(up!.id)?.length ?? 0) !== 1) continue;
+    const clash = f.reads.some((r) => g.writes.includes(r)) || g.reads.some((r) => f.writes.includes(r)) || f.writes.some((w) => g.writes.includes(w));
+    if (!clash) out.push({ opId: op.id, before: up!.id, crossed: [up!.id] });
+  }
+  return out;
+}
+
+/**
+ * Shuffles the source lets move ahead of the deterministic maps right above them, each with the
+ * maps it would cross (the longest straight chain, nearest first). A seeded shuffle's permutation
+ * depends only on positions and a map hands on one element for each, so moving the shuffle above
+ * maps that draw no randomness and take no element context (whose `ctx.index` would change)
+ * yields the same sequence; the engine still checks it on a sample. Neither the shuffle nor a
+ * crossed map may be pinned, and each crossed map's fields must be known from the source.
+ */
+export function shuffleCandidates(profile: Profile, options?: ModelOptions): ReorderCandidate[] {
+  const fields = options?.fields ?? {};
+  const randomOps = options?.randomOps ?? [];
+  const consumers = consumersOf(profile);
+  const byId = new Map(profile.ops.map((o) => [o.id, o]));
+  const out: ReorderCandidate[] = [];
+  for (const op of profile.ops) {
+    if (op.kind !== 'shuffle' || op.dialect !== undefined || op.parentId !== undefined || op.inputs.length !== 1 || fields[op.id]?.pinned) continue;
+    const crossed: string[] = [];
+    let cur = byId.get(op.inputs[0]!);
+    while (cur && cur.kind === 'map' && cur.dialect === undefined && cur.parentId === undefined && cur.inputs.length === 1 && (consumers.get(cur.id)?.length ?? 0) === 1) {
+      const f = fields[cur.id];
+      if (!f || f.pinned || f.writes === undefined || isRandomOp(cur, f, randomOps)) break;
+      crossed.push(cur.id);
+      cur = byId.get(cur.inputs[0]!);
+    }
+    if (crossed.length > 0) out.push({ opId: op.id, before: crossed.at(-1)!, crossed });
+  }
   return out;
 }
 
@@ -134,6 +186,32 @@ export function keptShare(filter: OpProfile): number | undefined {
   return pulled > 0 ? Math.min(1, produced / pulled) : undefined;
 }
 
+/** The bytes per element an operator hands on, as measured (0 when unknown). */
+function bytesPerElement(o: OpProfile | undefined): number {
+  return o && o.counters.produced > 0 ? o.counters.bytesProduced / o.counters.produced : 0;
+}
+
+/**
+ * A crossed map whose input and output are `delta` bytes larger per element (smaller, below 0).
+ * In worker threads its clones cost what its measured move cost says per byte (`moveCost`: the
+ * seconds to clone one input and one output element of the sampled size), half on the main thread
+ * (its dispatch) and half in the worker; its fn's own work is kept as measured.
+ */
+function resized(o: OpProfile, input: OpProfile | undefined, delta: number): OpProfile {
+  const k = o.counters;
+  const inBytes = bytesPerElement(input);
+  const outBytes = bytesPerElement(o);
+  const counters = { ...k, bytesProduced: Math.max(0, outBytes + delta) * k.produced };
+  const mc = o.moveCost;
+  if (o.placement === 'worker' && mc && k.calls > 0) {
+    const per = (seconds: number, bytes: number | undefined): number => (bytes !== undefined && bytes > 0 && Number.isFinite(seconds) ? (seconds / bytes) * delta : 0);
+    const side = ((per(mc.cloneInSeconds, mc.inSizeBytes ?? (inBytes || undefined)) + per(mc.cloneOutSeconds, mc.outSizeBytes ?? (outBytes || undefined))) / 2) * k.calls;
+    counters.dispatchSeconds = Math.max(0, k.dispatchSeconds + side);
+    counters.workerCpuSeconds = Math.max(0, k.workerCpuSeconds + side);
+  }
+  return { ...o, counters };
+}
+
 /**
  * The profile as the pipeline would run with `c` applied: the filter pulls from the crossed maps'
  * input, the first crossed map pulls from the filter, the filter's consumers from the last crossed
@@ -142,16 +220,33 @@ export function keptShare(filter: OpProfile): number | undefined {
 export function reshapedProfile(profile: Profile, c: ReorderCandidate): Profile {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const filter = byId.get(c.opId)!;
-  const share = keptShare(filter) ?? 1;
+  // Only a filter changes how many elements the crossed maps see (a shuffle's pulled and produced
+  // differ by what its buffer holds, not by what it drops).
+  const share = filter.kind === 'filter' ? (keptShare(filter) ?? 1) : 1;
   const top = byId.get(c.before)!;
   const nearest = c.crossed[0]!;
   const crossed = new Set(c.crossed);
   const above = top.inputs[0]!;
   const aboveOp = byId.get(above);
   // The filter now hands on the smaller elements from above the maps.
-  const bytesPer = aboveOp && aboveOp.counters.produced > 0 ? aboveOp.counters.bytesProduced / aboveOp.counters.produced : 0;
+  const bytesPer = bytesPerElement(aboveOp);
+  // A map moved over maps it commutes with changes each element's size by what it adds (or takes
+  // away) as measured; the maps it crosses see their input and output that much larger (or smaller).
+  const delta = filter.kind === 'map' ? bytesPerElement(filter) - bytesPerElement(byId.get(nearest)) : 0;
   const ops = profile.ops.map((o): OpProfile => {
-    if (o.id === c.opId) return { ...o, inputs: [above], counters: filter.kind === 'filter' ? { ...o.counters, bytesProduced: bytesPer * o.counters.produced } : o.counters };
+    if (o.id === c.opId) {
+      // What one of its input elements holds on the heap was measured at the top crossed map's input (the same elements).
+      const { inputHeld: _was, ...moved } = o;
+      const inputHeld = top.inputHeld !== undefined ? { inputHeld: top.inputHeld } : {};
+      if (filter.kind === 'map') return { ...moved, ...inputHeld, inputs: [above], counters: { ...o.counters, bytesProduced: Math.max(0, bytesPer + delta) * o.counters.produced } };
+      return { ...moved, ...inputHeld, inputs: [above], counters: filter.kind === 'filter' || filter.kind === 'shuffle' ? { ...o.counters, bytesProduced: bytesPer * o.counters.produced } : o.counters };
+    }
+    if (o.id === c.before && filter.kind === 'map') {
+      // Its input is now the moved map's output, whose heap no run measured: the byte estimate stands.
+      const { inputHeld: _was, ...rest } = o;
+      return delta !== 0 ? { ...resized(rest, byId.get(o.inputs[0]!), delta), inputs: [c.opId] } : { ...rest, inputs: [c.opId] };
+    }
+    if (delta !== 0 && crossed.has(o.id)) return resized(o, byId.get(o.inputs[0]!), delta);
     if (o.id === c.before) return { ...o, inputs: [c.opId], counters: scaled(o.counters, share) };
     if (crossed.has(o.id)) return { ...o, counters: scaled(o.counters, share) };
     if (o.inputs.includes(c.opId)) return { ...o, inputs: o.inputs.map((i) => (i === c.opId ? nearest : i)) };
@@ -169,6 +264,13 @@ export function reshapedProfile(profile: Profile, c: ReorderCandidate): Profile 
   // The run's CPU clocks lose what the crossed maps no longer spend (the model apportions them).
   let main = 0;
   let all = 0;
+  for (const id of delta !== 0 ? c.crossed : []) {
+    // What the crossed worker maps' clones gain or lose (see `resized`).
+    const was = byId.get(id)!.counters;
+    const now = ops.find((o) => o.id === id)!.counters;
+    main += was.dispatchSeconds - now.dispatchSeconds;
+    all += was.dispatchSeconds - now.dispatchSeconds + was.workerCpuSeconds - now.workerCpuSeconds;
+  }
   for (const id of c.crossed) {
     const k = byId.get(id)!.counters;
     main += (k.selfSeconds + k.dispatchSeconds) * (1 - share);
@@ -192,6 +294,15 @@ function costPerCall(op: OpProfile): number {
 export function reorderReason(profile: Profile, c: ReorderCandidate): string {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
   const filter = byId.get(c.opId)!;
+  if (filter.kind === 'map' && !byId.get(c.before)!.random && byId.get(c.before)!.randomObserved !== true && bytesPerElement(filter) !== bytesPerElement(byId.get(c.before))) {
+    const crossedOp = byId.get(c.before)!;
+    const inBytes = bytesPerElement(crossedOp);
+    const outBytes = bytesPerElement(filter);
+    const above = bytesPerElement(byId.get(crossedOp.inputs[0] ?? ''));
+    const verb = outBytes < inBytes ? 'shrinks' : 'grows';
+    const where = crossedOp.placement === 'worker' ? ', which runs in worker threads,' : '';
+    return `${describeOp(filter)} ${verb} its elements from ${formatBytes(inBytes)} to ${formatBytes(outBytes)}; running it before ${describeOp(crossedOp)}${where} hands that map ${formatBytes(Math.max(0, above + outBytes - inBytes))} an element instead of ${formatBytes(above)}`;
+  }
   if (filter.kind !== 'filter') {
     const random = byId.get(c.before)!;
     return `${describeOp(filter)} is deterministic and costs ${formatSeconds(costPerCall(filter))} per element; running it before ${describeOp(random)}, which is random, lets a cache keep its output across epochs`;

@@ -20,6 +20,8 @@ export interface Config {
   slices: WindowSlice[];
   /** The cores each of its runs found free (`run.availableCores`), where measured. */
   freeCores: number[];
+  /** Each of its runs' seconds to its first element (`run.firstElementSeconds`), where measured. */
+  firstBatch: number[];
   /** Its sliced runs' curves, for comparisons on the same elements (../paired.ts). */
   curves: PairableRun[];
   runs: number;
@@ -30,7 +32,7 @@ export interface Config {
 
 /** A configuration not measured yet. */
 export function unmeasured(key: string, changes: PlanChange[], overrides: Overrides, predictedRate?: number): Config {
-  return { key, changes, overrides, predictedRate, slices: [], freeCores: [], curves: [], runs: 0 };
+  return { key, changes, overrides, predictedRate, slices: [], freeCores: [], firstBatch: [], curves: [], runs: 0 };
 }
 
 export function keyOf(changes: PlanChange[]): string {

@@ -9,6 +9,7 @@ import { compareSides, sideFaster, sideSlower } from '../paired';
 import { pooledRate } from '../stats';
 import { formatSpeedup } from '../../shared/words';
 import { configOut, fmtMeasured, keyOf, type Config } from './config';
+import { firstBatchFaster, firstBatchGain, firstBatchWords, isFirstBatchMove, movesFirstBatch } from './firstBatch';
 
 /** What verification measured, as the decision reads it (`Trials` is one). */
 export interface Measurements {
@@ -55,7 +56,9 @@ export function lostAlone(m: Measurements): Map<string, string> {
 export function chooseKept(m: Measurements): Config | undefined {
   const { asWritten, planned } = m;
   const lost = lostAlone(m);
-  const eligible = (c: Config): boolean => c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lost.has(changeKey(x))) && sideFaster(c, asWritten);
+  // A reorder priced by its first batch is a gain when faster on one measure and no slower on the other (./firstBatch.ts).
+  const gain = (c: Config): boolean => (movesFirstBatch(c) ? firstBatchGain(c, asWritten, sideFaster, sideSlower) : sideFaster(c, asWritten));
+  const eligible = (c: Config): boolean => c !== asWritten && !c.error && c.slices.length > 0 && !c.changes.some((x) => lost.has(changeKey(x))) && gain(c);
   let best: Config | undefined;
   for (const c of m.order) {
     if (!eligible(c)) continue;
@@ -74,6 +77,8 @@ export function chooseKept(m: Measurements): Config | undefined {
     let leaner: Config | undefined;
     for (const c of m.measuredParts) {
       if (!eligible(c) || sideFaster(planned, c)) continue;
+      // Nor does a part drop a move whose first batch the plan measured faster than the part's.
+      if (movesFirstBatch(planned) && !movesFirstBatch(c) && firstBatchFaster(planned, c)) continue;
       if (!leaner || compareSides(c, asWritten).speedup > compareSides(leaner, asWritten).speedup) leaner = c;
     }
     if (leaner) best = leaner;
@@ -93,7 +98,11 @@ export function verdictOf(m: Measurements, kept: Config | undefined): Verdict {
   const dropped = m.all.filter((c) => !keptKeys.has(changeKey(c))).map((change) => ({ change, why: whyDropped(m, lost, kept, change) }));
   if (kept) {
     const s = compareSides(kept, asWritten);
-    return { verification: { verdict: 'gain', kept: configOut(kept), speedup: s.speedup, speedupHalfWidth: s.halfWidth, dropped, summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}` }, keep: kept.changes };
+    const first = movesFirstBatch(kept) ? `; ${firstBatchWords(kept, asWritten)}` : '';
+    return {
+      verification: { verdict: 'gain', kept: configOut(kept), speedup: s.speedup, speedupHalfWidth: s.halfWidth, dropped, summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}${first}` },
+      keep: kept.changes,
+    };
   }
   const nothing = { changes: [], measured: pooledRate(asWritten.slices) };
   if (planned.error) {
@@ -104,8 +113,14 @@ export function verdictOf(m: Measurements, kept: Config | undefined): Verdict {
   return { verification: { verdict: 'no-gain', kept: nothing, speedup: 1, speedupHalfWidth: 0, dropped, summary: `no reliable gain on this machine right now: ${noGain(m)}` }, keep: [] };
 }
 
-/** Why a change of the plan is not in the configuration kept. */
+/** Why a change of the plan is not in the configuration kept; for a move judged by its first batch, with what the first batches measured. */
 function whyDropped(m: Measurements, lost: ReadonlyMap<string, string>, kept: Config | undefined, change: PlanChange): string {
+  const why = whyDroppedRate(m, lost, kept, change);
+  const { planned, asWritten } = m;
+  return isFirstBatchMove(change) && planned.firstBatch.length > 0 && asWritten.firstBatch.length > 0 ? `${why}; ${firstBatchWords(planned, asWritten)}` : why;
+}
+
+function whyDroppedRate(m: Measurements, lost: ReadonlyMap<string, string>, kept: Config | undefined, change: PlanChange): string {
   const { all, asWritten, planned } = m;
   const k = changeKey(change);
   const lostAlone = lost.get(k);

@@ -30,6 +30,14 @@ import type { DiagnoseInput, Diagnosis, RunBudget, RunPurpose } from './input';
 import { keptMemory } from './memory';
 import { diagnose } from './routine';
 
+/**
+ * The seconds the sample check of a move for the first batch gets: the equivalence check's own
+ * (src/runner/equivalence.ts) plus twice the first run's wait for its first element, which each of
+ * the two samples (as written, then reshaped) may pay once.
+ */
+const SAMPLE_SECONDS = 20;
+const SAMPLE_FILL_FACTOR = 2;
+
 /** What a surface sets about its runs: the fields of the runner's request that do not vary by purpose, plus the pass window. */
 export type RunSettings = Pick<RunProfileOptions, 'maxElements' | 'warmupSeconds' | 'startSeconds' | 'timeoutSeconds' | 'memoryMB' | 'nodePath' | 'nodeArgs' | 'train'> & {
   /** Seconds a profile pass measures; a later pass measures less when the budget asks it to. */
@@ -212,8 +220,11 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   };
   // A conversion the source does not allow is known before any run: not offered, never verified;
   // nor a reshape that cannot be written or changes the output on a sample.
-  const unoffered = async (change: PlanChange): Promise<string | undefined> => {
-    if (change.kind === 'reorder') return reshapes.unoffered(change, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
+  const unoffered = async (change: PlanChange, first?: Profile): Promise<string | undefined> => {
+    // A move for the first batch samples a pipeline whose first element waits for its buffer to fill: its time covers that wait.
+    const waits = change.kind === 'reorder' && change.firstBatchSeconds !== undefined ? first?.run.firstElementSeconds : undefined;
+    const seconds = waits !== undefined ? { seconds: SAMPLE_SECONDS + SAMPLE_FILL_FACTOR * waits } : {};
+    if (change.kind === 'reorder') return reshapes.unoffered(change, exportName, { ...seconds, ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
     if (change.kind === 'fuse') return flowUnoffered(change, input.file, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
     if (change.kind !== 'convert') return undefined;
     try {

@@ -5,6 +5,7 @@
 import { MIN_RELATIVE_GAIN } from '../stats';
 import { compareSides, sideFaster, unpairable } from '../paired';
 import { alignedStart, type Config } from './config';
+import { movesFirstBatch } from './firstBatch';
 
 /** Slices each side needs before one pair of runs can settle the comparison. */
 const SETTLE_MIN_SLICES = 4;
@@ -26,7 +27,8 @@ const SETTLE_CORES_DRIFT = 0.1;
  * was free to either run), a loss, or no gain even with the drift for it. Without a measure of free cores (off Linux) nothing settles early.
  */
 export function settledAfterOnePair(asWritten: Config, planned: Config, cores: number): boolean {
-  if (planned.runs !== 1 || planned.error) return false;
+  // A move judged by its first batch needs FIRST_BATCH_MIN_RUNS runs a side (./firstBatch.ts).
+  if (planned.runs !== 1 || planned.error || movesFirstBatch(planned)) return false;
   if (asWritten.slices.length < SETTLE_MIN_SLICES || planned.slices.length < SETTLE_MIN_SLICES) return false;
   const free = firstPairFreeCores(asWritten, planned);
   if (free === undefined) return false;

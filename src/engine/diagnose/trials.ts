@@ -171,5 +171,6 @@ export class Trials {
     this.recorded++;
     c.slices.push(...runSlices(p));
     if (p.run.availableCores !== undefined) c.freeCores.push(p.run.availableCores);
+    if (p.run.firstElementSeconds !== undefined) c.firstBatch.push(p.run.firstElementSeconds);
   }
 }

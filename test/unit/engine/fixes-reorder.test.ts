@@ -87,3 +87,31 @@ describe('server fixes: reorder', () => {
     assert.equal(op('map(decode)').id, '7:4');
   });
 });
+
+describe('server fixes: reorder of a shuffle and of a map', () => {
+  const LINES = [
+    "import { range } from 'plumber-data';",
+    'const decode = (x: number) => ({ id: x, image: new Uint8Array(4) });',
+    'const tokenize = (x: { id: number; image: Uint8Array }) => ({ ...x, tokens: [String(x.id)] });',
+    'const resize = (x: { id: number; image: Uint8Array }) => ({ ...x, image: x.image.subarray(0, 2) });',
+    'export const shuffled = range(300)',
+    '  .map(decode)',
+    '  .shuffle(1000, { keepPosition: false })',
+    '  .batch(4);',
+    'export const maps = range(300).map(decode).map(tokenize, { parallelism: 2 }).map(resize).batch(4);',
+  ];
+
+  it('moves the shuffle with its options to just before the decode it filled behind', () => {
+    const { text, ctx, op } = setup(LINES, 'shuffled');
+    const out = editsForChanges([{ kind: 'reorder', opId: op('shuffle(1000)').id, before: op('map(decode)').id, reason: '', firstBatchSeconds: 0.1 }], ctx);
+    assert.ok(out.ok, !out.ok ? out.reason : '');
+    assert.match(applyEdits(text, out.edits), /export const shuffled = range\(300\)\n {2}\.shuffle\(1000, \{ keepPosition: false \}\)\n {2}\.map\(decode\)\n {2}\.batch\(4\);/);
+  });
+
+  it('moves a shrinking map before the map it commutes with, leaving that map’s knobs where they are', () => {
+    const { text, ctx, op } = setup(LINES, 'maps');
+    const out = editsForChanges([{ kind: 'reorder', opId: op('map(resize)').id, before: op('map(tokenize)').id, reason: '' }], ctx);
+    assert.ok(out.ok, !out.ok ? out.reason : '');
+    assert.match(applyEdits(text, out.edits), /export const maps = range\(300\)\.map\(decode\)\.map\(resize\)\.map\(tokenize, \{ parallelism: 2 \}\)\.batch\(4\);/);
+  });
+});
