@@ -96,8 +96,10 @@ describe('plumber on dialect pipelines (the built CLI)', function () {
         const n = /\.map\(lookup, \{ concurrency: (\d+) \}\)/.exec(after);
         assert.ok(n, after);
         assert.ok(Number(n[1]) > 1, n[0]);
-        assert.doesNotMatch(after, /parallelism/);
-        assert.equal(after.replace(n[0], written), before);
+        // Only Node's own knobs, in its spelling: verification may also keep a read-ahead buffer
+        // (highWaterMark) where the runs it measured say one paid; nothing else of the file changes.
+        assert.doesNotMatch(after, /parallelism|prefetch/);
+        assert.equal(after.replace(n[0], written).replace(/, \{ highWaterMark: \d+ \}\)/g, ')'), before);
       } finally {
         rmSync(root, { recursive: true, force: true });
       }
