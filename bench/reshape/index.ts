@@ -18,6 +18,7 @@ import { basename, join, resolve } from 'node:path';
 import { changeKey, type Plan, type PlanChange } from '../../src/shared/analysis';
 import { diagnoseFile } from '../../src/engine/diagnose/file';
 import { ReshapedFiles } from '../../src/engine/reshape/sibling';
+import { flowUnoffered } from '../../src/engine/reshape/flow-check';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides } from '../../src/shared/profile';
 import { alternate, median, ratios, spread } from '../dialects/measure';
@@ -41,6 +42,12 @@ export interface ReshapeLine {
   knobsOnly: number;
   plumber: number;
   equivalent: boolean;
+  /**
+   * The kept changes whose output was compared with as written on a seeded sample (reorders, fuse).
+   * `deterministic: false` is not among them: it changes the order by design and a sample of the
+   * first elements cannot compare multisets; that it keeps every element is the library's test.
+   */
+  checked: string[];
   kept: string[];
   knobsKept: string[];
   plumberVsKnobs: number;
@@ -114,7 +121,16 @@ async function benchOne(p: { name: string; file: string }, args: Args): Promise<
   const plumber = await diagnosed(p.file, args, true);
   log(`${p.name}: Plumber kept ${plumber.plan.changes.map(changeKey).join(', ') || 'nothing'}`);
   const reshapes = new ReshapedFiles(p.file);
-  const equivalent = plumber.reorder ? (await reshapes.equivalence(plumber.reorder, undefined)).equivalent : true;
+  const checked: string[] = [];
+  let equivalent = true;
+  if (plumber.reorder) {
+    equivalent = (await reshapes.equivalence(plumber.reorder, undefined)).equivalent;
+    checked.push(changeKey(plumber.reorder));
+  }
+  for (const change of plumber.plan.changes.filter((c) => c.kind === 'fuse')) {
+    equivalent = (await flowUnoffered(change, p.file, undefined)) === undefined && equivalent;
+    checked.push(changeKey(change));
+  }
   const seconds = args.smoke ? 0.5 : 3;
   const rates = await alternate(
     [
@@ -134,6 +150,7 @@ async function benchOne(p: { name: string; file: string }, args: Args): Promise<
     knobsOnly: median(rates.knobsOnly),
     plumber: median(rates.plumber),
     equivalent,
+    checked,
     kept: plumber.plan.changes.map(changeKey),
     knobsKept: knobs.plan.changes.map(changeKey),
     plumberVsKnobs: median(vsKnobs),
@@ -173,7 +190,7 @@ async function main(): Promise<void> {
       if (args.json) {
         const { bench, pipeline, asWritten, knobsOnly, plumber, equivalent, kept } = l;
         process.stdout.write(
-          `${JSON.stringify({ bench, pipeline, asWritten: f2(asWritten), knobsOnly: f2(knobsOnly), plumber: f2(plumber), equivalent, kept, knobsKept: l.knobsKept, plumberVsKnobs: f2(l.plumberVsKnobs), plumberVsKnobsSpread: l.plumberVsKnobsSpread.map(f2), plumberVsWritten: f2(l.plumberVsWritten), plumberVsWrittenSpread: l.plumberVsWrittenSpread.map(f2), rounds: l.rounds })}\n`,
+          `${JSON.stringify({ bench, pipeline, asWritten: f2(asWritten), knobsOnly: f2(knobsOnly), plumber: f2(plumber), equivalent, checked: l.checked, kept, knobsKept: l.knobsKept, plumberVsKnobs: f2(l.plumberVsKnobs), plumberVsKnobsSpread: l.plumberVsKnobsSpread.map(f2), plumberVsWritten: f2(l.plumberVsWritten), plumberVsWrittenSpread: l.plumberVsWrittenSpread.map(f2), rounds: l.rounds })}\n`,
         );
       }
       log(`${p.name}: as written ${asText(l.asWritten)} · knobs only ${asText(l.knobsOnly)} · plumber ${asText(l.plumber)} · equivalent ${l.equivalent}`);

@@ -34,6 +34,10 @@ describe('bench:reshape with smoke budgets', function () {
     }
     // The filter reads only the label: the reorder is proven equivalent on the sample and offered.
     assert.equal(l['equivalent'], true);
+    assert.ok(
+      (l['checked'] as string[]).some((k) => k.startsWith('reorder:')),
+      `the reorder was compared on the sample: ${JSON.stringify(l['checked'])}`,
+    );
     assert.ok(Array.isArray(l['kept']) && (l['kept'] as string[]).some((k) => k.startsWith('reorder:')), JSON.stringify(l['kept']));
     assert.ok(!(l['knobsKept'] as string[]).some((k) => k.startsWith('reorder:')), 'knobs only never reorders');
   });
