@@ -83,6 +83,38 @@ function writeObject(h: Hash, o: object, seen: Set<object>): void {
   h.update('}');
 }
 
+/** plumber-data's Batch, known by its shape (the runner does not import the library's internals). */
+interface BatchLike {
+  data: ArrayBufferView;
+  shape: number[];
+  length: number;
+  row(i: number): unknown;
+}
+
+function isBatch(v: unknown): v is BatchLike {
+  const b = v as Partial<BatchLike> | null;
+  return typeof b === 'object' && b !== null && typeof b.row === 'function' && Array.isArray(b.shape) && ArrayBuffer.isView(b.data) && typeof b.length === 'number';
+}
+
+/**
+ * The rows a root element groups, as `batch()` stacked them: an array's items, a Batch's rows, an
+ * object of equally long Batches as one object per row (plumber-data's `unstack`); any other
+ * element is its own one row. Elements a change of order regroups (a batch after a map whose fast
+ * calls pass slow ones) are then compared by their rows, which no regrouping changes.
+ */
+export function rowsOf(v: unknown): unknown[] {
+  if (Array.isArray(v)) return v;
+  if (isBatch(v)) return Array.from({ length: v.length }, (_, i) => v.row(i));
+  if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype) {
+    const entries = Object.entries(v);
+    const n = entries.length > 0 && entries.every(([, b]) => isBatch(b)) ? (entries[0]![1] as BatchLike).length : -1;
+    if (n >= 0 && entries.every(([, b]) => (b as BatchLike).length === n)) {
+      return Array.from({ length: n }, (_, i) => Object.fromEntries(entries.map(([k, b]) => [k, (b as BatchLike).row(i)])));
+    }
+  }
+  return [v];
+}
+
 function digestOf(v: unknown, seen: Set<object>): string {
   const h = createHash('sha256');
   write(h, v, seen);

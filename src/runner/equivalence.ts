@@ -30,6 +30,12 @@ export interface SampleOptions extends Pick<RunProfileOptions, 'nodePath' | 'nod
   seed?: number;
   /** Compare the sequence (true, default) or only the multiset (a pipeline whose order is not kept). */
   ordered?: boolean;
+  /**
+   * Compare the rows the root elements group (a batch's) as a multiset, over a whole pass: for a
+   * change of order, which regroups batches and reaches other elements first. A sample that does not
+   * reach the pipeline's end within `seconds` (or `elements` root elements) is then not comparable.
+   */
+  wholePassRows?: boolean;
 }
 
 /** One configuration's sample, or why there is none. */
@@ -70,6 +76,7 @@ export async function runSample(config: SampleConfig, opts: SampleOptions = {}):
     progressInterval: DEFAULTS.progressInterval,
     probes: false,
     seed: opts.seed ?? DEFAULT_SEED,
+    ...(opts.wholePassRows ? { sampleRows: true } : {}),
   };
   let lock: Awaited<ReturnType<typeof acquireRunLock>>;
   try {
@@ -91,11 +98,13 @@ export async function runSample(config: SampleConfig, opts: SampleOptions = {}):
   return { ok: true, digests: message.digests, exhausted: message.exhausted };
 }
 
-/** Compares two samples (see `Equivalence`); pure. */
-export function compareSamples(a: Sample, b: Sample, ordered = true): Equivalence {
+/** Compares two samples (see `Equivalence`); pure. With `wholePass`, both must have reached the pipeline's end. */
+export function compareSamples(a: Sample, b: Sample, ordered = true, wholePass = false): Equivalence {
   const none = (reason: string): Equivalence => ({ equivalent: false, sameSequence: false, sameMultiset: false, elements: 0, reason });
   if (!a.ok) return none(`The original could not be sampled: ${a.reason}`);
   if (!b.ok) return none(`The reshaped pipeline could not be sampled: ${b.reason}`);
+  // A change of order reaches other elements first: only whole passes hold the same elements.
+  if (wholePass && !(a.exhausted && b.exhausted)) return none('A change of order can only be compared over a whole pass, and the sample did not reach the pipeline’s end.');
   // Both ended: every element counts. Otherwise the shorter prefix is compared (a run cut short by time).
   if (a.exhausted && b.exhausted && a.digests.length !== b.digests.length) return none(`The original yields ${a.digests.length} elements and the reshaped pipeline ${b.digests.length}.`);
   if (a.exhausted !== b.exhausted && (a.exhausted ? a.digests.length < b.digests.length : b.digests.length < a.digests.length)) {
@@ -127,8 +136,9 @@ function sorted(d: string[]): string[] {
  * elements. Never rejects: a run that fails makes the pair not equivalent, with the reason.
  */
 export async function checkEquivalence(original: SampleConfig, reshaped: SampleConfig, opts: SampleOptions = {}): Promise<Equivalence> {
+  const ordered = opts.wholePassRows ? false : (opts.ordered ?? true);
   const a = await runSample(original, opts);
-  if (!a.ok) return compareSamples(a, a, opts.ordered ?? true);
+  if (!a.ok) return compareSamples(a, a, ordered);
   const b = await runSample(reshaped, opts);
-  return compareSamples(a, b, opts.ordered ?? true);
+  return compareSamples(a, b, ordered, opts.wholePassRows === true);
 }

@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   if (loaded === undefined) return;
   if (req.mode === 'sample') {
     r.tracer.endSampling();
-    return void (await finish(await sampleDigests(loaded.ds, req.maxElements, req.seconds)));
+    return void (await finish(await sampleDigests(loaded.ds, req.maxElements, req.seconds, req.sampleRows === true)));
   }
 
   // The runner pulls the pipeline itself: its own iterator needs no watching.

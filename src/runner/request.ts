@@ -8,6 +8,8 @@ import type { Overrides } from '../shared/profile';
 export interface RunRequest {
   /** `sample`: pull the first `maxElements` elements and send their digests (sample.ts), for the equivalence check. */
   mode: 'profile' | 'list' | 'sample';
+  /** With `mode: 'sample'`: digest the rows each root element groups (a batch's), not the element. */
+  sampleRows?: boolean;
   /** Absolute path of the pipeline module. */
   file: string;
   exportName?: string;

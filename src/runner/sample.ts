@@ -6,23 +6,26 @@
  * the same length only).
  */
 import type { SampleMessage } from '../shared/profile';
-import { NotComparable, elementDigest } from './canonical';
+import { NotComparable, elementDigest, rowsOf } from './canonical';
 import type { DatasetLike } from './discover';
 
-/** The digests of the pipeline's first `maxElements` elements, pulled within `seconds`. */
-export async function sampleDigests(ds: DatasetLike, maxElements: number, seconds: number): Promise<SampleMessage> {
+/** The digests of the pipeline's first `maxElements` elements, pulled within `seconds`; with `rows`, of the rows each groups (canonical.ts `rowsOf`). */
+export async function sampleDigests(ds: DatasetLike, maxElements: number, seconds: number, rows = false): Promise<SampleMessage> {
   const digests: string[] = [];
+  let elements = 0;
   const deadline = performance.now() + seconds * 1000;
   const it = ds[Symbol.asyncIterator]();
   let exhausted = false;
   try {
-    while (digests.length < maxElements && performance.now() < deadline) {
+    while (elements < maxElements && performance.now() < deadline) {
       const r = await it.next();
       if (r.done) {
         exhausted = true;
         break;
       }
-      digests.push(elementDigest(r.value));
+      elements++;
+      if (rows) for (const row of rowsOf(r.value)) digests.push(elementDigest(row));
+      else digests.push(elementDigest(r.value));
     }
   } catch (e) {
     const why = e instanceof NotComparable ? e.message : `the pipeline threw after ${digests.length} elements: ${e instanceof Error ? e.message : String(e)}`;

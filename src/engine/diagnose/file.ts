@@ -10,7 +10,7 @@
  * Starting a run is injectable (a surface adds its progress hooks; tests script the runs).
  */
 import * as path from 'node:path';
-import type { ModelOptions, PlanChange, PlanTarget } from '../../shared/analysis';
+import type { ModelOptions, Plan, PlanChange, PlanTarget } from '../../shared/analysis';
 import type { ArgSites } from '../../shared/opId';
 import type { Overrides, Profile } from '../../shared/profile';
 import { failedProfile } from '../../runner/emptyProfile';
@@ -220,12 +220,13 @@ export async function diagnoseFile(input: DiagnoseFileInput): Promise<FileDiagno
   };
   // A conversion the source does not allow is known before any run: not offered, never verified;
   // nor a reshape that cannot be written or changes the output on a sample.
-  const unoffered = async (change: PlanChange, first?: Profile): Promise<string | undefined> => {
+  const unoffered = async (change: PlanChange, first?: Profile, plan?: Plan): Promise<string | undefined> => {
     // A move for the first batch samples a pipeline whose first element waits for its buffer to fill: its time covers that wait.
     const waits = change.kind === 'reorder' && change.firstBatchSeconds !== undefined ? first?.run.firstElementSeconds : undefined;
     const seconds = waits !== undefined ? { seconds: SAMPLE_SECONDS + SAMPLE_FILL_FACTOR * waits } : {};
     if (change.kind === 'reorder') return reshapes.unoffered(change, exportName, { ...seconds, ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
-    if (change.kind === 'fuse') return flowUnoffered(change, input.file, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) });
+    if (change.kind === 'fuse' || change.kind === 'deterministic')
+      return flowUnoffered(change, input.file, exportName, { ...(input.signal ? { signal: input.signal } : {}), ...(input.runs.nodePath ? { nodePath: input.runs.nodePath } : {}) }, plan?.overrides);
     if (change.kind !== 'convert') return undefined;
     try {
       const out = await conversions.outcome(change);

@@ -46,7 +46,7 @@ export interface DiagnoseInput {
    * conversion the rewrite refuses), or undefined when it can: such a change is dropped with its
    * reason as a note ("… not offered: <reason>"), never verified (./unoffered.ts).
    */
-  unoffered?(change: PlanChange, first?: Profile): Promise<string | undefined>;
+  unoffered?(change: PlanChange, first?: Profile, plan?: Plan): Promise<string | undefined>;
   /** Model options (cores, memory budget, `randomOps`…), the same for every pass and prediction. */
   options?: ModelOptions;
   /** Profile runs before verification: plan, re-trace with the plan, plan again (default 2). */

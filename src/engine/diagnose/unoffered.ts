@@ -17,7 +17,7 @@ function titleOf(change: PlanChange): string {
 /** `plan` without the changes `why` refuses, each said in a note "… not offered: <reason>". */
 export async function withoutUnoffered(
   plan: Plan,
-  why: ((change: PlanChange, first?: Profile) => Promise<string | undefined>) | undefined,
+  why: ((change: PlanChange, first?: Profile, plan?: Plan) => Promise<string | undefined>) | undefined,
   runs: { first: Profile; last: Profile; history: Profile[] },
   options: ModelOptions,
 ): Promise<Plan> {
@@ -25,7 +25,7 @@ export async function withoutUnoffered(
   const keep: PlanChange[] = [];
   const notes: string[] = [];
   for (const change of plan.changes) {
-    const reason = await why(change, runs.first);
+    const reason = await why(change, runs.first, plan);
     if (reason === undefined) keep.push(change);
     else notes.push(`${titleOf(change)} not offered: ${reason}`);
   }

@@ -8,12 +8,22 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { predict } from '../../../src/model';
 import { checkEquivalence } from '../../../src/runner/equivalence';
+import { flowUnoffered } from '../../../src/engine/reshape/flow-check';
 import { runProfile } from '../../../src/runner/spawn';
 
 const PIPELINES = path.resolve(__dirname, '../../../bench/reshape/pipelines');
 const ADJACENT = path.join(PIPELINES, 'adjacent-worker-maps.ts');
 const LONG_TAIL = path.join(PIPELINES, 'long-tail.ts');
 const SMALL = path.resolve(__dirname, '../../fixtures/pipelines/long-tail-small.ts');
+const BATCHED = path.resolve(__dirname, '../../fixtures/pipelines/unordered-batches.ts');
+
+/** The id of the map of one export of BATCHED, from a short run. */
+async function mapOf(exportName: string): Promise<string> {
+  const p = await runProfile({ file: BATCHED, exportName, seconds: 0.3, warmupSeconds: 0, probes: false });
+  const map = p.ops.find((o) => o.kind === 'map');
+  assert.ok(map, JSON.stringify(p.error));
+  return map.id;
+}
 
 describe('runner: fuse and deterministic as overrides', function () {
   this.timeout(180_000);
@@ -58,5 +68,23 @@ describe('runner: fuse and deterministic as overrides', function () {
     assert.equal(v.equivalent, true, v.reason);
     assert.equal(v.elements, 60);
     assert.equal(v.sameSequence, false, 'the slow elements come out later');
+  });
+
+  it('offers deterministic: false only when a whole pass yields the same rows: regrouped batches pass, a dropped remainder that changes with the order does not', async () => {
+    const keeps = await mapOf('keepsAll');
+    const change = { kind: 'deterministic' as const, opId: keeps, to: false as const, reason: '' };
+    // The plan's other knobs run in both configurations: only the order differs.
+    assert.equal(await flowUnoffered(change, BATCHED, 'keepsAll', {}, { [keeps]: { parallelism: 8, deterministic: false } }), undefined);
+    const rows = await checkEquivalence({ file: BATCHED, exportName: 'keepsAll' }, { file: BATCHED, exportName: 'keepsAll', overrides: { [keeps]: { deterministic: false } } }, { elements: 100, wholePassRows: true });
+    assert.equal(rows.equivalent, true, rows.reason);
+    assert.equal(rows.elements, 60, 'every row of every batch is compared');
+    assert.equal(rows.sameSequence, false, 'the first element comes out last');
+    const drops = await mapOf('dropsLast');
+    const why = await flowUnoffered({ ...change, opId: drops }, BATCHED, 'dropsLast');
+    assert.match(why ?? '', /could not be shown to yield the same elements: Element \d+ of 56 differs/);
+    // A sample that stops before the end cannot compare a change of order.
+    const cut = await checkEquivalence({ file: BATCHED, exportName: 'keepsAll' }, { file: BATCHED, exportName: 'keepsAll', overrides: { [keeps]: { deterministic: false } } }, { elements: 3, wholePassRows: true });
+    assert.equal(cut.equivalent, false);
+    assert.match(cut.reason, /whole pass/);
   });
 });
