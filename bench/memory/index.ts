@@ -19,6 +19,7 @@ import { plan, projectPeakMemory } from '../../src/model';
 import { runProfile } from '../../src/runner/spawn';
 import type { Overrides, Profile } from '../../src/shared/profile';
 import { writeResults } from '../results';
+import { median } from '../dialects/measure';
 import { main as epochMain } from '../epoch/index';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -57,10 +58,6 @@ function parseArgs(argv: string[]): Args {
 }
 
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 /**
  * The configuration with a large buffer or a cache: a cache after the deterministic op of a finite

@@ -54,9 +54,9 @@ describe('model: peak memory', () => {
     assert.equal(part?.elements, 100);
   });
 
-  it('fills the buffers of one chain with no more than one pass of a finite dataset', () => {
-    // 6,000 elements, a shuffle of 3,000: a prefetch of 5,000 after it holds the other 3,000 at most.
-    const p = measured(
+  /** 6,000 elements of 1 kB made by a map, a shuffle of 3,000, batches of 32. */
+  const finiteShuffle = () =>
+    measured(
       new ProfileBuilder()
         .range(6000)
         .map('make', { self: 1e-5, bytes: 1e3, cardinality: 6000 })
@@ -66,6 +66,10 @@ describe('model: peak memory', () => {
       50 * MB,
       60 * MB,
     );
+
+  it('fills the buffers of one chain with no more than one pass of a finite dataset', () => {
+    // 6,000 elements, a shuffle of 3,000: a prefetch of 5,000 after it holds the other 3,000 at most.
+    const p = finiteShuffle();
     const m = projectPeakMemory(p, { [id(2)]: { prefetch: 5000 } });
     assert.deepEqual(
       m?.parts.filter((x) => x.what !== 'batch').map((x) => [x.what, x.elements]),
@@ -77,16 +81,7 @@ describe('model: peak memory', () => {
   });
 
   it('counts a cached element once: a shuffle buffer below a cache holds the objects the cache holds', () => {
-    const p = measured(
-      new ProfileBuilder()
-        .range(6000)
-        .map('make', { self: 1e-5, bytes: 1e3, cardinality: 6000 })
-        .op({ kind: 'shuffle', bufferSize: 3000, bytes: 1e3, cardinality: 6000 })
-        .batch(32)
-        .build({ rootElements: 100, rate: 900 }),
-      50 * MB,
-      60 * MB,
-    );
+    const p = finiteShuffle();
     const m = projectPeakMemory(p, { [id(1)]: { cache: 'memory' } });
     assert.deepEqual(
       m?.parts.filter((x) => x.what !== 'batch').map((x) => [x.what, x.bytes]),
