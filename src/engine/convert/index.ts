@@ -48,7 +48,8 @@ export function convertPipeline(input: ConvertInput): ConvertOutcome {
   const selfImported = [...additions.values()].some((a) => a.options.some(([k, v]) => k === 'module' && (v === '__filename' || v === 'import.meta.url')));
   const chain: PlannedEdit = { file: pipeline.file, start, end, newText: r.wrap(chainText(r, additions), selfImported) };
   const edits = [importEdit(pipeline.file, text, r.imports, input.moduleKind), chain, ...exports, ...(r.extraEdits ?? [])];
-  for (const e of [...exports, ...(r.extraEdits ?? [])]) if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
+  for (const e of [...exports, ...(r.extraEdits ?? [])])
+    if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
   const own = edits.filter((e) => e.file === pipeline.file);
   return { ok: true, edits, text: applyEdits(text, own), converted: [...(r.span ? [] : [r.sourceOp.id]), ...r.stages.map((s) => s.op.id)], notes };
 }

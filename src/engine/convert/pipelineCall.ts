@@ -76,7 +76,13 @@ export function readPipelineCall(pipeline: PipelineGraph, text: string): Reading
   let why: string | undefined;
   for (let k = chain.length - 1; k >= 1; k--) {
     const op = chain[k]!;
-    const fn = transformFn(op, call.args[indices[k]!]!.text, text, pipeline.file, fns.map((f) => f.fn.name));
+    const fn = transformFn(
+      op,
+      call.args[indices[k]!]!.text,
+      text,
+      pipeline.file,
+      fns.map((f) => f.fn.name),
+    );
     if (typeof fn === 'string') {
       why = fn;
       break;
@@ -96,6 +102,8 @@ export function readPipelineCall(pipeline: PipelineGraph, text: string): Reading
     const after = call.args[lastConverted]!.end;
     const comma = /^\s*,[ \t]*(?:\/\/[^\n]*)?(?:\n[ \t]*)?/.exec(text.slice(after, call.end));
     source = comma ? text.slice(call.start, call.args[firstConverted]!.start) + text.slice(after + comma[0].length, call.end) : text.slice(call.start, lastKept.end) + text.slice(after, call.end);
+    // Node's types say pipeline() returns a WritableStream when its last stage is a generator function; it returns that stage's readable stream.
+    if (call.name === 'pipeline' && /\.(c|m)?tsx?$/.test(pipeline.file)) source += ' as unknown as AsyncIterable<unknown>';
   } else if (trailing.every((a) => EMPTY_CALLBACK.test(a.text))) {
     // pipeline() takes two streams at least: its source alone is the source, and a callback that does nothing is not missed.
     source = lastKept.text;
@@ -115,7 +123,15 @@ export function readPipelineCall(pipeline: PipelineGraph, text: string): Reading
   if (imported) extraEdits.push(imported);
   const returned = returnTypeEdit(pipeline.file, text, call.start, call.args[lastConverted]!.text);
   if (returned) extraEdits.push(returned);
-  extraEdits.push({ file: pipeline.file, start: text.length, end: text.length, newText: fns.map((f) => f.fn.declaration).join('').replace(/^\n+/, text.endsWith('\n') ? '\n' : '\n\n') });
+  extraEdits.push({
+    file: pipeline.file,
+    start: text.length,
+    end: text.length,
+    newText: fns
+      .map((f) => f.fn.declaration)
+      .join('')
+      .replace(/^\n+/, text.endsWith('\n') ? '\n' : '\n\n'),
+  });
   const notes = [
     `The Transform stages run as plumber-data flatMaps of the fns added at the end of the file (what each pushes for a chunk); ${call.name}() keeps the stages before them${trailing.length > 0 ? ' and its callback' : ''}.`,
     ...(returned ? ['The function now declares that it returns a Readable, which yields what the Transform pushed.'] : []),

@@ -42,7 +42,9 @@ function classSource(name: string, text: string, file: string): { text: string; 
       if (!spec.startsWith('.')) return `${name} comes from the package ${spec}, whose source the conversion does not read`;
       const base = path.resolve(path.dirname(file), spec);
       const stem = base.replace(/\.(c|m)?js$/, '');
-      const found = [base, `${stem}.ts`, `${stem}.mts`, `${stem}.cts`, `${stem}.tsx`, `${stem}.js`, `${stem}.mjs`, `${stem}.cjs`, path.join(base, 'index.ts'), path.join(base, 'index.js')].find((f) => fs.existsSync(f) && fs.statSync(f).isFile());
+      const found = [base, `${stem}.ts`, `${stem}.mts`, `${stem}.cts`, `${stem}.tsx`, `${stem}.js`, `${stem}.mjs`, `${stem}.cjs`, path.join(base, 'index.ts'), path.join(base, 'index.js')].find(
+        (f) => fs.existsSync(f) && fs.statSync(f).isFile(),
+      );
       if (!found) return `the module ${spec} that ${name} comes from could not be found`;
       return { text: fs.readFileSync(found, 'utf8'), file: found, declared: names[1]! };
     }
@@ -79,7 +81,9 @@ function codeRefusal(what: string, code: string, moduleText: string): string | u
   if (/\basync\s+_?transform\b|\btransform\s*:\s*async\b|\bawait\b/.test(code)) return `${what} finishes its chunks asynchronously, and the converted fn reads what it pushed when \`_transform\` returns`;
   if (/\bpush\s*\(\s*null\s*\)/.test(code)) return `${what} ends its output early (\`push(null)\`), which a flatMap cannot`;
   const perChunk = withoutConstructor(code);
-  const state = new RegExp(`(?:\\bthis\\.(${ID})(?:\\s*\\[[^\\]]*\\])?\\s*(?:[-+*/%&|^]|\\?\\?|<<|>>>?|\\*\\*)?=(?!=)|(?:\\+\\+|--)\\s*this\\.(${ID})|\\bthis\\.(${ID})\\s*(?:\\+\\+|--)|\\bthis\\.(${ID})\\.(?:${MUTATORS})\\s*\\()`).exec(perChunk);
+  const state = new RegExp(
+    `(?:\\bthis\\.(${ID})(?:\\s*\\[[^\\]]*\\])?\\s*(?:[-+*/%&|^]|\\?\\?|<<|>>>?|\\*\\*)?=(?!=)|(?:\\+\\+|--)\\s*this\\.(${ID})|\\bthis\\.(${ID})\\s*(?:\\+\\+|--)|\\bthis\\.(${ID})\\.(?:${MUTATORS})\\s*\\()`,
+  ).exec(perChunk);
   if (state) {
     const field = state[1] ?? state[2] ?? state[3] ?? state[4];
     return `${what} keeps state from one chunk to the next (\`this.${field}\`): in worker threads each thread would hold its own, and a chunk would see another thread's chunks in no fixed order`;
