@@ -94,6 +94,54 @@ function codeRefusal(what: string, code: string, moduleText: string): string | u
   return undefined;
 }
 
+const KEYWORDS = new Set(
+  'async await break case catch class const continue debugger default delete do else export extends false finally for function if import in instanceof let new null of return super switch this throw true try typeof undefined var void while with yield as type interface keyof readonly unknown any never number string boolean object symbol bigint'.split(
+    ' ',
+  ),
+);
+
+/** Names bound at the top level of a module's text: imports and unindented declarations. */
+function topLevelNames(text: string): Set<string> {
+  const out = new Set<string>();
+  const decl = new RegExp(`^(?:export\\s+)?(?:default\\s+)?(?:declare\\s+)?(?:async\\s+)?(?:function\\s*\\*?|class|const|let|var|enum)\\s+(${ID})`, 'gm');
+  for (let m = decl.exec(text); m; m = decl.exec(text)) out.add(m[1]!);
+  const imports = /^import\s+(?:type\s+)?([^'";]*?)\s+from\s/gm;
+  for (let m = imports.exec(text); m; m = imports.exec(text)) for (const name of m[1]!.match(new RegExp(`${ID}(?=\\s*(?:[,}]|$))`, 'g')) ?? []) out.add(name);
+  return out;
+}
+
+/**
+ * A name the options object of `new Transform({ … })` reads from the function it is written in (a
+ * parameter, a local): moved to the module's top level for worker threads, it would not be there.
+ * Property names, its own parameters and locals, the module's top-level names and globals are fine.
+ */
+function localName(options: string, moduleText: string): string | undefined {
+  // Its functions' parameters (`function f(a, b) {`, a method `m(a, b) {`, `(a, b) =>`, `a =>`) and its locals.
+  const own = new Set<string>();
+  const lists = new RegExp(`\\(([^()]*)\\)\\s*(?::[^{=]*)?(?:\\{|=>)|(${ID})\\s*=>`, 'g');
+  for (const m of options.matchAll(lists)) {
+    if (m[2]) own.add(m[2]);
+    for (const p of (m[1] ?? '').split(',')) {
+      const name = new RegExp(`^\\s*(?:\\.\\.\\.)?(${ID})`).exec(p)?.[1];
+      if (name) own.add(name);
+    }
+  }
+  for (const m of options.matchAll(new RegExp(`\\b(?:const|let|var|function)\\s+(${ID})`, 'g'))) own.add(m[1]!);
+  const top = topLevelNames(moduleText);
+  const scanned = options.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\/|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"/g, ' ');
+  for (const m of scanned.matchAll(new RegExp(`(?<![\\w$.])(${ID})(?![\\w$])(?!\\s*:(?!:))`, 'g'))) {
+    const name = m[1]!;
+    if (KEYWORDS.has(name) || own.has(name) || top.has(name) || name in globalThis) continue;
+    // A method's own name (`transform(chunk, …) {`) and a type after `:` are not read values.
+    const after = scanned.slice(m.index! + name.length);
+    const before = scanned.slice(0, m.index!);
+    if (/^\s*\(/.test(after) && /[{,]\s*$/.test(before)) continue;
+    if (/:\s*$/.test(before)) continue;
+    return name;
+  }
+  return undefined;
+}
+
 /** A name for the added fn that the file does not use yet. */
 function freshName(base: string, text: string): string {
   for (let i = 0; ; i++) {
@@ -149,6 +197,8 @@ export function transformFn(op: GraphOp, arg: string, text: string, file: string
     if (closingOf(arg, open) < 0 || !/^\s*\)$/.test(arg.slice(closingOf(arg, open) + 1))) return `${label} is made with more than its options`;
     const why = codeRefusal(label, arg.slice(open), text);
     if (why) return why;
+    const local = localName(arg.slice(open), text);
+    if (local) return `${label} reads \`${local}\` from the function it is made in, which the worker threads' copy of it, made at the module's top level, would not see`;
     const name = freshName(`transformLine${op.name.range.start.line + 1}`, [text, ...taken].join('\n'));
     return { name, declaration: declaration(name, arg, `the Transform on line ${op.name.range.start.line + 1}`, typed) };
   }

@@ -104,6 +104,20 @@ export function tripled(): Readable {
   );
 }
 
+export function scaled(): Readable {
+  const factor = 3;
+  return pipeline(
+    Readable.from(lines(50)),
+    new Transform({
+      objectMode: true,
+      transform(line: string, _encoding, callback) {
+        callback(null, Number(line) * factor);
+      },
+    }),
+    () => {},
+  );
+}
+
 export function tallied(): Tally {
   return pipeline(Readable.from(lines(50)), trimmed, new Tally(), () => {});
 }
@@ -220,12 +234,13 @@ describe('convert a pipeline() Transform stage to plumber-data (real streams, re
     assert.ok(moved[0]!.counters.calls > 0 && moved[0]!.counters.workerCpuSeconds > 0, JSON.stringify(moved[0]!.counters));
   });
 
-  it('does not move a Transform that keeps state across chunks, flushes, or takes bytes, and says why', () => {
-    const reasons = Object.fromEntries(['tallied', 'summed', 'upper'].map((name) => [name, convert(pipe, PIPE, name)]));
+  it('does not move a Transform that keeps state across chunks, flushes, takes bytes, or reads a local, and says why', () => {
+    const reasons = Object.fromEntries(['tallied', 'summed', 'upper', 'scaled'].map((name) => [name, convert(pipe, PIPE, name)]));
     for (const [name, out] of Object.entries(reasons)) assert.equal(out.ok, false, `${name} was converted`);
     const why = (name: string): string => (reasons[name]!.ok ? '' : (reasons[name] as { reason: string }).reason);
     assert.match(why('tallied'), /keeps state from one chunk to the next \(`this\.count`\)/);
     assert.match(why('summed'), /has a flush/);
     assert.match(why('upper'), /not in object mode/);
+    assert.match(why('scaled'), /reads `factor` from the function it is made in/);
   });
 });
