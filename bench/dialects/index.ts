@@ -190,10 +190,10 @@ async function tracingCost(e: DialectExample, args: Args): Promise<TracingLine> 
     args.rounds,
     log,
   );
-  const wholeRuns = runs.wholeRun.length > 0 && runs.wholeRun.every(Boolean);
-  // The loop's figure for the elements the runner measured, round by round.
-  const matched = (list: UntracedRun[]): number[] => list.map((r) => (wholeRuns ? (r.firstPass ?? Number.NaN) : r.rate));
-  const measuredOver = wholeRuns ? ('the first pass, from its first element' as const) : ('a window after warm-up' as const);
+  // The loop's figure for the elements the runner measured, round by round: its first pass where that round's traced run was the whole run.
+  const matched = (list: UntracedRun[]): number[] => list.map((r, i) => (runs.wholeRun[i] ? (r.firstPass ?? Number.NaN) : r.rate));
+  const whole = runs.wholeRun.filter(Boolean).length;
+  const measuredOver = whole === 0 ? ('a window after warm-up' as const) : whole === runs.wholeRun.length ? ('the first pass, from its first element' as const) : ('either, as each round’s traced run was' as const);
   const base = { bench: 'dialects-tracing' as const, pipeline: e.name, untraced: median(matched(runs.untraced)), bare: median(matched(runs.bare)), rounds: args.rounds, measuredOver };
   if (problem) return { ...base, untraced: median(rates.untraced), bare: median(rates.bare), traced: null, overhead: null, overheadSpread: null, note: `the runner could not trace it yet: ${problem}` };
   const costs = ratios(rates.traced, matched(runs.untraced)).map((x) => 1 - x);

@@ -49,7 +49,7 @@ export interface TracingLine {
   overheadSpread: [number, number] | null;
   rounds: number;
   /** The elements both sides measured: the runner's whole run of a pipeline that ended in its warm-up, or a window after it. */
-  measuredOver: 'the first pass, from its first element' | 'a window after warm-up';
+  measuredOver: 'the first pass, from its first element' | 'a window after warm-up' | 'either, as each round’s traced run was';
   note?: string;
 }
 
