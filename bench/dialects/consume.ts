@@ -37,18 +37,6 @@ export async function* onePass(pipeline: unknown): AsyncGenerator<unknown> {
   throw new Error('bench:dialects: the export is neither a tfjs Dataset, an async iterable, nor a zero-argument factory of one');
 }
 
-/** Elements pass after pass, for as long as the consumer pulls; stops when a pass yields nothing. */
-export async function* endless(pipeline: unknown): AsyncGenerator<unknown> {
-  for (;;) {
-    let n = 0;
-    for await (const x of onePass(pipeline)) {
-      n++;
-      yield x;
-    }
-    if (n === 0) return;
-  }
-}
-
 /**
  * A tfjs tensor, recognised by its shape rather than by `instanceof`: the benchmark's loop must not
  * load tfjs itself (loading it slows down pipelines that do not use it by 15–20%), and the

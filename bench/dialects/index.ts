@@ -19,7 +19,7 @@ import { DEFAULTS } from '../../src/runner/request';
 import { siteOfOpId } from '../../src/shared/opId';
 import { writeResults } from '../results';
 import { EXAMPLES, ROOT, markedBottleneck, type DialectExample } from './examples';
-import { alternate, median, ratios, spread, tracedRate, untracedRate, type Window } from './measure';
+import { alternate, median, ratios, spread, tracedRun, untracedRate, untracedRun, type UntracedRun, type Window } from './measure';
 import { applyKeptPlan, keptKind, type AppliedPlan, type Kept } from './plumberSource';
 import { allChecks, goalsText, markdown, rate, type DialectLine, type TracingLine } from './report';
 
@@ -155,22 +155,33 @@ async function benchOne(e: DialectExample, args: Args): Promise<DialectLine> {
 /**
  * The runner's traced rate against the plain loop's on the example, alternating. Tracing's cost is
  * judged against the loop in a process that holds the runner's code too (see runner-code.ts); the
- * bare loop's rate is printed beside it.
+ * bare loop's rate is printed beside it. Both sides measure the same elements: where the runner's
+ * run read the pipeline once and measured it from its first element (a finite pipeline that ends
+ * during the warm-up), the loop's first pass is measured the same way, not its later, warmer passes.
  */
 async function tracingCost(e: DialectExample, args: Args): Promise<TracingLine> {
   const w = windowOf(e, args);
   log(`${e.name}: tracing cost, ${args.rounds} round(s) of the runner against a plain loop…`);
   let problem: string | undefined;
+  const runs: { bare: UntracedRun[]; untraced: UntracedRun[]; wholeRun: boolean[] } = { bare: [], untraced: [], wholeRun: [] };
+  const untraced = (key: 'bare' | 'untraced', runnerCode: boolean) => async (): Promise<number> => {
+    const r = await untracedRun(e.file, e.exportName, w, runnerCode);
+    runs[key].push(r);
+    return r.rate;
+  };
   const rates = await alternate(
     [
-      { key: 'bare' as const, run: () => untracedRate(e.file, e.exportName, w) },
-      { key: 'untraced' as const, run: () => untracedRate(e.file, e.exportName, w, true) },
+      { key: 'bare' as const, run: untraced('bare', false) },
+      { key: 'untraced' as const, run: untraced('untraced', true) },
       {
         key: 'traced' as const,
         run: async () => {
           if (problem) return Number.NaN;
-          const r = await tracedRate(e.file, e.exportName, w);
-          if (typeof r === 'number') return r;
+          const r = await tracedRun(e.file, e.exportName, w);
+          if ('rate' in r) {
+            runs.wholeRun.push(r.wholeRun);
+            return r.rate;
+          }
           problem = r.error;
           return Number.NaN;
         },
@@ -179,9 +190,13 @@ async function tracingCost(e: DialectExample, args: Args): Promise<TracingLine> 
     args.rounds,
     log,
   );
-  const base = { bench: 'dialects-tracing' as const, pipeline: e.name, untraced: median(rates.untraced), bare: median(rates.bare), rounds: args.rounds };
-  if (problem) return { ...base, traced: null, overhead: null, overheadSpread: null, note: `the runner could not trace it yet: ${problem}` };
-  const costs = ratios(rates.traced, rates.untraced).map((x) => 1 - x);
+  // The loop's figure for the elements the runner measured, round by round: its first pass where that round's traced run was the whole run.
+  const matched = (list: UntracedRun[]): number[] => list.map((r, i) => (runs.wholeRun[i] ? (r.firstPass ?? Number.NaN) : r.rate));
+  const whole = runs.wholeRun.filter(Boolean).length;
+  const measuredOver = whole === 0 ? ('a window after warm-up' as const) : whole === runs.wholeRun.length ? ('the first pass, from its first element' as const) : ('either, as each round’s traced run was' as const);
+  const base = { bench: 'dialects-tracing' as const, pipeline: e.name, untraced: median(matched(runs.untraced)), bare: median(matched(runs.bare)), rounds: args.rounds, measuredOver };
+  if (problem) return { ...base, untraced: median(rates.untraced), bare: median(rates.bare), traced: null, overhead: null, overheadSpread: null, note: `the runner could not trace it yet: ${problem}` };
+  const costs = ratios(rates.traced, matched(runs.untraced)).map((x) => 1 - x);
   return { ...base, traced: median(rates.traced), overhead: median(costs), overheadSpread: spread(costs) };
 }
 

@@ -17,11 +17,17 @@ export interface Window {
   warmupSeconds: number;
 }
 
+/** One untraced run: its window's rate, and its first pass's from its first element when that pass ended within the run. */
+export interface UntracedRun {
+  rate: number;
+  firstPass?: number;
+}
+
 /**
- * Elements per second of one untraced run of `exportName` in `file`, in a process of its own; with
- * `runnerCode`, the process also holds the runner's code, loaded and not installed (runner-code.ts).
+ * One untraced run of `exportName` in `file`, in a process of its own; with `runnerCode`, the
+ * process also holds the runner's code, loaded and not installed (runner-code.ts).
  */
-export function untracedRate(file: string, exportName: string, w: Window, runnerCode = false): Promise<number> {
+export function untracedRun(file: string, exportName: string, w: Window, runnerCode = false): Promise<UntracedRun> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -33,18 +39,28 @@ export function untracedRate(file: string, exportName: string, w: Window, runner
           reject(new Error(`${file} (${exportName}) did not run: ${stderr.trim().split('\n').slice(-3).join(' ') || error?.message}`));
           return;
         }
-        resolve((JSON.parse(line) as { rate: number }).rate);
+        const r = JSON.parse(line) as { rate: number; firstPass?: { rate: number } };
+        resolve({ rate: r.rate, ...(r.firstPass ? { firstPass: r.firstPass.rate } : {}) });
       },
     );
   });
 }
 
-/** Elements per second of one run through Plumber's runner (tracing on), or the runner's reason it could not. */
-export async function tracedRate(file: string, exportName: string, w: Window): Promise<number | { error: string }> {
+/** Elements per second of one untraced run's window (see `untracedRun`). */
+export async function untracedRate(file: string, exportName: string, w: Window, runnerCode = false): Promise<number> {
+  return (await untracedRun(file, exportName, w, runnerCode)).rate;
+}
+
+/**
+ * One run through Plumber's runner (tracing on): its rate, and whether it measured the whole run
+ * from its first element (the source ended during the warm-up: a finite pipeline shorter than
+ * warm-up and window, read once), or the runner's reason it could not run.
+ */
+export async function tracedRun(file: string, exportName: string, w: Window): Promise<{ rate: number; wholeRun: boolean } | { error: string }> {
   const p = await runProfile({ file, exportName, seconds: w.seconds, warmupSeconds: w.warmupSeconds, probes: false, startSeconds: 60, timeoutSeconds: w.warmupSeconds + w.seconds + 90 });
   if (p.error) return { error: p.error.message };
   if (p.run.elements === 0 || p.run.seconds <= 0) return { error: `the runner measured no element (end: ${p.run.endReason})` };
-  return p.run.elements / p.run.seconds;
+  return { rate: p.run.elements / p.run.seconds, wholeRun: p.run.endReason === 'exhausted' && p.run.warmupElements <= 1 };
 }
 
 export function median(xs: readonly number[]): number {

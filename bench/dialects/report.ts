@@ -48,6 +48,8 @@ export interface TracingLine {
   overhead: number | null;
   overheadSpread: [number, number] | null;
   rounds: number;
+  /** The elements both sides measured: the runner's whole run of a pipeline that ended in its warm-up, or a window after it. */
+  measuredOver: 'the first pass, from its first element' | 'a window after warm-up' | 'either, as each round’s traced run was';
   note?: string;
 }
 
@@ -120,6 +122,7 @@ export function markdown(lines: readonly DialectLine[], tracing: readonly Tracin
     'untraced, runner code loaded': t.untraced,
     traced: t.traced ?? '–',
     overhead: t.overhead === null ? '–' : `${(t.overhead * 100).toFixed(1)}%`,
+    'measured over': t.measuredOver,
   }));
   const checks = allChecks(lines, tracing);
   const notes = [...lines, ...tracing].filter((l) => l.note).map((l) => `- ${l.pipeline}: ${l.note}`);

@@ -43,14 +43,15 @@ export function convertPipeline(input: ConvertInput): ConvertOutcome {
   if (typeof additions === 'string') return { ok: false, reason: additions };
   const last = r.stages[r.stages.length - 1]?.op ?? r.sourceOp;
   // A method chain's last call holds its source; nested calls (generator stages) hold it innermost.
-  const start = Math.min(r.sourceOp.call.start, last.call.start);
-  const end = Math.max(r.sourceOp.call.end, last.call.end);
+  const start = r.span?.start ?? Math.min(r.sourceOp.call.start, last.call.start);
+  const end = r.span?.end ?? Math.max(r.sourceOp.call.end, last.call.end);
   const selfImported = [...additions.values()].some((a) => a.options.some(([k, v]) => k === 'module' && (v === '__filename' || v === 'import.meta.url')));
   const chain: PlannedEdit = { file: pipeline.file, start, end, newText: r.wrap(chainText(r, additions), selfImported) };
-  const edits = [importEdit(pipeline.file, text, r.imports, input.moduleKind), chain, ...exports];
-  for (const e of exports) if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
+  const edits = [importEdit(pipeline.file, text, r.imports, input.moduleKind), chain, ...exports, ...(r.extraEdits ?? [])];
+  for (const e of [...exports, ...(r.extraEdits ?? [])])
+    if (e.start < chain.end && e.end > chain.start) return { ok: false, reason: 'A function the workers need is declared inside the chain; move it out and export it.' };
   const own = edits.filter((e) => e.file === pipeline.file);
-  return { ok: true, edits, text: applyEdits(text, own), converted: [r.sourceOp.id, ...r.stages.map((s) => s.op.id)], notes };
+  return { ok: true, edits, text: applyEdits(text, own), converted: [...(r.span ? [] : [r.sourceOp.id]), ...r.stages.map((s) => s.op.id)], notes };
 }
 
 /** The conversion of the chain `change` names (by its root) in a file's graph, or why not. */

@@ -13,10 +13,12 @@
  *   the converted `Readable`;
  * - when worker threads import the pipeline's own module, the dataset goes to `Readable.from`
  *   inside a lazy async generator (see `lazily`).
+ * A chain that is a `pipeline(…)`/`compose(…)` call's arguments is read by ./pipelineCall.ts.
  */
 import type { GraphOp, PipelineGraph } from '../graph/types';
 import { linearChain } from './chain';
 import { secondArgRefusal } from './fns';
+import { readPipelineCall } from './pipelineCall';
 import { argsAt, calledName, opArgs } from './text';
 import { lazily, stagesUntilRefused, type Reading, type Stage } from './types';
 
@@ -58,6 +60,8 @@ function stage(op: GraphOp, text: string): Stage | string {
 }
 
 export function readStreams(pipeline: PipelineGraph, text: string): Reading {
+  const call = readPipelineCall(pipeline, text);
+  if (call) return call;
   const chain = linearChain(pipeline);
   if (!Array.isArray(chain)) return { ok: false, reason: chain.reason };
   const [sourceOp, ...rest] = chain;

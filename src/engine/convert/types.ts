@@ -49,6 +49,10 @@ export interface DialectReading {
   stoppedAt?: { op: GraphOp; why: string };
   /** What differs in ways consumers do not see (a tfjs map's `tf.tidy`), one sentence each. */
   notes: string[];
+  /** The text the converted chain replaces, when it is not the operators' calls (a `pipeline(…)` call around them). */
+  span?: { start: number; end: number };
+  /** Edits elsewhere in the file the converted chain needs (an import, a fn it calls, a return type). */
+  extraEdits?: PlannedEdit[];
 }
 
 export type Reading = { ok: true; reading: DialectReading } | { ok: false; reason: string };

@@ -10,19 +10,11 @@ import { DATASET_KEY, SOURCE_KEY, siteKey } from '../../data/tracing';
 import { siteOfOpId, type ArgSites } from '../../shared/opId';
 import { installAsyncGenerators } from './asyncgen';
 import { installPipelines, type ArgSiteMap } from './pipelines';
-import { type DialectHost, PULLS_UNTIMED, Stage, stageOf } from './stage';
+import { type DialectHost, PULLS_UNTIMED, Stage, inputsFromFirstPull, noteRegistered, stageOf } from './stage';
 import { installStreams } from './streams';
 import { installTfjs } from './tfjs';
 
 let host: DialectHost | undefined;
-/** While a foreign iterable's first pull runs: the operators registered meanwhile, in the order they were built. */
-let recording: OpInfo[] | undefined;
-
-/** The roots of `built`: those no other of them pulls from (what a pipeline built at once ends in). */
-function rootsOf(built: readonly OpInfo[]): string[] {
-  const pulled = new Set(built.flatMap((i) => i.inputs));
-  return built.filter((i) => !pulled.has(i.key) && i.parent === undefined).map((i) => i.key);
-}
 
 /**
  * Instruments every dialect for this run (once per process): call before the user's module loads.
@@ -35,7 +27,7 @@ export function installDialects(tracer: Tracer, overrides: ReadonlyMap<string, K
   // What a foreign iterable builds in its first pull (plumber-data's operators too: they register with this tracer).
   const register = tracer.register.bind(tracer);
   tracer.register = (info: OpInfo): OpCounters => {
-    recording?.push(info);
+    noteRegistered(info);
     return register(info);
   };
   installPipelines(host, argSiteMap(argSites, pipelineFile));
@@ -126,25 +118,7 @@ export function dialectRoot(value: unknown, name: string): DialectRoot | undefin
         );
       }
       const it = value[Symbol.asyncIterator]();
-      if (known === undefined) {
-        // A foreign iterable may build its pipeline as it starts (synchronously, in its first pull):
-        // what it built is its input.
-        const next = it.next.bind(it) as () => Promise<IteratorResult<unknown>>;
-        let first = true;
-        it.next = (): Promise<IteratorResult<unknown>> => {
-          if (!first) return next();
-          first = false;
-          const outer = recording;
-          const built: OpInfo[] = (recording = []);
-          try {
-            return next();
-          } finally {
-            recording = outer;
-            outer?.push(...built);
-            for (const key of rootsOf(built)) if (key !== stage.key && !stage.info.inputs.includes(key)) stage.info.inputs.push(key);
-          }
-        };
-      }
+      if (known === undefined) inputsFromFirstPull(it, stage);
       // A generator stage's pulls are timed already; a stream's (counted as it pushes) and a foreign iterable's are timed here.
       if (known === undefined || PULLS_UNTIMED.has(value)) it.next = stage.timePull(it.next.bind(it) as () => Promise<IteratorResult<unknown>>, known === undefined);
       return it;

@@ -66,10 +66,26 @@ function stagedFunction(host: DialectHost, fn: AnyFn, site: CallSite, input: Sta
   return { fn: wrapped, stage };
 }
 
+/**
+ * What a Transform stage runs per chunk, as the function the profile names it by (its `fnModule`
+ * is where the run finds that function exported): the class, for an instance of a class other than
+ * Node's stream classes (`new Featurize()`); the `transform` fn a `new Transform({ transform })` was
+ * given. Node's own (a PassThrough's) is none. A class of Node's internals (zlib's) is never found
+ * exported by a user module, so nothing is planned on it.
+ */
+function transformFn(s: { _transform?: AnyFn; constructor: Function }): Function | undefined {
+  const nodeOwn = new Set<unknown>(Object.values(stream));
+  if (!nodeOwn.has(s.constructor)) return s.constructor;
+  const base = (stream.Transform as unknown as { prototype: { _transform: unknown } }).prototype._transform;
+  const passThrough = (stream.PassThrough as unknown as { prototype: { _transform: unknown } }).prototype._transform;
+  return typeof s._transform === 'function' && s._transform !== base && s._transform !== passThrough ? s._transform : undefined;
+}
+
 /** A Transform/Duplex or source stream argument, as a stage: its pushes are produced elements, its `_transform` calls pulled ones. */
 function stagedStream(host: DialectHost, s: Readable & { _transform?: AnyFn }, site: CallSite, input: Stage | undefined, first: boolean): Stage {
   const transform = s._transform;
-  const stage = new Stage(host, { kind: first ? 'from' : 'flatMap', dialect: 'node-streams', levers: [], site, inputs: first ? [] : [input] });
+  const fn = first ? undefined : transformFn(s);
+  const stage = new Stage(host, { kind: first ? 'from' : 'flatMap', dialect: 'node-streams', levers: [], site, inputs: first ? [] : [input], ...(fn ? { fn } : {}) });
   PULLS_UNTIMED.add(s);
   const push = s.push;
   s.push = function (this: Readable, chunk: unknown, encoding?: BufferEncoding): boolean {

@@ -415,3 +415,42 @@ export function tag<T extends object>(v: T, stage: Stage): T {
   }
   return v;
 }
+
+/** While a foreign iterable's first pull runs: the operators registered meanwhile, in the order they were built. */
+let recording: OpInfo[] | undefined;
+
+/** Tells a first pull being recorded (see `inputsFromFirstPull`) of an operator registered now. */
+export function noteRegistered(info: OpInfo): void {
+  recording?.push(info);
+}
+
+/** The roots of `built`: those no other of them pulls from (what a pipeline built at once ends in). */
+function rootsOf(built: readonly OpInfo[]): string[] {
+  const pulled = new Set(built.flatMap((i) => i.inputs));
+  return built.filter((i) => !pulled.has(i.key) && i.parent === undefined).map((i) => i.key);
+}
+
+/**
+ * A foreign iterable (one no stage made) may build its pipeline as it starts, synchronously in its
+ * first pull (a plumber-data dataset inside an async generator): what it built then is `stage`'s
+ * input, the first root built. Roots built after it are built by that pipeline's own first pull
+ * (its source starting a Node stream it reads): they feed it, not `stage`.
+ */
+export function inputsFromFirstPull(it: AsyncIterator<unknown>, stage: Stage): void {
+  const next = it.next.bind(it) as () => Promise<IteratorResult<unknown>>;
+  let first = true;
+  it.next = (): Promise<IteratorResult<unknown>> => {
+    if (!first) return next();
+    first = false;
+    const outer = recording;
+    const built: OpInfo[] = (recording = []);
+    try {
+      return next();
+    } finally {
+      recording = outer;
+      outer?.push(...built);
+      const key = rootsOf(built).find((k) => k !== stage.key);
+      if (key !== undefined && !stage.info.inputs.includes(key)) stage.info.inputs.push(key);
+    }
+  };
+}

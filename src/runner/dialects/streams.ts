@@ -17,7 +17,7 @@ import type * as FS from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { Readable } from 'node:stream';
 import type { KnobOverride, Lever, OpKind, OpKnobs } from '../../data/tracing';
-import { type DialectHost, PULLS_UNTIMED, Stage, callerSite, isAsyncFn, overrideAt, stageOf, tag } from './stage';
+import { type DialectHost, PULLS_UNTIMED, Stage, callerSite, inputsFromFirstPull, isAsyncFn, overrideAt, stageOf, tag } from './stage';
 
 type AnyFn = (...args: unknown[]) => unknown;
 
@@ -149,11 +149,19 @@ function patchFrom(host: DialectHost): void {
     if (site === null) return original.call(this, src as Iterable<unknown>, options);
     const { options: opts, overridden } = withOverrides(options, overrideAt(host, site), ['prefetch']);
     const stage = new Stage(host, { kind: 'from', dialect: 'node-streams', levers: ['prefetch'], site, inputs: [stageOf(src)], knobs: knobsOf('from', opts, undefined), overridden });
+    // An async generator no stage made (a plumber-data dataset handed on lazily): what its first pull builds is this stage's input.
+    if (stageOf(src) === undefined && isAsyncGeneratorObject(src)) inputsFromFirstPull(src, stage);
     const out = original.call(this, src as Iterable<unknown>, opts);
     countPushes(out, stage, false);
     watchIteration(out, stage);
     return tag(out, stage);
   } as typeof Readable.from;
+}
+
+/** An async generator object (its own async iterator). */
+function isAsyncGeneratorObject(v: unknown): v is AsyncGenerator<unknown> {
+  const it = typeof v === 'object' && v !== null ? (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] : undefined;
+  return typeof it === 'function' && it.call(v) === v && typeof (v as { next?: unknown }).next === 'function';
 }
 
 function patchReadStream(host: DialectHost): void {
