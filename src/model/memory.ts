@@ -8,7 +8,8 @@
  * - a prefetch buffer: its size × one element of what it buffers;
  * - calls in flight of a parallel map: calls × (one input + one output element); in worker
  *   threads, each thread's task of `taskGroup` elements;
- * - worker threads: threads × what one thread costs in resident bytes, measured;
+ * - worker threads: threads × what one thread costs in resident bytes, measured running the op's
+ *   fn where the runner did (its module and garbage included), else an idle thread's;
  * - a batch being built: its size × one input element;
  * - a cache at its full size: its elements × one element;
  * - a reader's reads in flight: reads × one element it hands on.
@@ -149,7 +150,8 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       add(id, 'batch', om.op.knobs.batchSize ?? 0, inputBytes(m, om));
     } else if (FN_KINDS.has(k) && c.placement === 'worker') {
       const threads = Math.max(1, c.concurrency);
-      if (threadBytes > 0) parts.push({ opId: id, what: 'worker threads', bytes: threads * threadBytes });
+      const each = threadBytesOf(om) ?? threadBytes;
+      if (each > 0) parts.push({ opId: id, what: 'worker threads', bytes: threads * each });
       const out = k === 'filter' ? 0 : elementBytes(m, om);
       const inFlight = fill === 'measured' ? Math.min(threads * taskGroup(om, m.profile.machine), counters.inFlightHighWater || threads) : threads * taskGroup(om, m.profile.machine);
       add(id, 'calls in flight', inFlight, inputBytes(m, om) + out);
@@ -199,21 +201,38 @@ export function partsWords(parts: readonly MemoryPart[], n = 3): string {
     .join(', ');
 }
 
-/** V8 isolates running the pipeline's work under `cfg`: the main thread and every worker thread of its worker-placed fns. */
+/**
+ * What one worker thread running `om`'s fn holds, as the runner measured it running the fn in a
+ * thread of its own (`moveCost.workerRssBytes`: the thread, the fn's module, its garbage between
+ * collections); undefined where it was not measured.
+ */
+export function threadBytesOf(om: OpMeasure): number | undefined {
+  const b = om.op.moveCost?.workerRssBytes;
+  return b !== undefined && Number.isFinite(b) && b > 0 ? b : undefined;
+}
+
+/**
+ * V8 isolates running the pipeline's work under `cfg` whose working memory is not measured: the
+ * main thread and every worker thread of its worker-placed fns whose thread the runner did not
+ * measure (`threadBytesOf`; a measured thread's parts count its own).
+ */
 export function isolates(m: Measured, cfg: Config): number {
   let n = 1;
   for (const id of m.order) {
     const om = m.ops.get(id);
     const c = cfg[id];
-    if (om && c && c.placement === 'worker' && FN_KINDS.has(om.op.kind)) n += Math.max(1, c.concurrency);
+    if (om && c && c.placement === 'worker' && FN_KINDS.has(om.op.kind) && threadBytesOf(om) === undefined) n += Math.max(1, c.concurrency);
   }
   return n;
 }
 
 /**
  * The working memory of `cfg`: what the run measured (`workingBytes`) per isolate it ran, times
- * the isolates `cfg` runs. Each isolate holds its own garbage between collections and its own
- * loaded modules, which is where a worker thread costs more than an idle one (the calibration's).
+ * the isolates `cfg` runs, counting only isolates whose working memory was not measured (a worker
+ * thread the runner measured running its fn is counted whole in its 'worker threads' part). Each
+ * isolate holds its own garbage between collections and its own loaded modules; carried from the
+ * main thread's, a worker's is assumed alike, which it is not when the fn's results are large
+ * buffers the worker hands on (their garbage stays the main thread's).
  */
 export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
   return (workingBytes(m, ran) / isolates(m, ran)) * isolates(m, cfg);

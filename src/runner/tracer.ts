@@ -93,24 +93,39 @@ class Reservoir {
   }
 }
 
+/** A reservoir sized from an operator's first element: the elements of one operator are alike in practice. */
+function reservoirFor(element: unknown): Reservoir {
+  return new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(SAMPLE_BYTES_PER_OP / Math.max(1, estimateBytes(element))))));
+}
+
 export class RunnerTracer implements Tracer {
   private readonly entries = new Map<string, Entry>();
   private baseline = new Map<string, OpCounters>();
-  /** Elements are kept only during the measured window: warm-up elements may be unrepresentative (first files, cold caches). */
+  /** Elements are kept from the measured window: warm-up elements may be unrepresentative (first files, cold caches), and serve only where the window offers none (`warm`). */
   private sampling: 'warmup' | 'window' | 'done' = 'warmup';
   private readonly reservoirs = new Map<string, Reservoir>();
+  /**
+   * Elements offered during warm-up, by key: the sample of an operator the window offers nothing
+   * of (a finite dataset's fast map that passed all its elements while a shuffle buffer filled
+   * behind it), else none is kept at all and nothing about its elements is measured. Dropped for a
+   * key at the window's first offer, so only such operators keep them alive through the window.
+   */
+  private readonly warm = new Map<string, Reservoir>();
 
   sample(key: string, element: unknown, index: number): number {
     if (this.sampling === 'window') {
+      this.warm.delete(key);
       let r = this.reservoirs.get(key);
-      if (r === undefined) {
-        // Sized from the first element: the elements of one operator are alike in practice.
-        r = new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(SAMPLE_BYTES_PER_OP / Math.max(1, estimateBytes(element))))));
-        this.reservoirs.set(key, r);
-      }
+      if (r === undefined) this.reservoirs.set(key, (r = reservoirFor(element)));
       return r.offer(element, index);
     }
-    return this.sampling === 'warmup' ? WARMUP_SKIP : 0;
+    if (this.sampling === 'warmup') {
+      let r = this.warm.get(key);
+      if (r === undefined) this.warm.set(key, (r = reservoirFor(element)));
+      r.offer(element, index);
+      return WARMUP_SKIP;
+    }
+    return 0;
   }
 
   /** Stops keeping elements: nothing after the window is sampled. */
@@ -118,9 +133,9 @@ export class RunnerTracer implements Tracer {
     this.sampling = 'done';
   }
 
-  /** The elements kept for each operator key. */
+  /** The elements kept for each operator key: the window's, else (none offered in the window) warm-up's. */
   samples(): Map<string, SampledElement[]> {
-    return new Map([...this.reservoirs].map(([k, r]) => [k, r.kept]));
+    return new Map([...this.warm, ...this.reservoirs].map(([k, r]) => [k, r.kept]));
   }
 
   /** What the library told about the operator with this key. */

@@ -299,6 +299,13 @@ export interface MoveCost {
   /** CPU seconds of one fn call inside a worker thread on the same sample; absent when the fn could not be loaded in a worker. */
   workerCpuSeconds?: number;
   /**
+   * Resident bytes the process grew by from starting a worker thread (with the runner's loader
+   * flags, as the library's pool does) and running this fn in it: the thread, the fn's module and
+   * its garbage between collections, at the largest reading while the fn was timed there
+   * (src/runner/workerRss.ts). Measured where `workerCpuSeconds` is.
+   */
+  workerRssBytes?: number;
+  /**
    * For an async fn: wall seconds of one call awaited alone on the sample, what it waits for
    * (a read, a request) and its work together. Its `mainCpuSeconds` is then the time the main
    * thread's event loop was active during the call (its work, after its awaits too), median per

@@ -133,6 +133,30 @@ describe('model: peak memory', () => {
     );
   });
 
+  it("counts a worker thread the runner measured running the op's fn at that figure, not at the main thread's working memory", () => {
+    // The main thread's working memory is 150 MB (garbage of large results between collections); a
+    // thread measured running `make` holds 12 MB: moved to 2 threads, the fn adds 2 × 12 MB, and the
+    // main thread's working memory is carried to no other isolate.
+    const moveCost = { samples: 8, cloneInSeconds: 1e-6, cloneOutSeconds: 1e-6, inBytes: 8, outBytes: 32e3, mainCpuSeconds: 1e-3, workerCpuSeconds: 1e-3, workerRssBytes: 12 * MB };
+    const build = (cost: typeof moveCost | undefined) =>
+      measured(
+        new ProfileBuilder({ workerThreadRssBytes: 8 * MB }).range(6000).map('make', { self: 1e-3, bytes: 32e3, cardinality: 6000, module: true, moveCost: cost }).batch(10).build({ rootElements: 600, rate: 90 }),
+        100 * MB,
+        250 * MB + 10 * 32e3,
+      );
+    const measuredThread = build(moveCost);
+    const asRan = projectPeakMemory(measuredThread, {});
+    const moved = projectPeakMemory(measuredThread, { [id(1)]: { placement: 'worker', parallelism: 2 } });
+    assert.ok(asRan && moved);
+    assert.equal(asRan.workingBytes, 150 * MB);
+    assert.equal(moved.workingBytes, 150 * MB);
+    assert.equal(moved.parts.find((x) => x.what === 'worker threads')?.bytes, 2 * 12 * MB);
+    // Unmeasured, each thread is an idle thread's 8 MB and carries the main thread's 150 MB.
+    const carried = projectPeakMemory(build({ ...moveCost, workerRssBytes: undefined as unknown as number }), { [id(1)]: { placement: 'worker', parallelism: 2 } });
+    assert.equal(carried?.workingBytes, 3 * 150 * MB);
+    assert.equal(carried?.parts.find((x) => x.what === 'worker threads')?.bytes, 2 * 8 * MB);
+  });
+
   it('says nothing where the run did not measure the base (an older runner)', () => {
     const p = new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 1e3 }).build({ rootElements: 100, rate: 900 });
     assert.equal(analyze(p).memory, undefined);
