@@ -24,6 +24,8 @@ import type { MemoryPart, MemoryProjection } from '../shared/analysis';
 import type { HeldBytes } from '../shared/profile';
 import { formatBytes } from '../shared/words';
 import { outerOf, type Config } from './config';
+import { downstream, upstreamClosure } from './graph';
+import { passSize } from './passSize';
 import type { Measured, OpMeasure } from './measured';
 import { taskGroup } from './tasks';
 
@@ -39,12 +41,23 @@ function fromHeld(held: HeldBytes, estimate: number): number {
   return held.heapBytes;
 }
 
-/** A heap measurement of the elements `om` hands on: its own results, or its consumers' sampled inputs. */
+/**
+ * A heap measurement of the elements `om` hands on: its own results, or the sampled inputs of an
+ * op below it that takes them as they are, through ops that hand on the same objects (a reader's
+ * rows, sampled where the map after its repeat takes them in).
+ */
 function heldAtOutput(m: Measured, om: OpMeasure): HeldBytes | undefined {
   if (om.op.held !== undefined) return om.op.held;
-  for (const id of m.consumers.get(om.op.id) ?? []) {
-    const c = m.ops.get(id);
-    if (c?.op.inputHeld !== undefined && c.op.inputs.length === 1) return c.op.inputHeld;
+  let at = [om.op.id];
+  for (let hops = 0; at.length > 0 && hops < 8; hops++) {
+    const next: string[] = [];
+    for (const id of at.flatMap((a) => m.consumers.get(a) ?? [])) {
+      const c = m.ops.get(id);
+      if (c === undefined || c.op.inputs.length !== 1) continue;
+      if (c.op.inputHeld !== undefined) return c.op.inputHeld;
+      if (SAME_OBJECTS.has(c.op.kind)) next.push(id);
+    }
+    at = next;
   }
   return undefined;
 }
@@ -83,6 +96,21 @@ function inputBytes(m: Measured, om: OpMeasure): number {
 function passElements(om: OpMeasure): number | undefined {
   const n = om.op.cardinality;
   return n !== undefined && Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * Elements a cache after `om` holds: one pass of its output, as the library counted it, else as
+ * the cache planner estimates it (passSize.ts: a repeat's pass the run saw end, a source's count
+ * and the visit ratio): a reader's rows have no count before they are read.
+ */
+function cachedElements(m: Measured, om: OpMeasure): number | undefined {
+  const n = passElements(om);
+  if (n !== undefined) return n;
+  const closure = [...upstreamClosure(m, om.op.id)].map((u) => m.ops.get(u)).filter((u) => u !== undefined);
+  const repeat = downstream(m, om.op.id)
+    .map((d) => m.ops.get(d)?.op)
+    .find((d) => d?.kind === 'repeat' && (d.knobs.count === undefined || d.knobs.count < 0 || d.knobs.count > 1));
+  return passSize(om, closure, repeat)?.cardinality;
 }
 
 const FN_KINDS = new Set(['map', 'filter', 'flatMap']);
@@ -172,7 +200,7 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
     // A cache on disk (`cache(path)`) holds nothing in memory.
     const cached = k === 'cache' && om.op.knobs.cachePath === undefined ? inputOf(m, om) : c.cacheAfter && !c.cacheDisk ? om : undefined;
     if (cached !== undefined) {
-      const pass = passElements(cached);
+      const pass = cachedElements(m, cached);
       // As it ran: as far as it filled (its hits say it filled).
       const filled = k === 'cache' && counters.cacheHits === 0 ? counters.produced : pass;
       const elements = fill === 'measured' && k === 'cache' ? filled : fill === 'measured' ? 0 : pass;

@@ -157,6 +157,25 @@ describe('model: peak memory', () => {
     assert.equal(carried?.parts.find((x) => x.what === 'worker threads')?.bytes, 2 * 8 * MB);
   });
 
+  it('sizes a cache right after a reader by its rows as the map after the repeat sampled them, and by the pass the run saw end', () => {
+    // A csv reader (no count before it reads) of rows the byte counters put at 200 B, measured at
+    // 600 B on the heap where the map after the repeat takes them in; the run saw a pass of 80,000 end.
+    const p = measured(
+      new ProfileBuilder()
+        .op({ kind: 'csv', bytes: 200 })
+        .op({ kind: 'repeat', count: -1, bytes: 200, passElements: 80_000 })
+        .map('toExample', { self: 1e-5, bytes: 100 })
+        .batch(256)
+        .build({ rootElements: 400, rate: 90 }),
+      100 * MB,
+      110 * MB,
+    );
+    p.ops[2]!.inputHeld = { heapBytes: 600, sizeBytes: 200 };
+    const m = projectPeakMemory(p, { [id(0)]: { cache: 'memory' } });
+    const cache = m?.parts.find((x) => x.what === 'cache');
+    assert.deepEqual([cache?.opId, cache?.elements, cache?.bytes], [id(0), 80_000, 80_000 * 600]);
+  });
+
   it('says nothing where the run did not measure the base (an older runner)', () => {
     const p = new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 1e3 }).build({ rootElements: 100, rate: 900 });
     assert.equal(analyze(p).memory, undefined);
