@@ -18,12 +18,18 @@
  * elements, between full collections: src/runner/heap.ts), carried to the window's elements by
  * the ratio of heap to the byte counters' estimate on the same sample; where nothing around an
  * operator was measured, the estimate alone. Assumptions: every buffer is full at once (the peak
- * a steady pipeline reaches), and the working memory the run measured stays what it was.
+ * a steady pipeline reaches) except a prefetch buffer below the bottleneck, which its consumer
+ * drains faster than its producer fills it: it holds one burst of its producer (its calls in
+ * flight landing together); and the working memory the run measured stays what it was. The
+ * memory budget is checked against the upper bound, every buffer full.
  */
 import type { MemoryPart, MemoryProjection } from '../shared/analysis';
 import type { HeldBytes } from '../shared/profile';
 import { formatBytes } from '../shared/words';
 import { outerOf, type Config } from './config';
+import { coreBudget, coresFor } from './cores';
+import { evaluate } from './evaluate';
+import type { Evaluation } from './evaluation';
 import { downstream, upstreamClosure } from './graph';
 import { passSize } from './passSize';
 import type { Measured, OpMeasure } from './measured';
@@ -121,12 +127,60 @@ const SAME_ELEMENTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 
 const BATCH_KINDS = new Set(['batch', 'paddedBatch', 'rebatch']);
 
 /**
+ * The test "does a buffer right below this producer stay near empty under `cfg`?", by the binding
+ * bound of the model's evaluation on the cores the run had. Below the bottleneck its consumer
+ * drains it faster than it fills: an op's own bound (one op's calls, its parallelism, its waits)
+ * at or above the producer. Under a bound the producer shares with the consumer (the main thread,
+ * all cores), a producer that delivers by events (worker threads' messages, awaited calls, a
+ * reader's reads) refills the buffer only when the consumer, busy on the main thread, awaits an
+ * empty one: it holds what arrived meanwhile. Anything else counts as filling (the safe side).
+ */
+function drainedBelow(m: Measured, cfg: Config): (producer: OpMeasure) => boolean {
+  let ev: Evaluation;
+  try {
+    ev = evaluate(m, cfg, coreBudget(coresFor(m.profile)));
+  } catch {
+    return () => false;
+  }
+  const b = ev.binding;
+  if (!Number.isFinite(b.rate)) return () => false;
+  if (b.resource === 'main-thread' || b.resource === 'cpu') return (producer) => byEvents(cfg, producer);
+  const at = b.opId;
+  if (at === undefined) return () => false;
+  return (producer) => upstreamClosure(m, producer.op.id).has(at);
+}
+
+/** Its elements arrive as events on the main thread: a worker-placed fn's, an awaiting fn's, a reader's. */
+function byEvents(cfg: Config, om: OpMeasure): boolean {
+  const c = cfg[om.op.id];
+  if (!c) return false;
+  if (FN_KINDS.has(om.op.kind)) return c.placement === 'worker' || (om.asyncPerRoot > 0 && c.concurrency > 0);
+  return om.reader !== undefined || om.op.placement === 'libuv';
+}
+
+/**
+ * What one burst of `om`'s output puts in a buffer below it: the calls it has in flight, which
+ * land together (a worker-placed fn's tasks of `taskGroup` elements on every thread; an awaiting
+ * fn's or a reader's calls), else one element.
+ */
+function burst(m: Measured, cfg: Config, om: OpMeasure): number {
+  const c = cfg[om.op.id];
+  if (!c) return 1;
+  if (FN_KINDS.has(om.op.kind) && c.placement === 'worker') return Math.max(1, c.concurrency) * taskGroup(om, m.profile.machine);
+  if ((FN_KINDS.has(om.op.kind) || om.reader !== undefined) && c.concurrency > 1) return c.concurrency;
+  return 1;
+}
+
+/**
  * What the operators' buffers hold at once under `cfg`. `fill` counts buffers as the run found
  * them (each op's measured high-water mark, a cache as far as it filled) instead of full: what
  * the measured peak included, to tell the working memory from it.
  */
-export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): MemoryPart[] {
+export function memoryParts(m: Measured, cfg: Config, fill?: 'measured' | 'full'): MemoryPart[] {
   const parts: MemoryPart[] = [];
+  // Expected (no `fill`): a prefetch buffer its consumer drains holds one burst of its producer.
+  const drained = fill === undefined ? drainedBelow(m, cfg) : () => false;
+  const expected = (producer: OpMeasure | undefined, n: number): number => (producer !== undefined && drained(producer) ? Math.min(n, burst(m, cfg, producer)) : n);
   const threadBytes = m.profile.machine.workerThreadRssBytes ?? 0;
   const add = (opId: string, what: MemoryPart['what'], elements: number, each: number): void => {
     const n = Math.max(0, elements);
@@ -170,7 +224,7 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       buffered.set(id, n);
       add(id, 'shuffle buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
     } else if (k === 'prefetch') {
-      const n = high(room(inputOf(m, om), c.bufferSize ?? 0));
+      const n = expected(inputOf(m, om), high(room(inputOf(m, om), c.bufferSize ?? 0)));
       buffered.set(id, n);
       add(id, 'prefetch buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
     } else if (BATCH_KINDS.has(k)) {
@@ -193,7 +247,7 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       add(id, 'reader', outerOf(cfg, id).cycle, elementBytes(m, om));
     }
     if (c.prefetchAfter !== undefined && c.prefetchAfter > 0) {
-      const n = high(room(om, c.prefetchAfter));
+      const n = expected(om, high(room(om, c.prefetchAfter)));
       buffered.set(id, (buffered.get(id) ?? 0) + n);
       add(id, 'prefetch buffer', n, cachedAbove(om) ? 0 : elementBytes(m, om));
     }
@@ -269,12 +323,14 @@ export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
 /**
  * The projected peak for `cfg`, or undefined for a profile that did not measure the process's
  * base (older runners, a run without probes). `ran` is the configuration the profile ran with:
- * its measured working memory is carried to `cfg`.
+ * its measured working memory is carried to `cfg`. The expected peak by default (a prefetch below
+ * the bottleneck holds one burst); `fill: 'full'` counts every buffer full, the upper bound the
+ * memory budget is checked against (budget.ts).
  */
-export function projectMemory(m: Measured, cfg: Config, ran: Config, budgetBytes: number): MemoryProjection | undefined {
+export function projectMemory(m: Measured, cfg: Config, ran: Config, budgetBytes: number, fill?: 'full'): MemoryProjection | undefined {
   const base = m.profile.run.baseRssBytes;
   if (base === undefined) return undefined;
-  const parts = memoryParts(m, cfg);
+  const parts = memoryParts(m, cfg, fill);
   const working = workingBytesFor(m, cfg, ran);
   const peakBytes = base + working + parts.reduce((s, p) => s + p.bytes, 0);
   const heapLimitBytes = m.profile.machine.heapLimitBytes;

@@ -2,6 +2,9 @@ import * as assert from 'node:assert/strict';
 import { analyze, plan, projectPeakMemory } from '../../../src/model';
 import type { Profile } from '../../../src/shared/profile';
 import { ProfileBuilder } from './builder';
+import { applyOverrides, configFromProfile } from '../../../src/model/config';
+import { measure } from '../../../src/model/measure';
+import { projectMemory } from '../../../src/model/memory';
 
 const id = ProfileBuilder.id;
 const MB = 1e6;
@@ -174,6 +177,32 @@ describe('model: peak memory', () => {
     const m = projectPeakMemory(p, { [id(0)]: { cache: 'memory' } });
     const cache = m?.parts.find((x) => x.what === 'cache');
     assert.deepEqual([cache?.opId, cache?.elements, cache?.bytes], [id(0), 80_000, 80_000 * 600]);
+  });
+
+  it('expects a prefetch its consumer drains to hold one burst of its producer, and a prefetch above the bottleneck to fill; the budget checks it full', () => {
+    // 4 worker threads making 64 kB elements (the cores' bound, the workers' CPU) feed a prefetch of
+    // 2,000, then batches of 8 on the main thread: the prefetch is drained as the results arrive.
+    const workers = measured(
+      new ProfileBuilder({ cores: 2 }).range().map('expand', { placement: 'worker', worker: 2e-3, dispatch: 20e-6, parallelism: 4, bytes: 64e3, module: true }).batch(8).build({ rootElements: 200, rate: 120 }),
+      100 * MB,
+      200 * MB,
+    );
+    const what = { [id(1)]: { prefetch: 2000 } };
+    const drained = projectPeakMemory(workers, what)?.parts.find((x) => x.what === 'prefetch buffer');
+    const inFlight = projectPeakMemory(workers, what)?.parts.find((x) => x.what === 'calls in flight');
+    assert.ok(drained && inFlight, 'expected a prefetch buffer and calls in flight');
+    // One burst: the tasks in flight on every thread, landing together.
+    assert.equal(drained.elements, inFlight.elements);
+    assert.ok(drained.elements! < 2000 / 10, `${drained.elements}`);
+    // The upper bound the memory budget is checked against counts it full.
+    const m = measure(workers);
+    const ran = configFromProfile(m);
+    const full = projectMemory(m, applyOverrides(m, ran, what), ran, 1e12, 'full');
+    assert.equal(full?.parts.find((x) => x.what === 'prefetch buffer')?.elements, 2000);
+
+    // A slow main-thread map below the prefetch is the bottleneck: the prefetch above it fills.
+    const slowBelow = measured(new ProfileBuilder().range().map('make', { self: 10e-6, bytes: 1e3 }).map('train', { self: 5e-3, bytes: 10 }).build({ rootElements: 200, rate: 190 }), 100 * MB, 110 * MB);
+    assert.equal(projectPeakMemory(slowBelow, { [id(1)]: { prefetch: 500 } })?.parts.find((x) => x.what === 'prefetch buffer')?.elements, 500);
   });
 
   it('says nothing where the run did not measure the base (an older runner)', () => {
