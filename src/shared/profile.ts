@@ -269,6 +269,10 @@ export interface DiskCacheCost {
   writeSeconds: number;
   /** Seconds to read, checksum and deserialise one element (each later pass's work on the main thread). */
   readSeconds: number;
+  /** Seconds a first pass waits before its first element is written: looking for the file, creating its directory and temporary file, the header and the first record, cold (src/runner/diskCost.ts). */
+  startSeconds?: number;
+  /** Seconds a later pass waits before its first element: looking for the file, opening it, reading and decoding its first record, cold. */
+  openSeconds?: number;
 }
 
 /**
