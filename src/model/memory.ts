@@ -1,6 +1,7 @@
 /**
  * Peak memory of a configuration, projected: the process as the run measured it before the
- * pipeline held any element (`RunInfo.baseRssBytes`), plus the working memory the run measured
+ * pipeline held any element (`RunInfo.baseRssBytes`, less what the runner's own probes left in it,
+ * `probesRssBytes`, which a run without them does not hold), plus the working memory the run measured
  * beyond that and beyond its buffers (garbage between collections, elements passing through),
  * plus what each operator's buffers hold at once at the configuration's peak:
  *
@@ -328,8 +329,10 @@ export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
  * memory budget is checked against (budget.ts).
  */
 export function projectMemory(m: Measured, cfg: Config, ran: Config, budgetBytes: number, fill?: 'full'): MemoryProjection | undefined {
-  const base = m.profile.run.baseRssBytes;
-  if (base === undefined) return undefined;
+  const measuredBase = m.profile.run.baseRssBytes;
+  if (measuredBase === undefined) return undefined;
+  // Without the runner's probes before the window (a person's run), the process starts lower.
+  const base = Math.max(0, measuredBase - (m.profile.run.probesRssBytes ?? 0));
   const parts = memoryParts(m, cfg, fill);
   const working = workingBytesFor(m, cfg, ran);
   const peakBytes = base + working + parts.reduce((s, p) => s + p.bytes, 0);

@@ -150,6 +150,13 @@ export interface RunInfo {
    */
   windowPeakRssBytes?: number;
   /**
+   * Resident bytes the runner's own probes before the window left in the process (settled, after a
+   * full collection each side): the threads of the worker calibration and of the cores' probe are
+   * gone, but their arenas and pages stay resident. A run without probes starts this much lower;
+   * `baseRssBytes` includes it. Absent when not measured.
+   */
+  probesRssBytes?: number;
+  /**
    * What a person should know about how the run went that is not a measurement: a process the
    * pipeline started that left the run's process group and was ended with the run, one sentence
    * each. Absent when there is nothing to say.

@@ -205,6 +205,18 @@ describe('model: peak memory', () => {
     assert.equal(projectPeakMemory(slowBelow, { [id(1)]: { prefetch: 500 } })?.parts.find((x) => x.what === 'prefetch buffer')?.elements, 500);
   });
 
+  it('starts from the base less what the runner’s own probes left resident, which a run without them does not hold', () => {
+    const build = () => measured(new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 1e3 }).build({ rootElements: 100, rate: 900 }), 120 * MB, 170 * MB);
+    const plain = analyze(build()).memory!;
+    const probed = build();
+    probed.run.probesRssBytes = 10 * MB;
+    const m = analyze(probed).memory!;
+    assert.equal(m.baseBytes, 110 * MB);
+    // The working memory is the window's, measured from the base as it was.
+    assert.equal(m.workingBytes, plain.workingBytes);
+    assert.equal(plain.peakBytes - m.peakBytes, 10 * MB);
+  });
+
   it('says nothing where the run did not measure the base (an older runner)', () => {
     const p = new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 1e3 }).build({ rootElements: 100, rate: 900 });
     assert.equal(analyze(p).memory, undefined);

@@ -30,6 +30,11 @@ describe('runner: memory measurements', function () {
     assert.ok((profile.machine.workerThreadRssBytes ?? 0) > 0, 'expected a worker thread to cost resident bytes');
   });
 
+  it('records what its own probes before the window left resident, within the base', () => {
+    const { probesRssBytes, baseRssBytes } = profile.run;
+    assert.ok(probesRssBytes !== undefined && baseRssBytes !== undefined && probesRssBytes >= 0 && probesRssBytes < baseRssBytes, `${probesRssBytes} of ${baseRssBytes}`);
+  });
+
   it("measures a map's results and its sampled inputs on the heap", () => {
     const map = profile.ops.find((o) => o.kind === 'map');
     assert.ok(map?.held, JSON.stringify(map));
