@@ -49,20 +49,28 @@ function fromHeld(held: HeldBytes, estimate: number): number {
 }
 
 /**
- * A heap measurement of the elements `om` hands on: its own results, or the sampled inputs of an
- * op below it that takes them as they are, through ops that hand on the same objects (a reader's
- * rows, sampled where the map after its repeat takes them in).
+ * A heap measurement of the elements `om` hands on: its own results, or one taken below it on the
+ * same elements, through ops that keep them (a reader's rows, sampled where the map after its
+ * repeat takes them in, or measured in the batches of them the root hands on): an op's sampled
+ * inputs, or the results of an op that keeps its input's elements. Past an op that groups them (a
+ * batch), only a measurement with its estimate (its heap per estimated byte carries).
  */
 function heldAtOutput(m: Measured, om: OpMeasure): HeldBytes | undefined {
   if (om.op.held !== undefined) return om.op.held;
-  let at = [om.op.id];
+  let at: { id: string; grouped: boolean }[] = [{ id: om.op.id, grouped: false }];
   for (let hops = 0; at.length > 0 && hops < 8; hops++) {
-    const next: string[] = [];
-    for (const id of at.flatMap((a) => m.consumers.get(a) ?? [])) {
-      const c = m.ops.get(id);
-      if (c === undefined || c.op.inputs.length !== 1) continue;
-      if (c.op.inputHeld !== undefined) return c.op.inputHeld;
-      if (SAME_OBJECTS.has(c.op.kind)) next.push(id);
+    const next: { id: string; grouped: boolean }[] = [];
+    for (const from of at) {
+      for (const id of m.consumers.get(from.id) ?? []) {
+        const c = m.ops.get(id);
+        if (c === undefined || c.op.inputs.length !== 1) continue;
+        const usable = (h: HeldBytes | undefined): h is HeldBytes => h !== undefined && (!from.grouped || h.sizeBytes > 0);
+        if (usable(c.op.inputHeld)) return c.op.inputHeld;
+        if (!KEEPS_ELEMENTS.has(c.op.kind)) continue;
+        const grouped = from.grouped || !SAME_OBJECTS.has(c.op.kind);
+        if (c.op.held !== undefined && c.op.held.sizeBytes > 0) return c.op.held;
+        next.push({ id, grouped });
+      }
     }
     at = next;
   }

@@ -280,6 +280,8 @@ async function measureWindow(r: Run, loaded: Loaded, machine: Machine): Promise<
       tracer.endSampling();
     },
     progress: (m) => void send(m),
+    // A few of the root's elements, for what they hold on the heap (memory.ts).
+    ...(req.probes !== false && typeof ds[DATASET_KEY] === 'string' ? { onElement: (x: unknown) => tracer.sampleOutput(ds[DATASET_KEY] as string, x) } : {}),
   });
   return { result, ...(unmatched !== undefined ? { unmatched } : {}) };
 }

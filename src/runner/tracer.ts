@@ -93,6 +93,9 @@ class Reservoir {
   }
 }
 
+/** The prefix of the keys under which the root's own elements are kept (`sampleOutput`). */
+const OUTPUT = 'output:';
+
 /** A reservoir sized from an operator's first element: the elements of one operator are alike in practice. */
 function reservoirFor(element: unknown): Reservoir {
   return new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(SAMPLE_BYTES_PER_OP / Math.max(1, estimateBytes(element))))));
@@ -111,6 +114,9 @@ export class RunnerTracer implements Tracer {
    * key at the window's first offer, so only such operators keep them alive through the window.
    */
   private readonly warm = new Map<string, Reservoir>();
+  /** `sampleOutput`'s elements to pass over before its next offer, and its index, by root key. */
+  private readonly outputSkip = new Map<string, number>();
+  private readonly outputIndex = new Map<string, number>();
 
   sample(key: string, element: unknown, index: number): number {
     if (this.sampling === 'window') {
@@ -135,7 +141,25 @@ export class RunnerTracer implements Tracer {
 
   /** The elements kept for each operator key: the window's, else (none offered in the window) warm-up's. */
   samples(): Map<string, SampledElement[]> {
-    return new Map([...this.warm, ...this.reservoirs].map(([k, r]) => [k, r.kept]));
+    return new Map([...this.warm, ...this.reservoirs].filter(([k]) => !k.startsWith(OUTPUT)).map(([k, r]) => [k, r.kept]));
+  }
+
+  /**
+   * Offers an element the pipeline's root handed on (the runner's own pull), kept as `sample` keeps
+   * an operator's inputs, with the same skips: what the root's elements hold is measured too, and a
+   * reader's rows batched right below it are sized by it (no fn below them offers them).
+   */
+  sampleOutput(key: string, element: unknown): void {
+    const skip = this.outputSkip.get(key) ?? 0;
+    if (skip > 1) return void this.outputSkip.set(key, skip - 1);
+    const index = (this.outputIndex.get(key) ?? 0) + Math.max(1, skip);
+    this.outputIndex.set(key, index);
+    this.outputSkip.set(key, this.sample(OUTPUT + key, element, index));
+  }
+
+  /** The root's elements kept by `sampleOutput`, by the root's key. */
+  outputSamples(): Map<string, SampledElement[]> {
+    return new Map([...this.warm, ...this.reservoirs].filter(([k]) => k.startsWith(OUTPUT)).map(([k, r]) => [k.slice(OUTPUT.length), r.kept]));
   }
 
   /** What the library told about the operator with this key. */

@@ -217,6 +217,14 @@ describe('model: peak memory', () => {
     assert.equal(plain.peakBytes - m.peakBytes, 10 * MB);
   });
 
+  it("sizes a reader's rows by the batches of them the root hands on, where no fn below them sampled them", () => {
+    // csv → repeat → batch(256): the runner measured the root's batches at 3× their estimate on the heap.
+    const p = measured(new ProfileBuilder().op({ kind: 'csv', bytes: 200 }).op({ kind: 'repeat', count: -1, bytes: 200, passElements: 10_000 }).batch(256).build({ rootElements: 40, rate: 90 }), 100 * MB, 110 * MB);
+    p.ops[2]!.held = { heapBytes: 3 * 256 * 200, sizeBytes: 256 * 200 };
+    const cache = projectPeakMemory(p, { [id(0)]: { cache: 'memory' } })?.parts.find((x) => x.what === 'cache');
+    assert.deepEqual([cache?.elements, cache?.bytes], [10_000, 10_000 * 600]);
+  });
+
   it('says nothing where the run did not measure the base (an older runner)', () => {
     const p = new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 1e3 }).build({ rootElements: 100, rate: 900 });
     assert.equal(analyze(p).memory, undefined);

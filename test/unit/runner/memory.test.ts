@@ -45,6 +45,13 @@ describe('runner: memory measurements', function () {
     assert.ok(map.inputHeld && map.inputHeld.heapBytes < 64, JSON.stringify(map.inputHeld));
   });
 
+  it("measures the root's own elements, the batches the runner pulled", () => {
+    const batch = profile.ops.find((o) => o.id === profile.pipeline.rootId);
+    assert.equal(batch?.kind, 'batch');
+    // 16 arrays of 1,024 doubles, batched: at least their 128 kB.
+    assert.ok(batch.held && batch.held.heapBytes >= 16 * 8192 && batch.held.sizeBytes > 0, JSON.stringify(batch.held));
+  });
+
   it('projects the shuffle buffer full of those elements', () => {
     const m = analyze(profile).memory;
     const shuffle = m?.parts.find((p) => p.what === 'shuffle buffer');
