@@ -96,9 +96,16 @@ class Reservoir {
 /** The prefix of the keys under which the root's own elements are kept (`sampleOutput`). */
 const OUTPUT = 'output:';
 
+/**
+ * The most bytes of the root's elements kept (`sampleOutput`): they are alive while the window's
+ * resident set is read, so they count in the working memory the run measures. Batches are large.
+ */
+const OUTPUT_SAMPLE_BYTES = 4 * 1024 * 1024;
+
 /** A reservoir sized from an operator's first element: the elements of one operator are alike in practice. */
-function reservoirFor(element: unknown): Reservoir {
-  return new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(SAMPLE_BYTES_PER_OP / Math.max(1, estimateBytes(element))))));
+function reservoirFor(key: string, element: unknown): Reservoir {
+  const bytes = key.startsWith(OUTPUT) ? OUTPUT_SAMPLE_BYTES : SAMPLE_BYTES_PER_OP;
+  return new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(bytes / Math.max(1, estimateBytes(element))))));
 }
 
 export class RunnerTracer implements Tracer {
@@ -122,12 +129,12 @@ export class RunnerTracer implements Tracer {
     if (this.sampling === 'window') {
       this.warm.delete(key);
       let r = this.reservoirs.get(key);
-      if (r === undefined) this.reservoirs.set(key, (r = reservoirFor(element)));
+      if (r === undefined) this.reservoirs.set(key, (r = reservoirFor(key, element)));
       return r.offer(element, index);
     }
     if (this.sampling === 'warmup') {
       let r = this.warm.get(key);
-      if (r === undefined) this.warm.set(key, (r = reservoirFor(element)));
+      if (r === undefined) this.warm.set(key, (r = reservoirFor(key, element)));
       r.offer(element, index);
       return WARMUP_SKIP;
     }

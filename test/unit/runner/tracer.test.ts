@@ -44,6 +44,17 @@ describe('the runner tracer’s element samples', () => {
     assert.equal(tracer.samples().get('map@late')?.length, SAMPLES_PER_OP);
   });
 
+  it("keeps a few of the root's own elements apart from the operators' inputs, fewer bytes of them", () => {
+    const tracer = new RunnerTracer();
+    tracer.snapshot();
+    const batch = new Float64Array(256 * 1024); // 2 MB
+    for (let i = 0; i < 1000; i++) tracer.sampleOutput('batch@root', batch);
+    tracer.endSampling();
+    assert.equal(tracer.samples().size, 0);
+    // 4 MB of them at most, whatever an operator's inputs may keep.
+    assert.equal(tracer.outputSamples().get('batch@root')?.length, 2);
+  });
+
   it('keeps fewer elements of an operator whose elements are large', () => {
     const tracer = new RunnerTracer();
     tracer.snapshot();
