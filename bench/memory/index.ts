@@ -64,7 +64,8 @@ const log = (s: string): void => void process.stderr.write(`${s}\n`);
  * dataset whose pass holds the most bytes (nothing random above it), which a run fills before its
  * window (the runner waits for caches to fill); else a prefetch after the root's input sized to
  * hold about as many bytes as the run's base process. A prefetch fills only where what is below it
- * is slower than what is above it: the projection counts it full (see src/model/memory.ts).
+ * is slower than what is above it: the projection expects one drained below the bottleneck to hold
+ * one burst of its producer, and the budget counts it full (see src/model/memory.ts).
  */
 function largeConfig(profile: Profile): { name: string; overrides: Overrides } {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));

@@ -1,5 +1,6 @@
 /**
- * The memory budget bounds a plan's projected peak (src/model/memory.ts): a change that would take
+ * The memory budget bounds a plan's projected peak (src/model/memory.ts) at its upper bound, every
+ * buffer full (the expected peak counts a prefetch below the bottleneck near empty): a change that would take
  * the pipeline past it is lowered (fewer calls in flight or worker threads, a smaller prefetch) to
  * the most that fits, or left out (a cache, a move) — the one whose removal lowers the peak most
  * first — and the plan's notes say so. A pipeline already past the budget as it ran keeps only
@@ -34,7 +35,7 @@ function sizeRange(ch: PlanChange): { from: number; to: number } | undefined {
  * left out. Unchanged when the profile did not measure what the projection needs.
  */
 export function withinBudget(m: Measured, base: Config, changes: PlanChange[], budgetBytes: number, overridesOf: (changes: PlanChange[]) => Overrides, notes: string[]): PlanChange[] {
-  const project = (subset: PlanChange[]): MemoryProjection | undefined => projectMemory(m, applyOverrides(m, base, overridesOf(subset)), base, budgetBytes);
+  const project = (subset: PlanChange[]): MemoryProjection | undefined => projectMemory(m, applyOverrides(m, base, overridesOf(subset)), base, budgetBytes, 'full');
   let kept = changes;
   const first = project(kept)?.peakBytes;
   if (first === undefined || first <= budgetBytes) return changes;

@@ -6,6 +6,7 @@ import { MODEL_CONSTANTS as C } from './constants';
 import { describeOp, formatBytes, formatSeconds } from './describe';
 import { diskCachePath, diskReadPerRoot } from './diskCache';
 import { downstream, upstreamClosure } from './graph';
+import { passSize } from './passSize';
 import { can } from './knobs';
 import type { Measured, OpMeasure } from './measured';
 
@@ -73,22 +74,6 @@ function randomWhy(om: OpMeasure, randomOps: ReadonlySet<string>): string {
   return 'the library marks it random';
 }
 
-/** The block a `lines` source reads ahead of the lines it hands on (plumber-data's `Lines`). */
-const LINES_BLOCK_BYTES = 64 * 1024;
-
-/**
- * The lines a pass of a `lines` source holds, estimated from the bytes of the files it reads and
- * the bytes each line it produced took: for a source no pass of which the run saw end. The window
- * may count up to a block read ahead of its lines; the bytes per line are taken without it, so
- * the count errs high (a cache sized larger than it is, never smaller), by at most 2× at the
- * least it needs, two blocks read.
- */
-function linesByBytes(om: OpMeasure): { om: OpMeasure; lines: number } | undefined {
-  const c = om.op.counters;
-  if (om.op.kind !== 'lines' || c.sourceBytes === undefined || c.sourceBytes <= 0 || c.diskBytesRead < 2 * LINES_BLOCK_BYTES || c.produced <= 0) return undefined;
-  return { om, lines: Math.max(1, Math.round((c.produced * c.sourceBytes) / (c.diskBytesRead - LINES_BLOCK_BYTES))) };
-}
-
 /**
  * Operators that hand on their input's elements (or groups of them) as they are: what an element
  * holds in memory per estimated byte carries through them from the op that measured it.
@@ -153,41 +138,9 @@ export function chooseCache(m: Measured, budgetBytes: number, randomOps: Readonl
     else if (rereadSource) reread = `the run read ${describeOp(rereadSource.op)} more than once`;
     else continue;
 
-    let cardinality: number | undefined;
-    let cardinalitySource = 'as the library reported it';
-    const pass = repeat?.counters.passElements;
-    if (om.op.cardinality !== undefined && om.op.cardinality !== null && Number.isFinite(om.op.cardinality) && om.op.cardinality >= 0) {
-      cardinality = om.op.cardinality;
-    } else {
-      const known = sources.find((s) => s.op.cardinality !== undefined && Number.isFinite(s.op.cardinality) && s.op.counters.produced > 0);
-      const byBytes = sources.map(linesByBytes).find((b) => b !== undefined);
-      if (known && known.op.cardinality !== undefined) {
-        cardinality = Math.round((known.op.cardinality * om.op.counters.produced) / known.op.counters.produced);
-        cardinalitySource = `estimated from ${describeOp(known.op)}'s ${known.op.cardinality.toLocaleString('en-US')} elements and the visit ratio`;
-      } else if (repeat && pass !== undefined && pass > 0 && repeat.counters.pulled > 0) {
-        // No operator could count a pass in advance (lines of files), but the run saw one end.
-        cardinality = Math.round((pass * om.op.counters.produced) / repeat.counters.pulled);
-        cardinalitySource =
-          repeat.counters.pulled === om.op.counters.produced
-            ? `counted in a pass of ${describeOp(repeat)} the run completed`
-            : `from the ${pass.toLocaleString('en-US')} elements of a pass of ${describeOp(repeat)} the run completed, and the visit ratio`;
-      } else if (byBytes) {
-        // No pass ended in the run: the lines still to come, by the bytes each line took so far.
-        cardinality = Math.round((byBytes.lines * om.op.counters.produced) / byBytes.om.op.counters.produced);
-        cardinalitySource = `estimated from the ${formatBytes(byBytes.om.op.counters.sourceBytes ?? 0)} of files that ${describeOp(byBytes.om.op)} reads and the bytes per line the run read`;
-      }
-    }
-    // A take above caps what a pass holds, whatever the source has (take(5000) of 12,500 windows).
-    for (const u of closure) {
-      const count = u.op.kind === 'take' ? u.op.knobs.count : undefined;
-      if (cardinality === undefined || count === undefined || count === null || count < 0 || u.op.counters.produced <= 0) continue;
-      const cap = Math.round((count * om.op.counters.produced) / u.op.counters.produced);
-      if (cap < cardinality) {
-        cardinality = cap;
-        cardinalitySource = u === om ? `the count of ${describeOp(u.op)}` : `estimated from ${describeOp(u.op)} and the visit ratio`;
-      }
-    }
-    if (cardinality === undefined) continue;
+    const pass = passSize(om, closure, repeat);
+    if (pass === undefined) continue;
+    const { cardinality, source: cardinalitySource } = pass;
 
     let saved = 0;
     for (const u of closure) saved += u.selfPerRoot + u.dispatchPerRoot + u.overheadPerRoot + u.workerPerRoot + u.otherCpuPerRoot + u.asyncPerRoot * u.latency;

@@ -13,7 +13,8 @@
  *   awaited calls along the way, whichever is longer. A prefetch does not delay it; a batch is the
  *   root's own element.
  * A cache fills in the first pass: the first batch and the first epoch run as if it were not there
- * (a disk cache also serialises each element it writes).
+ * (a disk cache also serialises each element it writes, and before its first one looks for its
+ * file and creates it: measured cold by the runner, as each later pass's opening of it is).
  *
  * Epochs, for a finite pipeline (the root's cardinality, a run that exhausted its source, or a pass
  * of a repeat the run completed): the first = start + n ÷ the rate without caches; each later one
@@ -87,18 +88,27 @@ export function perPass(m: Measured): Measured {
   return changed ? { ...m, ops } : m;
 }
 
-/** The configuration's first pass: caches not yet filled, a disk cache's serialising charged to the main thread. */
-function fillConfig(m: Measured, cfg: Config): { cfg: Config; writePerRoot: number } {
+/**
+ * The configuration's first pass: caches not yet filled, a disk cache's serialising charged to the
+ * main thread; and by disk cache, what its pass waits before its first element, measured cold
+ * (`diskCacheCost.startSeconds` in a first pass, `openSeconds` in a later one).
+ */
+function fillConfig(m: Measured, cfg: Config): { cfg: Config; writePerRoot: number; starts: { opId: string; start: number; open: number }[] } {
   const out = cloneConfig(cfg);
   let writePerRoot = 0;
+  const starts: { opId: string; start: number; open: number }[] = [];
   for (const [id, c] of Object.entries(out)) {
     if (!c.cacheAfter) continue;
     const om = m.ops.get(id);
-    if (c.cacheDisk && om) writePerRoot += (diskReadOf(om)?.writeSeconds ?? 0) * om.visitRatio;
+    if (c.cacheDisk && om) {
+      writePerRoot += (diskReadOf(om)?.writeSeconds ?? 0) * om.visitRatio;
+      const cost = om.op.diskCacheCost;
+      if (cost?.startSeconds !== undefined || cost?.openSeconds !== undefined) starts.push({ opId: id, start: cost.startSeconds ?? 0, open: cost.openSeconds ?? 0 });
+    }
     c.cacheAfter = false;
     delete c.cacheDisk;
   }
-  return { cfg: out, writePerRoot };
+  return { cfg: out, writePerRoot, starts };
 }
 
 /**
@@ -161,9 +171,11 @@ function costliest(m: Measured, ev: Evaluation, ids: Set<string>): OpProfile | u
 
 /** The fill and first element of `cfg` (no start), by part, largest first. */
 function fillParts(m: Measured, cfg: Config, o: TimeOptions): { parts: Part[]; behind: Map<string, OpProfile | undefined>; buffer: Map<string, number> } {
-  const { cfg: first, writePerRoot } = fillConfig(m, cfg);
+  const { cfg: first, writePerRoot, starts } = fillConfig(m, cfg);
   const ev = evaluate(m, first, o.cores);
   const parts: Part[] = [];
+  // A disk cache's file is looked for, created and written to before its first element passes.
+  for (const s of starts) if (s.start > 0) parts.push({ what: 'cache fill', opId: s.opId, seconds: s.start });
   const behind = new Map<string, OpProfile | undefined>();
   const buffer = new Map<string, number>();
   for (const op of chain(m)) {
@@ -273,10 +285,10 @@ export function projectTime(measured: Measured, cfg: Config, ran: Config, o: Tim
   const out: TimeProjection = { firstBatchSeconds, firstBatchParts: parts, firstBatchSummary: firstBatchWords(m, parts, firstBatchSeconds, behind, buffer) };
   const epoch = epochElements(m);
   if (epoch) {
-    const { cfg: first, writePerRoot } = fillConfig(m, cfg);
-    const firstEpoch = start + epoch.n * (perRoot(m, first, o) + writePerRoot);
+    const { cfg: first, writePerRoot, starts } = fillConfig(m, cfg);
+    const firstEpoch = start + starts.reduce((t, s) => t + s.start, 0) + epoch.n * (perRoot(m, first, o) + writePerRoot);
     const cached = Object.values(cfg).some((c) => c.cacheAfter);
-    const later = epoch.n * perRoot(cached ? served(m, cfg) : m, cfg, o);
+    const later = starts.reduce((t, s) => t + s.open, 0) + epoch.n * perRoot(cached ? served(m, cfg) : m, cfg, o);
     out.epochSeconds = [firstEpoch, later];
     const shuffles = parts.filter((p) => p.what === 'shuffle fill').length;
     const why = cached ? ' (the cache fills)' : start > later * 0.05 ? ' (the start)' : '';

@@ -1,6 +1,7 @@
 /**
  * Peak memory of a configuration, projected: the process as the run measured it before the
- * pipeline held any element (`RunInfo.baseRssBytes`), plus the working memory the run measured
+ * pipeline held any element (`RunInfo.baseRssBytes`, less what the runner's own probes left in it,
+ * `probesRssBytes`, which a run without them does not hold), plus the working memory the run measured
  * beyond that and beyond its buffers (garbage between collections, elements passing through),
  * plus what each operator's buffers hold at once at the configuration's peak:
  *
@@ -8,7 +9,8 @@
  * - a prefetch buffer: its size × one element of what it buffers;
  * - calls in flight of a parallel map: calls × (one input + one output element); in worker
  *   threads, each thread's task of `taskGroup` elements;
- * - worker threads: threads × what one thread costs in resident bytes, measured;
+ * - worker threads: threads × what one thread costs in resident bytes, measured running the op's
+ *   fn where the runner did (its module and garbage included), else an idle thread's;
  * - a batch being built: its size × one input element;
  * - a cache at its full size: its elements × one element;
  * - a reader's reads in flight: reads × one element it hands on.
@@ -17,12 +19,20 @@
  * elements, between full collections: src/runner/heap.ts), carried to the window's elements by
  * the ratio of heap to the byte counters' estimate on the same sample; where nothing around an
  * operator was measured, the estimate alone. Assumptions: every buffer is full at once (the peak
- * a steady pipeline reaches), and the working memory the run measured stays what it was.
+ * a steady pipeline reaches) except a prefetch buffer below the bottleneck, which its consumer
+ * drains faster than its producer fills it: it holds one burst of its producer (its calls in
+ * flight landing together); and the working memory the run measured stays what it was. The
+ * memory budget is checked against the upper bound, every buffer full.
  */
 import type { MemoryPart, MemoryProjection } from '../shared/analysis';
 import type { HeldBytes } from '../shared/profile';
 import { formatBytes } from '../shared/words';
 import { outerOf, type Config } from './config';
+import { coreBudget, coresFor } from './cores';
+import { evaluate } from './evaluate';
+import type { Evaluation } from './evaluation';
+import { downstream, upstreamClosure } from './graph';
+import { passSize } from './passSize';
 import type { Measured, OpMeasure } from './measured';
 import { taskGroup } from './tasks';
 
@@ -38,12 +48,31 @@ function fromHeld(held: HeldBytes, estimate: number): number {
   return held.heapBytes;
 }
 
-/** A heap measurement of the elements `om` hands on: its own results, or its consumers' sampled inputs. */
+/**
+ * A heap measurement of the elements `om` hands on: its own results, or one taken below it on the
+ * same elements, through ops that keep them (a reader's rows, sampled where the map after its
+ * repeat takes them in, or measured in the batches of them the root hands on): an op's sampled
+ * inputs, or the results of an op that keeps its input's elements. Past an op that groups them (a
+ * batch), only a measurement with its estimate (its heap per estimated byte carries).
+ */
 function heldAtOutput(m: Measured, om: OpMeasure): HeldBytes | undefined {
   if (om.op.held !== undefined) return om.op.held;
-  for (const id of m.consumers.get(om.op.id) ?? []) {
-    const c = m.ops.get(id);
-    if (c?.op.inputHeld !== undefined && c.op.inputs.length === 1) return c.op.inputHeld;
+  let at: { id: string; grouped: boolean }[] = [{ id: om.op.id, grouped: false }];
+  for (let hops = 0; at.length > 0 && hops < 8; hops++) {
+    const next: { id: string; grouped: boolean }[] = [];
+    for (const from of at) {
+      for (const id of m.consumers.get(from.id) ?? []) {
+        const c = m.ops.get(id);
+        if (c === undefined || c.op.inputs.length !== 1) continue;
+        const usable = (h: HeldBytes | undefined): h is HeldBytes => h !== undefined && (!from.grouped || h.sizeBytes > 0);
+        if (usable(c.op.inputHeld)) return c.op.inputHeld;
+        if (!KEEPS_ELEMENTS.has(c.op.kind)) continue;
+        const grouped = from.grouped || !SAME_OBJECTS.has(c.op.kind);
+        if (c.op.held !== undefined && c.op.held.sizeBytes > 0) return c.op.held;
+        next.push({ id, grouped });
+      }
+    }
+    at = next;
   }
   return undefined;
 }
@@ -84,6 +113,21 @@ function passElements(om: OpMeasure): number | undefined {
   return n !== undefined && Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
+/**
+ * Elements a cache after `om` holds: one pass of its output, as the library counted it, else as
+ * the cache planner estimates it (passSize.ts: a repeat's pass the run saw end, a source's count
+ * and the visit ratio): a reader's rows have no count before they are read.
+ */
+function cachedElements(m: Measured, om: OpMeasure): number | undefined {
+  const n = passElements(om);
+  if (n !== undefined) return n;
+  const closure = [...upstreamClosure(m, om.op.id)].map((u) => m.ops.get(u)).filter((u) => u !== undefined);
+  const repeat = downstream(m, om.op.id)
+    .map((d) => m.ops.get(d)?.op)
+    .find((d) => d?.kind === 'repeat' && (d.knobs.count === undefined || d.knobs.count < 0 || d.knobs.count > 1));
+  return passSize(om, closure, repeat)?.cardinality;
+}
+
 const FN_KINDS = new Set(['map', 'filter', 'flatMap']);
 /** Operators that hand on the very objects they take in (a cache above them still holds what they hold). */
 const SAME_OBJECTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 'shard', 'ignoreErrors', 'repeat']);
@@ -92,12 +136,60 @@ const SAME_ELEMENTS = new Set(['filter', 'shuffle', 'prefetch', 'take', 'skip', 
 const BATCH_KINDS = new Set(['batch', 'paddedBatch', 'rebatch']);
 
 /**
+ * The test "does a buffer right below this producer stay near empty under `cfg`?", by the binding
+ * bound of the model's evaluation on the cores the run had. Below the bottleneck its consumer
+ * drains it faster than it fills: an op's own bound (one op's calls, its parallelism, its waits)
+ * at or above the producer. Under a bound the producer shares with the consumer (the main thread,
+ * all cores), a producer that delivers by events (worker threads' messages, awaited calls, a
+ * reader's reads) refills the buffer only when the consumer, busy on the main thread, awaits an
+ * empty one: it holds what arrived meanwhile. Anything else counts as filling (the safe side).
+ */
+function drainedBelow(m: Measured, cfg: Config): (producer: OpMeasure) => boolean {
+  let ev: Evaluation;
+  try {
+    ev = evaluate(m, cfg, coreBudget(coresFor(m.profile)));
+  } catch {
+    return () => false;
+  }
+  const b = ev.binding;
+  if (!Number.isFinite(b.rate)) return () => false;
+  if (b.resource === 'main-thread' || b.resource === 'cpu') return (producer) => byEvents(cfg, producer);
+  const at = b.opId;
+  if (at === undefined) return () => false;
+  return (producer) => upstreamClosure(m, producer.op.id).has(at);
+}
+
+/** Its elements arrive as events on the main thread: a worker-placed fn's, an awaiting fn's, a reader's. */
+function byEvents(cfg: Config, om: OpMeasure): boolean {
+  const c = cfg[om.op.id];
+  if (!c) return false;
+  if (FN_KINDS.has(om.op.kind)) return c.placement === 'worker' || (om.asyncPerRoot > 0 && c.concurrency > 0);
+  return om.reader !== undefined || om.op.placement === 'libuv';
+}
+
+/**
+ * What one burst of `om`'s output puts in a buffer below it: the calls it has in flight, which
+ * land together (a worker-placed fn's tasks of `taskGroup` elements on every thread; an awaiting
+ * fn's or a reader's calls), else one element.
+ */
+function burst(m: Measured, cfg: Config, om: OpMeasure): number {
+  const c = cfg[om.op.id];
+  if (!c) return 1;
+  if (FN_KINDS.has(om.op.kind) && c.placement === 'worker') return Math.max(1, c.concurrency) * taskGroup(om, m.profile.machine);
+  if ((FN_KINDS.has(om.op.kind) || om.reader !== undefined) && c.concurrency > 1) return c.concurrency;
+  return 1;
+}
+
+/**
  * What the operators' buffers hold at once under `cfg`. `fill` counts buffers as the run found
  * them (each op's measured high-water mark, a cache as far as it filled) instead of full: what
  * the measured peak included, to tell the working memory from it.
  */
-export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): MemoryPart[] {
+export function memoryParts(m: Measured, cfg: Config, fill?: 'measured' | 'full'): MemoryPart[] {
   const parts: MemoryPart[] = [];
+  // Expected (no `fill`): a prefetch buffer its consumer drains holds one burst of its producer.
+  const drained = fill === undefined ? drainedBelow(m, cfg) : () => false;
+  const expected = (producer: OpMeasure | undefined, n: number): number => (producer !== undefined && drained(producer) ? Math.min(n, burst(m, cfg, producer)) : n);
   const threadBytes = m.profile.machine.workerThreadRssBytes ?? 0;
   const add = (opId: string, what: MemoryPart['what'], elements: number, each: number): void => {
     const n = Math.max(0, elements);
@@ -141,7 +233,7 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       buffered.set(id, n);
       add(id, 'shuffle buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
     } else if (k === 'prefetch') {
-      const n = high(room(inputOf(m, om), c.bufferSize ?? 0));
+      const n = expected(inputOf(m, om), high(room(inputOf(m, om), c.bufferSize ?? 0)));
       buffered.set(id, n);
       add(id, 'prefetch buffer', n, cachedAbove(inputOf(m, om)) ? 0 : inputBytes(m, om));
     } else if (BATCH_KINDS.has(k)) {
@@ -149,7 +241,8 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       add(id, 'batch', om.op.knobs.batchSize ?? 0, inputBytes(m, om));
     } else if (FN_KINDS.has(k) && c.placement === 'worker') {
       const threads = Math.max(1, c.concurrency);
-      if (threadBytes > 0) parts.push({ opId: id, what: 'worker threads', bytes: threads * threadBytes });
+      const each = threadBytesOf(om) ?? threadBytes;
+      if (each > 0) parts.push({ opId: id, what: 'worker threads', bytes: threads * each });
       const out = k === 'filter' ? 0 : elementBytes(m, om);
       const inFlight = fill === 'measured' ? Math.min(threads * taskGroup(om, m.profile.machine), counters.inFlightHighWater || threads) : threads * taskGroup(om, m.profile.machine);
       add(id, 'calls in flight', inFlight, inputBytes(m, om) + out);
@@ -163,14 +256,14 @@ export function memoryParts(m: Measured, cfg: Config, fill?: 'measured'): Memory
       add(id, 'reader', outerOf(cfg, id).cycle, elementBytes(m, om));
     }
     if (c.prefetchAfter !== undefined && c.prefetchAfter > 0) {
-      const n = high(room(om, c.prefetchAfter));
+      const n = expected(om, high(room(om, c.prefetchAfter)));
       buffered.set(id, (buffered.get(id) ?? 0) + n);
       add(id, 'prefetch buffer', n, cachedAbove(om) ? 0 : elementBytes(m, om));
     }
     // A cache on disk (`cache(path)`) holds nothing in memory.
     const cached = k === 'cache' && om.op.knobs.cachePath === undefined ? inputOf(m, om) : c.cacheAfter && !c.cacheDisk ? om : undefined;
     if (cached !== undefined) {
-      const pass = passElements(cached);
+      const pass = cachedElements(m, cached);
       // As it ran: as far as it filled (its hits say it filled).
       const filled = k === 'cache' && counters.cacheHits === 0 ? counters.produced : pass;
       const elements = fill === 'measured' && k === 'cache' ? filled : fill === 'measured' ? 0 : pass;
@@ -199,21 +292,38 @@ export function partsWords(parts: readonly MemoryPart[], n = 3): string {
     .join(', ');
 }
 
-/** V8 isolates running the pipeline's work under `cfg`: the main thread and every worker thread of its worker-placed fns. */
+/**
+ * What one worker thread running `om`'s fn holds, as the runner measured it running the fn in a
+ * thread of its own (`moveCost.workerRssBytes`: the thread, the fn's module, its garbage between
+ * collections); undefined where it was not measured.
+ */
+export function threadBytesOf(om: OpMeasure): number | undefined {
+  const b = om.op.moveCost?.workerRssBytes;
+  return b !== undefined && Number.isFinite(b) && b > 0 ? b : undefined;
+}
+
+/**
+ * V8 isolates running the pipeline's work under `cfg` whose working memory is not measured: the
+ * main thread and every worker thread of its worker-placed fns whose thread the runner did not
+ * measure (`threadBytesOf`; a measured thread's parts count its own).
+ */
 export function isolates(m: Measured, cfg: Config): number {
   let n = 1;
   for (const id of m.order) {
     const om = m.ops.get(id);
     const c = cfg[id];
-    if (om && c && c.placement === 'worker' && FN_KINDS.has(om.op.kind)) n += Math.max(1, c.concurrency);
+    if (om && c && c.placement === 'worker' && FN_KINDS.has(om.op.kind) && threadBytesOf(om) === undefined) n += Math.max(1, c.concurrency);
   }
   return n;
 }
 
 /**
  * The working memory of `cfg`: what the run measured (`workingBytes`) per isolate it ran, times
- * the isolates `cfg` runs. Each isolate holds its own garbage between collections and its own
- * loaded modules, which is where a worker thread costs more than an idle one (the calibration's).
+ * the isolates `cfg` runs, counting only isolates whose working memory was not measured (a worker
+ * thread the runner measured running its fn is counted whole in its 'worker threads' part). Each
+ * isolate holds its own garbage between collections and its own loaded modules; carried from the
+ * main thread's, a worker's is assumed alike, which it is not when the fn's results are large
+ * buffers the worker hands on (their garbage stays the main thread's).
  */
 export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
   return (workingBytes(m, ran) / isolates(m, ran)) * isolates(m, cfg);
@@ -222,12 +332,16 @@ export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
 /**
  * The projected peak for `cfg`, or undefined for a profile that did not measure the process's
  * base (older runners, a run without probes). `ran` is the configuration the profile ran with:
- * its measured working memory is carried to `cfg`.
+ * its measured working memory is carried to `cfg`. The expected peak by default (a prefetch below
+ * the bottleneck holds one burst); `fill: 'full'` counts every buffer full, the upper bound the
+ * memory budget is checked against (budget.ts).
  */
-export function projectMemory(m: Measured, cfg: Config, ran: Config, budgetBytes: number): MemoryProjection | undefined {
-  const base = m.profile.run.baseRssBytes;
-  if (base === undefined) return undefined;
-  const parts = memoryParts(m, cfg);
+export function projectMemory(m: Measured, cfg: Config, ran: Config, budgetBytes: number, fill?: 'full'): MemoryProjection | undefined {
+  const measuredBase = m.profile.run.baseRssBytes;
+  if (measuredBase === undefined) return undefined;
+  // Without the runner's probes before the window (a person's run), the process starts lower.
+  const base = Math.max(0, measuredBase - (m.profile.run.probesRssBytes ?? 0));
+  const parts = memoryParts(m, cfg, fill);
   const working = workingBytesFor(m, cfg, ran);
   const peakBytes = base + working + parts.reduce((s, p) => s + p.bytes, 0);
   const heapLimitBytes = m.profile.machine.heapLimitBytes;

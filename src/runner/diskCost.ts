@@ -9,9 +9,10 @@
  * that a collection or another process interrupted says nothing about the work. The file is read
  * back as written, from the page cache when it holds it, as a later pass would.
  */
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { open, readdir, rename, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import * as zlib from 'node:zlib';
 import type { DiskCacheCost } from '../shared/profile';
@@ -26,8 +27,72 @@ const MAX_COPIES = 4096;
 const BLOCK = 1 << 20;
 /** CRC, length, kind before each record's body. */
 const RECORD_HEAD = 9;
+/** The library's file header: its format line, counts and checksum (about this size; its exact size does not change a timing). */
+const FILE_HEAD = 28;
 
 const crc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32 ?? ((): number => 0);
+
+/** One record as the library writes it: CRC, length, kind, then the serialised value. */
+function record(v: unknown): Buffer {
+  const body = serialize(v);
+  const head = Buffer.allocUnsafe(RECORD_HEAD);
+  head.writeUInt32LE(body.length, 4);
+  head[8] = 0;
+  head.writeUInt32LE(crc32(body, crc32(head.subarray(4))), 0);
+  return Buffer.concat([head, body]);
+}
+
+/**
+ * What a disk cache pays before its first element, on a fresh file, timed once, cold, with the
+ * file system calls the library makes (fs/promises, through libuv's threads): a first pass looks
+ * for the file and for stale temporary files beside it, creates its directory, opens its
+ * temporary file, writes a header and its first record (`startSeconds`); a later pass looks for
+ * the file, opens it and reads and decodes its first record (`openSeconds`). At the scale of a
+ * first batch (milliseconds) these and the cache's cold code are what it waits for, beyond the
+ * per-element costs `diskCacheCost` times warm. Call it before `diskCacheCost`, whose rounds warm
+ * the same code. Undefined when the file cannot be written.
+ */
+export async function diskCacheStartCost(value: unknown): Promise<{ startSeconds: number; openSeconds: number } | undefined> {
+  let dir: string | undefined;
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'plumber-diskstart-'));
+    const file = join(dir, 'cache', 'probe.plumbercache');
+    const tmp = `${file}.tmp`;
+    let t0 = performance.now();
+    await stat(file).catch(() => undefined);
+    await readdir(dir);
+    mkdirSync(dirname(file), { recursive: true });
+    const w = await open(tmp, 'w');
+    let written: number;
+    try {
+      await w.write(Buffer.alloc(FILE_HEAD), 0, FILE_HEAD, 0);
+      const rec = record(value);
+      await w.write(rec, 0, rec.length, FILE_HEAD);
+      written = rec.length;
+    } finally {
+      await w.close();
+    }
+    const startSeconds = (performance.now() - t0) / 1000;
+    await rename(tmp, file);
+    t0 = performance.now();
+    await stat(file);
+    const r = await open(file, 'r');
+    try {
+      const buf = Buffer.allocUnsafe(Math.min(BLOCK, FILE_HEAD + written));
+      await r.read(buf, 0, buf.length, 0);
+      const len = buf.readUInt32LE(FILE_HEAD + 4);
+      crc32(buf.subarray(FILE_HEAD + 4, FILE_HEAD + RECORD_HEAD + len));
+      deserialize(buf.subarray(FILE_HEAD + RECORD_HEAD, FILE_HEAD + RECORD_HEAD + len));
+    } finally {
+      await r.close();
+    }
+    return { startSeconds, openSeconds: (performance.now() - t0) / 1000 };
+  } catch {
+    return undefined;
+  } finally {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** One write pass of `values`, then one read pass; seconds of each. */
 function roundTrip(file: string, values: readonly unknown[]): { write: number; read: number; bytes: number } {
@@ -36,13 +101,9 @@ function roundTrip(file: string, values: readonly unknown[]): { write: number; r
   let bytes = 0;
   try {
     for (const v of values) {
-      const body = serialize(v);
-      const head = Buffer.allocUnsafe(RECORD_HEAD);
-      head.writeUInt32LE(body.length, 4);
-      head[8] = 0;
-      head.writeUInt32LE(crc32(body, crc32(head.subarray(4))), 0);
-      writeSync(fd, Buffer.concat([head, body]));
-      bytes += RECORD_HEAD + body.length;
+      const rec = record(v);
+      writeSync(fd, rec);
+      bytes += rec.length;
     }
   } finally {
     closeSync(fd);

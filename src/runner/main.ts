@@ -90,9 +90,11 @@ async function main(): Promise<void> {
   // The runner pulls the pipeline itself: its own iterator needs no watching.
   TrainWatch.detach(r.tracer);
   const probes = req.probes !== false;
+  const beforeProbes = probes ? settledRss() : undefined;
   const machine = await describeRunMachine(r, probes);
   // The process before the pipeline holds any element, and its largest resident set while it runs (src/runner/memory.ts).
   run.baseRssBytes = settledRss();
+  if (beforeProbes !== undefined) run.probesRssBytes = Math.max(0, run.baseRssBytes - beforeProbes);
   const rss = watchRss();
   const { result, unmatched } = await measureWindow(r, loaded, machine);
   run.windowPeakRssBytes = rss.stop();
@@ -278,6 +280,8 @@ async function measureWindow(r: Run, loaded: Loaded, machine: Machine): Promise<
       tracer.endSampling();
     },
     progress: (m) => void send(m),
+    // A few of the root's elements, for what they hold on the heap (memory.ts).
+    ...(req.probes !== false && typeof ds[DATASET_KEY] === 'string' ? { onElement: (x: unknown) => tracer.sampleOutput(ds[DATASET_KEY] as string, x) } : {}),
   });
   return { result, ...(unmatched !== undefined ? { unmatched } : {}) };
 }

@@ -52,6 +52,8 @@ export interface MeasureHooks {
    */
   fineCount?(): number;
   progress(m: Extract<RunnerMessage, { type: 'progress' }>): void;
+  /** Called with each element the pipeline hands on (the runner keeps a few, for what they hold on the heap). */
+  onElement?(element: unknown): void;
 }
 
 export type MeasureResult = Pick<
@@ -211,6 +213,7 @@ class Measurement {
           break;
         }
         this.total++;
+        this.hooks.onElement?.(r.value);
         if (this.hooks.fineCount) this.fineAtLastArrival = this.fine();
         if (this.total === 1) this.firstElement(t);
         if (this.phase === 'warmup') this.warmupStep(t);

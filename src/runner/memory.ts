@@ -46,15 +46,22 @@ export function watchRss(): { stop(): number } {
 
 /**
  * After the window: what one input element of every operator the tracer sampled holds on the
- * heap, recorded as `inputHeld` on the operator. Costs one pair of full collections per operator.
+ * heap, recorded as `inputHeld` on the operator, and what one of the root's elements holds, as its
+ * `held` where no probe measured it. Costs one pair of full collections per group.
  */
 export function measureInputsHeld(tracer: RunnerTracer, profile: Profile, file: string): void {
   const byId = new Map(profile.ops.map((o) => [o.id, o]));
-  const groups: { id: string; values: unknown[] }[] = [];
+  const groups: { id: string; values: unknown[]; output?: true }[] = [];
   for (const [key, samples] of tracer.samples()) {
     const id = tracer.idOf(key, file);
     if (!byId.has(id) || samples.length === 0) continue;
     groups.push({ id, values: samples.map((s) => s.element) });
+  }
+  // The root's own elements (what the runner pulled): its results, where no probe measured them.
+  for (const [key, samples] of tracer.outputSamples()) {
+    const id = tracer.idOf(key, file);
+    if (!byId.has(id) || byId.get(id)!.held !== undefined || samples.length === 0) continue;
+    groups.push({ id, values: samples.map((s) => s.element), output: true });
   }
   if (groups.length === 0) return;
   let heap: (number | undefined)[];
@@ -65,10 +72,12 @@ export function measureInputsHeld(tracer: RunnerTracer, profile: Profile, file: 
     return;
   }
   heap.forEach((heapBytes, i) => {
-    const { id, values } = groups[i]!;
+    const { id, values, output } = groups[i]!;
     if (heapBytes === undefined) return;
     let size = 0;
     for (const v of values) size += estimateBytes(v);
-    byId.get(id)!.inputHeld = { heapBytes, sizeBytes: Math.round(size / values.length) };
+    const held = { heapBytes, sizeBytes: Math.round(size / values.length) };
+    if (output) byId.get(id)!.held = held;
+    else byId.get(id)!.inputHeld = held;
   });
 }

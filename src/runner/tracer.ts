@@ -93,24 +93,52 @@ class Reservoir {
   }
 }
 
+/** The prefix of the keys under which the root's own elements are kept (`sampleOutput`). */
+const OUTPUT = 'output:';
+
+/**
+ * The most bytes of the root's elements kept (`sampleOutput`): they are alive while the window's
+ * resident set is read, so they count in the working memory the run measures. Batches are large.
+ */
+const OUTPUT_SAMPLE_BYTES = 4 * 1024 * 1024;
+
+/** A reservoir sized from an operator's first element: the elements of one operator are alike in practice. */
+function reservoirFor(key: string, element: unknown): Reservoir {
+  const bytes = key.startsWith(OUTPUT) ? OUTPUT_SAMPLE_BYTES : SAMPLE_BYTES_PER_OP;
+  return new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(bytes / Math.max(1, estimateBytes(element))))));
+}
+
 export class RunnerTracer implements Tracer {
   private readonly entries = new Map<string, Entry>();
   private baseline = new Map<string, OpCounters>();
-  /** Elements are kept only during the measured window: warm-up elements may be unrepresentative (first files, cold caches). */
+  /** Elements are kept from the measured window: warm-up elements may be unrepresentative (first files, cold caches), and serve only where the window offers none (`warm`). */
   private sampling: 'warmup' | 'window' | 'done' = 'warmup';
   private readonly reservoirs = new Map<string, Reservoir>();
+  /**
+   * Elements offered during warm-up, by key: the sample of an operator the window offers nothing
+   * of (a finite dataset's fast map that passed all its elements while a shuffle buffer filled
+   * behind it), else none is kept at all and nothing about its elements is measured. Dropped for a
+   * key at the window's first offer, so only such operators keep them alive through the window.
+   */
+  private readonly warm = new Map<string, Reservoir>();
+  /** `sampleOutput`'s elements to pass over before its next offer, and its index, by root key. */
+  private readonly outputSkip = new Map<string, number>();
+  private readonly outputIndex = new Map<string, number>();
 
   sample(key: string, element: unknown, index: number): number {
     if (this.sampling === 'window') {
+      this.warm.delete(key);
       let r = this.reservoirs.get(key);
-      if (r === undefined) {
-        // Sized from the first element: the elements of one operator are alike in practice.
-        r = new Reservoir(Math.max(1, Math.min(SAMPLES_PER_OP, Math.floor(SAMPLE_BYTES_PER_OP / Math.max(1, estimateBytes(element))))));
-        this.reservoirs.set(key, r);
-      }
+      if (r === undefined) this.reservoirs.set(key, (r = reservoirFor(key, element)));
       return r.offer(element, index);
     }
-    return this.sampling === 'warmup' ? WARMUP_SKIP : 0;
+    if (this.sampling === 'warmup') {
+      let r = this.warm.get(key);
+      if (r === undefined) this.warm.set(key, (r = reservoirFor(key, element)));
+      r.offer(element, index);
+      return WARMUP_SKIP;
+    }
+    return 0;
   }
 
   /** Stops keeping elements: nothing after the window is sampled. */
@@ -118,9 +146,27 @@ export class RunnerTracer implements Tracer {
     this.sampling = 'done';
   }
 
-  /** The elements kept for each operator key. */
+  /** The elements kept for each operator key: the window's, else (none offered in the window) warm-up's. */
   samples(): Map<string, SampledElement[]> {
-    return new Map([...this.reservoirs].map(([k, r]) => [k, r.kept]));
+    return new Map([...this.warm, ...this.reservoirs].filter(([k]) => !k.startsWith(OUTPUT)).map(([k, r]) => [k, r.kept]));
+  }
+
+  /**
+   * Offers an element the pipeline's root handed on (the runner's own pull), kept as `sample` keeps
+   * an operator's inputs, with the same skips: what the root's elements hold is measured too, and a
+   * reader's rows batched right below it are sized by it (no fn below them offers them).
+   */
+  sampleOutput(key: string, element: unknown): void {
+    const skip = this.outputSkip.get(key) ?? 0;
+    if (skip > 1) return void this.outputSkip.set(key, skip - 1);
+    const index = (this.outputIndex.get(key) ?? 0) + Math.max(1, skip);
+    this.outputIndex.set(key, index);
+    this.outputSkip.set(key, this.sample(OUTPUT + key, element, index));
+  }
+
+  /** The root's elements kept by `sampleOutput`, by the root's key. */
+  outputSamples(): Map<string, SampledElement[]> {
+    return new Map([...this.warm, ...this.reservoirs].filter(([k]) => k.startsWith(OUTPUT)).map(([k, r]) => [k.slice(OUTPUT.length), r.kept]));
   }
 
   /** What the library told about the operator with this key. */

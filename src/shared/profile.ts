@@ -150,6 +150,13 @@ export interface RunInfo {
    */
   windowPeakRssBytes?: number;
   /**
+   * Resident bytes the runner's own probes before the window left in the process (settled, after a
+   * full collection each side): the threads of the worker calibration and of the cores' probe are
+   * gone, but their arenas and pages stay resident. A run without probes starts this much lower;
+   * `baseRssBytes` includes it. Absent when not measured.
+   */
+  probesRssBytes?: number;
+  /**
    * What a person should know about how the run went that is not a measurement: a process the
    * pipeline started that left the run's process group and was ended with the run, one sentence
    * each. Absent when there is nothing to say.
@@ -269,6 +276,10 @@ export interface DiskCacheCost {
   writeSeconds: number;
   /** Seconds to read, checksum and deserialise one element (each later pass's work on the main thread). */
   readSeconds: number;
+  /** Seconds a first pass waits before its first element is written: looking for the file, creating its directory and temporary file, the header and the first record, cold (src/runner/diskCost.ts). */
+  startSeconds?: number;
+  /** Seconds a later pass waits before its first element: looking for the file, opening it, reading and decoding its first record, cold. */
+  openSeconds?: number;
 }
 
 /**
@@ -298,6 +309,13 @@ export interface MoveCost {
   mainCpuSeconds: number;
   /** CPU seconds of one fn call inside a worker thread on the same sample; absent when the fn could not be loaded in a worker. */
   workerCpuSeconds?: number;
+  /**
+   * Resident bytes the process grew by from starting a worker thread (with the runner's loader
+   * flags, as the library's pool does) and running this fn in it: the thread, the fn's module and
+   * its garbage between collections, at the largest reading while the fn was timed there
+   * (src/runner/workerRss.ts). Measured where `workerCpuSeconds` is.
+   */
+  workerRssBytes?: number;
   /**
    * For an async fn: wall seconds of one call awaited alone on the sample, what it waits for
    * (a read, a request) and its work together. Its `mainCpuSeconds` is then the time the main

@@ -143,7 +143,7 @@ function crossOnce(values: unknown[], result: boolean): void {
  * when a value cannot be cloned. Priced by what happens: bytes a crossing transfers are neither
  * timed as a copy nor counted in `inBytes`/`outBytes` (see `asSent`).
  */
-export function priceClones(originals: unknown[], outputs: unknown[], deadline: number): Omit<MoveCost, 'samples' | 'mainCpuSeconds' | 'workerCpuSeconds' | 'awaitedSeconds'> | undefined {
+export function priceClones(originals: unknown[], outputs: unknown[], deadline: number): Omit<MoveCost, 'samples' | 'mainCpuSeconds' | 'workerCpuSeconds' | 'workerRssBytes' | 'awaitedSeconds'> | undefined {
   const n = originals.length;
   let inBytes = 0;
   let outBytes = 0;

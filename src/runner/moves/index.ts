@@ -9,7 +9,7 @@
  * (heap.ts), for the size of a cache after it.
  */
 import { estimateBytes } from '../../data/tracing';
-import { diskCacheCost } from '../diskCost';
+import { diskCacheCost, diskCacheStartCost } from '../diskCost';
 import { heapBytesPerElement } from '../heap';
 import { measureAwaited } from './awaited';
 import { measureMain } from './sync';
@@ -51,7 +51,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
     const couldPay = cost !== undefined && cost.mainCpuSeconds > cost.cloneInSeconds + cost.cloneOutSeconds;
     if (!t.async && t.fnModule !== undefined && couldPay && main.inputs.length > 0) forWorker.push({ t, inputs: main.inputs, findings: main.findings });
   }
-  measureHeld(forHeap);
+  await measureHeld(forHeap);
   if (forWorker.length > 0) await timeInWorker(forWorker, workerShare / 1000, loadSeconds);
   return out;
 }
@@ -60,7 +60,7 @@ export async function measureMoves(targets: MoveTarget[], budgetSeconds = 0.6, l
  * What the elements each op handed on hold on the heap, in one series of readings (each a pair of
  * full collections): outside the CPU timings, whose windows a collection would distort.
  */
-function measureHeld(forHeap: { handed: unknown[]; findings: MoveFindings; diskCost?: boolean }[]): void {
+async function measureHeld(forHeap: { handed: unknown[]; findings: MoveFindings; diskCost?: boolean }[]): Promise<void> {
   heapBytesPerElement(forHeap.map((h) => h.handed)).forEach((heapBytes, i) => {
     const { handed, findings } = forHeap[i]!;
     if (heapBytes === undefined) return;
@@ -71,7 +71,9 @@ function measureHeld(forHeap: { handed: unknown[]; findings: MoveFindings; diskC
   // What a disk cache after the op would pay per element, where a repeat reads its output again.
   for (const { handed, findings, diskCost } of forHeap) {
     if (!diskCost) continue;
+    // Cold first: the timing rounds after it warm the same code.
+    const start = await diskCacheStartCost(handed[0]);
     const cost = diskCacheCost(handed);
-    if (cost !== undefined) findings.diskCacheCost = cost;
+    if (cost !== undefined) findings.diskCacheCost = start !== undefined ? { ...cost, ...start } : cost;
   }
 }

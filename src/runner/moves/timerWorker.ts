@@ -14,6 +14,7 @@ import { parentPort } from 'node:worker_threads';
 import { type BatchMaker, exportedMember, restoreAll, tensorMakerFor } from '../../data/tracing';
 import { cpuPerElementWhile, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
 import { processCpuSeconds as cpu } from '../machine';
+import { ThreadMemoryReader } from '../workerRss';
 
 type Fn = (x: unknown, ctx: unknown) => unknown;
 type RngClass = new (seed: number) => unknown;
@@ -63,7 +64,7 @@ async function exportedFn(m: TimerRequest): Promise<Fn> {
  * a fn the less CPU to settle in the busier the machine. Wall time counts too, at a WALL_PER_CPU-th
  * of its length, for calls that wait.
  */
-function time(m: TimerRequest, fn: Fn, ctxs: unknown[]): TimerReply {
+function time(m: TimerRequest, fn: Fn, ctxs: unknown[], memory: ThreadMemoryReader): TimerReply {
   const n = m.inputs.length;
   const c00 = cpu();
   const w00 = performance.now();
@@ -89,6 +90,7 @@ function time(m: TimerRequest, fn: Fn, ctxs: unknown[]): TimerReply {
     do {
       round();
       calls += n;
+      memory.poll();
     } while (performance.now() - t0 < roundMs);
     const per = (cpu() - c0) / calls;
     if (per < best * 0.97) {
@@ -98,13 +100,18 @@ function time(m: TimerRequest, fn: Fn, ctxs: unknown[]): TimerReply {
   }
   // A warm-up that ran out of time before the calls stopped getting cheaper measured a cold fn
   // (and the compiler threads optimising it): no figure is better than a biased one.
-  if (stale < 3) return { unsettled: true, seconds: used() };
+  if (stale < 3) return { unsettled: true, seconds: used(), memory: memory.report() };
   // Timed as on the main thread (`cpuPerElementWhile`), within the time given.
-  const cpuPerCall = cpuPerElementWhile(n, round, () => used() < m.seconds);
-  return { cpuPerCall, seconds: used() };
+  const cpuPerCall = cpuPerElementWhile(n, round, () => {
+    memory.poll();
+    return used() < m.seconds;
+  });
+  return { cpuPerCall, seconds: used(), memory: memory.report() };
 }
 
 parentPort?.on('message', async (m: TimerRequest) => {
+  // What the thread holds with this fn loaded, and while it runs (workerRss.ts).
+  const memory = new ThreadMemoryReader();
   try {
     const fn = await exportedFn(m);
     const Rng = rngClass(m.file);
@@ -119,7 +126,8 @@ parentPort?.on('message', async (m: TimerRequest) => {
         signal: new AbortController().signal,
       };
     });
-    parentPort!.postMessage(time(m, fn, ctxs) satisfies TimerReply);
+    memory.loaded();
+    parentPort!.postMessage(time(m, fn, ctxs, memory) satisfies TimerReply);
   } catch (e) {
     parentPort!.postMessage({ error: String((e as Error | undefined)?.message || e) } satisfies TimerReply);
   }

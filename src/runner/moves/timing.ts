@@ -8,6 +8,7 @@
  * main thread waits while the worker thread measures.
  */
 import type { Marks } from '../../data/tracing';
+import type { ThreadMemory } from '../workerRss';
 import { processCpuSeconds } from '../machine';
 
 /** CPU seconds a timing loop aims for, so a clock step of a few µs stays a small error. */
@@ -75,6 +76,9 @@ export interface TimerRequest {
 /**
  * The timer worker's answer, with the CPU seconds it used (`seconds`): the fn's CPU per call;
  * `unsettled` when its warm-up ran out of time before the calls stopped getting cheaper; or the
- * error that stopped it.
+ * error that stopped it; with what the thread held (workerRss.ts).
  */
-export type TimerReply = { cpuPerCall: number; seconds: number } | { unsettled: true; seconds: number } | { error: string };
+export type TimerReply = ({ cpuPerCall: number; seconds: number } | { unsettled: true; seconds: number } | { error: string }) & {
+  /** What the thread held with the fn loaded, and its heap's growth while the fn ran (workerRss.ts). */
+  memory?: ThreadMemory;
+};

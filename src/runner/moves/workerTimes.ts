@@ -6,6 +6,8 @@
 import { Worker } from 'node:worker_threads';
 import { encodeAll, type Marks } from '../../data/tracing';
 import { findRunnerBundle } from '../bundles';
+import { gc } from '../heap';
+import { threadBytes, type ThreadMemory } from '../workerRss';
 import { rebuiltPaths } from '../fidelity';
 import type { SampledElement } from '../tracer';
 import { elementSeed } from './calls';
@@ -66,6 +68,8 @@ class TimerWorker {
     private readonly worker: Worker,
     public left: number,
     private readonly loadSeconds: number,
+    /** The process's resident set, garbage collected, before the thread started. */
+    private readonly rssBefore?: number,
   ) {}
 
   /** Times one fn for about `seconds` of CPU, and records its figure: 'gone' when the worker stopped answering. */
@@ -91,6 +95,8 @@ class TimerWorker {
     this.left -= typeof spent === 'number' && Number.isFinite(spent) ? Math.max(0, spent) : seconds;
     const cpu = reply.cpuPerCall;
     if (typeof cpu === 'number' && Number.isFinite(cpu) && findings.moveCost) findings.moveCost.workerCpuSeconds = Math.max(0, cpu);
+    const grown = threadBytes(this.rssBefore, reply.memory as Partial<ThreadMemory> | undefined);
+    if (grown !== undefined && findings.moveCost) findings.moveCost.workerRssBytes = Math.min(grown, findings.moveCost.workerRssBytes ?? Infinity);
     return reply.unsettled === true ? 'unsettled' : 'done';
   }
 }
@@ -111,10 +117,14 @@ export async function timeInWorker(jobs: WorkerJob[], seconds: number, loadSecon
   if (file === undefined) return;
   let w: Worker | undefined;
   try {
+    // What the process holds before the thread, for what the thread and each fn in it add (workerRss.ts).
+    const collect = gc();
+    collect?.();
+    const rssBefore = collect ? process.memoryUsage.rss() : undefined;
     w = new Worker(file);
     // An exception in the worker must not reach the runner's uncaught-error handlers.
     w.on('error', () => undefined);
-    const timer = new TimerWorker(w, seconds, loadSeconds);
+    const timer = new TimerWorker(w, seconds, loadSeconds, rssBefore);
     const unsettled: WorkerJob[] = [];
     for (let i = 0; i < jobs.length; i++) {
       const status = await timer.send(jobs[i]!, Math.max(MIN_WORKER_SECONDS, timer.left / (jobs.length - i)));

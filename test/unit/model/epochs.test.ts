@@ -166,6 +166,21 @@ describe('model: a cache on disk when memory will not hold it', () => {
     assert.ok(Math.abs(later! - 100 * 0.01) < 1e-3, `later epochs read at the disk’s bandwidth: ${later}`);
   });
 
+  it('a disk cache’s first batch waits for its file to be created and its first record written, later epochs for its opening, as the runner measured them', () => {
+    const profile = big();
+    const without = plan(profile, { memoryBudgetBytes: 100e6 }).time!;
+    profile.ops[1]!.diskCacheCost = { ...profile.ops[1]!.diskCacheCost!, startSeconds: 12e-3, openSeconds: 3e-3 };
+    const p = plan(profile, { memoryBudgetBytes: 100e6 });
+    const time = p.time!;
+    assert.deepEqual(
+      time.firstBatchParts.filter((x) => x.what === 'cache fill'),
+      [{ what: 'cache fill', opId: id(1), seconds: 12e-3 }],
+    );
+    near(time.firstBatchSeconds - without.firstBatchSeconds, 12e-3, 'first batch');
+    near(time.epochSeconds![0]! - without.epochSeconds![0]!, 12e-3, 'first epoch');
+    near(time.epochSeconds![1]! - without.epochSeconds![1]!, 3e-3, 'later epoch');
+  });
+
   it('the cache dir is the user’s choice', () => {
     const cache = cacheOf(plan(big(), { memoryBudgetBytes: 100e6, cacheDir: 'tmp/caches/' }).changes);
     assert.equal(cache?.path, 'tmp/caches/train-11_4.plumbercache');

@@ -2,6 +2,9 @@ import * as assert from 'node:assert/strict';
 import { analyze, plan, projectPeakMemory } from '../../../src/model';
 import type { Profile } from '../../../src/shared/profile';
 import { ProfileBuilder } from './builder';
+import { applyOverrides, configFromProfile } from '../../../src/model/config';
+import { measure } from '../../../src/model/measure';
+import { projectMemory } from '../../../src/model/memory';
 
 const id = ProfileBuilder.id;
 const MB = 1e6;
@@ -131,6 +134,95 @@ describe('model: peak memory', () => {
       main.parts.some((x) => x.what === 'worker threads'),
       false,
     );
+  });
+
+  it("counts a worker thread the runner measured running the op's fn at that figure, not at the main thread's working memory", () => {
+    // The main thread's working memory is 150 MB (garbage of large results between collections); a
+    // thread measured running `make` holds 12 MB: moved to 2 threads, the fn adds 2 × 12 MB, and the
+    // main thread's working memory is carried to no other isolate.
+    const moveCost = { samples: 8, cloneInSeconds: 1e-6, cloneOutSeconds: 1e-6, inBytes: 8, outBytes: 32e3, mainCpuSeconds: 1e-3, workerCpuSeconds: 1e-3, workerRssBytes: 12 * MB };
+    const build = (cost: typeof moveCost | undefined) =>
+      measured(
+        new ProfileBuilder({ workerThreadRssBytes: 8 * MB }).range(6000).map('make', { self: 1e-3, bytes: 32e3, cardinality: 6000, module: true, moveCost: cost }).batch(10).build({ rootElements: 600, rate: 90 }),
+        100 * MB,
+        250 * MB + 10 * 32e3,
+      );
+    const measuredThread = build(moveCost);
+    const asRan = projectPeakMemory(measuredThread, {});
+    const moved = projectPeakMemory(measuredThread, { [id(1)]: { placement: 'worker', parallelism: 2 } });
+    assert.ok(asRan && moved);
+    assert.equal(asRan.workingBytes, 150 * MB);
+    assert.equal(moved.workingBytes, 150 * MB);
+    assert.equal(moved.parts.find((x) => x.what === 'worker threads')?.bytes, 2 * 12 * MB);
+    // Unmeasured, each thread is an idle thread's 8 MB and carries the main thread's 150 MB.
+    const carried = projectPeakMemory(build({ ...moveCost, workerRssBytes: undefined as unknown as number }), { [id(1)]: { placement: 'worker', parallelism: 2 } });
+    assert.equal(carried?.workingBytes, 3 * 150 * MB);
+    assert.equal(carried?.parts.find((x) => x.what === 'worker threads')?.bytes, 2 * 8 * MB);
+  });
+
+  it('sizes a cache right after a reader by its rows as the map after the repeat sampled them, and by the pass the run saw end', () => {
+    // A csv reader (no count before it reads) of rows the byte counters put at 200 B, measured at
+    // 600 B on the heap where the map after the repeat takes them in; the run saw a pass of 80,000 end.
+    const p = measured(
+      new ProfileBuilder()
+        .op({ kind: 'csv', bytes: 200 })
+        .op({ kind: 'repeat', count: -1, bytes: 200, passElements: 80_000 })
+        .map('toExample', { self: 1e-5, bytes: 100 })
+        .batch(256)
+        .build({ rootElements: 400, rate: 90 }),
+      100 * MB,
+      110 * MB,
+    );
+    p.ops[2]!.inputHeld = { heapBytes: 600, sizeBytes: 200 };
+    const m = projectPeakMemory(p, { [id(0)]: { cache: 'memory' } });
+    const cache = m?.parts.find((x) => x.what === 'cache');
+    assert.deepEqual([cache?.opId, cache?.elements, cache?.bytes], [id(0), 80_000, 80_000 * 600]);
+  });
+
+  it('expects a prefetch its consumer drains to hold one burst of its producer, and a prefetch above the bottleneck to fill; the budget checks it full', () => {
+    // 4 worker threads making 64 kB elements (the cores' bound, the workers' CPU) feed a prefetch of
+    // 2,000, then batches of 8 on the main thread: the prefetch is drained as the results arrive.
+    const workers = measured(
+      new ProfileBuilder({ cores: 2 }).range().map('expand', { placement: 'worker', worker: 2e-3, dispatch: 20e-6, parallelism: 4, bytes: 64e3, module: true }).batch(8).build({ rootElements: 200, rate: 120 }),
+      100 * MB,
+      200 * MB,
+    );
+    const what = { [id(1)]: { prefetch: 2000 } };
+    const drained = projectPeakMemory(workers, what)?.parts.find((x) => x.what === 'prefetch buffer');
+    const inFlight = projectPeakMemory(workers, what)?.parts.find((x) => x.what === 'calls in flight');
+    assert.ok(drained && inFlight, 'expected a prefetch buffer and calls in flight');
+    // One burst: the tasks in flight on every thread, landing together.
+    assert.equal(drained.elements, inFlight.elements);
+    assert.ok(drained.elements! < 2000 / 10, `${drained.elements}`);
+    // The upper bound the memory budget is checked against counts it full.
+    const m = measure(workers);
+    const ran = configFromProfile(m);
+    const full = projectMemory(m, applyOverrides(m, ran, what), ran, 1e12, 'full');
+    assert.equal(full?.parts.find((x) => x.what === 'prefetch buffer')?.elements, 2000);
+
+    // A slow main-thread map below the prefetch is the bottleneck: the prefetch above it fills.
+    const slowBelow = measured(new ProfileBuilder().range().map('make', { self: 10e-6, bytes: 1e3 }).map('train', { self: 5e-3, bytes: 10 }).build({ rootElements: 200, rate: 190 }), 100 * MB, 110 * MB);
+    assert.equal(projectPeakMemory(slowBelow, { [id(1)]: { prefetch: 500 } })?.parts.find((x) => x.what === 'prefetch buffer')?.elements, 500);
+  });
+
+  it('starts from the base less what the runner’s own probes left resident, which a run without them does not hold', () => {
+    const build = () => measured(new ProfileBuilder().range(1000).map('decode', { self: 1e-3, bytes: 1e3 }).build({ rootElements: 100, rate: 900 }), 120 * MB, 170 * MB);
+    const plain = analyze(build()).memory!;
+    const probed = build();
+    probed.run.probesRssBytes = 10 * MB;
+    const m = analyze(probed).memory!;
+    assert.equal(m.baseBytes, 110 * MB);
+    // The working memory is the window's, measured from the base as it was.
+    assert.equal(m.workingBytes, plain.workingBytes);
+    assert.equal(plain.peakBytes - m.peakBytes, 10 * MB);
+  });
+
+  it("sizes a reader's rows by the batches of them the root hands on, where no fn below them sampled them", () => {
+    // csv → repeat → batch(256): the runner measured the root's batches at 3× their estimate on the heap.
+    const p = measured(new ProfileBuilder().op({ kind: 'csv', bytes: 200 }).op({ kind: 'repeat', count: -1, bytes: 200, passElements: 10_000 }).batch(256).build({ rootElements: 40, rate: 90 }), 100 * MB, 110 * MB);
+    p.ops[2]!.held = { heapBytes: 3 * 256 * 200, sizeBytes: 256 * 200 };
+    const cache = projectPeakMemory(p, { [id(0)]: { cache: 'memory' } })?.parts.find((x) => x.what === 'cache');
+    assert.deepEqual([cache?.elements, cache?.bytes], [10_000, 10_000 * 600]);
   });
 
   it('says nothing where the run did not measure the base (an older runner)', () => {

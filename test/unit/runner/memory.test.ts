@@ -30,6 +30,11 @@ describe('runner: memory measurements', function () {
     assert.ok((profile.machine.workerThreadRssBytes ?? 0) > 0, 'expected a worker thread to cost resident bytes');
   });
 
+  it('records what its own probes before the window left resident, within the base', () => {
+    const { probesRssBytes, baseRssBytes } = profile.run;
+    assert.ok(probesRssBytes !== undefined && baseRssBytes !== undefined && probesRssBytes >= 0 && probesRssBytes < baseRssBytes, `${probesRssBytes} of ${baseRssBytes}`);
+  });
+
   it("measures a map's results and its sampled inputs on the heap", () => {
     const map = profile.ops.find((o) => o.kind === 'map');
     assert.ok(map?.held, JSON.stringify(map));
@@ -38,6 +43,13 @@ describe('runner: memory measurements', function () {
     assert.equal(map.held.sizeBytes, 8192);
     // Its inputs are small integers: a few bytes each at most.
     assert.ok(map.inputHeld && map.inputHeld.heapBytes < 64, JSON.stringify(map.inputHeld));
+  });
+
+  it("measures the root's own elements, the batches the runner pulled", () => {
+    const batch = profile.ops.find((o) => o.id === profile.pipeline.rootId);
+    assert.equal(batch?.kind, 'batch');
+    // 16 arrays of 1,024 doubles, batched: at least their 128 kB.
+    assert.ok(batch.held && batch.held.heapBytes >= 16 * 8192 && batch.held.sizeBytes > 0, JSON.stringify(batch.held));
   });
 
   it('projects the shuffle buffer full of those elements', () => {
