@@ -77,6 +77,25 @@ function mainSource<T>(format: Format<T>, shard: Shard, o: ShardReadOptions, c: 
   };
 }
 
+/**
+ * `rounds` whole turns of every slot in slot order, the same elements in the same order as taking
+ * them one turn at a time: round r gives each slot's element at `pos + r`. The turn is left at the
+ * first slot, where it started.
+ */
+function takeRounds<T>(slots: Slot<T>[], rounds: number, out: T[]): void {
+  const n = slots.length;
+  if (n === 2) {
+    // The common case (two shards on two cores), without the inner loop.
+    const [a, b] = slots;
+    const ab = a.buf;
+    const bb = b.buf;
+    for (let r = 0, pa = a.pos, pb = b.pos; r < rounds; r++) out.push(ab[pa + r], bb[pb + r]);
+  } else {
+    for (let r = 0; r < rounds; r++) for (let j = 0; j < n; j++) out.push(slots[j].buf[slots[j].pos + r]);
+  }
+  for (const s of slots) s.pos += rounds;
+}
+
 class Reader<T> implements Chunks<T> {
   private shards: Shard[] | null = null;
   private nextShard = 0;
@@ -105,7 +124,20 @@ class Reader<T> implements Chunks<T> {
     };
   }
 
-  async next(hint: number): Promise<T[] | null> {
+  next(hint: number): Promise<T[] | null> {
+    // Elements already buffered go on at once, without an async step per pull: a consumer that
+    // iterates pulls one element at a time, and on the reader's thread each step is its cost.
+    if (!this.closed && this.shards !== null) {
+      const out = this.takeReady(Math.min(hint, SOURCE_CHUNK_MAX), []);
+      if (out.length > 0) {
+        if (this.c !== null) countProduced(this.c, out);
+        return Promise.resolve(out);
+      }
+    }
+    return this.pull(hint);
+  }
+
+  private async pull(hint: number): Promise<T[] | null> {
     if (this.closed) return null;
     try {
       if (this.shards === null) await this.start();
@@ -122,29 +154,54 @@ class Reader<T> implements Chunks<T> {
     }
   }
 
+  /**
+   * Adds to `out` the elements that are buffered, in turn order, up to `hint` in all; stops at the
+   * first turn whose shard has none buffered (it has ended or its next chunk is not in yet). With
+   * one shard open and `out` empty, a run of its chunk is returned instead of `out`.
+   */
+  private takeReady(hint: number, out: T[]): T[] {
+    const slots = this.slots;
+    while (out.length < hint && slots.length > 0) {
+      const i = this.turn % slots.length;
+      const s = slots[i];
+      if (s.pos >= s.buf.length) break;
+      if (slots.length === 1 && out.length === 0) {
+        const end = Math.min(s.buf.length, s.pos + hint);
+        if (s.pos === 0 && end === s.buf.length) {
+          // The whole chunk: the receiver owns it from here.
+          const whole = s.buf;
+          s.buf = [];
+          return whole;
+        }
+        const run = s.buf.slice(s.pos, end);
+        s.pos = end;
+        return run;
+      }
+      if (i === 0 && slots.length > 1) {
+        const rounds = this.wholeRounds(hint - out.length);
+        if (rounds > 0) {
+          takeRounds(slots, rounds, out);
+          continue;
+        }
+      }
+      out.push(s.buf[s.pos++]);
+      this.turn = i + 1;
+    }
+    return out;
+  }
+
   /** Up to `hint` (at most SOURCE_CHUNK_MAX) elements in turn order; null when every shard is done. */
   private async take(wanted: number): Promise<T[] | null> {
     const hint = Math.min(wanted, SOURCE_CHUNK_MAX);
-    const out: T[] = [];
+    let out: T[] = [];
     while (out.length < hint && !this.closed && this.slots.length > 0) {
       const i = this.turn % this.slots.length;
       const s = this.slots[i];
       if (s.pos < s.buf.length) {
-        // One shard open and nothing taken yet: a run of its chunk goes on at once.
-        if (this.slots.length === 1 && out.length === 0) {
-          const end = Math.min(s.buf.length, s.pos + hint);
-          if (s.pos === 0 && end === s.buf.length) {
-            // The whole chunk: the receiver owns it from here.
-            const whole = s.buf;
-            s.buf = [];
-            return whole;
-          }
-          const run = s.buf.slice(s.pos, end);
-          s.pos = end;
-          return run;
-        }
-        out.push(s.buf[s.pos++]);
-        this.turn = i + 1;
+        const got = this.takeReady(hint, out);
+        // A run of one shard's chunk (nothing was taken before it) goes on as it is.
+        if (got !== out) return got;
+        out = got;
         continue;
       }
       if (s.done) {
@@ -169,6 +226,13 @@ class Reader<T> implements Chunks<T> {
     }
     if (this.slots.length === 0 && !this.closed) this.finished = true;
     return out.length > 0 ? out : null;
+  }
+
+  /** Whole turns of every slot, first to last, that their buffered elements cover: at most `room` elements. */
+  private wholeRounds(room: number): number {
+    let rounds = Math.floor(room / this.slots.length);
+    for (const s of this.slots) rounds = Math.min(rounds, s.buf.length - s.pos);
+    return rounds;
   }
 
   private async start(): Promise<void> {
