@@ -6,7 +6,7 @@
  * different lengths, so their buffers run out at different turns.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { jsonLines, type Dataset } from 'plumber-data';
@@ -84,6 +84,37 @@ describe('plumber-data readers: pulled one, a few or many elements at a time', (
         if (got.length === 4000) break;
       }
       assert.deepEqual(got, cycleOrder(sizes, 3).slice(0, 4000), placement);
+    }
+  });
+
+  it('reads ahead only a few chunks of a shard on a worker while the consumer takes nothing, and goes on when it takes again', async () => {
+    // 16 MB, uncompressed, so the file's read position is the worker's progress through it.
+    const big = join(t.dir, 'big.jsonl');
+    const row = `${JSON.stringify({ s: 0, i: 0, pad: 'x'.repeat(200) })}\n`;
+    const rows = 75_000;
+    writeFileSync(big, row.repeat(rows));
+    /** Where this process's open descriptor on `big` stands, or -1 when it is not open. */
+    const position = (): number => {
+      for (const fd of readdirSync('/proc/self/fd')) {
+        try {
+          if (readlinkSync(`/proc/self/fd/${fd}`) === big) return Number(/^pos:\s*(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? -1);
+        } catch {
+          // Closed while listing.
+        }
+      }
+      return -1;
+    };
+    const it = jsonLines<Row>(big, { placement: 'worker' })[Symbol.asyncIterator]();
+    try {
+      assert.equal((await it.next()).done, false);
+      await new Promise((r) => setTimeout(r, 500));
+      const at = position();
+      assert.ok(at > 0 && at < 4 * 2 ** 20, `read to byte ${at} of ${row.length * rows} while the consumer took one row`);
+      let n = 1;
+      while (!(await it.next()).done) n++;
+      assert.equal(n, rows);
+    } finally {
+      await it.return?.();
     }
   });
 });
