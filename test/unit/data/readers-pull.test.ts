@@ -6,7 +6,7 @@
  * different lengths, so their buffers run out at different turns.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { jsonLines, type Dataset } from 'plumber-data';
@@ -34,6 +34,26 @@ function cycleOrder(sizes: number[], p: number): string[] {
 }
 
 type Row = { s: number; i: number; pad: string };
+
+/** Where this process's open descriptor on `file` stands, or -1 when it is not open. */
+function position(file: string): number {
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === file) return Number(/^pos:\s*(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? -1);
+    } catch {
+      // Closed while listing.
+    }
+  }
+  return -1;
+}
+
+/** Worker threads alive in this process, as the library counts them. */
+const alive = (): number => (globalThis as Record<symbol, { alive: number } | undefined>)[Symbol.for('plumber-data.readerThreads')]?.alive ?? 0;
+
+async function eventually(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(check(), what);
+}
 const key = (r: Row): string => `${r.s}:${r.i}`;
 
 describe('plumber-data readers: pulled one, a few or many elements at a time', () => {
@@ -93,22 +113,11 @@ describe('plumber-data readers: pulled one, a few or many elements at a time', (
     const row = `${JSON.stringify({ s: 0, i: 0, pad: 'x'.repeat(200) })}\n`;
     const rows = 75_000;
     writeFileSync(big, row.repeat(rows));
-    /** Where this process's open descriptor on `big` stands, or -1 when it is not open. */
-    const position = (): number => {
-      for (const fd of readdirSync('/proc/self/fd')) {
-        try {
-          if (readlinkSync(`/proc/self/fd/${fd}`) === big) return Number(/^pos:\s*(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? -1);
-        } catch {
-          // Closed while listing.
-        }
-      }
-      return -1;
-    };
     const it = jsonLines<Row>(big, { placement: 'worker' })[Symbol.asyncIterator]();
     try {
       assert.equal((await it.next()).done, false);
       await new Promise((r) => setTimeout(r, 500));
-      const at = position();
+      const at = position(big);
       assert.ok(at > 0 && at < 4 * 2 ** 20, `read to byte ${at} of ${row.length * rows} while the consumer took one row`);
       let n = 1;
       while (!(await it.next()).done) n++;
@@ -116,5 +125,33 @@ describe('plumber-data readers: pulled one, a few or many elements at a time', (
     } finally {
       await it.return?.();
     }
+  });
+
+  it('starts the next shard on a worker that has read its own to the end, before the reader gets there, in the same order', async () => {
+    // Two small shards, then two of 16 MB: the workers read the small ones whole at once.
+    const dir = join(t.dir, 'ahead');
+    mkdirSync(dir);
+    const row = (s: number, i: number): string => `${JSON.stringify({ s, i, pad: 'x'.repeat(200) })}\n`;
+    const sizes = [3, 4, 75_000, 75_000];
+    sizes.forEach((n, k) => writeFileSync(join(dir, `part-${k}.jsonl`), Array.from({ length: n }, (_, i) => row(k, i)).join('')));
+    const it = jsonLines<Row>(join(dir, 'part-*.jsonl'), { parallelism: 2, placement: 'worker' })[Symbol.asyncIterator]();
+    try {
+      const first = await it.next();
+      assert.equal(first.done, false);
+      await eventually(() => position(join(dir, 'part-2.jsonl')) > 0 && position(join(dir, 'part-3.jsonl')) > 0, 'the big shards open while the reader holds the first row of the small ones');
+      const got = [key(first.value as Row)];
+      for (let r = await it.next(); r.done !== true; r = await it.next()) got.push(key(r.value));
+      assert.deepEqual(got, cycleOrder(sizes, 2));
+    } finally {
+      await it.return?.();
+    }
+    // Returned early with shards opened ahead: every file closed, and the pass's two threads (kept
+    // warm by the pass before, taken again) ended.
+    const before = alive();
+    const early = jsonLines<Row>(join(dir, 'part-*.jsonl'), { parallelism: 2, placement: 'worker' })[Symbol.asyncIterator]();
+    assert.equal((await early.next()).done, false);
+    await eventually(() => position(join(dir, 'part-2.jsonl')) > 0, 'shard 2 opened ahead');
+    await early.return?.();
+    await eventually(() => [2, 3].every((k) => position(join(dir, `part-${k}.jsonl`)) === -1) && alive() <= before - 2, `files or threads left: threads ${alive()}, ${before} before the pass`);
   });
 });

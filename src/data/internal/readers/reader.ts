@@ -12,7 +12,9 @@
  * Each open shard reads one chunk ahead of the consumer, so p shards read (and, on worker threads,
  * decompress and parse) at once. `placement: 'worker'` runs each open shard's whole read — open,
  * decompress, parse — in a worker thread of its own (p threads, started on the first pull and
- * terminated when the pass ends or fails). Everything opened is closed on `return()` and on error.
+ * terminated when the pass ends or fails); a thread that has read its shard to the end starts on
+ * the next unopened one (see prefetch), so up to 2p shards are open. Everything opened is closed
+ * on `return()` and on error.
  */
 import { stat } from 'node:fs/promises';
 import type { OpCounters, OpKind, OpKnobs } from '../../tracing';
@@ -105,6 +107,11 @@ class Reader<T> implements Chunks<T> {
   /** Every shard was read to its end. */
   private finished = false;
   private readonly hosts: WorkerHost[] = [];
+  /**
+   * Shards opened ahead on threads that read theirs to the end before the reader took it all, in
+   * shard order, the first being the next to open (`nextShard`): at most one a thread.
+   */
+  private readonly early: Array<{ host: WorkerHost; src: ShardSource<T> }> = [];
   private readonly format: Format<T> | null;
   private readonly clock: ParseClock;
 
@@ -261,21 +268,55 @@ class Reader<T> implements Chunks<T> {
     }
   }
 
-  /** The next unopened shard in a slot (on `host` when a worker is free), or null when none is left. */
+  /** The next unopened shard in a slot (on a worker thread free for it, `host` if it is), or null when none is left. */
   private openNext(host: WorkerHost | null): Slot<T> | null {
     const shards = this.shards as Shard[];
     if (this.nextShard >= shards.length || this.closed) return null;
-    const shard = shards[this.nextShard++];
-    const o: ShardReadOptions = { compression: this.cfg.compression, http: this.cfg.http };
-    let src: ShardSource<T>;
     if (this.cfg.placement === 'worker') {
-      if (host === null) {
-        host = acquireHost();
-        this.hosts.push(host);
+      // Opened ahead, it is the next shard (see prefetch).
+      const e = this.early.shift();
+      if (e !== undefined) {
+        this.nextShard++;
+        return { src: e.src, host: e.host, pending: ahead(e.src), buf: [], pos: 0, done: false };
       }
-      src = host.open<T>({ kind: this.cfg.kind, options: this.cfg.formatOptions }, shard, o, this.c);
-    } else src = mainSource(this.format as Format<T>, shard, o, this.c, this.clock);
-    return { src, host, pending: ahead(src), buf: [], pos: 0, done: false };
+      const h = this.freeHost(host);
+      const src = this.openOn(h, shards[this.nextShard++]);
+      return { src, host: h, pending: ahead(src), buf: [], pos: 0, done: false };
+    }
+    const shard = shards[this.nextShard++];
+    const src = mainSource(this.format as Format<T>, shard, { compression: this.cfg.compression, http: this.cfg.http }, this.c, this.clock);
+    return { src, host: null, pending: ahead(src), buf: [], pos: 0, done: false };
+  }
+
+  private openOn(host: WorkerHost, shard: Shard): ShardSource<T> {
+    return host.open<T>({ kind: this.cfg.kind, options: this.cfg.formatOptions }, shard, { compression: this.cfg.compression, http: this.cfg.http }, this.c);
+  }
+
+  /** A thread of this pass with nothing left to read (`preferred` if it has nothing), else one from the pool. */
+  private freeHost(preferred: WorkerHost | null): WorkerHost {
+    const free = (h: WorkerHost): boolean => h.idle() && !this.early.some((e) => e.host === h);
+    if (preferred !== null && free(preferred)) return preferred;
+    const other = this.hosts.find(free);
+    if (other !== undefined) return other;
+    const h = acquireHost();
+    this.hosts.push(h);
+    h.onIdle = () => this.prefetch(h);
+    return h;
+  }
+
+  /**
+   * A thread that has read its shard to the end starts on the next shard not yet opened, which
+   * the slot that finds its end first will take: without it the thread sat idle while the reader
+   * took the chunks it had posted ahead, and the reader then waited for the new shard's first
+   * chunk (measured: 8–18 ms a shard switch on Parquet row groups, 1–10 ms on text). The order of
+   * the elements is the same: which thread reads a shard does not change which slot takes it.
+   */
+  private prefetch(host: WorkerHost): void {
+    const shards = this.shards;
+    if (this.closed || shards === null || this.early.some((e) => e.host === host)) return;
+    const index = this.nextShard + this.early.length;
+    if (index >= shards.length) return;
+    this.early.push({ host, src: this.openOn(host, shards[index]) });
   }
 
   async return(): Promise<void> {
@@ -283,6 +324,8 @@ class Reader<T> implements Chunks<T> {
     this.closed = true;
     const slots = this.slots;
     this.slots = [];
+    this.early.length = 0;
+    for (const h of this.hosts) h.onIdle = null;
     await Promise.all(slots.map((s) => s.src.close()));
     // Threads that read every shard to its end stay warm for the next pass; the others end.
     await Promise.all(this.hosts.map((h) => (this.finished ? releaseHost(h) : h.close())));
