@@ -154,4 +154,27 @@ describe('plumber-data readers: pulled one, a few or many elements at a time', (
     await early.return?.();
     await eventually(() => [2, 3].every((k) => position(join(dir, `part-${k}.jsonl`)) === -1) && alive() <= before - 2, `files or threads left: threads ${alive()}, ${before} before the pass`);
   });
+
+  it('fails at a bad line in a shard opened ahead as the main thread does: the same rows first, then the error naming the file and line', async () => {
+    const dir = join(t.dir, 'bad');
+    mkdirSync(dir);
+    const row = (s: number, i: number): string => `${JSON.stringify({ s, i, pad: 'y' })}\n`;
+    const lines = (k: number, n: number): string => Array.from({ length: n }, (_, i) => row(k, i)).join('');
+    writeFileSync(join(dir, 'part-0.jsonl'), lines(0, 3));
+    writeFileSync(join(dir, 'part-1.jsonl'), lines(1, 40));
+    writeFileSync(join(dir, 'part-2.jsonl'), `${lines(2, 5)}not json\n${lines(2, 5)}`);
+    writeFileSync(join(dir, 'part-3.jsonl'), lines(3, 50));
+    const run = async (placement: 'main' | 'worker'): Promise<{ got: string[]; error: string }> => {
+      const got: string[] = [];
+      try {
+        for await (const r of jsonLines<Row>(join(dir, 'part-*.jsonl'), { parallelism: 2, placement })) got.push(key(r));
+      } catch (e) {
+        return { got, error: (e as Error).message };
+      }
+      return { got, error: 'no error' };
+    };
+    const main = await run('main');
+    assert.match(main.error, /part-2\.jsonl: line 6: not JSON/);
+    assert.deepEqual(await run('worker'), main);
+  });
 });
