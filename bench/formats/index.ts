@@ -11,8 +11,10 @@
  *   npm run bench:formats -- [--json] [--quick] [--rounds N (default 3)] [--only csv,jsonLines,tfrecord,arrow,parquet]
  *
  * Prints per reader `{"bench":"formats","reader":…,"mbPerSec":…,"rowsPerSec":…,"handMbPerSec":…,
- * "parallelMbPerSec":…,"cpuBound":…}` (MB of stored, compressed shards per second). Goals: one
- * thread ≥ 0.9 × hand; with the planned parallelism ≥ 1.6 × one thread on 2 cores where CPU-bound.
+ * "parallelMbPerSec":…,"cpuBound":…}` (MB of stored, compressed shards per second), with the
+ * ratios' medians and spreads and `parallelCpu`: the parallel read's CPU per pass (all threads) ÷
+ * one thread's, which a busy machine leaves as it is. Goals: one thread ≥ 0.9 × hand; with the
+ * planned parallelism ≥ 1.6 × one thread on 2 cores where CPU-bound.
  * Full runs write their section of bench/RESULTS.md. Exits 1 when a read fails.
  */
 import { execFile } from 'node:child_process';
@@ -50,6 +52,13 @@ export interface FormatsLine {
   /** parallel ÷ one thread. */
   parallelSpeedup: number;
   parallelSpeedupSpread: [number, number];
+  /**
+   * CPU seconds per pass, every thread of the process, parallel ÷ one thread (measured, round by
+   * round): what the parallel read costs in CPU beyond one thread's. It holds on a busy machine,
+   * where the speedup does not: on C idle cores the speedup is at most C ÷ this.
+   */
+  parallelCpu: number;
+  parallelCpuSpread: [number, number];
   parallelism: number;
   placement: 'main' | 'worker';
   shards: number;
@@ -118,8 +127,11 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
     `${r.name}: ${cpuBound ? 'CPU-bound' : 'not CPU-bound'} (one thread: ${c.ioWaitSeconds.toFixed(2)} s waiting for bytes, ${c.decompressSeconds.toFixed(2)} s decompressing, ${c.parseSeconds.toFixed(2)} s parsing); parallel: ${parallelism} shards at once, placement ${placement}`,
   );
   const passesPerSecond = (m: Measured) => m.rows / data.rows / m.seconds;
+  /** CPU seconds per pass of each mode, round by round. */
+  const cpu: Record<'plumber' | 'hand' | 'parallel', number[]> = { plumber: [], hand: [], parallel: [] };
   const measure = (mode: 'plumber' | 'hand' | 'parallel') => async (): Promise<number> => {
     const m = await read(r.name, mode, seconds, data.shards, parallelism, placement);
+    cpu[mode].push(m.cpuSeconds / (m.rows / data.rows));
     return passesPerSecond(m) * mb;
   };
   const rates = await alternate(
@@ -133,6 +145,7 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
   );
   const vsHand = ratios(rates.plumber, rates.hand);
   const speedup = ratios(rates.parallel, rates.plumber);
+  const cpuRatio = ratios(cpu.parallel, cpu.plumber);
   return {
     bench: 'formats',
     reader: r.name,
@@ -145,6 +158,8 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
     vsHandSpread: spread(vsHand),
     parallelSpeedup: median(speedup),
     parallelSpeedupSpread: spread(speedup),
+    parallelCpu: median(cpuRatio),
+    parallelCpuSpread: spread(cpuRatio),
     parallelism,
     placement,
     shards: data.shards.length,
@@ -158,7 +173,7 @@ export function goalsOf(l: FormatsLine, cores: number): Array<{ goal: string; me
   const out = [{ goal: `${l.reader}: one thread ÷ hand ≥ ${GOAL_ONE_THREAD}: ${l.vsHand.toFixed(2)}× (${l.vsHandSpread.map((x) => x.toFixed(2)).join('–')})`, met: l.vsHand >= GOAL_ONE_THREAD }];
   if (l.cpuBound && cores >= 2)
     out.push({
-      goal: `${l.reader}: planned parallelism ÷ one thread ≥ ${GOAL_PARALLEL}: ${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')})`,
+      goal: `${l.reader}: planned parallelism ÷ one thread ≥ ${GOAL_PARALLEL}: ${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')}); its CPU per pass ÷ one thread's ${l.parallelCpu.toFixed(2)} (${l.parallelCpuSpread.map((x) => x.toFixed(2)).join('–')})`,
       met: l.parallelSpeedup >= GOAL_PARALLEL,
     });
   return out;
@@ -204,6 +219,7 @@ async function main(): Promise<void> {
         '÷ hand': `${l.vsHand.toFixed(2)}× (${l.vsHandSpread.map((x) => x.toFixed(2)).join('–')})`,
         'parallel MB/s': l.parallelMbPerSec,
         'parallel ÷ one thread': `${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')})`,
+        'CPU, parallel ÷ one thread': `${l.parallelCpu.toFixed(2)} (${l.parallelCpuSpread.map((x) => x.toFixed(2)).join('–')})`,
         'CPU-bound': l.cpuBound ? 'yes' : 'no',
         planned: `${l.parallelism} shards, ${l.placement}`,
         'MB stored': l.mb,
@@ -224,6 +240,8 @@ function spreads(l: FormatsLine): Record<string, unknown> {
     vsHandSpread: l.vsHandSpread.map(f2),
     parallelSpeedup: f2(l.parallelSpeedup),
     parallelSpeedupSpread: l.parallelSpeedupSpread.map(f2),
+    parallelCpu: f2(l.parallelCpu),
+    parallelCpuSpread: l.parallelCpuSpread.map(f2),
     parallelism: l.parallelism,
     placement: l.placement,
     rounds: l.rounds,

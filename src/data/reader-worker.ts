@@ -14,7 +14,7 @@ import { FormatError } from './internal/readers/format';
 import { formatFor, workerPackingFor } from './internal/readers/formats';
 import { readShard, type ShardReadOptions } from './internal/readers/shard-read';
 import type { Format } from './internal/readers/format';
-import { SHIPPED_STATS, WINDOW, type FromReaderWorker, type ReaderWorkerFormat, type ShippedStats, type ToReaderWorker } from './internal/readers/worker-protocol';
+import { SHIPPED_STATS, WINDOW, WORKER_CHUNK_BYTES, type FromReaderWorker, type ReaderWorkerFormat, type ShippedStats, type ToReaderWorker } from './internal/readers/worker-protocol';
 
 const port = parentPort;
 if (port === null) throw new Error('reader-worker.ts runs in a worker thread.');
@@ -97,6 +97,6 @@ port.on('message', (m: ToReaderWorker) => {
     void (r?.done ?? Promise.resolve()).then(() => (port as NonNullable<typeof port>).close());
   } else {
     const abort = new AbortController();
-    current = { abort, done: read(m.format, m.shard, { compression: m.compression, http: m.http }, m.traced, abort) };
+    current = { abort, done: read(m.format, m.shard, { compression: m.compression, http: m.http, chunkBytes: WORKER_CHUNK_BYTES }, m.traced, abort) };
   }
 });

@@ -33,6 +33,8 @@ describe('bench:formats with quick budgets', function () {
         assert.ok(typeof v === 'number' && Number.isFinite(v) && v > 0, `${String(l['reader'])}.${figure} is ${String(v)}`);
       }
       assert.equal(typeof l['cpuBound'], 'boolean');
+      const cpu = l['parallelCpu'];
+      assert.ok(typeof cpu === 'number' && Number.isFinite(cpu) && cpu > 0, `${String(l['reader'])}.parallelCpu is ${String(cpu)}`);
     }
   });
 

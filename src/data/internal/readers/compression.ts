@@ -37,9 +37,10 @@ const ZLIB_CHUNK = 1 << 16;
 /**
  * The shard's bytes, decompressed as `option` says: `'auto'` picks by the name, then by gzip's
  * magic bytes in the first chunk; `'none'` passes them through. Counts `bytesDecompressed` and
- * `decompressSeconds` on `c` (when traced) for compressed shards.
+ * `decompressSeconds` on `c` (when traced) for compressed shards. Inflated chunks are of at most
+ * `chunkBytes` (zlib's output chunk).
  */
-export async function* decompress(raw: AsyncIterable<Uint8Array>, option: 'auto' | Compression, shard: Shard, c: OpCounters | null): AsyncGenerator<Uint8Array> {
+export async function* decompress(raw: AsyncIterable<Uint8Array>, option: 'auto' | Compression, shard: Shard, c: OpCounters | null, chunkBytes = ZLIB_CHUNK): AsyncGenerator<Uint8Array> {
   const it = raw[Symbol.asyncIterator]();
   let kind: Compression | undefined = option === 'auto' ? compressionByName(shard.location) : option;
   try {
@@ -59,15 +60,15 @@ export async function* decompress(raw: AsyncIterable<Uint8Array>, option: 'auto'
         yield r.value;
       }
     }
-    yield* inflate(it, first, kind, shard, c);
+    yield* inflate(it, first, kind, shard, c, chunkBytes);
   } finally {
     await it.return?.();
   }
 }
 
 /** One zlib stream driven by hand: one compressed chunk in flight, the inflated output queued. */
-async function* inflate(it: AsyncIterator<Uint8Array>, first: IteratorResult<Uint8Array> | undefined, kind: 'gzip' | 'brotli', shard: Shard, c: OpCounters | null): AsyncGenerator<Uint8Array> {
-  const z: Gunzip | BrotliDecompress = kind === 'gzip' ? createGunzip({ chunkSize: ZLIB_CHUNK }) : createBrotliDecompress({ chunkSize: ZLIB_CHUNK });
+async function* inflate(it: AsyncIterator<Uint8Array>, first: IteratorResult<Uint8Array> | undefined, kind: 'gzip' | 'brotli', shard: Shard, c: OpCounters | null, chunkBytes: number): AsyncGenerator<Uint8Array> {
+  const z: Gunzip | BrotliDecompress = kind === 'gzip' ? createGunzip({ chunkSize: chunkBytes }) : createBrotliDecompress({ chunkSize: chunkBytes });
   const out: Buffer[] = [];
   let buffered = 0;
   let failure: Error | null = null;

@@ -13,6 +13,8 @@ export interface ShardReadOptions {
   compression: 'auto' | Compression;
   http?: HttpOptions;
   signal?: AbortSignal;
+  /** Bytes per chunk read from a local file and per chunk inflated (64 KB unless said): the size of the chunks a streamed format parses. */
+  chunkBytes?: number;
 }
 
 /**
@@ -59,8 +61,8 @@ function timedRanges(file: RandomAccess, c: OpCounters): RandomAccess {
 export async function* readShard<T>(format: Format<T>, shard: Shard, o: ShardReadOptions, c: OpCounters | null, clock: ParseClock): AsyncGenerator<T[]> {
   if (c !== null) c.shardsOpened = (c.shardsOpened ?? 0) + 1;
   if (format.streamed) {
-    const raw = openStream(shard, { signal: o.signal, http: o.http, counters: c });
-    yield* format.parse(decompress(c !== null ? timedIo(raw, c) : raw, o.compression, shard, c), shard, clock);
+    const raw = openStream(shard, { signal: o.signal, http: o.http, counters: c, chunkBytes: o.chunkBytes });
+    yield* format.parse(decompress(c !== null ? timedIo(raw, c) : raw, o.compression, shard, c, o.chunkBytes), shard, clock);
   } else {
     const file = await openRandomAccess(shard, { signal: o.signal, http: o.http, counters: c });
     try {

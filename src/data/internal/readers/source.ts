@@ -67,16 +67,18 @@ export interface OpenOptions {
   counters: OpCounters | null;
   /** Told of each retry of an HTTP(S) request (for logs and tests). */
   onRetry?(info: RetryInfo): void;
+  /** Bytes per chunk of a local file's stream (64 KB unless said). */
+  chunkBytes?: number;
 }
 
-/** The shard's raw (still compressed) bytes, streamed in chunks of about 64 KB. */
+/** The shard's raw (still compressed) bytes, streamed in chunks of about 64 KB (`chunkBytes` for local files). */
 export async function* openStream(shard: Shard, options: OpenOptions): AsyncGenerator<Uint8Array> {
   if (isUrl(shard.location)) {
     yield* httpStream(shard.location, options);
     return;
   }
   const c = options.counters;
-  const stream = createReadStream(shard.location, { highWaterMark: 1 << 16, signal: options.signal });
+  const stream = createReadStream(shard.location, { highWaterMark: options.chunkBytes ?? 1 << 16, signal: options.signal });
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     if (c !== null) c.diskBytesRead += chunk.length;
     yield chunk;

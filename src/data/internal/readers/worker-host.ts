@@ -51,11 +51,23 @@ function addStats(c: OpCounters, s: ShippedStats): void {
   for (const [k, v] of Object.entries(s) as [keyof ShippedStats, number][]) c[k] = (c[k] ?? 0) + v;
 }
 
+/** One shard opened on a thread: its messages, in order, until its end or error. */
+interface Opened {
+  messages: FromReaderWorker[];
+  /** Its end or error has arrived: later messages are the next shard's. */
+  ended: boolean;
+}
+
 export class WorkerHost {
   private readonly worker: Worker;
-  private readonly queue: FromReaderWorker[] = [];
+  /**
+   * Shards opened on the thread and not yet read to their end by the reader, in the order opened.
+   * The thread reads one at a time, so a message belongs to the first one whose end has not
+   * arrived: a shard opened ahead (reader.ts) queues behind the one before it.
+   */
+  private readonly opened: Opened[] = [];
   private failure: Error | null = null;
-  private wake: (() => void) | null = null;
+  private waiters: Array<() => void> = [];
   private closing = false;
   private exited = false;
   /** Set once a shard's read ended other than at its end (an error, or a pass returned mid-shard): the thread is not reused. */
@@ -68,8 +80,12 @@ export class WorkerHost {
     readerThreads.started++;
     readerThreads.alive++;
     this.worker.on('message', (m: FromReaderWorker) => {
-      this.queue.push(m);
+      const q = this.opened.find((o) => !o.ended);
+      if (q === undefined) return;
+      q.messages.push(m);
+      if (m.type !== 'chunk') q.ended = true;
       this.notify();
+      if (m.type === 'end' && this.idle()) this.onIdle?.();
     });
     this.worker.on('error', (e) => {
       this.failure ??= e;
@@ -85,14 +101,22 @@ export class WorkerHost {
   }
 
   private notify(): void {
-    const w = this.wake;
-    this.wake = null;
-    w?.();
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
   }
+
+  /** Whether the thread has read every shard it was given to its end (the reader may not have taken them all yet). */
+  idle(): boolean {
+    return this.opened.every((o) => o.ended);
+  }
+
+  /** Called when the thread has read its last shard to the end and has none to read (the last one set; null for none). */
+  onIdle: (() => void) | null = null;
 
   /** Whether the thread is idle and sound: every shard it opened was read to its end, and it has neither failed nor been closed. */
   reusable(): boolean {
-    return !this.spoiled && this.reading === 0 && this.failure === null && !this.closing && !this.exited && this.queue.length === 0;
+    return !this.spoiled && this.reading === 0 && this.failure === null && !this.closing && !this.exited && this.opened.length === 0;
   }
 
   /** Whether the thread keeps the process alive: a parked one does not. */
@@ -106,10 +130,12 @@ export class WorkerHost {
 
   /** Starts reading `shard` as `format` says; its chunks come from the source returned. */
   open<T>(format: ReaderWorkerFormat, shard: Shard, o: ShardReadOptions, c: OpCounters | null): ShardSource<T> {
+    const q: Opened = { messages: [], ended: false };
+    this.opened.push(q);
     this.worker.postMessage({ type: 'open', format, shard, compression: o.compression, http: o.http, traced: c !== null });
     this.reading++;
     const packing = workerPackingFor(format.kind);
-    if (packing === undefined) return { next: () => this.next(c) as Promise<T[] | null>, close: async () => undefined };
+    if (packing === undefined) return { next: () => this.next(q, c) as Promise<T[] | null>, close: async () => undefined };
     // Rebuilding packed elements is this thread's share of the parsing; it is done a range of at
     // most SOURCE_CHUNK_MAX elements at a time, as the reader takes them (see columns-packed.ts).
     const waiting: unknown[] = [];
@@ -128,7 +154,7 @@ export class WorkerHost {
       next: async () => {
         while (cur === null || pos >= cur.count) {
           if (waiting.length === 0) {
-            const packed = await this.next(c);
+            const packed = await this.next(q, c);
             if (packed === null) return null;
             waiting.push(...packed);
           }
@@ -146,9 +172,9 @@ export class WorkerHost {
     };
   }
 
-  private async next(c: OpCounters | null): Promise<unknown[] | null> {
+  private async next(q: Opened, c: OpCounters | null): Promise<unknown[] | null> {
     for (;;) {
-      const m = this.queue.shift();
+      const m = q.messages.shift();
       if (m !== undefined) {
         if (c !== null && m.stats !== undefined) addStats(c, m.stats);
         if (m.type === 'chunk') {
@@ -158,6 +184,7 @@ export class WorkerHost {
         }
         if (m.type === 'end') {
           this.reading--;
+          this.opened.splice(this.opened.indexOf(q), 1);
           return null;
         }
         this.spoiled = true;
@@ -170,7 +197,7 @@ export class WorkerHost {
         this.spoiled = true;
         throw this.failure;
       }
-      await new Promise<void>((r) => (this.wake = r));
+      await new Promise<void>((r) => this.waiters.push(r));
     }
   }
 
