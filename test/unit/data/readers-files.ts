@@ -35,3 +35,28 @@ export function gzipFile(path: string): string {
 export function truncate(path: string, bytes: number, out: string): void {
   execFileSync('sh', ['-c', `head -c ${bytes} "$0" > "$1"`, path, out]);
 }
+
+/**
+ * The order the readers document over shards of `sizes` elements read `p` at a time, as `shard:index`
+ * keys: a cycle of p shards, one element from each in turn; a shard found ended ends its turn, and
+ * the next shard takes its place from the place's next turn.
+ */
+export function cycleOrder(sizes: number[], p: number): string[] {
+  const next = sizes.map(() => 0);
+  const out: string[] = [];
+  let open = sizes.slice(0, p).map((_, k) => k);
+  let nextShard = open.length;
+  let turn = 0;
+  while (open.length > 0) {
+    const i = turn % open.length;
+    const k = open[i];
+    if (next[k] < sizes[k]) {
+      out.push(`${k}:${next[k]++}`);
+      turn = i + 1;
+    } else if (nextShard < sizes.length) {
+      open[i] = nextShard++;
+      turn = i + 1;
+    } else open = open.filter((_, j) => j !== i);
+  }
+  return out;
+}

@@ -3,7 +3,7 @@ import { readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { csv, from, jsonLines, siteKey, type KnobOverride } from 'plumber-data';
 import { traced } from './helpers';
-import { gzipFile, tempDir } from './readers-files';
+import { cycleOrder, gzipFile, tempDir } from './readers-files';
 
 /** Files under `dir` this process holds open. */
 function openUnder(dir: string): string[] {
@@ -43,37 +43,16 @@ describe('plumber-data readers: the reader op', () => {
   });
   afterEach(() => t.remove());
 
-  /** The order the readers document: a cycle of p shards, one element from each in turn; a shard found ended ends its turn, and the next shard takes its place from the place's next turn. */
-  function cycleOrder(p: number): string[] {
-    const next = sizes.map(() => 0);
-    const out: string[] = [];
-    let open = sizes.slice(0, p).map((_, k) => k);
-    let nextShard = open.length;
-    let turn = 0;
-    while (open.length > 0) {
-      const i = turn % open.length;
-      const k = open[i];
-      if (next[k] < sizes[k]) {
-        out.push(`${k}:${next[k]++}`);
-        turn = i + 1;
-      } else if (nextShard < sizes.length) {
-        open[i] = nextShard++;
-        turn = i + 1;
-      } else open = open.filter((_, j) => j !== i);
-    }
-    return out;
-  }
-
   const keys = (rows: { s: number; i: number }[]): string[] => rows.map((r) => `${r.s}:${r.i}`);
 
   for (const placement of ['main', 'worker'] as const) {
     it(`interleaves parallelism shards one element at a time in shard order (${placement})`, async () => {
       for (const p of [1, 2, 3]) {
         const got = keys(await jsonLines<{ s: number; i: number }>(pattern, { parallelism: p, placement }).toArray());
-        assert.deepEqual(got, cycleOrder(p), `parallelism ${p}`);
+        assert.deepEqual(got, cycleOrder(sizes, p), `parallelism ${p}`);
       }
       // p = 2 with these shards (sizes 5, 2, 4, 3), as interleave(cycleLength 2) orders them.
-      assert.deepEqual(cycleOrder(2), ['0:0', '1:0', '0:1', '1:1', '0:2', '0:3', '2:0', '0:4', '2:1', '2:2', '3:0', '2:3', '3:1', '3:2']);
+      assert.deepEqual(cycleOrder(sizes, 2), ['0:0', '1:0', '0:1', '1:1', '0:2', '0:3', '2:0', '0:4', '2:1', '2:2', '3:0', '2:3', '3:1', '3:2']);
     });
   }
 
@@ -94,7 +73,7 @@ describe('plumber-data readers: the reader op', () => {
     const got = await from(paths)
       .interleave((p) => jsonLines<{ s: number; i: number }>(p), { cycleLength: 2, parallelism: 2 })
       .toArray();
-    assert.deepEqual(keys(got), cycleOrder(2));
+    assert.deepEqual(keys(got), cycleOrder(sizes, 2));
     // The same order as the reader's own parallelism.
     assert.deepEqual(keys(await jsonLines<{ s: number; i: number }>(pattern, { parallelism: 2 }).toArray()), keys(got));
   });

@@ -10,28 +10,7 @@ import { mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } fro
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { jsonLines, type Dataset } from 'plumber-data';
-import { tempDir } from './readers-files';
-
-/** The documented order over shards of `sizes` elements read `p` at a time: `shard:index` keys. */
-function cycleOrder(sizes: number[], p: number): string[] {
-  const next = sizes.map(() => 0);
-  const out: string[] = [];
-  let open = sizes.slice(0, p).map((_, k) => k);
-  let nextShard = open.length;
-  let turn = 0;
-  while (open.length > 0) {
-    const i = turn % open.length;
-    const k = open[i];
-    if (next[k] < sizes[k]) {
-      out.push(`${k}:${next[k]++}`);
-      turn = i + 1;
-    } else if (nextShard < sizes.length) {
-      open[i] = nextShard++;
-      turn = i + 1;
-    } else open = open.filter((_, j) => j !== i);
-  }
-  return out;
-}
+import { cycleOrder, tempDir } from './readers-files';
 
 type Row = { s: number; i: number; pad: string };
 
