@@ -6,16 +6,13 @@
  * takes bytes is not converted, and the reason says why.
  */
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { convertInGraph, type ConvertChange } from '../../../src/engine/convert';
 import type { PipelineGraph } from '../../../src/engine/graph/types';
 import { GraphWorkspace } from '../../../src/engine/graph/workspace';
 import { runProfile } from '../../../src/runner/spawn';
-
-const ROOT = path.resolve(__dirname, '../../..');
+import { scratchProject, typeCheck } from './convertRun';
 
 const STEPS = `import { Transform, type TransformCallback } from 'node:stream';
 
@@ -170,13 +167,7 @@ describe('convert a pipeline() Transform stage to plumber-data (real streams, re
   let pipe: string;
 
   before(() => {
-    root = mkdtempSync(path.join(os.tmpdir(), 'plumber-transform-'));
-    symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
-    writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'transform-cases', private: true, type: 'commonjs' }));
-    writeFileSync(
-      path.join(root, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'Node16', moduleResolution: 'Node16', lib: ['ES2022'], types: ['node'], strict: true, noEmit: true, skipLibCheck: true }, include: ['*.ts'] }),
-    );
+    root = scratchProject('transform-cases', ['ES2022']);
     writeFileSync(path.join(root, 'steps.ts'), STEPS);
     pipe = path.join(root, 'pipe.ts');
     writeFileSync(pipe, PIPE);
@@ -209,11 +200,7 @@ describe('convert a pipeline() Transform stage to plumber-data (real streams, re
       /from\(\(\) => pipeline\(\s*Readable\.from\(lines\(400\)\),\s*trimmed,\s*\(\) => \{\},\s*\) as unknown as AsyncIterable<unknown>\)\.flatMap\(scoreChunk, \{ parallelism: 2, placement: 'worker', module: __filename \}\)/,
     );
     assert.match(out.text, /export function scored\(\): Readable \{/);
-    try {
-      execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], { encoding: 'utf8' });
-    } catch (error) {
-      assert.fail(`tsc found errors in the converted files:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
-    }
+    typeCheck(root);
   });
 
   for (const name of ['scored', 'tripled']) {

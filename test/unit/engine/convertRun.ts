@@ -36,6 +36,27 @@ async function drain(source: AsyncIterable<unknown> | TfDataset): Promise<unknow
   return out;
 }
 
+/** A scratch TypeScript project in a temporary directory that resolves this repository's packages; the caller removes it. */
+export function scratchProject(name: string, lib: string[]): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), `plumber-${name}-`));
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+  writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name, private: true, type: 'commonjs' }));
+  writeFileSync(
+    path.join(root, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'Node16', moduleResolution: 'Node16', lib, types: ['node'], strict: true, noEmit: true, skipLibCheck: true }, include: ['*.ts'] }),
+  );
+  return root;
+}
+
+/** Fails with tsc's report unless every file of the scratch project at `root` type-checks. */
+export function typeCheck(root: string): void {
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], { encoding: 'utf8' });
+  } catch (error) {
+    assert.fail(`tsc found errors in the converted files:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
+  }
+}
+
 /** The tests of `cases`: every converted file type-checks, and each yields what its original does. */
 export function describeConvertedRuns(title: string, cases: RunCase[]): void {
   describe(title, function () {
@@ -43,13 +64,7 @@ export function describeConvertedRuns(title: string, cases: RunCase[]): void {
     let root: string;
 
     before(() => {
-      root = mkdtempSync(path.join(os.tmpdir(), 'plumber-convert-'));
-      symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
-      writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'convert-cases', private: true, type: 'commonjs' }));
-      writeFileSync(
-        path.join(root, 'tsconfig.json'),
-        JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'Node16', moduleResolution: 'Node16', lib: ['ES2022', 'DOM'], types: ['node'], strict: true, noEmit: true, skipLibCheck: true }, include: ['*.ts'] }),
-      );
+      root = scratchProject('convert-cases', ['ES2022', 'DOM']);
       for (const c of cases) {
         const file = path.join(root, `${c.name}.ts`);
         const pipeline = readChain(file, c.text, c.exportName, c.dialect);
@@ -63,11 +78,7 @@ export function describeConvertedRuns(title: string, cases: RunCase[]): void {
     after(() => rmSync(root, { recursive: true, force: true }));
 
     it('type-checks every converted file against plumber-data', () => {
-      try {
-        execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', root], { encoding: 'utf8' });
-      } catch (error) {
-        assert.fail(`tsc found errors in the converted files:\n${(error as { stdout?: string }).stdout ?? String(error)}`);
-      }
+      typeCheck(root);
     });
 
     for (const c of cases) {
