@@ -180,7 +180,7 @@ function bindingBottleneck(m: Measured, ev: Evaluation): Bottleneck {
       return { resource: b.resource, opId: d.id, reason: b.detail };
     }
     default:
-      return { resource: b.resource, opId: b.opId, reason: b.detail };
+      return { resource: b.resource, opId: b.opId, reason: b.detail, ...(b.waiting ? { waiting: true } : {}) };
   }
 }
 

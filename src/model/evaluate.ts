@@ -302,7 +302,7 @@ function seriesBounds(m: Measured, cfg: Config, eff: Map<string, Effective>): { 
     const waits = members.reduce((sum, [, , w]) => sum + w, 0);
     const significant = members.filter(([, time]) => time >= 0.01 * total);
     if (waits < 0.01 * total || significant.length < 2 || !significant.some(([, , w]) => w > 0)) continue;
-    const [domId] = [...members].sort((a, b) => b[1] - a[1])[0];
+    const [domId, domTime, domWait] = [...members].sort((a, b) => b[1] - a[1])[0];
     const nested = Math.min(...members.map(([id]) => eff.get(id)?.nested ?? 1));
     const rate = nested / total;
     const inner = nested > 1 ? ` in each of ${nested} inner datasets pulled at once` : '';
@@ -312,6 +312,7 @@ function seriesBounds(m: Measured, cfg: Config, eff: Map<string, Effective>): { 
       opId: domId,
       rate,
       detail: `Nothing overlaps these operators, so each element passes through them in series${inner}: ${listWords(words)} per ${m.unit.one}; together at most ${formatRootRate(m, rate)}.`,
+      ...(domWait >= domTime / 2 ? { waiting: true } : {}),
     });
   }
   return { bounds, segmentOf };

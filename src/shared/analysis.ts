@@ -25,6 +25,8 @@ export interface Bound {
   rate: number;
   /** One sentence: what was measured and how the bound follows from it. */
   detail: string;
+  /** A series bound whose operator spends most of its time waiting rather than working. */
+  waiting?: boolean;
 }
 
 /** Per-operator numbers. */
@@ -58,6 +60,8 @@ export interface Bottleneck {
   opId?: string;
   /** A sentence for a person, e.g. "map(decode) runs on the main thread and needs 12 ms per element". */
   reason: string;
+  /** The operator is held in series and spends most of its time waiting (see `Bound.waiting`). */
+  waiting?: boolean;
 }
 
 export interface Analysis {

@@ -95,7 +95,7 @@ export function opSummary(v: PipelineView, opId: string, withReason: boolean): s
   if ((v.record && bottleneck && shownAt(v.record.profile, bottleneck.opId) === joined.prof.id) || an?.isBottleneck) {
     // The lens names the binding resource in a few words; the full sentence is in the hover and
     // the diagnostic, where it has room (a lens line is cut at the editor's width).
-    parts.push(withReason && bottleneck ? `bottleneck: ${RESOURCE_WORDS[bottleneck.resource]}` : 'bottleneck');
+    parts.push(withReason && bottleneck ? `bottleneck: ${bottleneck.waiting ? 'waiting, one element at a time' : RESOURCE_WORDS[bottleneck.resource]}` : 'bottleneck');
   }
   return parts.length > 0 ? parts.join(' · ') : undefined;
 }

@@ -245,6 +245,17 @@ describe('model: analyze', () => {
     assert.match(a.bottleneck.reason, /in series/);
   });
 
+  it('says a series bound waits when its operator spends most of its time waiting, and works when it does not', () => {
+    // A source that keeps its consumer waiting 8 ms ahead of 2 ms of decode: the elements pass
+    // through in series, and the time that binds is mostly the source's wait.
+    const waits = analyze(new ProfileBuilder().op({ kind: 'from', wait: 8e-3 }).map('decode', { self: 2e-3 }).build({ rootElements: 500, rate: 98 }));
+    assert.equal(waits.bottleneck.resource, 'sequential-op');
+    assert.equal(waits.bottleneck.waiting, true);
+    // The same chain whose decode works 8 ms after a 2 ms wait: the operator in series works.
+    const works = analyze(new ProfileBuilder().op({ kind: 'from', wait: 2e-3 }).map('decode', { self: 8e-3 }).build({ rootElements: 500, rate: 98 }));
+    assert.notEqual(works.bottleneck.waiting, true);
+  });
+
   it('overlaps an awaiting map with the work after it, even with one call in flight', () => {
     // The engine starts the next fetch while decode works on the previous result: the bound is
     // min(1 / 5 ms, 1 / 2 ms) = 200 el/s, not 1 / 7 ms.

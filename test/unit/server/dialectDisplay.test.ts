@@ -49,6 +49,21 @@ describe('the editor on a Node-streams pipeline', () => {
     assert.doesNotMatch(byLine.get(18)!, /∞/);
   });
 
+  it('says "waiting" on the lens of a stage held in series that mostly waits, and "one call at a time" otherwise', () => {
+    const titleOf = (waiting: boolean): string => {
+      const o = opened('streams-chain.ts');
+      const graph = o.s.views(o.uri).find((v) => v.graph.name === 'records')!.graph;
+      const hand = handMade(graph, 'map(lookup)', () => []);
+      const bottleneck = { ...hand.analysis.bottleneck, resource: 'sequential-op' as const, ...(waiting ? { waiting } : {}) };
+      o.s.store.setProfile(o.uri, 'records', { profile: hand.profile, analysis: { ...hand.analysis, bottleneck }, plan: hand.plan, text: o.text, at: '2026-12-05T12:00:00.000Z' }, 'defaults');
+      const views = o.s.views(o.uri);
+      const lens = codeLenses(views, o.file, DEFAULT_SETTINGS.codeLens).find((l) => (l.data as LensData).target === 'op' && l.range.start.line + 1 === 18)!;
+      return resolveCodeLens(lens, views).command!.title;
+    };
+    assert.match(titleOf(true), /bottleneck: waiting, one element at a time/);
+    assert.match(titleOf(false), /bottleneck: one call at a time/);
+  });
+
   it('marks the map in the tree and puts the warning on it', () => {
     const { s, uri, file } = profiled();
     const tree = pipelines(s.views(uri), file, []).find((p) => p.name === 'records')!;
