@@ -266,11 +266,13 @@ export function downstreamOf(profile: Profile, id: string): string[] {
 
 /**
  * The projected peak memory of any configuration (runner overrides on top of the profile's knobs):
- * a what-if. Undefined when the profile did not measure what the projection needs.
+ * a what-if. The expected peak, or with `fill: 'full'` the upper bound, every buffer full (what the
+ * budget and the heap-limit lint check). Undefined when the profile did not measure what the
+ * projection needs.
  */
-export function projectPeakMemory(profile: Profile, overrides: Overrides, options?: ModelOptions): MemoryProjection | undefined {
+export function projectPeakMemory(profile: Profile, overrides: Overrides, options?: ModelOptions, fill?: 'full'): MemoryProjection | undefined {
   const r = resolve(profile, options);
   const m = measure(profile, options?.history);
   const ran = configFromProfile(m);
-  return projectMemory(m, applyOverrides(m, ran, overrides), ran, r.memoryBudgetBytes);
+  return projectMemory(m, applyOverrides(m, ran, overrides), ran, r.memoryBudgetBytes, fill);
 }

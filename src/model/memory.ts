@@ -21,14 +21,16 @@
  * operator was measured, the estimate alone. Assumptions: every buffer is full at once (the peak
  * a steady pipeline reaches) except a prefetch buffer below the bottleneck, which its consumer
  * drains faster than its producer fills it: it holds one burst of its producer (its calls in
- * flight landing together); and the working memory the run measured stays what it was. The
- * memory budget is checked against the upper bound, every buffer full.
+ * flight landing together); and the working memory the run measured stays what it was, less the
+ * garbage of elements a new cache in memory keeps alive instead (`retainedShare`). The memory
+ * budget is checked against the upper bound, every buffer full.
  */
 import type { MemoryPart, MemoryProjection } from '../shared/analysis';
 import type { HeldBytes } from '../shared/profile';
 import { formatBytes } from '../shared/words';
 import { outerOf, type Config } from './config';
 import { coreBudget, coresFor } from './cores';
+import { perPass } from './epochs';
 import { evaluate } from './evaluate';
 import type { Evaluation } from './evaluation';
 import { downstream, upstreamClosure } from './graph';
@@ -326,7 +328,64 @@ export function isolates(m: Measured, cfg: Config): number {
  * buffers the worker hands on (their garbage stays the main thread's).
  */
 export function workingBytesFor(m: Measured, cfg: Config, ran: Config): number {
-  return (workingBytes(m, ran) / isolates(m, ran)) * isolates(m, cfg);
+  const perIsolate = workingBytes(m, ran) / isolates(m, ran);
+  return Math.max(0, perIsolate * isolates(m, cfg) - perIsolate * retainedShare(m, cfg, ran));
+}
+
+/**
+ * Heap bytes an operator's results allocate per root element: its elements, where they are new
+ * objects (what the run's garbage is made of); none for an operator that hands on its input's.
+ */
+function freshPerRoot(m: Measured, om: OpMeasure): number {
+  if (SAME_OBJECTS.has(om.op.kind) || om.op.kind === 'cache') return 0;
+  const b = om.visitRatio * elementBytes(m, om);
+  return Number.isFinite(b) && b > 0 ? b : 0;
+}
+
+/** A shuffle or prefetch buffer below `om`, through operators that hand on its very objects, that held elements in the run. */
+function bufferedBelow(m: Measured, om: OpMeasure): boolean {
+  let at = [om.op.id];
+  for (let hops = 0; at.length > 0 && hops < 32; hops++) {
+    const next: string[] = [];
+    for (const id of at) {
+      for (const c of m.consumers.get(id) ?? []) {
+        const u = m.ops.get(c);
+        if (!u || u.op.inputs.length !== 1) continue;
+        if ((u.op.kind === 'shuffle' || u.op.kind === 'prefetch') && u.op.counters.bufferHighWater > 0) return true;
+        if (SAME_OBJECTS.has(u.op.kind)) next.push(c);
+      }
+    }
+    at = next;
+  }
+  return false;
+}
+
+/**
+ * The share of the main thread's measured working memory that caches in memory `cfg` adds (the
+ * run had none there) take away: the garbage of the elements they now keep. An element a buffer
+ * held (a shuffle's, a prefetch's) outlives the young generation and dies in the old one, where
+ * garbage stays until a full collection: part of the working memory the run measured was these
+ * elements, dead and not yet collected, which a cache keeps alive instead, counted in its own
+ * part. Their share is the cached op's share of the bytes the pipeline's operators allocate per
+ * root element (measured heap sizes times visits, in a whole pass). An element no buffer held dies young and is
+ * collected at once: a cache above it leaves the working memory as it was.
+ */
+export function retainedShare(measured: Measured, cfg: Config, ran: Config): number {
+  // Per root element of a whole pass: a window of a finite run can end in a buffer draining.
+  const m = perPass(measured);
+  let total = 0;
+  for (const id of m.order) {
+    const om = m.ops.get(id);
+    if (om) total += freshPerRoot(m, om);
+  }
+  if (!(total > 0)) return 0;
+  let kept = 0;
+  for (const [id, c] of Object.entries(cfg)) {
+    const om = m.ops.get(id);
+    if (!om || !c.cacheAfter || c.cacheDisk || ran[id]?.cacheAfter) continue;
+    if (bufferedBelow(m, om)) kept += freshPerRoot(m, om);
+  }
+  return Math.min(1, kept / total);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The measured memory rule: the pipeline as written, projected from its profile (src/model/memory.ts:
  * the process's measured base and working memory, every buffer full of elements sized on the
- * heap), past V8's heap limit. A profile's short window rarely fills a large shuffle buffer or a
+ * heap: the upper bound, as the memory budget is checked), past V8's heap limit. A profile's short window rarely fills a large shuffle buffer or a
  * cache, so the run that would crash is the long one after it: the warning comes first. The
  * finding sits on the operator that holds the largest part and names it with its bytes.
  */
@@ -27,9 +27,13 @@ export function memoryLints(v: MemoryView): LintFinding[] {
   const profile = v.profile;
   const limit = profile?.machine.heapLimitBytes;
   if (!profile || profile.error || limit === undefined) return [];
+  // The upper bound, every buffer full: a buffer its consumer drains in steady running fills when
+  // the consumer pauses (an evaluation, a checkpoint), and a crash needs only one such moment.
   let m;
+  let expected;
   try {
-    m = projectPeakMemory(profile, {});
+    m = projectPeakMemory(profile, {}, undefined, 'full');
+    expected = projectPeakMemory(profile, {});
   } catch {
     return [];
   }
@@ -38,6 +42,7 @@ export function memoryLints(v: MemoryView): LintFinding[] {
   if (!located || !located.op) return [];
   const { p, op } = located;
   const what = p.elements !== undefined ? `${p.what} of ${op.label} (${p.elements.toLocaleString('en-US')} elements)` : `${p.what} of ${op.label}`;
-  const message = `Projected peak memory ≈ ${formatBytes(m.peakBytes)} is past V8's heap limit of ${formatBytes(limit)}: the ${what} holds ≈ ${formatBytes(p.bytes)} once full (projected from element sizes measured in the profiled run). The process would run out of memory: shrink it, or raise --max-old-space-size.`;
+  const steady = expected && expected.peakBytes < m.peakBytes ? ` (≈ ${formatBytes(expected.peakBytes)} expected while its consumer keeps up)` : '';
+  const message = `Projected peak memory with every buffer full ≈ ${formatBytes(m.peakBytes)}${steady} is past V8's heap limit of ${formatBytes(limit)}: the ${what} holds ≈ ${formatBytes(p.bytes)} once full (projected from element sizes measured in the profiled run). The process would run out of memory: shrink it, or raise --max-old-space-size.`;
   return [{ rule: 'plumber/memory-past-heap-limit', severity: 'warning', message, op, related: [] }];
 }

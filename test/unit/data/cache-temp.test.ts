@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, copyFileSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { range } from 'plumber-data';
 
@@ -64,5 +64,30 @@ describe('plumber-data cache temp files', function () {
 
     assert.deepEqual(await range(3).cache(path).toArray(), [0, 1, 2]);
     assert.deepEqual(readdirSync(dir).sort(), ['train.cache', live, notOurs].sort());
+  });
+
+  it('hands on the first element of a pass without waiting for the look for stale temp files', async () => {
+    const path = join(dir, 'train.cache');
+    // A dead writer's temp file that is a FIFO: opening it to check its header waits until
+    // something opens it for writing, so the look for stale files waits until this test lets it.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const host = hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
+    const fifo = join(dir, `train.cache.${host}.${dead}.abcdef.tmp`);
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const it = range(3).cache(path)[Symbol.asyncIterator]();
+    assert.deepEqual(await it.next(), { value: 0, done: false });
+    // Let the look go on: open the FIFO for writing (once it is open for reading) and close it.
+    for (;;) {
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+        break;
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'ENXIO') throw e;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+    assert.deepEqual([(await it.next()).value, (await it.next()).value, (await it.next()).done], [1, 2, true]);
+    // The cache is in place; the FIFO, which reads as no file of a cache, is left where it was.
+    assert.deepEqual(readdirSync(dir).sort(), ['train.cache', `train.cache.${host}.${dead}.abcdef.tmp`].sort());
   });
 });

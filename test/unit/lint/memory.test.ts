@@ -19,6 +19,8 @@ const SOURCE = [
   'export function decode(i: number): Float64Array { return new Float64Array(1250).fill(i); }',
   'export const big = range(1000000).map(decode).shuffle(1000000).prefetch(2);',
   'export const small = range(1000000).map(decode).shuffle(1000).prefetch(2);',
+  'export async function load(i: number): Promise<Float64Array> { return new Float64Array(1250).fill(i); }',
+  'export const waits = range(1000000).map(load).prefetch(500000);',
 ];
 
 function pipelines(): PipelineGraph[] {
@@ -67,6 +69,22 @@ describe('lints from a profile: memory past the heap limit', () => {
     assert.equal(f.op.kind, 'shuffle');
     // 1,000,000 elements × 10.1 kB = 10.1 GB, past the 4 GB limit.
     assert.match(f.message, /past V8's heap limit of 4 GB: the shuffle buffer of shuffle\(1000000\) \(1,000,000 elements\) holds ≈ 10\.1 GB once full/);
+  });
+
+  it('warns on a prefetch its consumer drains (one element expected in it) that would pass the heap limit full, and says which figure it used', () => {
+    // An awaited load of 10 ms, one at a time, binds: the prefetch after it holds one element while
+    // the consumer keeps up, 500,000 × 10.1 kB = 5.05 GB when the consumer pauses (5.2 GB with the base and the working memory).
+    const waits: OpSpec[] = [
+      { kind: 'range', cardinality: 1e6, bytes: 8 },
+      { kind: 'map', fnName: 'load', latency: 0.01, bytes: 10e3, heapBytes: 10.1e3, heldSizeBytes: 10e3, cardinality: 1e6 },
+      { kind: 'prefetch', bufferSize: 500_000, bytes: 10e3 },
+    ];
+    const found = measuredLints([view(named('waits'), waits)]).filter((f) => f.rule === 'plumber/memory-past-heap-limit');
+    assert.equal(found.length, 1);
+    assert.match(
+      found[0]!.message,
+      /^Projected peak memory with every buffer full ≈ 5\.2 GB \(≈ [\d.]+ MB expected while its consumer keeps up\) is past V8's heap limit of 4 GB: the prefetch buffer of prefetch\(500000\)/,
+    );
   });
 
   it('says nothing of a shuffle buffer that fits', () => {

@@ -92,6 +92,39 @@ describe('model: peak memory', () => {
     );
   });
 
+  /** 6,000 elements of 1 kB made by a map, batches of 32 collated into new 32 kB arrays, with or without a shuffle of 3,000 between (which filled in the run). */
+  const madeAndBatched = (shuffle: boolean) => {
+    const b = new ProfileBuilder().range(6000).map('make', { self: 1e-5, bytes: 1e3, cardinality: 6000 });
+    if (shuffle) b.op({ kind: 'shuffle', bufferSize: 3000, bytes: 1e3, cardinality: 6000 });
+    const p = measured(b.op({ kind: 'batch', batchSize: 32, bytes: 32e3 }).build({ rootElements: 100, rate: 900 }), 50 * MB, 100 * MB);
+    const s = p.ops.find((o) => o.kind === 'shuffle');
+    if (s) s.counters.bufferHighWater = 3000;
+    return p;
+  };
+
+  it("takes from the working memory the garbage of the elements a new cache keeps, where a buffer held them (they died old): the made elements' share of what the pipeline allocates", () => {
+    const p = madeAndBatched(true);
+    const asWritten = projectPeakMemory(p, {});
+    const cached = projectPeakMemory(p, { [id(1)]: { cache: 'memory' } });
+    assert.ok(asWritten && cached);
+    // Working memory as it ran: 100 − 50 − the shuffle's 3,000 × 1 kB − the batch's 32 × 1 kB.
+    const working = 100 * MB - 50 * MB - 3000 * 1e3 - 32 * 1e3;
+    assert.equal(asWritten.workingBytes, working);
+    // Per batch the pipeline allocates 32 made elements (32 kB) and one batch (32 kB): half of the
+    // garbage was made elements, which the cache now keeps.
+    assert.equal(cached.workingBytes, working / 2);
+    assert.equal(cached.peakBytes, 50 * MB + working / 2 + 6000 * 1e3 + 32 * 1e3);
+  });
+
+  it('leaves the working memory as it was for a cache of elements no buffer held (they died young), and for a cache on disk (it hands on fresh copies)', () => {
+    const straight = madeAndBatched(false);
+    const working = 100 * MB - 50 * MB - 32 * 1e3;
+    assert.equal(projectPeakMemory(straight, { [id(1)]: { cache: 'memory' } })?.workingBytes, working);
+    const shuffled = madeAndBatched(true);
+    shuffled.ops[1]!.diskCacheCost = { samples: 16, serializedBytes: 1e3, writeSeconds: 1e-5, readSeconds: 1e-5 };
+    assert.equal(projectPeakMemory(shuffled, { [id(1)]: { cache: '.cache/made' } })?.workingBytes, projectPeakMemory(shuffled, {})?.workingBytes);
+  });
+
   it('counts a cache in memory at its full size, and a cache on disk as nothing', () => {
     const build = () =>
       measured(

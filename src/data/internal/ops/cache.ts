@@ -343,6 +343,8 @@ async function removeStaleTemps(path: string): Promise<string[]> {
 class DiskWriter<T> implements Chunks<T> {
   private readonly s = new Sampler();
   private fh: FileHandle | null = null;
+  /** The temp file being created, from the first pull on (`begin`). */
+  private opening: Promise<FileHandle> | null = null;
   private readonly tmp: string;
   private closed = false;
   /** Elements written, and bytes (the header's included). */
@@ -403,9 +405,15 @@ class DiskWriter<T> implements Chunks<T> {
   }
 
   private async step(hint: number): Promise<T[] | null> {
-    if (this.fh === null) this.fh = await this.begin();
+    if (this.opening === null) {
+      // The temp file is created while the first elements are computed (through libuv's threads),
+      // not before: the first element waits for the slower of the two, not for both.
+      this.opening = this.begin();
+      this.opening.catch(() => undefined);
+    }
     const chunk = await pull(this.up, hint, this.upC, this.s);
     if (this.closed) return null;
+    this.fh ??= await this.opening;
     if (chunk === null) {
       await this.finish(this.fh);
       this.closed = true;
@@ -473,11 +481,13 @@ class DiskWriter<T> implements Chunks<T> {
   async return(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const fh = this.fh;
-    this.fh = null;
     try {
       await this.up.return();
     } finally {
+      // A temp file still being created is waited for, so that it is closed and removed too.
+      const opened = this.fh === null && this.opening !== null ? await this.opening.catch(() => null) : null;
+      const fh = this.fh ?? opened;
+      this.fh = null;
       await fh?.close().catch(() => undefined);
       await unlink(this.tmp).catch(() => undefined);
     }
@@ -516,6 +526,8 @@ const swept = new Set<string>();
 class Lazy<T> implements Chunks<T> {
   private inner: Chunks<T> | null = null;
   private closed = false;
+  /** The look for stale temp files, run beside the pass and waited for at its end. */
+  private sweep: Promise<unknown> | null = null;
   constructor(
     private readonly path: string,
     private readonly node: OpNode<T>,
@@ -537,18 +549,32 @@ class Lazy<T> implements Chunks<T> {
         if ((e as { code?: unknown } | null)?.code !== 'ENOENT') throw ioFailed(this.op, this.path, 'read', e);
         exists = false;
       }
-      // Stale temp files are looked for once per process, and before every write.
+      // Stale temp files are looked for once per process, and at every write: beside the pass,
+      // not before its first element (they are other processes' files, never the one this pass
+      // writes), and done by the time the pass ends.
       if (!exists || !swept.has(this.path)) {
         swept.add(this.path);
-        await removeStaleTemps(this.path);
+        this.sweep = removeStaleTemps(this.path);
       }
       if (this.closed) return null;
       this.inner = exists ? new DiskReader<T>(this.path, this.node.counters, this.op) : new DiskWriter<T>(this.path, this.input.open(this.session), this.input.counters, this.node.counters, this.op);
     }
-    return this.inner.next(hint);
+    const out = await this.inner.next(hint);
+    if (out === null) await this.swept();
+    return out;
+  }
+  /** Waits for the look for stale temp files (it reports nothing: a file it could not remove stays). */
+  private async swept(): Promise<void> {
+    const sweep = this.sweep;
+    this.sweep = null;
+    await sweep?.catch(() => undefined);
   }
   async return(): Promise<void> {
     this.closed = true;
-    await this.inner?.return();
+    try {
+      await this.inner?.return();
+    } finally {
+      await this.swept();
+    }
   }
 }
