@@ -39,6 +39,8 @@ export function bundles({ production = false } = {}) {
     // The runner must not bundle plumber-data: the user's pipeline brings its own copy,
     // and the two meet through global symbols (see src/shared/trace.ts).
     { in: 'src/runner/main.ts', out: 'dist/runner/main.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },
+    // The runner process's entry, which compiles main.js past the loader's hook (src/runner/start.ts says why); it must stay small.
+    { in: 'src/runner/start.ts', out: 'dist/runner/start.js', external: [] },
     // The worker thread that times a fn as a worker pool would run it (src/runner/moves/workerTimes.ts
     // starts it from beside the runner's bundle).
     { in: 'src/runner/moves/timerWorker.ts', out: 'dist/runner/timer.js', external: ['plumber-data', 'tsx', 'tsx/*', 'esbuild'] },

@@ -153,9 +153,8 @@ async function benchOne(e: DialectExample, args: Args): Promise<DialectLine> {
 }
 
 /**
- * The runner's traced rate against the plain loop's on the example, alternating. Tracing's cost is
- * judged against the loop in a process that holds the runner's code too (see runner-code.ts); the
- * bare loop's rate is printed beside it. Both sides measure the same elements: where the runner's
+ * The runner's traced rate against the plain loop's on the example, in a process of its own under
+ * tsx as the user runs it, alternating. Both sides measure the same elements: where the runner's
  * run read the pipeline once and measured it from its first element (a finite pipeline that ends
  * during the warm-up), the loop's first pass is measured the same way, not its later, warmer passes.
  */
@@ -163,16 +162,17 @@ async function tracingCost(e: DialectExample, args: Args): Promise<TracingLine> 
   const w = windowOf(e, args);
   log(`${e.name}: tracing cost, ${args.rounds} round(s) of the runner against a plain loop…`);
   let problem: string | undefined;
-  const runs: { bare: UntracedRun[]; untraced: UntracedRun[]; wholeRun: boolean[] } = { bare: [], untraced: [], wholeRun: [] };
-  const untraced = (key: 'bare' | 'untraced', runnerCode: boolean) => async (): Promise<number> => {
-    const r = await untracedRun(e.file, e.exportName, w, runnerCode);
-    runs[key].push(r);
-    return r.rate;
-  };
+  const runs: { bare: UntracedRun[]; wholeRun: boolean[] } = { bare: [], wholeRun: [] };
   const rates = await alternate(
     [
-      { key: 'bare' as const, run: untraced('bare', false) },
-      { key: 'untraced' as const, run: untraced('untraced', true) },
+      {
+        key: 'bare' as const,
+        run: async () => {
+          const r = await untracedRun(e.file, e.exportName, w);
+          runs.bare.push(r);
+          return r.rate;
+        },
+      },
       {
         key: 'traced' as const,
         run: async () => {
@@ -194,9 +194,9 @@ async function tracingCost(e: DialectExample, args: Args): Promise<TracingLine> 
   const matched = (list: UntracedRun[]): number[] => list.map((r, i) => (runs.wholeRun[i] ? (r.firstPass ?? Number.NaN) : r.rate));
   const whole = runs.wholeRun.filter(Boolean).length;
   const measuredOver = whole === 0 ? ('a window after warm-up' as const) : whole === runs.wholeRun.length ? ('the first pass, from its first element' as const) : ('either, as each round’s traced run was' as const);
-  const base = { bench: 'dialects-tracing' as const, pipeline: e.name, untraced: median(matched(runs.untraced)), bare: median(matched(runs.bare)), rounds: args.rounds, measuredOver };
-  if (problem) return { ...base, untraced: median(rates.untraced), bare: median(rates.bare), traced: null, overhead: null, overheadSpread: null, note: `the runner could not trace it yet: ${problem}` };
-  const costs = ratios(rates.traced, matched(runs.untraced)).map((x) => 1 - x);
+  const base = { bench: 'dialects-tracing' as const, pipeline: e.name, bare: median(matched(runs.bare)), rounds: args.rounds, measuredOver };
+  if (problem) return { ...base, bare: median(rates.bare), traced: null, overhead: null, overheadSpread: null, note: `the runner could not trace it yet: ${problem}` };
+  const costs = ratios(rates.traced, matched(runs.bare)).map((x) => 1 - x);
   return { ...base, traced: median(rates.traced), overhead: median(costs), overheadSpread: spread(costs) };
 }
 

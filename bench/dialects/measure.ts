@@ -9,7 +9,6 @@ import { runProfile } from '../../src/runner/spawn';
 import { ROOT } from './examples';
 
 const PROBE = join(__dirname, 'probe.ts');
-const RUNNER_CODE = join(__dirname, 'runner-code.ts');
 
 /** A run's window and warm-up, seconds. */
 export interface Window {
@@ -24,14 +23,13 @@ export interface UntracedRun {
 }
 
 /**
- * One untraced run of `exportName` in `file`, in a process of its own; with `runnerCode`, the
- * process also holds the runner's code, loaded and not installed (runner-code.ts).
+ * One untraced run of `exportName` in `file`, in a process of its own under tsx.
  */
-export function untracedRun(file: string, exportName: string, w: Window, runnerCode = false): Promise<UntracedRun> {
+export function untracedRun(file: string, exportName: string, w: Window): Promise<UntracedRun> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', ...(runnerCode ? ['--import', RUNNER_CODE] : []), PROBE, file, exportName, String(w.warmupSeconds), String(w.seconds)],
+      ['--import', 'tsx', PROBE, file, exportName, String(w.warmupSeconds), String(w.seconds)],
       { cwd: ROOT, timeout: (w.warmupSeconds + w.seconds + 60) * 1000, maxBuffer: 1 << 20 },
       (error, stdout, stderr) => {
         const line = stdout.split('\n').find((l) => l.startsWith('{'));
@@ -47,8 +45,8 @@ export function untracedRun(file: string, exportName: string, w: Window, runnerC
 }
 
 /** Elements per second of one untraced run's window (see `untracedRun`). */
-export async function untracedRate(file: string, exportName: string, w: Window, runnerCode = false): Promise<number> {
-  return (await untracedRun(file, exportName, w, runnerCode)).rate;
+export async function untracedRate(file: string, exportName: string, w: Window): Promise<number> {
+  return (await untracedRun(file, exportName, w)).rate;
 }
 
 /**

@@ -39,12 +39,10 @@ export interface DialectLine {
 export interface TracingLine {
   bench: 'dialects-tracing';
   pipeline: string;
-  /** The plain loop's rate in a process that holds the runner's code, not installed. */
-  untraced: number;
-  /** The plain loop's rate in a bare process. */
+  /** The plain loop's rate in a process of its own under tsx, as the user runs it. */
   bare: number;
   traced: number | null;
-  /** 1 − traced ÷ untraced, the median over the rounds; null when the runner could not trace it. */
+  /** 1 − traced ÷ bare, the median over the rounds; null when the runner could not trace it. */
   overhead: number | null;
   overheadSpread: [number, number] | null;
   rounds: number;
@@ -119,7 +117,6 @@ export function markdown(lines: readonly DialectLine[], tracing: readonly Tracin
   const trows = tracing.map((t) => ({
     pipeline: t.pipeline,
     'bare process': t.bare,
-    'untraced, runner code loaded': t.untraced,
     traced: t.traced ?? '–',
     overhead: t.overhead === null ? '–' : `${(t.overhead * 100).toFixed(1)}%`,
     'measured over': t.measuredOver,
@@ -131,7 +128,7 @@ export function markdown(lines: readonly DialectLine[], tracing: readonly Tracin
     '',
     `Medians of ${lines[0]?.rounds ?? 0} alternating rounds; ratios in brackets are the lowest and highest round.`,
     '',
-    '**Tracing on a heavy stage** (Plumber’s runner against a plain loop in a process holding the runner’s code, alternating; the bare process’s rate beside it)',
+    '**Tracing on a heavy stage** (Plumber’s runner against a plain loop in a process of its own under tsx, alternating)',
     '',
     trows.length ? rowsTable(trows) : 'Not measured.',
     '',

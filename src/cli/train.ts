@@ -16,6 +16,10 @@ export function renderTrainerProfile(profile: Profile): string | undefined {
     `Training loop: ${formatCount(t.steps)} steps in ${formatElapsed(t.seconds, 2)} (${formatSteps(t.steps / t.seconds)}), after ${t.warmupSteps} warm-up steps`,
     `  waiting for input: ${formatShare(t.waitSeconds / t.seconds)} of its time (${fmtPerElement(t.waitSeconds / t.steps)} per step, longest ${fmtPerElement(t.maxWaitSeconds)}; main thread busy ${formatShare(t.waitSeconds > 0 ? t.waitMainCpuSeconds / t.waitSeconds : 0)} of it)`,
     `  in its own steps:  ${formatShare(t.stepSeconds / t.seconds)} (${fmtPerElement(t.stepSeconds / t.steps)} per step; main thread busy ${formatShare(t.stepSeconds > 0 ? t.stepMainCpuSeconds / t.stepSeconds : 0)} of it)`,
+    // The input's work the step clock holds (a prefetch running ahead): the model counts it as the input's.
+    ...(t.pipelineStepSeconds > 0
+      ? [`  of which the input's work inside the steps: ${formatShare(Math.min(t.stepSeconds, t.pipelineStepSeconds) / t.seconds)} (${fmtPerElement(t.pipelineStepSeconds / t.steps)} per step)`]
+      : []),
   ].join('\n');
 }
 

@@ -10,7 +10,7 @@ import { changeKey } from '../shared/analysis';
 import type { Overrides, Profile } from '../shared/profile';
 import { rootUnit } from '../shared/units';
 import { analyze, changeTitle, downstreamOf, formatRate, MODEL_CONSTANTS, overridesFor, plan as planOf, predict, reshapedFor, trialPlan } from '../model';
-import { compareSides, sideFaster, sideOf } from './paired';
+import { compareSides, sideFaster, sideOf, withoutBestWords } from './paired';
 import { formatSpeedup } from './stats';
 
 export interface PlannedRun {
@@ -154,7 +154,7 @@ export function measuredGain(run: Profile, first: Profile): string | undefined {
   const base = sideOf(first, 0);
   if (!sideFaster(x, base)) return undefined;
   const s = compareSides(x, base);
-  return `${formatSpeedup(s.speedup, s.halfWidth)} ${s.paired ? 'on the same elements' : 'by pooled rates'}`;
+  return `${formatSpeedup(s.speedup, s.halfWidth)} ${s.paired ? 'on the same elements' : 'by pooled rates'}${withoutBestWords(x, base)}`;
 }
 
 /**

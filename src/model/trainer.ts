@@ -6,10 +6,17 @@
  * The loop's time splits into waits for input and steps. The runner gives the pipeline's share of
  * the main thread's CPU in `run` and the loop's totals in `trainer`; the trainer's own share is
  * the difference. From that:
- * - the input-bound fraction is waits ÷ (waits + steps), as measured;
  * - the trainer's own time per step is its step time less the pipeline's main-thread work that
- *   ran inside the steps (async completions, worker dispatch in the trainer's awaits); its rate
- *   when never starved is one over that;
+ *   ran inside the steps (async completions, worker dispatch in the trainer's awaits, a prefetch's
+ *   map run between an element's hand-over and the loop's resuming); its rate when never starved
+ *   is one over that;
+ * - the input-bound fraction is the rest of the loop's time: its waits and that pipeline work in
+ *   the steps, over the whole. (The waits alone read a pipeline sharing the main thread low: its
+ *   prefetch runs part of the input's work after an element is handed over, before the loop
+ *   resumes, and a step's clock cannot tell it from the trainer's.) It assumes what the pipeline
+ *   ran inside a step held the trainer up, as it does when the step holds the main thread or
+ *   awaits only briefly (a pure-JS backend); a trainer awaiting long I/O of its own would read
+ *   slightly more input-bound than it is, by the pipeline work that fit in those awaits;
  * - a configuration delivers, per step, at most: one over the trainer's own step time; the share
  *   of a core the main thread gets over its work per step (the trainer's main-thread CPU plus the
  *   pipeline's, which share the one thread); the pipeline's own bound with its other resources; and the cores free
@@ -38,6 +45,7 @@ export interface TrainerFigures {
   steps: number;
   /** Steps per second as measured. */
   measuredRate: number;
+  /** The share of the loop's time that is its input's: its waits, and the pipeline's work inside its steps. */
   inputBound: number;
   /** The trainer's own wall seconds per step (its step less the pipeline's work inside it). */
   ownSeconds: number;
@@ -64,7 +72,9 @@ export function trainerFigures(profile: Profile): TrainerFigures | undefined {
   return {
     steps: t.steps,
     measuredRate: t.steps / t.seconds,
-    inputBound: t.waitSeconds / t.seconds,
+    // By wall clocks only: the main thread's CPU clock is read per wait and step, and on Linux it
+    // advances at the scheduler's ticks, too coarse to split steps of a millisecond or two.
+    inputBound: Math.min(1, (t.waitSeconds + Math.min(t.stepSeconds, Math.max(0, t.pipelineStepSeconds))) / t.seconds),
     ownSeconds: ownWall / t.steps,
     ownMainCpu: ownMain / t.steps,
     ownOtherCpu: ownOther / t.steps,

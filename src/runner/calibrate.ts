@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
+import { requireUnhooked } from './unhooked';
 import { gc } from './heap';
 import { THREAD_CPU_SOURCE } from './machine';
 
@@ -32,7 +33,8 @@ type PiscinaCtor = new (options: Record<string, unknown>) => PoolLike;
  * else the runner's own copy; undefined when neither is installed.
  */
 function loadPiscina(pipelineFile: string): PiscinaCtor | undefined {
-  const attempts: (() => unknown)[] = [() => createRequire(createRequire(pipelineFile).resolve('plumber-data'))('piscina'), () => createRequire(__filename)('piscina')];
+  // Past the TypeScript loader's hook (unhooked.ts): the library loads the same module later, from the cache.
+  const attempts: (() => unknown)[] = [() => requireUnhooked(createRequire(createRequire(pipelineFile).resolve('plumber-data')).resolve('piscina')), () => requireUnhooked(createRequire(__filename).resolve('piscina'))];
   for (const attempt of attempts) {
     try {
       const mod = attempt() as { Piscina?: PiscinaCtor; default?: PiscinaCtor };

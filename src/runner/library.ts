@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Machine } from '../shared/profile';
+import { requireUnhooked } from './unhooked';
 
 /** The user's copy of plumber-data, as seen from the pipeline's file; undefined when none resolves. */
 function userLibrary(file: string): Record<string, unknown> | undefined {
@@ -15,9 +16,24 @@ function userLibrary(file: string): Record<string, unknown> | undefined {
   }
 }
 
+/**
+ * The user's copy of plumber-data for what it says about itself, after the pipeline has loaded:
+ * the pipeline's own module when it loaded the library, else loaded past the TypeScript loader's
+ * hook, so a pipeline that does not use the library (a Node-streams chain) runs as on its own
+ * (unhooked.ts says why).
+ */
+function loadedLibrary(file: string): Record<string, unknown> | undefined {
+  try {
+    const resolved = createRequire(file).resolve('plumber-data');
+    return (require.cache[resolved]?.exports ?? requireUnhooked(resolved)) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The library's per-thread CPU clock (`cpuClockKind()`), when the user's copy of plumber-data exports one. */
 export function libraryCpuClock(file: string): Machine['cpuClock'] | undefined {
-  const lib = userLibrary(file);
+  const lib = loadedLibrary(file);
   if (lib === undefined) return undefined;
   try {
     const source = lib.cpuClockKind ?? lib.cpuClock;
@@ -30,7 +46,7 @@ export function libraryCpuClock(file: string): Machine['cpuClock'] | undefined {
 
 /** How the user's copy sizes worker-thread tasks (its tracing contract's `WORKER_CHUNKING`), when it says. */
 export function libraryWorkerChunking(file: string): Machine['workerChunking'] {
-  const c = userLibrary(file)?.WORKER_CHUNKING as Record<string, unknown> | undefined;
+  const c = loadedLibrary(file)?.WORKER_CHUNKING as Record<string, unknown> | undefined;
   if (c === null || typeof c !== 'object') return undefined;
   const { overheadShare, maxTaskSeconds, maxTaskBytes, maxGroup } = c;
   const positive = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x) && x > 0;

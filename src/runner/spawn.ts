@@ -94,9 +94,9 @@ export interface RunProfileOptions {
 /** How much of the child's stderr is kept to explain a crash. */
 const STDERR_TAIL = 16 * 1024;
 
-/** The runner's entry, `dist/runner/main.js` of the package root. */
+/** The runner's entry, `dist/runner/start.js` of the package root, which loads `main.js` beside it (start.ts says why). */
 export function findRunnerEntry(): string | undefined {
-  return findRunnerBundle('main.js');
+  return findRunnerBundle('main.js') && findRunnerBundle('start.js');
 }
 
 function tsxLoaderUrl(runnerEntry: string): string {

@@ -47,7 +47,6 @@ describe('bench:dialects with quick budgets', function () {
   it('measures the tracing cost on one heavy stage, or says why it could not', () => {
     const [t] = lines.filter((l) => l.bench === 'dialects-tracing');
     assert.ok(t, 'no tracing line');
-    assert.ok(typeof t.untraced === 'number' && t.untraced > 0);
     // Both sides measure the same elements: the runner's whole run of a pipeline that ended in its warm-up, or a window after it.
     assert.ok(['the first pass, from its first element', 'a window after warm-up', 'either, as each round’s traced run was'].includes(String(t.measuredOver)), String(t.measuredOver));
     assert.ok(typeof t.bare === 'number' && t.bare > 0);

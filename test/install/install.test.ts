@@ -80,7 +80,19 @@ describe('installed from the packed tarballs into a fresh project', function () 
 
   it('packs the root package with only what the CLI and the extension run', () => {
     const files = contents(tarballs.cli);
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/plumber.js', 'dist/cli/main.js', 'dist/runner/main.js', 'dist/server/server.js', 'dist/client/extension.js', 'media/plumber.png']) {
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'bin/plumber.js',
+      'dist/cli/main.js',
+      'dist/runner/main.js',
+      'dist/runner/start.js',
+      'dist/server/server.js',
+      'dist/client/extension.js',
+      'media/plumber.png',
+    ]) {
       assert.ok(files.includes(f), `${f} is not in the tarball`);
     }
     const stray = files.filter((f) => /^(src|test|bench|scripts|examples|node_modules)\//.test(f) || f.endsWith('.map') || (f.endsWith('.ts') && !f.endsWith('.d.ts')));

@@ -49,6 +49,7 @@ describe('the VSIX for this platform', function () {
       'dist/client/languageClient.js',
       'dist/server/server.js',
       'dist/runner/main.js',
+      'dist/runner/start.js',
       'dist/media/report.js',
       'media/plumber.png',
       'media/report/report.css',

@@ -5,7 +5,7 @@
  */
 import type { PlanChange, Verification } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
-import { compareSides, sideFaster, sideSlower } from '../paired';
+import { compareSides, sideFaster, sideSlower, withoutBestWords } from '../paired';
 import { pooledRate } from '../stats';
 import { formatSpeedup } from '../../shared/words';
 import { configOut, fmtMeasured, keyOf, type Config } from './config';
@@ -100,7 +100,14 @@ export function verdictOf(m: Measurements, kept: Config | undefined): Verdict {
     const s = compareSides(kept, asWritten);
     const first = movesFirstBatch(kept) ? `; ${firstBatchWords(kept, asWritten)}` : '';
     return {
-      verification: { verdict: 'gain', kept: configOut(kept), speedup: s.speedup, speedupHalfWidth: s.halfWidth, dropped, summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}${first}` },
+      verification: {
+        verdict: 'gain',
+        kept: configOut(kept),
+        speedup: s.speedup,
+        speedupHalfWidth: s.halfWidth,
+        dropped,
+        summary: `verified ${formatSpeedup(s.speedup, s.halfWidth)}${withoutBestWords(kept, asWritten)}${first}`,
+      },
       keep: kept.changes,
     };
   }

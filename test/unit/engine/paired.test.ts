@@ -4,7 +4,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { formatSpeedup, pooledRate, reliablyFaster, runSlices, wholeLifeWithCache } from '../../../src/engine/stats';
-import { pairedSpeedup, pairRuns, PAIRED_MIN_RANGES, runCurve, sideFaster, sideOf, type Curve, type PairableRun } from '../../../src/engine/paired';
+import { compareSides, gainWithoutBest, withoutBestWords, pairedSpeedup, pairRuns, PAIRED_MIN_RANGES, runCurve, sideFaster, sideOf, type Curve, type MeasuredSide, type PairableRun } from '../../../src/engine/paired';
 import type { WindowSlice } from '../../../src/shared/profile';
 import { ProfileBuilder } from '../model/builder';
 import { simulate } from './contentRuns';
@@ -39,7 +39,47 @@ describe('comparing on the same elements', () => {
       const p = pairedSpeedup([run(210, b, 1)], [run(200, a, 0)]);
       assert.ok(p);
       assert.ok(!(p.speedup - p.halfWidth > 1 && p.speedup >= 1.03), `seed ${seed}: ${JSON.stringify(p)}`);
+      // Nor without the stretch where one of them happened to be fastest.
+      assert.ok(p.withoutBest);
+      assert.ok(!(p.withoutBest.speedup - p.withoutBest.halfWidth > 1 && p.withoutBest.speedup >= 1.03), `seed ${seed}: ${JSON.stringify(p.withoutBest)}`);
     }
+  });
+
+  it('keeps a gain that every stretch shows but one stretch, far faster, widens past 1; and no gain that only that stretch shows', () => {
+    // As written: 12 stretches of 100 elements. The config: `typical` of
+    // as written's time on each stretch, but 1/100 of it on stretch 5, the costliest (a huge email tokenised in
+    // worker threads while the main thread goes on).
+    // Its curve at every stretch; its pooled slices three (a short run's window), so pooled rates are wide.
+    const side = (seconds: number[], seq: number): MeasuredSide => {
+      const n = [0];
+      const t = [0];
+      for (const x of seconds) {
+        n.push(n.at(-1)! + 100);
+        t.push(t.at(-1)! + x);
+      }
+      const slices = [0, 1, 2].map((k) => ({ elements: 400, seconds: t[4 * k + 4]! - t[4 * k]! }));
+      return { slices, curves: [{ curve: { n, t }, seq }] };
+    };
+    // Stretches differ in cost several times over (short emails and long ones), as pooled rates cannot see past.
+    const noise = [0.4, 1.9, 0.7, 1.5, 0.3, 5, 1.0, 1.2, 0.5, 1.8, 0.6, 1.4];
+    const base = side(noise, 0);
+    const config = (typical: number): MeasuredSide =>
+      side(
+        noise.map((t, k) => (k === 5 ? t / 100 : t * typical * (k % 2 ? 1.03 : 0.97))),
+        1,
+      );
+    const twice = compareSides(config(0.5), base);
+    assert.ok(twice.paired);
+    assert.ok(twice.speedup - twice.halfWidth < 1, `the far faster stretch must widen the whole interval past 1: ${JSON.stringify(twice)}`);
+    assert.ok(twice.withoutBest && Math.abs(twice.withoutBest.speedup - 2) < 0.1, JSON.stringify(twice.withoutBest));
+    assert.equal(sideFaster(config(0.5), base), true);
+    assert.ok(gainWithoutBest(config(0.5), base));
+    // The verdict says what the gain rests on.
+    assert.match(withoutBestWords(config(0.5), base), /^ \(1\.9\d× ± 0\.0\d without the stretch of the data where it gained most\)$/);
+    // The same stretch far faster, every other one as fast as written: no gain.
+    assert.equal(sideFaster(config(1), base), false);
+    assert.equal(gainWithoutBest(config(1), base), undefined);
+    assert.equal(withoutBestWords(config(1), base), '');
   });
 
   it('cuts the shared stretch by the sparser run, and times each run over the same elements', () => {

@@ -13,6 +13,29 @@ describe('the trainer in the loop (model)', () => {
     assert.ok(Math.abs(f.pipelineMain - 3e-3) < 1e-9, String(f.pipelineMain));
   });
 
+  it('counts a main-thread pipeline’s work run inside the steps (a prefetch running ahead) as the input’s, not the trainer’s', () => {
+    // One thread does 3 ms of input and 1 ms of step per element; 40% of the input's work ran after
+    // an element was handed over, before the loop resumed, so the step's clock holds it.
+    const p = trainingProfile({ pipe: 3e-3, step: 1e-3 });
+    const t = p.trainer!;
+    const inStep = 0.4 * t.waitSeconds;
+    Object.assign(t, {
+      waitSeconds: t.waitSeconds - inStep,
+      waitMainCpuSeconds: t.waitMainCpuSeconds - inStep,
+      stepSeconds: t.stepSeconds + inStep,
+      stepMainCpuSeconds: t.stepMainCpuSeconds + inStep,
+      pipelineStepSeconds: inStep,
+    });
+    const f = trainerFigures(p);
+    assert.ok(f);
+    assert.ok(Math.abs(f.inputBound - 0.75) < 1e-9, String(f.inputBound));
+    assert.ok(Math.abs(f.ownSeconds - 1e-3) < 1e-9, String(f.ownSeconds));
+    // The verdict says the same share, and the rate never starved is the measured rate over the rest.
+    const v = trainerVerdict(p);
+    assert.match(v?.summary ?? '', /waited 75% of its time for input/);
+    assert.ok(Math.abs((v?.unstarvedStepsPerSec ?? 0) * (1 - f.inputBound) - f.measuredRate) < 1e-6);
+  });
+
   it('does not count the pipeline’s work inside the trainer’s awaits as the trainer’s step', () => {
     const f = trainerFigures(trainingProfile({ pipe: 2e-3, step: 1e-3, workers: 2 }));
     assert.ok(f);

@@ -1,5 +1,8 @@
 import { strict as assert } from 'node:assert';
+import { readFileSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { trainerFigures } from '../../../src/model/trainer';
 import { runProfile } from '../../../src/runner/spawn';
 import type { Profile } from '../../../src/shared/profile';
 import { gone } from '../../helpers/processes';
@@ -7,7 +10,7 @@ import { gone } from '../../helpers/processes';
 const SCRIPT = path.resolve(__dirname, '../../fixtures/train/synthetic.ts');
 
 /** Profiles the synthetic training script with its work set through the environment the runner child inherits. */
-async function profileTraining(env: Record<string, number>, extra: { onStart?(pid: number): void; seconds?: number } = {}): Promise<Profile> {
+async function profileTraining(env: Record<string, number | string>, extra: { onStart?(pid: number): void; seconds?: number } = {}): Promise<Profile> {
   const saved = { ...process.env };
   for (const [k, v] of Object.entries(env)) process.env[k] = String(v);
   try {
@@ -70,6 +73,25 @@ describe('runner: a training script profiled as written', () => {
     assert.ok(t.waitMainCpuSeconds > 0.3 * t.waitSeconds, JSON.stringify(t));
     assert.ok(t.stepMainCpuSeconds > 0.3 * t.stepSeconds, JSON.stringify(t));
     assert.ok(p.run.mainThreadCpuSeconds < t.waitMainCpuSeconds + t.stepMainCpuSeconds, `${p.run.mainThreadCpuSeconds} vs ${JSON.stringify(t)}`);
+  });
+
+  it('reads a loop whose pipeline shares the main thread as input-bound by the share of its time that is not the trainer’s own step', async () => {
+    const report = path.join(os.tmpdir(), `plumber-train-truth-${process.pid}.json`);
+    rmSync(report, { force: true });
+    try {
+      // Equal spins on both sides, one thread: half the loop's time is the input's, by the script's clock.
+      const p = await profileTraining({ TRAIN_PIPE_ROUNDS: 1_500_000, TRAIN_STEP_ROUNDS: 1_500_000, TRAIN_REPORT: report }, { seconds: 1.5 });
+      assert.equal(p.error, undefined, p.error?.message);
+      const took = JSON.parse(readFileSync(report, 'utf8')) as { ownMs: number; cycleMs: number };
+      const truth = 1 - took.ownMs / took.cycleMs;
+      const t = p.trainer!;
+      // The prefetch runs part of the input's work after an element is handed over: in the steps' clock.
+      assert.ok(t.pipelineStepSeconds > 0, JSON.stringify(t));
+      const f = trainerFigures(p)!;
+      assert.ok(Math.abs(f.inputBound - truth) <= 0.08, `input-bound ${f.inputBound.toFixed(3)} (waits alone ${(t.waitSeconds / t.seconds).toFixed(3)}), true ${truth.toFixed(3)}`);
+    } finally {
+      rmSync(report, { force: true });
+    }
   });
 
   it('ends an endless training script when the budget is spent, leaving no process behind', async () => {
