@@ -13,7 +13,8 @@
  * Prints per reader `{"bench":"formats","reader":…,"mbPerSec":…,"rowsPerSec":…,"handMbPerSec":…,
  * "parallelMbPerSec":…,"cpuBound":…}` (MB of stored, compressed shards per second), with the
  * ratios' medians and spreads and `parallelCpu`: the parallel read's CPU per pass (all threads) ÷
- * one thread's, which a busy machine leaves as it is. Goals: one thread ≥ 0.9 × hand; with the
+ * one thread's, which a busy machine leaves as it is; `oneThreadCores`, `parallelMainShare` and
+ * `parallelCeiling`: the most the parallel read can gain on these cores by the CPU measured (see ceilingOf). Goals: one thread ≥ 0.9 × hand; with the
  * planned parallelism ≥ 1.6 × one thread on 2 cores where CPU-bound.
  * Full runs write their section of bench/RESULTS.md. Exits 1 when a read fails.
  */
@@ -59,6 +60,17 @@ export interface FormatsLine {
    */
   parallelCpu: number;
   parallelCpuSpread: [number, number];
+  /**
+   * Cores one thread's read keeps busy at full speed: its CPU per pass, every thread (zlib's pool,
+   * the GC's helpers), ÷ its main thread's, which bounds it (median of the rounds; null where no
+   * clock sees one thread). On C cores the parallel read can be at most C ÷ this ÷ parallelCpu as
+   * fast, and at most as fast as its own main thread allows: `parallelCeiling`.
+   */
+  oneThreadCores: number | null;
+  /** The main thread's share of the parallel read's CPU per pass (median). */
+  parallelMainShare: number | null;
+  /** The most the parallel read can gain over one thread on these cores, from the CPU measured: min(C × main₁ ÷ all∥, main₁ ÷ main∥). */
+  parallelCeiling: number | null;
   parallelism: number;
   placement: 'main' | 'worker';
   shards: number;
@@ -92,6 +104,8 @@ interface Measured {
   rows: number;
   seconds: number;
   cpuSeconds: number;
+  /** The main thread's own CPU over the same passes (absent where no clock sees one thread). */
+  mainCpuSeconds?: number;
   counters?: { ioWaitSeconds: number; decompressSeconds: number; parseSeconds: number };
 }
 
@@ -127,11 +141,13 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
     `${r.name}: ${cpuBound ? 'CPU-bound' : 'not CPU-bound'} (one thread: ${c.ioWaitSeconds.toFixed(2)} s waiting for bytes, ${c.decompressSeconds.toFixed(2)} s decompressing, ${c.parseSeconds.toFixed(2)} s parsing); parallel: ${parallelism} shards at once, placement ${placement}`,
   );
   const passesPerSecond = (m: Measured) => m.rows / data.rows / m.seconds;
-  /** CPU seconds per pass of each mode, round by round. */
+  /** CPU seconds per pass of each mode, round by round: every thread's, and the main thread's. */
   const cpu: Record<'plumber' | 'hand' | 'parallel', number[]> = { plumber: [], hand: [], parallel: [] };
+  const mainCpu: Record<'plumber' | 'hand' | 'parallel', number[]> = { plumber: [], hand: [], parallel: [] };
   const measure = (mode: 'plumber' | 'hand' | 'parallel') => async (): Promise<number> => {
     const m = await read(r.name, mode, seconds, data.shards, parallelism, placement);
     cpu[mode].push(m.cpuSeconds / (m.rows / data.rows));
+    if (m.mainCpuSeconds !== undefined) mainCpu[mode].push(m.mainCpuSeconds / (m.rows / data.rows));
     return passesPerSecond(m) * mb;
   };
   const rates = await alternate(
@@ -146,6 +162,7 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
   const vsHand = ratios(rates.plumber, rates.hand);
   const speedup = ratios(rates.parallel, rates.plumber);
   const cpuRatio = ratios(cpu.parallel, cpu.plumber);
+  const ceiling = ceilingOf(cores, cpu, mainCpu);
   return {
     bench: 'formats',
     reader: r.name,
@@ -160,6 +177,7 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
     parallelSpeedupSpread: spread(speedup),
     parallelCpu: median(cpuRatio),
     parallelCpuSpread: spread(cpuRatio),
+    ...ceiling,
     parallelism,
     placement,
     shards: data.shards.length,
@@ -168,18 +186,43 @@ async function benchOne(r: ReaderBench, args: Args, dir: string): Promise<Format
   };
 }
 
+/**
+ * The parallel read's ceiling over one thread on `cores`, from the CPU per pass measured (medians):
+ * one thread runs as fast as its main thread allows (main₁ per pass) while keeping `oneThreadCores`
+ * busy; the parallel read needs all∥ CPU per pass across its threads, at most `cores` of it at
+ * once, and main∥ of it on its main thread, one core at most. Null where the main thread's CPU was
+ * not measured.
+ */
+export function ceilingOf(cores: number, cpu: Record<'plumber' | 'parallel', number[]>, mainCpu: Record<'plumber' | 'parallel', number[]>): Pick<FormatsLine, 'oneThreadCores' | 'parallelMainShare' | 'parallelCeiling'> {
+  if (mainCpu.plumber.length === 0 || mainCpu.parallel.length === 0) return { oneThreadCores: null, parallelMainShare: null, parallelCeiling: null };
+  const main1 = median(mainCpu.plumber);
+  const mainP = median(mainCpu.parallel);
+  const allP = median(cpu.parallel);
+  return {
+    oneThreadCores: median(cpu.plumber) / main1,
+    parallelMainShare: mainP / allP,
+    parallelCeiling: Math.min((cores * main1) / allP, main1 / mainP),
+  };
+}
+
 /** The goal checks of one line: met or not, in words. */
 export function goalsOf(l: FormatsLine, cores: number): Array<{ goal: string; met: boolean }> {
   const out = [{ goal: `${l.reader}: one thread ÷ hand ≥ ${GOAL_ONE_THREAD}: ${l.vsHand.toFixed(2)}× (${l.vsHandSpread.map((x) => x.toFixed(2)).join('–')})`, met: l.vsHand >= GOAL_ONE_THREAD }];
   if (l.cpuBound && cores >= 2)
     out.push({
-      goal: `${l.reader}: planned parallelism ÷ one thread ≥ ${GOAL_PARALLEL}: ${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')}); its CPU per pass ÷ one thread's ${l.parallelCpu.toFixed(2)} (${l.parallelCpuSpread.map((x) => x.toFixed(2)).join('–')})`,
+      goal: `${l.reader}: planned parallelism ÷ one thread ≥ ${GOAL_PARALLEL}: ${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')}); its CPU per pass ÷ one thread's ${l.parallelCpu.toFixed(2)} (${l.parallelCpuSpread.map((x) => x.toFixed(2)).join('–')})${ceilingWords(l, cores)}`,
       met: l.parallelSpeedup >= GOAL_PARALLEL,
     });
   return out;
 }
 
 const f2 = (x: number): number => Math.round(x * 100) / 100;
+
+/** The measured ceiling in words, when it was measured. */
+function ceilingWords(l: FormatsLine, cores: number): string {
+  if (l.parallelCeiling === null || l.oneThreadCores === null || l.parallelMainShare === null) return '';
+  return `; one thread keeps ${l.oneThreadCores.toFixed(2)} cores busy and the parallel read's main thread does ${Math.round(l.parallelMainShare * 100)}% of its CPU, so ${cores} cores allow at most ${l.parallelCeiling.toFixed(2)}×`;
+}
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
@@ -220,6 +263,8 @@ async function main(): Promise<void> {
         'parallel MB/s': l.parallelMbPerSec,
         'parallel ÷ one thread': `${l.parallelSpeedup.toFixed(2)}× (${l.parallelSpeedupSpread.map((x) => x.toFixed(2)).join('–')})`,
         'CPU, parallel ÷ one thread': `${l.parallelCpu.toFixed(2)} (${l.parallelCpuSpread.map((x) => x.toFixed(2)).join('–')})`,
+        "one thread's cores": l.oneThreadCores === null ? '–' : l.oneThreadCores.toFixed(2),
+        'ceiling ÷ one thread': l.parallelCeiling === null ? '–' : `${l.parallelCeiling.toFixed(2)}×`,
         'CPU-bound': l.cpuBound ? 'yes' : 'no',
         planned: `${l.parallelism} shards, ${l.placement}`,
         'MB stored': l.mb,
@@ -242,6 +287,9 @@ function spreads(l: FormatsLine): Record<string, unknown> {
     parallelSpeedupSpread: l.parallelSpeedupSpread.map(f2),
     parallelCpu: f2(l.parallelCpu),
     parallelCpuSpread: l.parallelCpuSpread.map(f2),
+    oneThreadCores: l.oneThreadCores === null ? null : f2(l.oneThreadCores),
+    parallelMainShare: l.parallelMainShare === null ? null : f2(l.parallelMainShare),
+    parallelCeiling: l.parallelCeiling === null ? null : f2(l.parallelCeiling),
     parallelism: l.parallelism,
     placement: l.placement,
     rounds: l.rounds,

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { crc32c, crc32cTable, maskCrc } from '../../../src/data/internal/readers/crc32c';
 import { Rng } from '../../../src/data/internal/rng';
 import { FormatError } from '../../../src/data/internal/readers/format';
-import { tfRecordFormat } from '../../../src/data/internal/readers/tfrecord';
+import { tfRecordFormat, type TfRecordFormatOptions } from '../../../src/data/internal/readers/tfrecord';
+import { tfRecordPackedFormat, unpackRecords, type PackedChunk } from '../../../src/data/internal/readers/records-packed';
+import type { StreamFormat } from '../../../src/data/internal/readers/format';
+import { deserialize, serialize } from 'node:v8';
 import { TfRecordWriter, writeTfRecord } from 'plumber-data';
 import { chunks, hex, parseAll, python } from './records-helpers';
 
@@ -24,6 +27,31 @@ async function rejectsWith(promise: Promise<unknown>, location: string, position
     return true;
   });
 }
+
+/**
+ * The raw-record format as a worker thread runs it (records packed per chunk), each packed chunk
+ * cloned as a message is and rebuilt as the reader's thread does, a few records at a time.
+ */
+function crossedFormat(options: TfRecordFormatOptions = {}): StreamFormat<Uint8Array> {
+  const inner = tfRecordPackedFormat({ ...options, decode: 'bytes' });
+  return {
+    kind: 'tfrecord',
+    streamed: true,
+    async *parse(bytes, shard, clock) {
+      for await (const packed of inner.parse(bytes, shard, clock))
+        for (const p of packed) {
+          const u = unpackRecords(deserialize(serialize(p)) as PackedChunk);
+          for (let s = 0; s < u.count; s += 3) yield u.take(s, Math.min(u.count, s + 3)) as Uint8Array[];
+        }
+    },
+  };
+}
+
+/** Framing is the same on the reader's thread and packed in a worker: every framing test runs on both. */
+const FORMATS: Array<{ label: string; make: (options?: TfRecordFormatOptions) => StreamFormat<Uint8Array> }> = [
+  { label: "on the reader's thread", make: (o) => tfRecordFormat({ ...o, decode: 'bytes' }) },
+  { label: 'packed in a worker thread and rebuilt', make: crossedFormat },
+];
 
 describe('records: TFRecord framing', () => {
   let dir: string;
@@ -53,59 +81,62 @@ describe('records: TFRecord framing', () => {
     }
   });
 
-  it('reads every record Python wrote, from a real 64 KB file stream', async () => {
-    const got = await parseAll(tfRecordFormat(), createReadStream(file, { highWaterMark: 1 << 16 }), file);
-    assert.equal(got.length, expected.length);
-    assert.deepEqual(got.map(hex), expected);
-  });
+  for (const { label, make } of FORMATS)
+    describe(label, () => {
+      it('reads every record Python wrote, from a real 64 KB file stream', async () => {
+        const got = await parseAll(make(), createReadStream(file, { highWaterMark: 1 << 16 }), file);
+        assert.equal(got.length, expected.length);
+        assert.deepEqual(got.map(hex), expected);
+      });
 
-  it('reads the same records when the bytes arrive one at a time (records of 0 to 70,000 bytes)', async () => {
-    const first = 10; // lengths 0, 1, 11, 12, 13, 100, 70000, 65536, 3 and one more
-    const got = await parseAll(tfRecordFormat(), chunks(readFileSync(file).subarray(0, offsetOf(expected, first + 1)), 1), file);
-    assert.deepEqual(got.map(hex), expected.slice(0, first));
-  });
+      it('reads the same records when the bytes arrive one at a time (records of 0 to 70,000 bytes)', async () => {
+        const first = 10; // lengths 0, 1, 11, 12, 13, 100, 70000, 65536, 3 and one more
+        const got = await parseAll(make(), chunks(readFileSync(file).subarray(0, offsetOf(expected, first + 1)), 1), file);
+        assert.deepEqual(got.map(hex), expected.slice(0, first));
+      });
 
-  for (const size of [7, 12, 16, { seed: 3, max: 100 }, { seed: 4, max: 70000 }]) {
-    it(`reads the same records when the bytes arrive in chunks of ${JSON.stringify(size)}`, async () => {
-      const got = await parseAll(tfRecordFormat(), chunks(readFileSync(file), size), file);
-      assert.deepEqual(got.map(hex), expected);
+      for (const size of [7, 12, 16, { seed: 3, max: 100 }, { seed: 4, max: 70000 }]) {
+        it(`reads the same records when the bytes arrive in chunks of ${JSON.stringify(size)}`, async () => {
+          const got = await parseAll(make(), chunks(readFileSync(file), size), file);
+          assert.deepEqual(got.map(hex), expected);
+        });
+      }
+
+      it('names the file, record and byte offset of a record whose data CRC does not match', async () => {
+        const bytes = readFileSync(file);
+        const at = offsetOf(expected, 4) + 12 + 5; // a byte inside record 4's data
+        bytes[at] ^= 0x40;
+        await rejectsWith(parseAll(make(), chunks(bytes, 1 << 16), file), file, `record 4 at byte ${offsetOf(expected, 4).toLocaleString('en-US')}`, /corrupt data/);
+        // Without verification the altered record comes through, and no record is lost.
+        const unverified = await parseAll(make({ verify: false }), chunks(bytes, 1 << 16), file);
+        assert.equal(unverified.length, expected.length);
+        assert.notEqual(hex(unverified[3]), expected[3]);
+      });
+
+      it('names the record and offset of a corrupt length, read in one chunk or byte by byte', async () => {
+        const bytes = readFileSync(file);
+        const at = offsetOf(expected, 7); // record 7 is the 70,000-byte one
+        bytes[at + 1] ^= 0x01;
+        const position = `record 7 at byte ${at.toLocaleString('en-US')}`;
+        await rejectsWith(parseAll(make(), chunks(bytes, bytes.length), file), file, position, /corrupt length/);
+        await rejectsWith(parseAll(make(), chunks(bytes, 1), file), file, position, /corrupt length/);
+      });
+
+      it('fails on a file cut inside a record, never yielding fewer records in silence', async () => {
+        const bytes = readFileSync(file);
+        const last = expected.length;
+        for (const cut of [offsetOf(expected, last) + 3, offsetOf(expected, last) + 14, bytes.length - 1]) {
+          await rejectsWith(parseAll(make(), chunks(bytes.subarray(0, cut), 4096), file), file, `record ${last} at byte ${offsetOf(expected, last).toLocaleString('en-US')}`, /truncated record/);
+        }
+      });
+
+      it('rejects bytes that are not TFRecord at the first record', async () => {
+        await rejectsWith(parseAll(make(), chunks(Buffer.from('id,name\n1,cat\n2,dog\n'), 64), 'a.csv'), 'a.csv', 'record 1 at byte 0', /corrupt length/);
+        // Unverified, the length itself gives such bytes away (or the shard ends inside the "record").
+        await rejectsWith(parseAll(make({ verify: false }), chunks(Buffer.from('id,name\n1,cat\n2,dog\n'), 5), 'a.csv'), 'a.csv', 'record 1 at byte 0', /is not a TFRecord frame/);
+        await rejectsWith(parseAll(make({ verify: false }), chunks(Buffer.from('id\0\0\0\0\0\0\0\0\0\0\0\0\0'), 5), 'b.csv'), 'b.csv', 'record 1 at byte 0', /truncated record/);
+      });
     });
-  }
-
-  it('names the file, record and byte offset of a record whose data CRC does not match', async () => {
-    const bytes = readFileSync(file);
-    const at = offsetOf(expected, 4) + 12 + 5; // a byte inside record 4's data
-    bytes[at] ^= 0x40;
-    await rejectsWith(parseAll(tfRecordFormat(), chunks(bytes, 1 << 16), file), file, `record 4 at byte ${offsetOf(expected, 4).toLocaleString('en-US')}`, /corrupt data/);
-    // Without verification the altered record comes through, and no record is lost.
-    const unverified = await parseAll(tfRecordFormat({ verify: false }), chunks(bytes, 1 << 16), file);
-    assert.equal(unverified.length, expected.length);
-    assert.notEqual(hex(unverified[3]), expected[3]);
-  });
-
-  it('names the record and offset of a corrupt length, read in one chunk or byte by byte', async () => {
-    const bytes = readFileSync(file);
-    const at = offsetOf(expected, 7); // record 7 is the 70,000-byte one
-    bytes[at + 1] ^= 0x01;
-    const position = `record 7 at byte ${at.toLocaleString('en-US')}`;
-    await rejectsWith(parseAll(tfRecordFormat(), chunks(bytes, bytes.length), file), file, position, /corrupt length/);
-    await rejectsWith(parseAll(tfRecordFormat(), chunks(bytes, 1), file), file, position, /corrupt length/);
-  });
-
-  it('fails on a file cut inside a record, never yielding fewer records in silence', async () => {
-    const bytes = readFileSync(file);
-    const last = expected.length;
-    for (const cut of [offsetOf(expected, last) + 3, offsetOf(expected, last) + 14, bytes.length - 1]) {
-      await rejectsWith(parseAll(tfRecordFormat(), chunks(bytes.subarray(0, cut), 4096), file), file, `record ${last} at byte ${offsetOf(expected, last).toLocaleString('en-US')}`, /truncated record/);
-    }
-  });
-
-  it('rejects bytes that are not TFRecord at the first record', async () => {
-    await rejectsWith(parseAll(tfRecordFormat(), chunks(Buffer.from('id,name\n1,cat\n2,dog\n'), 64), 'a.csv'), 'a.csv', 'record 1 at byte 0', /corrupt length/);
-    // Unverified, the length itself gives such bytes away (or the shard ends inside the "record").
-    await rejectsWith(parseAll(tfRecordFormat({ verify: false }), chunks(Buffer.from('id,name\n1,cat\n2,dog\n'), 5), 'a.csv'), 'a.csv', 'record 1 at byte 0', /is not a TFRecord frame/);
-    await rejectsWith(parseAll(tfRecordFormat({ verify: false }), chunks(Buffer.from('id\0\0\0\0\0\0\0\0\0\0\0\0\0'), 5), 'b.csv'), 'b.csv', 'record 1 at byte 0', /truncated record/);
-  });
 
   it('writes files Python reads back with every CRC verified, plain and gzip', async () => {
     const records = expected.map((h) => Buffer.from(h, 'hex'));

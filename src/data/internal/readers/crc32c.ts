@@ -23,12 +23,12 @@ const TABLE = (() => {
   return t;
 })();
 
-/** CRC-32C in JavaScript (slice-by-8), continuing from `previous`. */
-export function crc32cTable(bytes: Uint8Array, previous = 0): number {
+/** CRC-32C in JavaScript (slice-by-8) of `bytes` from `start` to `end` (not included), continuing from `previous`. */
+export function crc32cTable(bytes: Uint8Array, previous = 0, start = 0, end = bytes.length): number {
   const t = TABLE;
   let crc = ~previous;
-  let i = 0;
-  const n = bytes.length;
+  let i = start;
+  const n = end;
   for (; i + 8 <= n; i += 8) {
     const a = (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)) ^ crc;
     crc = t[1792 + (a & 0xff)] ^ t[1536 + ((a >>> 8) & 0xff)] ^ t[1280 + ((a >>> 16) & 0xff)] ^ t[1024 + (a >>> 24)] ^ t[768 + bytes[i + 4]] ^ t[512 + bytes[i + 5]] ^ t[256 + bytes[i + 6]] ^ t[bytes[i + 7]];
@@ -40,6 +40,14 @@ export function crc32cTable(bytes: Uint8Array, previous = 0): number {
 /** CRC-32C of `bytes`, continuing from `previous` (the CRC of the bytes before them; 0 to start). */
 export function crc32c(bytes: Uint8Array, previous = 0): number {
   return bytes.length < NATIVE_FROM ? crc32cTable(bytes, previous) : nativeCrc32c(bytes, previous) >>> 0;
+}
+
+/**
+ * CRC-32C of `bytes` from `start` to `end` (not included): a short range is summed in place, with
+ * no view made of it (a view is an allocation per record, and TFRecord records are often short).
+ */
+export function crc32cRange(bytes: Uint8Array, start: number, end: number): number {
+  return end - start < NATIVE_FROM ? crc32cTable(bytes, 0, start, end) : nativeCrc32c(bytes.subarray(start, end), 0) >>> 0;
 }
 
 /** TFRecord's masked CRC: rotated right by 15 bits plus a constant, so a CRC of CRCs does not degenerate. */

@@ -9,7 +9,7 @@
  * always. Positions name the record (1 for the first) and the byte offset its frame starts at, in
  * the decompressed stream.
  */
-import { crc32c, maskCrc } from './crc32c';
+import { crc32c, crc32cRange, maskCrc } from './crc32c';
 import { decodeExample, type Example } from './example';
 import { FormatError, type ParseClock, type Shard, type StreamFormat } from './format';
 
@@ -25,6 +25,15 @@ export interface TfRecordFormatOptions {
 /** A record's position for messages: `record 3 at byte 4,096`. */
 function position(record: number, offset: number): string {
   return `record ${record} at byte ${offset.toLocaleString('en-US')}`;
+}
+
+/** The records one chunk completes, as `TfRecordFramer.pushRanges` finds them. */
+export interface RecordRanges {
+  /** Where each record inside the chunk starts and ends (not included), in order. */
+  starts: number[];
+  ends: number[];
+  /** A record begun in earlier chunks and completed in this one (it comes before the ranges), or null. */
+  spanning: Uint8Array | null;
 }
 
 /** Splits a TFRecord byte stream into records, chunk by chunk; `end()` when the stream ends. */
@@ -64,6 +73,35 @@ export class TfRecordFramer {
     }
   }
 
+  /**
+   * As `push`, but the records inside `chunk` are added to `into` as ranges of it (where their data
+   * starts and ends), not as views: a worker copies them out in one go (records-packed.ts). A
+   * record that spans chunks completes at most once per chunk, before any range (a chunk that
+   * starts inside a record finishes it first), and is added as `into.spanning`.
+   */
+  pushRanges(chunk: Uint8Array, into: RecordRanges): void {
+    let at = 0;
+    const n = chunk.length;
+    const spanning: Uint8Array[] = [];
+    while (at < n) {
+      if (this.body === null && this.headerFill === 0) {
+        const whole = this.wholeFrame(chunk, at);
+        if (whole > 0) {
+          into.starts.push(at + HEADER);
+          into.ends.push(whole - FOOTER);
+          this.finish(whole - at);
+          at = whole;
+          continue;
+        }
+      }
+      at = this.partial(chunk, at, spanning);
+      if (spanning.length > 0) {
+        if (into.spanning !== null || into.starts.length > 0) throw new Error('internal: a record spanning chunks completed after another record of the chunk');
+        into.spanning = spanning.pop() as Uint8Array;
+      }
+    }
+  }
+
   /** Throws if the stream ended inside a record. */
   end(): void {
     if (this.body === null && this.headerFill === 0) return;
@@ -83,7 +121,7 @@ export class TfRecordFramer {
     const length = this.length(chunk, at);
     const end = at + HEADER + length + FOOTER;
     if (end > chunk.length) return 0;
-    if (this.verify) this.checkData(chunk.subarray(at + HEADER, end - FOOTER), readU32(chunk, end - FOOTER));
+    if (this.verify) this.checkData(chunk, at + HEADER, end - FOOTER, readU32(chunk, end - FOOTER));
     return end;
   }
 
@@ -114,7 +152,7 @@ export class TfRecordFramer {
     this.footerFill += take;
     if (this.footerFill === FOOTER) {
       const data = this.body;
-      if (this.verify) this.checkData(data, readU32(this.footer, 0));
+      if (this.verify) this.checkData(data, 0, data.length, readU32(this.footer, 0));
       out.push(data);
       this.finish(HEADER + data.length + FOOTER);
     }
@@ -127,7 +165,7 @@ export class TfRecordFramer {
     const hi = readU32(bytes, at + 4);
     if (this.verify) {
       const stored = readU32(bytes, at + 8);
-      const actual = maskCrc(crc32c(bytes.subarray(at, at + 8)));
+      const actual = maskCrc(crc32cRange(bytes, at, at + 8));
       if (stored !== actual) throw this.error(`corrupt length: its masked CRC-32C is ${hex(actual)} but the frame stores ${hex(stored)}.`);
     }
     // 2^32 bytes is past what one Uint8Array holds on most platforms; no real record comes near.
@@ -135,9 +173,10 @@ export class TfRecordFramer {
     return lo;
   }
 
-  private checkData(data: Uint8Array, stored: number): void {
-    const actual = maskCrc(crc32c(data));
-    if (stored !== actual) throw this.error(`corrupt data: the ${data.length}-byte record's masked CRC-32C is ${hex(actual)} but the frame stores ${hex(stored)}.`);
+  /** Checks the CRC of the record in `bytes` from `start` to `end`. */
+  private checkData(bytes: Uint8Array, start: number, end: number, stored: number): void {
+    const actual = maskCrc(crc32cRange(bytes, start, end));
+    if (stored !== actual) throw this.error(`corrupt data: the ${end - start}-byte record's masked CRC-32C is ${hex(actual)} but the frame stores ${hex(stored)}.`);
   }
 
   private finish(frameBytes: number): void {
