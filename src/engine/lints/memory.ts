@@ -29,19 +29,21 @@ export function memoryLints(v: MemoryView): LintFinding[] {
   if (!profile || profile.error || limit === undefined) return [];
   // The upper bound, every buffer full: a buffer its consumer drains in steady running fills when
   // the consumer pauses (an evaluation, a checkpoint), and a crash needs only one such moment.
-  let m;
-  let expected;
-  try {
-    m = projectPeakMemory(profile, {}, undefined, 'full');
-    expected = projectPeakMemory(profile, {});
-  } catch {
-    return [];
-  }
+  // A second projection for the expected peak only when there is a warning to word.
+  const project = (fill?: 'full'): ReturnType<typeof projectPeakMemory> => {
+    try {
+      return projectPeakMemory(profile, {}, undefined, fill);
+    } catch {
+      return undefined;
+    }
+  };
+  const m = project('full');
   if (!m || m.peakBytes <= limit) return [];
   const located = m.parts.map((p) => ({ p, op: v.byProfileId.get(p.opId) })).find((x) => x.op !== undefined);
   if (!located || !located.op) return [];
   const { p, op } = located;
   const what = p.elements !== undefined ? `${p.what} of ${op.label} (${p.elements.toLocaleString('en-US')} elements)` : `${p.what} of ${op.label}`;
+  const expected = project();
   const steady = expected && expected.peakBytes < m.peakBytes ? ` (≈ ${formatBytes(expected.peakBytes)} expected while its consumer keeps up)` : '';
   const message = `Projected peak memory with every buffer full ≈ ${formatBytes(m.peakBytes)}${steady} is past V8's heap limit of ${formatBytes(limit)}: the ${what} holds ≈ ${formatBytes(p.bytes)} once full (projected from element sizes measured in the profiled run). The process would run out of memory: shrink it, or raise --max-old-space-size.`;
   return [{ rule: 'plumber/memory-past-heap-limit', severity: 'warning', message, op, related: [] }];

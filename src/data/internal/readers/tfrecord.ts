@@ -54,28 +54,20 @@ export class TfRecordFramer {
     private readonly verify: boolean,
   ) {}
 
-  /** Appends the records `chunk` completes to `out`. */
+  /** Appends the records `chunk` completes to `out` (those before a bad frame too, before its error). */
   push(chunk: Uint8Array, out: Uint8Array[]): void {
-    let at = 0;
-    const n = chunk.length;
-    while (at < n) {
-      if (this.body === null && this.headerFill === 0) {
-        // The common case: a whole frame inside this chunk is read in place.
-        const whole = this.wholeFrame(chunk, at);
-        if (whole > 0) {
-          out.push(chunk.subarray(at + HEADER, whole - FOOTER));
-          this.finish(whole - at);
-          at = whole;
-          continue;
-        }
-      }
-      at = this.partial(chunk, at, out);
+    const found: RecordRanges = { starts: [], ends: [], spanning: null };
+    try {
+      this.pushRanges(chunk, found);
+    } finally {
+      if (found.spanning !== null) out.push(found.spanning);
+      for (let i = 0; i < found.starts.length; i++) out.push(chunk.subarray(found.starts[i], found.ends[i]));
     }
   }
 
   /**
-   * As `push`, but the records inside `chunk` are added to `into` as ranges of it (where their data
-   * starts and ends), not as views: a worker copies them out in one go (records-packed.ts). A
+   * The records `chunk` completes, added to `into` as ranges of it (where their data starts and
+   * ends), not as views: a worker copies them out in one go (records-packed.ts). A
    * record that spans chunks completes at most once per chunk, before any range (a chunk that
    * starts inside a record finishes it first), and is added as `into.spanning`.
    */
@@ -85,6 +77,7 @@ export class TfRecordFramer {
     const spanning: Uint8Array[] = [];
     while (at < n) {
       if (this.body === null && this.headerFill === 0) {
+        // The common case: a whole frame inside this chunk is read in place.
         const whole = this.wholeFrame(chunk, at);
         if (whole > 0) {
           into.starts.push(at + HEADER);
