@@ -149,10 +149,12 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
 }
 
 /**
- * Tasks a worker map keeps posted per thread (src/data/internal/ops/worker-map.ts: two in the
- * thread, one in the pool's queue). A library rule, not a tuning constant.
+ * Tasks a worker thread holds (src/data/internal/ops/worker-map.ts, piscina's
+ * `concurrentTasksPerWorker`: one running, one waiting beside it). The map keeps a third task per
+ * thread in the pool's queue, but that queue lives on the main thread: a step holding it posts
+ * nothing more. A library rule, not a tuning constant.
  */
-export const WORKER_TASKS_PER_THREAD = 3;
+export const WORKER_TASKS_PER_THREAD = 2;
 
 /**
  * The share of the pipeline's worker-thread work per step that cannot overlap the trainer's step.
@@ -160,7 +162,7 @@ export const WORKER_TASKS_PER_THREAD = 3;
  * task is posted and no result is taken: the pool works only on the tasks already posted when the
  * step began, WORKER_TASKS_PER_THREAD per thread of the elements per task the library settles on
  * (`taskGroup`, from the fn's measured cost). What a root element needs beyond that (a batch of 64
- * elements against 3 tasks of 16) is made while the loop waits. The largest share over the
+ * elements against 2 tasks of 16) is made while the loop waits. The largest share over the
  * pipeline's worker ops (they run one after the other for the same root element); 0 without any.
  */
 export function uncoveredShare(alone: Profile, overrides: Overrides): number {
@@ -295,9 +297,12 @@ export function trainerCandidates(profile: Profile, options: ModelOptions = {}):
     out.push(make(p.overrides, p.changes));
   }
   // The trainer's own lever: the main thread it shares. Every exported sync fn the pipeline runs
-  // there moves to a pool as large as the machine (trimmed below), whether or not the pipeline
-  // alone would gain from it: the trainer gains the main-thread time.
-  const off = offMainThread(profile, machine);
+  // there moves to a pool (trimmed below), whether or not the pipeline alone would gain from it:
+  // the trainer gains the main-thread time. The pool may hold the model's whole worker budget,
+  // twice the cores: while a step holds the main thread, a pool works only on the tasks its threads
+  // already hold, so threads beyond the cores can still shorten the loop's wait (uncoveredShare),
+  // and `trainerRate` charges each busy thread its share of the cores.
+  const off = offMainThread(profile, Math.max(1, options.maxWorkers ?? 2 * machine));
   if (off.changes.length > 0 && !seen.has(JSON.stringify(off.overrides))) {
     seen.add(JSON.stringify(off.overrides));
     out.push(make(off.overrides, off.changes));

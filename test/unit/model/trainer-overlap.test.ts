@@ -1,8 +1,8 @@
 /**
  * The trainer model prices what a training step that holds the main thread does to a worker pool:
  * while the step runs nothing is posted and no result is taken, so the pool works only on the
- * tasks posted before it; a root element's work beyond them (a batch of 64 elements against three
- * tasks of a few) is made while the loop waits. A real profile of examples/train-digits as written
+ * tasks its threads hold (two each); a root element's work beyond them (a batch of 64 elements
+ * against two tasks of a few per thread) is made while the loop waits. A real profile of examples/train-digits as written
  * (tfjs-layers on the pure-JS CPU backend, 2 cores; recorded with the runner) and hand-built ones.
  */
 import * as assert from 'node:assert/strict';
@@ -56,6 +56,20 @@ describe('the trainer in the loop: a step that holds the main thread (model)', (
     const made = plan(p);
     assert.ok(made.trainer?.changed, made.trainer?.summary);
     assert.ok((made.trainer?.workers ?? 0) >= 2, made.trainer?.summary);
+  });
+
+  it('plans a pool beyond the cores when the threads it adds hold more of the batch through a step, and never past twice the cores', () => {
+    const p = digits();
+    const made = plan(p);
+    const cores = p.machine.cores;
+    const workers = made.trainer?.workers ?? 0;
+    assert.ok(workers > cores, `${workers} worker threads on ${cores} cores: ${made.trainer?.summary}`);
+    assert.ok(workers <= 2 * cores, made.trainer?.summary);
+    // The pool it chose leaves less of the batch to the wait than a pool of one thread per core.
+    const alone = { ...p, trainer: undefined };
+    assert.ok(uncoveredShare(alone, pool(p, workers)) < uncoveredShare(alone, pool(p, cores)));
+    // Asked for at most `cores` threads per pool, it keeps to them.
+    assert.ok((plan(p, { maxWorkers: cores }).trainer?.workers ?? 0) <= cores);
   });
 
   it('changes nothing for a loop whose root element is one element (the posted tasks cover it)', () => {
