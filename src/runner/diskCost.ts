@@ -49,9 +49,10 @@ function record(v: unknown): Buffer {
  * temporary file, writes a header and its first record (`startSeconds`); a later pass looks for
  * the file, opens it and reads and decodes its first record (`openSeconds`). At the scale of a
  * first batch (milliseconds) these and the cache's cold code are what it waits for, beyond the
- * per-element costs `diskCacheCost` times warm. The library looks for stale files and creates its
- * temporary file beside the first elements' work, so a first pass waits for less than
- * `startSeconds` where upstream work hides them: counted whole, the safe side. Call it before `diskCacheCost`, whose rounds warm
+ * per-element costs `diskCacheCost` times warm. The library looks for stale files, creates its
+ * temporary file and writes each chunk's records beside the next elements' work (write-behind),
+ * so a first pass waits for less than `startSeconds` where upstream work hides them: counted
+ * whole, the safe side. Call it before `diskCacheCost`, whose rounds warm
  * the same code. Undefined when the file cannot be written.
  */
 export async function diskCacheStartCost(value: unknown): Promise<{ startSeconds: number; openSeconds: number } | undefined> {

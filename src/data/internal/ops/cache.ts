@@ -347,6 +347,8 @@ class DiskWriter<T> implements Chunks<T> {
   private opening: Promise<FileHandle> | null = null;
   private readonly tmp: string;
   private closed = false;
+  /** The last chunk's write, still going (see `step`). */
+  private writing: Promise<void> | null = null;
   /** Elements written, and bytes (the header's included). */
   private count = 0;
   private bytes = HEADER_BYTES;
@@ -413,8 +415,17 @@ class DiskWriter<T> implements Chunks<T> {
     }
     const chunk = await pull(this.up, hint, this.upC, this.s);
     if (this.closed) return null;
-    this.fh ??= await this.opening;
+    // A chunk goes downstream while it is written (write-behind): its write, and the temp file's
+    // creation before the first, run beside the next chunk's work instead of ahead of the
+    // consumer. The previous write ends (and its error surfaces) before the next is issued, so
+    // at most one chunk's bytes wait for the disk, and the file is complete before it is renamed.
+    if (this.writing !== null) {
+      const w = this.writing;
+      this.writing = null;
+      await w;
+    }
     if (chunk === null) {
+      this.fh ??= await this.opening;
       await this.finish(this.fh);
       this.closed = true;
       return null;
@@ -445,12 +456,20 @@ class DiskWriter<T> implements Chunks<T> {
     // Every write says where it goes: the header is written at 0 last, and a positional write
     // does not move the file's offset.
     const data = Buffer.concat(parts);
+    this.writing = this.write(data, at);
+    // Awaited by the next step or by `return`: not an unhandled rejection in between.
+    this.writing.catch(() => undefined);
+    return chunk;
+  }
+
+  /** Writes one chunk's records at `at`, once the temp file is open; a failure names the cache file. */
+  private async write(data: Buffer, at: number): Promise<void> {
+    this.fh ??= await (this.opening as Promise<FileHandle>);
     try {
       await this.fh.write(data, 0, data.length, at);
     } catch (e) {
       throw ioFailed(this.op, this.path, 'write', e);
     }
-    return chunk;
   }
 
   private header(): Buffer {
@@ -484,7 +503,10 @@ class DiskWriter<T> implements Chunks<T> {
     try {
       await this.up.return();
     } finally {
-      // A temp file still being created is waited for, so that it is closed and removed too.
+      // A write still going, and a temp file still being created, are waited for, so that the
+      // file is closed and removed after them.
+      await this.writing?.catch(() => undefined);
+      this.writing = null;
       const opened = this.fh === null && this.opening !== null ? await this.opening.catch(() => null) : null;
       const fh = this.fh ?? opened;
       this.fh = null;
