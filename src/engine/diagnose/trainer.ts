@@ -7,7 +7,8 @@
  * thread more and one fewer, each beside a run as written (alternating, as every verification
  * run), and moves to a neighbour only when it measured reliably faster than the pool it replaces
  * (`sideFaster`: beyond the spread and by MIN_RELATIVE_GAIN), climbing on while it keeps winning
- * and the budget has room. No rule for any pipeline: the same noise rules as the rest of
+ * and the budget has room. A neighbour that measured faster but within the noise is measured again
+ * beside the pool it would replace (UNDECIDED_ROUNDS), budget permitting, before it is judged. No rule for any pipeline: the same noise rules as the rest of
  * verification decide, on what the runs measured.
  */
 import type { PlanChange } from '../../shared/analysis';
@@ -54,6 +55,13 @@ export function withThreads(changes: readonly PlanChange[], pool: Pool, threads:
   });
 }
 
+/**
+ * Extra rounds, at most, of a neighbour and the configuration it must beat when it measured faster
+ * but not beyond the noise. Each adds two runs, and only while the budget has room; more looks
+ * at the same question would make a gain of noise likelier to pass.
+ */
+const UNDECIDED_ROUNDS = 2;
+
 /** Largest pool tried: the model's own budget of worker threads (twice the machine's cores). */
 function maxThreads(trials: Trials): number {
   return 2 * Math.max(1, trials.first.machine.cores);
@@ -91,8 +99,22 @@ export async function tryPoolNeighbours(trials: Trials, kept: Config | undefined
         if (trials.cancelled) return 'cancelled';
       }
       // A pool verification did not keep is no bar: beating as written is enough to replace it.
-      const beatsCurrent = best === undefined || sideFaster(c, current);
-      if (!beatsCurrent || !sideFaster(c, trials.asWritten)) break;
+      const bar = best === undefined ? trials.asWritten : current;
+      const wins = (): boolean => sideFaster(c, bar) && sideFaster(c, trials.asWritten);
+      // Undecided (faster than the bar as measured, not beyond the noise): a thread's worth of
+      // gain is small beside one run's spread, so while the budget has room both sides run
+      // again, the bar first, each neighbour beside it, and the same rule decides on all the runs.
+      for (let r = 0; r < UNDECIDED_ROUNDS && !wins() && compareSides(c, bar).speedup > 1 && trials.budget.room(2); r++) {
+        if (!(await trials.measure(bar, `${trials.name(bar)} (again, beside ${k} worker thread${k === 1 ? '' : 's'})`))) {
+          if (trials.cancelled) return 'cancelled';
+          break;
+        }
+        if (!(await trials.measure(c, `${trials.name(current)} with ${k} worker thread${k === 1 ? '' : 's'} (again)`, bar))) {
+          if (trials.cancelled) return 'cancelled';
+          break;
+        }
+      }
+      if (!wins()) break;
       c.changes = measuredReasons(c, current, pool.index, threads, k);
       best = c;
       current = c;

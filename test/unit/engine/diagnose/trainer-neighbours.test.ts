@@ -20,7 +20,7 @@ function threadsOf(o: Overrides): number {
 
 /**
  * A runner whose first call returns `first` and every later one `first` measured at `gain(threads)`
- * × its rate, five windows spread ±`noise`; `runs` records each run's pool size and purpose.
+ * × its rate, five windows spread ±`noise` (in an order that turns from run to run); `runs` records each run's pool size and purpose.
  */
 function byThreads(first: Profile, gain: (threads: number) => number, noise = 0.02) {
   const runs: Array<{ threads: number; purpose: RunPurpose }> = [];
@@ -30,7 +30,9 @@ function byThreads(first: Profile, gain: (threads: number) => number, noise = 0.
     const rate = (first.run.elements / first.run.seconds) * gain(threadsOf(overrides));
     const p = structuredClone(first);
     p.run.overrides = overrides;
-    p.run.windowSlices = [-2, -1, 0, 1, 2].map((k) => ({ elements: rate * (1 + (k * noise) / 2), seconds: 1 }));
+    // The windows' order turns with each run, so runs of two configurations differ window by window.
+    const turn = runs.length % 5;
+    p.run.windowSlices = [-2, -1, 0, 1, 2].map((_, i, ks) => ({ elements: rate * (1 + (ks[(i + turn) % 5]! * noise) / 2), seconds: 1 }));
     p.run.seconds = 1;
     p.run.elements = rate;
     return p;
@@ -91,6 +93,20 @@ describe('diagnose: a training loop’s pool verified over its neighbours', () =
     assert.equal(keptThreads(d), picked);
     const tried = new Set(s.runs.map((r) => r.threads));
     assert.ok(tried.has(picked + 1) && tried.has(picked - 1), `both neighbours measured: ${[...tried].join(', ')}`);
+  });
+
+  it('measures an undecided neighbour again beside the pool it would replace, and moves when the runs together decide', async () => {
+    const { first, picked } = scenario();
+    // One thread more gains 6%: within one run's spread here, beyond the spread of three.
+    const s = byThreads(first, (k) => (k === 0 ? 1 : k === picked ? 1.5 : k === picked + 1 ? 1.59 : 1.5), 0.05);
+    const d = await diagnose({ run: s.run, passes: 1, userOverrides: {}, budgetSeconds: 1e9 });
+    const verify = s.runs.filter((r) => r.purpose === 'verify').map((r) => r.threads);
+    assert.equal(keptThreads(d), picked + 1, `verify runs: ${verify.join(' ')}`);
+    const firstTry = verify.indexOf(picked + 1);
+    const after = verify.slice(firstTry + 1);
+    // After the neighbour's first run (and its run as written), the pool and the neighbour run again, in turn.
+    assert.ok(after.filter((t) => t === picked).length >= 1 && after.filter((t) => t === picked + 1).length >= 1, `verify runs: ${verify.join(' ')}`);
+    assert.ok(after.indexOf(picked) < after.indexOf(picked + 1), `the pool runs before the neighbour again: ${verify.join(' ')}`);
   });
 
   it('moves to a smaller pool that measured reliably faster (threads that starve the trainer)', async () => {
