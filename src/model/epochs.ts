@@ -175,7 +175,8 @@ function fillParts(m: Measured, cfg: Config, o: TimeOptions): { parts: Part[]; b
   const ev = evaluate(m, first, o.cores);
   const parts: Part[] = [];
   // A disk cache's file is looked for before its first element passes; its creation and first
-  // write run beside the first elements' work (the runner's `startSeconds` counts them whole: the safe side).
+  // write run beside the first elements' work (the runner's `startSeconds` counts them whole: the
+  // safe side).
   for (const s of starts) if (s.start > 0) parts.push({ what: 'cache fill', opId: s.opId, seconds: s.start });
   const behind = new Map<string, OpProfile | undefined>();
   const buffer = new Map<string, number>();

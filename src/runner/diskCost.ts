@@ -52,8 +52,8 @@ function record(v: unknown): Buffer {
  * per-element costs `diskCacheCost` times warm. The library looks for stale files, creates its
  * temporary file and writes each chunk's records beside the next elements' work (write-behind),
  * so a first pass waits for less than `startSeconds` where upstream work hides them: counted
- * whole, the safe side. Call it before `diskCacheCost`, whose rounds warm
- * the same code. Undefined when the file cannot be written.
+ * whole, the safe side. Call it before `diskCacheCost`, whose rounds warm the same code. Undefined
+ * when the file cannot be written.
  */
 export async function diskCacheStartCost(value: unknown): Promise<{ startSeconds: number; openSeconds: number } | undefined> {
   let dir: string | undefined;

@@ -7,9 +7,10 @@
  * thread more and one fewer, each beside a run as written (alternating, as every verification
  * run), and moves to a neighbour only when it measured reliably faster than the pool it replaces
  * (`sideFaster`: beyond the spread and by MIN_RELATIVE_GAIN), climbing on while it keeps winning
- * and the budget has room. A neighbour that measured faster but within the noise is measured again
- * beside the pool it would replace (UNDECIDED_ROUNDS), budget permitting, before it is judged. No rule for any pipeline: the same noise rules as the rest of
- * verification decide, on what the runs measured.
+ * and the budget has room. A neighbour that measured faster but within the noise is measured
+ * again beside the pool it would replace (UNDECIDED_ROUNDS), budget permitting, before it is
+ * judged. No rule for any pipeline: the same noise rules as the rest of verification decide, on
+ * what the runs measured.
  */
 import type { PlanChange } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
