@@ -265,7 +265,7 @@ function offMainThread(profile: Profile, threads: number): { overrides: Override
       opId: op.id,
       to: 'worker',
       parallelism: threads,
-      reason: `${op.fnName ?? op.kind} runs on the main thread the trainer needs (${Math.round(share * 100)}% of the loop's time); in ${threads} worker thread${threads === 1 ? '' : 's'} it runs beside the trainer's steps.`,
+      reason: `${op.fnName ?? op.kind} runs on the main thread the trainer needs (${Math.round(share * 100)}% of the loop's time); in ${threads} worker thread${threads === 1 ? '' : 's'} it runs beside the trainer's steps (while a step holds the main thread, each thread works only through the ${WORKER_TASKS_PER_THREAD} tasks it holds, so a pool may outnumber the cores).`,
     });
   }
   return { overrides, changes };
