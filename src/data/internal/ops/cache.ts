@@ -419,11 +419,9 @@ class DiskWriter<T> implements Chunks<T> {
     // creation before the first, run beside the next chunk's work instead of ahead of the
     // consumer. The previous write ends (and its error surfaces) before the next is issued, so
     // at most one chunk's bytes wait for the disk, and the file is complete before it is renamed.
-    if (this.writing !== null) {
-      const w = this.writing;
-      this.writing = null;
-      await w;
-    }
+    const writing = this.writing;
+    this.writing = null;
+    await writing;
     if (chunk === null) {
       this.fh ??= await this.opening;
       await this.finish(this.fh);
@@ -455,8 +453,7 @@ class DiskWriter<T> implements Chunks<T> {
     }
     // Every write says where it goes: the header is written at 0 last, and a positional write
     // does not move the file's offset.
-    const data = Buffer.concat(parts);
-    this.writing = this.write(data, at);
+    this.writing = this.write(Buffer.concat(parts), at);
     // Awaited by the next step or by `return`: not an unhandled rejection in between.
     this.writing.catch(() => undefined);
     return chunk;
