@@ -193,7 +193,11 @@ function waitsOf(op: OpProfile): { isAsync: boolean; asyncCalls: number; latency
     asyncCalls: c.asyncCalls,
     latency: c.asyncCalls > 0 ? c.asyncLatencySeconds / c.asyncCalls : 0,
   };
-  const inferred = op.inputs.length === 0 && c.asyncCalls === 0 && (op.kind === 'from' || op.kind === 'lines') && c.produced > 0 ? Math.max(0, c.waitSeconds - c.selfSeconds) : 0;
+  // An array source (its length is its cardinality) awaits nothing of its own: its consumer's wait
+  // on it is the event loop's other work (the library yields a turn now and then, and a training
+  // step holding the thread delays that turn by the whole step), not a latency of the source.
+  const array = op.kind === 'from' && typeof op.cardinality === 'number';
+  const inferred = op.inputs.length === 0 && c.asyncCalls === 0 && !array && (op.kind === 'from' || op.kind === 'lines') && c.produced > 0 ? Math.max(0, c.waitSeconds - c.selfSeconds) : 0;
   if (inferred > 0 && inferred / c.produced >= C.minInferredLatencySeconds) return { isAsync: true, asyncCalls: c.produced, latency: inferred / c.produced };
   return counted;
 }

@@ -245,6 +245,15 @@ describe('model: analyze', () => {
     assert.match(a.bottleneck.reason, /in series/);
   });
 
+  it('reads no latency into an array source: its consumer waited on the event loop, not on it', () => {
+    // The same waits on an array (its length known): the library yields a turn now and then, which
+    // another holder of the thread (a training step) delays, but the array itself awaits nothing.
+    const a = analyze(new ProfileBuilder().op({ kind: 'from', wait: 5e-3, cardinality: 10_000 }).map('decode', { self: 5e-3 }).build({ rootElements: 500, rate: 98 }));
+    assert.notEqual(a.bottleneck.resource, 'sequential-op');
+    assert.ok(!a.bounds.some((b) => b.opId === a.ops[0]?.opId && Number.isFinite(b.rate)), JSON.stringify(a.bounds));
+    near(a.bound, 200);
+  });
+
   it('says a series bound waits when its operator spends most of its time waiting, and works when it does not', () => {
     // A source that keeps its consumer waiting 8 ms ahead of 2 ms of decode: the elements pass
     // through in series, and the time that binds is mostly the source's wait.
