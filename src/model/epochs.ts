@@ -311,7 +311,8 @@ function firstBatchWords(m: Measured, parts: Part[], total: number, behind: Map<
     const b = behind.get(top.opId);
     const n = (buffer.get(top.opId) ?? 0).toLocaleString('en-US');
     const where = b ? ` behind ${describeOp(b)}` : '';
-    const fix = b ? `move ${op ? describeOp(op) : 'the shuffle'} before ${describeOp(b)} or shrink its buffer` : 'shrink its buffer';
+    // Nothing moves ahead of a source: only the buffer can shrink.
+    const fix = b && b.inputs.length > 0 ? `move ${op ? describeOp(op) : 'the shuffle'} before ${describeOp(b)} or shrink its buffer` : 'shrink its buffer';
     return `the shuffle buffer of ${n} fills${where}: ≈ ${formatSeconds(top.seconds)}${tail}; ${fix}`;
   }
   if (top.what === 'start') return `the pipeline's start (modules, worker threads, cold code), measured: ≈ ${formatSeconds(top.seconds)}${tail}`;

@@ -45,6 +45,14 @@ describe('model: first batch and epochs', () => {
     assert.match(t.epochSummary ?? '', /1,000 batches an epoch .*each starts after its shuffle buffer refills/);
   });
 
+  it('a shuffle right after a slow source: only its buffer can shrink, nothing moves ahead of the source', () => {
+    // An async source keeping its consumer 4 ms per element, the shuffle straight after it.
+    const p = new ProfileBuilder().op({ kind: 'from', wait: 4e-3 }).op({ kind: 'shuffle', bufferSize: 1000, bytes: 100 }).op({ kind: 'batch', batchSize: 10 }).build({ rootElements: 250, rate: 25 });
+    const t = analyze(p).time;
+    assert.ok(t);
+    assert.match(t.firstBatchSummary, /^the shuffle buffer of 1,000 fills behind from: ≈ 4 s of ≈ [\d.]+ s; shrink its buffer$/);
+  });
+
   it('a buffer larger than the pass fills with the pass only', () => {
     const p = new ProfileBuilder().range(200).map('decode', { self: 4e-3 }).op({ kind: 'shuffle', bufferSize: 1000, cardinality: 200 }).build({ rootElements: 100, rate: 250 });
     const fill = analyze(p).time?.firstBatchParts.find((x) => x.what === 'shuffle fill');
