@@ -328,6 +328,12 @@ export function cheapest(candidates: TrainerCandidate[]): TrainerCandidate | und
 }
 
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+/** "1 worker thread feeds it as fast as 4", "the main thread alone feeds it as fast as 2 worker threads". */
+function fewerWords(fewer: number, was: number): string {
+  const threads = (k: number): string => `${k} worker thread${k === 1 ? '' : 's'}`;
+  return fewer === 0 ? `the main thread alone feeds it as fast as ${threads(was)}` : `${threads(fewer)} feed${fewer === 1 ? 's' : ''} it as fast as ${was}`;
+}
 /** Steps per second in words: 3 significant figures at most. */
 const steps = formatSteps;
 
@@ -355,7 +361,7 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
   if (!change)
     summary = `${inputBound ? waited : `not input-bound: ${waited}`}; no change needed${inputBound && best < unstarved * (1 - TARGET_TOLERANCE) ? ` — no configuration of the pipeline is predicted to feed it faster with the ${cores} core${cores === 1 ? '' : 's'} it gets here` : ''}.`;
   else if (fewer && gain <= 1 + MODEL_CONSTANTS.minGain)
-    summary = `not input-bound: ${waited}; give ${asWritten.workers - chosen.workers} worker thread${asWritten.workers - chosen.workers === 1 ? '' : 's'} back to the trainer (predicted ${steps(chosen.rate)}).`;
+    summary = `${inputBound ? waited : `not input-bound: ${waited}`}; ${fewerWords(chosen.workers, asWritten.workers)}: give ${asWritten.workers - chosen.workers} back to the trainer (predicted ${steps(chosen.rate)}).`;
   else summary = `${waited}; the plan feeds it ${steps(chosen.rate)} (${formatRatio(gain)}) with ${chosen.workers} worker thread${chosen.workers === 1 ? '' : 's'}.`;
   return {
     steps: f.steps,

@@ -84,7 +84,15 @@ describe('the trainer in the loop (model)', () => {
     assert.ok(v);
     assert.ok(v.workers < 2, v.summary);
     assert.ok(v.predictedStepsPerSec >= v.asWrittenPredictedStepsPerSec * 0.97, `${v.predictedStepsPerSec} vs ${v.asWrittenPredictedStepsPerSec}`);
-    assert.match(v.summary, /give 1 worker thread back/);
+    assert.match(v.summary, /; 1 worker thread feeds it as fast as 2: give 1 back to the trainer \(predicted /);
+  });
+
+  it('says a loop that waits for input is input-bound when fewer threads feed it as fast', () => {
+    // The pool of four measured with the loop waiting a third of its time, which two threads' work covers as well.
+    const p = trainingProfile({ pipe: 1e-3, step: 1e-3, workers: 4, wait: 1e-3 });
+    const v = trainerVerdict(p);
+    assert.ok(v && v.workers < 4 && v.inputBound >= 0.3, v?.summary);
+    assert.match(v.summary, /^the trainer waited \d+% of its time for input .*; \d worker threads? feeds? it as fast as 4: give \d back to the trainer/);
   });
 
   it('chooses the cheapest configuration that reaches the best rate: fewer threads win among equals', () => {
