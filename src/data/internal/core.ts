@@ -164,7 +164,24 @@ export function turnIfDue(): Promise<void> | undefined {
   countdown = every;
   if (t - lastTurn < TURN_AFTER_MS) return undefined;
   lastTurn = t;
-  return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => {
+    if (pendingTurns.push(resolve) === 1) setImmediate(endTurns);
+  });
+}
+
+/** Pulls waiting on a turn of the event loop (`turnIfDue`), resolved together. */
+const pendingTurns: Array<() => void> = [];
+
+/**
+ * Ends the turns pending: at the check phase, or as soon as a consumer is handed an element while
+ * they wait (./iterator.ts). A consumer that goes on working without the turn (a training loop
+ * served from a pool's finished results, stepping on microtasks alone) is what keeps the loop from
+ * turning, and a turn held until its stretch ends only stalls the pulls behind it: a worker pool's
+ * refill waited 200 ms so, its threads idle, while the loop trained on four batches.
+ */
+export function endTurns(): void {
+  if (pendingTurns.length === 0) return;
+  for (const resolve of pendingTurns.splice(0)) resolve();
 }
 
 /** True for anything with a callable `then`: promises from async fns, and sync fns that return one. */

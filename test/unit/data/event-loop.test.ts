@@ -5,7 +5,7 @@
  * before the work fires before the work ends.
  */
 import assert from 'node:assert/strict';
-import { range } from 'plumber-data';
+import { from, range } from 'plumber-data';
 
 /** JIT-stable int32 work (as the fixtures' `spin`): about 1 ns an iteration. */
 function spin(seed: number, iterations: number): number {
@@ -59,5 +59,45 @@ describe('plumber-data lets the event loop turn', function () {
       t.stop();
       assert.ok(firedAt.length > 0 && firedAt[0]! < seen, `${pass}: no timer fired among ${seen} elements`);
     }
+  });
+});
+
+describe('plumber-data does not hold its work behind a consumer that goes on without a turn', function () {
+  this.timeout(60_000);
+
+  it('keeps the source ahead of a consumer that works on microtasks alone, served from results already made', async () => {
+    // A consumer whose work per element holds the thread (a training step) and never awaits a
+    // macrotask, fed by an async map with 4 calls in flight: it is served from results already
+    // made. A turn its source waits for comes only when the consumer stops, so if the source held
+    // its pull for it, the consumer would eat the 4 results made and catch up with the source.
+    const log: Array<'src' | 'use'> = [];
+    function* numbers(): Generator<number> {
+      for (let i = 0; i < 300; i++) {
+        log.push('src');
+        yield i;
+      }
+    }
+    const ds = from(numbers()).map(async (x) => x, { parallelism: 4 });
+    let n = 0;
+    for await (const x of ds) {
+      log.push('use');
+      // ≈ 2 ms of the consumer's own work an element: a turn falls due every ten elements or so.
+      spin(x, 2_000_000);
+      if (++n === 200) break;
+    }
+    // The consumer caught up with the source (as many used as made) only at its very first element.
+    let made = 0;
+    let used = 0;
+    const caughtUp: number[] = [];
+    for (const e of log) {
+      if (e === 'src') made++;
+      else if (++used === made) caughtUp.push(used);
+    }
+    assert.equal(n, 200);
+    assert.deepEqual(
+      caughtUp.filter((k) => k > 1),
+      [],
+      `the consumer caught up with its source at elements ${caughtUp.join(', ')}`,
+    );
   });
 });
