@@ -234,7 +234,7 @@ function fewerThreads(profile: Profile, overrides: Overrides, changes: PlanChang
               opId: op.id,
               from: op.knobs.parallelism,
               to: k,
-              reason: `The trainer, not the input, holds the loop back: ${k} worker thread${k === 1 ? '' : 's'} instead of ${now} feed it as fast and leave ${now - k} core${now - k === 1 ? '' : 's'} to the trainer.`,
+              reason: `The trainer, not the input, holds the loop back: ${k} worker thread${k === 1 ? '' : 's'} instead of ${now} feed it as fast, and the trainer gets the CPU the other ${now - k === 1 ? 'one' : now - k} would take.`,
             },
           ];
       out.push({ overrides: fewer, changes: next });
@@ -388,7 +388,7 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
  * measured 1.2× ± 0.2, not beyond the noise"). The verdict the model made before verification
  * promised a plan that may no longer be the one shown.
  */
-export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, overrides: Overrides, kept: readonly PlanChange[], why: string, options: ModelOptions = {}): TrainerVerdict {
+export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, overrides: Overrides, kept: readonly PlanChange[], why: string, options: ModelOptions = {}, measured?: string): TrainerVerdict {
   const waited = `the trainer waited ${pct(verdict.inputBound)} of its time for input (${steps(verdict.stepsPerSec)}; never starved it would take ${steps(verdict.unstarvedStepsPerSec)})`;
   if (kept.length === 0) {
     const asRan = trainerRate(profile, { ...profile.run.overrides }, options);
@@ -410,7 +410,10 @@ export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, ov
     workers,
     limit: r.limit,
     changed: true,
-    summary: `${waited}; the plan feeds it ${steps(r.rate)} (${formatRatio(gain)}) with ${workers} worker thread${workers === 1 ? '' : 's'}.`,
+    // What verification measured, when it did, is the figure; the model's stays beside it.
+    summary: measured
+      ? `${waited}; with ${workers} worker thread${workers === 1 ? '' : 's'} the plan measured ${measured} its steps per second as written (the model predicted ${steps(r.rate)}, ${formatRatio(gain)}).`
+      : `${waited}; the plan feeds it ${steps(r.rate)} (${formatRatio(gain)}) with ${workers} worker thread${workers === 1 ? '' : 's'}.`,
   };
 }
 

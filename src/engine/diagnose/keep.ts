@@ -6,6 +6,7 @@ import type { ModelOptions, Plan, PlanChange, Verification } from '../../shared/
 import type { Profile } from '../../shared/profile';
 import { analyze, keptTrainerVerdict, overridesFor, overridesReverting, reshapedFor } from '../../model';
 import { safePredict } from './config';
+import { formatSpeedup } from '../../shared/words';
 
 /**
  * The plan reduced to `keep` (a subset of its changes), with the model's prediction for that
@@ -30,7 +31,8 @@ function withTrainerAsKept(first: Profile, plan: Plan, options: ModelOptions, ve
   const asWritten = first.trainer ? analyze(first, options).trainer : undefined;
   if (!asWritten) return plan;
   const why = verification && verification.verdict !== 'gain' ? verification.summary : "the plan's changes did not hold up once the pipeline ran with them";
-  const trainer = keptTrainerVerdict(first, asWritten, plan.overrides, plan.changes, why, options);
+  const measured = verification?.verdict === 'gain' ? formatSpeedup(verification.speedup, verification.speedupHalfWidth) : undefined;
+  const trainer = keptTrainerVerdict(first, asWritten, plan.overrides, plan.changes, why, options, measured);
   const old = plan.trainer?.summary;
   const notes = (plan.notes ?? []).filter((n) => n !== old && n !== asWritten.summary);
   return { ...plan, trainer, notes: [...notes, trainer.summary] };

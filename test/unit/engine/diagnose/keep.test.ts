@@ -6,6 +6,7 @@ import { diagnose, type RunPurpose } from '../../../../src/engine/diagnose';
 import { overridesFor, plan as modelPlan, predict as modelPredict } from '../../../../src/model';
 import { changeKey } from '../../../../src/shared/analysis';
 import type { Overrides, Profile } from '../../../../src/shared/profile';
+import { formatSpeedup } from '../../../../src/shared/words';
 import { ProfileBuilder } from '../../model/builder';
 import { trainingProfile } from '../../model/training';
 import { twoChangeProfile, fetchDecodeProfile, steadyRun, scripted } from './scripted';
@@ -122,6 +123,8 @@ describe('diagnose: a training loop', () => {
     assert.equal(d.plan.verification?.verdict, 'gain');
     assert.equal(d.plan.trainer?.changed, true);
     assert.equal(d.plan.trainer?.predictedStepsPerSec, model.trainer?.predictedStepsPerSec);
-    assert.match(d.plan.trainer!.summary, /the plan feeds it .* worker threads?\.$/);
+    // It says what verification measured, and the model's figure beside it.
+    const measured = formatSpeedup(d.plan.verification!.speedup, d.plan.verification!.speedupHalfWidth);
+    assert.ok(d.plan.trainer!.summary.includes(`worker thread`) && d.plan.trainer!.summary.includes(`the plan measured ${measured} its steps per second as written (the model predicted `), d.plan.trainer!.summary);
   });
 });
