@@ -131,8 +131,17 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
   const measuredShare = Math.min(1, Math.max(0.05, profile.run.mainThreadShare ?? 1));
   const ownOffCpu = Math.max(0, f.ownSeconds - f.ownMainCpu / measuredShare);
   const share = Math.max(0.05, perThread);
+  // While a step runs, the pool's threads work through the tasks they hold at its start, all at
+  // once: with more runnable threads than cores, the trainer's thread gets a fair share of them
+  // until each pool thread is through its part, and its step stretches by what it lost. (The
+  // average share above spreads the pool's work over the whole step, which reads no contention.)
+  const pool = costOf(profile, overrides).workers;
+  const burstCores = coresOf(profile, options, 1 + pool);
+  const burst = pool > 0 ? Math.min((workerCpu - exposed) / pool, f.ownMainCpu) : 0;
+  const stretch = burst > 0 && pool + 1 > burstCores ? burst * ((pool + 1) / burstCores - 1) : 0;
+  const trainerCpu = Math.max(f.ownMainCpu / share, f.ownMainCpu + stretch);
   const limits: Array<[number, TrainerCandidate['limit']]> = [
-    [1 / Math.max(ownOffCpu + f.ownMainCpu / share, 1e-9), 'trainer'],
+    [1 / Math.max(ownOffCpu + trainerCpu, 1e-9), 'trainer'],
     // The main thread runs the trainer's CPU and the pipeline's one after the other.
     [share / Math.max(f.ownMainCpu + pipelineMain, 1e-9), 'main-thread'],
     [Math.min(Infinity, ...otherBounds), 'pipeline'],

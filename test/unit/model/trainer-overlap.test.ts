@@ -72,6 +72,20 @@ describe('the trainer in the loop: a step that holds the main thread (model)', (
     assert.ok((plan(p, { maxWorkers: cores }).trainer?.workers ?? 0) <= cores);
   });
 
+  it('slows the step by what a pool beyond the cores takes from it while the pool works through its tasks', () => {
+    // The pool ran four threads on two cores; each step's 3 ms of worker CPU is posted before it.
+    const two = trainingProfile({ pipe: 3e-3, step: 10e-3, workers: 4, wait: 0.5e-3, cores: 2 });
+    const threads = (k: number): Overrides => ({ '3:20': { placement: 'worker', parallelism: k } });
+    const rates = [1, 2, 3, 4].map((k) => trainerRate(two, threads(k)));
+    // Five runnable threads on two cores: the trainer's thread gets two fifths of a core until the pool is through.
+    assert.equal(rates[3]!.limit, 'trainer');
+    assert.ok(rates[3]!.rate < rates[2]!.rate && rates[2]!.rate < rates[1]!.rate, rates.map((r) => r.rate.toFixed(1)).join(', '));
+    // Where the cores hold every thread, the pool's size takes nothing from the step.
+    const eight = trainingProfile({ pipe: 3e-3, step: 10e-3, workers: 4, wait: 0.5e-3, cores: 8 });
+    const wide = [2, 4].map((k) => trainerRate(eight, threads(k)).rate);
+    assert.ok(Math.abs(wide[0]! - wide[1]!) <= 1e-9 * wide[0]!, wide.join(' vs '));
+  });
+
   it('changes nothing for a loop whose root element is one element (the posted tasks cover it)', () => {
     const p = trainingProfile({ pipe: 3e-3, step: 1e-3 });
     const moved = plan(p).overrides;
