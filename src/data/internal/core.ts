@@ -176,8 +176,8 @@ const pendingTurns: Array<() => void> = [];
  * Ends the turns pending: at the check phase, or as soon as a consumer is handed an element while
  * they wait (./iterator.ts). A consumer that goes on working without the turn (a training loop
  * served from a pool's finished results, stepping on microtasks alone) is what keeps the loop from
- * turning, and a turn held until its stretch ends only stalls the pulls behind it: a worker pool's
- * refill waited 200 ms so, its threads idle, while the loop trained on four batches.
+ * turning; a turn held until its stretch ends would only stall the pulls behind it (a worker
+ * pool's refill, its threads idle meanwhile).
  */
 export function endTurns(): void {
   if (pendingTurns.length === 0) return;
