@@ -121,7 +121,8 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
   // are kept busy feeding the trainer at its unstarved rate (an idle pool thread takes no core).
   // They get the cores `coresOf` says between them, so each gets at most its share of a core.
   const workerCpu = Math.max(0, pipelineCpu - pipelineMain);
-  const threads = 1 + Math.min(costOf(profile, overrides).workers, workerCpu / Math.max(f.ownSeconds, 1e-9));
+  const pool = costOf(profile, overrides).workers;
+  const threads = 1 + Math.min(pool, workerCpu / Math.max(f.ownSeconds, 1e-9));
   const cores = coresOf(profile, options, threads);
   const perThread = Math.min(1, cores / threads);
   const otherBounds = p.bounds.filter((b) => b.resource !== 'main-thread' && b.resource !== 'cpu').map((b) => b.rate);
@@ -135,7 +136,6 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
   // once: with more runnable threads than cores, the trainer's thread gets a fair share of them
   // until each pool thread is through its part, and its step stretches by what it lost. (The
   // average share above spreads the pool's work over the whole step, which reads no contention.)
-  const pool = costOf(profile, overrides).workers;
   const burstCores = coresOf(profile, options, 1 + pool);
   const burst = pool > 0 ? Math.min((workerCpu - exposed) / pool, f.ownMainCpu) : 0;
   const stretch = burst > 0 && pool + 1 > burstCores ? burst * ((pool + 1) / burstCores - 1) : 0;
@@ -147,9 +147,7 @@ export function trainerRate(profile: Profile, overrides: Overrides, options: Mod
     [Math.min(Infinity, ...otherBounds), 'pipeline'],
     // The worker work a step's blocked main thread leaves undone is done while the loop waits,
     // by the pool's threads (as many cores as they get), after the step and the main thread's work.
-    ...(exposed > 0
-      ? [[1 / Math.max(ownOffCpu + (f.ownMainCpu + pipelineMain) / share + exposed / Math.max(share, Math.min(costOf(profile, overrides).workers, cores)), 1e-9), 'pipeline'] as [number, TrainerCandidate['limit']]]
-      : []),
+    ...(exposed > 0 ? [[1 / Math.max(ownOffCpu + (f.ownMainCpu + pipelineMain) / share + exposed / Math.max(share, Math.min(pool, cores)), 1e-9), 'pipeline'] as [number, TrainerCandidate['limit']]] : []),
     [cores / Math.max(f.ownMainCpu + f.ownOtherCpu + pipelineCpu, 1e-9), 'cpu'],
   ];
   let best = limits[0];
