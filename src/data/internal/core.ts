@@ -164,24 +164,26 @@ export function turnIfDue(): Promise<void> | undefined {
   countdown = every;
   if (t - lastTurn < TURN_AFTER_MS) return undefined;
   lastTurn = t;
-  return new Promise((resolve) => {
-    if (pendingTurns.push(resolve) === 1) setImmediate(endTurns);
-  });
+  return (pending ??= new Promise((resolve) => {
+    setImmediate(() => {
+      pending = null;
+      resolve();
+    });
+  }));
 }
 
-/** Pulls waiting on a turn of the event loop (`turnIfDue`), resolved together. */
-const pendingTurns: Array<() => void> = [];
+/** The turn pulls wait for (`turnIfDue`), until the check phase. */
+let pending: Promise<void> | null = null;
 
 /**
- * Ends the turns pending: at the check phase, or as soon as a consumer is handed an element while
- * they wait (./iterator.ts). A consumer that goes on working without the turn (a training loop
- * served from a pool's finished results, stepping on microtasks alone) is what keeps the loop from
- * turning; a turn held until its stretch ends would only stall the pulls behind it (a worker
- * pool's refill, its threads idle meanwhile).
+ * The turn of the event loop a pull waits for, or null. A consumer handed an element waits for it
+ * too (./iterator.ts): a consumer that goes on working on microtasks alone — a training loop
+ * served from a pool's finished results, or from a prefetch buffer filled ahead — is what keeps
+ * the loop from turning. Waiting, it lets timers and I/O run and the pulls behind the turn go on
+ * (a worker pool's refill); going on without it, it would hold them until it stops.
  */
-export function endTurns(): void {
-  if (pendingTurns.length === 0) return;
-  for (const resolve of pendingTurns.splice(0)) resolve();
+export function turnPending(): Promise<void> | null {
+  return pending;
 }
 
 /** True for anything with a callable `then`: promises from async fns, and sync fns that return one. */

@@ -3,7 +3,7 @@
  * at a time. Calls made before the previous one settled (a trainer fetching ahead) are queued, so
  * the operators never see two pulls at once.
  */
-import { type Chunks, endTurns, type OpNode, pull, Sampler, Session } from './core';
+import { type Chunks, type OpNode, pull, Sampler, Session, turnPending } from './core';
 import { TRACER_KEY, type Tracer } from '../tracing';
 import { prestartWorkerPools } from './ops/worker-map';
 
@@ -80,9 +80,10 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
 
   private async step(): Promise<IteratorResult<T>> {
     try {
-      // Each element handed ends the turns its pipeline's pulls wait for: the consumer goes on
-      // without them (see endTurns).
-      if (this.pos < this.buf.length) return (endTurns(), { value: this.buf[this.pos++], done: false });
+      // No element is handed while a turn of the event loop is pending (see turnPending).
+      const turn = turnPending();
+      if (turn !== null) await turn;
+      if (this.pos < this.buf.length) return { value: this.buf[this.pos++], done: false };
       if (this.done) return { value: undefined, done: true };
       const it = (this.it ??= this.node.open(this.session));
       let chunk: T[] | null;
@@ -105,7 +106,6 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
         this.buf = chunk;
         this.pos = 1;
       }
-      endTurns();
       return { value: chunk[0], done: false };
     } finally {
       this.busy--;

@@ -60,6 +60,30 @@ describe('plumber-data lets the event loop turn', function () {
       assert.ok(firedAt.length > 0 && firedAt[0]! < seen, `${pass}: no timer fired among ${seen} elements`);
     }
   });
+
+  it('while a consumer takes elements from a prefetch buffer filled ahead of it', async () => {
+    // The consumer is always handed an element made already; the prefetch's filler waits for the
+    // turn its source takes. If the consumer went on without the turn, it never came.
+    for (const ds of [
+      range(2_000)
+        .map((x) => spin(x, 200_000))
+        .prefetch(8),
+      range(2_000)
+        .map((x) => spin(x, 200_000))
+        .batch(4)
+        .prefetch(2),
+    ]) {
+      const t = ticker();
+      let seen = 0;
+      let firedAt = 0;
+      for await (const _ of ds) {
+        seen++;
+        if (firedAt === 0 && t.fired() > 0) firedAt = seen;
+      }
+      t.stop();
+      assert.ok(firedAt > 0 && firedAt < seen, `no timer fired among ${seen} elements`);
+    }
+  });
 });
 
 describe('plumber-data does not hold its work behind a consumer that goes on without a turn', function () {
