@@ -80,10 +80,12 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
 
   private async step(): Promise<IteratorResult<T>> {
     try {
-      // No element is handed while a turn of the event loop is pending (see turnPending).
-      const turn = turnPending();
-      if (turn !== null) await turn;
-      if (this.pos < this.buf.length) return { value: this.buf[this.pos++], done: false };
+      if (this.pos < this.buf.length) {
+        const value = this.buf[this.pos++] as T;
+        const turn = turnPending();
+        if (turn !== null) await turn;
+        return { value, done: false };
+      }
       if (this.done) return { value: undefined, done: true };
       const it = (this.it ??= this.node.open(this.session));
       let chunk: T[] | null;
@@ -106,7 +108,11 @@ export class DatasetIterator<T> implements AsyncIterableIterator<T> {
         this.buf = chunk;
         this.pos = 1;
       }
-      return { value: chunk[0], done: false };
+      // An element is handed once the turn of the event loop its pipeline's pulls wait for, if any,
+      // has come (see turnPending): before the consumer's own work, which may hold the thread.
+      const turn = turnPending();
+      if (turn !== null) await turn;
+      return { value: chunk[0] as T, done: false };
     } finally {
       this.busy--;
     }
