@@ -393,9 +393,19 @@ export function trainerVerdict(profile: Profile, options: ModelOptions = {}): Tr
  * that measured a gain (`kept`, as `overrides` on the configuration the profile ran with), or none,
  * in which case the loop stays as it ran and `why` says what verification measured ("the plan
  * measured 1.2× ± 0.2, not beyond the noise"). The verdict the model made before verification
- * promised a plan that may no longer be the one shown.
+ * promised a plan that may no longer be the one shown. `priced`: a later run and the overrides that
+ * give the same configuration from it, to price the kept changes from instead of `profile`.
  */
-export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, overrides: Overrides, kept: readonly PlanChange[], why: string, options: ModelOptions = {}, measured?: string): TrainerVerdict {
+export function keptTrainerVerdict(
+  profile: Profile,
+  verdict: TrainerVerdict,
+  overrides: Overrides,
+  kept: readonly PlanChange[],
+  why: string,
+  options: ModelOptions = {},
+  measured?: string,
+  priced?: { profile: Profile; overrides: Overrides },
+): TrainerVerdict {
   const waited = `the trainer waited ${pct(verdict.inputBound)} of its time for input (${steps(verdict.stepsPerSec)}; never starved it would take ${steps(verdict.unstarvedStepsPerSec)})`;
   if (kept.length === 0) {
     const asRan = trainerRate(profile, { ...profile.run.overrides }, options);
@@ -408,7 +418,7 @@ export function keptTrainerVerdict(profile: Profile, verdict: TrainerVerdict, ov
       summary: `${waited}; ${why}, so no change.`,
     };
   }
-  const r = trainerRate(profile, overrides, options);
+  const r = priced ? trainerRate(priced.profile, priced.overrides, options) : trainerRate(profile, overrides, options);
   const workers = costOf(profile, overrides).workers;
   const gain = verdict.asWrittenPredictedStepsPerSec > 0 ? r.rate / verdict.asWrittenPredictedStepsPerSec : 1;
   return {

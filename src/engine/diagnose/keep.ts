@@ -17,7 +17,7 @@ import { formatSpeedup } from '../../shared/words';
  * be turned back (a cache it inserted).
  */
 export function planKeeping(runs: { first: Profile; last: Profile; history: Profile[] }, plan: Plan, keep: PlanChange[], options: ModelOptions, verification?: Verification): Plan {
-  return withTrainerAsKept(runs.first, planKept(runs, plan, keep, options, verification), options, verification);
+  return withTrainerAsKept(runs, planKept(runs, plan, keep, options, verification), options, verification);
 }
 
 /**
@@ -25,14 +25,21 @@ export function planKeeping(runs: { first: Profile; last: Profile; history: Prof
  * run), and what the changes kept do for it. The model's verdict came from the last planning pass
  * (a loop already running the first plan) and promised the plan before verification measured it,
  * so it would speak of changes verification dropped beside a verdict that kept none. The verdict
- * sentence in the plan's notes is replaced with the new one.
+ * sentence in the plan's notes is replaced with the new one. The changes kept are priced from the
+ * last pass's run, as the plan is (planKept): a run with a map in worker threads measured the
+ * tasks the library sends in this loop, which a step holding the main thread makes far larger than
+ * on a free one, and those decide how much of a step a pool covers.
  */
-function withTrainerAsKept(first: Profile, plan: Plan, options: ModelOptions, verification?: Verification): Plan {
+function withTrainerAsKept(runs: { first: Profile; last: Profile }, plan: Plan, options: ModelOptions, verification?: Verification): Plan {
+  const { first, last } = runs;
   const asWritten = first.trainer ? analyze(first, options).trainer : undefined;
   if (!asWritten) return plan;
   const why = verification && verification.verdict !== 'gain' ? verification.summary : "the plan's changes did not hold up once the pipeline ran with them";
   const measured = verification?.verdict === 'gain' ? formatSpeedup(verification.speedup, verification.speedupHalfWidth) : undefined;
-  const trainer = keptTrainerVerdict(first, asWritten, plan.overrides, plan.changes, why, options, measured);
+  const reorders = plan.changes.some((c) => c.kind === 'reorder');
+  const fromLast = last !== first && last.trainer && !reorders ? overridesReverting(last, first, plan.changes, options) : undefined;
+  const priced = fromLast ? { profile: last, overrides: fromLast } : undefined;
+  const trainer = keptTrainerVerdict(first, asWritten, plan.overrides, plan.changes, why, options, measured, priced);
   const old = plan.trainer?.summary;
   const notes = (plan.notes ?? []).filter((n) => n !== old && n !== asWritten.summary);
   return { ...plan, trainer, notes: [...notes, trainer.summary] };

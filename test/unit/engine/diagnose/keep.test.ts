@@ -2,8 +2,11 @@
  * The plan as verification left it (src/engine/diagnose/keep.ts): its prediction and a training loop's verdict.
  */
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { diagnose, type RunPurpose } from '../../../../src/engine/diagnose';
-import { overridesFor, plan as modelPlan, predict as modelPredict } from '../../../../src/model';
+import { overridesFor, overridesReverting, plan as modelPlan, predict as modelPredict } from '../../../../src/model';
+import { trainerRate } from '../../../../src/model/trainer';
 import { changeKey } from '../../../../src/shared/analysis';
 import type { Overrides, Profile } from '../../../../src/shared/profile';
 import { formatSpeedup } from '../../../../src/shared/words';
@@ -126,5 +129,38 @@ describe('diagnose: a training loop', () => {
     // It says what verification measured, and the model's figure beside it.
     const measured = formatSpeedup(d.plan.verification!.speedup, d.plan.verification!.speedupHalfWidth);
     assert.ok(d.plan.trainer!.summary.includes(`worker thread`) && d.plan.trainer!.summary.includes(`the plan measured ${measured} its steps per second as written (the model predicted `), d.plan.trainer!.summary);
+  });
+
+  it('prices the kept plan from the pass that ran the map in worker threads, which measured the tasks the loop gets', async () => {
+    // train-digits as written, then with augment in 4 worker threads. In a training loop the
+    // library sends about 27 elements a task (a reply waits out the step holding the main thread,
+    // and that counts as the task's fixed cost), not the 3 it would send a free main thread; those
+    // tasks are what keep a pool busy through a step, and only the second run measured them.
+    const fixture = (name: string): Profile => JSON.parse(readFileSync(resolve(__dirname, '../../../fixtures/train', name), 'utf8')) as Profile;
+    const first = fixture('digits-as-written.profile.json');
+    const last = fixture('digits-augment-4-workers.profile.json');
+    const base = (first.run.elements + first.run.warmupElements) / (first.run.seconds + first.run.warmupSeconds);
+    const run = async (overrides: Overrides, purpose: RunPurpose): Promise<Profile> => {
+      if (purpose === 'profile') return first;
+      if (purpose === 'replan') return { ...last, run: { ...last.run, overrides } };
+      const changed = Object.keys(overrides).length > 0;
+      const p = structuredClone(first);
+      const rate = base * (changed ? 1.5 : 1);
+      p.run.overrides = overrides;
+      p.run.windowSlices = [-2, -1, 0, 1, 2].map((k) => ({ elements: rate * (1 + k * 0.01), seconds: 1 }));
+      p.run.seconds = 1;
+      p.run.elements = rate;
+      return p;
+    };
+    const d = await diagnose({ run, passes: 2, userOverrides: {} });
+    assert.equal(d.plan.verification?.verdict, 'gain');
+    assert.ok(d.plan.changes.length > 0);
+    const fromLast = overridesReverting(last, first, d.plan.changes);
+    assert.ok(fromLast, 'the kept changes can be set from the second run');
+    const priced = trainerRate(last, fromLast).rate;
+    const fromFirst = trainerRate(first, d.plan.overrides).rate;
+    assert.equal(d.plan.trainer?.predictedStepsPerSec, priced);
+    // Priced from the run as written, the same configuration reads far slower (its tasks of 3).
+    assert.ok(priced > 1.2 * fromFirst, `from the worker run ${priced} steps/s, from the run as written ${fromFirst}`);
   });
 });
