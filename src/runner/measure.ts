@@ -332,13 +332,15 @@ class Measurement {
 
   /**
    * A source that ended during warm-up, or so soon after it that the window holds too few
-   * elements for a rate (none at all when it ended on the warm-up's last element): what the whole
-   * run saw is all there is to measure, from its first element when there are a few more (the
-   * time before it is the pipeline's start, not its rate). Returns whether it is measured from
-   * its first element.
+   * elements for a rate (none at all when it ended on the warm-up's last element) or too short a
+   * time for one estimate of it (the end of a pass: a shuffle's buffer handing on what it holds at
+   * once, with no work above it): what the whole run saw is all there is to measure, from its
+   * first element when there are a few more (the time before it is the pipeline's start, not its
+   * rate). Returns whether it is measured from its first element.
    */
   widenIfShort(): boolean {
-    const tooFew = this.phase === 'measuring' && this.endReason === 'exhausted' && this.windowElements < MIN_ELEMENTS && this.total > this.windowElements;
+    const short = this.windowElements < MIN_ELEMENTS || this.windowEnd - this.windowStart < this.estimateInterval;
+    const tooFew = this.phase === 'measuring' && this.endReason === 'exhausted' && short && this.total > this.windowElements;
     if (tooFew) {
       this.phase = 'warmup';
       // Estimates of the few-element window say nothing about the run's rate.

@@ -95,6 +95,39 @@ describe('measuring a window', () => {
     assert.ok(result.warmupElements >= 1);
   });
 
+  it('measures a pass from its first element when its window would hold only the pass’s end, a buffer handing on what it holds at once', async () => {
+    // 200 elements 5 ms apart, then, the source ended, the 200 a buffer held, all at once. The
+    // warm-up lasts 200 elements, so its window would start as the slow ones end.
+    const source: DatasetLike = {
+      [DATASET_KEY]: 'slow-then-drain',
+      async *[Symbol.asyncIterator]() {
+        for (let i = 0; i < 200; i++) {
+          await new Promise((r) => setTimeout(r, 5));
+          yield i;
+        }
+        for (let i = 200; i < 400; i++) yield i;
+      },
+    };
+    let startedAt = -1;
+    let produced = 0;
+    const result = await measure(
+      {
+        [DATASET_KEY]: 'counted',
+        [Symbol.asyncIterator]: () =>
+          (async function* () {
+            for await (const x of source) yield (produced++, x);
+          })(),
+      },
+      { seconds: 2, maxElements: 1e9, warmupSeconds: 0, warmupMaxElements: 1e9, warmupMinElements: 200, startSeconds: 60, progressInterval: 600 },
+      { onWindowStart: () => (startedAt = produced), onFirstElement: () => undefined, onWindowEnd: () => undefined, progress: () => undefined },
+    );
+    assert.equal(result.endReason, 'exhausted');
+    assert.ok(startedAt >= 190, `the scenario needs a window that starts as the slow elements end; it started after ${startedAt}`);
+    // Measured from the first element: the slow ones are in it, not only the buffer's end.
+    assert.equal(result.warmupElements, 1, JSON.stringify(result));
+    assert.equal(result.elements, 399);
+  });
+
   it('judges the ramp afresh when a cache has filled, so the window starts after the replay has sped up', async () => {
     // A fill of 120 elements at a steady 5 ms each (the detector judges it flat), then 30 elements
     // still at 5 ms after the fill (the replay's own start-up, shorter than one of the detector's
