@@ -177,9 +177,9 @@ function lineOf(c: Case, rounds: Round[]): EpochLine {
 }
 
 const within = (predicted: number, measured: number, tol: number): boolean => Math.abs(predicted - measured) <= tol * measured;
-const inSpread = (predicted: number, s: [number, number], tol: number): boolean => predicted >= s[0] * (1 - tol) && predicted <= s[1] * (1 + tol);
 /** Two spreads within `tol` of each other somewhere: a prediction measured too, against the measured. */
 const spreadsMeet = (p: [number, number], s: [number, number], tol: number): boolean => p[1] >= s[0] * (1 - tol) && p[0] <= s[1] * (1 + tol);
+const inSpread = (predicted: number, s: [number, number], tol: number): boolean => spreadsMeet([predicted, predicted], s, tol);
 const r2 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /** The goal checks of one line, in words: met, missed, or missed inside the spread. */

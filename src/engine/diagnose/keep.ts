@@ -3,7 +3,7 @@
  * subset, and a training loop's verdict said of the loop as written.
  */
 import type { ModelOptions, Plan, PlanChange, Verification } from '../../shared/analysis';
-import type { Profile } from '../../shared/profile';
+import type { Overrides, Profile } from '../../shared/profile';
 import { analyze, keptTrainerVerdict, overridesFor, overridesReverting, reshapedFor } from '../../model';
 import { safePredict } from './config';
 import { formatSpeedup } from '../../shared/words';
@@ -36,8 +36,7 @@ function withTrainerAsKept(runs: { first: Profile; last: Profile }, plan: Plan, 
   if (!asWritten) return plan;
   const why = verification && verification.verdict !== 'gain' ? verification.summary : "the plan's changes did not hold up once the pipeline ran with them";
   const measured = verification?.verdict === 'gain' ? formatSpeedup(verification.speedup, verification.speedupHalfWidth) : undefined;
-  const reorders = plan.changes.some((c) => c.kind === 'reorder');
-  const fromLast = last !== first && last.trainer && !reorders ? overridesReverting(last, first, plan.changes, options) : undefined;
+  const fromLast = last.trainer ? fromLastRun(runs, plan.changes, options) : undefined;
   const priced = fromLast ? { profile: last, overrides: fromLast } : undefined;
   const trainer = keptTrainerVerdict(first, asWritten, plan.overrides, plan.changes, why, options, measured, priced);
   const old = plan.trainer?.summary;
@@ -58,11 +57,20 @@ function planKept(runs: { first: Profile; last: Profile; history: Profile[] }, p
     const rate = pooled !== undefined && Number.isFinite(pooled) && pooled > 0 ? pooled : plan.currentRate;
     return { ...plan, changes: [], overrides, currentRate: rate, predictedRate: rate, predictedBound: analyzeBound(first, options), predictedBottleneck: analyze(first, options).bottleneck, verification };
   }
-  // A kept reorder is priced on the pipeline as reshaped (no pass ran it: the first run is the one).
+  const fromLast = fromLastRun(runs, keep, options);
   const reorders = keep.some((c) => c.kind === 'reorder');
-  const fromLast = last !== first && !reorders ? overridesReverting(last, first, keep, options) : undefined;
   const p = (fromLast && safePredict(last, fromLast, { ...options, history: runs.history })) ?? safePredict(reorders ? reshapedFor(first, keep, options) : first, overrides, options);
   return { ...plan, changes: keep, overrides, predictedRate: p?.rate ?? plan.predictedRate, predictedBound: p?.bound ?? plan.predictedBound, predictedBottleneck: p?.bottleneck ?? plan.predictedBottleneck, verification };
+}
+
+/**
+ * The overrides that give the configuration `keep` makes from the last pass's run, or undefined
+ * when there is no later run or `keep` reorders the pipeline (no pass ran the reshaped pipeline:
+ * it is priced on the first run, as reshaped).
+ */
+function fromLastRun(runs: { first: Profile; last: Profile }, keep: PlanChange[], options: ModelOptions): Overrides | undefined {
+  if (runs.last === runs.first || keep.some((c) => c.kind === 'reorder')) return undefined;
+  return overridesReverting(runs.last, runs.first, keep, options);
 }
 
 function analyzeBound(profile: Profile, options: ModelOptions): number {

@@ -118,7 +118,8 @@ describe('measuring a window', () => {
             for await (const x of source) yield (produced++, x);
           })(),
       },
-      { seconds: 2, maxElements: 1e9, warmupSeconds: 0, warmupMaxElements: 1e9, warmupMinElements: 200, startSeconds: 60, progressInterval: 600 },
+      // A budget far beyond the slow elements' second, so the minimum of 200 holds even when timers fire late.
+      { seconds: 10, maxElements: 1e9, warmupSeconds: 0, warmupMaxElements: 1e9, warmupMinElements: 200, startSeconds: 60, progressInterval: 600 },
       { onWindowStart: () => (startedAt = produced), onFirstElement: () => undefined, onWindowEnd: () => undefined, progress: () => undefined },
     );
     assert.equal(result.endReason, 'exhausted');
