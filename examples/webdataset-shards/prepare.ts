@@ -10,9 +10,11 @@ import { encode } from 'jpeg-js';
 // plumber-data's seeded generator (mulberry32): the same seed gives the same data on every machine.
 import { Rng } from 'plumber-data';
 
-export const SHARD_DIR = join(__dirname, 'data', 'shards');
 export const SHARD_COUNT = 8;
-export const SAMPLES_PER_SHARD = 40;
+/** Enough samples that a profile's window, after its warm-up, sees the pipeline warm: ≈ 50 batches of 32. */
+export const SAMPLES_PER_SHARD = 200;
+/** Named by the shards' size, so shards of another size left from an earlier version are not read as these. */
+export const SHARD_DIR = join(__dirname, 'data', `shards-${SAMPLES_PER_SHARD}`);
 export const SIZE = 96;
 export const CLASSES = ['circle', 'square', 'stripes', 'noise'];
 /** Distinct pictures: jpeg-js spends ~60 ms setting up each encode, so samples draw from a pool. */
