@@ -1,14 +1,15 @@
 /**
  * Configurations the model does not price, tried on top of the one the decision kept: one run
- * each, kept only when reliably faster than without. Each is a row of EXTRAS — when it applies,
- * what it runs, how its reasons read when it wins — tried in order by `tryExtras` while the budget
- * has room. A new idea of this kind is a new row.
+ * each and, when that run wins, a second pair (the kept configuration, then the extra) to confirm
+ * it; kept only when reliably faster than without. Each is a row of EXTRAS — when it applies, what
+ * it runs, how its reasons read when it wins — tried in order by `tryExtras` while the budget has
+ * room. A new idea of this kind is a new row.
  */
 import type { PlanChange } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
 import type { Overrides, Profile } from '../../shared/profile';
 import { eventLoopMove, fuseAlternative, overridesFor, rootUnitOf, widenFreeLevers } from '../../model';
-import { compareSides, sideFaster } from '../paired';
+import { compareSides, sideFaster, sideOf, type MeasuredSide } from '../paired';
 import { formatSpeedup, terminalRate } from '../../shared/words';
 import { fmtMeasured, shortName, unmeasured, type Config } from './config';
 import { convertIn } from './convert';
@@ -146,7 +147,7 @@ function onTop(was: Config, extra: PlanChange, trials: Trials, reason: (measured
   return {
     key: `${was.key} ${changeKey(extra)}`,
     changes: [...was.changes, extra],
-    what: `${trials.configs.get(was.key) === was ? trials.name(was) : 'the kept changes'}, with ${shortName(extra, trials.first)}`,
+    what: `${keptName(trials, was)}, with ${shortName(extra, trials.first)}`,
     unlessMeasured: true,
     won(tried) {
       const gain = compareSides(tried, was);
@@ -176,10 +177,39 @@ export async function tryExtras(trials: Trials, kept: Config | undefined): Promi
     await trials.measure(tried, a.what);
     if (trials.cancelled) return 'cancelled';
     if (tried.error || !sideFaster(tried, best)) continue;
+    const confirmed = await confirmWin(trials, tried, best, a.what);
+    if (confirmed === 'cancelled') return 'cancelled';
+    if (!confirmed) continue;
     tried.changes = a.won(tried, best);
     best = tried;
   }
   return best;
+}
+
+/** What the progress calls the kept configuration: its name when it is one of the plan's, else "the kept changes". */
+function keptName(trials: Trials, kept: Config): string {
+  return trials.configs.get(kept.key) === kept ? trials.name(kept) : 'the kept changes';
+}
+
+/**
+ * A first run's win confirmed by a second pair, the kept configuration first and the extra beside
+ * it, which must win on its own and with all the runs: two runs of one configuration differ by
+ * more than one run's windows say, so one run of an extra that changes nothing beats one slow run
+ * of the kept configuration often enough to be kept on noise. Without room for the pair the win
+ * is not confirmed, and the extra is not kept.
+ */
+async function confirmWin(trials: Trials, tried: Config, best: Config, what: string): Promise<boolean | 'cancelled'> {
+  if (!trials.budget.room(2)) return false;
+  const again = [
+    { c: best, what: `${keptName(trials, best)} again, to confirm the gain the last run measured` },
+    { c: tried, what: `${what}, again beside it`, partner: best },
+  ];
+  for (const run of again) {
+    if (!(await trials.measure(run.c, run.what, run.partner))) return trials.cancelled ? 'cancelled' : false;
+  }
+  // The second pair on its own, as the first won on its own; then all the runs together.
+  const latest = (c: Config, seq: number): MeasuredSide => (c.last ? sideOf(c.last, seq) : { slices: [], curves: [] });
+  return sideFaster(latest(tried, 1), latest(best, 0)) && sideFaster(tried, best);
 }
 
 /** Elements a prefetch the plan adds at the end of a pipeline holds: one being consumed, one ready. */

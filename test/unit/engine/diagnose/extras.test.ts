@@ -54,7 +54,8 @@ describe('diagnose: verification of what the model does not price, on top of wha
     const short = byCalls((k) => (k === 1 ? 1 : k === p ? 0.6 * gain : k === 2 * p ? 0.95 * gain : 0.1));
     const d = await diagnose({ run: short.run, passes: 1, verifyBudgetSeconds: 60 });
     assert.equal(short.calls.at(-1), 2 * p, `the widened run comes after the plan was verified: ${short.calls.join(', ')} (planned ${p})`);
-    assert.equal(short.calls.filter((k) => k === 2 * p).length, 1);
+    // Measured, then confirmed beside a second run of the plan.
+    assert.equal(short.calls.filter((k) => k === 2 * p).length, 2);
     assert.equal(d.plan.verification?.verdict, 'gain');
     const kept = d.plan.changes[0] as Extract<PlanChange, { kind: 'parallelism' }>;
     assert.equal(d.plan.changes.length, 1);
@@ -110,7 +111,8 @@ describe('diagnose: verification of what the model does not price, on top of wha
     };
     // 1.5× with it, within ±1%: kept, after the plan itself was verified.
     const faster = await withPrefetch(1.5);
-    assert.equal(faster.s.prefetched.length, 1);
+    // Measured, then confirmed beside a second run of the plan.
+    assert.equal(faster.s.prefetched.length, 2);
     assert.deepEqual(faster.s.prefetched[0]!.applied, planned.map(changeKey));
     const added = faster.d.plan.changes.find((c) => c.kind === 'prefetch');
     assert.ok(added && added.kind === 'prefetch', 'the prefetch is a change of the plan');
@@ -130,6 +132,28 @@ describe('diagnose: verification of what the model does not price, on top of wha
     assert.ok(!same.d.plan.changes.some((c) => c.kind === 'prefetch'));
     assert.equal(same.d.plan.predictedRate, model);
     assert.equal(same.d.plan.overrides[rootId]?.prefetch, undefined);
+  });
+
+  it('does not keep a prefetch at the end that won its first run only against a slow run of the kept plan', async () => {
+    const first = oneFetchProfile();
+    const planned = modelPlan(first).changes;
+    const gain = asPredicted(first);
+    // The plan measures 0.8 of its gain until the prefetch's first run, its gain after; the
+    // prefetch changes nothing. One run each, the prefetch wins.
+    const s = scripted(
+      first,
+      () => planned,
+      (applied) => (applied.length === planned.length ? (s.prefetched.length === 0 ? 0.8 : 1) * gain : 1),
+      0.02,
+      1,
+    );
+    const d = await diagnose({ run: s.run, passes: 1, verifyBudgetSeconds: 60 });
+    assert.equal(d.plan.verification?.verdict, 'gain');
+    assert.equal(s.prefetched.length, 2, 'the prefetch is measured again after a second run of the plan');
+    const last = s.calls.at(-1);
+    assert.deepEqual(last?.applied, planned.map(changeKey).sort(), 'the plan runs again between the prefetch’s two runs');
+    assert.ok(!d.plan.changes.some((c) => c.kind === 'prefetch'), d.plan.changes.map((c) => c.reason).join(' | '));
+    assert.equal(d.plan.overrides[first.pipeline.rootId]?.prefetch, undefined);
   });
 
   it('verifies a move the model cannot price, a fn on the event loop that serves the waits that bind, and keeps it only when measured faster', async () => {
