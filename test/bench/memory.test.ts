@@ -16,7 +16,7 @@ describe('bench:memory with quick budgets', function () {
     ({ result, lines } = quick);
   });
 
-  it('prints the issue-52 line for each of the three configurations, with positive projected and measured peaks', () => {
+  it('prints the issue-52 line for each of the three configurations, with positive projected and measured peaks, each the median of its rounds', () => {
     assertRan(result);
     const configs = lines.filter((l) => l['summary'] === undefined);
     assert.deepEqual(
@@ -27,6 +27,14 @@ describe('bench:memory with quick budgets', function () {
       assert.equal(l['bench'], 'memory');
       assert.equal(l['pipeline'], 'shuffle');
       assert.ok((l['projectedPeakMB'] as number) > 0 && (l['measuredPeakMB'] as number) > 0, JSON.stringify(l));
+      // Both figures are medians of the rounds, inside the range each prints.
+      for (const [figure, range] of [
+        ['projectedPeakMB', 'projectedRangeMB'],
+        ['measuredPeakMB', 'measuredRangeMB'],
+      ] as const) {
+        const [lo, hi] = l[range] as [number, number];
+        assert.ok(lo <= (l[figure] as number) && (l[figure] as number) <= hi, JSON.stringify(l));
+      }
     }
   });
 
