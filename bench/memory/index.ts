@@ -6,8 +6,8 @@
  * (src/model/memory.ts), then run it with that configuration in a fresh runner process (no probes)
  * and read that process's peak resident set. Each round profiles again and alternates the
  * configurations' runs; each figure, projected and measured, is the median of the rounds with
- * their range. Also checks that the plan never projects past a budget
- * it was given (half of what the plan projects without one, when that is below as written's peak).
+ * their range. Also checks that the plan never projects past a budget it was given (half of what
+ * the plan projects without one, when that is below as written's peak).
  *
  *   npm run bench:memory -- [--json] [--quick] [--rounds N (default 3)] [--only shuffle,cache]
  *
@@ -149,7 +149,8 @@ async function benchPipeline(p: Pipeline, args: Args): Promise<{ lines: Line[]; 
     for (const i of order) measured[i]!.push(await measureRun(p, configs[i]!.overrides, seconds));
   }
   // A budget the plan must keep within: halfway between as written's projected peak and the
-  // plan's, where the plan adds memory (else there is nothing for a budget to refuse).
+  // plan's, where the plan adds memory (else there is nothing for a budget to refuse), both from
+  // the first profile, which the plan and the budget's plan come from.
   const [asWritten, withPlan] = [projected[0]![0]!, projected[1]![0]!];
   let budget: { kept: boolean; budgetMB: number; peakMB: number } | undefined;
   if (withPlan > asWritten) {
