@@ -114,7 +114,6 @@ interface Line {
   measuredPeakMB: number;
   measuredRangeMB: [number, number];
   errorPct: number;
-  spreadMB: number;
   rounds: number;
 }
 
@@ -171,7 +170,6 @@ async function benchPipeline(p: Pipeline, args: Args): Promise<{ lines: Line[]; 
       measuredPeakMB: mb(med),
       measuredRangeMB: [mb(Math.min(...measured[i]!)), mb(Math.max(...measured[i]!))] as [number, number],
       errorPct: Number((((proj - med) / med) * 100).toFixed(1)),
-      spreadMB: mb(Math.max(...measured[i]!) - Math.min(...measured[i]!)),
       rounds: args.rounds,
     };
   });
