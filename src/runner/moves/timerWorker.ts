@@ -77,10 +77,13 @@ function time(m: TimerRequest, fn: Fn, ctxs: unknown[], memory: ThreadMemoryRead
   // warm up until rounds of calls stop getting cheaper (3 rounds without a 3% gain), or until
   // most of the time is gone. A round lasts a fifteenth of the time given, within
   // WARM_ROUND_MIN_MS and WARM_ROUND_MAX_MS: rounds too short for the noise of a fn's fall in cost
-  // end the warm-up early and price a cold fn. A fn sent again (it had not settled) goes on from
+  // end the warm-up early and price a cold fn. The round is CPU the thread gets, like the time
+  // given: a fn warms with the CPU it uses, so a round of wall time on a busy machine holds a
+  // fraction of the calls and of the fall, and ends the warm-up cold. Wall time counts at a
+  // WALL_PER_CPU-th, for calls that wait. A fn sent again (it had not settled) goes on from
   // where its last warm-up stopped: this thread keeps what V8 compiled and what the module cached.
   const warmFor = m.seconds * 0.7;
-  const roundMs = Math.min(WARM_ROUND_MAX_MS, Math.max(WARM_ROUND_MIN_MS, (m.seconds * 1000) / 15));
+  const roundSeconds = Math.min(WARM_ROUND_MAX_MS, Math.max(WARM_ROUND_MIN_MS, (m.seconds * 1000) / 15)) / 1000;
   let best = Infinity;
   let stale = 0;
   while (stale < 3 && used() < warmFor) {
@@ -91,7 +94,7 @@ function time(m: TimerRequest, fn: Fn, ctxs: unknown[], memory: ThreadMemoryRead
       round();
       calls += n;
       memory.poll();
-    } while (performance.now() - t0 < roundMs);
+    } while (Math.max(cpu() - c0, (performance.now() - t0) / 1000 / WALL_PER_CPU) < roundSeconds);
     const per = (cpu() - c0) / calls;
     if (per < best * 0.97) {
       best = per;

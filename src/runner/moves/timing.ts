@@ -15,7 +15,7 @@ import { processCpuSeconds } from '../machine';
 export const TARGET_CPU_SECONDS = 0.01;
 /** Timing windows per measurement: their median ignores a window that a GC pause or a preemption's cache misses hit. */
 export const WINDOWS = 5;
-/** Milliseconds of calls in each warm-up round of the timer worker: a fifteenth of its time, within these. */
+/** Milliseconds of CPU in each warm-up round of the timer worker: a fifteenth of its time, within these. */
 export const WARM_ROUND_MIN_MS = 2;
 export const WARM_ROUND_MAX_MS = 10;
 /**

@@ -15,6 +15,7 @@ import * as probe from '../../fixtures/pipelines/probe-moves';
 import * as crossing from '../../fixtures/pipelines/crossing';
 import * as warming from '../../fixtures/pipelines/probe-warming';
 import { alive } from '../../helpers/processes';
+import { underLoad } from '../../../bench/load';
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
 const MOVES = path.join(PIPELINES, 'probe-moves.ts');
@@ -497,6 +498,24 @@ describe('worker calibration and move pricing in this process', function () {
       // In its steady state: a figure taken while it was still falling would be several times this.
       assert.ok(w < 1.5 * s, `sent ${when}: warming ${w} s a call, settled ${s} s`);
     }
+  });
+
+  it('warms a fn that settles late by the CPU the worker gets, so it is priced warm when other processes take most of the cores', async () => {
+    const WARMING = path.join(PIPELINES, 'probe-warming.ts');
+    const samples = [1, 2, 3].map((i) => ({ element: i, index: i }));
+    const target = (id: string, exportName: 'settled' | 'warming') => ({ id, kind: 'map' as const, fn: exportName === 'settled' ? warming.settled : warming.warming, samples, fnModule: { file: WARMING, exportName } });
+    const settled = ['a', 'b', 'c', 'd'].map((id) => target(id, 'settled'));
+    // Three spinning threads a core: the worker gets about a quarter of one, and warm-up rounds of
+    // wall time would hold a quarter of the calls, too few to see `warming` fall.
+    const findings = await underLoad(
+      3 * os.cpus().length,
+      () => undefined,
+      () => measureMoves([target('warming', 'warming'), ...settled], 1),
+    );
+    const w = findings.get('warming')?.moveCost?.workerCpuSeconds;
+    const s = findings.get('a')?.moveCost?.workerCpuSeconds;
+    assert.ok(w !== undefined && s !== undefined, `the worker timed warming (${w}) and settled (${s})`);
+    assert.ok(w < 1.5 * s, `warming ${w} s a call, settled ${s} s`);
   });
 
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
