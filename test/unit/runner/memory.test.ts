@@ -10,6 +10,12 @@ import { analyze } from '../../../src/model';
 import type { Profile } from '../../../src/shared/profile';
 
 const FILE = path.resolve(__dirname, '../../fixtures/pipelines/memory-shuffle.ts');
+/**
+ * The least share of its true size a measured element may read: the heap's growth under a few MB
+ * of copies also moves by what else the process frees or keeps meanwhile, a few hundred kB (CI
+ * read 7,887 bytes for an array of 8,192).
+ */
+const LOW = 0.95;
 
 describe('runner: memory measurements', function () {
   this.timeout(90_000);
@@ -39,7 +45,7 @@ describe('runner: memory measurements', function () {
     const map = profile.ops.find((o) => o.kind === 'map');
     assert.ok(map?.held, JSON.stringify(map));
     // 8,192 bytes of doubles and the array's own object, and not much more.
-    assert.ok(map.held.heapBytes >= 8192 && map.held.heapBytes < 9000, `held ${map.held.heapBytes}`);
+    assert.ok(map.held.heapBytes >= LOW * 8192 && map.held.heapBytes < 9000, `held ${map.held.heapBytes}`);
     assert.equal(map.held.sizeBytes, 8192);
     // Its inputs are small integers: a few bytes each at most.
     assert.ok(map.inputHeld && map.inputHeld.heapBytes < 64, JSON.stringify(map.inputHeld));
@@ -49,13 +55,13 @@ describe('runner: memory measurements', function () {
     const batch = profile.ops.find((o) => o.id === profile.pipeline.rootId);
     assert.equal(batch?.kind, 'batch');
     // 16 arrays of 1,024 doubles, batched: at least their 128 kB.
-    assert.ok(batch.held && batch.held.heapBytes >= 16 * 8192 && batch.held.sizeBytes > 0, JSON.stringify(batch.held));
+    assert.ok(batch.held && batch.held.heapBytes >= LOW * 16 * 8192 && batch.held.sizeBytes > 0, JSON.stringify(batch.held));
   });
 
   it('projects the shuffle buffer full of those elements', () => {
     const m = analyze(profile).memory;
     const shuffle = m?.parts.find((p) => p.what === 'shuffle buffer');
     assert.equal(shuffle?.elements, 2000);
-    assert.ok(shuffle.bytes >= 2000 * 8192 && shuffle.bytes < 2000 * 9000, `${shuffle.bytes}`);
+    assert.ok(shuffle.bytes >= LOW * 2000 * 8192 && shuffle.bytes < 2000 * 9000, `${shuffle.bytes}`);
   });
 });
