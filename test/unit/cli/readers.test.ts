@@ -12,7 +12,17 @@ import { ROOT, plumber } from './bin';
 const ONCE = path.join(ROOT, 'test/fixtures/pipelines/gzip-csv-once.ts');
 
 interface Out {
-  profile: { ops: Array<{ id: string; kind: string; knobs: { numShards?: number }; counters: { parseSeconds?: number; decompressSeconds?: number; bytesDecompressed?: number; shardsOpened?: number } }> };
+  profile: {
+    ops: Array<{
+      id: string;
+      kind: string;
+      knobs: { numShards?: number };
+      counters: { parseSeconds?: number; decompressSeconds?: number; bytesDecompressed?: number; shardsOpened?: number };
+      moveCost?: unknown;
+      moveBlocked?: unknown;
+    }>;
+    machine: unknown;
+  };
   analysis: { bottleneck: { opId?: string; reason: string } };
   plan: { changes: Array<{ kind: string; opId: string; to?: unknown; parallelism?: number }>; notes?: string[]; currentRate: number; predictedRate: number; coresNote?: string };
 }
@@ -66,7 +76,8 @@ describe('plumber plan on the webdataset-shards example', function () {
     assert.equal(out.analysis.bottleneck.opId, '13:4', out.analysis.bottleneck.reason);
     // A plan that changes the decode, or a note saying why no change was predicted to gain here.
     const { changes, notes, currentRate, predictedRate, coresNote } = out.plan;
-    const why = JSON.stringify({ notes, currentRate, predictedRate, coresNote });
+    const decode = out.profile.ops.find((o) => o.id === '13:4');
+    const why = JSON.stringify({ notes, currentRate, predictedRate, coresNote, bottleneck: out.analysis.bottleneck.reason, moveCost: decode?.moveCost, moveBlocked: decode?.moveBlocked, cores: out.profile.machine });
     assert.ok(changes.some((c) => c.opId === '13:4') || (changes.length === 0 && (notes ?? []).some((n) => /proposes none/.test(n))), why);
   });
 });
