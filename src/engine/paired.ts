@@ -206,6 +206,15 @@ export function compareSides(x: MeasuredSide, base: MeasuredSide): Speedup & { p
 }
 
 /**
+ * What a measured rate pair and its speed-up need beside them when the speed-up was paired: the
+ * rates are pooled over each run's window, the speed-up only over the elements both ran, so the
+ * two can point different ways.
+ */
+export function bothRan(s: { paired: boolean }): string {
+  return s.paired ? ' on the elements both ran' : '';
+}
+
+/**
  * Both sides ran with curves, yet no pair of their runs shared enough elements to be compared on
  * them: their pooled rates were measured on different stretches of the data.
  */

@@ -5,7 +5,7 @@
  */
 import type { PlanChange, Verification } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
-import { compareSides, sideFaster, sideSlower, withoutBestWords } from '../paired';
+import { bothRan, compareSides, sideFaster, sideSlower, withoutBestWords } from '../paired';
 import { pooledRate } from '../stats';
 import { formatSpeedup } from '../../shared/words';
 import { configOut, fmtMeasured, keyOf, type Config } from './config';
@@ -153,7 +153,7 @@ function whyDroppedRate(m: Measurements, lost: ReadonlyMap<string, string>, kept
 function noGain(m: Measurements): string {
   const { asWritten, planned } = m;
   const s = compareSides(planned, asWritten);
-  const parts = [`the plan measured ${fmtMeasured(planned)} against ${fmtMeasured(asWritten)} as written (${formatSpeedup(s.speedup, s.halfWidth)}${s.paired ? ' on the elements both ran' : ''})`];
+  const parts = [`the plan measured ${fmtMeasured(planned)} against ${fmtMeasured(asWritten)} as written (${formatSpeedup(s.speedup, s.halfWidth)}${bothRan(s)})`];
   const others = m.order.filter((c) => c !== asWritten && c !== planned && c.runs > 0);
   if (others.length > 0) {
     parts.push(others.map((c) => `${m.name(c)}: ${c.error ? 'failed' : formatSpeedup(compareSides(c, asWritten).speedup)}`).join(', '));

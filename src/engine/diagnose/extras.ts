@@ -9,7 +9,7 @@ import type { PlanChange } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
 import type { Overrides, Profile } from '../../shared/profile';
 import { eventLoopMove, fuseAlternative, overridesFor, rootUnitOf, widenFreeLevers } from '../../model';
-import { compareSides, sideFaster, sideOf, type MeasuredSide } from '../paired';
+import { bothRan, compareSides, sideFaster, sideOf, type MeasuredSide } from '../paired';
 import { formatSpeedup, terminalRate } from '../../shared/words';
 import { fmtMeasured, shortName, unmeasured, type Config } from './config';
 import { convertIn } from './convert';
@@ -129,7 +129,7 @@ const fuseInstead: Extra = {
       unlessMeasured: true,
       won(tried) {
         const gain = compareSides(tried, was);
-        const measured = `Verification measured ${fmtMeasured(tried)} with it against ${fmtMeasured(was)} without (${formatSpeedup(gain.speedup, gain.halfWidth)}).`;
+        const measured = `Verification measured ${fmtMeasured(tried)} with it against ${fmtMeasured(was)} without (${formatSpeedup(gain.speedup, gain.halfWidth)}${bothRan(gain)}).`;
         return changes.map((c) => (added.includes(c) ? { ...c, reason: `${c.reason}. ${measured}` } : c));
       },
     };
@@ -151,7 +151,7 @@ function onTop(was: Config, extra: PlanChange, trials: Trials, reason: (measured
     unlessMeasured: true,
     won(tried) {
       const gain = compareSides(tried, was);
-      const measured = `measured ${fmtMeasured(tried)} with it against ${fmtMeasured(was)} without (${formatSpeedup(gain.speedup, gain.halfWidth)})`;
+      const measured = `measured ${fmtMeasured(tried)} with it against ${fmtMeasured(was)} without (${formatSpeedup(gain.speedup, gain.halfWidth)}${bothRan(gain)})`;
       return [...was.changes, { ...extra, reason: reason(measured) }];
     },
   };

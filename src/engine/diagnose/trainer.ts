@@ -15,7 +15,7 @@
 import type { PlanChange } from '../../shared/analysis';
 import { changeKey } from '../../shared/analysis';
 import { overridesFor } from '../../model';
-import { compareSides, sideFaster } from '../paired';
+import { bothRan, compareSides, sideFaster } from '../paired';
 import { formatSpeedup } from '../../shared/words';
 import { fmtMeasured, safePredict, unmeasured, type Config } from './config';
 import type { Trials } from './trials';
@@ -146,7 +146,10 @@ function measuredReasons(c: Config, was: Config, index: number, before: number, 
   const j = compareSides(c, was);
   return c.changes.map((x, i) =>
     i === index
-      ? { ...x, reason: `${x.reason} Verification measured ${fmtMeasured(c)} with ${k} worker thread${k === 1 ? '' : 's'} against ${fmtMeasured(was)} with ${before} (${formatSpeedup(j.speedup, j.halfWidth)}).` }
+      ? {
+          ...x,
+          reason: `${x.reason} Verification measured ${fmtMeasured(c)} with ${k} worker thread${k === 1 ? '' : 's'} against ${fmtMeasured(was)} with ${before} (${formatSpeedup(j.speedup, j.halfWidth)}${bothRan(j)}).`,
+        }
       : x,
   );
 }

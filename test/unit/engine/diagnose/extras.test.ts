@@ -119,7 +119,7 @@ describe('diagnose: verification of what the model does not price, on top of wha
     assert.equal(added.opId, rootId);
     assert.equal(added.existing, false);
     assert.equal(added.size, 2);
-    assert.match(added.reason, /The model does not price it; verification measured .* with it against .* without \(1\.[45]\d?× ± /);
+    assert.match(added.reason, /The model does not price it; verification measured .* with it against .* without \(1\.[45]\d?× ± [\d.]+ on the elements both ran\)/);
     assert.equal(faster.d.plan.overrides[rootId]?.prefetch, 2);
     assert.equal(faster.d.plan.verification?.verdict, 'gain');
     assert.ok(Math.abs(faster.d.plan.verification!.speedup - 1.5 * gain) < 0.05 * gain, `verified ${faster.d.plan.verification!.speedup} against ${1.5 * gain}`);
