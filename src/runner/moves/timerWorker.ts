@@ -68,7 +68,9 @@ function time(m: TimerRequest, fn: Fn, ctxs: unknown[], memory: ThreadMemoryRead
   const n = m.inputs.length;
   const c00 = cpu();
   const w00 = performance.now();
-  const used = (): number => Math.max(cpu() - c00, (performance.now() - w00) / 1000 / WALL_PER_CPU);
+  // CPU since (c0, w0), wall time counting at a WALL_PER_CPU-th.
+  const usedSince = (c0: number, w0: number): number => Math.max(cpu() - c0, (performance.now() - w0) / 1000 / WALL_PER_CPU);
+  const used = (): number => usedSince(c00, w00);
   const round = (): void => {
     for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]);
   };
@@ -94,7 +96,7 @@ function time(m: TimerRequest, fn: Fn, ctxs: unknown[], memory: ThreadMemoryRead
       round();
       calls += n;
       memory.poll();
-    } while (Math.max(cpu() - c0, (performance.now() - t0) / 1000 / WALL_PER_CPU) < roundSeconds);
+    } while (usedSince(c0, t0) < roundSeconds);
     const per = (cpu() - c0) / calls;
     if (per < best * 0.97) {
       best = per;

@@ -476,45 +476,51 @@ describe('worker calibration and move pricing in this process', function () {
     assert.ok((findings.get('rows')?.moveCost?.workerCpuSeconds ?? 0) > 0, 'the worker thread timed it');
   });
 
-  it('gives a fn that settles late in a worker the time the others left, and goes on warming it from where it stopped', async () => {
+  /** probe-warming's fns as move targets: `warming`, then four that cost the same on every call. */
+  function warmingTargets() {
     const WARMING = path.join(PIPELINES, 'probe-warming.ts');
     const samples = [1, 2, 3].map((i) => ({ element: i, index: i }));
     const target = (id: string, exportName: 'settled' | 'warming') => ({ id, kind: 'map' as const, fn: exportName === 'settled' ? warming.settled : warming.warming, samples, fnModule: { file: WARMING, exportName } });
-    const settled = ['a', 'b', 'c', 'd'].map((id) => target(id, 'settled'));
+    return { warmingFn: target('warming', 'warming'), settled: ['a', 'b', 'c', 'd'].map((id) => target(id, 'settled')) };
+  }
+
+  /** `warming`'s and a settled fn's CPU per call in the worker, which must both be timed. */
+  function workerCosts(findings: Map<string, MoveFindings>, when: string): { w: number; s: number } {
+    const w = findings.get('warming')?.moveCost?.workerCpuSeconds;
+    const s = findings.get('a')?.moveCost?.workerCpuSeconds;
+    assert.ok(w !== undefined && s !== undefined, `sent ${when}: the worker timed warming (${w}) and settled (${s})`);
+    return { w, s };
+  }
+
+  it('gives a fn that settles late in a worker the time the others left, and goes on warming it from where it stopped', async () => {
+    const { warmingFn, settled } = warmingTargets();
     // 0.6 s of the worker's CPU for five fns: an equal share each (0.12 s, 84 ms of warm-up) is
     // less than `warming` needs to settle (WARM_SECONDS and three rounds more); the four settled
     // fns need a fraction of theirs.
     const budget = 1;
-    const last = await measureMoves([...settled, target('warming', 'warming')], budget);
+    const last = await measureMoves([...settled, warmingFn], budget);
     // Sent first, it has not settled in its share, and is sent again with what the others left.
-    const first = await measureMoves([target('warming', 'warming'), ...settled], budget);
+    const first = await measureMoves([warmingFn, ...settled], budget);
     for (const [when, findings] of [
       ['last', last],
       ['first', first],
     ] as const) {
-      const w = findings.get('warming')?.moveCost?.workerCpuSeconds;
-      const s = findings.get('a')?.moveCost?.workerCpuSeconds;
-      assert.ok(w !== undefined && s !== undefined, `sent ${when}: the worker timed warming (${w}) and settled (${s})`);
+      const { w, s } = workerCosts(findings, when);
       // In its steady state: a figure taken while it was still falling would be several times this.
       assert.ok(w < 1.5 * s, `sent ${when}: warming ${w} s a call, settled ${s} s`);
     }
   });
 
   it('warms a fn that settles late by the CPU the worker gets, so it is priced warm when other processes take most of the cores', async () => {
-    const WARMING = path.join(PIPELINES, 'probe-warming.ts');
-    const samples = [1, 2, 3].map((i) => ({ element: i, index: i }));
-    const target = (id: string, exportName: 'settled' | 'warming') => ({ id, kind: 'map' as const, fn: exportName === 'settled' ? warming.settled : warming.warming, samples, fnModule: { file: WARMING, exportName } });
-    const settled = ['a', 'b', 'c', 'd'].map((id) => target(id, 'settled'));
+    const { warmingFn, settled } = warmingTargets();
     // Three spinning threads a core: the worker gets about a quarter of one, and warm-up rounds of
     // wall time would hold a quarter of the calls, too few to see `warming` fall.
     const findings = await underLoad(
       3 * os.cpus().length,
       () => undefined,
-      () => measureMoves([target('warming', 'warming'), ...settled], 1),
+      () => measureMoves([warmingFn, ...settled], 1),
     );
-    const w = findings.get('warming')?.moveCost?.workerCpuSeconds;
-    const s = findings.get('a')?.moveCost?.workerCpuSeconds;
-    assert.ok(w !== undefined && s !== undefined, `the worker timed warming (${w}) and settled (${s})`);
+    const { w, s } = workerCosts(findings, 'first, beside the load');
     assert.ok(w < 1.5 * s, `warming ${w} s a call, settled ${s} s`);
   });
 
