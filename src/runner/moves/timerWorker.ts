@@ -12,11 +12,14 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
 import { type BatchMaker, exportedMember, restoreAll, tensorMakerFor } from '../../data/tracing';
-import { cpuPerElementWhile, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
+import { cpuPerElementWhile, MAX_WALL_PER_CPU, threadCoreWaitMs, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
 import { processCpuSeconds as cpu } from '../machine';
 import { ThreadMemoryReader } from '../workerRss';
 
 type Fn = (x: unknown, ctx: unknown) => unknown;
+
+/** Warm-up rounds in a block: a fn has settled when a block costs no less than 3% under the one before. */
+const SETTLE_BLOCK = 3;
 type RngClass = new (seed: number) => unknown;
 
 /** The library's generator, from the copy of plumber-data the fn's module would load. */
@@ -59,53 +62,80 @@ async function exportedFn(m: TimerRequest): Promise<Fn> {
 }
 
 /**
+ * Seconds of time used from now on, read by the function returned: the CPU the process gets; wall
+ * time, less the thread's waits for a core, at a WALL_PER_CPU-th (for calls that wait); and all
+ * wall time at a MAX_WALL_PER_CPU-th (timing.ts), whichever is the most.
+ */
+function usedFromNow(): () => number {
+  const c0 = cpu();
+  const w0 = performance.now();
+  const q0 = threadCoreWaitMs();
+  // The wait read last: it only grows, so a stale one over-counts the wall, and is read again only
+  // when the wall would count the most (a read is a system call; a cheap fn's round is less).
+  let waited = 0;
+  return () => {
+    const cpuSeconds = cpu() - c0;
+    const wallMs = performance.now() - w0;
+    if (q0 !== undefined && (wallMs - waited) / 1000 / WALL_PER_CPU > cpuSeconds) waited = (threadCoreWaitMs() ?? q0) - q0;
+    return Math.max(cpuSeconds, (wallMs - waited) / 1000 / WALL_PER_CPU, wallMs / 1000 / MAX_WALL_PER_CPU);
+  };
+}
+
+/**
  * Times the fn on the request's inputs. The time given is CPU the thread gets, not wall time:
  * beside other work on the cores a thread gets a share of one, and a wall-clock limit would give
- * a fn the less CPU to settle in the busier the machine. Wall time counts too, at a WALL_PER_CPU-th
- * of its length, for calls that wait.
+ * a fn the less CPU to settle in the busier the machine. Wall time counts too, as `usedFromNow`
+ * says, for calls that wait.
  */
 function time(m: TimerRequest, fn: Fn, ctxs: unknown[], memory: ThreadMemoryReader): TimerReply {
   const n = m.inputs.length;
-  const c00 = cpu();
-  const w00 = performance.now();
-  // CPU since (c0, w0), wall time counting at a WALL_PER_CPU-th.
-  const usedSince = (c0: number, w0: number): number => Math.max(cpu() - c0, (performance.now() - w0) / 1000 / WALL_PER_CPU);
-  const used = (): number => usedSince(c00, w00);
+  const used = usedFromNow();
   const round = (): void => {
     for (let i = 0; i < n; i++) fn(m.inputs[i], ctxs[i]);
   };
   // Warm-up: the main thread's fn ran all window long, hot; a fresh copy here is slower until V8
   // optimises it (and the module's caches fill). Steady state is what a worker pool runs at, so
-  // warm up until rounds of calls stop getting cheaper (3 rounds without a 3% gain), or until
-  // most of the time is gone. A round lasts a fifteenth of the time given, within
-  // WARM_ROUND_MIN_MS and WARM_ROUND_MAX_MS: rounds too short for the noise of a fn's fall in cost
-  // end the warm-up early and price a cold fn. The round is CPU the thread gets, like the time
-  // given: a fn warms with the CPU it uses, so a round of wall time on a busy machine holds a
-  // fraction of the calls and of the fall, and ends the warm-up cold. Wall time counts at a
-  // WALL_PER_CPU-th, for calls that wait. A fn sent again (it had not settled) goes on from
-  // where its last warm-up stopped: this thread keeps what V8 compiled and what the module cached.
+  // warm up until rounds of calls stop getting cheaper, or until most of the time is gone: the
+  // last SETTLE_BLOCK rounds cost, a call, no less than 3% under the SETTLE_BLOCK before them (a
+  // fall under 1% a round). Blocks, not each round against the cheapest so far: on a busy machine
+  // a round's cost scatters by 5–8%, so a lucky round stands for a fall that is noise, and rounds
+  // in a row that miss it end the warm-up of a fn still falling 4% a round. A round lasts a
+  // fifteenth of the time given, within WARM_ROUND_MIN_MS and WARM_ROUND_MAX_MS: rounds too short
+  // for the noise of a fn's fall in cost end the warm-up early and price a cold fn. The round is
+  // time used as the time given is: a fn warms with the CPU it uses, so a round of wall time on a
+  // busy machine holds a fraction of the calls and of the fall, and ends the warm-up cold. A fn
+  // sent again (it had not settled) goes on from where its last warm-up stopped: this thread keeps
+  // what V8 compiled and what the module cached.
   const warmFor = m.seconds * 0.7;
   const roundSeconds = Math.min(WARM_ROUND_MAX_MS, Math.max(WARM_ROUND_MIN_MS, (m.seconds * 1000) / 15)) / 1000;
-  let best = Infinity;
-  let stale = 0;
-  while (stale < 3 && used() < warmFor) {
+  const rounds: { cpu: number; calls: number }[] = [];
+  // CPU a call over rounds [from, to).
+  const perCall = (from: number, to: number): number => {
+    let c = 0;
+    let k = 0;
+    for (let i = from; i < to; i++) {
+      c += rounds[i]!.cpu;
+      k += rounds[i]!.calls;
+    }
+    return c / k;
+  };
+  let settled = false;
+  while (!settled && used() < warmFor) {
     const c0 = cpu();
-    const t0 = performance.now();
+    const inRound = usedFromNow();
     let calls = 0;
     do {
       round();
       calls += n;
       memory.poll();
-    } while (usedSince(c0, t0) < roundSeconds);
-    const per = (cpu() - c0) / calls;
-    if (per < best * 0.97) {
-      best = per;
-      stale = 0;
-    } else stale++;
+    } while (inRound() < roundSeconds);
+    rounds.push({ cpu: cpu() - c0, calls });
+    const k = rounds.length;
+    settled = k >= 2 * SETTLE_BLOCK && perCall(k - SETTLE_BLOCK, k) >= 0.97 * perCall(k - 2 * SETTLE_BLOCK, k - SETTLE_BLOCK);
   }
   // A warm-up that ran out of time before the calls stopped getting cheaper measured a cold fn
   // (and the compiler threads optimising it): no figure is better than a biased one.
-  if (stale < 3) return { unsettled: true, seconds: used(), memory: memory.report() };
+  if (!settled) return { unsettled: true, seconds: used(), memory: memory.report() };
   // Timed as on the main thread (`cpuPerElementWhile`), within the time given.
   const cpuPerCall = cpuPerElementWhile(n, round, () => {
     memory.poll();

@@ -11,7 +11,7 @@ import { threadBytes, type ThreadMemory } from '../workerRss';
 import { rebuiltPaths } from '../fidelity';
 import type { SampledElement } from '../tracer';
 import { elementSeed } from './calls';
-import { WALL_PER_CPU, type TimerRequest } from './timing';
+import { MAX_WALL_PER_CPU, type TimerRequest } from './timing';
 import type { MoveFindings, MoveTarget } from './types';
 
 /**
@@ -87,8 +87,8 @@ class TimerWorker {
     // The first message also waits for the thread to start and load the module. The limits are
     // for a thread that never answers: a busy machine (other work on the cores, the pipeline's
     // own threads finishing) can take several times the CPU seconds in wall time (at most
-    // WALL_PER_CPU times, then the worker stops), and a reply that comes late costs only its wait.
-    const reply = await nextMessage(this.worker, (this.first ? this.loadSeconds : 0) * 1000 + seconds * (WALL_PER_CPU + 1) * 1000 + 1000);
+    // MAX_WALL_PER_CPU times, then the worker stops), and a reply that comes late costs only its wait.
+    const reply = await nextMessage(this.worker, (this.first ? this.loadSeconds : 0) * 1000 + seconds * (MAX_WALL_PER_CPU + 1) * 1000 + 1000);
     this.first = false;
     if (reply === undefined) return 'gone';
     const spent = reply.seconds;

@@ -495,7 +495,7 @@ describe('worker calibration and move pricing in this process', function () {
   it('gives a fn that settles late in a worker the time the others left, and goes on warming it from where it stopped', async () => {
     const { warmingFn, settled } = warmingTargets();
     // 0.6 s of the worker's CPU for five fns: an equal share each (0.12 s, 84 ms of warm-up) is
-    // less than `warming` needs to settle (WARM_SECONDS and three rounds more); the four settled
+    // less than `warming` needs to settle (WARM_SECONDS and six rounds more); the four settled
     // fns need a fraction of theirs.
     const budget = 1;
     const last = await measureMoves([...settled, warmingFn], budget);
@@ -513,10 +513,10 @@ describe('worker calibration and move pricing in this process', function () {
 
   it('warms a fn that settles late by the CPU the worker gets, so it is priced warm when other processes take most of the cores', async () => {
     const { warmingFn, settled } = warmingTargets();
-    // Three spinning threads a core: the worker gets about a quarter of one, and warm-up rounds of
-    // wall time would hold a quarter of the calls, too few to see `warming` fall.
+    // Two spinning threads a core: the worker gets about a fifth of one, and warm-up rounds of wall
+    // time would hold a fifth of the calls, too few to see `warming` fall.
     const findings = await underLoad(
-      3 * os.cpus().length,
+      2 * os.cpus().length,
       () => undefined,
       () => measureMoves([warmingFn, ...settled], 1),
     );
