@@ -16,7 +16,8 @@ import { CHECK_FLAGS, checkOptions, failedCheck, finishCheck } from './gate';
 import { HELP } from './help';
 import { parseOverrides } from './overrides';
 import { ProgressReporter } from './progress';
-import { renderPlan, renderProfile, renderStops } from './render';
+import { modelFoundNothing, renderPlan, renderProfile, renderStops } from './render';
+import { noChangeReason } from '../shared/analysis';
 import { trainerText } from './trainText';
 import { version } from './version';
 
@@ -111,7 +112,9 @@ async function runPlan(file: string, p: Parsed, json: boolean): Promise<number> 
   const stops = d.stops.length > 0 ? { stops: d.stops } : {};
   if (d.error) return reportFailure(d.error, json, { profile, ...stops });
   if (json) {
-    printJson({ profile, analysis: d.analysis, plan: d.plan, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last, ...stops });
+    // `noChange`: why the plan is empty, as the text output says it.
+    const noChange = modelFoundNothing(d.plan) ? { noChange: noChangeReason(d.analysis) } : {};
+    printJson({ profile, analysis: d.analysis, plan: d.plan, ...noChange, passes: d.passes, runs: d.profiles.length, lastProfile: d.last === profile ? undefined : d.last, ...stops });
   } else {
     // A person is shown the changes the editor would offer and `plumber fix` would apply; --json keeps the whole plan.
     process.stdout.write(

@@ -1,7 +1,7 @@
 /** What `plumber profile` and `plumber plan` print for people. */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { noChangeWords, type Analysis, type Plan } from '../shared/analysis';
+import { noChangeReason, type Analysis, type Plan } from '../shared/analysis';
 import type { OpProfile, Profile } from '../shared/profile';
 import { changeTitle, describeOp } from '../model';
 import { rootRateOf, rootUnit } from '../shared/units';
@@ -129,6 +129,11 @@ export function droppedLines(plan: Plan, profile: Profile, last: Profile = profi
   return dropped.map((d) => `  • ${title(d.change)} — ${d.why}`);
 }
 
+/** The model found no change worth proposing (not: verification dropped what it found, which its verdict explains). */
+export function modelFoundNothing(plan: Plan): boolean {
+  return plan.changes.length === 0 && plan.verification?.verdict !== 'no-gain' && plan.verification?.verdict !== 'error';
+}
+
 /** The plan as a table plus the bottleneck, the prediction, the verified figure and the command that tries it. */
 export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, file: string, last: Profile = profile, o: { unverified?: Unverified; command?: string } = {}): string {
   const byOp = new Map(analysis.ops.map((a) => [a.opId, a]));
@@ -162,9 +167,8 @@ export function renderPlan(profile: Profile, analysis: Analysis, plan: Plan, fil
   lines.push(`Bottleneck: ${analysis.bottleneck.reason}`, `Measured ${fmtRateIn(analysis.measuredRate, unit)}; the model's bound with the current knobs is ${fmtRateIn(analysis.bound, unit)}.`);
   if (analysis.unexplained) lines.push(`Unexplained: ${analysis.unexplained}`);
   lines.push(...memoryLines(analysis, plan));
-  const v = plan.verification;
-  if (plan.changes.length === 0 && v?.verdict !== 'no-gain' && v?.verdict !== 'error') {
-    lines.push(`No change is predicted to help: ${analysis.unexplained ? 'what holds the pipeline back is not in the profile (above)' : noChangeWords(analysis.bottleneck.resource)}.`);
+  if (modelFoundNothing(plan)) {
+    lines.push(`No change is predicted to help: ${noChangeReason(analysis)}${analysis.unexplained ? ' (above)' : ''}.`);
   } else if (plan.changes.length === 0) {
     lines.push(verdictLine(plan, o.unverified));
   } else {

@@ -442,6 +442,11 @@ export function noChangeWords(resource: Resource | undefined): string {
   return 'the pipeline already runs at what this machine allows';
 }
 
+/** Why a plan proposes no change, from its analysis: what the profile cannot explain, or `noChangeWords`. */
+export function noChangeReason(analysis: Pick<Analysis, 'unexplained' | 'bottleneck'>): string {
+  return analysis.unexplained ? 'what holds the pipeline back is not in the profile' : noChangeWords(analysis.bottleneck.resource);
+}
+
 /** The key a change is known by across passes and verification: `kind:opId`. */
 export function changeKey(change: Pick<PlanChange, 'kind' | 'opId'>): string {
   return `${change.kind}:${change.opId}`;

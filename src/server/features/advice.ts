@@ -5,7 +5,7 @@
  * "not verified" when only the model spoke. Which changes are offered is the engine's rule
  * (src/engine/offer.ts), the one `plumber plan` and `plumber fix` apply too.
  */
-import { changeKey, noChangeWords, type Analysis, type Plan, type PlanChange, type Verification, type VerifiedConfig } from '../../shared/analysis';
+import { changeKey, noChangeReason, type Analysis, type Plan, type PlanChange, type Verification, type VerifiedConfig } from '../../shared/analysis';
 import type { Profile } from '../../shared/profile';
 import type { AdviceVerdict, ReportAdvice, TriedConfig } from '../../shared/protocol';
 import { offeredChanges } from '../../engine/offer';
@@ -147,9 +147,7 @@ export function reportAdvice(plan: Plan, analysis: Analysis | undefined, profile
   const verdict = verdictOf(plan);
   const out: ReportAdvice = {
     verdict,
-    headline:
-      planFigure(plan) ??
-      `the plan proposes no change: ${analysis?.unexplained ? 'what holds the pipeline back is not in the profile' : analysis ? noChangeWords(analysis.bottleneck.resource) : 'the knobs are already right for this machine'}`,
+    headline: planFigure(plan) ?? `the plan proposes no change: ${analysis ? noChangeReason(analysis) : 'the knobs are already right for this machine'}`,
     tried: [],
     dropped: [],
     notes: [...(analysis?.unexplained ? [analysis.unexplained] : []), ...(plan.notes ?? [])],

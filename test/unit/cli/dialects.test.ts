@@ -62,8 +62,16 @@ describe('plumber on dialect pipelines (the built CLI)', function () {
     it(`prints ${c.file}'s ops with their dialect in --json`, async () => {
       const r = await plumber('plan', path.join(FIXTURES, c.file), ...SHORT, '--no-verify', '--json', '--quiet');
       assert.equal(r.code, 0, r.stderr);
-      const out = JSON.parse(r.stdout) as { profile: { ops: Array<{ id: string; dialect?: Dialect }> }; analysis: { bottleneck: { opId?: string } } };
+      const out = JSON.parse(r.stdout) as {
+        profile: { ops: Array<{ id: string; dialect?: Dialect }> };
+        analysis: { bottleneck: { opId?: string } };
+        plan: { changes: unknown[] };
+        noChange?: string;
+      };
       assert.equal(out.analysis.bottleneck.opId, c.bottleneck);
+      // An empty plan (unverified: the model found nothing) says why, as the text output does.
+      assert.equal(out.noChange !== undefined, out.plan.changes.length === 0, `noChange: ${out.noChange}; changes: ${JSON.stringify(out.plan.changes)}`);
+      if (out.noChange !== undefined) assert.match(out.noChange, /binds|already runs at what this machine allows|not in the profile/);
       const op = out.profile.ops.find((o) => o.id === c.bottleneck);
       assert.equal(op?.dialect, c.dialect, JSON.stringify(out.profile.ops));
       // Every op says its dialect (a Node stream's source may be an async generator: still a dialect).
