@@ -12,15 +12,15 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
 import { type BatchMaker, exportedMember, restoreAll, tensorMakerFor } from '../../data/tracing';
-import { cpuPerElementWhile, MAX_WALL_PER_CPU, threadCoreWaitMs, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
-import { processCpuSeconds as cpu } from '../machine';
+import { cpuPerElementWhile, MAX_WALL_PER_CPU, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
+import { processCpuSeconds as cpu, threadRunAndWait } from '../machine';
 import { ThreadMemoryReader } from '../workerRss';
 
 type Fn = (x: unknown, ctx: unknown) => unknown;
+type RngClass = new (seed: number) => unknown;
 
 /** Warm-up rounds in a block: a fn has settled when a block costs no less than 3% under the one before. */
 const SETTLE_BLOCK = 3;
-type RngClass = new (seed: number) => unknown;
 
 /** The library's generator, from the copy of plumber-data the fn's module would load. */
 function rngClass(file: string): RngClass {
@@ -69,15 +69,15 @@ async function exportedFn(m: TimerRequest): Promise<Fn> {
 function usedFromNow(): () => number {
   const c0 = cpu();
   const w0 = performance.now();
-  const q0 = threadCoreWaitMs();
+  const q0 = threadRunAndWait()?.wait;
   // The wait read last: it only grows, so a stale one over-counts the wall, and is read again only
   // when the wall would count the most (a read is a system call; a cheap fn's round is less).
   let waited = 0;
   return () => {
     const cpuSeconds = cpu() - c0;
-    const wallMs = performance.now() - w0;
-    if (q0 !== undefined && (wallMs - waited) / 1000 / WALL_PER_CPU > cpuSeconds) waited = (threadCoreWaitMs() ?? q0) - q0;
-    return Math.max(cpuSeconds, (wallMs - waited) / 1000 / WALL_PER_CPU, wallMs / 1000 / MAX_WALL_PER_CPU);
+    const wall = (performance.now() - w0) / 1000;
+    if (q0 !== undefined && (wall - waited) / WALL_PER_CPU > cpuSeconds) waited = (threadRunAndWait()?.wait ?? q0) - q0;
+    return Math.max(cpuSeconds, (wall - waited) / WALL_PER_CPU, wall / MAX_WALL_PER_CPU);
   };
 }
 

@@ -7,7 +7,6 @@
  * only at scheduler ticks), while no other thread of ours works: the pipeline is closed, and the
  * main thread waits while the worker thread measures.
  */
-import { readFileSync } from 'node:fs';
 import type { Marks } from '../../data/tracing';
 import type { ThreadMemory } from '../workerRss';
 import { processCpuSeconds } from '../machine';
@@ -23,7 +22,7 @@ export const WARM_ROUND_MAX_MS = 10;
  * In the timer worker, wall time counts as a WALL_PER_CPU-th as much CPU: a call that waits (a
  * sync read of a slow disk) burns no CPU, and must still use up the time it is given. Time the
  * thread spends waiting for a core (other work holds them) is not a wait of the fn's: it does not
- * count, where the kernel says how long it was (`threadCoreWaitMs`).
+ * count, where the kernel says how long it was (`threadRunAndWait`, machine.ts).
  */
 export const WALL_PER_CPU = 3;
 /**
@@ -31,20 +30,6 @@ export const WALL_PER_CPU = 3;
  * share of a core still ends its time, so the runner's profile ends.
  */
 export const MAX_WALL_PER_CPU = 10;
-
-/**
- * Milliseconds the calling thread has waited for a core since it started (Linux's per-thread
- * schedstat: its run-queue delay), or undefined where the kernel does not say. Read by the thread
- * itself it is up to date: the delay is added when the thread gets a core, and it has one.
- */
-export function threadCoreWaitMs(): number | undefined {
-  try {
-    const ns = Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[1]);
-    return Number.isFinite(ns) ? ns / 1e6 : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * CPU seconds per element of `round()` (which handles `n` elements): the median over WINDOWS

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
 import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
-import { threadCpuClock } from '../../../src/runner/machine';
+import { threadCpuClock, threadRunAndWait } from '../../../src/runner/machine';
 import { measureMoves, type MoveFindings } from '../../../src/runner/moves';
 import { copiesFor } from '../../../src/runner/heap';
 import { estimateBytes } from '../../../src/data/tracing';
@@ -16,6 +16,7 @@ import * as crossing from '../../fixtures/pipelines/crossing';
 import * as warming from '../../fixtures/pipelines/probe-warming';
 import { alive } from '../../helpers/processes';
 import { underLoad } from '../../../bench/load';
+import { spin } from '../../fixtures/pipelines/work';
 
 const PIPELINES = path.resolve(__dirname, '../../fixtures/pipelines');
 const MOVES = path.join(PIPELINES, 'probe-moves.ts');
@@ -522,6 +523,34 @@ describe('worker calibration and move pricing in this process', function () {
     );
     const { w, s } = workerCosts(findings, 'first, beside the load');
     assert.ok(w < 1.5 * s, `warming ${w} s a call, settled ${s} s`);
+  });
+
+  it('tells the time a thread waits for a core from the time it sleeps, which the timer worker counts apart', async () => {
+    const start = threadRunAndWait();
+    // The kernel says it on Linux only; elsewhere the timer worker counts all wall time as before.
+    assert.equal(start === undefined, process.platform !== 'linux');
+    if (start === undefined) return;
+    const { busy, slept } = await underLoad(
+      2 * os.cpus().length,
+      () => undefined,
+      async () => {
+        const b0 = threadRunAndWait()!;
+        const w0 = performance.now();
+        while (threadRunAndWait()!.run - b0.run < 0.15) spin(1, 100_000);
+        const b1 = threadRunAndWait()!;
+        const busyWall = (performance.now() - w0) / 1000;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+        const b2 = threadRunAndWait()!;
+        return { busy: { wall: busyWall, run: b1.run - b0.run, wait: b1.wait - b0.wait }, slept: { wait: b2.wait - b1.wait } };
+      },
+    );
+    // Spinning beside two busy threads a core, the thread waited for a core most of the time it
+    // did not run, and that wait is nearly all of it.
+    const off = busy.wall - busy.run;
+    assert.ok(busy.wait > 0.3 * busy.wall, `waited ${busy.wait} s of ${busy.wall} s`);
+    assert.ok(Math.abs(off - busy.wait) < 0.25 * off, `off a core ${off} s, waiting for one ${busy.wait} s`);
+    // Asleep it waited for nothing, but a core when it woke.
+    assert.ok(slept.wait < 0.1, `waited ${slept.wait} s for a core in a 0.2 s sleep`);
   });
 
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
