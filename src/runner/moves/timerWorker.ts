@@ -12,8 +12,8 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
 import { type BatchMaker, exportedMember, restoreAll, tensorMakerFor } from '../../data/tracing';
-import { cpuPerElementWhile, MAX_WALL_PER_CPU, WALL_PER_CPU, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
-import { processCpuSeconds as cpu, threadRunAndWait } from '../machine';
+import { cpuPerElementWhile, usedFromNow, WARM_ROUND_MAX_MS, WARM_ROUND_MIN_MS, type TimerReply, type TimerRequest } from './timing';
+import { processCpuSeconds as cpu } from '../machine';
 import { ThreadMemoryReader } from '../workerRss';
 
 type Fn = (x: unknown, ctx: unknown) => unknown;
@@ -59,26 +59,6 @@ async function exportedFn(m: TimerRequest): Promise<Fn> {
   const fn = exportedMember(mod, m.exportName);
   if (typeof fn !== 'function') throw new Error('no exported function ' + m.exportName);
   return fn as Fn;
-}
-
-/**
- * Seconds of time used from now on, read by the function returned: the CPU the process gets; wall
- * time, less the thread's waits for a core, at a WALL_PER_CPU-th (for calls that wait); and all
- * wall time at a MAX_WALL_PER_CPU-th (timing.ts), whichever is the most.
- */
-function usedFromNow(): () => number {
-  const c0 = cpu();
-  const w0 = performance.now();
-  const q0 = threadRunAndWait()?.wait;
-  // The wait read last: it only grows, so a stale one over-counts the wall, and is read again only
-  // when the wall would count the most (a read is a system call; a cheap fn's round is less).
-  let waited = 0;
-  return () => {
-    const cpuSeconds = cpu() - c0;
-    const wall = (performance.now() - w0) / 1000;
-    if (q0 !== undefined && (wall - waited) / WALL_PER_CPU > cpuSeconds) waited = (threadRunAndWait()?.wait ?? q0) - q0;
-    return Math.max(cpuSeconds, (wall - waited) / WALL_PER_CPU, wall / MAX_WALL_PER_CPU);
-  };
 }
 
 /**

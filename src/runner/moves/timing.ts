@@ -9,7 +9,7 @@
  */
 import type { Marks } from '../../data/tracing';
 import type { ThreadMemory } from '../workerRss';
-import { processCpuSeconds } from '../machine';
+import { processCpuSeconds, threadRunAndWait } from '../machine';
 
 /** CPU seconds a timing loop aims for, so a clock step of a few µs stays a small error. */
 export const TARGET_CPU_SECONDS = 0.01;
@@ -30,6 +30,26 @@ export const WALL_PER_CPU = 3;
  * share of a core still ends its time, so the runner's profile ends.
  */
 export const MAX_WALL_PER_CPU = 10;
+
+/**
+ * Seconds of time used from now on, read by the function returned: the CPU the process gets; wall
+ * time, less the thread's waits for a core, at a WALL_PER_CPU-th (for calls that wait); and all
+ * wall time at a MAX_WALL_PER_CPU-th whichever is the most.
+ */
+export function usedFromNow(): () => number {
+  const c0 = processCpuSeconds();
+  const w0 = performance.now();
+  const q0 = threadRunAndWait()?.wait;
+  // The wait read last: it only grows, so a stale one over-counts the wall, and is read again only
+  // when the wall would count the most (a read is a system call; a cheap fn's round is less).
+  let waited = 0;
+  return () => {
+    const cpuSeconds = processCpuSeconds() - c0;
+    const wall = (performance.now() - w0) / 1000;
+    if (q0 !== undefined && (wall - waited) / WALL_PER_CPU > cpuSeconds) waited = (threadRunAndWait()?.wait ?? q0) - q0;
+    return Math.max(cpuSeconds, (wall - waited) / WALL_PER_CPU, wall / MAX_WALL_PER_CPU);
+  };
+}
 
 /**
  * CPU seconds per element of `round()` (which handles `n` elements): the median over WINDOWS

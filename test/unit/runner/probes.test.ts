@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
 import { calibrateWorkerTasks } from '../../../src/runner/calibrate';
-import { threadCpuClock, threadRunAndWait } from '../../../src/runner/machine';
+import { processCpuSeconds, threadCpuClock, threadRunAndWait } from '../../../src/runner/machine';
+import { usedFromNow, WALL_PER_CPU } from '../../../src/runner/moves/timing';
 import { measureMoves, type MoveFindings } from '../../../src/runner/moves';
 import { copiesFor } from '../../../src/runner/heap';
 import { estimateBytes } from '../../../src/data/tracing';
@@ -525,32 +526,41 @@ describe('worker calibration and move pricing in this process', function () {
     assert.ok(w < 1.5 * s, `warming ${w} s a call, settled ${s} s`);
   });
 
-  it('tells the time a thread waits for a core from the time it sleeps, which the timer worker counts apart', async () => {
+  it('tells the time a thread waits for a core from the time it sleeps, and the timer worker’s clock counts only the sleep', async () => {
     const start = threadRunAndWait();
     // The kernel says it on Linux only; elsewhere the timer worker counts all wall time as before.
     assert.equal(start === undefined, process.platform !== 'linux');
     if (start === undefined) return;
     const { busy, slept } = await underLoad(
-      2 * os.cpus().length,
+      4 * os.cpus().length,
       () => undefined,
       async () => {
         const b0 = threadRunAndWait()!;
+        const c0 = processCpuSeconds();
         const w0 = performance.now();
+        const used = usedFromNow();
         while (threadRunAndWait()!.run - b0.run < 0.15) spin(1, 100_000);
+        const usedBusy = used();
+        const cpu = processCpuSeconds() - c0;
         const b1 = threadRunAndWait()!;
         const busyWall = (performance.now() - w0) / 1000;
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+        const sleeping = usedFromNow();
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
         const b2 = threadRunAndWait()!;
-        return { busy: { wall: busyWall, run: b1.run - b0.run, wait: b1.wait - b0.wait }, slept: { wait: b2.wait - b1.wait } };
+        return { busy: { wall: busyWall, run: b1.run - b0.run, wait: b1.wait - b0.wait, cpu, used: usedBusy }, slept: { wait: b2.wait - b1.wait, used: sleeping() } };
       },
     );
-    // Spinning beside two busy threads a core, the thread waited for a core most of the time it
+    // Spinning beside four busy threads a core, the thread waited for a core most of the time it
     // did not run, and that wait is nearly all of it.
     const off = busy.wall - busy.run;
     assert.ok(busy.wait > 0.3 * busy.wall, `waited ${busy.wait} s of ${busy.wall} s`);
     assert.ok(Math.abs(off - busy.wait) < 0.25 * off, `off a core ${off} s, waiting for one ${busy.wait} s`);
-    // Asleep it waited for nothing, but a core when it woke.
-    assert.ok(slept.wait < 0.1, `waited ${slept.wait} s for a core in a 0.2 s sleep`);
+    // The clock the timer worker's time and rounds run on counts the CPU, not the wait for a core
+    // (which at a WALL_PER_CPU-th would be 1.5 times the CPU here).
+    assert.ok(busy.used < 1.2 * busy.cpu, `used ${busy.used} s for ${busy.cpu} s of CPU in ${busy.wall} s`);
+    // Asleep it waited for nothing, but a core when it woke, and the sleep counts at a WALL_PER_CPU-th.
+    assert.ok(slept.wait < 0.1, `waited ${slept.wait} s for a core in a 0.3 s sleep`);
+    assert.ok(slept.used > 0.3 / WALL_PER_CPU / 2, `a 0.3 s sleep used ${slept.used} s`);
   });
 
   it('checks a fn that calls its element’s methods on the element itself, and prices no move for it, since a worker would get a plain copy', async () => {
