@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { requireUnhooked } from './unhooked';
-import { gc } from './heap';
+import { settledRss } from './memory';
 import { THREAD_CPU_SOURCE } from './machine';
 
 export interface WorkerCalibration {
@@ -72,8 +72,7 @@ export async function calibrateWorkerTasks(pipelineFile: string, mainCpu: () => 
   try {
     fs.writeFileSync(file, TASK_SOURCE);
     // What the process holds before the thread starts, garbage collected, for the thread's own resident cost.
-    gc()?.();
-    const rss0 = process.memoryUsage.rss();
+    const rss0 = await settledRss();
     // No loader flags: a task's messaging does not depend on them, and the thread starts faster.
     pool = new Piscina({ filename: file, minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: 60_000, execArgv: [] });
     const p = pool;

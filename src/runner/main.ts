@@ -90,10 +90,10 @@ async function main(): Promise<void> {
   // The runner pulls the pipeline itself: its own iterator needs no watching.
   TrainWatch.detach(r.tracer);
   const probes = req.probes !== false;
-  const beforeProbes = probes ? settledRss() : undefined;
+  const beforeProbes = probes ? await settledRss() : undefined;
   const machine = await describeRunMachine(r, probes);
   // The process before the pipeline holds any element, and its largest resident set while it runs (src/runner/memory.ts).
-  run.baseRssBytes = settledRss();
+  run.baseRssBytes = await settledRss();
   if (beforeProbes !== undefined) run.probesRssBytes = Math.max(0, run.baseRssBytes - beforeProbes);
   const rss = watchRss();
   const { result, unmatched } = await measureWindow(r, loaded, machine);

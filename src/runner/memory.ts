@@ -13,10 +13,31 @@ import type { RunnerTracer } from './tracer';
 /** How often the resident set is read while the pipeline runs: often enough to see a buffer full, cheap (one syscall). */
 const RSS_EVERY_MS = 25;
 
-/** Resident bytes now, after a full garbage collection where the runtime allows one. */
-export function settledRss(): number {
-  gc()?.();
-  return process.memoryUsage.rss();
+/** How often the resident set is read while it falls after a collection, and how many readings at most (about 0.1 s). */
+const SETTLE_EVERY_MS = 5;
+const SETTLE_READINGS = 20;
+/** A fall smaller than this between two readings is the process's own churn, not pages being returned. */
+const SETTLE_BYTES = 64 * 1024;
+
+/**
+ * Resident bytes after a full garbage collection, where the runtime allows one, once they stop
+ * falling: V8 returns the pages a collection freed on a background thread, 10–20 MB of them up to
+ * tens of ms later on a busy machine, so a reading taken at once counts them and a difference from
+ * it reads short by as much.
+ */
+export async function settledRss(): Promise<number> {
+  const collect = gc();
+  collect?.();
+  let rss = process.memoryUsage.rss();
+  if (collect === undefined) return rss;
+  for (let i = 0; i < SETTLE_READINGS; i++) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_EVERY_MS));
+    const now = process.memoryUsage.rss();
+    const falling = now < rss - SETTLE_BYTES;
+    rss = Math.min(rss, now);
+    if (!falling) break;
+  }
+  return rss;
 }
 
 /**

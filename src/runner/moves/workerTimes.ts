@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { encodeAll, type Marks } from '../../data/tracing';
 import { findRunnerBundle } from '../bundles';
 import { gc } from '../heap';
+import { settledRss } from '../memory';
 import { threadBytes, type ThreadMemory } from '../workerRss';
 import { rebuiltPaths } from '../fidelity';
 import type { SampledElement } from '../tracer';
@@ -118,9 +119,7 @@ export async function timeInWorker(jobs: WorkerJob[], seconds: number, loadSecon
   let w: Worker | undefined;
   try {
     // What the process holds before the thread, for what the thread and each fn in it add (workerRss.ts).
-    const collect = gc();
-    collect?.();
-    const rssBefore = collect ? process.memoryUsage.rss() : undefined;
+    const rssBefore = gc() ? await settledRss() : undefined;
     w = new Worker(file);
     // An exception in the worker must not reach the runner's uncaught-error handlers.
     w.on('error', () => undefined);

@@ -1,11 +1,13 @@
 /**
  * What the runner measures for the peak-memory projection, on a real run: the process's base and
  * largest resident set, V8's heap limit, a worker thread's resident cost, and what the elements
- * of each sampled operator hold on the heap (a map's results: 1,024 doubles each).
+ * of each sampled operator hold on the heap (a map's results: 1,024 doubles each); and that the
+ * resident set those differences start from is read after a collection's pages are returned.
  */
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { runProfile } from '../../../src/runner/spawn';
+import { settledRss } from '../../../src/runner/memory';
 import { analyze } from '../../../src/model';
 import type { Profile } from '../../../src/shared/profile';
 
@@ -33,7 +35,8 @@ describe('runner: memory measurements', function () {
     // The shuffle buffer's 2,000 arrays of 8 kB were alive at once while it ran.
     assert.ok(windowPeakRssBytes - baseRssBytes >= 8e6, `grew ${windowPeakRssBytes - baseRssBytes} bytes`);
     assert.ok((profile.machine.heapLimitBytes ?? 0) > 64 * 2 ** 20);
-    assert.ok((profile.machine.workerThreadRssBytes ?? 0) > 0, 'expected a worker thread to cost resident bytes');
+    // A worker thread holds its own V8 isolate and Node environment: megabytes, never a few pages.
+    assert.ok((profile.machine.workerThreadRssBytes ?? 0) > 2 * 2 ** 20, `a worker thread cost ${profile.machine.workerThreadRssBytes} resident bytes`);
   });
 
   it('records what its own probes before the window left resident, within the base', () => {
@@ -63,5 +66,26 @@ describe('runner: memory measurements', function () {
     const shuffle = m?.parts.find((p) => p.what === 'shuffle buffer');
     assert.equal(shuffle?.elements, 2000);
     assert.ok(shuffle.bytes >= LOW * 2000 * 8192 && shuffle.bytes < 2000 * 9000, `${shuffle.bytes}`);
+  });
+});
+
+describe('runner: the resident set after a collection', () => {
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('is read once the pages the collection freed are returned, so nothing falls after it', async () => {
+    for (let round = 0; round < 3; round++) {
+      // About 20 MB of small objects, garbage by the time of the reading.
+      let garbage: { i: number; a: number[] }[] | undefined = Array.from({ length: 300_000 }, (_, i) => ({ i, a: [i] }));
+      assert.equal(garbage.length, 300_000);
+      garbage = undefined;
+      const settled = await settledRss();
+      let least = Infinity;
+      for (let i = 0; i < 20; i++) {
+        await sleep(10);
+        least = Math.min(least, process.memoryUsage.rss());
+      }
+      // Read at once after the collection, the set went on falling by 15-20 MB here.
+      assert.ok(least > settled - 2 * 2 ** 20, `round ${round}: read ${settled} bytes, then fell to ${least}`);
+    }
   });
 });
