@@ -19,7 +19,7 @@ import { coresAvailableDuring, describeMachine, machineIdleSeconds, runnableShar
 import { calibrateWorkerTasks } from './calibrate';
 import { libraryCpuClock, libraryWorkerChunking, seedLibrary } from './library';
 import { sampleDigests } from './sample';
-import { measureInputsHeld, settledRss, watchRss } from './memory';
+import { measureInputsHeld, probesLeftBytes, settledMemory, watchRss } from './memory';
 import { emptyRun, failedProfile } from './emptyProfile';
 import { measure, type MeasureResult } from './measure';
 import { opIdOfSite } from '../shared/opId';
@@ -90,11 +90,12 @@ async function main(): Promise<void> {
   // The runner pulls the pipeline itself: its own iterator needs no watching.
   TrainWatch.detach(r.tracer);
   const probes = req.probes !== false;
-  const beforeProbes = probes ? await settledRss() : undefined;
+  const beforeProbes = probes ? await settledMemory() : undefined;
   const machine = await describeRunMachine(r, probes);
   // The process before the pipeline holds any element, and its largest resident set while it runs (src/runner/memory.ts).
-  run.baseRssBytes = await settledRss();
-  if (beforeProbes !== undefined) run.probesRssBytes = Math.max(0, run.baseRssBytes - beforeProbes);
+  const base = await settledMemory();
+  run.baseRssBytes = base.rss;
+  if (beforeProbes !== undefined) run.probesRssBytes = probesLeftBytes(beforeProbes, base);
   const rss = watchRss();
   const { result, unmatched } = await measureWindow(r, loaded, machine);
   run.windowPeakRssBytes = rss.stop();

@@ -5,6 +5,7 @@
  * heap (heap.ts), so every buffer's elements are sized by measurement, not by the byte counters'
  * estimate alone.
  */
+import * as v8 from 'node:v8';
 import { estimateBytes } from '../data/tracing';
 import type { Profile } from '../shared/profile';
 import { gc, heapBytesPerElement } from './heap';
@@ -26,10 +27,19 @@ const SETTLE_BYTES = 64 * 1024;
  * it reads short by as much.
  */
 export async function settledRss(): Promise<number> {
+  return (await settledMemory()).rss;
+}
+
+/**
+ * The settled resident set (settledRss) and how much of it is V8's heap of this thread, its pages
+ * in use by any space (`heap`).
+ */
+export async function settledMemory(): Promise<{ rss: number; heap: number }> {
   const collect = gc();
   collect?.();
   let rss = process.memoryUsage.rss();
-  if (collect === undefined) return rss;
+  const heap = (): number => v8.getHeapStatistics().total_physical_size;
+  if (collect === undefined) return { rss, heap: heap() };
   for (let i = 0; i < SETTLE_READINGS; i++) {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_EVERY_MS));
     const now = process.memoryUsage.rss();
@@ -37,7 +47,18 @@ export async function settledRss(): Promise<number> {
     rss = Math.min(rss, now);
     if (!falling) break;
   }
-  return rss;
+  return { rss, heap: heap() };
+}
+
+/**
+ * What the runner's probes left resident that a run without them would not hold: the resident
+ * growth from `before` to `after`, less the growth of V8's heap. The probes' garbage grows the
+ * young generation (by 11 of 20 MB on the digits example), and the pipeline's own allocation grows
+ * it as far, so a run without probes holds those pages at its peak too; what stays outside the
+ * heap (exited threads' arenas and stacks, the calibration's modules) it does not.
+ */
+export function probesLeftBytes(before: { rss: number; heap: number }, after: { rss: number; heap: number }): number {
+  return Math.max(0, after.rss - before.rss - Math.max(0, after.heap - before.heap));
 }
 
 /**

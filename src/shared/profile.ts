@@ -150,10 +150,11 @@ export interface RunInfo {
    */
   windowPeakRssBytes?: number;
   /**
-   * Resident bytes the runner's own probes before the window left in the process (settled, after a
-   * full collection each side): the threads of the worker calibration and of the cores' probe are
-   * gone, but their arenas and pages stay resident. A run without probes starts this much lower;
-   * `baseRssBytes` includes it. Absent when not measured.
+   * Resident bytes the runner's own probes before the window left in the process outside V8's
+   * heap (settled, after a full collection each side): the threads of the worker calibration and
+   * of the cores' probe are gone, but their arenas and pages stay resident. The heap pages they
+   * touched, the pipeline's own allocation touches too. A run without probes starts this much
+   * lower; `baseRssBytes` includes it. Absent when not measured.
    */
   probesRssBytes?: number;
   /**
