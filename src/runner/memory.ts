@@ -21,10 +21,11 @@ const SETTLE_READINGS = 20;
 const SETTLE_BYTES = 64 * 1024;
 
 /**
- * Resident bytes after a full garbage collection, where the runtime allows one, once they stop
- * falling: V8 returns the pages a collection freed on a background thread, 10–20 MB of them up to
- * tens of ms later on a busy machine, so a reading taken at once counts them and a difference from
- * it reads short by as much.
+ * Resident bytes after two full garbage collections, where the runtime allows them, once they stop
+ * falling. V8 sweeps and returns the pages a collection freed on background threads: after one,
+ * the set fell by 15–20 MB within 10 ms, and with a large heap (700 MB) by 30–60 MB after 55–75 ms,
+ * so a reading taken at once counts them and a difference from it reads short by as much. The
+ * second collection finishes the first one's sweep; the readings after it catch the last pages.
  */
 export async function settledRss(): Promise<number> {
   return (await settledMemory()).rss;
@@ -36,6 +37,7 @@ export async function settledRss(): Promise<number> {
  */
 export async function settledMemory(): Promise<{ rss: number; heap: number }> {
   const collect = gc();
+  collect?.();
   collect?.();
   let rss = process.memoryUsage.rss();
   const heap = (): number => v8.getHeapStatistics().total_physical_size;

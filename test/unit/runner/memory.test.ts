@@ -84,7 +84,8 @@ describe('runner: the resident set after a collection', () => {
         await sleep(10);
         least = Math.min(least, process.memoryUsage.rss());
       }
-      // Read at once after the collection, the set went on falling by 15-20 MB here.
+      // Read at once after one collection, the set went on falling by 15-20 MB here, and by 27 MB
+      // in the whole suite's process (890 MB resident, its sweep finishing later).
       assert.ok(least > settled - 2 * 2 ** 20, `round ${round}: read ${settled} bytes, then fell to ${least}`);
     }
   });
