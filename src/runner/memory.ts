@@ -20,20 +20,19 @@ const SETTLE_READINGS = 20;
 /** A fall smaller than this between two readings is the process's own churn, not pages being returned. */
 const SETTLE_BYTES = 64 * 1024;
 
-/**
- * Resident bytes after two full garbage collections, where the runtime allows them, once they stop
- * falling. V8 sweeps and returns the pages a collection freed on background threads: after one,
- * the set fell by 15–20 MB within 10 ms, and with a large heap (700 MB) by 30–60 MB after 55–75 ms,
- * so a reading taken at once counts them and a difference from it reads short by as much. The
- * second collection finishes the first one's sweep; the readings after it catch the last pages.
- */
+/** The settled resident set (settledMemory's `rss`). */
 export async function settledRss(): Promise<number> {
   return (await settledMemory()).rss;
 }
 
 /**
- * The settled resident set (settledRss) and how much of it is V8's heap of this thread, its pages
- * in use by any space (`heap`).
+ * Resident bytes (`rss`) after two full garbage collections, where the runtime allows them, once
+ * they stop falling, and how much of them is this thread's V8 heap (`heap`, its pages in use by
+ * any space). V8 sweeps and returns the pages a collection freed on background threads: after
+ * one, the set fell by 15–20 MB within 10 ms, and with a large heap (700 MB) by 30–60 MB after
+ * 55–75 ms, so a reading taken at once counts them and a difference from it reads short by as
+ * much. The second collection finishes the first one's sweep; the readings after it catch the
+ * last pages.
  */
 export async function settledMemory(): Promise<{ rss: number; heap: number }> {
   const collect = gc();
