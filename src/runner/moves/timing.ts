@@ -34,7 +34,7 @@ export const MAX_WALL_PER_CPU = 10;
 /**
  * Seconds of time used from now on, read by the function returned: the CPU the process gets; wall
  * time, less the thread's waits for a core, at a WALL_PER_CPU-th (for calls that wait); and all
- * wall time at a MAX_WALL_PER_CPU-th whichever is the most.
+ * wall time at a MAX_WALL_PER_CPU-th, whichever is the most.
  */
 export function usedFromNow(): () => number {
   const c0 = processCpuSeconds();
